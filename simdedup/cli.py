@@ -1,0 +1,354 @@
+"""The ``simdedup`` command line: a thin layer over the library.
+
+Data goes to stdout as JSON lines; progress, warnings and errors go to stderr.
+Exit status: 0 ok; 1 error (bad input line, incompatible fingerprints, unwritable output,
+closed pipe); 2 usage error; 3 finished, but some inputs were skipped (each with a warning).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
+
+import click
+
+from .errors import SimdedupError
+
+EXIT_SKIPPED = 3
+
+
+class SimdedupGroup(click.Group):
+    """Turns library errors into one-line messages in one place, and ends quietly on a closed pipe."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except SimdedupError as exc:
+            raise click.ClickException(str(exc)) from None
+        except BrokenPipeError:
+            # The reader (``| head``) has gone: stop quietly, as Click does for EPIPE.
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            ctx.exit(1)
+
+
+@click.group(cls=SimdedupGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="simdedup")
+def cli() -> None:
+    """Find near-duplicate documents with simhash fingerprints.
+
+    \b
+    simdedup fingerprint corpus/ > fingerprints.jsonl
+    simdedup cluster --k 3 fingerprints.jsonl > clusters.jsonl
+    simdedup dedup corpus/            # both in one process
+    """
+
+
+# --- shared helpers -------------------------------------------------------------------------
+
+
+def message(text: str) -> None:
+    """A line on stderr that does not break a progress bar."""
+    if "tqdm" in sys.modules:
+        from tqdm import tqdm
+
+        tqdm.write(text, file=sys.stderr)
+    else:
+        click.echo(text, err=True)
+
+
+def progress(iterable: Any, silent: bool, **kwargs: Any) -> Any:
+    """``iterable`` wrapped in a tqdm bar on stderr, when stderr is a terminal and not silent."""
+    if silent or not sys.stderr.isatty():
+        return iterable
+    from tqdm import tqdm
+
+    return tqdm(iterable, file=sys.stderr, dynamic_ncols=True, **kwargs)
+
+
+@contextmanager
+def output_fd(path: str | None, force: bool) -> Iterator[int]:
+    """The file descriptor to write to: stdout, or a new file written atomically at ``path``."""
+    if path is None or path == "-":
+        yield sys.stdout.fileno()
+        return
+    if os.path.exists(path) and not force:
+        raise click.UsageError(f"{path} exists; use --force to replace it")
+    directory = os.path.dirname(os.path.abspath(path))
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".simdedup-", dir=directory)
+    except OSError as exc:
+        raise click.ClickException(f"cannot write {path}: {exc.strerror or exc}") from None
+    try:
+        yield fd
+        os.close(fd)
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, path)
+    except BaseException:
+        os.close(fd) if _is_open(fd) else None
+        os.unlink(tmp)
+        raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _is_open(fd: int) -> bool:
+    try:
+        os.fstat(fd)
+        return True
+    except OSError:
+        return False
+
+
+def _fingerprint_options(func: Callable) -> Callable:
+    options = [
+        click.argument("paths", nargs=-1, type=click.Path(dir_okay=True, allow_dash=True)),
+        click.option("-0", "--null", is_flag=True, help="Paths read from stdin (-) are NUL-separated."),
+        click.option("--tokenizer", "tokenizer_name", default="whitespace", show_default=True,
+                     help="Tokenizer name (see `simdedup tokenizers`)."),
+        click.option("--shingle", type=click.IntRange(min=1), help="Use word N-grams of N tokens as features."),
+        click.option("--topk", type=click.IntRange(min=1), help="Keywords kept by the jieba tokenizer (default 20)."),
+        click.option("-O", "--tokenizer-option", "tokenizer_options", multiple=True, metavar="KEY=VALUE",
+                     help="Any tokenizer option (repeatable)."),
+        click.option("--bits", type=click.Choice(["64", "128"]), default="64", show_default=True,
+                     help="Fingerprint width."),
+        click.option("--encoding", default="utf-8", show_default=True, help="Encoding of the documents."),
+        click.option("-j", "--jobs", type=click.IntRange(min=1), help="Processes to use [default: all cores]."),
+        click.option("--silent", is_flag=True, help="No progress bar."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def _output_options(func: Callable) -> Callable:
+    func = click.option("--force", is_flag=True, help="Replace the -o file if it exists.")(func)
+    return click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True),
+                        help="Write to this file instead of stdout.")(func)
+
+
+def _cluster_options(func: Callable) -> Callable:
+    func = click.option("--singletons", is_flag=True, help="Also print documents with no duplicate.")(func)
+    return click.option("-k", "--k", "k", type=click.IntRange(0, 63), default=3, show_default=True,
+                        help="Largest Hamming distance between near-duplicates.")(func)
+
+
+def _make_fingerprinter(tokenizer_name: str, shingle: int | None, topk: int | None,
+                        tokenizer_options: tuple[str, ...], bits: str, encoding: str) -> Any:
+    from .pipeline import DocumentFingerprinter
+    from .tokenizers import get_tokenizer
+
+    options: dict[str, Any] = {}
+    for item in tokenizer_options:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="--tokenizer-option")
+        options[key.strip()] = value
+    if shingle is not None:
+        options["shingle"] = shingle
+    if topk is not None:
+        options["topk"] = topk
+    try:
+        tokenizer = get_tokenizer(tokenizer_name, **options)
+        return DocumentFingerprinter(tokenizer, int(bits), encoding=encoding)
+    except (SimdedupError, ValueError) as exc:
+        raise click.UsageError(str(exc)) from None
+
+
+def _sources(paths: tuple[str, ...], null: bool) -> tuple[Any, int | None]:
+    """Sources named on the command line, and their number when it is known up front."""
+    from .corpus import iter_sources, read_path_list
+
+    if not paths:
+        raise click.UsageError("give at least one PATH, or - to read paths from stdin")
+    if "-" in paths:
+        def named() -> Iterator[str]:
+            for path in paths:
+                if path == "-":
+                    yield from read_path_list(sys.stdin.buffer, null)
+                else:
+                    yield path
+
+        return iter_sources(named()), None
+    sources = list(iter_sources(paths))
+    return sources, len(sources)
+
+
+def _fingerprint_records(fingerprinter: Any, paths: tuple[str, ...], null: bool, jobs: int | None,
+                         silent: bool, skipped: list[str]) -> Iterator[Any]:
+    """Records of the named documents; a skipped one is warned about and listed in ``skipped``."""
+    from .corpus import Source
+    from .pipeline import default_jobs, fingerprint_sources
+
+    sources, total = _sources(paths, null)
+    jobs = jobs or default_jobs()
+    if total is not None:
+        jobs = max(1, min(jobs, total // 4))  # a pool is not worth it for a handful of files
+    results = fingerprint_sources(sources, fingerprinter, jobs)
+    for result in progress(results, silent, total=total, unit="doc", desc="fingerprint"):
+        if isinstance(result, Source):
+            skipped.append(result.path)
+            message(f"simdedup: warning: {result.path}: {result.reason}")
+        else:
+            yield result
+
+
+def _report_skipped(skipped: list[str], done: int) -> None:
+    if skipped:
+        message(f"simdedup: fingerprinted {done} documents, skipped {len(skipped)} (see warnings above)")
+
+
+def _check_k(k: int, bits: int) -> None:
+    from .pipeline import check_k
+
+    try:
+        check_k(k, bits)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+
+
+def _write_clusters(fd: int, clusters: list[Any], ids: list[str]) -> None:
+    from .cluster import cluster_record
+    from .output import LineWriter
+
+    writer = LineWriter(fd)
+    for cluster in clusters:
+        writer.write_line(json.dumps(cluster_record(cluster, ids), ensure_ascii=False, separators=(",", ":")))
+    writer.flush()
+
+
+# --- commands -------------------------------------------------------------------------------
+
+
+@cli.command()
+@_fingerprint_options
+@_output_options
+def fingerprint(paths: tuple[str, ...], null: bool, tokenizer_name: str, shingle: int | None,
+                topk: int | None, tokenizer_options: tuple[str, ...], bits: str, encoding: str,
+                jobs: int | None, silent: bool, output: str | None, force: bool) -> None:
+    """Write one JSON line with the simhash fingerprint of each document.
+
+    PATHS are files, directories (walked recursively, in sorted order) or - to read
+    a list of paths from stdin (one per line, or NUL-separated with -0).
+
+    \b
+    simdedup fingerprint corpus/ > fingerprints.jsonl
+    find corpus -name '*.txt' -print0 | simdedup fingerprint -0 - > fingerprints.jsonl
+    simdedup fingerprint --tokenizer jieba --topk 20 news-zh/ > zh.jsonl
+    """
+    from .output import LineWriter
+
+    fingerprinter = _make_fingerprinter(tokenizer_name, shingle, topk, tokenizer_options, bits, encoding)
+    skipped: list[str] = []
+    done = 0
+    with output_fd(output, force) as fd:
+        writer = LineWriter(fd)
+        for record in _fingerprint_records(fingerprinter, paths, null, jobs, silent, skipped):
+            writer.write_line(record.to_json())
+            done += 1
+        writer.flush()
+    _report_skipped(skipped, done)
+    if skipped:
+        sys.exit(EXIT_SKIPPED)
+
+
+@cli.command()
+@click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True))
+@_cluster_options
+@_output_options
+def cluster(files: tuple[str, ...], k: int, singletons: bool, output: str | None, force: bool) -> None:
+    """Group documents whose fingerprints differ in at most K bits.
+
+    Reads fingerprint lines from FILES (or stdin) and writes one JSON line per
+    cluster of near-duplicates. Every pair within K bits is found.
+
+    \b
+    simdedup cluster --k 3 fingerprints.jsonl > clusters.jsonl
+    simdedup fingerprint corpus/ | simdedup cluster
+    """
+    from .pipeline import cluster_fingerprints, load_fingerprints
+
+    fingerprints = load_fingerprints(_open_inputs(files))
+    for repeated in fingerprints.repeated:
+        message(f"simdedup: warning: {repeated}: id seen before; this record is ignored")
+    _check_k(k, fingerprints.bits)
+    clusters = cluster_fingerprints(fingerprints, k, singletons)
+    with output_fd(output, force) as fd:
+        _write_clusters(fd, clusters, fingerprints.ids)
+
+
+def _open_inputs(files: tuple[str, ...]) -> Iterator[tuple[str, Any]]:
+    for name in files or ("-",):
+        if name == "-":
+            yield "<stdin>", _text(sys.stdin.buffer)
+            continue
+        try:
+            handle = open(name, "rb")
+        except OSError as exc:
+            raise click.ClickException(f"cannot read {name}: {exc.strerror or exc}") from None
+        with handle:
+            yield name, _text(handle)
+
+
+def _text(binary: Any) -> Any:
+    import io
+
+    return io.TextIOWrapper(binary, encoding="utf-8", errors="strict", newline="\n")
+
+
+@cli.command()
+@_fingerprint_options
+@_cluster_options
+@_output_options
+def dedup(paths: tuple[str, ...], null: bool, tokenizer_name: str, shingle: int | None,
+          topk: int | None, tokenizer_options: tuple[str, ...], bits: str, encoding: str,
+          jobs: int | None, silent: bool, k: int, singletons: bool, output: str | None,
+          force: bool) -> None:
+    """Fingerprint documents and cluster them in one process.
+
+    Takes the options of both `fingerprint` and `cluster`; writes clusters.
+
+    \b
+    simdedup dedup --k 3 corpus/ > clusters.jsonl
+    """
+    from .pipeline import cluster_fingerprints, collect_records
+
+    fingerprinter = _make_fingerprinter(tokenizer_name, shingle, topk, tokenizer_options, bits, encoding)
+    _check_k(k, int(bits))
+    skipped: list[str] = []
+    records = _fingerprint_records(fingerprinter, paths, null, jobs, silent, skipped)
+    fingerprints = collect_records((record.id, record) for record in records)
+    for repeated in fingerprints.repeated:
+        message(f"simdedup: warning: {repeated.split(': ', 1)[0]}: named twice; counted once")
+    clusters = cluster_fingerprints(fingerprints, k, singletons)
+    with output_fd(output, force) as fd:
+        _write_clusters(fd, clusters, fingerprints.ids)
+    _report_skipped(skipped, len(fingerprints.ids))
+    if skipped:
+        sys.exit(EXIT_SKIPPED)
+
+
+@cli.command()
+def tokenizers() -> None:
+    """List the available tokenizers as JSON lines (built-in and plugins)."""
+    from .output import LineWriter
+    from .tokenizers import available_tokenizers
+
+    writer = LineWriter(sys.stdout.fileno())
+    for info in available_tokenizers():
+        writer.write_line(json.dumps(info, ensure_ascii=False, separators=(",", ":")))
+    writer.flush()
+
+
+def main() -> None:
+    cli(prog_name="simdedup")
+
+

@@ -1,0 +1,190 @@
+"""Finding documents on disk and reading them in bounded memory.
+
+Paths are walked in sorted order. Directory symlinks are followed once (a loop is reported, not
+followed again); FIFOs, sockets and device files met during a walk are reported and skipped,
+because opening them can block forever. A FIFO named explicitly (``<(zcat x.gz)``) is read.
+
+Documents are read in chunks of :data:`CHUNK_BYTES` and decoded incrementally; each chunk of text
+handed on ends at whitespace, so tokenizers that split on whitespace see whole tokens and a
+document of any size is fingerprinted in memory proportional to its features.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import stat
+from dataclasses import dataclass
+from typing import BinaryIO, Iterable, Iterator
+
+from .errors import SkipDocument
+
+CHUNK_BYTES = 1 << 20
+_SNIFF_BYTES = 8192
+#: a run without whitespace longer than this (characters) is cut where it stands
+_MAX_CARRY = 4 * CHUNK_BYTES
+
+
+@dataclass(frozen=True)
+class Source:
+    """A document to read (``reason`` is None) or one that is skipped and why."""
+
+    path: str
+    reason: str | None = None
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device file"
+    return "not a regular file"
+
+
+def _walk(top: str, visited: set[tuple[int, int]]) -> Iterator[Source]:
+    try:
+        entries = sorted(os.scandir(top), key=lambda e: e.name)
+    except OSError as exc:
+        yield Source(top, f"cannot list directory: {exc.strerror or exc}")
+        return
+    for entry in entries:
+        path = entry.path
+        try:
+            st = entry.stat(follow_symlinks=True)
+        except OSError:
+            yield Source(path, "broken symbolic link" if entry.is_symlink() else "cannot stat")
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            key = (st.st_dev, st.st_ino)
+            if key in visited:
+                yield Source(path, "directory already walked (symbolic link loop); not followed")
+                continue
+            visited.add(key)
+            yield from _walk(path, visited)
+        elif stat.S_ISREG(st.st_mode):
+            yield Source(path)
+        else:
+            yield Source(path, f"{_kind(st.st_mode)}; skipped during the walk")
+
+
+def iter_sources(paths: Iterable[str]) -> Iterator[Source]:
+    """Documents named by ``paths``: files as given, directories walked recursively in sorted order."""
+    for path in paths:
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            yield Source(path, "no such file or directory")
+            continue
+        except OSError as exc:
+            yield Source(path, f"cannot stat: {exc.strerror or exc}")
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            yield from _walk(path, {(st.st_dev, st.st_ino)})
+        elif stat.S_ISREG(st.st_mode) or stat.S_ISFIFO(st.st_mode):
+            yield Source(path)
+        else:
+            yield Source(path, _kind(st.st_mode))
+
+
+def read_path_list(stream: BinaryIO, null: bool = False) -> Iterator[str]:
+    """Paths listed on a binary stream, one per line or NUL-separated; empty entries are ignored."""
+    sep = b"\0" if null else b"\n"
+    pending = b""
+    while True:
+        block = stream.read(1 << 16)
+        if not block:
+            break
+        pending += block
+        *complete, pending = pending.split(sep)
+        for raw in complete:
+            name = _path_name(raw, null)
+            if name:
+                yield name
+    name = _path_name(pending, null)
+    if name:
+        yield name
+
+
+def _path_name(raw: bytes, null: bool) -> str:
+    if not null and raw.endswith(b"\r"):
+        raw = raw[:-1]
+    return os.fsdecode(raw)
+
+
+def _is_wide(encoding: str) -> bool:
+    name = codecs.lookup(encoding).name
+    return name.startswith(("utf-16", "utf-32"))
+
+
+class DocumentReader:
+    """Decoded text of a file in chunks that end at whitespace (the last one at end of file).
+
+    Iterate over it once. A UTF-8 byte-order mark is dropped. Iteration raises
+    :class:`SkipDocument` for a file that cannot be opened, is empty, looks binary (NUL bytes in
+    its first 8 KiB, for byte encodings) or does not decode; the error can come after some chunks
+    were produced. ``bytes_read`` counts the bytes read so far.
+    """
+
+    def __init__(self, path: str, encoding: str = "utf-8", chunk_bytes: int = CHUNK_BYTES):
+        try:
+            codec = codecs.lookup(encoding)
+        except LookupError:
+            raise ValueError(f"unknown encoding {encoding!r}") from None
+        self.path = path
+        self.encoding = encoding
+        self.codec = codecs.lookup("utf-8-sig") if codec.name == "utf-8" else codec
+        self.chunk_bytes = chunk_bytes
+        self.bytes_read = 0
+
+    def __iter__(self) -> Iterator[str]:
+        path = self.path
+        wide = _is_wide(self.codec.name)
+        decoder = self.codec.incrementaldecoder("strict")
+        try:
+            handle = open(path, "rb")
+        except OSError as exc:
+            raise SkipDocument(path, f"cannot read: {exc.strerror or exc}") from None
+        with handle:
+            carry = ""
+            while True:
+                try:
+                    block = handle.read(self.chunk_bytes)
+                except OSError as exc:
+                    raise SkipDocument(path, f"read error: {exc.strerror or exc}") from None
+                if self.bytes_read == 0:
+                    if not block:
+                        raise SkipDocument(path, "empty file")
+                    if not wide and b"\0" in block[:_SNIFF_BYTES]:
+                        raise SkipDocument(path, "binary file (NUL bytes); not text")
+                final = not block
+                try:
+                    text = decoder.decode(block, final)
+                except UnicodeDecodeError as exc:
+                    raise SkipDocument(
+                        path, f"not valid {self.encoding} at byte {self.bytes_read + exc.start}; try --encoding"
+                    ) from None
+                self.bytes_read += len(block)
+                text = carry + text
+                if final:
+                    if text:
+                        yield text
+                    return
+                cut = _last_space(text)
+                if cut < 0 and len(text) < _MAX_CARRY:
+                    carry = text
+                elif cut < 0:  # no whitespace for megabytes: cut anyway rather than grow forever
+                    carry = ""
+                    yield text
+                else:
+                    carry = text[cut:]
+                    yield text[:cut]
+
+
+def _last_space(text: str) -> int:
+    """Index just past the last whitespace character of ``text``, or -1 if it has none."""
+    if not text or text[-1].isspace():
+        return len(text)
+    tail = text.rsplit(None, 1)[-1]  # C speed; the copy of the head is freed at once
+    return -1 if len(tail) == len(text) else len(text) - len(tail)

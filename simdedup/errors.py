@@ -1,0 +1,33 @@
+"""Errors the library raises; the CLI turns them into one-line messages."""
+
+
+class SimdedupError(Exception):
+    """Base class: a problem the user can fix, shown to them as a one-line message."""
+
+
+class UnknownTokenizerError(SimdedupError, KeyError):
+    """No tokenizer is registered under the requested name."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0])
+
+
+class TokenizerOptionError(SimdedupError, ValueError):
+    """A tokenizer was given an option it does not take, or a bad value."""
+
+
+class RecordError(SimdedupError):
+    """A fingerprint line could not be used; the message starts with ``FILE:LINE:``."""
+
+
+class IncompatibleSettingsError(RecordError):
+    """Fingerprints made with different settings cannot be compared."""
+
+
+class SkipDocument(SimdedupError):
+    """A document cannot be fingerprinted (unreadable, binary, undecodable, empty)."""
+
+    def __init__(self, path: str, reason: str):
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason

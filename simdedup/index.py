@@ -1,0 +1,171 @@
+"""All pairs of fingerprints within Hamming distance k: Manku, Jain & Das Sarma (WWW 2007).
+
+The ``bits`` bits are split into ``b`` contiguous blocks (sizes differ by at most one). Two
+fingerprints at distance at most ``k`` differ in at most ``k`` blocks, so they agree exactly on
+at least ``b - k`` of them (pigeonhole). There is one table for each choice of ``b - k`` blocks;
+its key is a fingerprint's bits in those blocks. A table is an argsort of the keys: fingerprints
+sharing a key are adjacent, each such pair is a candidate, and a candidate becomes a pair when
+the popcount of the XOR is at most ``k``. Every pair within ``k`` shares a key in some table, so
+the search is exact; more blocks give longer keys and fewer candidates but more tables.
+:func:`choose_blocks` picks ``b`` from ``n`` and ``k`` with a cost model (for k = 3: 4 tables of
+16-bit keys for small ``n``; 10 tables of ~26-bit keys from about a million fingerprints).
+
+Fingerprints are an ``(n, words)`` uint64 array, word 0 holding bits 0-63 (:func:`as_words`).
+Callers should remove identical fingerprints first (:func:`numpy.unique`): ``m`` copies of one
+fingerprint are ``m²/2`` candidates in every table.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+from math import comb, log2
+
+import numpy as np
+
+_MAX_TABLES = 64
+# Relative costs per fingerprint per table (sort, key) and per candidate, in rough units.
+_SORT_COST, _CANDIDATE_COST, _BRUTE_COST = 1.0, 4.0, 0.5
+_FOLD = np.uint64(0x9E3779B97F4A7C15)  # odd, so multiplying by it is a bijection
+
+
+def as_words(values: list[int] | np.ndarray, bits: int) -> np.ndarray:
+    """Fingerprints (Python ints) as an ``(n, bits // 64)`` uint64 array, word 0 low."""
+    words = bits // 64
+    out = np.empty((len(values), words), dtype=np.uint64)
+    mask = (1 << 64) - 1
+    for w in range(words):
+        out[:, w] = np.fromiter(((v >> (64 * w)) & mask for v in values), dtype=np.uint64, count=len(values))
+    return out
+
+
+def popcount_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Hamming distances between the rows of two ``(n, words)`` uint64 arrays."""
+    return np.bitwise_count(a ^ b).sum(axis=1, dtype=np.int64)
+
+
+def block_masks(bits: int, blocks: int) -> list[np.ndarray]:
+    """One ``(words,)`` uint64 mask per block; blocks are contiguous and as even as possible."""
+    if not 1 <= blocks <= bits:
+        raise ValueError(f"blocks must be between 1 and {bits}")
+    masks = []
+    start = 0
+    for i in range(blocks):
+        size = bits // blocks + (1 if i < bits % blocks else 0)
+        value = ((1 << size) - 1) << start
+        start += size
+        masks.append(np.array([(value >> (64 * w)) & ((1 << 64) - 1) for w in range(bits // 64)], dtype=np.uint64))
+    return masks
+
+
+def table_masks(bits: int, k: int, blocks: int) -> list[np.ndarray]:
+    """Key masks of the ``C(blocks, k)`` tables: the union of every choice of ``blocks - k`` blocks."""
+    if not k < blocks <= bits:
+        raise ValueError(f"need k < blocks <= bits, got k={k}, blocks={blocks}, bits={bits}")
+    per_block = block_masks(bits, blocks)
+    return [np.bitwise_or.reduce([per_block[i] for i in chosen]) for chosen in combinations(range(blocks), blocks - k)]
+
+
+def estimated_cost(n: int, k: int, bits: int, blocks: int) -> float:
+    """Rough cost of the block search for ``n`` random fingerprints (arbitrary units)."""
+    tables = comb(blocks, k)
+    key_bits = bits * (blocks - k) / blocks
+    candidates = n * n / 2 * 2.0**-key_bits
+    return tables * (n * max(1.0, log2(max(n, 2))) * _SORT_COST + candidates * _CANDIDATE_COST)
+
+
+def choose_blocks(n: int, k: int, bits: int = 64) -> int:
+    """Number of blocks with the lowest :func:`estimated_cost`, or 0 when comparing all pairs is cheaper."""
+    best, best_cost = 0, n * n / 2 * _BRUTE_COST
+    for blocks in range(k + 1, bits + 1):
+        if comb(blocks, k) > _MAX_TABLES:
+            break
+        cost = estimated_cost(n, k, bits, blocks)
+        if cost < best_cost:
+            best, best_cost = blocks, cost
+    return best
+
+
+def _table_key(fps: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    key = fps[:, 0] & mask[0]
+    for w in range(1, fps.shape[1]):
+        # Fold wider keys into 64 bits: equal keys stay equal; collisions are only extra candidates.
+        key = (key * _FOLD) ^ (fps[:, w] & mask[w])
+    return key
+
+
+def _pairs_in_table(fps: np.ndarray, key: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    order = np.argsort(key, kind="stable")
+    sorted_key = key[order]
+    n = len(order)
+    left_parts, right_parts = [], []
+    # Positions p whose key equals the key d places further on; a run of m equal keys yields
+    # its m(m-1)/2 candidates over d = 1..m-1 and the work is linear in the candidates.
+    pos = np.flatnonzero(sorted_key[1:] == sorted_key[:-1])
+    d = 1
+    while pos.size:
+        a, b = order[pos], order[pos + d]
+        close = popcount_distance(fps[a], fps[b]) <= k
+        left_parts.append(a[close])
+        right_parts.append(b[close])
+        d += 1
+        pos = pos[pos + d < n]
+        pos = pos[sorted_key[pos + d] == sorted_key[pos]]
+    if not left_parts:
+        empty = np.empty(0, dtype=np.int64)
+        return empty, empty
+    return np.concatenate(left_parts), np.concatenate(right_parts)
+
+
+def _brute_pairs(fps: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    n = len(fps)
+    left_parts, right_parts = [], []
+    step = max(1, (1 << 22) // max(n, 1))
+    for start in range(0, n, step):
+        rows = np.arange(start, min(n, start + step))
+        dist = np.bitwise_count(fps[rows, None, :] ^ fps[None, :, :]).sum(axis=2)
+        i, j = np.nonzero(dist <= k)
+        keep = j > rows[i]
+        left_parts.append(rows[i[keep]])
+        right_parts.append(j[keep])
+    if not left_parts:
+        empty = np.empty(0, dtype=np.int64)
+        return empty, empty
+    return np.concatenate(left_parts), np.concatenate(right_parts)
+
+
+def near_pairs(fps: np.ndarray, k: int, blocks: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every pair of rows of ``fps`` at Hamming distance at most ``k``.
+
+    Args:
+        fps: ``(n, words)`` uint64 fingerprints (see :func:`as_words`).
+        k: largest distance of a pair, ``0 <= k < bits``.
+        blocks: number of blocks; None chooses it (:func:`choose_blocks`), 0 compares all pairs.
+
+    Returns:
+        ``(left, right, distance)`` int64 arrays with ``left < right``, sorted by (left, right),
+        each pair once.
+    """
+    fps = np.ascontiguousarray(fps, dtype=np.uint64)
+    if fps.ndim != 2:
+        raise ValueError("fps must be an (n, words) array")
+    n, words = fps.shape
+    bits = 64 * words
+    if not 0 <= k < bits:
+        raise ValueError(f"k must be between 0 and {bits - 1}")
+    if blocks is None:
+        blocks = choose_blocks(n, k, bits)
+    if blocks == 0:
+        left, right = _brute_pairs(fps, k)
+    else:
+        left_parts, right_parts = [], []
+        for mask in table_masks(bits, k, blocks):
+            a, b = _pairs_in_table(fps, _table_key(fps, mask), k)
+            left_parts.append(a)
+            right_parts.append(b)
+        left = np.concatenate(left_parts) if left_parts else np.empty(0, dtype=np.int64)
+        right = np.concatenate(right_parts) if right_parts else np.empty(0, dtype=np.int64)
+    lo, hi = np.minimum(left, right).astype(np.int64), np.maximum(left, right).astype(np.int64)
+    # A pair found in several tables is kept once.
+    code = np.unique(lo * n + hi)
+    lo, hi = code // max(n, 1), code % max(n, 1)
+    return lo, hi, popcount_distance(fps[lo], fps[hi])

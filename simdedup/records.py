@@ -1,0 +1,135 @@
+"""Fingerprint records and their JSON-lines form.
+
+One record per document::
+
+    {"id": "corpus/a.txt", "simhash": "8f3a...", "bits": 64, "features": 312, "bytes": 2048,
+     "tokenizer": "whitespace", "options": {"shingle": 1}, "hash": "xxh3"}
+
+``simhash`` is fixed-width lower-case hex (never a JSON number: jq and JavaScript read numbers as
+doubles and corrupt values above 2**53). ``tokenizer``, ``options``, ``bits`` and ``hash`` are the
+record's *settings*; fingerprints are only comparable when their settings are equal.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator, TextIO
+
+from .errors import IncompatibleSettingsError, RecordError
+
+SETTING_KEYS = ("tokenizer", "options", "bits", "hash")
+
+
+@dataclass
+class FingerprintRecord:
+    """A document's fingerprint and what it was made with."""
+
+    id: str
+    simhash: int
+    bits: int
+    features: int
+    settings: dict[str, Any] = field(default_factory=dict)
+    bytes: int | None = None
+
+    def to_json(self) -> str:
+        """The record as one JSON line (without the newline)."""
+        out: dict[str, Any] = {
+            "id": self.id,
+            "simhash": format(self.simhash, f"0{self.bits // 4}x"),
+            "bits": self.bits,
+            "features": self.features,
+        }
+        if self.bytes is not None:
+            out["bytes"] = self.bytes
+        for key in ("tokenizer", "options", "hash"):
+            if key in self.settings:
+                out[key] = self.settings[key]
+        return json.dumps(out, ensure_ascii=False, separators=(",", ":"))
+
+
+def describe_settings(settings: dict[str, Any]) -> str:
+    """Settings in a short human form, e.g. ``whitespace(shingle=1) xxh3 64-bit``."""
+    options = ",".join(f"{k}={v}" for k, v in sorted((settings.get("options") or {}).items()))
+    return f"{settings.get('tokenizer')}({options}) {settings.get('hash')} {settings.get('bits')}-bit"
+
+
+def parse_record(line: str, where: str) -> FingerprintRecord:
+    """Parse one JSON line; ``where`` (``FILE:LINE``) starts every error message.
+
+    Raises:
+        RecordError: not JSON, a missing or mistyped field, a fingerprint of the wrong width.
+    """
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise RecordError(f"{where}: not a JSON object ({exc.msg} at column {exc.colno})") from None
+    if not isinstance(obj, dict):
+        raise RecordError(f"{where}: not a JSON object")
+    for key in ("id", "simhash", "bits"):
+        if key not in obj:
+            raise RecordError(f"{where}: missing field {key!r}")
+    doc_id, hexdigest, bits = obj["id"], obj["simhash"], obj["bits"]
+    if not isinstance(doc_id, str):
+        raise RecordError(f"{where}: field 'id' must be a string")
+    if bits not in (64, 128) or isinstance(bits, bool):
+        raise RecordError(f"{where}: field 'bits' must be 64 or 128, not {bits!r}")
+    if not isinstance(hexdigest, str) or len(hexdigest) != bits // 4:
+        raise RecordError(
+            f"{where}: field 'simhash' must be {bits // 4} hex digits for {bits} bits"
+            + (f", got {len(hexdigest)}" if isinstance(hexdigest, str) else "")
+        )
+    try:
+        value = int(hexdigest, 16)
+    except ValueError:
+        raise RecordError(f"{where}: field 'simhash' is not hexadecimal") from None
+    if hexdigest.startswith(("+", "-")) or "_" in hexdigest or hexdigest != hexdigest.strip():
+        raise RecordError(f"{where}: field 'simhash' is not hexadecimal")
+    features = obj.get("features", 0)
+    if not isinstance(features, int) or isinstance(features, bool) or features < 0:
+        raise RecordError(f"{where}: field 'features' must be a non-negative integer")
+    size = obj.get("bytes")
+    if size is not None and (not isinstance(size, int) or isinstance(size, bool)):
+        raise RecordError(f"{where}: field 'bytes' must be an integer")
+    settings = {key: obj.get(key) for key in SETTING_KEYS}
+    return FingerprintRecord(doc_id, value, bits, features, settings, size)
+
+
+class SettingsGuard:
+    """Refuses records whose settings differ from the first record's."""
+
+    def __init__(self) -> None:
+        self.settings: dict[str, Any] | None = None
+        self.where = ""
+
+    def check(self, record: FingerprintRecord, where: str) -> None:
+        if self.settings is None:
+            self.settings, self.where = record.settings, where
+        elif record.settings != self.settings:
+            raise IncompatibleSettingsError(
+                f"{where}: fingerprint made with {describe_settings(record.settings)}, but {self.where} "
+                f"was made with {describe_settings(self.settings)}; fingerprint all documents with "
+                "the same settings"
+            )
+
+
+def read_fingerprint_files(files: Iterable[tuple[str, TextIO]]) -> Iterator[tuple[str, FingerprintRecord]]:
+    """``(where, record)`` for every record of the named text streams, all with equal settings.
+
+    Raises:
+        RecordError: a malformed line (stops at the first).
+        IncompatibleSettingsError: a record whose settings differ from the first one's.
+    """
+    guard = SettingsGuard()
+    for name, stream in files:
+        number = 0
+        try:
+            for number, line in enumerate(stream, 1):
+                if not line.strip():
+                    continue
+                where = f"{name}:{number}"
+                record = parse_record(line, where)
+                guard.check(record, where)
+                yield where, record
+        except UnicodeDecodeError:
+            raise RecordError(f"{name}:{number + 1}: not UTF-8 text") from None

@@ -1,0 +1,206 @@
+"""Tokenizers: text in, weighted features out.
+
+A tokenizer is a subclass of :class:`Tokenizer` with a ``name`` and one method to write,
+:meth:`Tokenizer.tokens` (ordered tokens of a piece of text). The base class turns tokens into
+features: word n-grams ("shingles") when the ``shingle`` option is above 1, weighted by their
+counts. A tokenizer that weights features itself (TF-IDF) overrides :meth:`Tokenizer.features`.
+
+Built-in tokenizers and third-party ones are found the same way: built-ins are listed in
+:data:`BUILTIN`, others come from the ``simdedup.tokenizers`` entry-point group, whose values
+point at Tokenizer subclasses. Both are loaded lazily on first lookup. The environment variable
+``SIMDEDUP_LOAD_PLUGINS`` (comma-separated entry-point names; empty for none) limits which
+third-party tokenizers load.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import warnings
+from collections import Counter
+from typing import Any, ClassVar, Iterable, Iterator
+
+from ..errors import TokenizerOptionError, UnknownTokenizerError
+
+ENTRY_POINT_GROUP = "simdedup.tokenizers"
+
+#: Built-in tokenizers, ``name -> "module:Class"``, imported on first use.
+BUILTIN = {
+    "whitespace": "simdedup.tokenizers.whitespace:WhitespaceTokenizer",
+    "jieba": "simdedup.tokenizers.jieba_tfidf:JiebaTfidfTokenizer",
+}
+
+
+class Tokenizer:
+    """Base class of tokenizers.
+
+    Subclasses set ``name`` and ``description`` and implement :meth:`tokens`. Options are
+    declared in ``defaults`` (name -> default value); the type of the default is the option's
+    type. Every tokenizer takes ``shingle`` unless it sets ``shingle`` out of ``defaults``.
+    """
+
+    name: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    defaults: ClassVar[dict[str, Any]] = {"shingle": 1}
+    #: joins the tokens of a shingle
+    shingle_separator: ClassVar[str] = " "
+
+    def __init__(self, **options: Any):
+        unknown = sorted(set(options) - set(self.defaults))
+        if unknown:
+            known = ", ".join(sorted(self.defaults)) or "none"
+            raise TokenizerOptionError(
+                f"tokenizer {self.name!r} takes no option {', '.join(unknown)} (its options: {known})"
+            )
+        self.options: dict[str, Any] = dict(self.defaults)
+        for key, value in options.items():
+            kind = type(self.defaults[key])
+            try:
+                self.options[key] = kind(value)
+            except (TypeError, ValueError):
+                raise TokenizerOptionError(
+                    f"tokenizer option {key} must be {kind.__name__}, not {value!r}"
+                ) from None
+        if "shingle" in self.options and self.options["shingle"] < 1:
+            raise TokenizerOptionError("shingle must be at least 1")
+
+    def tokens(self, text: str) -> Iterable[str]:
+        """Ordered tokens of ``text`` (one chunk of a document; chunks end at whitespace)."""
+        raise NotImplementedError
+
+    def prepare(self) -> None:
+        """Load whatever the tokenizer needs (dictionaries) before documents arrive."""
+
+    def features(self, chunks: Iterable[str]) -> dict[str, float]:
+        """Weighted features of a document given as text chunks that end at whitespace.
+
+        The default counts tokens, or shingles of ``shingle`` tokens (a document with fewer
+        tokens than that has one shingle of all its tokens). Shingles span chunk boundaries.
+        """
+        n = self.options.get("shingle", 1)
+        counts: Counter[str] = Counter()
+        if n == 1:
+            for chunk in chunks:
+                counts.update(self.tokens(chunk))
+            return dict(counts)
+        join = self.shingle_separator.join
+        tail: list[str] = []
+        for chunk in chunks:
+            window = tail + list(self.tokens(chunk))
+            if len(window) >= n:
+                counts.update(map(join, zip(*(window[i:] for i in range(n)))))
+                tail = window[len(window) - n + 1 :]
+            else:
+                tail = window
+        if not counts and tail:
+            counts[join(tail)] = 1
+        return dict(counts)
+
+    def text_features(self, text: str) -> dict[str, float]:
+        """Weighted features of a whole text held in memory."""
+        return self.features([text])
+
+    def settings(self) -> dict[str, Any]:
+        """What a fingerprint record says about this tokenizer: its name and all its options."""
+        return {"tokenizer": self.name, "options": dict(sorted(self.options.items()))}
+
+
+_registry: dict[str, Any] | None = None
+
+
+def _entry_points() -> list[Any]:
+    from importlib.metadata import entry_points
+
+    found = list(entry_points(group=ENTRY_POINT_GROUP))
+    allowed = os.environ.get("SIMDEDUP_LOAD_PLUGINS")
+    if allowed is not None:
+        names = {n.strip() for n in allowed.split(",") if n.strip()}
+        found = [ep for ep in found if ep.name in names]
+    return sorted(found, key=lambda ep: ep.name)
+
+
+def _load_registry() -> dict[str, Any]:
+    global _registry
+    if _registry is None:
+        registry: dict[str, Any] = dict(BUILTIN)
+        for ep in _entry_points():
+            if ep.name in BUILTIN:
+                warnings.warn(f"tokenizer plugin {ep.value} cannot replace built-in {ep.name!r}", stacklevel=2)
+                continue
+            registry[ep.name] = ep
+        _registry = registry
+    return _registry
+
+
+def register(cls: type[Tokenizer]) -> type[Tokenizer]:
+    """Register a Tokenizer subclass under its ``name`` (usable as a class decorator)."""
+    if not (isinstance(cls, type) and issubclass(cls, Tokenizer)) or not cls.name:
+        raise TypeError("register() takes a Tokenizer subclass with a name")
+    _load_registry()[cls.name] = cls
+    return cls
+
+
+def unregister(name: str) -> None:
+    """Remove a tokenizer registered with :func:`register`."""
+    _load_registry().pop(name, None)
+
+
+def _resolve(name: str) -> type[Tokenizer]:
+    registry = _load_registry()
+    try:
+        target = registry[name]
+    except KeyError:
+        raise UnknownTokenizerError(
+            f"unknown tokenizer {name!r}; available: {', '.join(sorted(registry))}"
+        ) from None
+    if isinstance(target, type):
+        return target
+    try:
+        if isinstance(target, str):
+            module, _, attr = target.partition(":")
+            cls = getattr(importlib.import_module(module), attr)
+        else:
+            cls = target.load()
+    except Exception as exc:  # a broken plugin must not take the others down
+        raise UnknownTokenizerError(f"tokenizer {name!r} failed to load: {exc}") from None
+    if not (isinstance(cls, type) and issubclass(cls, Tokenizer)):
+        raise UnknownTokenizerError(f"tokenizer {name!r} does not point at a Tokenizer subclass")
+    registry[name] = cls
+    return cls
+
+
+def get_tokenizer(name: str, **options: Any) -> Tokenizer:
+    """An instance of the tokenizer registered as ``name`` with ``options``.
+
+    Raises:
+        UnknownTokenizerError: no such tokenizer, or it failed to load.
+        TokenizerOptionError: an option it does not take.
+    """
+    return _resolve(name)(**options)
+
+
+def available_tokenizers() -> Iterator[dict[str, Any]]:
+    """Describe every registered tokenizer; one that fails to load is described with its error."""
+    for name in sorted(_load_registry()):
+        try:
+            cls = _resolve(name)
+        except UnknownTokenizerError as exc:
+            yield {"name": name, "error": str(exc)}
+            continue
+        yield {
+            "name": name,
+            "description": cls.description,
+            "options": dict(cls.defaults),
+            "source": "builtin" if name in BUILTIN else cls.__module__,
+        }
+
+
+__all__ = [
+    "BUILTIN",
+    "ENTRY_POINT_GROUP",
+    "Tokenizer",
+    "available_tokenizers",
+    "get_tokenizer",
+    "register",
+    "unregister",
+]

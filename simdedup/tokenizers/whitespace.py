@@ -1,0 +1,13 @@
+"""Whitespace tokenizer: Unicode whitespace split, lower-cased, counts as weights."""
+
+from __future__ import annotations
+
+from . import Tokenizer
+
+
+class WhitespaceTokenizer(Tokenizer):
+    name = "whitespace"
+    description = "Unicode whitespace split, lower-cased; weight = count (of shingles with --shingle N)"
+
+    def tokens(self, text: str) -> list[str]:
+        return text.lower().split()
