@@ -22,7 +22,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .index import near_pairs, popcount_distance
+from .index import near_pairs
 
 MEDOID_LIMIT = 2048
 
@@ -70,20 +70,28 @@ class Cluster:
         return max(self.distances)
 
 
-def _representative(ids: Sequence[str], docs: np.ndarray, doc_fp: np.ndarray, uniq: np.ndarray) -> int:
-    fp_of_doc = doc_fp[docs]
-    distinct, counts = np.unique(fp_of_doc, return_counts=True)
+def _representative(ids: Sequence[str], docs: list[int], doc_fp: list[int], uniq: np.ndarray, values: list[int]) -> int:
+    """The medoid document of a cluster (see the module docstring)."""
+    counts: dict[int, int] = {}
+    for d in docs:
+        counts[doc_fp[d]] = counts.get(doc_fp[d], 0) + 1
+    distinct = list(counts)
     if len(distinct) == 1:
-        best = distinct
+        best = set(distinct)
+    elif len(distinct) <= 64:  # small clusters: Python ints beat numpy's per-call overhead
+        totals = [sum((values[u] ^ values[v]).bit_count() * c for v, c in counts.items()) for u in distinct]
+        low = min(totals)
+        best = {u for u, t in zip(distinct, totals) if t == low}
     elif len(distinct) <= MEDOID_LIMIT:
-        block = uniq[distinct]
+        index = np.array(distinct)
+        block = uniq[index]
         dist = np.bitwise_count(block[:, None, :] ^ block[None, :, :]).sum(axis=2, dtype=np.int64)
-        total = dist @ counts
-        best = distinct[total == total.min()]
+        total = dist @ np.array([counts[u] for u in distinct])
+        best = set(index[total == total.min()].tolist())
     else:
-        best = distinct[counts == counts.max()]
-    candidates = docs[np.isin(fp_of_doc, best)]
-    return int(min(candidates, key=lambda d: ids[d]))
+        top = max(counts.values())
+        best = {u for u, c in counts.items() if c == top}
+    return min((d for d in docs if doc_fp[d] in best), key=ids.__getitem__)
 
 
 def find_clusters(
@@ -117,18 +125,23 @@ def find_clusters(
     for a, b in zip(left.tolist(), right.tolist()):
         uf.union(a, b)
     doc_root = uf.roots()[doc_fp]
-    # Sort documents by id once; grouping by a stable sort on the root keeps id order inside groups.
+    # Sort documents by id once; a stable sort on the root keeps id order inside each group.
     by_id = np.array(sorted(range(n), key=ids.__getitem__), dtype=np.int64)
     grouped = by_id[np.argsort(doc_root[by_id], kind="stable")]
-    roots_sorted = doc_root[grouped]
-    bounds = np.flatnonzero(np.diff(roots_sorted)) + 1
+    bounds = [0, *(np.flatnonzero(np.diff(doc_root[grouped])) + 1).tolist(), n]
+    grouped_list, fp_list = grouped.tolist(), doc_fp.tolist()
+    values = [sum(int(word) << (64 * w) for w, word in enumerate(row)) for row in uniq.tolist()]
     clusters = []
-    for docs in np.split(grouped, bounds):
-        if len(docs) < 2 and not singletons:
+    for start, end in zip(bounds, bounds[1:]):
+        docs = grouped_list[start:end]
+        if len(docs) == 1:
+            if singletons:
+                clusters.append(Cluster((docs[0],), docs[0], (0,)))
             continue
-        rep = _representative(ids, docs, doc_fp, uniq)
-        dist = popcount_distance(fps[docs], np.broadcast_to(fps[rep], (len(docs), fps.shape[1])))
-        clusters.append(Cluster(tuple(docs.tolist()), rep, tuple(dist.tolist())))
+        rep = _representative(ids, docs, fp_list, uniq, values)
+        rep_value = values[fp_list[rep]]
+        dist = tuple((values[fp_list[d]] ^ rep_value).bit_count() for d in docs)
+        clusters.append(Cluster(tuple(docs), rep, dist))
     clusters.sort(key=lambda c: ids[c.members[0]])
     return clusters
 

@@ -1,0 +1,127 @@
+"""The block-table search against a brute-force oracle."""
+
+import random
+from math import comb
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from simdedup.index import as_words, block_masks, choose_blocks, near_pairs, table_masks
+
+
+def oracle(values, k):
+    return {
+        (i, j)
+        for i in range(len(values))
+        for j in range(i + 1, len(values))
+        if (values[i] ^ values[j]).bit_count() <= k
+    }
+
+
+def found(values, k, bits=64, blocks=None):
+    left, right, dist = near_pairs(as_words(values, bits), k, blocks)
+    pairs = list(zip(left.tolist(), right.tolist()))
+    assert len(pairs) == len(set(pairs)), "a pair reported twice"
+    for (i, j), d in zip(pairs, dist.tolist()):
+        assert d == (values[i] ^ values[j]).bit_count()
+    return set(pairs)
+
+
+def flip(value, positions):
+    for p in positions:
+        value ^= 1 << p
+    return value
+
+
+def planted(rng, bits, k, groups=30):
+    """Random fingerprints plus copies at distance exactly k-1, k and k+1."""
+    values = []
+    for _ in range(groups):
+        base = rng.getrandbits(bits)
+        values.append(base)
+        for d in (max(k - 1, 0), k, k + 1):
+            values.append(flip(base, rng.sample(range(bits), d)))
+    values += [rng.getrandbits(bits) for _ in range(groups)]
+    rng.shuffle(values)
+    return values
+
+
+@pytest.mark.parametrize("bits", [64, 128])
+@pytest.mark.parametrize("k", [0, 1, 2, 3, 4, 6, 8])
+def test_planted_pairs_at_k_and_k_plus_one(bits, k):
+    rng = random.Random(bits * 100 + k)
+    values = planted(rng, bits, k)
+    expected = oracle(values, k)
+    assert found(values, k, bits) == expected
+    # the planted copies at exactly k are in, those at k+1 are out
+    at_k = [p for p in expected if (values[p[0]] ^ values[p[1]]).bit_count() == k]
+    assert at_k
+
+
+@pytest.mark.parametrize("blocks", [0, 4, 5, 6, 7])
+def test_every_block_count_is_exact(blocks):
+    rng = random.Random(blocks)
+    values = planted(rng, 64, 3, groups=60)
+    assert found(values, 3, 64, blocks) == oracle(values, 3)
+
+
+def test_pairs_where_differences_cluster_in_one_block():
+    # All differing bits in the lowest block: the tables that drop that block must catch them.
+    rng = random.Random(7)
+    base = [rng.getrandbits(64) for _ in range(50)]
+    values = base + [flip(v, [0, 1, 2]) for v in base] + [flip(v, [60, 61, 62, 63]) for v in base]
+    assert found(values, 3) == oracle(values, 3)
+
+
+def test_identical_fingerprints_pair_up():
+    values = [5, 5, 5, 9]
+    assert found(values, 0) == {(0, 1), (0, 2), (1, 2)}
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.integers(0, 2**64 - 1), max_size=40),
+    st.integers(0, 6),
+    st.data(),
+)
+def test_block_tables_equal_brute_force(values, k, data):
+    # mix in near copies so there are pairs to find
+    extra = [flip(v, data.draw(st.lists(st.integers(0, 63), max_size=k + 1, unique=True))) for v in values[:10]]
+    values = values + extra
+    assert found(values, k) == oracle(values, k)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.integers(0, 2**128 - 1), max_size=30), st.integers(0, 10))
+def test_block_tables_equal_brute_force_128(values, k):
+    values = values + [v ^ 1 ^ (1 << 127) for v in values[:8]]
+    assert found(values, k, 128) == oracle(values, k)
+
+
+def test_masks_partition_the_bits():
+    for bits, blocks in ((64, 4), (64, 6), (128, 5)):
+        masks = block_masks(bits, blocks)
+        total = 0
+        for m in masks:
+            value = sum(int(w) << (64 * i) for i, w in enumerate(m))
+            assert total & value == 0
+            total |= value
+        assert total == (1 << bits) - 1
+        assert len(table_masks(bits, 3, blocks)) == comb(blocks, 3)
+
+
+def test_choose_blocks_grows_with_n():
+    assert choose_blocks(1_000, 3) in (0, 4)
+    assert choose_blocks(10_000_000, 3) >= 5
+    assert choose_blocks(10_000_000, 3) > choose_blocks(10_000, 3)
+    # very large k falls back to comparing all pairs rather than thousands of tables
+    assert choose_blocks(1_000, 30) == 0
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError):
+        near_pairs(np.zeros((3, 1), dtype=np.uint64), 64)
+    with pytest.raises(ValueError):
+        table_masks(64, 3, 3)
