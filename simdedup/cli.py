@@ -31,8 +31,10 @@ class SimdedupGroup(click.Group):
             raise click.ClickException(str(exc)) from None
         except BrokenPipeError:
             # The reader (``| head``) has gone: stop quietly, as Click does for EPIPE.
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
+            try:
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            except (OSError, ValueError, AttributeError):
+                pass
             ctx.exit(1)
 
 
@@ -71,10 +73,12 @@ def progress(iterable: Any, silent: bool, **kwargs: Any) -> Any:
 
 
 @contextmanager
-def output_fd(path: str | None, force: bool) -> Iterator[int]:
-    """The file descriptor to write to: stdout, or a new file written atomically at ``path``."""
+def output_fd(path: str | None, force: bool) -> Iterator[Any]:
+    """Where to write: stdout, or a new file written atomically at ``path``."""
     if path is None or path == "-":
-        yield sys.stdout.fileno()
+        from .output import stdout_target
+
+        yield stdout_target()
         return
     if os.path.exists(path) and not force:
         raise click.UsageError(f"{path} exists; use --force to replace it")
@@ -215,7 +219,7 @@ def _check_k(k: int, bits: int) -> None:
         raise click.UsageError(str(exc)) from None
 
 
-def _write_clusters(fd: int, clusters: list[Any], ids: list[str]) -> None:
+def _write_clusters(fd: Any, clusters: list[Any], ids: list[str]) -> None:
     from .cluster import cluster_record
     from .output import LineWriter
 
@@ -288,20 +292,14 @@ def cluster(files: tuple[str, ...], k: int, singletons: bool, output: str | None
 def _open_inputs(files: tuple[str, ...]) -> Iterator[tuple[str, Any]]:
     for name in files or ("-",):
         if name == "-":
-            yield "<stdin>", _text(sys.stdin.buffer)
+            yield "<stdin>", sys.stdin.buffer
             continue
         try:
             handle = open(name, "rb")
         except OSError as exc:
             raise click.ClickException(f"cannot read {name}: {exc.strerror or exc}") from None
         with handle:
-            yield name, _text(handle)
-
-
-def _text(binary: Any) -> Any:
-    import io
-
-    return io.TextIOWrapper(binary, encoding="utf-8", errors="strict", newline="\n")
+            yield name, handle
 
 
 @cli.command()
@@ -339,10 +337,10 @@ def dedup(paths: tuple[str, ...], null: bool, tokenizer_name: str, shingle: int 
 @cli.command()
 def tokenizers() -> None:
     """List the available tokenizers as JSON lines (built-in and plugins)."""
-    from .output import LineWriter
+    from .output import LineWriter, stdout_target
     from .tokenizers import available_tokenizers
 
-    writer = LineWriter(sys.stdout.fileno())
+    writer = LineWriter(stdout_target())
     for info in available_tokenizers():
         writer.write_line(json.dumps(info, ensure_ascii=False, separators=(",", ":")))
     writer.flush()

@@ -1,7 +1,8 @@
 """Finding documents on disk and reading them in bounded memory.
 
-Paths are walked in sorted order. Directory symlinks are followed once (a loop is reported, not
-followed again); FIFOs, sockets and device files met during a walk are reported and skipped,
+Paths are walked in sorted order. A symlink to a directory is followed when its target lies
+outside the walked tree (once, however many links lead there); a target inside the tree is
+walked under its own path, so loops end and nothing is read twice through links. FIFOs, sockets and device files met during a walk are reported and skipped,
 because opening them can block forever. A FIFO named explicitly (``<(zcat x.gz)``) is read.
 
 Documents are read in chunks of :data:`CHUNK_BYTES` and decoded incrementally; each chunk of text
@@ -43,7 +44,7 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def _walk(top: str, visited: set[tuple[int, int]]) -> Iterator[Source]:
+def _walk(top: str, root: str, visited: set[tuple[int, int]]) -> Iterator[Source]:
     try:
         entries = sorted(os.scandir(top), key=lambda e: e.name)
     except OSError as exc:
@@ -58,15 +59,20 @@ def _walk(top: str, visited: set[tuple[int, int]]) -> Iterator[Source]:
             continue
         if stat.S_ISDIR(st.st_mode):
             key = (st.st_dev, st.st_ino)
+            if entry.is_symlink() and _inside(os.path.realpath(path), root):
+                continue  # its target is walked under its own path (or is an ancestor: a loop)
             if key in visited:
-                yield Source(path, "directory already walked (symbolic link loop); not followed")
-                continue
+                continue  # reached before through another link
             visited.add(key)
-            yield from _walk(path, visited)
+            yield from _walk(path, root, visited)
         elif stat.S_ISREG(st.st_mode):
             yield Source(path)
         else:
             yield Source(path, f"{_kind(st.st_mode)}; skipped during the walk")
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 def iter_sources(paths: Iterable[str]) -> Iterator[Source]:
@@ -81,7 +87,7 @@ def iter_sources(paths: Iterable[str]) -> Iterator[Source]:
             yield Source(path, f"cannot stat: {exc.strerror or exc}")
             continue
         if stat.S_ISDIR(st.st_mode):
-            yield from _walk(path, {(st.st_dev, st.st_ino)})
+            yield from _walk(path, os.path.realpath(path), {(st.st_dev, st.st_ino)})
         elif stat.S_ISREG(st.st_mode) or stat.S_ISFIFO(st.st_mode):
             yield Source(path)
         else:
@@ -121,7 +127,7 @@ def _is_wide(encoding: str) -> bool:
 class DocumentReader:
     """Decoded text of a file in chunks that end at whitespace (the last one at end of file).
 
-    Iterate over it once. A UTF-8 byte-order mark is dropped. Iteration raises
+    Iterate over it once. A leading byte-order mark is dropped. Iteration raises
     :class:`SkipDocument` for a file that cannot be opened, is empty, looks binary (NUL bytes in
     its first 8 KiB, for byte encodings) or does not decode; the error can come after some chunks
     were produced. ``bytes_read`` counts the bytes read so far.
@@ -129,18 +135,17 @@ class DocumentReader:
 
     def __init__(self, path: str, encoding: str = "utf-8", chunk_bytes: int = CHUNK_BYTES):
         try:
-            codec = codecs.lookup(encoding)
+            self.codec = codecs.lookup(encoding)
         except LookupError:
             raise ValueError(f"unknown encoding {encoding!r}") from None
         self.path = path
         self.encoding = encoding
-        self.codec = codecs.lookup("utf-8-sig") if codec.name == "utf-8" else codec
         self.chunk_bytes = chunk_bytes
         self.bytes_read = 0
 
     def __iter__(self) -> Iterator[str]:
         path = self.path
-        wide = _is_wide(self.codec.name)
+        sniff = not _is_wide(self.codec.name)
         decoder = self.codec.incrementaldecoder("strict")
         try:
             handle = open(path, "rb")
@@ -148,24 +153,32 @@ class DocumentReader:
             raise SkipDocument(path, f"cannot read: {exc.strerror or exc}") from None
         with handle:
             carry = ""
+            first = True
             while True:
                 try:
                     block = handle.read(self.chunk_bytes)
                 except OSError as exc:
                     raise SkipDocument(path, f"read error: {exc.strerror or exc}") from None
-                if self.bytes_read == 0:
-                    if not block:
-                        raise SkipDocument(path, "empty file")
-                    if not wide and b"\0" in block[:_SNIFF_BYTES]:
-                        raise SkipDocument(path, "binary file (NUL bytes); not text")
+                if not block and self.bytes_read == 0:
+                    raise SkipDocument(path, "empty file")
+                if sniff and self.bytes_read < _SNIFF_BYTES and b"\0" in block[: _SNIFF_BYTES - self.bytes_read]:
+                    raise SkipDocument(path, "binary file (NUL bytes); not text")
                 final = not block
+                state = decoder.getstate()
+                pending = len(state[0]) if isinstance(state[0], bytes) else 0
                 try:
                     text = decoder.decode(block, final)
-                except UnicodeDecodeError as exc:
+                except UnicodeError as exc:
+                    start = getattr(exc, "start", 0)
                     raise SkipDocument(
-                        path, f"not valid {self.encoding} at byte {self.bytes_read + exc.start}; try --encoding"
+                        path,
+                        f"not valid {self.encoding} at byte {self.bytes_read - pending + start}; try --encoding",
                     ) from None
                 self.bytes_read += len(block)
+                if first and text:
+                    first = False
+                    if text[0] == "\ufeff":  # byte-order mark
+                        text = text[1:]
                 text = carry + text
                 if final:
                     if text:
@@ -177,7 +190,7 @@ class DocumentReader:
                 elif cut < 0:  # no whitespace for megabytes: cut anyway rather than grow forever
                     carry = ""
                     yield text
-                else:
+                elif cut > 0:
                     carry = text[cut:]
                     yield text[:cut]
 

@@ -9,22 +9,29 @@ updates the shared offset atomically per write, so larger batches are safe and f
 
 from __future__ import annotations
 
+import io
 import os
 import select
 import stat
-from typing import Iterable
+import sys
+from typing import BinaryIO, Iterable
 
 _FILE_BATCH = 1 << 16
 
 
 class LineWriter:
-    """Buffers text lines and writes them to a file descriptor in whole-line batches."""
+    """Buffers text lines and writes them in whole-line batches.
 
-    def __init__(self, fd: int):
-        self.fd = fd
+    The target is a file descriptor (the normal case) or a binary stream without one (a test
+    runner's captured stdout, a notebook), which gets the same batches through ``write``.
+    """
+
+    def __init__(self, target: int | BinaryIO):
+        self.target = target
         try:
-            is_pipe = stat.S_ISFIFO(os.fstat(fd).st_mode) or stat.S_ISSOCK(os.fstat(fd).st_mode)
-        except OSError:
+            mode = os.fstat(target if isinstance(target, int) else target.fileno()).st_mode
+            is_pipe = stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+        except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
             is_pipe = True
         self.limit = select.PIPE_BUF if is_pipe else _FILE_BATCH
         self._parts: list[bytes] = []
@@ -49,6 +56,18 @@ class LineWriter:
         data = memoryview(b"".join(self._parts))
         self._parts.clear()
         self._size = 0
+        if not isinstance(self.target, int):
+            self.target.write(data)
+            self.target.flush()
+            return
         while data:
-            written = os.write(self.fd, data)
+            written = os.write(self.target, data)
             data = data[written:]
+
+
+def stdout_target() -> int | BinaryIO:
+    """stdout's file descriptor, or its binary stream when it has none."""
+    try:
+        return sys.stdout.fileno()
+    except (AttributeError, ValueError, io.UnsupportedOperation):
+        return sys.stdout.buffer

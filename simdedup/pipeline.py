@@ -9,7 +9,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, TextIO
+from typing import Any, BinaryIO, Iterable, Iterator
 
 import numpy as np
 
@@ -127,8 +127,8 @@ class FingerprintSet:
     repeated: list[str]  # "where: id" of records dropped because their id was seen before
 
 
-def load_fingerprints(files: Iterable[tuple[str, TextIO]]) -> FingerprintSet:
-    """Read fingerprint lines from named text streams.
+def load_fingerprints(files: Iterable[tuple[str, BinaryIO]]) -> FingerprintSet:
+    """Read fingerprint lines from named binary streams.
 
     A record whose id was already read is dropped and listed in ``repeated`` (the first wins).
 

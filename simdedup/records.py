@@ -13,11 +13,13 @@ record's *settings*; fingerprints are only comparable when their settings are eq
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, TextIO
+from typing import Any, BinaryIO, Iterable, Iterator
 
 from .errors import IncompatibleSettingsError, RecordError
 
+_HEX = re.compile(r"[0-9a-fA-F]+")
 SETTING_KEYS = ("tokenizer", "options", "bits", "hash")
 
 
@@ -72,19 +74,16 @@ def parse_record(line: str, where: str) -> FingerprintRecord:
     doc_id, hexdigest, bits = obj["id"], obj["simhash"], obj["bits"]
     if not isinstance(doc_id, str):
         raise RecordError(f"{where}: field 'id' must be a string")
-    if bits not in (64, 128) or isinstance(bits, bool):
+    if type(bits) is not int or bits not in (64, 128):
         raise RecordError(f"{where}: field 'bits' must be 64 or 128, not {bits!r}")
     if not isinstance(hexdigest, str) or len(hexdigest) != bits // 4:
         raise RecordError(
             f"{where}: field 'simhash' must be {bits // 4} hex digits for {bits} bits"
             + (f", got {len(hexdigest)}" if isinstance(hexdigest, str) else "")
         )
-    try:
-        value = int(hexdigest, 16)
-    except ValueError:
-        raise RecordError(f"{where}: field 'simhash' is not hexadecimal") from None
-    if hexdigest.startswith(("+", "-")) or "_" in hexdigest or hexdigest != hexdigest.strip():
+    if not _HEX.fullmatch(hexdigest):
         raise RecordError(f"{where}: field 'simhash' is not hexadecimal")
+    value = int(hexdigest, 16)
     features = obj.get("features", 0)
     if not isinstance(features, int) or isinstance(features, bool) or features < 0:
         raise RecordError(f"{where}: field 'features' must be a non-negative integer")
@@ -113,8 +112,8 @@ class SettingsGuard:
             )
 
 
-def read_fingerprint_files(files: Iterable[tuple[str, TextIO]]) -> Iterator[tuple[str, FingerprintRecord]]:
-    """``(where, record)`` for every record of the named text streams, all with equal settings.
+def read_fingerprint_files(files: Iterable[tuple[str, BinaryIO]]) -> Iterator[tuple[str, FingerprintRecord]]:
+    """``(where, record)`` for every record of the named binary streams, all with equal settings.
 
     Raises:
         RecordError: a malformed line (stops at the first).
@@ -122,14 +121,14 @@ def read_fingerprint_files(files: Iterable[tuple[str, TextIO]]) -> Iterator[tupl
     """
     guard = SettingsGuard()
     for name, stream in files:
-        number = 0
-        try:
-            for number, line in enumerate(stream, 1):
-                if not line.strip():
-                    continue
-                where = f"{name}:{number}"
-                record = parse_record(line, where)
-                guard.check(record, where)
-                yield where, record
-        except UnicodeDecodeError:
-            raise RecordError(f"{name}:{number + 1}: not UTF-8 text") from None
+        for number, raw in enumerate(stream, 1):
+            where = f"{name}:{number}"
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise RecordError(f"{where}: not UTF-8 text") from None
+            if not line.strip():
+                continue
+            record = parse_record(line, where)
+            guard.check(record, where)
+            yield where, record

@@ -1,0 +1,130 @@
+"""A compact sketch of a document's feature multiset, to verify simhash candidates.
+
+Simhash finds candidate pairs fast but is a coarse estimate of similarity; a candidate only
+becomes a duplicate when the sketches of the two documents agree. The sketch estimates the
+*weighted* Jaccard similarity of the feature multisets, ``sum(min(a, b)) / sum(max(a, b))`` over
+feature counts (plain Jaccard when weights are not integer counts, e.g. TF-IDF keywords).
+
+Construction: one-permutation MinHash (Li, Owen & Zhang 2012) with densification by rotation
+(Shrivastava & Li 2014), stored as b-bit values (Li & König 2010):
+
+- a feature with count c contributes the elements ``(feature, 0) .. (feature, c - 1)``, so set
+  Jaccard over elements equals weighted Jaccard over counts;
+- each element is mixed from the feature's 64-bit hash (splitmix64 finalizer); its top bits pick
+  one of ``bins`` bins and its low 32 bits compete for that bin's minimum;
+- an empty bin takes the value of the next non-empty bin to its right (cyclically), perturbed by
+  the distance, so every bin is defined even for short documents;
+- each bin keeps the low 8 bits of its minimum: 128 bins are 128 bytes.
+
+Two sketches agree in a bin with probability ``J + (1 - J) / 256``; :func:`similarity` inverts
+that. With 128 bins the standard error near J = 0.87 is about 0.03.
+"""
+
+from __future__ import annotations
+
+import base64
+
+import numpy as np
+
+DEFAULT_BINS = 128
+VALUE_BITS = 8
+_EXPAND_BATCH = 1 << 20
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_EMPTY = np.uint64(1 << 40)  # above every 32-bit value
+_LOW32 = np.uint64(0xFFFFFFFF)
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """splitmix64's finalizer: a bijection of uint64 with good avalanche."""
+    x = x ^ (x >> np.uint64(30))
+    x = x * np.uint64(0xBF58476D1CE4E5B9)
+    x = x ^ (x >> np.uint64(27))
+    x = x * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+def _check_bins(bins: int) -> int:
+    if bins < 8 or bins > 4096 or bins & (bins - 1):
+        raise ValueError(f"sketch bins must be a power of two between 8 and 4096, not {bins}")
+    return bins.bit_length() - 1
+
+
+def make_sketch(hashes: np.ndarray, counts: np.ndarray | None, bins: int = DEFAULT_BINS) -> bytes:
+    """Sketch of a multiset given as distinct 64-bit feature hashes and their integer counts.
+
+    Args:
+        hashes: uint64 hash of each distinct feature.
+        counts: int64 count of each feature, or None for a set (every count 1).
+        bins: number of bins (a power of two); the sketch has this many bytes.
+    """
+    shift = np.uint64(64 - _check_bins(bins))
+    hashes = np.asarray(hashes, dtype=np.uint64)
+    if counts is None:
+        counts = np.ones(len(hashes), dtype=np.int64)
+    minima = np.full(bins, _EMPTY, dtype=np.uint64)
+    start = 0
+    while start < len(hashes):
+        # Expand in batches so a huge document never holds all its elements at once.
+        end, total = start, 0
+        while end < len(hashes) and (total == 0 or total + counts[end] <= _EXPAND_BATCH):
+            total += int(counts[end])
+            end += 1
+        part_counts = counts[start:end]
+        element = np.repeat(hashes[start:end], part_counts)
+        offsets = np.cumsum(part_counts) - part_counts
+        rank = np.arange(total, dtype=np.int64) - np.repeat(offsets, part_counts)
+        mixed = _mix(element ^ (rank.astype(np.uint64) * _GOLDEN))
+        np.minimum.at(minima, (mixed >> shift).astype(np.intp), mixed & _LOW32)
+        start = end
+    filled = np.flatnonzero(minima != _EMPTY)
+    if filled.size == 0:
+        return bytes(bins)
+    position = np.arange(bins)
+    source = filled[np.searchsorted(filled, position) % filled.size]
+    hops = ((source - position) % bins).astype(np.uint64)
+    values = _mix(minima[source] + hops * _GOLDEN)
+    values = np.where(hops == 0, minima[source], values)
+    return (values & np.uint64((1 << VALUE_BITS) - 1)).astype(np.uint8).tobytes()
+
+
+def encode(sketch: bytes) -> str:
+    """Sketch as URL-safe base64 text (no padding) for a JSON record."""
+    return base64.urlsafe_b64encode(sketch).rstrip(b"=").decode("ascii")
+
+
+def decode(text: str) -> bytes:
+    """Inverse of :func:`encode`.
+
+    Raises:
+        ValueError: not base64.
+    """
+    try:
+        return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"not a base64 sketch ({exc})") from None
+
+
+def _correct(agree: np.ndarray) -> np.ndarray:
+    chance = 2.0**-VALUE_BITS
+    return np.clip((agree - chance) / (1 - chance), 0.0, 1.0)
+
+
+def similarity(a: bytes, b: bytes) -> float:
+    """Estimated weighted Jaccard similarity of the multisets behind two sketches."""
+    if len(a) != len(b):
+        raise ValueError("sketches of different sizes")
+    x, y = np.frombuffer(a, dtype=np.uint8), np.frombuffer(b, dtype=np.uint8)
+    return float(_correct(np.mean(x == y)))
+
+
+def pair_similarity(sketches: np.ndarray, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """Estimated similarity of rows ``left[i]`` and ``right[i]`` of an ``(n, bins)`` uint8 array."""
+    if len(left) == 0:
+        return np.empty(0)
+    out = np.empty(len(left))
+    step = max(1, (1 << 22) // sketches.shape[1])
+    for start in range(0, len(left), step):
+        a = sketches[left[start : start + step]]
+        b = sketches[right[start : start + step]]
+        out[start : start + step] = _correct((a == b).mean(axis=1))
+    return out
