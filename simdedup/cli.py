@@ -116,7 +116,7 @@ def _fingerprint_options(func: Callable) -> Callable:
     options = [
         click.argument("paths", nargs=-1, type=click.Path(dir_okay=True, allow_dash=True)),
         click.option("-0", "--null", is_flag=True, help="Paths read from stdin (-) are NUL-separated."),
-        click.option("--tokenizer", "tokenizer_name", default="whitespace", show_default=True,
+        click.option("--tokenizer", "tokenizer_name", default="words", show_default=True,
                      help="Tokenizer name (see `simdedup tokenizers`)."),
         click.option("--shingle", type=click.IntRange(min=1), help="Use word N-grams of N tokens as features."),
         click.option("--topk", type=click.IntRange(min=1), help="Keywords kept by the jieba tokenizer (default 20)."),
@@ -124,6 +124,8 @@ def _fingerprint_options(func: Callable) -> Callable:
                      help="Any tokenizer option (repeatable)."),
         click.option("--bits", type=click.Choice(["64", "128"]), default="64", show_default=True,
                      help="Fingerprint width."),
+        click.option("--sketch", "sketch_bins", type=int, default=128, show_default=True,
+                     help="Bytes of feature sketch per record, used to verify candidates (0: none)."),
         click.option("--encoding", default="utf-8", show_default=True, help="Encoding of the documents."),
         click.option("-j", "--jobs", type=click.IntRange(min=1), help="Processes to use [default: all cores]."),
         click.option("--silent", is_flag=True, help="No progress bar."),
@@ -140,13 +142,33 @@ def _output_options(func: Callable) -> Callable:
 
 
 def _cluster_options(func: Callable) -> Callable:
-    func = click.option("--singletons", is_flag=True, help="Also print documents with no duplicate.")(func)
-    return click.option("-k", "--k", "k", type=click.IntRange(0, 63), default=3, show_default=True,
-                        help="Largest Hamming distance between near-duplicates.")(func)
+    options = [
+        click.option("-k", "--k", "k", type=click.IntRange(0, 63),
+                     help="Largest Hamming distance of a candidate pair "
+                          "[default: 8 with sketches, 3 without; doubled for 128 bits]."),
+        click.option("--min-similarity", type=click.FloatRange(0, 1), default=0.87, show_default=True,
+                     help="Smallest estimated similarity (weighted Jaccard, from the sketches) of a duplicate."),
+        click.option("--linkage", type=click.Choice(["complete", "star", "single"]), default="complete",
+                     show_default=True, help="complete: every pair in a cluster is verified; star: every "
+                                             "member against the centre; single: plain union-find."),
+        click.option("--min-features", type=click.IntRange(min=0), default=10, show_default=True,
+                     help="Documents with fewer features only group with exact copies."),
+        click.option("--singletons", is_flag=True, help="Also print documents with no duplicate."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def _cluster_settings(k: int | None, min_similarity: float, linkage: str, min_features: int,
+                      singletons: bool) -> Any:
+    from .pipeline import ClusterOptions
+
+    return ClusterOptions(k, min_similarity, linkage, min_features, singletons)
 
 
 def _make_fingerprinter(tokenizer_name: str, shingle: int | None, topk: int | None,
-                        tokenizer_options: tuple[str, ...], bits: str, encoding: str) -> Any:
+                        tokenizer_options: tuple[str, ...], bits: str, sketch_bins: int, encoding: str) -> Any:
     from .pipeline import DocumentFingerprinter
     from .tokenizers import get_tokenizer
 
@@ -162,7 +184,7 @@ def _make_fingerprinter(tokenizer_name: str, shingle: int | None, topk: int | No
         options["topk"] = topk
     try:
         tokenizer = get_tokenizer(tokenizer_name, **options)
-        return DocumentFingerprinter(tokenizer, int(bits), encoding=encoding)
+        return DocumentFingerprinter(tokenizer, int(bits), encoding=encoding, sketch_bins=sketch_bins)
     except (SimdedupError, ValueError) as exc:
         raise click.UsageError(str(exc)) from None
 
@@ -210,13 +232,14 @@ def _report_skipped(skipped: list[str], done: int) -> None:
         message(f"simdedup: fingerprinted {done} documents, skipped {len(skipped)} (see warnings above)")
 
 
-def _check_k(k: int, bits: int) -> None:
-    from .pipeline import check_k
+def _clusters(fingerprints: Any, options: Any) -> list[Any]:
+    from .pipeline import cluster_fingerprints
 
     try:
-        check_k(k, bits)
+        options.resolve(fingerprints.bits, fingerprints.sketches is not None)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
+    return cluster_fingerprints(fingerprints, options)
 
 
 def _write_clusters(fd: Any, clusters: list[Any], ids: list[str]) -> None:
@@ -236,8 +259,8 @@ def _write_clusters(fd: Any, clusters: list[Any], ids: list[str]) -> None:
 @_fingerprint_options
 @_output_options
 def fingerprint(paths: tuple[str, ...], null: bool, tokenizer_name: str, shingle: int | None,
-                topk: int | None, tokenizer_options: tuple[str, ...], bits: str, encoding: str,
-                jobs: int | None, silent: bool, output: str | None, force: bool) -> None:
+                topk: int | None, tokenizer_options: tuple[str, ...], bits: str, sketch_bins: int,
+                encoding: str, jobs: int | None, silent: bool, output: str | None, force: bool) -> None:
     """Write one JSON line with the simhash fingerprint of each document.
 
     PATHS are files, directories (walked recursively, in sorted order) or - to read
@@ -250,7 +273,7 @@ def fingerprint(paths: tuple[str, ...], null: bool, tokenizer_name: str, shingle
     """
     from .output import LineWriter
 
-    fingerprinter = _make_fingerprinter(tokenizer_name, shingle, topk, tokenizer_options, bits, encoding)
+    fingerprinter = _make_fingerprinter(tokenizer_name, shingle, topk, tokenizer_options, bits, sketch_bins, encoding)
     skipped: list[str] = []
     done = 0
     with output_fd(output, force) as fd:
@@ -268,23 +291,27 @@ def fingerprint(paths: tuple[str, ...], null: bool, tokenizer_name: str, shingle
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True))
 @_cluster_options
 @_output_options
-def cluster(files: tuple[str, ...], k: int, singletons: bool, output: str | None, force: bool) -> None:
+def cluster(files: tuple[str, ...], k: int | None, min_similarity: float, linkage: str, min_features: int,
+            singletons: bool, output: str | None, force: bool) -> None:
     """Group documents whose fingerprints differ in at most K bits.
 
     Reads fingerprint lines from FILES (or stdin) and writes one JSON line per
-    cluster of near-duplicates. Every pair within K bits is found.
+    cluster of near-duplicates. Every pair within K bits is found; with sketches
+    it becomes a duplicate when its estimated similarity is at least
+    --min-similarity.
 
     \b
-    simdedup cluster --k 3 fingerprints.jsonl > clusters.jsonl
+    simdedup cluster fingerprints.jsonl > clusters.jsonl
     simdedup fingerprint corpus/ | simdedup cluster
+    simdedup cluster --k 3 --linkage single plain-simhash.jsonl
     """
-    from .pipeline import cluster_fingerprints, load_fingerprints
+    from .pipeline import load_fingerprints
 
     fingerprints = load_fingerprints(_open_inputs(files))
     for repeated in fingerprints.repeated:
         message(f"simdedup: warning: {repeated}: id seen before; this record is ignored")
-    _check_k(k, fingerprints.bits)
-    clusters = cluster_fingerprints(fingerprints, k, singletons)
+    options = _cluster_settings(k, min_similarity, linkage, min_features, singletons)
+    clusters = _clusters(fingerprints, options)
     with output_fd(output, force) as fd:
         _write_clusters(fd, clusters, fingerprints.ids)
 
@@ -307,26 +334,30 @@ def _open_inputs(files: tuple[str, ...]) -> Iterator[tuple[str, Any]]:
 @_cluster_options
 @_output_options
 def dedup(paths: tuple[str, ...], null: bool, tokenizer_name: str, shingle: int | None,
-          topk: int | None, tokenizer_options: tuple[str, ...], bits: str, encoding: str,
-          jobs: int | None, silent: bool, k: int, singletons: bool, output: str | None,
-          force: bool) -> None:
+          topk: int | None, tokenizer_options: tuple[str, ...], bits: str, sketch_bins: int,
+          encoding: str, jobs: int | None, silent: bool, k: int | None, min_similarity: float,
+          linkage: str, min_features: int, singletons: bool, output: str | None, force: bool) -> None:
     """Fingerprint documents and cluster them in one process.
 
     Takes the options of both `fingerprint` and `cluster`; writes clusters.
 
     \b
-    simdedup dedup --k 3 corpus/ > clusters.jsonl
+    simdedup dedup corpus/ > clusters.jsonl
     """
-    from .pipeline import cluster_fingerprints, collect_records
+    from .pipeline import collect_records
 
-    fingerprinter = _make_fingerprinter(tokenizer_name, shingle, topk, tokenizer_options, bits, encoding)
-    _check_k(k, int(bits))
+    fingerprinter = _make_fingerprinter(tokenizer_name, shingle, topk, tokenizer_options, bits, sketch_bins, encoding)
+    options = _cluster_settings(k, min_similarity, linkage, min_features, singletons)
+    try:
+        options.resolve(int(bits), sketch_bins > 0)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
     skipped: list[str] = []
     records = _fingerprint_records(fingerprinter, paths, null, jobs, silent, skipped)
     fingerprints = collect_records((record.id, record) for record in records)
     for repeated in fingerprints.repeated:
         message(f"simdedup: warning: {repeated.split(': ', 1)[0]}: named twice; counted once")
-    clusters = cluster_fingerprints(fingerprints, k, singletons)
+    clusters = _clusters(fingerprints, options)
     with output_fd(output, force) as fd:
         _write_clusters(fd, clusters, fingerprints.ids)
     _report_skipped(skipped, len(fingerprints.ids))

@@ -1,18 +1,30 @@
-"""Grouping near pairs into clusters with union-find, and describing each cluster.
+"""Grouping near pairs into clusters, verified, without chaining, and describing each cluster.
 
-Documents with identical fingerprints are grouped first (one :func:`numpy.unique`), so that
-100,000 copies of one document cost linear work; the pair search runs on distinct fingerprints
-only. Pairs within ``k`` are merged with a union-find (path halving, union by size): single
-linkage, so A near B and B near C puts A and C together even when they are far apart. Each
-cluster therefore reports its spread: every member's distance to a representative and the
-largest such distance.
+1. Documents with identical fingerprints (and identical sketches, when there are sketches) form
+   one *unit*: 100,000 copies of one document cost linear work, and the pair search runs on
+   distinct units only.
+2. Candidate pairs are units whose fingerprints are within ``k`` bits (:mod:`simdedup.index`).
+3. Verification: with sketches, a candidate becomes an edge only when the sketches' estimated
+   similarity is at least ``min_similarity`` (:mod:`simdedup.sketch`). Units of documents with
+   fewer than ``min_features`` features never pair up: they only group with exact copies.
+4. Linkage turns edges into clusters:
 
-The representative is the medoid: the distinct fingerprint with the smallest total distance to
-all members (counting copies), ties to the smallest id; it is the document with the smallest id
-among those with that fingerprint. Clusters of more than :data:`MEDOID_LIMIT` distinct
-fingerprints use the most frequent fingerprint instead, to keep the cost linear.
+   - ``single``: union-find (path halving, union by size) over the edges. A near B and B near C
+     puts A and C together even when they are far apart (chaining).
+   - ``star``: the unit with most edges becomes a centre and takes its unassigned neighbours;
+     repeat. Every member is verified against its centre.
+   - ``complete`` (default): edges are taken from the most similar down; two clusters merge only
+     when *every* pair across them passes the test (verified similarity, or distance <= k without
+     sketches). Every pair of members is then a duplicate pair, so nothing chains.
 
-Output does not depend on input order: members are sorted by id, clusters by their first member.
+Each cluster reports its spread: every member's Hamming distance (and estimated similarity) to
+the representative and the largest distance. The representative is the medoid: the member
+fingerprint with the smallest total distance to all members (counting copies), ties to the
+smallest id; clusters of more than :data:`MEDOID_LIMIT` distinct fingerprints use the most
+frequent one instead, to keep the cost linear.
+
+Output does not depend on input order: members are sorted by id, clusters by their first member;
+ties between equally similar edges are broken by the units' smallest ids.
 """
 
 from __future__ import annotations
@@ -23,8 +35,10 @@ from typing import Sequence
 import numpy as np
 
 from .index import near_pairs
+from .sketch import pair_similarity
 
 MEDOID_LIMIT = 2048
+LINKAGES = ("complete", "star", "single")
 
 
 class UnionFind:
@@ -64,17 +78,112 @@ class Cluster:
     members: tuple[int, ...]  # sorted by id
     representative: int
     distances: tuple[int, ...]  # of each member to the representative
+    similarities: tuple[float, ...] | None = None  # estimated, when there are sketches
 
     @property
     def max_distance(self) -> int:
         return max(self.distances)
 
 
-def _representative(ids: Sequence[str], docs: list[int], doc_fp: list[int], uniq: np.ndarray, values: list[int]) -> int:
+@dataclass
+class _Units:
+    """Distinct (fingerprint, sketch) rows and which documents share each."""
+
+    fps: np.ndarray  # (u, words) uint64
+    sketches: np.ndarray | None  # (u, bins) uint8
+    of_doc: np.ndarray  # unit of each document
+    rank: np.ndarray  # order of each unit by its smallest document id
+
+
+def _units(ids: Sequence[str], fps: np.ndarray, sketches: np.ndarray | None, by_id: np.ndarray) -> _Units:
+    rows = fps if sketches is None else np.hstack([fps, np.ascontiguousarray(sketches).view(np.uint64)])
+    if rows.shape[1] == 1:
+        uniq, of_doc = np.unique(rows[:, 0], return_inverse=True)
+        uniq = uniq.reshape(-1, 1)
+    else:
+        uniq, of_doc = np.unique(rows, axis=0, return_inverse=True)
+    of_doc = of_doc.reshape(-1)
+    words = fps.shape[1]
+    unit_sketches = None if sketches is None else np.ascontiguousarray(uniq[:, words:]).view(np.uint8)
+    first_seen = np.full(len(uniq), len(ids), dtype=np.int64)
+    np.minimum.at(first_seen, of_doc[by_id], np.arange(len(ids)))
+    return _Units(np.ascontiguousarray(uniq[:, :words]), unit_sketches, of_doc, np.argsort(np.argsort(first_seen)))
+
+
+class _PairTest:
+    """Whether two units may be in one cluster: verified similarity, or distance <= k."""
+
+    def __init__(self, units: _Units, k: int, min_similarity: float):
+        self.units, self.k, self.min_similarity = units, k, min_similarity
+
+    def scores(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        units = self.units
+        if units.sketches is not None:
+            return pair_similarity(units.sketches, a, b)
+        distance = np.bitwise_count(units.fps[a] ^ units.fps[b]).sum(axis=1)
+        return 1.0 - distance / (64 * units.fps.shape[1])
+
+    def passes(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        if self.units.sketches is not None:
+            return self.scores(a, b) >= self.min_similarity
+        return np.bitwise_count(self.units.fps[a] ^ self.units.fps[b]).sum(axis=1) <= self.k
+
+
+def _link_single(n: int, left: list[int], right: list[int]) -> np.ndarray:
+    uf = UnionFind(n)
+    for a, b in zip(left, right):
+        uf.union(a, b)
+    return uf.roots()
+
+
+def _link_star(n: int, left: list[int], right: list[int], rank: np.ndarray) -> np.ndarray:
+    neighbours: dict[int, list[int]] = {}
+    for a, b in zip(left, right):
+        neighbours.setdefault(a, []).append(b)
+        neighbours.setdefault(b, []).append(a)
+    label = np.arange(n)
+    assigned = np.zeros(n, dtype=bool)
+    for centre in sorted(neighbours, key=lambda u: (-len(neighbours[u]), rank[u])):
+        if assigned[centre]:
+            continue
+        assigned[centre] = True
+        for other in neighbours[centre]:
+            if not assigned[other]:
+                assigned[other] = True
+                label[other] = centre
+    return label
+
+
+def _link_complete(n: int, left: list[int], right: list[int], scores: np.ndarray,
+                   rank: np.ndarray, test: _PairTest) -> np.ndarray:
+    owner = list(range(n))
+    members: dict[int, list[int]] = {}
+    order = np.lexsort((rank[np.array(right, dtype=np.int64)], rank[np.array(left, dtype=np.int64)], -scores))
+    for e in order.tolist():
+        ca, cb = owner[left[e]], owner[right[e]]
+        if ca == cb:
+            continue
+        group_a, group_b = members.get(ca, [ca]), members.get(cb, [cb])
+        if len(group_a) * len(group_b) > 1:
+            a = np.repeat(np.array(group_a), len(group_b))
+            b = np.tile(np.array(group_b), len(group_a))
+            if not test.passes(a, b).all():
+                continue
+        if len(group_a) < len(group_b):
+            ca, cb, group_a, group_b = cb, ca, group_b, group_a
+        for unit in group_b:
+            owner[unit] = ca
+        members[ca] = group_a + group_b
+        members.pop(cb, None)
+    return np.array(owner, dtype=np.int64)
+
+
+def _representative(ids: Sequence[str], docs: list[int], of_doc: list[int], fps: np.ndarray,
+                    values: list[int]) -> int:
     """The medoid document of a cluster (see the module docstring)."""
     counts: dict[int, int] = {}
     for d in docs:
-        counts[doc_fp[d]] = counts.get(doc_fp[d], 0) + 1
+        counts[of_doc[d]] = counts.get(of_doc[d], 0) + 1
     distinct = list(counts)
     if len(distinct) == 1:
         best = set(distinct)
@@ -84,14 +193,14 @@ def _representative(ids: Sequence[str], docs: list[int], doc_fp: list[int], uniq
         best = {u for u, t in zip(distinct, totals) if t == low}
     elif len(distinct) <= MEDOID_LIMIT:
         index = np.array(distinct)
-        block = uniq[index]
+        block = fps[index]
         dist = np.bitwise_count(block[:, None, :] ^ block[None, :, :]).sum(axis=2, dtype=np.int64)
         total = dist @ np.array([counts[u] for u in distinct])
         best = set(index[total == total.min()].tolist())
     else:
         top = max(counts.values())
         best = {u for u, c in counts.items() if c == top}
-    return min((d for d in docs if doc_fp[d] in best), key=ids.__getitem__)
+    return min((d for d in docs if of_doc[d] in best), key=ids.__getitem__)
 
 
 def find_clusters(
@@ -100,48 +209,90 @@ def find_clusters(
     k: int,
     singletons: bool = False,
     blocks: int | None = None,
+    *,
+    sketches: np.ndarray | None = None,
+    features: np.ndarray | None = None,
+    min_similarity: float = 0.0,
+    linkage: str = "single",
+    min_features: int = 0,
 ) -> list[Cluster]:
-    """Cluster documents whose fingerprints are within ``k`` bits, transitively.
+    """Cluster near-duplicate documents.
 
     Args:
         ids: document ids (used for ordering and ties).
         fps: ``(n, words)`` uint64 fingerprints, row i for ``ids[i]``.
-        k: largest Hamming distance of a duplicate pair.
+        k: largest Hamming distance of a candidate pair.
         singletons: also return one-member clusters.
         blocks: passed to :func:`simdedup.index.near_pairs`.
+        sketches: ``(n, bins)`` uint8 sketches to verify candidates with, or None.
+        features: number of features of each document (for ``min_features``).
+        min_similarity: smallest estimated similarity of a verified pair (with sketches).
+        linkage: ``complete``, ``star`` or ``single`` (see the module docstring).
+        min_features: documents with fewer features only group with exact copies.
 
     Returns:
         Clusters sorted by their first member id; members sorted by id.
     """
     n = len(ids)
+    if linkage not in LINKAGES:
+        raise ValueError(f"linkage must be one of {', '.join(LINKAGES)}")
     if n == 0:
         return []
-    if fps.shape[0] != n:
-        raise ValueError("ids and fps differ in length")
-    uniq, doc_fp = np.unique(fps, axis=0, return_inverse=True)
-    doc_fp = doc_fp.reshape(-1)
-    left, right, _ = near_pairs(uniq, k, blocks) if k > 0 else (np.empty(0, int),) * 3
-    uf = UnionFind(len(uniq))
-    for a, b in zip(left.tolist(), right.tolist()):
-        uf.union(a, b)
-    doc_root = uf.roots()[doc_fp]
-    # Sort documents by id once; a stable sort on the root keeps id order inside each group.
+    if fps.shape[0] != n or (sketches is not None and len(sketches) != n):
+        raise ValueError("ids, fps and sketches differ in length")
     by_id = np.array(sorted(range(n), key=ids.__getitem__), dtype=np.int64)
-    grouped = by_id[np.argsort(doc_root[by_id], kind="stable")]
-    bounds = [0, *(np.flatnonzero(np.diff(doc_root[grouped])) + 1).tolist(), n]
-    grouped_list, fp_list = grouped.tolist(), doc_fp.tolist()
-    values = [sum(int(word) << (64 * w) for w, word in enumerate(row)) for row in uniq.tolist()]
+    units = _units(ids, fps, sketches, by_id)
+    count = len(units.fps)
+    eligible = np.arange(count)
+    if features is not None and min_features > 0:
+        smallest = np.full(count, np.iinfo(np.int64).max)
+        np.minimum.at(smallest, units.of_doc, np.asarray(features, dtype=np.int64))
+        eligible = np.flatnonzero(smallest >= min_features)
+    if k > 0 and len(eligible) > 1:
+        left, right, _ = near_pairs(units.fps[eligible], k, blocks)
+        left, right = eligible[left], eligible[right]
+    else:
+        left = right = np.empty(0, dtype=np.int64)
+    test = _PairTest(units, k, min_similarity)
+    scores = test.scores(left, right)
+    if units.sketches is not None:
+        keep = scores >= min_similarity
+        left, right, scores = left[keep], right[keep], scores[keep]
+    left_list, right_list = left.tolist(), right.tolist()
+    if linkage == "single":
+        label = _link_single(count, left_list, right_list)
+    elif linkage == "star":
+        label = _link_star(count, left_list, right_list, units.rank)
+    else:
+        label = _link_complete(count, left_list, right_list, scores, units.rank, test)
+    return _describe(ids, fps, units, label[units.of_doc], by_id, singletons)
+
+
+def _describe(ids: Sequence[str], fps: np.ndarray, units: _Units, doc_label: np.ndarray,
+              by_id: np.ndarray, singletons: bool) -> list[Cluster]:
+    n = len(ids)
+    # A stable sort on the label keeps id order inside each group.
+    grouped = by_id[np.argsort(doc_label[by_id], kind="stable")]
+    bounds = [0, *(np.flatnonzero(np.diff(doc_label[grouped])) + 1).tolist(), n]
+    grouped_list, of_doc = grouped.tolist(), units.of_doc.tolist()
+    values = [sum(int(word) << (64 * w) for w, word in enumerate(row)) for row in units.fps.tolist()]
     clusters = []
     for start, end in zip(bounds, bounds[1:]):
         docs = grouped_list[start:end]
         if len(docs) == 1:
             if singletons:
-                clusters.append(Cluster((docs[0],), docs[0], (0,)))
+                sims = None if units.sketches is None else (1.0,)
+                clusters.append(Cluster((docs[0],), docs[0], (0,), sims))
             continue
-        rep = _representative(ids, docs, fp_list, uniq, values)
-        rep_value = values[fp_list[rep]]
-        dist = tuple((values[fp_list[d]] ^ rep_value).bit_count() for d in docs)
-        clusters.append(Cluster(tuple(docs), rep, dist))
+        rep = _representative(ids, docs, of_doc, units.fps, values)
+        rep_unit = of_doc[rep]
+        dist = tuple((values[of_doc[d]] ^ values[rep_unit]).bit_count() for d in docs)
+        sims = None
+        if units.sketches is not None:
+            member_units = np.array([of_doc[d] for d in docs])
+            raw = pair_similarity(units.sketches, member_units, np.full(len(docs), rep_unit))
+            sims = tuple(round(float(s), 3) for s in raw)
+        clusters.append(Cluster(tuple(docs), rep, dist, sims))
     clusters.sort(key=lambda c: ids[c.members[0]])
     return clusters
 
@@ -158,10 +309,16 @@ def cluster_id(representative_id: str) -> str:
 
 def cluster_record(cluster: Cluster, ids: Sequence[str]) -> dict:
     """The JSON-ready description of a cluster."""
-    return {
+    record = {
         "cluster": cluster_id(ids[cluster.representative]),
         "size": len(cluster.members),
         "representative": ids[cluster.representative],
         "max_distance": cluster.max_distance,
-        "members": [{"id": ids[m], "distance": d} for m, d in zip(cluster.members, cluster.distances)],
     }
+    members = [{"id": ids[m], "distance": d} for m, d in zip(cluster.members, cluster.distances)]
+    if cluster.similarities is not None:
+        record["min_similarity"] = min(cluster.similarities)
+        for member, sim in zip(members, cluster.similarities):
+            member["similarity"] = sim
+    record["members"] = members
+    return record

@@ -17,7 +17,7 @@ The bit votes are summed with numpy: the feature hashes are unpacked into a (fea
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping
+from typing import Iterable, Mapping, NamedTuple
 
 import numpy as np
 
@@ -94,17 +94,27 @@ def simhash(features: Mapping[str, float], bits: int = 64, hashfunc: FeatureHash
     return simhash_words(hash_words(hashes, bits), integer_weights(features.values()), bits)
 
 
+class Fingerprint(NamedTuple):
+    """A document's simhash and, when asked for, the sketch of its features."""
+
+    simhash: int
+    sketch: bytes | None
+
+
 @dataclass
 class Fingerprinter:
-    """Turns weighted features into fingerprints with one fixed width and feature hash.
+    """Turns weighted features into fingerprints with one fixed width, feature hash and sketch.
 
-    It keeps a bounded cache of feature hashes: natural text repeats its words, and a dict
-    lookup is several times cheaper than hashing again.
+    ``sketch_bins`` > 0 also makes a :mod:`simdedup.sketch` of the features from the same feature
+    hashes (their low 64 bits): integer weights count as multiplicities, other weights make it a
+    plain set. It keeps a bounded cache of feature hashes: natural text repeats its words, and
+    a dict lookup is several times cheaper than hashing again.
     """
 
     bits: int = 64
     hash_name: str = "xxh3"
     hashfunc: FeatureHash | None = None
+    sketch_bins: int = 0
     _cache: dict[str, int] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -112,8 +122,12 @@ class Fingerprinter:
             raise ValueError(f"bits must be 64 or 128, not {self.bits}")
         if self.hashfunc is None:
             self.hashfunc = get_feature_hash(self.hash_name, self.bits)
+        if self.sketch_bins:
+            from .sketch import _check_bins
 
-    def __call__(self, features: Mapping[str, float]) -> int:
+            _check_bins(self.sketch_bins)
+
+    def __call__(self, features: Mapping[str, float]) -> Fingerprint:
         cache = self._cache
         if len(cache) > _HASH_CACHE_LIMIT:
             cache.clear()
@@ -124,4 +138,16 @@ class Fingerprinter:
             if h is None:
                 h = cache[feature] = hashfunc(feature)  # type: ignore[misc]
             hashes.append(h)
-        return simhash_words(hash_words(hashes, self.bits), integer_weights(features.values()), self.bits)
+        words = hash_words(hashes, self.bits)
+        weights = integer_weights(features.values())
+        value = simhash_words(words, weights, self.bits)
+        if not self.sketch_bins:
+            return Fingerprint(value, None)
+        from .sketch import make_sketch
+
+        counts = weights if _all_counts(features.values()) else None
+        return Fingerprint(value, make_sketch(words[:, 0], counts, self.sketch_bins))
+
+
+def _all_counts(weights: Iterable[float]) -> bool:
+    return all(float(w).is_integer() for w in weights)

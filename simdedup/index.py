@@ -22,7 +22,7 @@ from math import comb, log2
 
 import numpy as np
 
-_MAX_TABLES = 64
+_MAX_TABLES = 512
 # Relative costs per fingerprint per table (sort, key) and per candidate, in rough units.
 _SORT_COST, _CANDIDATE_COST, _BRUTE_COST = 1.0, 4.0, 0.5
 _FOLD = np.uint64(0x9E3779B97F4A7C15)  # odd, so multiplying by it is a bijection

@@ -19,6 +19,7 @@ from .errors import SkipDocument
 from .fingerprint import Fingerprinter
 from .index import as_words
 from .records import FingerprintRecord, read_fingerprint_files
+from .sketch import DEFAULT_BINS
 from .tokenizers import Tokenizer
 
 
@@ -30,18 +31,20 @@ class DocumentFingerprinter:
     bits: int = 64
     hash_name: str = "xxh3"
     encoding: str = "utf-8"
+    sketch_bins: int = DEFAULT_BINS
     fingerprinter: Fingerprinter = field(init=False)
 
     def __post_init__(self) -> None:
-        self.fingerprinter = Fingerprinter(self.bits, self.hash_name)
+        self.fingerprinter = Fingerprinter(self.bits, self.hash_name, sketch_bins=self.sketch_bins)
         DocumentReader("", self.encoding)  # fail early on an unknown encoding
 
     @property
     def settings(self) -> dict[str, Any]:
-        return {**self.tokenizer.settings(), "bits": self.bits, "hash": self.hash_name}
+        return {**self.tokenizer.settings(), "bits": self.bits, "hash": self.hash_name, "sketch": self.sketch_bins}
 
     def record(self, doc_id: str, features: dict[str, float], size: int | None) -> FingerprintRecord:
-        return FingerprintRecord(doc_id, self.fingerprinter(features), self.bits, len(features), self.settings, size)
+        value, sketch = self.fingerprinter(features)
+        return FingerprintRecord(doc_id, value, self.bits, len(features), self.settings, size, sketch)
 
     def fingerprint_text(self, doc_id: str, text: str) -> FingerprintRecord:
         """Fingerprint a text held in memory.
@@ -125,6 +128,8 @@ class FingerprintSet:
     bits: int
     settings: dict[str, Any] | None
     repeated: list[str]  # "where: id" of records dropped because their id was seen before
+    features: np.ndarray  # number of features of each document
+    sketches: np.ndarray | None  # (n, bins) uint8, when the records carry sketches
 
 
 def load_fingerprints(files: Iterable[tuple[str, BinaryIO]]) -> FingerprintSet:
@@ -142,6 +147,8 @@ def collect_records(records: Iterable[tuple[str, FingerprintRecord]]) -> Fingerp
     """Gather ``(where, record)`` pairs into a :class:`FingerprintSet` (first id wins)."""
     ids: list[str] = []
     values: list[int] = []
+    features: list[int] = []
+    sketches: list[bytes] = []
     seen: set[str] = set()
     repeated: list[str] = []
     bits, settings = 64, None
@@ -152,18 +159,66 @@ def collect_records(records: Iterable[tuple[str, FingerprintRecord]]) -> Fingerp
         seen.add(record.id)
         ids.append(record.id)
         values.append(record.simhash)
+        features.append(record.features)
+        if record.sketch:
+            sketches.append(record.sketch)
         bits, settings = record.bits, record.settings
-    return FingerprintSet(ids, as_words(values, bits), bits, settings, repeated)
+    sketch_array = None
+    if sketches:
+        sketch_array = np.frombuffer(b"".join(sketches), dtype=np.uint8).reshape(len(sketches), -1)
+    return FingerprintSet(ids, as_words(values, bits), bits, settings, repeated,
+                          np.array(features, dtype=np.int64), sketch_array)
 
 
-def cluster_fingerprints(fingerprints: FingerprintSet, k: int, singletons: bool = False) -> list[Cluster]:
+@dataclass(frozen=True)
+class ClusterOptions:
+    """How ``cluster`` decides; None values take the defaults for the input (:meth:`resolve`)."""
+
+    k: int | None = None
+    min_similarity: float = 0.87
+    linkage: str = "complete"
+    min_features: int = 10
+    singletons: bool = False
+
+    #: k when the records carry sketches (the sketch gives the precision, a larger k the recall)
+    #: and when they do not (Manku et al.'s setting for 64-bit fingerprints).
+    DEFAULT_K_VERIFIED = 8
+    DEFAULT_K_PLAIN = 3
+
+    def resolve(self, bits: int, verified: bool) -> "ClusterOptions":
+        """These options with k filled in and checked for the fingerprint width.
+
+        Raises:
+            ValueError: ``k`` or ``min_similarity`` out of range.
+        """
+        k = self.k
+        if k is None:
+            k = self.DEFAULT_K_VERIFIED if verified else self.DEFAULT_K_PLAIN
+            k = k * bits // 64
+        check_k(k, bits)
+        if not 0.0 <= self.min_similarity <= 1.0:
+            raise ValueError("min-similarity must be between 0 and 1")
+        return ClusterOptions(k, self.min_similarity, self.linkage, self.min_features, self.singletons)
+
+
+def cluster_fingerprints(fingerprints: FingerprintSet, options: ClusterOptions = ClusterOptions()) -> list[Cluster]:
     """Clusters of a loaded fingerprint set (see :func:`simdedup.cluster.find_clusters`).
 
     Raises:
-        ValueError: ``k`` out of range for the fingerprint width.
+        ValueError: an option out of range for the fingerprints.
     """
-    check_k(k, fingerprints.bits)
-    return find_clusters(fingerprints.ids, fingerprints.fps, k, singletons)
+    options = options.resolve(fingerprints.bits, fingerprints.sketches is not None)
+    return find_clusters(
+        fingerprints.ids,
+        fingerprints.fps,
+        options.k,  # type: ignore[arg-type]
+        options.singletons,
+        sketches=fingerprints.sketches,
+        features=fingerprints.features,
+        min_similarity=options.min_similarity,
+        linkage=options.linkage,
+        min_features=options.min_features,
+    )
 
 
 def max_k(bits: int) -> int:

@@ -3,11 +3,13 @@
 One record per document::
 
     {"id": "corpus/a.txt", "simhash": "8f3a...", "bits": 64, "features": 312, "bytes": 2048,
-     "tokenizer": "whitespace", "options": {"shingle": 1}, "hash": "xxh3"}
+     "tokenizer": "words", "options": {"shingle": 1}, "hash": "xxh3", "sketch": "q83F..."}
 
 ``simhash`` is fixed-width lower-case hex (never a JSON number: jq and JavaScript read numbers as
-doubles and corrupt values above 2**53). ``tokenizer``, ``options``, ``bits`` and ``hash`` are the
-record's *settings*; fingerprints are only comparable when their settings are equal.
+doubles and corrupt values above 2**53). ``sketch`` (optional) is URL-safe base64 of the
+feature sketch (:mod:`simdedup.sketch`). ``tokenizer``, ``options``, ``bits``, ``hash`` and the
+sketch size are the record's *settings*; fingerprints are only comparable when their settings
+are equal.
 """
 
 from __future__ import annotations
@@ -18,9 +20,11 @@ from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Iterable, Iterator
 
 from .errors import IncompatibleSettingsError, RecordError
+from .sketch import decode as decode_sketch
+from .sketch import encode as encode_sketch
 
 _HEX = re.compile(r"[0-9a-fA-F]+")
-SETTING_KEYS = ("tokenizer", "options", "bits", "hash")
+SETTING_KEYS = ("tokenizer", "options", "bits", "hash")  # and "sketch": its size in bytes
 
 
 @dataclass
@@ -33,6 +37,7 @@ class FingerprintRecord:
     features: int
     settings: dict[str, Any] = field(default_factory=dict)
     bytes: int | None = None
+    sketch: bytes | None = None
 
     def to_json(self) -> str:
         """The record as one JSON line (without the newline)."""
@@ -47,13 +52,16 @@ class FingerprintRecord:
         for key in ("tokenizer", "options", "hash"):
             if key in self.settings:
                 out[key] = self.settings[key]
+        if self.sketch is not None:
+            out["sketch"] = encode_sketch(self.sketch)
         return json.dumps(out, ensure_ascii=False, separators=(",", ":"))
 
 
 def describe_settings(settings: dict[str, Any]) -> str:
     """Settings in a short human form, e.g. ``whitespace(shingle=1) xxh3 64-bit``."""
     options = ",".join(f"{k}={v}" for k, v in sorted((settings.get("options") or {}).items()))
-    return f"{settings.get('tokenizer')}({options}) {settings.get('hash')} {settings.get('bits')}-bit"
+    sketch = f"{settings['sketch']}-byte sketch" if settings.get("sketch") else "no sketch"
+    return f"{settings.get('tokenizer')}({options}) {settings.get('hash')} {settings.get('bits')}-bit, {sketch}"
 
 
 def parse_record(line: str, where: str) -> FingerprintRecord:
@@ -90,8 +98,17 @@ def parse_record(line: str, where: str) -> FingerprintRecord:
     size = obj.get("bytes")
     if size is not None and (not isinstance(size, int) or isinstance(size, bool)):
         raise RecordError(f"{where}: field 'bytes' must be an integer")
+    sketch = obj.get("sketch")
+    if sketch is not None:
+        try:
+            if not isinstance(sketch, str):
+                raise ValueError("not a string")
+            sketch = decode_sketch(sketch)
+        except ValueError as exc:
+            raise RecordError(f"{where}: field 'sketch': {exc}") from None
     settings = {key: obj.get(key) for key in SETTING_KEYS}
-    return FingerprintRecord(doc_id, value, bits, features, settings, size)
+    settings["sketch"] = len(sketch) if sketch else 0
+    return FingerprintRecord(doc_id, value, bits, features, settings, size, sketch)
 
 
 class SettingsGuard:

@@ -20,8 +20,8 @@ from simdedup.cli import cli
 from simdedup.fingerprint import simhash
 
 REPO = Path(__file__).resolve().parents[1]
-RECORD_FIELDS = {"id", "simhash", "bits", "features", "bytes", "tokenizer", "options", "hash"}
-CLUSTER_FIELDS = {"cluster", "size", "representative", "max_distance", "members"}
+RECORD_FIELDS = {"id", "simhash", "bits", "features", "bytes", "tokenizer", "options", "hash", "sketch"}
+CLUSTER_FIELDS = {"cluster", "size", "representative", "max_distance", "min_similarity", "members"}
 COMMANDS = ["fingerprint", "cluster", "dedup", "tokenizers"]
 
 
@@ -79,6 +79,11 @@ def alarm():
 def words(seed: int, n: int = 300) -> str:
     r = random.Random(seed)
     return " ".join(f"w{r.randrange(5000)}" for _ in range(n))
+
+
+def word_tokens(text: str) -> list[str]:
+    """The default tokenizer's tokens, spelled independently: CJK characters alone, other words."""
+    return re.findall(r"[\u4e00-\u9fff]|[^\W\u4e00-\u9fff]+", text.lower())
 
 
 def near_copy(text: str) -> str:
@@ -152,7 +157,7 @@ def check_record(rec: dict, bits: int = 64) -> None:
     assert set(rec) == RECORD_FIELDS
     assert re.fullmatch(f"[0-9a-f]{{{bits // 4}}}", rec["simhash"]), rec["simhash"]
     assert rec["bits"] == bits
-    assert rec["tokenizer"] == "whitespace"
+    assert rec["tokenizer"] == "words"
     assert rec["options"] == {"shingle": 1}
     assert rec["hash"] == "xxh3"
     assert isinstance(rec["features"], int) and rec["features"] > 0
@@ -176,7 +181,7 @@ def test_fingerprint_input_modes(run, small_corpus, mode):
         check_record(rec)
         text = small_corpus[rec["id"]]
         assert rec["bytes"] == len(text.encode())
-        features = Counter(text.lower().split())
+        features = Counter(word_tokens(text))
         assert rec["features"] == len(features)
         assert int(rec["simhash"], 16) == simhash(features)
 
@@ -377,7 +382,7 @@ def test_fingerprint_encoding_option(run, tmp_path, monkeypatch):
     (gb,) = result.records
     (utf8,) = run(["fingerprint", "utf8.txt"]).records
     assert gb["simhash"] == utf8["simhash"]
-    assert gb["features"] == utf8["features"] == 6
+    assert gb["features"] == utf8["features"] == 13  # distinct characters
     assert gb["bytes"] == os.path.getsize("gb.txt")
 
 
@@ -535,7 +540,7 @@ def test_tokenizer_option_equals_shingle_flag(run, small_corpus):
     assert all(r["options"] == {"shingle": 2} for r in flag.records)
     assert flag.stdout != plain.stdout
     for rec in flag.records:
-        tokens = small_corpus[rec["id"]].lower().split()
+        tokens = word_tokens(small_corpus[rec["id"]])
         assert rec["features"] == len(set(zip(tokens, tokens[1:])))
 
 
@@ -553,7 +558,7 @@ def test_tokenizers_command(run):
 
 
 def check_cluster(rec: dict) -> None:
-    assert set(rec) == CLUSTER_FIELDS
+    assert set(rec) | {"min_similarity"} == CLUSTER_FIELDS  # min_similarity only with sketches
     assert re.fullmatch("[0-9a-f]{16}", rec["cluster"])
     ids = [m["id"] for m in rec["members"]]
     assert rec["size"] == len(ids)
@@ -562,7 +567,9 @@ def check_cluster(rec: dict) -> None:
     distances = [m["distance"] for m in rec["members"]]
     assert rec["max_distance"] == max(distances)
     assert dict(zip(ids, distances))[rec["representative"]] == 0
-    assert all(set(m) == {"id", "distance"} for m in rec["members"])
+    assert all(set(m) - {"similarity"} == {"id", "distance"} for m in rec["members"])
+    if "min_similarity" in rec:
+        assert rec["min_similarity"] == min(m["similarity"] for m in rec["members"])
 
 
 def test_cluster_from_file_and_stdin(run, dup_corpus, tmp_path):

@@ -59,8 +59,9 @@ def test_hamming_and_hex():
 def test_fingerprinter_equals_simhash_and_caches():
     fp = Fingerprinter(64)
     features = {"hello": 2, "world": 1}
-    assert fp(features) == simhash(features, 64)
-    assert fp(features) == simhash(features, 64)  # second call from the cache
+    assert fp(features).simhash == simhash(features, 64)
+    assert fp(features).simhash == simhash(features, 64)  # second call from the cache
+    assert fp(features).sketch is None
     assert set(fp._cache) == {"hello", "world"}
 
 

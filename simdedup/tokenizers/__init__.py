@@ -26,6 +26,7 @@ ENTRY_POINT_GROUP = "simdedup.tokenizers"
 
 #: Built-in tokenizers, ``name -> "module:Class"``, imported on first use.
 BUILTIN = {
+    "words": "simdedup.tokenizers.words:WordsTokenizer",
     "whitespace": "simdedup.tokenizers.whitespace:WhitespaceTokenizer",
     "jieba": "simdedup.tokenizers.jieba_tfidf:JiebaTfidfTokenizer",
 }

@@ -1,0 +1,194 @@
+"""Sketches, verified candidates, linkage modes and the short-text rule."""
+
+import random
+from collections import Counter
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import simdedup.sketch as sketch_module
+from simdedup.cluster import find_clusters
+from simdedup.fingerprint import Fingerprinter
+from simdedup.index import as_words
+from simdedup.records import RecordError, parse_record
+from simdedup.sketch import decode, encode, make_sketch, pair_similarity, similarity
+from simdedup.tokenizers import get_tokenizer
+
+
+def weighted_jaccard(a: Counter, b: Counter) -> float:
+    return sum((a & b).values()) / sum((a | b).values())
+
+
+def sketch_of(counter: Counter, bins=128) -> bytes:
+    fp = Fingerprinter(64, sketch_bins=bins)
+    return fp(counter).sketch
+
+
+def edited(rng, tokens, rate):
+    out = list(tokens)
+    for i in rng.sample(range(len(out)), int(rate * len(out))):
+        out[i] = f"edit{rng.randrange(10**6)}"
+    return out
+
+
+@pytest.mark.parametrize("rate", [0.0, 0.02, 0.05, 0.1, 0.3, 0.6])
+def test_sketch_estimates_weighted_jaccard(rate):
+    rng = random.Random(int(rate * 100))
+    errors = []
+    for trial in range(20):
+        base = [f"w{rng.randrange(800)}" for _ in range(600)]
+        a, b = Counter(base), Counter(edited(rng, base, rate))
+        errors.append(similarity(sketch_of(a), sketch_of(b)) - weighted_jaccard(a, b))
+    errors = np.array(errors)
+    assert abs(errors.mean()) < 0.03  # unbiased
+    assert np.sqrt((errors**2).mean()) < 0.06  # about 0.03-0.04 expected with 128 bins
+
+
+def test_counts_matter():
+    # same set, different multiplicities: weighted Jaccard 3/5
+    a = Counter({"x": 3, "y": 1})
+    b = Counter({"x": 1, "y": 1})
+    assert weighted_jaccard(a, b) == 0.5
+    assert 0.2 < similarity(sketch_of(a, 512), sketch_of(b, 512)) < 0.8
+    assert similarity(sketch_of(a), sketch_of(Counter(a))) == 1.0
+
+
+def test_batched_expansion_equals_one_batch(monkeypatch):
+    rng = random.Random(5)
+    hashes = np.array([rng.getrandbits(64) for _ in range(300)], dtype=np.uint64)
+    counts = np.array([rng.randrange(1, 50) for _ in range(300)], dtype=np.int64)
+    whole = make_sketch(hashes, counts)
+    monkeypatch.setattr(sketch_module, "_EXPAND_BATCH", 37)
+    assert make_sketch(hashes, counts) == whole
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.integers(0, 2**64 - 1), min_size=1, max_size=40, unique=True))
+def test_sketch_properties(values):
+    hashes = np.array(values, dtype=np.uint64)
+    sk = make_sketch(hashes, None, 64)
+    assert len(sk) == 64
+    assert decode(encode(sk)) == sk
+    # order of features does not matter
+    assert make_sketch(hashes[::-1].copy(), None, 64) == sk
+    other = make_sketch(hashes[: max(1, len(values) // 2)], None, 64)
+    assert similarity(sk, other) == similarity(other, sk)
+    assert similarity(sk, sk) == 1.0
+
+
+def test_pair_similarity_matches_scalar():
+    rng = random.Random(1)
+    rows = np.array([np.frombuffer(make_sketch(np.array([rng.getrandbits(64) for _ in range(50)], dtype=np.uint64), None), np.uint8) for _ in range(5)])
+    left, right = np.array([0, 1, 2]), np.array([3, 4, 0])
+    got = pair_similarity(rows, left, right)
+    want = [similarity(rows[a].tobytes(), rows[b].tobytes()) for a, b in zip(left, right)]
+    assert np.allclose(got, want)
+
+
+def test_bad_bins():
+    with pytest.raises(ValueError):
+        make_sketch(np.zeros(1, dtype=np.uint64), None, 100)
+
+
+# --- records --------------------------------------------------------------------------------
+
+LINE = '{"id":"a","simhash":"00000000000000ff","bits":64,"features":3,"sketch":"%s"}'
+
+
+def test_record_round_trip_with_sketch():
+    sk = bytes(range(128))
+    record = parse_record(LINE % encode(sk), "f:1")
+    assert record.sketch == sk and record.settings["sketch"] == 128
+    assert parse_record(record.to_json(), "f:1").sketch == sk
+
+
+def test_bad_sketch_is_a_record_error():
+    with pytest.raises(RecordError, match="f:7: field 'sketch'"):
+        parse_record(LINE % "not base64 !!", "f:7")
+
+
+# --- verification and linkage ---------------------------------------------------------------
+
+
+def docs_to_arrays(texts):
+    tok = get_tokenizer("words")
+    fp = Fingerprinter(64, sketch_bins=128)
+    values, sketches, features = [], [], []
+    for text in texts:
+        f = tok.text_features(text)
+        result = fp(f)
+        values.append(result.simhash)
+        sketches.append(np.frombuffer(result.sketch, np.uint8))
+        features.append(len(f))
+    return as_words(values, 64), np.array(sketches), np.array(features)
+
+
+def clusters(ids, texts, **options):
+    fps, sketches, features = docs_to_arrays(texts)
+    found = find_clusters(ids, fps, options.pop("k", 32), sketches=sketches, features=features, **options)
+    return [[ids[m] for m in c.members] for c in found]
+
+
+def chain(rng, length=5, size=400, rate=0.08):
+    """Documents each ``rate`` of words away from the previous: neighbours similar, ends not."""
+    tokens = [f"w{rng.randrange(10**6)}" for _ in range(size)]
+    texts = [" ".join(tokens)]
+    for _ in range(length - 1):
+        tokens = edited(rng, tokens, rate)
+        texts.append(" ".join(tokens))
+    return texts
+
+
+def test_complete_linkage_does_not_chain_but_single_does():
+    texts = chain(random.Random(2))
+    ids = [f"d{i}" for i in range(len(texts))]
+    single = clusters(ids, texts, min_similarity=0.8, linkage="single")
+    complete = clusters(ids, texts, min_similarity=0.8, linkage="complete")
+    assert single == [ids]  # one chained cluster
+    assert len(complete) >= 2
+    # every pair inside a complete-linkage cluster is verified
+    fps, sketches, _ = docs_to_arrays(texts)
+    for group in complete:
+        idx = [ids.index(g) for g in group]
+        for a in idx:
+            for b in idx:
+                assert similarity(sketches[a].tobytes(), sketches[b].tobytes()) >= 0.8
+
+
+def test_star_members_verified_against_centre():
+    texts = chain(random.Random(3))
+    ids = [f"d{i}" for i in range(len(texts))]
+    star = clusters(ids, texts, min_similarity=0.8, linkage="star")
+    assert all(len(g) <= 3 for g in star)  # a centre and at most its two neighbours
+
+
+def test_verification_rejects_dissimilar_candidates():
+    rng = random.Random(4)
+    a = " ".join(f"w{rng.randrange(10**6)}" for _ in range(300))
+    b = " ".join(f"w{rng.randrange(10**6)}" for _ in range(300))
+    # k = 32 makes nearly every pair a candidate; the sketch must refuse the unrelated one
+    assert clusters(["a", "b", "c"], [a, b, a + " extra"], min_similarity=0.87) == [["a", "c"]]
+    assert clusters(["a", "b"], [a, b], k=63, min_similarity=0.0, linkage="single") == [["a", "b"]]
+
+
+def test_short_texts_join_only_exact_copies():
+    ids = ["s1", "s2", "s3", "s4"]
+    texts = ["the cat sat", "the cat sat", "the cat sat down", "The  cat, sat!"]
+    # s4 has the same tokens as s1 (case and punctuation are dropped): an exact copy
+    got = clusters(ids, texts, min_similarity=0.5, min_features=10, linkage="single")
+    assert got == [["s1", "s2", "s4"]]
+    # with the rule off, the near one joins too
+    assert clusters(ids, texts, min_similarity=0.5, min_features=0, linkage="single") == [ids]
+
+
+def test_verified_output_independent_of_order():
+    rng = random.Random(9)
+    texts = chain(rng, 6, rate=0.05) + chain(rng, 4, rate=0.05)
+    ids = [f"id{i}" for i in range(len(texts))]
+    first = clusters(ids, texts, min_similarity=0.85)
+    order = list(range(len(texts)))
+    rng.shuffle(order)
+    second = clusters([ids[i] for i in order], [texts[i] for i in order], min_similarity=0.85)
+    assert first == second
