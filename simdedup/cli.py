@@ -112,27 +112,40 @@ def _is_open(fd: int) -> bool:
         return False
 
 
-def _fingerprint_options(func: Callable) -> Callable:
-    options = [
-        click.argument("paths", nargs=-1, type=click.Path(dir_okay=True, allow_dash=True)),
-        click.option("-0", "--null", is_flag=True, help="Paths read from stdin (-) are NUL-separated."),
-        click.option("--tokenizer", "tokenizer_name", default="words", show_default=True,
-                     help="Tokenizer name (see `simdedup tokenizers`)."),
-        click.option("--shingle", type=click.IntRange(min=1), help="Use word N-grams of N tokens as features."),
-        click.option("--topk", type=click.IntRange(min=1), help="Keywords kept by the jieba tokenizer (default 20)."),
-        click.option("-O", "--tokenizer-option", "tokenizer_options", multiple=True, metavar="KEY=VALUE",
-                     help="Any tokenizer option (repeatable)."),
-        click.option("--bits", type=click.Choice(["64", "128"]), default="64", show_default=True,
-                     help="Fingerprint width."),
-        click.option("--sketch", "sketch_bins", type=int, default=128, show_default=True,
-                     help="Bytes of feature sketch per record, used to verify candidates (0: none)."),
-        click.option("--encoding", default="utf-8", show_default=True, help="Encoding of the documents."),
-        click.option("-j", "--jobs", type=click.IntRange(min=1), help="Processes to use [default: all cores]."),
-        click.option("--silent", is_flag=True, help="No progress bar."),
-    ]
+def _apply(options: list[Callable], func: Callable) -> Callable:
     for option in reversed(options):
         func = option(func)
     return func
+
+
+# How features and fingerprints are made: shared by fingerprint, dedup and explain.
+_FEATURE_OPTIONS = [
+    click.option("--tokenizer", "tokenizer_name", default="words", show_default=True,
+                 help="Tokenizer name (see `simdedup tokenizers`)."),
+    click.option("--shingle", type=click.IntRange(min=1), help="Use N-grams of N tokens as features."),
+    click.option("--topk", type=click.IntRange(min=1), help="Keywords kept by the jieba tokenizer (default 20)."),
+    click.option("-O", "--tokenizer-option", "tokenizer_options", multiple=True, metavar="KEY=VALUE",
+                 help="Any tokenizer option (repeatable)."),
+    click.option("--bits", type=click.Choice(["64", "128"]), default="64", show_default=True,
+                 help="Fingerprint width."),
+    click.option("--sketch", "sketch_bins", type=int, default=128, show_default=True,
+                 help="Bytes of feature sketch per record, used to verify candidates (0: none)."),
+    click.option("--encoding", default="utf-8", show_default=True, help="Encoding of the documents."),
+]
+
+
+def _feature_options(func: Callable) -> Callable:
+    return _apply(_FEATURE_OPTIONS, func)
+
+
+def _fingerprint_options(func: Callable) -> Callable:
+    return _apply([
+        click.argument("paths", nargs=-1, type=click.Path(dir_okay=True, allow_dash=True)),
+        click.option("-0", "--null", is_flag=True, help="Paths read from stdin (-) are NUL-separated."),
+        *_FEATURE_OPTIONS,
+        click.option("-j", "--jobs", type=click.IntRange(min=1), help="Processes to use [default: all cores]."),
+        click.option("--silent", is_flag=True, help="No progress bar."),
+    ], func)
 
 
 def _output_options(func: Callable) -> Callable:
@@ -142,10 +155,10 @@ def _output_options(func: Callable) -> Callable:
 
 
 def _cluster_options(func: Callable) -> Callable:
-    options = [
+    return _apply([
         click.option("-k", "--k", "k", type=click.IntRange(0, 63),
                      help="Largest Hamming distance of a candidate pair "
-                          "[default: 8 with sketches, 3 without; doubled for 128 bits]."),
+                          "[default: 10 with sketches, 3 without; doubled for 128 bits]."),
         click.option("--min-similarity", type=click.FloatRange(0, 1), default=0.87, show_default=True,
                      help="Smallest estimated similarity (weighted Jaccard, from the sketches) of a duplicate."),
         click.option("--linkage", type=click.Choice(["complete", "star", "single"]), default="complete",
@@ -154,10 +167,7 @@ def _cluster_options(func: Callable) -> Callable:
         click.option("--min-features", type=click.IntRange(min=0), default=10, show_default=True,
                      help="Documents with fewer features only group with exact copies."),
         click.option("--singletons", is_flag=True, help="Also print documents with no duplicate."),
-    ]
-    for option in reversed(options):
-        func = option(func)
-    return func
+    ], func)
 
 
 def _cluster_settings(k: int | None, min_similarity: float, linkage: str, min_features: int,
@@ -363,6 +373,119 @@ def dedup(paths: tuple[str, ...], null: bool, tokenizer_name: str, shingle: int 
     _report_skipped(skipped, len(fingerprints.ids))
     if skipped:
         sys.exit(EXIT_SKIPPED)
+
+
+@cli.command()
+@click.argument("document_a", type=click.Path(dir_okay=False, allow_dash=False))
+@click.argument("document_b", type=click.Path(dir_okay=False, allow_dash=False))
+@_feature_options
+@click.option("--top", type=click.IntRange(min=1), default=10, show_default=True, help="Features listed per side.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object instead of text.")
+def explain(document_a: str, document_b: str, tokenizer_name: str, shingle: int | None, topk: int | None,
+            tokenizer_options: tuple[str, ...], bits: str, sketch_bins: int, encoding: str, top: int,
+            as_json: bool) -> None:
+    """Show why two documents are or are not near-duplicates.
+
+    Prints their Hamming distance, the similarity the sketches estimate (what
+    `cluster` uses), the exact weighted Jaccard of their features, and the
+    features that pull them together or push them apart.
+
+    \b
+    simdedup explain corpus/a.txt corpus/b.txt
+    """
+    from .explain import explain as explain_documents
+    from .pipeline import ClusterOptions
+
+    fingerprinter = _make_fingerprinter(tokenizer_name, shingle, topk, tokenizer_options, bits, sketch_bins, encoding)
+    result = explain_documents(fingerprinter, document_a, document_b, top)
+    if as_json:
+        click.echo(json.dumps(result.as_dict(), ensure_ascii=False))
+        return
+    defaults = ClusterOptions().resolve(int(bits), result.estimated_similarity is not None)
+    candidate = result.distance <= defaults.k  # type: ignore[operator]
+    verified = result.estimated_similarity is None or result.estimated_similarity >= defaults.min_similarity
+    lines = [
+        f"A: {result.a} ({result.features[0]} features)",
+        f"B: {result.b} ({result.features[1]} features)",
+        f"Hamming distance: {result.distance} of {result.bits} bits "
+        f"({'within' if candidate else 'beyond'} the default k = {defaults.k})",
+    ]
+    if result.estimated_similarity is not None:
+        lines.append(f"estimated similarity (sketch): {result.estimated_similarity:.3f} "
+                     f"({'at least' if verified else 'below'} the default --min-similarity {defaults.min_similarity})")
+    lines.append(f"exact weighted Jaccard of the features: {result.similarity:.3f}")
+    lines.append(f"verdict with default settings: {'near-duplicates' if candidate and verified else 'not near-duplicates'}")
+    lines.append("pulling together (shared, weight in A / B):")
+    lines += [f"  {f!r} {wa:g} / {wb:g}" for f, wa, wb in result.together] or ["  (none)"]
+    lines.append("pushing apart, more in A:")
+    lines += [f"  {f!r} +{w:g}" for f, w in result.apart_a] or ["  (none)"]
+    lines.append("pushing apart, more in B:")
+    lines += [f"  {f!r} +{w:g}" for f, w in result.apart_b] or ["  (none)"]
+    click.echo("\n".join(lines))
+
+
+@cli.command()
+@click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--max-k", type=click.IntRange(1, 31), default=12, show_default=True,
+              help="Largest nearest-neighbour distance searched exactly.")
+@click.option("--min-similarity", type=click.FloatRange(0, 1), default=0.87, show_default=True,
+              help="Similarity of a verified pair (with sketches).")
+@click.option("--plot", type=click.Path(dir_okay=False), help="Also draw the histograms to this PNG file.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object instead of text.")
+def stats(files: tuple[str, ...], max_k: int, min_similarity: float, plot: str | None, as_json: bool) -> None:
+    """Distribution of nearest-neighbour distances and cluster sizes, and a suggested k.
+
+    \b
+    simdedup stats fingerprints.jsonl
+    simdedup stats --plot distances.png fingerprints.jsonl
+    """
+    from .pipeline import ClusterOptions, load_fingerprints
+    from .stats import fingerprint_stats, histogram
+
+    if plot:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            raise click.ClickException("--plot needs matplotlib: pip install 'simdedup[plot]'") from None
+    fingerprints = load_fingerprints(_open_inputs(files))
+    result = fingerprint_stats(fingerprints, max_k, ClusterOptions(min_similarity=min_similarity))
+    if plot:
+        from .plot import plot_stats
+
+        plot_stats(result, plot)
+    if as_json:
+        click.echo(json.dumps(result.as_dict()))
+        return
+    rows = [(str(d), c) for d, c in enumerate(result.nearest)] + [(f">{result.max_k}", result.beyond)]
+    lines = [f"{result.documents} documents; nearest-neighbour Hamming distance:"] + histogram(rows)
+    if result.verified_distances is not None:
+        lines += ["distance of sketch-verified pairs:"]
+        lines += histogram([(str(d), c) for d, c in enumerate(result.verified_distances)])
+    lines += ["cluster sizes (default settings):"] + histogram(result.cluster_sizes)
+    lines.append(f"suggested k: {result.suggested_k} ({result.reason})")
+    click.echo("\n".join(lines))
+
+
+@cli.command(name="eval")
+@click.option("--gold", type=click.Path(exists=True, dir_okay=False), required=True,
+              help="Labelled duplicate pairs: JSON lines with a and b (dup: false lines are skipped), or two ids per line.")
+@click.option("--match", type=click.Choice(["id", "basename", "stem"]), default="id", show_default=True,
+              help="Compare ids as they are, by file name, or by file name without extension.")
+@click.argument("clusters", type=click.Path(dir_okay=False, allow_dash=True), default="-")
+def evaluate(gold: str, match: str, clusters: str) -> None:
+    """Pairwise precision, recall and F1 of CLUSTERS against your own labels.
+
+    \b
+    simdedup cluster fp.jsonl > clusters.jsonl
+    simdedup eval --gold pairs.tsv clusters.jsonl
+    """
+    from .evaluate import read_cluster_members, read_gold_pairs, score_pairs
+
+    with open(gold, encoding="utf-8") as handle:
+        pairs = read_gold_pairs(handle, gold, match)
+    with click.open_file(clusters, encoding="utf-8") as handle:
+        members = list(read_cluster_members(handle, "<stdin>" if clusters == "-" else clusters, match))
+    click.echo(json.dumps(score_pairs(members, pairs).as_dict()))
 
 
 @cli.command()

@@ -182,7 +182,7 @@ class ClusterOptions:
 
     #: k when the records carry sketches (the sketch gives the precision, a larger k the recall)
     #: and when they do not (Manku et al.'s setting for 64-bit fingerprints).
-    DEFAULT_K_VERIFIED = 8
+    DEFAULT_K_VERIFIED = 10
     DEFAULT_K_PLAIN = 3
 
     def resolve(self, bits: int, verified: bool) -> "ClusterOptions":

@@ -1,0 +1,70 @@
+"""Why two documents are, or are not, near-duplicates: for a person choosing k and thresholds."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .pipeline import DocumentFingerprinter
+from .sketch import similarity as sketch_similarity
+
+
+@dataclass
+class Explanation:
+    """Distance, similarities and the features behind them for documents ``a`` and ``b``."""
+
+    a: str
+    b: str
+    bits: int
+    distance: int
+    estimated_similarity: float | None  # from the sketches, as cluster sees it
+    similarity: float  # exact weighted Jaccard of the two feature multisets
+    features: tuple[int, int]
+    together: list[tuple[str, float, float]] = field(default_factory=list)  # shared, heaviest first
+    apart_a: list[tuple[str, float]] = field(default_factory=list)  # weight in a beyond b
+    apart_b: list[tuple[str, float]] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {
+            "a": self.a, "b": self.b, "bits": self.bits, "distance": self.distance,
+            "estimated_similarity": self.estimated_similarity, "similarity": self.similarity,
+            "features": list(self.features),
+            "together": [{"feature": f, "a": wa, "b": wb} for f, wa, wb in self.together],
+            "apart_a": [{"feature": f, "excess": w} for f, w in self.apart_a],
+            "apart_b": [{"feature": f, "excess": w} for f, w in self.apart_b],
+        }
+
+
+def explain(fingerprinter: DocumentFingerprinter, path_a: str, path_b: str, top: int = 10) -> Explanation:
+    """Fingerprint two files and compare them feature by feature.
+
+    Features push two fingerprints together when both documents carry them (heaviest shared
+    weight first) and apart when one document carries more of them than the other.
+
+    Raises:
+        SkipDocument: a file cannot be fingerprinted.
+    """
+    from .corpus import DocumentReader
+    from .errors import SkipDocument
+
+    features = []
+    for path in (path_a, path_b):
+        found = fingerprinter.tokenizer.features(DocumentReader(path, fingerprinter.encoding))
+        if not found:
+            raise SkipDocument(path, "no text to fingerprint")
+        features.append(found)
+    fa, fb = features
+    ra, rb = fingerprinter.fingerprinter(fa), fingerprinter.fingerprinter(fb)
+    keys = fa.keys() | fb.keys()
+    low = sum(min(fa.get(f, 0), fb.get(f, 0)) for f in keys)
+    high = sum(max(fa.get(f, 0), fb.get(f, 0)) for f in keys)
+    shared = sorted(((f, fa[f], fb[f]) for f in fa.keys() & fb.keys()), key=lambda t: (-min(t[1], t[2]), t[0]))
+    excess_a = sorted(((f, w - fb.get(f, 0)) for f, w in fa.items() if w > fb.get(f, 0)), key=lambda t: (-t[1], t[0]))
+    excess_b = sorted(((f, w - fa.get(f, 0)) for f, w in fb.items() if w > fa.get(f, 0)), key=lambda t: (-t[1], t[0]))
+    estimated = None
+    if ra.sketch is not None and rb.sketch is not None:
+        estimated = round(sketch_similarity(ra.sketch, rb.sketch), 3)
+    return Explanation(
+        path_a, path_b, fingerprinter.bits, (ra.simhash ^ rb.simhash).bit_count(), estimated,
+        round(low / high, 3) if high else 1.0, (len(fa), len(fb)),
+        shared[:top], excess_a[:top], excess_b[:top],
+    )

@@ -1,0 +1,53 @@
+"""simdedup eval: pairwise scores on small hand-made cases."""
+
+import json
+
+import pytest
+
+from simdedup.errors import RecordError
+from simdedup.evaluate import read_cluster_members, read_gold_pairs, score_pairs
+
+
+def test_perfect_and_empty():
+    gold = {("a", "b"), ("a", "c"), ("b", "c")}
+    s = score_pairs([["a", "b", "c"]], gold)
+    assert (s.precision, s.recall, s.f1) == (1.0, 1.0, 1.0)
+    s = score_pairs([], gold)
+    assert (s.precision, s.recall, s.f1, s.predicted_pairs) == (0.0, 0.0, 0.0, 0)
+    assert score_pairs([], set()).f1 == 1.0
+
+
+def test_hand_computed_case():
+    # clusters {a,b,c} and {d,e}: 3 + 1 predicted pairs; gold a-b, d-e, c-f
+    gold = {("a", "b"), ("d", "e"), ("c", "f")}
+    s = score_pairs([["a", "b", "c"], ["d", "e"]], gold)
+    assert s.true_pairs == 2 and s.predicted_pairs == 4 and s.gold_pairs == 3
+    assert s.precision == 0.5 and s.recall == round(2 / 3, 4)
+    assert s.f1 == round(2 * 0.5 * (2 / 3) / (0.5 + 2 / 3), 4)
+
+
+def test_document_in_two_clusters_counts_once():
+    s = score_pairs([["a", "b"], ["a", "c"]], {("a", "c")})
+    assert s.predicted_pairs == 1 and s.true_pairs == 0
+
+
+def test_gold_formats():
+    lines = [
+        '{"a": "x.txt", "b": "y.txt", "dup": true}',
+        '{"a": "x.txt", "b": "z.txt", "dup": false}',
+        "# a comment",
+        "p\tq",
+        "r s",
+        "",
+    ]
+    assert read_gold_pairs(lines, "g") == {("x.txt", "y.txt"), ("p", "q"), ("r", "s")}
+    assert read_gold_pairs(['{"a":"d/x.txt","b":"d/y.txt"}'], "g", "stem") == {("x", "y")}
+    with pytest.raises(RecordError, match="g:2: expected two ids"):
+        read_gold_pairs(["a b", "a b c"], "g")
+
+
+def test_cluster_lines():
+    lines = [json.dumps({"members": [{"id": "d/a.txt"}, {"id": "d/b.txt"}]}), '["c", "d"]']
+    assert list(read_cluster_members(lines, "c", "stem")) == [["a", "b"], ["c", "d"]]
+    with pytest.raises(RecordError, match="c:1"):
+        list(read_cluster_members(["{not json"], "c"))
