@@ -21,12 +21,11 @@ from typing import Iterable, Mapping, NamedTuple
 
 import numpy as np
 
-from .hashing import FeatureHash, get_feature_hash
+from .hashing import BatchHash, FeatureHash, batch_of, get_batch_hash, get_feature_hash
 
 #: Fixed-point scale for non-integer weights (24 fractional bits).
 WEIGHT_SCALE = 1 << 24
 
-_HASH_CACHE_LIMIT = 1 << 20
 _MASK64 = (1 << 64) - 1
 
 
@@ -46,15 +45,20 @@ def integer_weights(weights: Iterable[float]) -> np.ndarray:
     Raises:
         ValueError: a negative or non-finite weight.
     """
+    return _integer_weights(weights)[0]
+
+
+def _integer_weights(weights: Iterable[float]) -> tuple[np.ndarray, bool]:
+    """:func:`integer_weights` and whether the weights were integer counts already."""
     w = np.fromiter(weights, dtype=np.float64)
     if w.size and not (np.all(np.isfinite(w)) and w.min() >= 0):
         raise ValueError("feature weights must be finite and non-negative")
     if np.all(w == np.floor(w)):
-        return w.astype(np.int64)
+        return w.astype(np.int64), True
     # Scale every weight of the document by the same factor so ratios are kept; a positive
     # weight never rounds to zero.
     scaled = np.rint(w * WEIGHT_SCALE).astype(np.int64)
-    return np.where((scaled == 0) & (w > 0), 1, scaled)
+    return np.where((scaled == 0) & (w > 0), 1, scaled), False
 
 
 def hash_words(hashes: np.ndarray | list[int], bits: int) -> np.ndarray:
@@ -107,47 +111,35 @@ class Fingerprinter:
 
     ``sketch_bins`` > 0 also makes a :mod:`simdedup.sketch` of the features from the same feature
     hashes (their low 64 bits): integer weights count as multiplicities, other weights make it a
-    plain set. It keeps a bounded cache of feature hashes: natural text repeats its words, and
-    a dict lookup is several times cheaper than hashing again.
+    plain set.
     """
 
     bits: int = 64
     hash_name: str = "xxh3"
     hashfunc: FeatureHash | None = None
     sketch_bins: int = 0
-    _cache: dict[str, int] = field(default_factory=dict, repr=False)
+    _hash_many: BatchHash = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.bits not in (64, 128):
             raise ValueError(f"bits must be 64 or 128, not {self.bits}")
         if self.hashfunc is None:
             self.hashfunc = get_feature_hash(self.hash_name, self.bits)
+            self._hash_many = get_batch_hash(self.hash_name, self.bits)
+        else:
+            self._hash_many = batch_of(self.hashfunc)
         if self.sketch_bins:
             from .sketch import _check_bins
 
             _check_bins(self.sketch_bins)
 
     def __call__(self, features: Mapping[str, float]) -> Fingerprint:
-        cache = self._cache
-        if len(cache) > _HASH_CACHE_LIMIT:
-            cache.clear()
-        hashfunc = self.hashfunc
-        hashes = []
-        for feature in features:
-            h = cache.get(feature)
-            if h is None:
-                h = cache[feature] = hashfunc(feature)  # type: ignore[misc]
-            hashes.append(h)
+        hashes = self._hash_many(features)
         words = hash_words(hashes, self.bits)
-        weights = integer_weights(features.values())
+        weights, counts = _integer_weights(features.values())
         value = simhash_words(words, weights, self.bits)
         if not self.sketch_bins:
             return Fingerprint(value, None)
         from .sketch import make_sketch
 
-        counts = weights if _all_counts(features.values()) else None
-        return Fingerprint(value, make_sketch(words[:, 0], counts, self.sketch_bins))
-
-
-def _all_counts(weights: Iterable[float]) -> bool:
-    return all(float(w).is_integer() for w in weights)
+        return Fingerprint(value, make_sketch(words[:, 0], weights if counts else None, self.sketch_bins))

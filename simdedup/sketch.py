@@ -62,20 +62,20 @@ def make_sketch(hashes: np.ndarray, counts: np.ndarray | None, bins: int = DEFAU
     if counts is None:
         counts = np.ones(len(hashes), dtype=np.int64)
     minima = np.full(bins, _EMPTY, dtype=np.uint64)
-    start = 0
-    while start < len(hashes):
-        # Expand in batches so a huge document never holds all its elements at once.
-        end, total = start, 0
-        while end < len(hashes) and (total == 0 or total + counts[end] <= _EXPAND_BATCH):
-            total += int(counts[end])
-            end += 1
-        part_counts = counts[start:end]
-        element = np.repeat(hashes[start:end], part_counts)
-        offsets = np.cumsum(part_counts) - part_counts
-        rank = np.arange(total, dtype=np.int64) - np.repeat(offsets, part_counts)
-        mixed = _mix(element ^ (rank.astype(np.uint64) * _GOLDEN))
+    counts = np.asarray(counts, dtype=np.int64)
+    # Expand in batches of about _EXPAND_BATCH elements so a huge document never holds all its
+    # elements at once; a batch ends at a feature boundary.
+    ends = np.cumsum(counts)
+    cuts = np.searchsorted(ends, np.arange(_EXPAND_BATCH, int(ends[-1]) if len(ends) else 0, _EXPAND_BATCH), "right")
+    for start, end in zip([0, *cuts.tolist()], [*cuts.tolist(), len(hashes)]):
+        if start >= end:
+            continue
+        part = counts[start:end]
+        total = int(part.sum())
+        offsets = np.cumsum(part) - part
+        rank = np.arange(total, dtype=np.int64) - np.repeat(offsets, part)
+        mixed = _mix(np.repeat(hashes[start:end], part) ^ (rank.astype(np.uint64) * _GOLDEN))
         np.minimum.at(minima, (mixed >> shift).astype(np.intp), mixed & _LOW32)
-        start = end
     filled = np.flatnonzero(minima != _EMPTY)
     if filled.size == 0:
         return bytes(bins)
