@@ -1,10 +1,10 @@
-# Every target creates the virtualenv it needs; only python3 (>= 3.10) must exist.
+# Every target creates the virtualenv it needs; only python3 (>= 3.10) and make must exist.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: help demo test bench eval clean
+.PHONY: help demo test eval bench clean
 
 help:  ## list the targets
 	@grep -E '^[a-z]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -15,11 +15,17 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
-demo: $(STAMP)  ## fingerprint and cluster the bundled examples
-	$(BIN)/simdedup fingerprint --silent examples/en examples/zh | $(BIN)/simdedup cluster --k 3
+demo: $(STAMP)  ## fingerprint and cluster the bundled examples, print the clusters
+	$(BIN)/simdedup fingerprint --silent examples/en examples/zh | $(BIN)/simdedup cluster
 
-test: $(STAMP)  ## run the tests
-	$(BIN)/python -m pytest -q -n 2 2>/dev/null || $(BIN)/python -m pytest -q
+test: $(STAMP)  ## run the test suite
+	$(BIN)/python -m pytest -q
 
-clean:  ## remove the virtualenv and caches
-	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info
+eval: $(STAMP)  ## detection quality on ../shared/eval (skipped when absent)
+	$(BIN)/python benchmarks/quality.py
+
+bench: $(STAMP)  ## speed benchmarks against the anchors (installs them in .venv-bench)
+	$(BIN)/python benchmarks/speed.py
+
+clean:  ## remove the virtualenvs and caches
+	rm -rf $(VENV) .venv-bench .pytest_cache .hypothesis build *.egg-info

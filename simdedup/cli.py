@@ -45,8 +45,9 @@ def cli() -> None:
 
     \b
     simdedup fingerprint corpus/ > fingerprints.jsonl
-    simdedup cluster --k 3 fingerprints.jsonl > clusters.jsonl
+    simdedup cluster fingerprints.jsonl > clusters.jsonl
     simdedup dedup corpus/            # both in one process
+    simdedup explain a.txt b.txt      # why (not) duplicates
     """
 
 
