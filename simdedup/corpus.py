@@ -154,9 +154,16 @@ class DocumentReader:
         with handle:
             carry = ""
             first = True
+            try:
+                # A read of 1 MiB allocates 1 MiB even for a 2 KiB file: ask for what is there.
+                size = os.fstat(handle.fileno()).st_size
+            except OSError:
+                size = 0
+            step = min(self.chunk_bytes, size + 1) if size else self.chunk_bytes
             while True:
                 try:
-                    block = handle.read(self.chunk_bytes)
+                    block = handle.read(step)
+                    step = self.chunk_bytes
                 except OSError as exc:
                     raise SkipDocument(path, f"read error: {exc.strerror or exc}") from None
                 if not block and self.bytes_read == 0:
