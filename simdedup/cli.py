@@ -121,6 +121,13 @@ def _apply(options: list[Callable], func: Callable) -> Callable:
 
 # How features and fingerprints are made: shared by fingerprint, dedup and explain.
 _FEATURE_OPTIONS = [
+    click.option("--method", type=click.Choice(["simhash", "nilsimsa", "sentences"]), default="simhash",
+                 show_default=True, help="Fingerprint kind: simhash of features; nilsimsa digest of the raw "
+                                         "bytes; signature of the longest sentences."),
+    click.option("--sentences", "sentence_count", type=click.IntRange(min=1), default=3, show_default=True,
+                 help="--method sentences: how many of the longest sentences to sign."),
+    click.option("--hash", "hash_name", type=click.Choice(["xxh3", "md5", "python-hashes"]), default="xxh3",
+                 show_default=True, help="Feature hash; md5 and python-hashes reproduce older tools' fingerprints."),
     click.option("--tokenizer", "tokenizer_name", default="words", show_default=True,
                  help="Tokenizer name (see `simdedup tokenizers`)."),
     click.option("--shingle", type=click.IntRange(min=1), help="Use N-grams of N tokens as features."),
@@ -167,21 +174,35 @@ def _cluster_options(func: Callable) -> Callable:
                                              "member against the centre; single: plain union-find."),
         click.option("--min-features", type=click.IntRange(min=0), default=10, show_default=True,
                      help="Documents with fewer features only group with exact copies."),
+        click.option("--min-score", type=click.IntRange(-128, 128),
+                     help="nilsimsa fingerprints: smallest nilsimsa score of a duplicate [default: 90]."),
         click.option("--singletons", is_flag=True, help="Also print documents with no duplicate."),
     ], func)
 
 
 def _cluster_settings(k: int | None, min_similarity: float, linkage: str, min_features: int,
-                      singletons: bool) -> Any:
+                      singletons: bool, min_score: int | None) -> Any:
     from .pipeline import ClusterOptions
 
-    return ClusterOptions(k, min_similarity, linkage, min_features, singletons)
+    return ClusterOptions(k, min_similarity, linkage, min_features, singletons, min_score)
 
 
-def _make_fingerprinter(tokenizer_name: str, shingle: int | None, topk: int | None,
-                        tokenizer_options: tuple[str, ...], bits: str, sketch_bins: int, encoding: str) -> Any:
-    from .pipeline import DocumentFingerprinter
+def _make_fingerprinter(method: str, sentence_count: int, hash_name: str, tokenizer_name: str,
+                        shingle: int | None, topk: int | None, tokenizer_options: tuple[str, ...], bits: str,
+                        sketch_bins: int, encoding: str) -> Any:
+    """The fingerprinting method the feature options describe (usage errors for bad values)."""
+    from .pipeline import DocumentFingerprinter, NilsimsaFingerprinter, SentencesFingerprinter
     from .tokenizers import get_tokenizer
+
+    if method != "simhash":
+        if shingle is not None or topk is not None or tokenizer_options:
+            raise click.UsageError(f"--method {method} takes no tokenizer options")
+        try:
+            if method == "nilsimsa":
+                return NilsimsaFingerprinter(encoding)
+            return SentencesFingerprinter(sentence_count, encoding)
+        except ValueError as exc:
+            raise click.UsageError(str(exc)) from None
 
     options: dict[str, Any] = {}
     for item in tokenizer_options:
@@ -195,7 +216,7 @@ def _make_fingerprinter(tokenizer_name: str, shingle: int | None, topk: int | No
         options["topk"] = topk
     try:
         tokenizer = get_tokenizer(tokenizer_name, **options)
-        return DocumentFingerprinter(tokenizer, int(bits), encoding=encoding, sketch_bins=sketch_bins)
+        return DocumentFingerprinter(tokenizer, int(bits), hash_name, encoding=encoding, sketch_bins=sketch_bins)
     except (SimdedupError, ValueError) as exc:
         raise click.UsageError(str(exc)) from None
 
@@ -247,7 +268,7 @@ def _clusters(fingerprints: Any, options: Any) -> list[Any]:
     from .pipeline import cluster_fingerprints
 
     try:
-        options.resolve(fingerprints.bits, fingerprints.sketches is not None)
+        options.resolve(fingerprints.bits, fingerprints.sketches is not None, fingerprints.method)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     return cluster_fingerprints(fingerprints, options)
@@ -269,9 +290,8 @@ def _write_clusters(fd: Any, clusters: list[Any], ids: list[str]) -> None:
 @cli.command()
 @_fingerprint_options
 @_output_options
-def fingerprint(paths: tuple[str, ...], null: bool, tokenizer_name: str, shingle: int | None,
-                topk: int | None, tokenizer_options: tuple[str, ...], bits: str, sketch_bins: int,
-                encoding: str, jobs: int | None, silent: bool, output: str | None, force: bool) -> None:
+def fingerprint(paths: tuple[str, ...], null: bool, jobs: int | None, silent: bool, output: str | None,
+                force: bool, **features: Any) -> None:
     """Write one JSON line with the simhash fingerprint of each document.
 
     PATHS are files, directories (walked recursively, in sorted order) or - to read
@@ -284,7 +304,7 @@ def fingerprint(paths: tuple[str, ...], null: bool, tokenizer_name: str, shingle
     """
     from .output import LineWriter
 
-    fingerprinter = _make_fingerprinter(tokenizer_name, shingle, topk, tokenizer_options, bits, sketch_bins, encoding)
+    fingerprinter = _make_fingerprinter(**features)
     skipped: list[str] = []
     done = 0
     with output_fd(output, force) as fd:
@@ -302,8 +322,7 @@ def fingerprint(paths: tuple[str, ...], null: bool, tokenizer_name: str, shingle
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True))
 @_cluster_options
 @_output_options
-def cluster(files: tuple[str, ...], k: int | None, min_similarity: float, linkage: str, min_features: int,
-            singletons: bool, output: str | None, force: bool) -> None:
+def cluster(files: tuple[str, ...], output: str | None, force: bool, **decision: Any) -> None:
     """Group documents whose fingerprints differ in at most K bits.
 
     Reads fingerprint lines from FILES (or stdin) and writes one JSON line per
@@ -321,8 +340,7 @@ def cluster(files: tuple[str, ...], k: int | None, min_similarity: float, linkag
     fingerprints = load_fingerprints(_open_inputs(files))
     for repeated in fingerprints.repeated:
         message(f"simdedup: warning: {repeated}: id seen before; this record is ignored")
-    options = _cluster_settings(k, min_similarity, linkage, min_features, singletons)
-    clusters = _clusters(fingerprints, options)
+    clusters = _clusters(fingerprints, _cluster_settings(**decision))
     with output_fd(output, force) as fd:
         _write_clusters(fd, clusters, fingerprints.ids)
 
@@ -344,10 +362,9 @@ def _open_inputs(files: tuple[str, ...]) -> Iterator[tuple[str, Any]]:
 @_fingerprint_options
 @_cluster_options
 @_output_options
-def dedup(paths: tuple[str, ...], null: bool, tokenizer_name: str, shingle: int | None,
-          topk: int | None, tokenizer_options: tuple[str, ...], bits: str, sketch_bins: int,
-          encoding: str, jobs: int | None, silent: bool, k: int | None, min_similarity: float,
-          linkage: str, min_features: int, singletons: bool, output: str | None, force: bool) -> None:
+def dedup(paths: tuple[str, ...], null: bool, jobs: int | None, silent: bool, output: str | None,
+          force: bool, k: int | None, min_similarity: float, linkage: str, min_features: int,
+          min_score: int | None, singletons: bool, **features: Any) -> None:
     """Fingerprint documents and cluster them in one process.
 
     Takes the options of both `fingerprint` and `cluster`; writes clusters.
@@ -357,10 +374,11 @@ def dedup(paths: tuple[str, ...], null: bool, tokenizer_name: str, shingle: int 
     """
     from .pipeline import collect_records
 
-    fingerprinter = _make_fingerprinter(tokenizer_name, shingle, topk, tokenizer_options, bits, sketch_bins, encoding)
-    options = _cluster_settings(k, min_similarity, linkage, min_features, singletons)
+    fingerprinter = _make_fingerprinter(**features)
+    options = _cluster_settings(k, min_similarity, linkage, min_features, singletons, min_score)
     try:
-        options.resolve(int(bits), sketch_bins > 0)
+        options.resolve(fingerprinter.bits, getattr(fingerprinter, "sketch_bins", 0) > 0,
+                        fingerprinter.settings["method"])
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     skipped: list[str] = []
@@ -382,9 +400,7 @@ def dedup(paths: tuple[str, ...], null: bool, tokenizer_name: str, shingle: int 
 @_feature_options
 @click.option("--top", type=click.IntRange(min=1), default=10, show_default=True, help="Features listed per side.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object instead of text.")
-def explain(document_a: str, document_b: str, tokenizer_name: str, shingle: int | None, topk: int | None,
-            tokenizer_options: tuple[str, ...], bits: str, sketch_bins: int, encoding: str, top: int,
-            as_json: bool) -> None:
+def explain(document_a: str, document_b: str, top: int, as_json: bool, **features: Any) -> None:
     """Show why two documents are or are not near-duplicates.
 
     Prints their Hamming distance, the similarity the sketches estimate (what
@@ -397,12 +413,14 @@ def explain(document_a: str, document_b: str, tokenizer_name: str, shingle: int 
     from .explain import explain as explain_documents
     from .pipeline import ClusterOptions
 
-    fingerprinter = _make_fingerprinter(tokenizer_name, shingle, topk, tokenizer_options, bits, sketch_bins, encoding)
+    if features["method"] != "simhash":
+        raise click.UsageError("explain compares simhash features; use --method simhash")
+    fingerprinter = _make_fingerprinter(**features)
     result = explain_documents(fingerprinter, document_a, document_b, top)
     if as_json:
         click.echo(json.dumps(result.as_dict(), ensure_ascii=False))
         return
-    defaults = ClusterOptions().resolve(int(bits), result.estimated_similarity is not None)
+    defaults = ClusterOptions().resolve(result.bits, result.estimated_similarity is not None)
     candidate = result.distance <= defaults.k  # type: ignore[operator]
     verified = result.estimated_similarity is None or result.estimated_similarity >= defaults.min_similarity
     lines = [

@@ -143,6 +143,28 @@ class DocumentReader:
         self.chunk_bytes = chunk_bytes
         self.bytes_read = 0
 
+    def raw_blocks(self) -> Iterator[bytes]:
+        """The undecoded bytes in blocks, with the same empty and binary checks."""
+        sniff = not _is_wide(self.codec.name)
+        try:
+            handle = open(self.path, "rb")
+        except OSError as exc:
+            raise SkipDocument(self.path, f"cannot read: {exc.strerror or exc}") from None
+        with handle:
+            while True:
+                try:
+                    block = handle.read(self.chunk_bytes)
+                except OSError as exc:
+                    raise SkipDocument(self.path, f"read error: {exc.strerror or exc}") from None
+                if not block:
+                    if self.bytes_read == 0:
+                        raise SkipDocument(self.path, "empty file")
+                    return
+                if sniff and self.bytes_read < _SNIFF_BYTES and b"\0" in block[: _SNIFF_BYTES - self.bytes_read]:
+                    raise SkipDocument(self.path, "binary file (NUL bytes); not text")
+                self.bytes_read += len(block)
+                yield block
+
     def __iter__(self) -> Iterator[str]:
         path = self.path
         sniff = not _is_wide(self.codec.name)

@@ -23,9 +23,50 @@ from .sketch import DEFAULT_BINS
 from .tokenizers import Tokenizer
 
 
+class Method:
+    """How documents become fingerprint records; subclasses make one kind of fingerprint.
+
+    Subclasses set ``bits``, ``encoding`` and :attr:`settings` and implement
+    :meth:`record_from_reader` and :meth:`fingerprint_text`.
+    """
+
+    bits: int
+    encoding: str
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def prepare(self) -> None:
+        """Load what the method needs before documents arrive (inherited by worker processes)."""
+
+    def record_from_reader(self, reader: DocumentReader) -> FingerprintRecord:
+        raise NotImplementedError
+
+    def fingerprint_text(self, doc_id: str, text: str) -> FingerprintRecord:
+        raise NotImplementedError
+
+    def fingerprint_file(self, path: str) -> FingerprintRecord:
+        """Fingerprint the file at ``path``; its id is the path as given.
+
+        Raises:
+            SkipDocument: unreadable, empty, binary or undecodable file, or nothing to fingerprint.
+        """
+        return self.record_from_reader(DocumentReader(path, self.encoding))
+
+    def __call__(self, source: Source) -> FingerprintRecord | Source:
+        """A record, or the source with the reason it was skipped."""
+        if source.reason is not None:
+            return source
+        try:
+            return self.fingerprint_file(source.path)
+        except SkipDocument as exc:
+            return Source(source.path, exc.reason)
+
+
 @dataclass
-class DocumentFingerprinter:
-    """Reads a document, tokenizes it and fingerprints it with fixed settings."""
+class DocumentFingerprinter(Method):
+    """Reads a document, tokenizes it and makes its simhash (and sketch) with fixed settings."""
 
     tokenizer: Tokenizer
     bits: int = 64
@@ -40,7 +81,11 @@ class DocumentFingerprinter:
 
     @property
     def settings(self) -> dict[str, Any]:
-        return {**self.tokenizer.settings(), "bits": self.bits, "hash": self.hash_name, "sketch": self.sketch_bins}
+        return {"method": "simhash", **self.tokenizer.settings(), "bits": self.bits, "hash": self.hash_name,
+                "sketch": self.sketch_bins}
+
+    def prepare(self) -> None:
+        self.tokenizer.prepare()
 
     def record(self, doc_id: str, features: dict[str, float], size: int | None) -> FingerprintRecord:
         value, sketch = self.fingerprinter(features)
@@ -57,32 +102,80 @@ class DocumentFingerprinter:
             raise SkipDocument(doc_id, "no text to fingerprint")
         return self.record(doc_id, features, len(text.encode("utf-8", "surrogatepass")))
 
-    def fingerprint_file(self, path: str) -> FingerprintRecord:
-        """Fingerprint the file at ``path``; its id is the path as given.
-
-        Raises:
-            SkipDocument: unreadable, empty, binary or undecodable file, or no features.
-        """
-        reader = DocumentReader(path, self.encoding)
+    def record_from_reader(self, reader: DocumentReader) -> FingerprintRecord:
         features = self.tokenizer.features(reader)
         if not features:
-            raise SkipDocument(path, "no text to fingerprint (only whitespace or no features)")
-        return self.record(path, features, reader.bytes_read)
-
-    def __call__(self, source: Source) -> FingerprintRecord | Source:
-        """A record, or the source with the reason it was skipped."""
-        if source.reason is not None:
-            return source
-        try:
-            return self.fingerprint_file(source.path)
-        except SkipDocument as exc:
-            return Source(source.path, exc.reason)
+            raise SkipDocument(reader.path, "no text to fingerprint (only whitespace or no features)")
+        return self.record(reader.path, features, reader.bytes_read)
 
 
-_worker: DocumentFingerprinter | None = None
+@dataclass
+class NilsimsaFingerprinter(Method):
+    """Nilsimsa digests of the documents' raw bytes (:mod:`simdedup.nilsimsa`)."""
+
+    encoding: str = "utf-8"
+    bits: int = 256
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        return {"method": "nilsimsa", "bits": 256}
+
+    def _record(self, doc_id: str, blocks: Iterable[bytes]) -> FingerprintRecord:
+        from .nilsimsa import NilsimsaAccumulator
+
+        acc = NilsimsaAccumulator()
+        for block in blocks:
+            acc.update(block)
+        if acc.length < 3:
+            raise SkipDocument(doc_id, "fewer than 3 bytes: no trigram for nilsimsa")
+        trigrams = 1 if acc.length == 3 else 4 if acc.length == 4 else 8 * acc.length - 28
+        return FingerprintRecord(doc_id, int.from_bytes(acc.digest(), "big"), 256, trigrams, self.settings, acc.length)
+
+    def fingerprint_text(self, doc_id: str, text: str) -> FingerprintRecord:
+        return self._record(doc_id, [text.encode("utf-8", "surrogatepass")])
+
+    def record_from_reader(self, reader: DocumentReader) -> FingerprintRecord:
+        return self._record(reader.path, reader.raw_blocks())
 
 
-def _init_worker(fingerprinter: DocumentFingerprinter) -> None:
+@dataclass
+class SentencesFingerprinter(Method):
+    """Signature of the ``n`` longest sentences (:mod:`simdedup.sentences`)."""
+
+    n: int = 3
+    encoding: str = "utf-8"
+    bits: int = 64
+
+    def __post_init__(self) -> None:
+        if self.n < 1:
+            raise ValueError("the number of sentences must be at least 1")
+        DocumentReader("", self.encoding)
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        return {"method": "sentences", "options": {"n": self.n}, "bits": 64}
+
+    def _record(self, doc_id: str, chunks: Iterable[str], size: int | None) -> FingerprintRecord:
+        from .sentences import longest_sentences, signature
+
+        count, longest = longest_sentences(chunks, self.n)
+        if not longest:
+            raise SkipDocument(doc_id, "no sentence to sign")
+        return FingerprintRecord(doc_id, signature(longest), 64, count, self.settings, size)
+
+    def fingerprint_text(self, doc_id: str, text: str) -> FingerprintRecord:
+        return self._record(doc_id, [text], len(text.encode("utf-8", "surrogatepass")))
+
+    def record_from_reader(self, reader: DocumentReader) -> FingerprintRecord:
+        record = self._record(reader.path, reader, None)
+        record.bytes = reader.bytes_read
+        return record
+
+
+_worker: Method | None = None
+
+
+def _init_worker(fingerprinter: Method) -> None:
     global _worker
     _worker = fingerprinter
 
@@ -101,14 +194,14 @@ def default_jobs() -> int:
 
 
 def fingerprint_sources(
-    sources: Iterable[Source], fingerprinter: DocumentFingerprinter, jobs: int = 1
+    sources: Iterable[Source], fingerprinter: Method, jobs: int = 1
 ) -> Iterator[FingerprintRecord | Source]:
     """Fingerprint every source, in order; a skipped one comes back as a Source with a reason.
 
     With ``jobs > 1`` documents are fingerprinted on that many processes; the results, and so
     the output, are the same as with one.
     """
-    fingerprinter.tokenizer.prepare()  # loaded once here, inherited by forked workers
+    fingerprinter.prepare()  # loaded once here, inherited by forked workers
     if jobs <= 1:
         for source in sources:
             yield fingerprinter(source)
@@ -130,6 +223,10 @@ class FingerprintSet:
     repeated: list[str]  # "where: id" of records dropped because their id was seen before
     features: np.ndarray  # number of features of each document
     sketches: np.ndarray | None  # (n, bins) uint8, when the records carry sketches
+
+    @property
+    def method(self) -> str:
+        return (self.settings or {}).get("method") or "simhash"
 
 
 def load_fingerprints(files: Iterable[tuple[str, BinaryIO]]) -> FingerprintSet:
@@ -179,26 +276,43 @@ class ClusterOptions:
     linkage: str = "complete"
     min_features: int = 10
     singletons: bool = False
+    min_score: int | None = None  # nilsimsa only: k = 128 - min_score
 
     #: k when the records carry sketches (the sketch gives the precision, a larger k the recall)
     #: and when they do not (Manku et al.'s setting for 64-bit fingerprints).
     DEFAULT_K_VERIFIED = 10
     DEFAULT_K_PLAIN = 3
+    #: nilsimsa score of a near-duplicate by default (see README, "Other methods")
+    DEFAULT_MIN_SCORE = 90
 
-    def resolve(self, bits: int, verified: bool) -> "ClusterOptions":
-        """These options with k filled in and checked for the fingerprint width.
+    def resolve(self, bits: int, verified: bool, method: str = "simhash") -> "ClusterOptions":
+        """These options with k filled in and checked for the fingerprints' width and method.
 
         Raises:
-            ValueError: ``k`` or ``min_similarity`` out of range.
+            ValueError: an option out of range or not meant for the method.
         """
-        k = self.k
-        if k is None:
+        k, min_features = self.k, self.min_features
+        if self.min_score is not None and method != "nilsimsa":
+            raise ValueError("--min-score is for nilsimsa fingerprints; use -k")
+        if method == "sentences":
+            if k not in (None, 0):
+                raise ValueError("sentence signatures only match exactly: k must be 0")
+            k, min_features = 0, 0
+        elif method == "nilsimsa":
+            if self.min_score is not None and k is not None:
+                raise ValueError("give -k or --min-score, not both")
+            if not -128 <= (self.min_score if self.min_score is not None else 0) <= 128:
+                raise ValueError("--min-score must be between -128 and 128")
+            if k is None:
+                k = 128 - (self.DEFAULT_MIN_SCORE if self.min_score is None else self.min_score)
+            min_features = 0
+        elif k is None:
             k = self.DEFAULT_K_VERIFIED if verified else self.DEFAULT_K_PLAIN
             k = k * bits // 64
         check_k(k, bits)
         if not 0.0 <= self.min_similarity <= 1.0:
             raise ValueError("min-similarity must be between 0 and 1")
-        return ClusterOptions(k, self.min_similarity, self.linkage, self.min_features, self.singletons)
+        return ClusterOptions(k, self.min_similarity, self.linkage, min_features, self.singletons, self.min_score)
 
 
 def cluster_fingerprints(fingerprints: FingerprintSet, options: ClusterOptions = ClusterOptions()) -> list[Cluster]:
@@ -207,7 +321,7 @@ def cluster_fingerprints(fingerprints: FingerprintSet, options: ClusterOptions =
     Raises:
         ValueError: an option out of range for the fingerprints.
     """
-    options = options.resolve(fingerprints.bits, fingerprints.sketches is not None)
+    options = options.resolve(fingerprints.bits, fingerprints.sketches is not None, fingerprints.method)
     return find_clusters(
         fingerprints.ids,
         fingerprints.fps,

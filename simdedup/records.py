@@ -24,12 +24,19 @@ from .sketch import decode as decode_sketch
 from .sketch import encode as encode_sketch
 
 _HEX = re.compile(r"[0-9a-fA-F]+")
-SETTING_KEYS = ("tokenizer", "options", "bits", "hash")  # and "sketch": its size in bytes
+SETTING_KEYS = ("method", "tokenizer", "options", "bits", "hash")  # and "sketch": its size in bytes
+#: the field holding the fingerprint, and the widths allowed, for each method
+VALUE_FIELDS = {"simhash": "simhash", "nilsimsa": "nilsimsa", "sentences": "signature"}
+WIDTHS = {"simhash": (64, 128), "nilsimsa": (256,), "sentences": (64,)}
 
 
 @dataclass
 class FingerprintRecord:
-    """A document's fingerprint and what it was made with."""
+    """A document's fingerprint and what it was made with.
+
+    ``simhash`` holds the fingerprint value whatever the method; the JSON field that carries it
+    is named after the method (:data:`VALUE_FIELDS`).
+    """
 
     id: str
     simhash: int
@@ -41,15 +48,16 @@ class FingerprintRecord:
 
     def to_json(self) -> str:
         """The record as one JSON line (without the newline)."""
+        method = self.settings.get("method") or "simhash"
         out: dict[str, Any] = {
             "id": self.id,
-            "simhash": format(self.simhash, f"0{self.bits // 4}x"),
+            VALUE_FIELDS[method]: format(self.simhash, f"0{self.bits // 4}x"),
             "bits": self.bits,
             "features": self.features,
         }
         if self.bytes is not None:
             out["bytes"] = self.bytes
-        for key in ("tokenizer", "options", "hash"):
+        for key in ("method", "tokenizer", "options", "hash"):
             if key in self.settings:
                 out[key] = self.settings[key]
         if self.sketch is not None:
@@ -60,8 +68,11 @@ class FingerprintRecord:
 def describe_settings(settings: dict[str, Any]) -> str:
     """Settings in a short human form, e.g. ``whitespace(shingle=1) xxh3 64-bit``."""
     options = ",".join(f"{k}={v}" for k, v in sorted((settings.get("options") or {}).items()))
+    method = settings.get("method") or "simhash"
+    if method != "simhash":
+        return f"{method}({options}) {settings.get('bits')}-bit"
     sketch = f"{settings['sketch']}-byte sketch" if settings.get("sketch") else "no sketch"
-    return f"{settings.get('tokenizer')}({options}) {settings.get('hash')} {settings.get('bits')}-bit, {sketch}"
+    return f"simhash {settings.get('tokenizer')}({options}) {settings.get('hash')} {settings.get('bits')}-bit, {sketch}"
 
 
 def parse_record(line: str, where: str) -> FingerprintRecord:
@@ -76,21 +87,26 @@ def parse_record(line: str, where: str) -> FingerprintRecord:
         raise RecordError(f"{where}: not a JSON object ({exc.msg} at column {exc.colno})") from None
     if not isinstance(obj, dict):
         raise RecordError(f"{where}: not a JSON object")
-    for key in ("id", "simhash", "bits"):
+    method = obj.get("method", "simhash")
+    if method not in VALUE_FIELDS:
+        raise RecordError(f"{where}: unknown method {method!r}")
+    field_name = VALUE_FIELDS[method]
+    for key in ("id", field_name, "bits"):
         if key not in obj:
             raise RecordError(f"{where}: missing field {key!r}")
-    doc_id, hexdigest, bits = obj["id"], obj["simhash"], obj["bits"]
+    doc_id, hexdigest, bits = obj["id"], obj[field_name], obj["bits"]
     if not isinstance(doc_id, str):
         raise RecordError(f"{where}: field 'id' must be a string")
-    if type(bits) is not int or bits not in (64, 128):
-        raise RecordError(f"{where}: field 'bits' must be 64 or 128, not {bits!r}")
+    if type(bits) is not int or bits not in WIDTHS[method]:
+        allowed = " or ".join(map(str, WIDTHS[method]))
+        raise RecordError(f"{where}: field 'bits' must be {allowed} for {method}, not {bits!r}")
     if not isinstance(hexdigest, str) or len(hexdigest) != bits // 4:
         raise RecordError(
-            f"{where}: field 'simhash' must be {bits // 4} hex digits for {bits} bits"
+            f"{where}: field {field_name!r} must be {bits // 4} hex digits for {bits} bits"
             + (f", got {len(hexdigest)}" if isinstance(hexdigest, str) else "")
         )
     if not _HEX.fullmatch(hexdigest):
-        raise RecordError(f"{where}: field 'simhash' is not hexadecimal")
+        raise RecordError(f"{where}: field {field_name!r} is not hexadecimal")
     value = int(hexdigest, 16)
     features = obj.get("features", 0)
     if not isinstance(features, int) or isinstance(features, bool) or features < 0:
@@ -107,6 +123,7 @@ def parse_record(line: str, where: str) -> FingerprintRecord:
         except ValueError as exc:
             raise RecordError(f"{where}: field 'sketch': {exc}") from None
     settings = {key: obj.get(key) for key in SETTING_KEYS}
+    settings["method"] = method
     settings["sketch"] = len(sketch) if sketch else 0
     return FingerprintRecord(doc_id, value, bits, features, settings, size, sketch)
 

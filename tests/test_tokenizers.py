@@ -132,4 +132,4 @@ def test_load_plugins_variable_limits_plugins(entry_points, monkeypatch):
 
 def test_tests_do_not_load_installed_plugins(entry_points):
     # conftest sets SIMDEDUP_LOAD_PLUGINS to empty
-    assert {t["name"] for t in available_tokenizers()} == {"jieba", "whitespace", "words"}
+    assert {t["name"] for t in available_tokenizers()} == {"jieba", "simhash-pypi", "whitespace", "words"}

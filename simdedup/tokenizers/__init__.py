@@ -29,6 +29,7 @@ BUILTIN = {
     "words": "simdedup.tokenizers.words:WordsTokenizer",
     "whitespace": "simdedup.tokenizers.whitespace:WhitespaceTokenizer",
     "jieba": "simdedup.tokenizers.jieba_tfidf:JiebaTfidfTokenizer",
+    "simhash-pypi": "simdedup.tokenizers.simhash_pypi:SimhashPypiTokenizer",
 }
 
 
