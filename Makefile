@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: help demo test eval bench clean
+.PHONY: help demo test eval compare bench clean
 
 help:  ## list the targets
 	@grep -E '^[a-z]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -23,6 +23,9 @@ test: $(STAMP)  ## run the test suite
 
 eval: $(STAMP)  ## detection quality on ../shared/eval (skipped when absent)
 	$(BIN)/python benchmarks/quality.py
+
+compare: $(STAMP)  ## every method side by side on ../shared/eval (skipped when absent)
+	$(BIN)/python benchmarks/compare.py
 
 bench: $(STAMP)  ## speed benchmarks against the anchors (installs them in .venv-bench)
 	$(BIN)/python benchmarks/speed.py

@@ -241,12 +241,20 @@ def _sources(paths: tuple[str, ...], null: bool) -> tuple[Any, int | None]:
 
 
 def _fingerprint_records(fingerprinter: Any, paths: tuple[str, ...], null: bool, jobs: int | None,
-                         silent: bool, skipped: list[str]) -> Iterator[Any]:
-    """Records of the named documents; a skipped one is warned about and listed in ``skipped``."""
+                         silent: bool, skipped: list[str], duplicates: dict[str, str] | None = None) -> Iterator[Any]:
+    """Records of the named documents; a skipped one is warned about and listed in ``skipped``.
+
+    With ``duplicates`` (a dict), documents whose text was seen before are not fingerprinted
+    but listed there (the exact pre-pass).
+    """
     from .corpus import Source
-    from .pipeline import default_jobs, fingerprint_sources
+    from .pipeline import default_jobs, exact_duplicates, fingerprint_sources
 
     sources, total = _sources(paths, null)
+    if duplicates is not None:
+        from .exact import SeenDigests
+
+        sources = exact_duplicates(sources, fingerprinter.encoding, SeenDigests(), duplicates)
     jobs = jobs or default_jobs()
     if total is not None:
         jobs = max(1, min(jobs, total // 4))  # a pool is not worth it for a handful of files
@@ -259,9 +267,9 @@ def _fingerprint_records(fingerprinter: Any, paths: tuple[str, ...], null: bool,
             yield result
 
 
-def _report_skipped(skipped: list[str], done: int) -> None:
+def _report_skipped(skipped: list[str], done: int, verb: str = "fingerprinted") -> None:
     if skipped:
-        message(f"simdedup: fingerprinted {done} documents, skipped {len(skipped)} (see warnings above)")
+        message(f"simdedup: {verb} {done} documents, skipped {len(skipped)} (see warnings above)")
 
 
 def _clusters(fingerprints: Any, options: Any) -> list[Any]:
@@ -361,10 +369,12 @@ def _open_inputs(files: tuple[str, ...]) -> Iterator[tuple[str, Any]]:
 @cli.command()
 @_fingerprint_options
 @_cluster_options
+@click.option("--exact-first", is_flag=True,
+              help="Group text-identical documents by a content hash first and fingerprint one of each.")
 @_output_options
 def dedup(paths: tuple[str, ...], null: bool, jobs: int | None, silent: bool, output: str | None,
           force: bool, k: int | None, min_similarity: float, linkage: str, min_features: int,
-          min_score: int | None, singletons: bool, **features: Any) -> None:
+          min_score: int | None, singletons: bool, exact_first: bool, **features: Any) -> None:
     """Fingerprint documents and cluster them in one process.
 
     Takes the options of both `fingerprint` and `cluster`; writes clusters.
@@ -372,7 +382,7 @@ def dedup(paths: tuple[str, ...], null: bool, jobs: int | None, silent: bool, ou
     \b
     simdedup dedup corpus/ > clusters.jsonl
     """
-    from .pipeline import collect_records
+    from .pipeline import add_exact_duplicates, collect_records
 
     fingerprinter = _make_fingerprinter(**features)
     options = _cluster_settings(k, min_similarity, linkage, min_features, singletons, min_score)
@@ -382,7 +392,10 @@ def dedup(paths: tuple[str, ...], null: bool, jobs: int | None, silent: bool, ou
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     skipped: list[str] = []
-    records = _fingerprint_records(fingerprinter, paths, null, jobs, silent, skipped)
+    duplicates: dict[str, str] | None = {} if exact_first else None
+    records = _fingerprint_records(fingerprinter, paths, null, jobs, silent, skipped, duplicates)
+    if duplicates is not None:
+        records = add_exact_duplicates(records, duplicates)
     fingerprints = collect_records((record.id, record) for record in records)
     for repeated in fingerprints.repeated:
         message(f"simdedup: warning: {repeated.split(': ', 1)[0]}: named twice; counted once")
@@ -505,6 +518,62 @@ def evaluate(gold: str, match: str, clusters: str) -> None:
     with click.open_file(clusters, encoding="utf-8") as handle:
         members = list(read_cluster_members(handle, "<stdin>" if clusters == "-" else clusters, match))
     click.echo(json.dumps(score_pairs(members, pairs).as_dict()))
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, type=click.Path(dir_okay=True, allow_dash=True))
+@click.option("-0", "--null", is_flag=True, help="Paths read from stdin (-) are NUL-separated.")
+@click.option("--encoding", default="utf-8", show_default=True, help="Encoding of the documents.")
+@click.option("--bloom", "bloom_capacity", type=click.IntRange(min=1), metavar="N",
+              help="Use a bloom filter sized for N documents instead of remembering every hash.")
+@click.option("--error-rate", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=1e-6,
+              show_default=True, help="Bloom filter: chance that a new document is reported as seen.")
+@click.option("--silent", is_flag=True, help="No progress bar.")
+@_output_options
+def exact(paths: tuple[str, ...], null: bool, encoding: str, bloom_capacity: int | None, error_rate: float,
+          silent: bool, output: str | None, force: bool) -> None:
+    """List documents whose text (whitespace aside) appeared earlier in the input.
+
+    One JSON line per repeated document: its id and the id it repeats (null with
+    --bloom, which cannot name it). Text-identical documents are found without any
+    fingerprint; a bloom filter keeps memory fixed for streams too large for a set.
+
+    \b
+    simdedup exact corpus/ > repeats.jsonl
+    find crawl -type f -print0 | simdedup exact -0 --bloom 100000000 - > repeats.jsonl
+    """
+    from .corpus import DocumentReader
+    from .errors import SkipDocument
+    from .exact import BloomFilter, SeenDigests, content_digest
+    from .output import LineWriter
+
+    try:
+        DocumentReader("", encoding)
+        seen: Any = BloomFilter(bloom_capacity, error_rate) if bloom_capacity else SeenDigests()
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    sources, total = _sources(paths, null)
+    skipped: list[str] = []
+    done = 0
+    with output_fd(output, force) as fd:
+        writer = LineWriter(fd)
+        for source in progress(sources, silent, total=total, unit="doc", desc="exact"):
+            try:
+                if source.reason is not None:
+                    raise SkipDocument(source.path, source.reason)
+                earlier = seen.check(content_digest(DocumentReader(source.path, encoding)), source.path)
+            except SkipDocument as exc:
+                skipped.append(exc.path)
+                message(f"simdedup: warning: {exc.path}: {exc.reason}")
+                continue
+            done += 1
+            if earlier is not None:
+                writer.write_line(json.dumps({"id": source.path, "duplicate_of": earlier or None},
+                                             ensure_ascii=False, separators=(",", ":")))
+        writer.flush()
+    _report_skipped(skipped, done, "read")
+    if skipped:
+        sys.exit(EXIT_SKIPPED)
 
 
 @cli.command()

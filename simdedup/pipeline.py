@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, BinaryIO, Iterable, Iterator
 
 import numpy as np
@@ -210,6 +210,41 @@ def fingerprint_sources(
     context = multiprocessing.get_context("fork" if "fork" in methods else None)
     with context.Pool(jobs, _init_worker, (fingerprinter,)) as pool:
         yield from pool.imap(_work, sources, chunksize=8)
+
+
+def exact_duplicates(sources: Iterable[Source], encoding: str, seen: Any,
+                     duplicates: dict[str, str]) -> Iterator[Source]:
+    """The sources whose normalised text was not seen before (:mod:`simdedup.exact`).
+
+    A source whose text was seen is left out and recorded in ``duplicates`` as ``path -> first
+    path`` ("" when ``seen`` is a bloom filter, which cannot say). A source that cannot be read
+    is passed on, so that fingerprinting reports why.
+    """
+    from .exact import content_digest
+
+    for source in sources:
+        if source.reason is None:
+            try:
+                earlier = seen.check(content_digest(DocumentReader(source.path, encoding)), source.path)
+            except SkipDocument:
+                earlier = None
+            if earlier is not None:
+                duplicates[source.path] = earlier
+                continue
+        yield source
+
+
+def add_exact_duplicates(records: Iterable[FingerprintRecord], duplicates: dict[str, str]) -> Iterator[FingerprintRecord]:
+    """``records``, then a copy of the first record for each exact duplicate found before."""
+    by_id: dict[str, FingerprintRecord] = {}
+    for record in records:
+        by_id[record.id] = record
+        yield record
+    for path, first in duplicates.items():
+        original = by_id.get(first)
+        if original is not None:
+            size = os.path.getsize(path) if os.path.isfile(path) else original.bytes
+            yield replace(original, id=path, bytes=size)
 
 
 @dataclass

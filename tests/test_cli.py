@@ -22,7 +22,7 @@ from simdedup.fingerprint import simhash
 REPO = Path(__file__).resolve().parents[1]
 RECORD_FIELDS = {"id", "simhash", "bits", "features", "bytes", "method", "tokenizer", "options", "hash", "sketch"}
 CLUSTER_FIELDS = {"cluster", "size", "representative", "max_distance", "min_similarity", "members"}
-COMMANDS = ["fingerprint", "cluster", "dedup", "explain", "stats", "eval", "tokenizers"]
+COMMANDS = ["fingerprint", "cluster", "dedup", "exact", "explain", "stats", "eval", "tokenizers"]
 
 
 # --- running the CLI ------------------------------------------------------------------------

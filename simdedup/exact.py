@@ -1,0 +1,86 @@
+"""Exact duplicates: a content hash of the normalised text, kept in a set or a bloom filter.
+
+Normalisation makes byte-different but text-identical documents equal: the text is split on
+Unicode whitespace and re-joined with single spaces (line endings, indentation, reflowing and
+trailing blanks do not count). The digest is XXH3-128 of the UTF-8 of that, computed while the
+document streams in chunks.
+
+:class:`SeenDigests` remembers every digest with the id that first had it (about 100 bytes per
+distinct document). For streams too large for that, :class:`BloomFilter` answers "probably
+seen" in a fixed bit array: with ``capacity`` n and target ``error_rate`` p it uses
+``m = ceil(-n ln p / (ln 2)^2)`` bits and ``k = round(m / n * ln 2)`` bit positions per item
+(Kirsch-Mitzenmacher double hashing of the two 64-bit halves of the digest); after n distinct
+documents a new document is wrongly reported as seen with probability about p (1e-6 by
+default, 3.6 MB per million documents), and a true duplicate is never missed.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Iterable
+
+import numpy as np
+
+
+def content_digest(chunks: Iterable[str]) -> bytes:
+    """XXH3-128 of the whitespace-normalised text given in chunks that end at whitespace."""
+    import xxhash
+
+    state = xxhash.xxh3_128()
+    first = True
+    for chunk in chunks:
+        words = chunk.split()
+        if not words:
+            continue
+        if not first:
+            state.update(b" ")
+        state.update(" ".join(words).encode("utf-8", "surrogatepass"))
+        first = False
+    return state.digest()
+
+
+class SeenDigests:
+    """Every digest seen, with the first id that had it."""
+
+    def __init__(self) -> None:
+        self.first: dict[bytes, str] = {}
+
+    def check(self, digest: bytes, doc_id: str) -> str | None:
+        """The id that had ``digest`` before, or None (and ``doc_id`` is remembered)."""
+        earlier = self.first.get(digest)
+        if earlier is None:
+            self.first[digest] = doc_id
+        return earlier
+
+
+class BloomFilter:
+    """A fixed-size set of digests that may answer "seen" wrongly, with a known rate."""
+
+    def __init__(self, capacity: int, error_rate: float = 1e-6):
+        if capacity < 1:
+            raise ValueError("bloom capacity must be at least 1")
+        if not 0 < error_rate < 1:
+            raise ValueError("bloom error rate must be between 0 and 1")
+        self.bits = max(64, math.ceil(-capacity * math.log(error_rate) / math.log(2) ** 2))
+        self.hashes = max(1, round(self.bits / capacity * math.log(2)))
+        self.array = np.zeros((self.bits + 7) // 8, dtype=np.uint8)
+        self.capacity, self.error_rate, self.count = capacity, error_rate, 0
+
+    def _positions(self, digest: bytes) -> np.ndarray:
+        h1 = int.from_bytes(digest[:8], "little")
+        h2 = int.from_bytes(digest[8:16], "little") | 1
+        return np.array([(h1 + i * h2) % self.bits for i in range(self.hashes)], dtype=np.int64)
+
+    def add(self, digest: bytes) -> bool:
+        """Add ``digest``; True if it was (probably) there already."""
+        positions = self._positions(digest)
+        byte, mask = positions >> 3, (1 << (positions & 7)).astype(np.uint8)
+        present = bool(np.all(self.array[byte] & mask))
+        if not present:
+            np.bitwise_or.at(self.array, byte, mask)
+            self.count += 1
+        return present
+
+    def check(self, digest: bytes, doc_id: str) -> str | None:
+        """Same contract as :meth:`SeenDigests.check`; a bloom filter cannot name the earlier id."""
+        return "" if self.add(digest) else None
