@@ -178,8 +178,8 @@ def _link_complete(n: int, left: list[int], right: list[int], scores: np.ndarray
     return np.array(owner, dtype=np.int64)
 
 
-def _representative(ids: Sequence[str], docs: list[int], of_doc: list[int], fps: np.ndarray,
-                    values: list[int]) -> int:
+def _representative(ids: Sequence[str], docs: list[int], of_doc: dict[int, int], fps: np.ndarray,
+                    values: dict[int, int]) -> int:
     """The medoid document of a cluster (see the module docstring)."""
     counts: dict[int, int] = {}
     for d in docs:
@@ -270,26 +270,31 @@ def find_clusters(
 
 def _describe(ids: Sequence[str], fps: np.ndarray, units: _Units, doc_label: np.ndarray,
               by_id: np.ndarray, singletons: bool) -> list[Cluster]:
-    n = len(ids)
+    if not singletons:  # most documents of a large corpus have no duplicate: drop them first
+        by_id = by_id[np.bincount(doc_label)[doc_label[by_id]] >= 2]
+    if len(by_id) == 0:
+        return []
     # A stable sort on the label keeps id order inside each group.
     grouped = by_id[np.argsort(doc_label[by_id], kind="stable")]
-    bounds = [0, *(np.flatnonzero(np.diff(doc_label[grouped])) + 1).tolist(), n]
-    grouped_list, of_doc = grouped.tolist(), units.of_doc.tolist()
-    values = [sum(int(word) << (64 * w) for w, word in enumerate(row)) for row in units.fps.tolist()]
+    bounds = [0, *(np.flatnonzero(np.diff(doc_label[grouped])) + 1).tolist(), len(grouped)]
+    grouped_list, of_doc = grouped.tolist(), units.of_doc
+    needed = np.unique(of_doc[grouped])
+    values = dict(zip(needed.tolist(), (sum(int(word) << (64 * w) for w, word in enumerate(row))
+                                        for row in units.fps[needed].tolist())))
+    unit_of = dict(zip(grouped_list, of_doc[grouped].tolist()))
     clusters = []
     for start, end in zip(bounds, bounds[1:]):
         docs = grouped_list[start:end]
         if len(docs) == 1:
-            if singletons:
-                sims = None if units.sketches is None else (1.0,)
-                clusters.append(Cluster((docs[0],), docs[0], (0,), sims))
+            sims = None if units.sketches is None else (1.0,)
+            clusters.append(Cluster((docs[0],), docs[0], (0,), sims))
             continue
-        rep = _representative(ids, docs, of_doc, units.fps, values)
-        rep_unit = of_doc[rep]
-        dist = tuple((values[of_doc[d]] ^ values[rep_unit]).bit_count() for d in docs)
+        rep = _representative(ids, docs, unit_of, units.fps, values)
+        rep_unit = unit_of[rep]
+        dist = tuple((values[unit_of[d]] ^ values[rep_unit]).bit_count() for d in docs)
         sims = None
         if units.sketches is not None:
-            member_units = np.array([of_doc[d] for d in docs])
+            member_units = np.array([unit_of[d] for d in docs])
             raw = pair_similarity(units.sketches, member_units, np.full(len(docs), rep_unit))
             sims = tuple(round(float(s), 3) for s in raw)
         clusters.append(Cluster(tuple(docs), rep, dist, sims))

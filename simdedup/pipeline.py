@@ -15,7 +15,7 @@ import numpy as np
 
 from .cluster import Cluster, find_clusters
 from .corpus import DocumentReader, Source
-from .errors import SkipDocument
+from .errors import RecordError, SkipDocument
 from .fingerprint import Fingerprinter
 from .index import as_words
 from .records import FingerprintRecord, read_fingerprint_files
@@ -272,7 +272,52 @@ def load_fingerprints(files: Iterable[tuple[str, BinaryIO]]) -> FingerprintSet:
     Raises:
         RecordError: a malformed line, or settings that differ from the first record's.
     """
-    return collect_records(read_fingerprint_files(files))
+    from .sketch import decode as decode_sketch
+
+    columns = read_fingerprint_files(files)
+    keep = _first_of_each_id(columns.ids)
+    repeated = []
+    if keep is not None:
+        kept = set(keep)
+        repeated = [f"{n}:{line}: {columns.ids[i]}" for i, (n, line) in enumerate(columns.where) if i not in kept]
+        pick = lambda values: [values[i] for i in keep]  # noqa: E731
+        columns.ids, columns.hexes, columns.features = pick(columns.ids), pick(columns.hexes), pick(columns.features)
+        if columns.sketches:
+            columns.sketches = pick(columns.sketches)
+    sketches = None
+    if columns.sketches:
+        raw = []
+        for i, text in enumerate(columns.sketches):
+            try:
+                raw.append(decode_sketch(text))
+            except ValueError as exc:
+                name, line = columns.where[i]
+                raise RecordError(f"{name}:{line}: field 'sketch': {exc}") from None
+        sketches = np.frombuffer(b"".join(raw), dtype=np.uint8).reshape(len(raw), -1)
+    return FingerprintSet(columns.ids, words_from_hex(columns.hexes, columns.bits), columns.bits, columns.settings,
+                          repeated, np.array(columns.features, dtype=np.int64), sketches)
+
+
+def _first_of_each_id(ids: list[str]) -> list[int] | None:
+    """Indices of the first record of each id, or None when no id repeats."""
+    if len(set(ids)) == len(ids):
+        return None
+    seen: set[str] = set()
+    keep = []
+    for i, doc_id in enumerate(ids):
+        if doc_id not in seen:
+            seen.add(doc_id)
+            keep.append(i)
+    return keep
+
+
+def words_from_hex(hexes: list[str], bits: int) -> np.ndarray:
+    """Fixed-width hex fingerprints as an ``(n, bits // 64)`` uint64 array, word 0 low."""
+    words = bits // 64
+    if not hexes:
+        return np.zeros((0, words), dtype=np.uint64)
+    big_endian = np.frombuffer(bytes.fromhex("".join(hexes)), dtype=">u8").reshape(-1, words)
+    return np.ascontiguousarray(big_endian[:, ::-1].astype(np.uint64))
 
 
 def collect_records(records: Iterable[tuple[str, FingerprintRecord]]) -> FingerprintSet:

@@ -24,6 +24,7 @@ from .sketch import decode as decode_sketch
 from .sketch import encode as encode_sketch
 
 _HEX = re.compile(r"[0-9a-fA-F]+")
+_BASE64 = re.compile(r"[A-Za-z0-9_-]+")
 SETTING_KEYS = ("method", "tokenizer", "options", "bits", "hash")  # and "sketch": its size in bytes
 #: the field holding the fingerprint, and the widths allowed, for each method
 VALUE_FIELDS = {"simhash": "simhash", "nilsimsa": "nilsimsa", "sentences": "signature"}
@@ -75,22 +76,18 @@ def describe_settings(settings: dict[str, Any]) -> str:
     return f"simhash {settings.get('tokenizer')}({options}) {settings.get('hash')} {settings.get('bits')}-bit, {sketch}"
 
 
-def parse_record(line: str, where: str) -> FingerprintRecord:
-    """Parse one JSON line; ``where`` (``FILE:LINE``) starts every error message.
+def _fields(obj: Any, where: str) -> tuple[str, str, int, int, Any, Any, tuple]:
+    """Check a decoded record: ``(id, hex, bits, features, bytes, sketch text, settings key)``.
 
-    Raises:
-        RecordError: not JSON, a missing or mistyped field, a fingerprint of the wrong width.
+    The settings key is a tuple in :data:`SETTING_KEYS` order plus the sketch size in bytes
+    (:func:`settings_dict` turns it into the settings dict); tuples compare fast.
     """
-    try:
-        obj = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise RecordError(f"{where}: not a JSON object ({exc.msg} at column {exc.colno})") from None
     if not isinstance(obj, dict):
         raise RecordError(f"{where}: not a JSON object")
     method = obj.get("method", "simhash")
-    if method not in VALUE_FIELDS:
+    field_name = VALUE_FIELDS.get(method) if isinstance(method, str) else None
+    if field_name is None:
         raise RecordError(f"{where}: unknown method {method!r}")
-    field_name = VALUE_FIELDS[method]
     for key in ("id", field_name, "bits"):
         if key not in obj:
             raise RecordError(f"{where}: missing field {key!r}")
@@ -107,62 +104,87 @@ def parse_record(line: str, where: str) -> FingerprintRecord:
         )
     if not _HEX.fullmatch(hexdigest):
         raise RecordError(f"{where}: field {field_name!r} is not hexadecimal")
-    value = int(hexdigest, 16)
     features = obj.get("features", 0)
-    if not isinstance(features, int) or isinstance(features, bool) or features < 0:
+    if type(features) is not int or features < 0:
         raise RecordError(f"{where}: field 'features' must be a non-negative integer")
     size = obj.get("bytes")
-    if size is not None and (not isinstance(size, int) or isinstance(size, bool)):
+    if size is not None and type(size) is not int:
         raise RecordError(f"{where}: field 'bytes' must be an integer")
     sketch = obj.get("sketch")
-    if sketch is not None:
-        try:
-            if not isinstance(sketch, str):
-                raise ValueError("not a string")
-            sketch = decode_sketch(sketch)
-        except ValueError as exc:
-            raise RecordError(f"{where}: field 'sketch': {exc}") from None
-    settings = {key: obj.get(key) for key in SETTING_KEYS}
-    settings["method"] = method
-    settings["sketch"] = len(sketch) if sketch else 0
-    return FingerprintRecord(doc_id, value, bits, features, settings, size, sketch)
+    if sketch is not None and (not isinstance(sketch, str) or not _BASE64.fullmatch(sketch)):
+        raise RecordError(f"{where}: field 'sketch' is not URL-safe base64")
+    key = (method, obj.get("tokenizer"), obj.get("options"), bits, obj.get("hash"), len(sketch) * 3 // 4 if sketch else 0)
+    return doc_id, hexdigest, bits, features, size, sketch, key
 
 
-class SettingsGuard:
-    """Refuses records whose settings differ from the first record's."""
-
-    def __init__(self) -> None:
-        self.settings: dict[str, Any] | None = None
-        self.where = ""
-
-    def check(self, record: FingerprintRecord, where: str) -> None:
-        if self.settings is None:
-            self.settings, self.where = record.settings, where
-        elif record.settings != self.settings:
-            raise IncompatibleSettingsError(
-                f"{where}: fingerprint made with {describe_settings(record.settings)}, but {self.where} "
-                f"was made with {describe_settings(self.settings)}; fingerprint all documents with "
-                "the same settings"
-            )
+def settings_dict(key: tuple) -> dict[str, Any]:
+    """The settings dict of a settings key from :func:`_fields`."""
+    return {**dict(zip(SETTING_KEYS, key)), "sketch": key[-1]}
 
 
-def read_fingerprint_files(files: Iterable[tuple[str, BinaryIO]]) -> Iterator[tuple[str, FingerprintRecord]]:
-    """``(where, record)`` for every record of the named binary streams, all with equal settings.
+def parse_record(line: str, where: str) -> FingerprintRecord:
+    """Parse one JSON line; ``where`` (``FILE:LINE``) starts every error message.
 
     Raises:
-        RecordError: a malformed line (stops at the first).
+        RecordError: not JSON, a missing or mistyped field, a fingerprint of the wrong width.
+    """
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise RecordError(f"{where}: not a JSON object ({exc.msg} at column {exc.colno})") from None
+    doc_id, hexdigest, bits, features, size, sketch, key = _fields(obj, where)
+    return FingerprintRecord(doc_id, int(hexdigest, 16), bits, features, settings_dict(key), size,
+                             decode_sketch(sketch) if sketch else None)
+
+
+@dataclass
+class FingerprintColumns:
+    """Fingerprint lines read column-wise, ready for arrays."""
+
+    ids: list[str] = field(default_factory=list)
+    hexes: list[str] = field(default_factory=list)
+    features: list[int] = field(default_factory=list)
+    sketches: list[str] = field(default_factory=list)
+    where: list[tuple[str, int]] = field(default_factory=list)  # (file, line) of each record
+    bits: int = 64
+    settings: dict[str, Any] | None = None
+
+
+def read_fingerprint_files(files: Iterable[tuple[str, BinaryIO]]) -> FingerprintColumns:
+    """Every record of the named binary streams, all with equal settings.
+
+    Raises:
+        RecordError: a malformed line (stops at the first), with ``FILE:LINE:``.
         IncompatibleSettingsError: a record whose settings differ from the first one's.
     """
-    guard = SettingsGuard()
+    columns = FingerprintColumns()
+    first_where = ""
+    first_key = None
+    loads = json.loads
     for name, stream in files:
         for number, raw in enumerate(stream, 1):
-            where = f"{name}:{number}"
             try:
-                line = raw.decode("utf-8")
+                obj = loads(raw.decode("utf-8"))
             except UnicodeDecodeError:
-                raise RecordError(f"{where}: not UTF-8 text") from None
-            if not line.strip():
-                continue
-            record = parse_record(line, where)
-            guard.check(record, where)
-            yield where, record
+                raise RecordError(f"{name}:{number}: not UTF-8 text") from None
+            except json.JSONDecodeError as exc:
+                if not raw.strip():
+                    continue
+                raise RecordError(f"{name}:{number}: not a JSON object ({exc.msg} at column {exc.colno})") from None
+            doc_id, hexdigest, bits, features, _, sketch, key = _fields(obj, f"{name}:{number}")
+            if first_key is None:
+                first_key, columns.settings, columns.bits = key, settings_dict(key), bits
+                first_where = f"{name}:{number}"
+            elif key != first_key:
+                raise IncompatibleSettingsError(
+                    f"{name}:{number}: fingerprint made with {describe_settings(settings_dict(key))}, but "
+                    f"{first_where} was made with {describe_settings(columns.settings)}; fingerprint all "
+                    "documents with the same settings"
+                )
+            columns.ids.append(doc_id)
+            columns.hexes.append(hexdigest)
+            columns.features.append(features)
+            if sketch:
+                columns.sketches.append(sketch)
+            columns.where.append((name, number))
+    return columns
