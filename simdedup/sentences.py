@@ -25,28 +25,26 @@ def _normalise(sentence: str) -> str:
 
 def longest_sentences(chunks: Iterable[str], n: int) -> tuple[int, list[str]]:
     """Number of sentences and the ``n`` longest of a text given in chunks (bounded memory)."""
-    heap: list[tuple[int, str]] = []  # (length, sentence), the n largest kept
+    heap: list[tuple[int, str]] = []  # (length, sentence): the n largest so far
     count = 0
+
+    def offer(sentence: str) -> None:
+        nonlocal count
+        if sentence:
+            count += 1
+            item = (len(sentence), sentence)
+            if len(heap) < n:
+                heapq.heappush(heap, item)
+            elif item > heap[0]:
+                heapq.heapreplace(heap, item)
+
     carry = ""
     for chunk in chunks:
         parts = _BOUNDARY.split(carry + chunk)
         carry = parts.pop()  # may continue in the next chunk: kept as it is
-        for sentence in map(_normalise, parts):
-            if sentence:
-                count += 1
-                item = (len(sentence), sentence)
-                if len(heap) < n:
-                    heapq.heappush(heap, item)
-                elif item > heap[0]:
-                    heapq.heapreplace(heap, item)
-    carry = _normalise(carry)
-    if carry:
-        count += 1
-        item = (len(carry), carry)
-        if len(heap) < n:
-            heapq.heappush(heap, item)
-        elif item > heap[0]:
-            heapq.heapreplace(heap, item)
+        for sentence in parts:
+            offer(_normalise(sentence))
+    offer(_normalise(carry))
     return count, sorted(sentence for _, sentence in heap)
 
 

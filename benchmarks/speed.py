@@ -1,0 +1,276 @@
+#!/usr/bin/env python3
+"""Speed and memory of simdedup beside the tools users would otherwise run (``make bench``).
+
+Everything is measured in one run on this machine, so compare the ratios, not the absolute
+figures. Corpora are generated deterministically under ``benchmarks/.corpus`` (English-like
+text from a Zipf vocabulary; Chinese-like text from the words of jieba's own dictionary), with
+near-duplicate copies mixed in. Anchors run in their own virtualenvs, created on first use:
+
+- ``.venv-bench-a``: PyPI ``simhash`` 2.1.2 (fed token lists: its text path crashes under numpy 2),
+  ``datasketch``, ``rensa``, ``jieba``;
+- ``.venv-bench-b``: ``simhash-pybind`` (it installs a package also named ``simhash``) and ``xxhash``.
+
+Every job is a separate process; wall time includes start-up; peak RSS is the job's own.
+
+    python benchmarks/speed.py             # sizes 8, 24, 72 MB and 10^5, 10^6 fingerprints
+    python benchmarks/speed.py --large     # also 10^7 fingerprints
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT / "benchmarks" / ".corpus"
+SIMDEDUP = [str(Path(sys.executable).parent / "simdedup")]
+VENV_A, VENV_B = ROOT / ".venv-bench-a", ROOT / ".venv-bench-b"
+ANCHORS_A = ["simhash==2.1.2", "datasketch", "rensa", "jieba"]
+ANCHORS_B = ["simhash-pybind", "xxhash"]
+MB = 1e6
+
+
+# --- corpora --------------------------------------------------------------------------------
+
+
+def _english_vocabulary(rng: random.Random) -> tuple[list[str], list[float]]:
+    letters = "etaoinshrdlcumwfgypbvkjxqz"
+    words = sorted({"".join(rng.choices(letters, weights=range(26, 0, -1), k=rng.randint(1, 10))) for _ in range(30000)})
+    rng.shuffle(words)
+    return words, [1 / (rank + 1) for rank in range(len(words))]
+
+
+def _chinese_vocabulary() -> tuple[list[str], list[float]]:
+    import jieba
+
+    words, weights = [], []
+    with open(Path(jieba.__file__).parent / "dict.txt", encoding="utf-8") as handle:
+        for line in handle:
+            word, freq, *_ = line.split()
+            words.append(word)
+            weights.append(float(freq))
+    return words, weights
+
+
+def make_corpus(kind: str, megabytes: int) -> Path:
+    """A folder of documents, about ``megabytes`` of text, 10% of them near copies of others."""
+    folder = CORPUS / f"{kind}-{megabytes}mb"
+    if (folder / ".complete").exists():
+        return folder
+    folder.mkdir(parents=True, exist_ok=True)
+    rng = random.Random(f"{kind}-{megabytes}")
+    words, weights = _english_vocabulary(rng) if kind == "en" else _chinese_vocabulary()
+    joiner = " " if kind == "en" else ""
+    stop = "." if kind == "en" else "。"
+    size, number, previous = 0, 0, []
+    while size < megabytes * MB:
+        if previous and rng.random() < 0.1:
+            tokens = list(rng.choice(previous))
+            for _ in range(max(1, len(tokens) // 50)):  # a 2% edit
+                tokens[rng.randrange(len(tokens))] = rng.choices(words, weights)[0]
+        else:
+            tokens = rng.choices(words, weights, k=rng.randint(200, 3000) if kind == "en" else rng.randint(300, 2000))
+            previous = (previous + [tokens])[-50:]
+        sentences = [joiner.join(tokens[i : i + 14]) + stop for i in range(0, len(tokens), 14)]
+        text = "\n".join(textwrap.wrap(" ".join(sentences), 78)) if kind == "en" else "\n".join(sentences)
+        path = folder / f"doc{number:06d}.txt"
+        path.write_text(text + "\n", encoding="utf-8")
+        size += path.stat().st_size
+        number += 1
+    (folder / ".complete").touch()
+    return folder
+
+
+def make_fingerprints(count: int) -> Path:
+    """``count`` fingerprint lines: random 64-bit values with 1% planted near copies."""
+    path = CORPUS / f"fingerprints-{count}.jsonl"
+    if path.exists():
+        return path
+    CORPUS.mkdir(parents=True, exist_ok=True)
+    rng = random.Random(count)
+    with open(path, "w") as out:
+        values = []
+        for i in range(count):
+            if values and rng.random() < 0.01:
+                value = rng.choice(values) ^ (1 << rng.randrange(64)) ^ (1 << rng.randrange(64))
+            else:
+                value = rng.getrandbits(64)
+                if len(values) < 10000:
+                    values.append(value)
+            out.write(f'{{"id":"d{i:08d}","simhash":"{value:016x}","bits":64,"features":100}}\n')
+    return path
+
+
+# --- running jobs ---------------------------------------------------------------------------
+
+_MEASURE = """
+import json, resource, subprocess, sys, time
+start = time.perf_counter()
+done = subprocess.run(sys.argv[2:], stdout=open(sys.argv[1], "wb"), stderr=subprocess.DEVNULL)
+print(json.dumps({"seconds": time.perf_counter() - start, "rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, "status": done.returncode}))
+"""
+
+
+def measure(argv: list[str], output: str = os.devnull) -> dict:
+    """Wall seconds and peak RSS of one command, run in a fresh process."""
+    result = subprocess.run([sys.executable, "-c", _MEASURE, output, *argv], capture_output=True, text=True, check=True)
+    figures = json.loads(result.stdout)
+    if figures["status"] not in (0, 3):
+        raise SystemExit(f"benchmark job failed: {' '.join(argv)}")
+    return figures
+
+
+def ensure_venv(venv: Path, packages: list[str]) -> str:
+    python = venv / "bin" / "python"
+    if not (venv / ".installed").exists():
+        print(f"installing anchors into {venv.name}: {', '.join(packages)}", file=sys.stderr)
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        subprocess.run([str(python), "-m", "pip", "install", "--quiet", *packages], check=True)
+        (venv / ".installed").touch()
+    return str(python)
+
+
+def file_list(folder: Path) -> Path:
+    listing = folder.with_suffix(".list")
+    listing.write_text("".join(f"{p}\n" for p in sorted(folder.glob("*.txt"))))
+    return listing
+
+
+ANCHOR_SCRIPTS = {
+    "floor": "for p in files: open(p, encoding='utf-8').read().split()",
+    "pypi-simhash": "from simhash import Simhash\nfor p in files: Simhash(open(p, encoding='utf-8').read().split())",
+    "pybind-xxh3": "import simhash, xxhash\nh = xxhash.xxh3_64_intdigest\n"
+                   "for p in files: simhash.compute([h(t.encode()) for t in open(p, encoding='utf-8').read().split()])",
+    "extract-tags": "import jieba, jieba.analyse, logging\njieba.setLogLevel(logging.ERROR)\n"
+                    "for p in files: jieba.analyse.extract_tags(open(p, encoding='utf-8').read(), topK=20, withWeight=True)",
+    "pypi-index": "import json\nfrom simhash import Simhash, SimhashIndex\n"
+                  "objs = [(json.loads(l)['id'], Simhash(int(json.loads(l)['simhash'], 16))) for l in open(files[0])]\n"
+                  "index = SimhashIndex(objs, k=3)\nfor key, s in objs: index.get_near_dups(s)",
+    "pybind-find-all": "import json, simhash\nvalues = [int(json.loads(l)['simhash'], 16) for l in open(files[0])]\n"
+                       "simhash.find_all(values, 6, 3)",
+    "rensa": """
+from rensa import RMinHash, RMinHashLSH
+lsh, hashes = RMinHashLSH(threshold=0.8, num_perm=128, num_bands=16), []
+for i, p in enumerate(files):
+    words = open(p, encoding='utf-8').read().split()
+    m = RMinHash(num_perm=128, seed=1)
+    m.update([' '.join(words[j:j + 3]) for j in range(max(1, len(words) - 2))])
+    lsh.insert(i, m)
+    hashes.append(m)
+parent = list(range(len(files)))
+def find(x):
+    while parent[x] != x:
+        parent[x] = parent[parent[x]]; x = parent[x]
+    return x
+for i, m in enumerate(hashes):
+    for j in lsh.query(m):
+        if j != i and m.jaccard(hashes[j]) >= 0.8:
+            parent[find(i)] = find(j)
+""",
+}
+
+
+def anchor(python: str, name: str, listing: Path) -> dict:
+    script = "import sys\nfiles = [l.rstrip('\\n') for l in open(sys.argv[1])]\n" + ANCHOR_SCRIPTS[name]
+    return measure([python, "-c", script, str(listing)])
+
+
+def near_pairs_in_process(path: Path) -> dict:
+    code = f"""
+import json, resource, time
+from simdedup.pipeline import load_fingerprints
+from simdedup.index import near_pairs
+with open({str(path)!r}, 'rb') as handle:
+    fps = load_fingerprints([('f', handle)]).fps
+start = time.perf_counter()
+near_pairs(fps, 3)
+print(json.dumps({{"seconds": time.perf_counter() - start, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}}))
+"""
+    return json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+
+
+# --- report ---------------------------------------------------------------------------------
+
+
+def row(job: str, tool: str, figures: dict, megabytes: float | None = None, docs: int | None = None,
+        baseline: dict | None = None) -> str:
+    rate = f"{megabytes / figures['seconds']:.1f}" if megabytes else ""
+    per_doc = f"{docs / figures['seconds']:,.0f}" if docs else ""
+    ratio = f"{baseline['seconds'] / figures['seconds']:.2f}x" if baseline else ""
+    return f"| {job} | {tool} | {figures['seconds']:.2f} | {rate} | {per_doc} | {figures['rss_mb']:.0f} | {ratio} |"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="8,24,72", help="English corpus sizes in MB")
+    parser.add_argument("--large", action="store_true", help="also cluster 10^7 fingerprints")
+    args = parser.parse_args()
+    python_a = ensure_venv(VENV_A, ANCHORS_A)
+    python_b = ensure_venv(VENV_B, ANCHORS_B)
+    sizes = [int(s) for s in args.sizes.split(",")]
+    print(f"machine: {os.cpu_count()} cores; Python {sys.version.split()[0]}\n")
+    print("| job | tool | s | MB/s | docs/s | peak RSS MB | simdedup speed-up |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    out = str(CORPUS / "out.jsonl")
+    for size in sizes:
+        folder = make_corpus("en", size)
+        listing = file_list(folder)
+        docs = len(listing.read_text().splitlines())
+        mb = sum(p.stat().st_size for p in folder.glob("*.txt")) / MB
+        job = f"fingerprint en {mb:.0f} MB"
+        base = {name: anchor(py, name, listing) for name, py in
+                (("floor", python_a), ("pypi-simhash", python_a), ("pybind-xxh3", python_b))}
+        plain = measure(SIMDEDUP + ["fingerprint", "--silent", "-j", "1", "--tokenizer", "whitespace", "--sketch",
+                                    "0", "-o", out, "--force", str(folder)])
+        default = measure(SIMDEDUP + ["fingerprint", "--silent", "-j", "1", "-o", out, "--force", str(folder)])
+        two = measure(SIMDEDUP + ["fingerprint", "--silent", "-j", "2", "-o", out, "--force", str(folder)])
+        print(row(job, "read + split (floor)", base["floor"], mb, docs))
+        print(row(job, "PyPI simhash 2.1.2", base["pypi-simhash"], mb, docs))
+        print(row(job, "simhash-pybind + xxh3", base["pybind-xxh3"], mb, docs))
+        print(row(job, "simdedup whitespace, no sketch", plain, mb, docs, base["pypi-simhash"]))
+        print(row(job, "simdedup defaults (words + sketch)", default, mb, docs, base["pypi-simhash"]))
+        print(row(job, "simdedup defaults, -j 2", two, mb, docs, default))
+    zh = make_corpus("zh", 4)
+    listing = file_list(zh)
+    docs = len(listing.read_text().splitlines())
+    mb = sum(p.stat().st_size for p in zh.glob("*.txt")) / MB
+    tags = anchor(python_a, "extract-tags", listing)
+    ours = measure(SIMDEDUP + ["fingerprint", "--silent", "-j", "1", "--tokenizer", "jieba", "-o", out, "--force", str(zh)])
+    print(row(f"fingerprint zh {mb:.0f} MB", "jieba extract_tags", tags, mb, docs))
+    print(row(f"fingerprint zh {mb:.0f} MB", "simdedup --tokenizer jieba", ours, mb, docs, tags))
+    for count in [10**5, 10**6] + ([10**7] if args.large else []):
+        path = make_fingerprints(count)
+        listing = CORPUS / "fp.list"
+        listing.write_text(f"{path}\n")
+        job = f"cluster k=3, {count:,} fingerprints"
+        cli = measure(SIMDEDUP + ["cluster", "-k", "3", str(path)])
+        library = near_pairs_in_process(path)
+        pybind = anchor(python_b, "pybind-find-all", listing)
+        print(row(job, "simhash-pybind find_all", pybind, docs=count))
+        if count <= 10**5:
+            print(row(job, "PyPI SimhashIndex", anchor(python_a, "pypi-index", listing), docs=count))
+        print(row(job, "simdedup cluster (CLI, JSON lines)", cli, docs=count, baseline=pybind))
+        print(row(job, "simdedup near_pairs (library, search only)", library, docs=count, baseline=pybind))
+    folder = make_corpus("en", sizes[-1])
+    listing = file_list(folder)
+    docs = len(listing.read_text().splitlines())
+    mb = sum(p.stat().st_size for p in folder.glob("*.txt")) / MB
+    rensa = anchor(python_a, "rensa", listing)
+    dedup = measure(SIMDEDUP + ["dedup", "--silent", "-j", "1", str(folder)])
+    print(row(f"dedup en {mb:.0f} MB", "rensa MinHash-LSH (3-shingles, 128 perms)", rensa, mb, docs))
+    print(row(f"dedup en {mb:.0f} MB", "simdedup dedup defaults", dedup, mb, docs, rensa))
+    startup = measure(SIMDEDUP + ["--help"])
+    one = measure(SIMDEDUP + ["fingerprint", str(ROOT / "examples/en/lighthouses.txt")])
+    print(row("start-up", "simdedup --help", startup))
+    print(row("start-up", "simdedup fingerprint (one file)", one))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
