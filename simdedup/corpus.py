@@ -13,6 +13,7 @@ document of any size is fingerprinted in memory proportional to its features.
 from __future__ import annotations
 
 import codecs
+import io
 import os
 import stat
 from dataclasses import dataclass
@@ -133,7 +134,8 @@ class DocumentReader:
     were produced. ``bytes_read`` counts the bytes read so far.
     """
 
-    def __init__(self, path: str, encoding: str = "utf-8", chunk_bytes: int = CHUNK_BYTES):
+    def __init__(self, path: str, encoding: str = "utf-8", chunk_bytes: int = CHUNK_BYTES,
+                 data: bytes | None = None):
         try:
             self.codec = codecs.lookup(encoding)
         except LookupError:
@@ -141,16 +143,21 @@ class DocumentReader:
         self.path = path
         self.encoding = encoding
         self.chunk_bytes = chunk_bytes
+        self.data = data  # the file's bytes, when they were read already
         self.bytes_read = 0
+
+    def _open(self) -> BinaryIO:
+        if self.data is not None:
+            return io.BytesIO(self.data)
+        try:
+            return open(self.path, "rb")
+        except OSError as exc:
+            raise SkipDocument(self.path, f"cannot read: {exc.strerror or exc}") from None
 
     def raw_blocks(self) -> Iterator[bytes]:
         """The undecoded bytes in blocks, with the same empty and binary checks."""
         sniff = not _is_wide(self.codec.name)
-        try:
-            handle = open(self.path, "rb")
-        except OSError as exc:
-            raise SkipDocument(self.path, f"cannot read: {exc.strerror or exc}") from None
-        with handle:
+        with self._open() as handle:
             while True:
                 try:
                     block = handle.read(self.chunk_bytes)
@@ -169,11 +176,7 @@ class DocumentReader:
         path = self.path
         sniff = not _is_wide(self.codec.name)
         decoder = self.codec.incrementaldecoder("strict")
-        try:
-            handle = open(path, "rb")
-        except OSError as exc:
-            raise SkipDocument(path, f"cannot read: {exc.strerror or exc}") from None
-        with handle:
+        with self._open() as handle:
             carry = ""
             first = True
             try:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import stat
 from dataclasses import dataclass, field, replace
 from typing import Any, BinaryIO, Iterable, Iterator
 
@@ -21,6 +22,9 @@ from .index import as_words
 from .records import FingerprintRecord, read_fingerprint_files
 from .sketch import DEFAULT_BINS
 from .tokenizers import Tokenizer
+
+
+_NO_FEATURES = "no text to fingerprint (only whitespace or no features)"
 
 
 class Method:
@@ -74,10 +78,14 @@ class DocumentFingerprinter(Method):
     encoding: str = "utf-8"
     sketch_bins: int = DEFAULT_BINS
     fingerprinter: Fingerprinter = field(init=False)
+    fast: bool = field(init=False)
 
     def __post_init__(self) -> None:
+        from . import fastpath
+
         self.fingerprinter = Fingerprinter(self.bits, self.hash_name, sketch_bins=self.sketch_bins)
         DocumentReader("", self.encoding)  # fail early on an unknown encoding
+        self.fast = fastpath.eligible(self.tokenizer, self.bits, self.hash_name, self.encoding)
 
     @property
     def settings(self) -> dict[str, Any]:
@@ -103,10 +111,38 @@ class DocumentFingerprinter(Method):
         return self.record(doc_id, features, len(text.encode("utf-8", "surrogatepass")))
 
     def record_from_reader(self, reader: DocumentReader) -> FingerprintRecord:
+        if self.fast and reader.data is None:
+            record = self._fast_record(reader)
+            if record is not None:
+                return record
         features = self.tokenizer.features(reader)
         if not features:
-            raise SkipDocument(reader.path, "no text to fingerprint (only whitespace or no features)")
+            raise SkipDocument(reader.path, _NO_FEATURES)
         return self.record(reader.path, features, reader.bytes_read)
+
+    def _fast_record(self, reader: DocumentReader, force: bool = False) -> FingerprintRecord | None:
+        """The record from :mod:`simdedup.fastpath`, or None (then ``reader`` holds the bytes read)."""
+        from . import fastpath
+
+        try:
+            status = os.stat(reader.path)
+            if not stat.S_ISREG(status.st_mode) or status.st_size > fastpath.MAX_BYTES:
+                return None  # FIFOs and huge files stream through the Python path
+            with open(reader.path, "rb") as handle:
+                data = handle.read()
+        except OSError:
+            return None  # the Python path reports it
+        reader.data = data
+        if not data or b"\0" in data[:8192]:
+            return None  # the Python path says why it skips
+        result = fastpath.fingerprint_bytes(data[3:] if data.startswith(b"\xef\xbb\xbf") else data,
+                                            self.tokenizer.name, self.sketch_bins, force)
+        if result is None:
+            return None
+        value, sketch, count = result
+        if count == 0:
+            raise SkipDocument(reader.path, _NO_FEATURES)
+        return FingerprintRecord(reader.path, value, self.bits, count, self.settings, len(data), sketch)
 
 
 @dataclass

@@ -29,8 +29,8 @@ import numpy as np
 DEFAULT_BINS = 128
 VALUE_BITS = 8
 _EXPAND_BATCH = 1 << 20
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_EMPTY = np.uint64(1 << 40)  # above every 32-bit value
+GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+EMPTY = np.uint64(1 << 40)  # above every 32-bit value
 _LOW32 = np.uint64(0xFFFFFFFF)
 
 
@@ -57,11 +57,16 @@ def make_sketch(hashes: np.ndarray, counts: np.ndarray | None, bins: int = DEFAU
         counts: int64 count of each feature, or None for a set (every count 1).
         bins: number of bins (a power of two); the sketch has this many bytes.
     """
+    return finish_sketch(sketch_minima(hashes, counts, bins))
+
+
+def sketch_minima(hashes: np.ndarray, counts: np.ndarray | None, bins: int = DEFAULT_BINS) -> np.ndarray:
+    """Per bin, the smallest low-32-bit value of the elements that fall in it (empty: above 32 bits)."""
     shift = np.uint64(64 - _check_bins(bins))
     hashes = np.asarray(hashes, dtype=np.uint64)
     if counts is None:
         counts = np.ones(len(hashes), dtype=np.int64)
-    minima = np.full(bins, _EMPTY, dtype=np.uint64)
+    minima = np.full(bins, EMPTY, dtype=np.uint64)
     counts = np.asarray(counts, dtype=np.int64)
     # Expand in batches of about _EXPAND_BATCH elements so a huge document never holds all its
     # elements at once; a batch ends at a feature boundary.
@@ -74,15 +79,21 @@ def make_sketch(hashes: np.ndarray, counts: np.ndarray | None, bins: int = DEFAU
         total = int(part.sum())
         offsets = np.cumsum(part) - part
         rank = np.arange(total, dtype=np.int64) - np.repeat(offsets, part)
-        mixed = _mix(np.repeat(hashes[start:end], part) ^ (rank.astype(np.uint64) * _GOLDEN))
+        mixed = _mix(np.repeat(hashes[start:end], part) ^ (rank.astype(np.uint64) * GOLDEN))
         np.minimum.at(minima, (mixed >> shift).astype(np.intp), mixed & _LOW32)
-    filled = np.flatnonzero(minima != _EMPTY)
+    return minima
+
+
+def finish_sketch(minima: np.ndarray) -> bytes:
+    """Densify the bins' minima and keep their low bits: the sketch."""
+    bins = len(minima)
+    filled = np.flatnonzero(minima != EMPTY)
     if filled.size == 0:
         return bytes(bins)
     position = np.arange(bins)
     source = filled[np.searchsorted(filled, position) % filled.size]
     hops = ((source - position) % bins).astype(np.uint64)
-    values = _mix(minima[source] + hops * _GOLDEN)
+    values = _mix(minima[source] + hops * GOLDEN)
     values = np.where(hops == 0, minima[source], values)
     return (values & np.uint64((1 << VALUE_BITS) - 1)).astype(np.uint8).tobytes()
 

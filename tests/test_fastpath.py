@@ -1,0 +1,96 @@
+"""The compiled fast path gives exactly the Python path's fingerprints."""
+
+import random
+import string
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import simdedup.fastpath as fastpath
+from simdedup.pipeline import DocumentFingerprinter
+from simdedup.tokenizers import get_tokenizer
+
+needs_kernels = pytest.mark.skipif(fastpath.kernels() is None, reason="numba or the XXH3 symbol is not available")
+
+ASCII = string.ascii_letters + string.digits + "_ \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f.,;:!?'\"()-/\\#@$%^&*+=<>[]{}|~`"
+
+
+def both_paths(tmp_path, text: bytes, tokenizer: str, sketch_bins: int = 128):
+    path = tmp_path / "doc.txt"
+    path.write_bytes(text)
+    fingerprinter = DocumentFingerprinter(get_tokenizer(tokenizer), sketch_bins=sketch_bins)
+    assert fingerprinter.fast
+    from simdedup.corpus import DocumentReader
+
+    fast = fingerprinter._fast_record(DocumentReader(str(path)), force=True)
+    slow = fingerprinter.record_from_reader(DocumentReader(str(path), data=path.read_bytes()))
+    return fast, slow
+
+
+@needs_kernels
+@settings(max_examples=150, deadline=None)
+@given(st.text(alphabet=ASCII, min_size=1, max_size=3000), st.sampled_from(["words", "whitespace"]),
+       st.sampled_from([0, 64, 128]))
+def test_same_record_on_random_ascii(tmp_path_factory, text, tokenizer, bins):
+    tmp_path = tmp_path_factory.mktemp("doc")
+    try:
+        fast, slow = both_paths(tmp_path, text.encode(), tokenizer, bins)
+    except Exception as exc:  # both paths must skip the same documents the same way
+        assert "no text" in str(exc)
+        return
+    assert fast is not None
+    assert fast.to_json() == slow.to_json()
+
+
+@needs_kernels
+def test_same_record_on_a_long_document(tmp_path):
+    rng = random.Random(1)
+    words = ["".join(rng.choices(string.ascii_letters, k=rng.randint(1, 12))) for _ in range(5000)]
+    text = " ".join(rng.choices(words, k=200_000)).encode()  # repeated words: the table grows
+    for tokenizer in ("words", "whitespace"):
+        fast, slow = both_paths(tmp_path, b"\xef\xbb\xbf" + text, tokenizer)
+        assert fast.to_json() == slow.to_json()
+        assert fast.bytes == len(text) + 3
+
+
+@needs_kernels
+def test_non_ascii_takes_the_python_path(tmp_path):
+    fast, slow = both_paths(tmp_path, "caf\u00e9 au lait".encode(), "words")
+    assert fast is None and slow.features == 3
+
+
+def test_not_used_where_it_would_differ():
+    assert not DocumentFingerprinter(get_tokenizer("words", shingle=2)).fast
+    assert not DocumentFingerprinter(get_tokenizer("words"), bits=128).fast
+    assert not DocumentFingerprinter(get_tokenizer("jieba")).fast
+    assert not DocumentFingerprinter(get_tokenizer("words"), encoding="latin-1").fast
+    assert not DocumentFingerprinter(get_tokenizer("words"), hash_name="md5").fast
+
+
+@needs_kernels
+def test_cli_output_identical_with_and_without(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from simdedup.cli import cli
+
+    rng = random.Random(2)
+    for i in range(40):
+        words = [rng.choice(["alpha", "beta", "Gamma", "delta_1", "x", "yz"]) for _ in range(rng.randint(1, 400))]
+        (tmp_path / f"d{i:02d}.txt").write_text(" ".join(words) + ("\n" if i % 2 else ""))
+    monkeypatch.setattr(fastpath, "START_AFTER_BYTES", 0)
+    fast = CliRunner().invoke(cli, ["fingerprint", "--silent", "-j", "1", str(tmp_path)])
+    monkeypatch.setenv("SIMDEDUP_FASTPATH", "0")
+    slow = CliRunner().invoke(cli, ["fingerprint", "--silent", "-j", "1", str(tmp_path)])
+    assert fast.exit_code == slow.exit_code == 0
+    assert fast.stdout == slow.stdout
+
+
+def test_without_kernels_the_python_path_answers(tmp_path, monkeypatch):
+    (tmp_path / "a.txt").write_text("plain ascii words " * 50)
+    monkeypatch.setattr(fastpath, "_kernels", False)  # as if numba were missing
+    assert fastpath.fingerprint_bytes(b"plain ascii", "words", 128, force=True) is None
+    fingerprinter = DocumentFingerprinter(get_tokenizer("words"))
+    record = fingerprinter.fingerprint_file(str(tmp_path / "a.txt"))
+    monkeypatch.setenv("SIMDEDUP_FASTPATH", "0")
+    assert DocumentFingerprinter(get_tokenizer("words")).fingerprint_file(str(tmp_path / "a.txt")) == record
