@@ -61,7 +61,8 @@ def _chinese_vocabulary() -> tuple[list[str], list[float]]:
 def make_corpus(kind: str, megabytes: int) -> Path:
     """A folder of documents, about ``megabytes`` of text, 10% of them near copies of others."""
     folder = CORPUS / f"{kind}-{megabytes}mb"
-    if (folder / ".complete").exists():
+    complete = CORPUS / f"{kind}-{megabytes}mb.complete"
+    if complete.exists():
         return folder
     folder.mkdir(parents=True, exist_ok=True)
     rng = random.Random(f"{kind}-{megabytes}")
@@ -83,7 +84,7 @@ def make_corpus(kind: str, megabytes: int) -> Path:
         path.write_text(text + "\n", encoding="utf-8")
         size += path.stat().st_size
         number += 1
-    (folder / ".complete").touch()
+    complete.touch()
     return folder
 
 

@@ -2,18 +2,19 @@
 
 The Python path reads, decodes, tokenizes into strings, counts them in a Counter and hashes
 each distinct one: about 10 MB/s. Here one numba kernel walks the lower-cased bytes, finds the
-tokens, hashes each with the very same XXH3-64 (the C function of the ``xxhash`` package, called
-through ctypes), and counts them in an open-addressing table; two small kernels then add up the
-simhash bit votes and the sketch's bin minima. Results are identical to the Python path (the
-tests compare them): for ASCII text ``bytes.lower`` is ``str.lower``, the token classes are the
-ASCII cases of ``\\w`` and of ``str.split``'s whitespace, and the sums are exact integers.
+tokens, hashes each with the very same XXH3-64 (the C function exported by the ``xxhash``
+package's extension, linked by symbol name), and counts them in an open-addressing table; a
+second kernel adds up the simhash bit votes and the sketch's bin minima and densifies them.
+Results are identical to the Python path (the tests compare them): for ASCII text
+``bytes.lower`` is ``str.lower``, the token classes are the ASCII cases of ``\\w`` and of
+``str.split``'s whitespace, and the sums are exact integers.
 
 It is used only where it gives the same answer: 64-bit fingerprints, the ``xxh3`` hash, the
 ``words`` or ``whitespace`` tokenizer without shingles, UTF-8 input, documents that are ASCII
 after an optional byte-order mark and at most :data:`MAX_BYTES` long; anything else takes the
-Python path. Compiling costs a second once; numba caches the machine code, and the kernels are
-not even imported until a process has read :data:`START_AFTER_BYTES`, so small runs and
-``--help`` never pay for them. Without numba (or without the XXH3 symbol in the ``xxhash``
+Python path. Compiling costs seconds once; numba caches the machine code (loading numba and
+that code still takes about 0.7 s per process), so the kernels are not even imported until a
+process has read :data:`START_AFTER_BYTES`: small runs and ``--help`` never pay for them. Without numba (or without the XXH3 symbol in the ``xxhash``
 build) everything works, only slower. ``SIMDEDUP_FASTPATH=0`` turns it off.
 """
 
@@ -25,7 +26,7 @@ from typing import Any
 import numpy as np
 
 MAX_BYTES = 64 << 20
-START_AFTER_BYTES = 1 << 20
+START_AFTER_BYTES = 4 << 20
 _SNIFF_BYTES = 8192
 
 _WORD = np.zeros(256, dtype=np.uint8)
@@ -36,6 +37,7 @@ for _c in (9, 10, 11, 12, 13, 28, 29, 30, 31, 32):  # str.split()'s ASCII whites
     _NOT_SPACE[_c] = 0
 TOKEN_CLASSES = {"words": _WORD, "whitespace": _NOT_SPACE}
 
+_EMPTY = np.uint64(1 << 40)  # as simdedup.sketch.EMPTY: above every 32-bit value
 _kernels: Any = None
 _bytes_seen = 0
 
@@ -45,9 +47,8 @@ def _compile() -> Any:
 
     # Run each kernel once now, so that any failure happens here and not mid-corpus.
     hashes, counts = _kernels.count_tokens(np.frombuffer(b"ab ab c", dtype=np.uint8), _NOT_SPACE)
-    _kernels.votes(hashes, counts)
-    _kernels.minima(hashes, counts, np.uint64(57), np.uint64(1 << 40), 128)
-    return _kernels.count_tokens, _kernels.votes, _kernels.minima
+    _kernels.fingerprint(hashes, counts, np.uint64(57), np.uint64(1 << 40), 128)
+    return _kernels.count_tokens, _kernels.fingerprint
 
 
 def kernels() -> Any:
@@ -91,17 +92,10 @@ def fingerprint_bytes(data: bytes, tokenizer_name: str, sketch_bins: int, force:
     compiled = kernels()
     if compiled is None:
         return None
-    count_tokens, votes, minima = compiled
+    count_tokens, fingerprint = compiled
     hashes, counts = count_tokens(np.frombuffer(data.lower(), dtype=np.uint8), TOKEN_CLASSES[tokenizer_name])
     if len(hashes) == 0:
         return 0, None, 0
-    bit_votes = votes(hashes, counts)
-    set_bits = np.flatnonzero(2 * bit_votes - int(counts.sum()) > 0)
-    value = int(np.bitwise_or.reduce(np.left_shift(np.uint64(1), set_bits.astype(np.uint64)), initial=np.uint64(0)))
-    sketch = None
-    if sketch_bins:
-        from .sketch import EMPTY, _check_bins, finish_sketch
-
-        shift = np.uint64(64 - _check_bins(sketch_bins))
-        sketch = finish_sketch(minima(hashes, counts, shift, EMPTY, sketch_bins))
-    return value, sketch, len(hashes)
+    shift = np.uint64(64 - sketch_bins.bit_length() + 1) if sketch_bins else np.uint64(0)
+    value, sketch = fingerprint(hashes, counts, shift, _EMPTY, sketch_bins)
+    return int(value), sketch.tobytes() if sketch_bins else None, len(hashes)

@@ -86,11 +86,12 @@ class DocumentFingerprinter(Method):
         self.fingerprinter = Fingerprinter(self.bits, self.hash_name, sketch_bins=self.sketch_bins)
         DocumentReader("", self.encoding)  # fail early on an unknown encoding
         self.fast = fastpath.eligible(self.tokenizer, self.bits, self.hash_name, self.encoding)
+        self._settings = {"method": "simhash", **self.tokenizer.settings(), "bits": self.bits,
+                          "hash": self.hash_name, "sketch": self.sketch_bins}
 
     @property
     def settings(self) -> dict[str, Any]:
-        return {"method": "simhash", **self.tokenizer.settings(), "bits": self.bits, "hash": self.hash_name,
-                "sketch": self.sketch_bins}
+        return self._settings
 
     def prepare(self) -> None:
         self.tokenizer.prepare()
