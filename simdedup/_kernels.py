@@ -93,17 +93,19 @@ def _mix(x):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def fingerprint(hashes, counts, shift, empty, bins):  # pragma: no cover - compiled
+def fingerprint(hashes, counts, shift, empty, bins, binary):  # pragma: no cover - compiled
     """Simhash and sketch (empty when ``bins`` is 0) of distinct hashes with counts.
 
     The same arithmetic as :func:`simdedup.fingerprint.simhash_words` and
-    :func:`simdedup.sketch.make_sketch`: strict majority of count-weighted bit votes; bin minima
-    densified from the next filled bin to the right, low 8 bits kept.
+    :func:`simdedup.sketch.make_sketch`: strict majority of bit votes, weighted by count or
+    (``binary``) one per feature; bin minima densified from the next filled bin to the right,
+    low 8 bits kept.
     """
-    bit_votes = votes(hashes, counts)
+    weights = np.ones(len(counts), dtype=np.int64) if binary else counts
+    bit_votes = votes(hashes, weights)
     total = 0
-    for j in range(len(counts)):
-        total += counts[j]
+    for j in range(len(weights)):
+        total += weights[j]
     value = np.uint64(0)
     for bit in range(64):
         if 2 * bit_votes[bit] - total > 0:

@@ -47,7 +47,7 @@ def _compile() -> Any:
 
     # Run each kernel once now, so that any failure happens here and not mid-corpus.
     hashes, counts = _kernels.count_tokens(np.frombuffer(b"ab ab c", dtype=np.uint8), _NOT_SPACE)
-    _kernels.fingerprint(hashes, counts, np.uint64(57), np.uint64(1 << 40), 128)
+    _kernels.fingerprint(hashes, counts, np.uint64(57), np.uint64(1 << 40), 128, True)
     return _kernels.count_tokens, _kernels.fingerprint
 
 
@@ -76,7 +76,8 @@ def eligible(tokenizer: Any, bits: int, hash_name: str, encoding: str) -> bool:
     )
 
 
-def fingerprint_bytes(data: bytes, tokenizer_name: str, sketch_bins: int, force: bool = False) -> Any:
+def fingerprint_bytes(data: bytes, tokenizer_name: str, sketch_bins: int, force: bool = False,
+                      binary: bool = False) -> Any:
     """``(simhash, sketch, features)`` of an ASCII document, or None to use the Python path.
 
     ``data`` has passed the empty and binary checks and lost its byte-order mark. Returns None
@@ -97,5 +98,5 @@ def fingerprint_bytes(data: bytes, tokenizer_name: str, sketch_bins: int, force:
     if len(hashes) == 0:
         return 0, None, 0
     shift = np.uint64(64 - sketch_bins.bit_length() + 1) if sketch_bins else np.uint64(0)
-    value, sketch = fingerprint(hashes, counts, shift, _EMPTY, sketch_bins)
+    value, sketch = fingerprint(hashes, counts, shift, _EMPTY, sketch_bins, binary)
     return int(value), sketch.tobytes() if sketch_bins else None, len(hashes)

@@ -23,6 +23,9 @@ import numpy as np
 
 from .hashing import BatchHash, FeatureHash, batch_of, get_batch_hash, get_feature_hash
 
+#: How features vote in the simhash (see :class:`Fingerprinter`).
+WEIGHTINGS = ("feature", "binary")
+
 #: Fixed-point scale for non-integer weights (24 fractional bits).
 WEIGHT_SCALE = 1 << 24
 
@@ -109,20 +112,27 @@ class Fingerprint(NamedTuple):
 class Fingerprinter:
     """Turns weighted features into fingerprints with one fixed width, feature hash and sketch.
 
+    ``weighting`` is how features vote in the simhash: ``feature`` with their own weights
+    (counts, TF-IDF scores), ``binary`` once each. Counts let frequent words ("the", "of")
+    decide most bits, so that unrelated documents of one language land a few bits apart and
+    every pair becomes a candidate; ``binary`` keeps them near ``bits / 2`` apart.
     ``sketch_bins`` > 0 also makes a :mod:`simdedup.sketch` of the features from the same feature
-    hashes (their low 64 bits): integer weights count as multiplicities, other weights make it a
-    plain set.
+    hashes (their low 64 bits): integer weights count as multiplicities (whatever the
+    weighting), other weights make it a plain set.
     """
 
     bits: int = 64
     hash_name: str = "xxh3"
     hashfunc: FeatureHash | None = None
     sketch_bins: int = 0
+    weighting: str = "feature"
     _hash_many: BatchHash = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.bits not in (64, 128):
             raise ValueError(f"bits must be 64 or 128, not {self.bits}")
+        if self.weighting not in WEIGHTINGS:
+            raise ValueError(f"weighting must be one of {', '.join(WEIGHTINGS)}, not {self.weighting!r}")
         if self.hashfunc is None:
             self.hashfunc = get_feature_hash(self.hash_name, self.bits)
             self._hash_many = get_batch_hash(self.hash_name, self.bits)
@@ -137,7 +147,8 @@ class Fingerprinter:
         hashes = self._hash_many(features)
         words = hash_words(hashes, self.bits)
         weights, counts = _integer_weights(features.values())
-        value = simhash_words(words, weights, self.bits)
+        votes = weights if self.weighting == "feature" else np.ones(len(weights), dtype=np.int64)
+        value = simhash_words(words, votes, self.bits)
         if not self.sketch_bins:
             return Fingerprint(value, None)
         from .sketch import make_sketch

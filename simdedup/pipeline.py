@@ -77,17 +77,20 @@ class DocumentFingerprinter(Method):
     hash_name: str = "xxh3"
     encoding: str = "utf-8"
     sketch_bins: int = DEFAULT_BINS
+    weighting: str | None = None  # None: the tokenizer's default
     fingerprinter: Fingerprinter = field(init=False)
     fast: bool = field(init=False)
 
     def __post_init__(self) -> None:
         from . import fastpath
 
-        self.fingerprinter = Fingerprinter(self.bits, self.hash_name, sketch_bins=self.sketch_bins)
+        self.weighting = self.weighting or self.tokenizer.weighting
+        self.fingerprinter = Fingerprinter(self.bits, self.hash_name, sketch_bins=self.sketch_bins,
+                                           weighting=self.weighting)
         DocumentReader("", self.encoding)  # fail early on an unknown encoding
         self.fast = fastpath.eligible(self.tokenizer, self.bits, self.hash_name, self.encoding)
         self._settings = {"method": "simhash", **self.tokenizer.settings(), "bits": self.bits,
-                          "hash": self.hash_name, "sketch": self.sketch_bins}
+                          "hash": self.hash_name, "weighting": self.weighting, "sketch": self.sketch_bins}
 
     @property
     def settings(self) -> dict[str, Any]:
@@ -137,7 +140,8 @@ class DocumentFingerprinter(Method):
         if not data or b"\0" in data[:8192]:
             return None  # the Python path says why it skips
         result = fastpath.fingerprint_bytes(data[3:] if data.startswith(b"\xef\xbb\xbf") else data,
-                                            self.tokenizer.name, self.sketch_bins, force)
+                                            self.tokenizer.name, self.sketch_bins, force,
+                                            self.weighting == "binary")
         if result is None:
             return None
         value, sketch, count = result

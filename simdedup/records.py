@@ -25,7 +25,7 @@ from .sketch import encode as encode_sketch
 
 _HEX = re.compile(r"[0-9a-fA-F]+")
 _BASE64 = re.compile(r"[A-Za-z0-9_-]+")
-SETTING_KEYS = ("method", "tokenizer", "options", "bits", "hash")  # and "sketch": its size in bytes
+SETTING_KEYS = ("method", "tokenizer", "options", "bits", "hash", "weighting")  # and "sketch": its size
 #: the field holding the fingerprint, and the widths allowed, for each method
 VALUE_FIELDS = {"simhash": "simhash", "nilsimsa": "nilsimsa", "sentences": "signature"}
 WIDTHS = {"simhash": (64, 128), "nilsimsa": (256,), "sentences": (64,)}
@@ -58,7 +58,7 @@ class FingerprintRecord:
         }
         if self.bytes is not None:
             out["bytes"] = self.bytes
-        for key in ("method", "tokenizer", "options", "hash"):
+        for key in ("method", "tokenizer", "options", "hash", "weighting"):
             if key in self.settings:
                 out[key] = self.settings[key]
         if self.sketch is not None:
@@ -73,7 +73,8 @@ def describe_settings(settings: dict[str, Any]) -> str:
     if method != "simhash":
         return f"{method}({options}) {settings.get('bits')}-bit"
     sketch = f"{settings['sketch']}-byte sketch" if settings.get("sketch") else "no sketch"
-    return f"simhash {settings.get('tokenizer')}({options}) {settings.get('hash')} {settings.get('bits')}-bit, {sketch}"
+    return (f"simhash {settings.get('tokenizer')}({options}) {settings.get('hash')} {settings.get('bits')}-bit, "
+            f"{settings.get('weighting')} weights, {sketch}")
 
 
 def _fields(obj: Any, where: str) -> tuple[str, str, int, int, Any, Any, tuple]:
@@ -113,7 +114,9 @@ def _fields(obj: Any, where: str) -> tuple[str, str, int, int, Any, Any, tuple]:
     sketch = obj.get("sketch")
     if sketch is not None and (not isinstance(sketch, str) or not _BASE64.fullmatch(sketch)):
         raise RecordError(f"{where}: field 'sketch' is not URL-safe base64")
-    key = (method, obj.get("tokenizer"), obj.get("options"), bits, obj.get("hash"), len(sketch) * 3 // 4 if sketch else 0)
+    weighting = obj.get("weighting", "feature" if method == "simhash" else None)
+    key = (method, obj.get("tokenizer"), obj.get("options"), bits, obj.get("hash"), weighting,
+           len(sketch) * 3 // 4 if sketch else 0)
     return doc_id, hexdigest, bits, features, size, sketch, key
 
 

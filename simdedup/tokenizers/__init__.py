@@ -46,6 +46,8 @@ class Tokenizer:
     defaults: ClassVar[dict[str, Any]] = {"shingle": 1}
     #: joins the tokens of a shingle
     shingle_separator: ClassVar[str] = " "
+    #: how its features vote in the simhash unless the user says (see simdedup.fingerprint)
+    weighting: ClassVar[str] = "feature"
 
     def __init__(self, **options: Any):
         unknown = sorted(set(options) - set(self.defaults))

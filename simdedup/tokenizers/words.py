@@ -10,6 +10,9 @@ N-grams of tokens, which means word N-grams in English and character N-grams in 
 Why unigrams by default: candidates come from simhash and are confirmed by the sketch's
 weighted Jaccard of token counts, which tracks the share of edited words; on the development
 sets unigram counts verified better than 2- or 3-shingles (see README, "Detection quality").
+The simhash counts each distinct token once (``weighting = "binary"``): with counts, frequent
+words decide most bits and unrelated documents of one language fall within a few bits of each
+other, which makes every pair a candidate.
 """
 
 from __future__ import annotations
@@ -25,7 +28,9 @@ _TOKEN = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+")
 
 class WordsTokenizer(Tokenizer):
     name = "words"
-    description = "Unicode words, each CJK character a token, lower-cased, punctuation dropped; weight = count"
+    description = ("Unicode words, each CJK character a token, lower-cased, punctuation dropped; "
+                   "simhash votes once per distinct word, the sketch counts them")
+    weighting = "binary"
 
     def tokens(self, text: str) -> list[str]:
         return _TOKEN.findall(text.lower())
