@@ -26,6 +26,7 @@ _MAX_TABLES = 512
 # Relative costs per fingerprint per table (sort, key) and per candidate, in rough units.
 _SORT_COST, _CANDIDATE_COST, _BRUTE_COST = 1.0, 4.0, 0.5
 _FOLD = np.uint64(0x9E3779B97F4A7C15)  # odd, so multiplying by it is a bijection
+_COMPACT_AFTER = 1 << 23  # pairs gathered from tables before duplicates are dropped
 
 
 def as_words(values: list[int] | np.ndarray, bits: int) -> np.ndarray:
@@ -116,6 +117,18 @@ def _pairs_in_table(fps: np.ndarray, key: np.ndarray, k: int) -> tuple[np.ndarra
     return np.concatenate(left_parts), np.concatenate(right_parts)
 
 
+def _clustered(fps: np.ndarray, masks: list[np.ndarray]) -> bool:
+    """Whether the tables would hand out more candidates than comparing all pairs.
+
+    The cost model assumes spread-out fingerprints; a corpus whose fingerprints crowd together
+    fills single keys with thousands of rows. The first table's runs tell.
+    """
+    n = len(fps)
+    runs = np.unique(_table_key(fps, masks[0]), return_counts=True)[1]
+    candidates = float((runs * (runs - 1) // 2).sum())
+    return candidates * len(masks) * _CANDIDATE_COST > n * n / 2 * _BRUTE_COST
+
+
 def _brute_pairs(fps: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     n = len(fps)
     left_parts, right_parts = [], []
@@ -154,18 +167,28 @@ def near_pairs(fps: np.ndarray, k: int, blocks: int | None = None) -> tuple[np.n
         raise ValueError(f"k must be between 0 and {bits - 1}")
     if blocks is None:
         blocks = choose_blocks(n, k, bits)
+        if blocks and _clustered(fps, table_masks(bits, k, blocks)):
+            blocks = 0
     if blocks == 0:
         left, right = _brute_pairs(fps, k)
+        code = _codes(left, right, n)
     else:
-        left_parts, right_parts = [], []
+        # A pair is found in every table whose blocks it agrees on: keep each once, and compact
+        # as the tables go so that memory follows the distinct pairs, not tables x pairs.
+        parts: list[np.ndarray] = []
+        pending = 0
         for mask in table_masks(bits, k, blocks):
             a, b = _pairs_in_table(fps, _table_key(fps, mask), k)
-            left_parts.append(a)
-            right_parts.append(b)
-        left = np.concatenate(left_parts) if left_parts else np.empty(0, dtype=np.int64)
-        right = np.concatenate(right_parts) if right_parts else np.empty(0, dtype=np.int64)
-    lo, hi = np.minimum(left, right).astype(np.int64), np.maximum(left, right).astype(np.int64)
-    # A pair found in several tables is kept once.
-    code = np.unique(lo * n + hi)
+            parts.append(_codes(a, b, n))
+            pending += len(a)
+            if pending > _COMPACT_AFTER:
+                parts, pending = [np.unique(np.concatenate(parts))], 0
+        code = np.unique(np.concatenate(parts)) if parts else np.empty(0, dtype=np.int64)
     lo, hi = code // max(n, 1), code % max(n, 1)
     return lo, hi, popcount_distance(fps[lo], fps[hi])
+
+
+def _codes(left: np.ndarray, right: np.ndarray, n: int) -> np.ndarray:
+    """Pairs as single int64 codes ``low * n + high``."""
+    lo, hi = np.minimum(left, right).astype(np.int64), np.maximum(left, right).astype(np.int64)
+    return lo * n + hi

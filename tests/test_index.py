@@ -125,3 +125,23 @@ def test_bad_arguments():
         near_pairs(np.zeros((3, 1), dtype=np.uint64), 64)
     with pytest.raises(ValueError):
         table_masks(64, 3, 3)
+
+
+def test_crowded_fingerprints_switch_to_all_pairs():
+    import simdedup.index as index
+
+    rng = random.Random(11)
+    base = rng.getrandbits(64)
+    values = list({flip(base, rng.sample(range(64), 3)) for _ in range(300)})
+    fps = as_words(values, 64)
+    assert index._clustered(fps, table_masks(64, 10, choose_blocks(len(values), 10)))
+    assert found(values, 10) == oracle(values, 10)
+
+
+def test_compacting_between_tables_keeps_every_pair(monkeypatch):
+    import simdedup.index as index
+
+    monkeypatch.setattr(index, "_COMPACT_AFTER", 5)
+    rng = random.Random(12)
+    values = planted(rng, 64, 4, groups=40)
+    assert found(values, 4, 64, blocks=6) == oracle(values, 4)
