@@ -132,10 +132,11 @@ def test_crowded_fingerprints_switch_to_all_pairs():
 
     rng = random.Random(11)
     base = rng.getrandbits(64)
-    values = list({flip(base, rng.sample(range(64), 3)) for _ in range(300)})
-    fps = as_words(values, 64)
-    assert index._clustered(fps, table_masks(64, 10, choose_blocks(len(values), 10)))
-    assert found(values, 10) == oracle(values, 10)
+    values = list({flip(base, rng.sample(range(64), 3)) for _ in range(1500)})
+    blocks = choose_blocks(len(values), 8)
+    assert blocks > 0  # spread-out fingerprints would use tables here
+    assert index._clustered(as_words(values, 64), table_masks(64, 8, blocks))
+    assert found(values, 8) == oracle(values, 8)
 
 
 def test_compacting_between_tables_keeps_every_pair(monkeypatch):
