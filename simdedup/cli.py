@@ -136,6 +136,9 @@ _FEATURE_OPTIONS = [
                  help="Any tokenizer option (repeatable)."),
     click.option("--bits", type=click.Choice(["64", "128"]), default="64", show_default=True,
                  help="Fingerprint width."),
+    click.option("--weighting", type=click.Choice(["binary", "feature"]),
+                 help="Simhash votes: once per distinct feature, or by the tokenizer's weights "
+                      "[default: binary for words, feature for the others]."),
     click.option("--sketch", "sketch_bins", type=int, default=128, show_default=True,
                  help="Bytes of feature sketch per record, used to verify candidates (0: none)."),
     click.option("--encoding", default="utf-8", show_default=True, help="Encoding of the documents."),
@@ -189,13 +192,13 @@ def _cluster_settings(k: int | None, min_similarity: float, linkage: str, min_fe
 
 def _make_fingerprinter(method: str, sentence_count: int, hash_name: str, tokenizer_name: str,
                         shingle: int | None, topk: int | None, tokenizer_options: tuple[str, ...], bits: str,
-                        sketch_bins: int, encoding: str) -> Any:
+                        weighting: str | None, sketch_bins: int, encoding: str) -> Any:
     """The fingerprinting method the feature options describe (usage errors for bad values)."""
     from .pipeline import DocumentFingerprinter, NilsimsaFingerprinter, SentencesFingerprinter
     from .tokenizers import get_tokenizer
 
     if method != "simhash":
-        if shingle is not None or topk is not None or tokenizer_options:
+        if shingle is not None or topk is not None or tokenizer_options or weighting:
             raise click.UsageError(f"--method {method} takes no tokenizer options")
         try:
             if method == "nilsimsa":
@@ -216,7 +219,8 @@ def _make_fingerprinter(method: str, sentence_count: int, hash_name: str, tokeni
         options["topk"] = topk
     try:
         tokenizer = get_tokenizer(tokenizer_name, **options)
-        return DocumentFingerprinter(tokenizer, int(bits), hash_name, encoding=encoding, sketch_bins=sketch_bins)
+        return DocumentFingerprinter(tokenizer, int(bits), hash_name, encoding=encoding, sketch_bins=sketch_bins,
+                                     weighting=weighting)
     except (SimdedupError, ValueError) as exc:
         raise click.UsageError(str(exc)) from None
 

@@ -16,10 +16,10 @@ needs_kernels = pytest.mark.skipif(fastpath.kernels() is None, reason="numba or 
 ASCII = string.ascii_letters + string.digits + "_ \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f.,;:!?'\"()-/\\#@$%^&*+=<>[]{}|~`"
 
 
-def both_paths(tmp_path, text: bytes, tokenizer: str, sketch_bins: int = 128):
+def both_paths(tmp_path, text: bytes, tokenizer: str, sketch_bins: int = 128, weighting=None):
     path = tmp_path / "doc.txt"
     path.write_bytes(text)
-    fingerprinter = DocumentFingerprinter(get_tokenizer(tokenizer), sketch_bins=sketch_bins)
+    fingerprinter = DocumentFingerprinter(get_tokenizer(tokenizer), sketch_bins=sketch_bins, weighting=weighting)
     assert fingerprinter.fast
     from simdedup.corpus import DocumentReader
 
@@ -31,11 +31,11 @@ def both_paths(tmp_path, text: bytes, tokenizer: str, sketch_bins: int = 128):
 @needs_kernels
 @settings(max_examples=150, deadline=None)
 @given(st.text(alphabet=ASCII, min_size=1, max_size=3000), st.sampled_from(["words", "whitespace"]),
-       st.sampled_from([0, 64, 128]))
-def test_same_record_on_random_ascii(tmp_path_factory, text, tokenizer, bins):
+       st.sampled_from([0, 64, 128]), st.sampled_from(["binary", "feature"]))
+def test_same_record_on_random_ascii(tmp_path_factory, text, tokenizer, bins, weighting):
     tmp_path = tmp_path_factory.mktemp("doc")
     try:
-        fast, slow = both_paths(tmp_path, text.encode(), tokenizer, bins)
+        fast, slow = both_paths(tmp_path, text.encode(), tokenizer, bins, weighting)
     except Exception as exc:  # both paths must skip the same documents the same way
         assert "no text" in str(exc)
         return

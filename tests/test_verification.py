@@ -192,3 +192,13 @@ def test_verified_output_independent_of_order():
     rng.shuffle(order)
     second = clusters([ids[i] for i in order], [texts[i] for i in order], min_similarity=0.85)
     assert first == second
+
+
+def test_binary_weighting_counts_each_feature_once():
+    counts = Counter({"the": 50, "rare": 1})
+    once = Fingerprinter(64, weighting="binary")(counts)
+    assert once.simhash == Fingerprinter(64)(dict.fromkeys(counts, 1)).simhash
+    # the sketch keeps the counts whatever the weighting
+    assert Fingerprinter(64, sketch_bins=128, weighting="binary")(counts).sketch == sketch_of(counts)
+    with pytest.raises(ValueError):
+        Fingerprinter(64, weighting="tfidf")
