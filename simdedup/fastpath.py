@@ -62,6 +62,13 @@ def kernels() -> Any:
     return _kernels or None
 
 
+def preload() -> None:
+    """Load the kernels now and use them from the first document (before forking workers)."""
+    global _bytes_seen
+    if kernels() is not None:
+        _bytes_seen = max(_bytes_seen, START_AFTER_BYTES)
+
+
 def eligible(tokenizer: Any, bits: int, hash_name: str, encoding: str) -> bool:
     """Whether documents fingerprinted with these settings can take the fast path."""
     from codecs import lookup

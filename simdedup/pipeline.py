@@ -243,6 +243,10 @@ def fingerprint_sources(
     the output, are the same as with one.
     """
     fingerprinter.prepare()  # loaded once here, inherited by forked workers
+    if jobs > 1 and getattr(fingerprinter, "fast", False):
+        from . import fastpath
+
+        fastpath.preload()  # once, before the fork, instead of once in every worker
     if jobs <= 1:
         for source in sources:
             yield fingerprinter(source)
