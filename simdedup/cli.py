@@ -149,10 +149,25 @@ def _feature_options(func: Callable) -> Callable:
     return _apply(_FEATURE_OPTIONS, func)
 
 
+_INPUT_OPTIONS = [
+    click.argument("paths", nargs=-1, type=click.Path(dir_okay=True, allow_dash=True)),
+    click.option("-0", "--null", is_flag=True, help="Paths read from stdin (-) are NUL-separated."),
+    click.option("--jsonl/--no-jsonl", default=None,
+                 help="Read files as JSON lines, one document per line [default: files named "
+                      ".jsonl or .ndjson, compressed or not]."),
+    click.option("--text-field", default="text", show_default=True, help="JSON lines: field with the text (a.b for nested)."),
+    click.option("--id-field", help="JSON lines: field with the document id [default: FILE:LINE]."),
+]
+
+
+def _inputs(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Take the input options out of a command's keyword arguments."""
+    return {name: kwargs.pop(name) for name in ("null", "jsonl", "text_field", "id_field")}
+
+
 def _fingerprint_options(func: Callable) -> Callable:
     return _apply([
-        click.argument("paths", nargs=-1, type=click.Path(dir_okay=True, allow_dash=True)),
-        click.option("-0", "--null", is_flag=True, help="Paths read from stdin (-) are NUL-separated."),
+        *_INPUT_OPTIONS,
         *_FEATURE_OPTIONS,
         click.option("-j", "--jobs", type=click.IntRange(min=1), help="Processes to use [default: all cores]."),
         click.option("--silent", is_flag=True, help="No progress bar."),
@@ -180,6 +195,9 @@ def _cluster_options(func: Callable) -> Callable:
         click.option("--min-score", type=click.IntRange(-128, 128),
                      help="nilsimsa fingerprints: smallest nilsimsa score of a duplicate [default: 90]."),
         click.option("--singletons", is_flag=True, help="Also print documents with no duplicate."),
+        click.option("--format", "output_format", type=click.Choice(["clusters", "members"]), default="clusters",
+                     show_default=True, help="One line per cluster, or one per document (id, cluster, kept, "
+                                             "distance) for joining back."),
     ], func)
 
 
@@ -225,9 +243,10 @@ def _make_fingerprinter(method: str, sentence_count: int, hash_name: str, tokeni
         raise click.UsageError(str(exc)) from None
 
 
-def _sources(paths: tuple[str, ...], null: bool) -> tuple[Any, int | None]:
+def _sources(paths: tuple[str, ...], null: bool, jsonl: bool | None = False, text_field: str = "text",
+             id_field: str | None = None) -> tuple[Any, int | None]:
     """Sources named on the command line, and their number when it is known up front."""
-    from .corpus import iter_sources, read_path_list
+    from .corpus import expand_jsonl, is_jsonl, iter_sources, read_path_list
 
     if not paths:
         raise click.UsageError("give at least one PATH, or - to read paths from stdin")
@@ -239,12 +258,14 @@ def _sources(paths: tuple[str, ...], null: bool) -> tuple[Any, int | None]:
                 else:
                     yield path
 
-        return iter_sources(named()), None
+        return expand_jsonl(iter_sources(named()), jsonl, text_field, id_field), None
     sources = list(iter_sources(paths))
+    if jsonl or (jsonl is None and any(is_jsonl(s.path) for s in sources)):
+        return expand_jsonl(sources, jsonl, text_field, id_field), None  # documents counted as read
     return sources, len(sources)
 
 
-def _fingerprint_records(fingerprinter: Any, paths: tuple[str, ...], null: bool, jobs: int | None,
+def _fingerprint_records(fingerprinter: Any, paths: tuple[str, ...], inputs: dict[str, Any], jobs: int | None,
                          silent: bool, skipped: list[str], duplicates: dict[str, str] | None = None) -> Iterator[Any]:
     """Records of the named documents; a skipped one is warned about and listed in ``skipped``.
 
@@ -254,7 +275,7 @@ def _fingerprint_records(fingerprinter: Any, paths: tuple[str, ...], null: bool,
     from .corpus import Source
     from .pipeline import default_jobs, exact_duplicates, fingerprint_sources
 
-    sources, total = _sources(paths, null)
+    sources, total = _sources(paths, **inputs)
     if duplicates is not None:
         from .exact import SeenDigests
 
@@ -286,13 +307,16 @@ def _clusters(fingerprints: Any, options: Any) -> list[Any]:
     return cluster_fingerprints(fingerprints, options)
 
 
-def _write_clusters(fd: Any, clusters: list[Any], ids: list[str]) -> None:
-    from .cluster import cluster_record
+def _write_clusters(fd: Any, clusters: list[Any], fingerprints: Any, form: str = "clusters") -> None:
+    from .cluster import cluster_record, member_records
     from .output import LineWriter
 
     writer = LineWriter(fd)
+    ids = fingerprints.ids
     for cluster in clusters:
-        writer.write_line(json.dumps(cluster_record(cluster, ids), ensure_ascii=False, separators=(",", ":")))
+        records = [cluster_record(cluster, ids, fingerprints.sizes)] if form == "clusters" else member_records(cluster, ids)
+        for record in records:
+            writer.write_line(json.dumps(record, ensure_ascii=False, separators=(",", ":")))
     writer.flush()
 
 
@@ -302,12 +326,14 @@ def _write_clusters(fd: Any, clusters: list[Any], ids: list[str]) -> None:
 @cli.command()
 @_fingerprint_options
 @_output_options
-def fingerprint(paths: tuple[str, ...], null: bool, jobs: int | None, silent: bool, output: str | None,
-                force: bool, **features: Any) -> None:
+def fingerprint(paths: tuple[str, ...], jobs: int | None, silent: bool, output: str | None, force: bool,
+                **features: Any) -> None:
     """Write one JSON line with the simhash fingerprint of each document.
 
     PATHS are files, directories (walked recursively, in sorted order) or - to read
-    a list of paths from stdin (one per line, or NUL-separated with -0).
+    a list of paths from stdin (one per line, or NUL-separated with -0). Files
+    ending in .gz, .bz2, .xz or .zst are decompressed; .jsonl and .ndjson files
+    hold one document per line (--text-field, --id-field).
 
     \b
     simdedup fingerprint corpus/ > fingerprints.jsonl
@@ -316,12 +342,13 @@ def fingerprint(paths: tuple[str, ...], null: bool, jobs: int | None, silent: bo
     """
     from .output import LineWriter
 
+    inputs = _inputs(features)
     fingerprinter = _make_fingerprinter(**features)
     skipped: list[str] = []
     done = 0
     with output_fd(output, force) as fd:
         writer = LineWriter(fd)
-        for record in _fingerprint_records(fingerprinter, paths, null, jobs, silent, skipped):
+        for record in _fingerprint_records(fingerprinter, paths, inputs, jobs, silent, skipped):
             writer.write_line(record.to_json())
             done += 1
         writer.flush()
@@ -334,7 +361,7 @@ def fingerprint(paths: tuple[str, ...], null: bool, jobs: int | None, silent: bo
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True))
 @_cluster_options
 @_output_options
-def cluster(files: tuple[str, ...], output: str | None, force: bool, **decision: Any) -> None:
+def cluster(files: tuple[str, ...], output: str | None, force: bool, output_format: str, **decision: Any) -> None:
     """Group documents whose fingerprints differ in at most K bits.
 
     Reads fingerprint lines from FILES (or stdin) and writes one JSON line per
@@ -354,7 +381,7 @@ def cluster(files: tuple[str, ...], output: str | None, force: bool, **decision:
         message(f"simdedup: warning: {repeated}: id seen before; this record is ignored")
     clusters = _clusters(fingerprints, _cluster_settings(**decision))
     with output_fd(output, force) as fd:
-        _write_clusters(fd, clusters, fingerprints.ids)
+        _write_clusters(fd, clusters, fingerprints, output_format)
 
 
 def _open_inputs(files: tuple[str, ...]) -> Iterator[tuple[str, Any]]:
@@ -376,9 +403,9 @@ def _open_inputs(files: tuple[str, ...]) -> Iterator[tuple[str, Any]]:
 @click.option("--exact-first", is_flag=True,
               help="Group text-identical documents by a content hash first and fingerprint one of each.")
 @_output_options
-def dedup(paths: tuple[str, ...], null: bool, jobs: int | None, silent: bool, output: str | None,
+def dedup(paths: tuple[str, ...], jobs: int | None, silent: bool, output: str | None,
           force: bool, k: int | None, min_similarity: float, linkage: str, min_features: int,
-          min_score: int | None, singletons: bool, exact_first: bool, **features: Any) -> None:
+          min_score: int | None, singletons: bool, output_format: str, exact_first: bool, **features: Any) -> None:
     """Fingerprint documents and cluster them in one process.
 
     Takes the options of both `fingerprint` and `cluster`; writes clusters.
@@ -388,6 +415,7 @@ def dedup(paths: tuple[str, ...], null: bool, jobs: int | None, silent: bool, ou
     """
     from .pipeline import add_exact_duplicates, collect_records
 
+    inputs = _inputs(features)
     fingerprinter = _make_fingerprinter(**features)
     options = _cluster_settings(k, min_similarity, linkage, min_features, singletons, min_score)
     try:
@@ -397,7 +425,7 @@ def dedup(paths: tuple[str, ...], null: bool, jobs: int | None, silent: bool, ou
         raise click.UsageError(str(exc)) from None
     skipped: list[str] = []
     duplicates: dict[str, str] | None = {} if exact_first else None
-    records = _fingerprint_records(fingerprinter, paths, null, jobs, silent, skipped, duplicates)
+    records = _fingerprint_records(fingerprinter, paths, inputs, jobs, silent, skipped, duplicates)
     if duplicates is not None:
         records = add_exact_duplicates(records, duplicates)
     fingerprints = collect_records((record.id, record) for record in records)
@@ -405,7 +433,7 @@ def dedup(paths: tuple[str, ...], null: bool, jobs: int | None, silent: bool, ou
         message(f"simdedup: warning: {repeated.split(': ', 1)[0]}: named twice; counted once")
     clusters = _clusters(fingerprints, options)
     with output_fd(output, force) as fd:
-        _write_clusters(fd, clusters, fingerprints.ids)
+        _write_clusters(fd, clusters, fingerprints, output_format)
     _report_skipped(skipped, len(fingerprints.ids))
     if skipped:
         sys.exit(EXIT_SKIPPED)
@@ -525,8 +553,7 @@ def evaluate(gold: str, match: str, clusters: str) -> None:
 
 
 @cli.command()
-@click.argument("paths", nargs=-1, type=click.Path(dir_okay=True, allow_dash=True))
-@click.option("-0", "--null", is_flag=True, help="Paths read from stdin (-) are NUL-separated.")
+@lambda func: _apply(_INPUT_OPTIONS, func)
 @click.option("--encoding", default="utf-8", show_default=True, help="Encoding of the documents.")
 @click.option("--bloom", "bloom_capacity", type=click.IntRange(min=1), metavar="N",
               help="Use a bloom filter sized for N documents instead of remembering every hash.")
@@ -534,8 +561,8 @@ def evaluate(gold: str, match: str, clusters: str) -> None:
               show_default=True, help="Bloom filter: chance that a new document is reported as seen.")
 @click.option("--silent", is_flag=True, help="No progress bar.")
 @_output_options
-def exact(paths: tuple[str, ...], null: bool, encoding: str, bloom_capacity: int | None, error_rate: float,
-          silent: bool, output: str | None, force: bool) -> None:
+def exact(paths: tuple[str, ...], encoding: str, bloom_capacity: int | None, error_rate: float,
+          silent: bool, output: str | None, force: bool, **inputs: Any) -> None:
     """List documents whose text (whitespace aside) appeared earlier in the input.
 
     One JSON line per repeated document: its id and the id it repeats (null with
@@ -556,7 +583,7 @@ def exact(paths: tuple[str, ...], null: bool, encoding: str, bloom_capacity: int
         seen: Any = BloomFilter(bloom_capacity, error_rate) if bloom_capacity else SeenDigests()
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
-    sources, total = _sources(paths, null)
+    sources, total = _sources(paths, **inputs)
     skipped: list[str] = []
     done = 0
     with output_fd(output, force) as fd:
@@ -565,7 +592,8 @@ def exact(paths: tuple[str, ...], null: bool, encoding: str, bloom_capacity: int
             try:
                 if source.reason is not None:
                     raise SkipDocument(source.path, source.reason)
-                earlier = seen.check(content_digest(DocumentReader(source.path, encoding)), source.path)
+                text = [source.text] if source.text is not None else DocumentReader(source.path, encoding)
+                earlier = seen.check(content_digest(text), source.path)
             except SkipDocument as exc:
                 skipped.append(exc.path)
                 message(f"simdedup: warning: {exc.path}: {exc.reason}")
@@ -578,6 +606,33 @@ def exact(paths: tuple[str, ...], null: bool, encoding: str, bloom_capacity: int
     _report_skipped(skipped, done, "read")
     if skipped:
         sys.exit(EXIT_SKIPPED)
+
+
+@cli.command()
+@click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--keep", "policy", type=click.Choice(["first", "longest", "shortest", "newest", "oldest"]),
+              default="first", show_default=True, help="Which member of each cluster survives.")
+@click.option("--kept", is_flag=True, help="Print the survivors instead of the members to drop.")
+@click.option("-0", "--null", is_flag=True, help="End each id with NUL instead of a newline (for xargs -0).")
+def select(files: tuple[str, ...], policy: str, kept: bool, null: bool) -> None:
+    """Print, for every cluster, the members to drop (all but one).
+
+    Reads clusters (files or stdin). Nothing is deleted: pipe the list to
+    what you choose. Ties go to the smallest id.
+
+    \b
+    simdedup cluster fp.jsonl | simdedup select --keep longest -0 | xargs -0 rm --
+    simdedup select --kept clusters.jsonl > survivors.txt
+    """
+    from .keep import read_clusters, selection
+
+    end = b"\0" if null else b"\n"
+    out = sys.stdout.buffer
+    for name, stream in _open_inputs(files):
+        lines = (raw.decode("utf-8") for raw in stream)
+        for doc_id in selection(read_clusters(lines, name), policy, kept):
+            out.write(os.fsencode(doc_id) + end)
+    out.flush()
 
 
 @cli.command()

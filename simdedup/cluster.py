@@ -312,8 +312,8 @@ def cluster_id(representative_id: str) -> str:
     return xxhash.xxh3_64_hexdigest(representative_id.encode("utf-8", "surrogatepass"))
 
 
-def cluster_record(cluster: Cluster, ids: Sequence[str]) -> dict:
-    """The JSON-ready description of a cluster."""
+def cluster_record(cluster: Cluster, ids: Sequence[str], sizes: Sequence[int] | None = None) -> dict:
+    """The JSON-ready description of a cluster (members' ``bytes`` where ``sizes`` knows them)."""
     record = {
         "cluster": cluster_id(ids[cluster.representative]),
         "size": len(cluster.members),
@@ -321,9 +321,26 @@ def cluster_record(cluster: Cluster, ids: Sequence[str]) -> dict:
         "max_distance": cluster.max_distance,
     }
     members = [{"id": ids[m], "distance": d} for m, d in zip(cluster.members, cluster.distances)]
+    if sizes is not None:
+        for member, m in zip(members, cluster.members):
+            if sizes[m] >= 0:
+                member["bytes"] = sizes[m]
     if cluster.similarities is not None:
         record["min_similarity"] = min(cluster.similarities)
         for member, sim in zip(members, cluster.similarities):
             member["similarity"] = sim
     record["members"] = members
     return record
+
+
+def member_records(cluster: Cluster, ids: Sequence[str]) -> list[dict]:
+    """One JSON-ready line per member: id, cluster id, whether it is the one kept (the
+    representative), distance and similarity to it."""
+    name = cluster_id(ids[cluster.representative])
+    lines = []
+    for i, m in enumerate(cluster.members):
+        line = {"id": ids[m], "cluster": name, "kept": m == cluster.representative, "distance": cluster.distances[i]}
+        if cluster.similarities is not None:
+            line["similarity"] = cluster.similarities[i]
+        lines.append(line)
+    return lines

@@ -5,7 +5,9 @@ outside the walked tree (once, however many links lead there); a target inside t
 walked under its own path, so loops end and nothing is read twice through links. FIFOs, sockets and device files met during a walk are reported and skipped,
 because opening them can block forever. A FIFO named explicitly (``<(zcat x.gz)``) is read.
 
-Documents are read in chunks of :data:`CHUNK_BYTES` and decoded incrementally; each chunk of text
+Files named ``.gz``, ``.bz2``, ``.xz`` or ``.zst`` are decompressed as they are read; JSON-lines
+files hold one document per line (:func:`iter_jsonl`). Documents are read in chunks of
+:data:`CHUNK_BYTES` and decoded incrementally; each chunk of text
 handed on ends at whitespace, so tokenizers that split on whitespace see whole tokens and a
 document of any size is fingerprinted in memory proportional to its features.
 """
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import codecs
 import io
+import json
 import os
 import stat
 from dataclasses import dataclass
@@ -29,10 +32,125 @@ _MAX_CARRY = 4 * CHUNK_BYTES
 
 @dataclass(frozen=True)
 class Source:
-    """A document to read (``reason`` is None) or one that is skipped and why."""
+    """A document to read (``reason`` is None) or one that is skipped and why.
+
+    ``path`` is the document's id; a document that came from a JSON-lines file carries its
+    ``text`` and has no file of its own.
+    """
 
     path: str
     reason: str | None = None
+    text: str | None = None
+
+
+#: file name endings read through a decompressor
+COMPRESSED = (".gz", ".bz2", ".xz", ".lzma", ".zst")
+JSONL_SUFFIXES = (".jsonl", ".ndjson")
+
+
+def is_compressed(path: str) -> bool:
+    return path.lower().endswith(COMPRESSED)
+
+
+def open_binary(path: str) -> BinaryIO:
+    """``path`` opened for reading bytes, decompressed on the fly when its name says so.
+
+    Raises:
+        SkipDocument: the file cannot be opened, or ``.zst`` without the zstandard package.
+    """
+    lower = path.lower()
+    try:
+        if lower.endswith(".gz"):
+            import gzip
+
+            return gzip.open(path, "rb")  # type: ignore[return-value]
+        if lower.endswith(".bz2"):
+            import bz2
+
+            return bz2.open(path, "rb")  # type: ignore[return-value]
+        if lower.endswith((".xz", ".lzma")):
+            import lzma
+
+            return lzma.open(path, "rb")  # type: ignore[return-value]
+        if lower.endswith(".zst"):
+            try:
+                import zstandard
+            except ImportError:
+                raise SkipDocument(path, "reading .zst needs the zstandard package: pip install zstandard") from None
+            return zstandard.open(path, "rb")  # type: ignore[no-any-return]
+        return open(path, "rb")
+    except OSError as exc:
+        raise SkipDocument(path, f"cannot read: {exc.strerror or exc}") from None
+
+
+def is_jsonl(path: str) -> bool:
+    """Whether the file name (compression suffix aside) says JSON lines."""
+    lower = path.lower()
+    for suffix in COMPRESSED:
+        if lower.endswith(suffix):
+            lower = lower[: -len(suffix)]
+    return lower.endswith(JSONL_SUFFIXES)
+
+
+def _field(obj: object, dotted: str) -> object:
+    for part in dotted.split("."):
+        if not isinstance(obj, dict) or part not in obj:
+            raise KeyError(dotted)
+        obj = obj[part]
+    return obj
+
+
+def iter_jsonl(path: str, text_field: str = "text", id_field: str | None = None) -> Iterator[Source]:
+    """One Source per line of a JSON-lines file (streamed; compressed files too).
+
+    ``text_field`` and ``id_field`` are dotted paths into each object (``meta.url``); without an
+    id field the id is ``FILE:LINE``. A line that is not an object with a string text (or a
+    usable id) becomes a skipped Source named ``FILE:LINE`` with the reason.
+    """
+    try:
+        handle = open_binary(path)
+    except SkipDocument as exc:
+        yield Source(path, exc.reason)
+        return
+    with handle:
+        number = 0
+        try:
+            for number, raw in enumerate(handle, 1):
+                where = f"{path}:{number}"
+                if not raw.strip():
+                    continue
+                try:
+                    obj = json.loads(raw)
+                    text = _field(obj, text_field)
+                    doc_id = where if id_field is None else _field(obj, id_field)
+                except (json.JSONDecodeError, UnicodeDecodeError):
+                    yield Source(where, "not a JSON object")
+                    continue
+                except KeyError as exc:
+                    yield Source(where, f"no field {exc.args[0]!r}")
+                    continue
+                if not isinstance(text, str):
+                    yield Source(where, f"field {text_field!r} is not a string")
+                elif not isinstance(doc_id, (str, int)) or isinstance(doc_id, bool):
+                    yield Source(where, f"field {id_field!r} is not a string or number")
+                else:
+                    yield Source(str(doc_id), text=text)
+        except (OSError, EOFError, ValueError) as exc:  # a truncated or corrupt compressed file
+            yield Source(f"{path}:{number + 1}", f"read error: {exc}")
+
+
+def expand_jsonl(sources: Iterable[Source], jsonl: bool | None, text_field: str = "text",
+                 id_field: str | None = None) -> Iterator[Source]:
+    """Sources with every JSON-lines file replaced by its documents.
+
+    ``jsonl`` True reads every file as JSON lines, False none, None those named ``.jsonl`` or
+    ``.ndjson`` (compressed or not).
+    """
+    for source in sources:
+        if source.reason is None and source.text is None and (jsonl or (jsonl is None and is_jsonl(source.path))):
+            yield from iter_jsonl(source.path, text_field, id_field)
+        else:
+            yield source
 
 
 def _kind(mode: int) -> str:
@@ -149,10 +267,7 @@ class DocumentReader:
     def _open(self) -> BinaryIO:
         if self.data is not None:
             return io.BytesIO(self.data)
-        try:
-            return open(self.path, "rb")
-        except OSError as exc:
-            raise SkipDocument(self.path, f"cannot read: {exc.strerror or exc}") from None
+        return open_binary(self.path)
 
     def raw_blocks(self) -> Iterator[bytes]:
         """The undecoded bytes in blocks, with the same empty and binary checks."""

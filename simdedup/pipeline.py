@@ -15,7 +15,7 @@ from typing import Any, BinaryIO, Iterable, Iterator
 import numpy as np
 
 from .cluster import Cluster, find_clusters
-from .corpus import DocumentReader, Source
+from .corpus import DocumentReader, Source, is_compressed
 from .errors import RecordError, SkipDocument
 from .fingerprint import Fingerprinter
 from .index import as_words
@@ -63,6 +63,8 @@ class Method:
         if source.reason is not None:
             return source
         try:
+            if source.text is not None:
+                return self.fingerprint_text(source.path, source.text)
             return self.fingerprint_file(source.path)
         except SkipDocument as exc:
             return Source(source.path, exc.reason)
@@ -128,6 +130,8 @@ class DocumentFingerprinter(Method):
         """The record from :mod:`simdedup.fastpath`, or None (then ``reader`` holds the bytes read)."""
         from . import fastpath
 
+        if is_compressed(reader.path):
+            return None
         try:
             status = os.stat(reader.path)
             if not stat.S_ISREG(status.st_mode) or status.st_size > fastpath.MAX_BYTES:
@@ -270,7 +274,8 @@ def exact_duplicates(sources: Iterable[Source], encoding: str, seen: Any,
     for source in sources:
         if source.reason is None:
             try:
-                earlier = seen.check(content_digest(DocumentReader(source.path, encoding)), source.path)
+                text = [source.text] if source.text is not None else DocumentReader(source.path, encoding)
+                earlier = seen.check(content_digest(text), source.path)
             except SkipDocument:
                 earlier = None
             if earlier is not None:
@@ -303,6 +308,7 @@ class FingerprintSet:
     repeated: list[str]  # "where: id" of records dropped because their id was seen before
     features: np.ndarray  # number of features of each document
     sketches: np.ndarray | None  # (n, bins) uint8, when the records carry sketches
+    sizes: list[int] | None = None  # bytes of each document, -1 when unknown
 
     @property
     def method(self) -> str:
@@ -327,6 +333,7 @@ def load_fingerprints(files: Iterable[tuple[str, BinaryIO]]) -> FingerprintSet:
         repeated = [f"{n}:{line}: {columns.ids[i]}" for i, (n, line) in enumerate(columns.where) if i not in kept]
         pick = lambda values: [values[i] for i in keep]  # noqa: E731
         columns.ids, columns.hexes, columns.features = pick(columns.ids), pick(columns.hexes), pick(columns.features)
+        columns.sizes = pick(columns.sizes)
         if columns.sketches:
             columns.sketches = pick(columns.sketches)
     sketches = None
@@ -340,7 +347,7 @@ def load_fingerprints(files: Iterable[tuple[str, BinaryIO]]) -> FingerprintSet:
                 raise RecordError(f"{name}:{line}: field 'sketch': {exc}") from None
         sketches = np.frombuffer(b"".join(raw), dtype=np.uint8).reshape(len(raw), -1)
     return FingerprintSet(columns.ids, words_from_hex(columns.hexes, columns.bits), columns.bits, columns.settings,
-                          repeated, np.array(columns.features, dtype=np.int64), sketches)
+                          repeated, np.array(columns.features, dtype=np.int64), sketches, columns.sizes)
 
 
 def _first_of_each_id(ids: list[str]) -> list[int] | None:
@@ -370,6 +377,7 @@ def collect_records(records: Iterable[tuple[str, FingerprintRecord]]) -> Fingerp
     ids: list[str] = []
     values: list[int] = []
     features: list[int] = []
+    sizes: list[int] = []
     sketches: list[bytes] = []
     seen: set[str] = set()
     repeated: list[str] = []
@@ -382,6 +390,7 @@ def collect_records(records: Iterable[tuple[str, FingerprintRecord]]) -> Fingerp
         ids.append(record.id)
         values.append(record.simhash)
         features.append(record.features)
+        sizes.append(-1 if record.bytes is None else record.bytes)
         if record.sketch:
             sketches.append(record.sketch)
         bits, settings = record.bits, record.settings
@@ -389,7 +398,7 @@ def collect_records(records: Iterable[tuple[str, FingerprintRecord]]) -> Fingerp
     if sketches:
         sketch_array = np.frombuffer(b"".join(sketches), dtype=np.uint8).reshape(len(sketches), -1)
     return FingerprintSet(ids, as_words(values, bits), bits, settings, repeated,
-                          np.array(features, dtype=np.int64), sketch_array)
+                          np.array(features, dtype=np.int64), sketch_array, sizes)
 
 
 @dataclass(frozen=True)

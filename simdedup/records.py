@@ -147,6 +147,7 @@ class FingerprintColumns:
     ids: list[str] = field(default_factory=list)
     hexes: list[str] = field(default_factory=list)
     features: list[int] = field(default_factory=list)
+    sizes: list[int] = field(default_factory=list)  # bytes, -1 when the record does not say
     sketches: list[str] = field(default_factory=list)
     where: list[tuple[str, int]] = field(default_factory=list)  # (file, line) of each record
     bits: int = 64
@@ -174,7 +175,7 @@ def read_fingerprint_files(files: Iterable[tuple[str, BinaryIO]]) -> Fingerprint
                 if not raw.strip():
                     continue
                 raise RecordError(f"{name}:{number}: not a JSON object ({exc.msg} at column {exc.colno})") from None
-            doc_id, hexdigest, bits, features, _, sketch, key = _fields(obj, f"{name}:{number}")
+            doc_id, hexdigest, bits, features, size, sketch, key = _fields(obj, f"{name}:{number}")
             if first_key is None:
                 first_key, columns.settings, columns.bits = key, settings_dict(key), bits
                 first_where = f"{name}:{number}"
@@ -187,6 +188,7 @@ def read_fingerprint_files(files: Iterable[tuple[str, BinaryIO]]) -> Fingerprint
             columns.ids.append(doc_id)
             columns.hexes.append(hexdigest)
             columns.features.append(features)
+            columns.sizes.append(-1 if size is None else size)
             if sketch:
                 columns.sketches.append(sketch)
             columns.where.append((name, number))

@@ -22,7 +22,7 @@ from simdedup.fingerprint import simhash
 REPO = Path(__file__).resolve().parents[1]
 RECORD_FIELDS = {"id", "simhash", "bits", "features", "bytes", "method", "tokenizer", "options", "hash", "weighting", "sketch"}
 CLUSTER_FIELDS = {"cluster", "size", "representative", "max_distance", "min_similarity", "members"}
-COMMANDS = ["fingerprint", "cluster", "dedup", "exact", "explain", "stats", "eval", "tokenizers"]
+COMMANDS = ["fingerprint", "cluster", "dedup", "exact", "select", "explain", "stats", "eval", "tokenizers"]
 
 
 # --- running the CLI ------------------------------------------------------------------------
@@ -567,7 +567,7 @@ def check_cluster(rec: dict) -> None:
     distances = [m["distance"] for m in rec["members"]]
     assert rec["max_distance"] == max(distances)
     assert dict(zip(ids, distances))[rec["representative"]] == 0
-    assert all(set(m) - {"similarity"} == {"id", "distance"} for m in rec["members"])
+    assert all(set(m) - {"similarity", "bytes"} == {"id", "distance"} for m in rec["members"])
     if "min_similarity" in rec:
         assert rec["min_similarity"] == min(m["similarity"] for m in rec["members"])
 

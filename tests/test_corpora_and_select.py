@@ -1,0 +1,141 @@
+"""JSON-lines and compressed inputs; acting on clusters (select, --format members)."""
+
+import bz2
+import gzip
+import json
+import lzma
+import os
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from simdedup.cli import cli
+from simdedup.corpus import Source, expand_jsonl, iter_jsonl
+from simdedup.keep import POLICIES, kept_member, selection
+
+
+def invoke(*args, input=None):
+    return CliRunner().invoke(cli, [str(a) for a in args], input=input)
+
+
+TEXT = " ".join(f"word{i}" for i in range(60))
+
+
+def rows():
+    return [
+        {"id": "a", "body": {"text": TEXT}},
+        {"id": "b", "body": {"text": TEXT + " plus one"}},
+        {"id": "c", "body": {"text": " ".join(f"other{i}" for i in range(60))}},
+    ]
+
+
+def test_iter_jsonl_fields_ids_and_bad_lines(tmp_path):
+    path = tmp_path / "d.jsonl"
+    lines = [json.dumps(r) for r in rows()] + ["not json", json.dumps({"id": "x"}), json.dumps({"id": "y", "body": {"text": 3}}), ""]
+    path.write_text("\n".join(lines) + "\n")
+    got = list(iter_jsonl(str(path), "body.text", "id"))
+    assert [s.path for s in got[:3]] == ["a", "b", "c"] and got[0].text == TEXT
+    assert got[3] == Source(f"{path}:4", "not a JSON object")
+    assert got[4].path == f"{path}:5" and "no field 'body.text'" in got[4].reason
+    assert got[5].path == f"{path}:6" and "not a string" in got[5].reason
+    assert len(got) == 6
+    default_ids = [s.path for s in iter_jsonl(str(path), "body.text")][:3]
+    assert default_ids == [f"{path}:1", f"{path}:2", f"{path}:3"]
+
+
+@pytest.mark.parametrize("suffix, opener", [("", open), (".gz", gzip.open), (".bz2", bz2.open), (".xz", lzma.open)])
+def test_compressed_jsonl_and_text(tmp_path, suffix, opener):
+    with opener(tmp_path / f"d.jsonl{suffix}", "wt") as handle:
+        handle.write("\n".join(json.dumps(r) for r in rows()) + "\n")
+    with opener(tmp_path / f"plain.txt{suffix}", "wt") as handle:
+        handle.write(TEXT)
+    result = invoke("fingerprint", "--silent", "--text-field", "body.text", "--id-field", "id",
+                    tmp_path / f"d.jsonl{suffix}", tmp_path / f"plain.txt{suffix}")
+    assert result.exit_code == 0, result.stderr
+    records = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [r["id"] for r in records] == ["a", "b", "c", str(tmp_path / f"plain.txt{suffix}")]
+    assert records[0]["simhash"] == records[3]["simhash"]  # same text, same fingerprint
+
+
+def test_jsonl_dedup_and_bad_lines_are_counted(tmp_path):
+    path = tmp_path / "dump.ndjson"
+    path.write_text("\n".join(json.dumps(r) for r in rows()) + "\n{broken\n")
+    result = invoke("dedup", "--silent", "--text-field", "body.text", "--id-field", "id", path)
+    assert result.exit_code == 3
+    assert f"{path}:4: not a JSON object" in result.stderr and "skipped 1" in result.stderr
+    (cluster,) = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [m["id"] for m in cluster["members"]] == ["a", "b"]
+    # --no-jsonl reads the same file as one text document
+    whole = invoke("fingerprint", "--silent", "--no-jsonl", path)
+    assert len(whole.stdout.splitlines()) == 1
+
+
+def test_expand_jsonl_leaves_text_files(tmp_path):
+    sources = [Source("a.txt"), Source("b.jsonl", "missing"), Source("x", text="t")]
+    assert list(expand_jsonl(sources, None)) == sources
+
+
+def test_members_format(tmp_path):
+    for name, text in (("a.txt", TEXT), ("b.txt", TEXT + " plus"), ("c.txt", "unrelated words " * 30)):
+        (tmp_path / name).write_text(text)
+    result = invoke("dedup", "--silent", "--format", "members", tmp_path)
+    assert result.exit_code == 0, result.stderr
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [os.path.basename(line["id"]) for line in lines] == ["a.txt", "b.txt"]
+    assert {line["cluster"] for line in lines} == {lines[0]["cluster"]}
+    assert sum(line["kept"] for line in lines) == 1
+    assert all(set(line) == {"id", "cluster", "kept", "distance", "similarity"} for line in lines)
+
+
+# --- select ---------------------------------------------------------------------------------
+
+clusters_strategy = st.lists(
+    st.lists(st.tuples(st.text("abcxyz", min_size=1, max_size=4), st.integers(0, 50)), min_size=2, max_size=6,
+             unique_by=lambda t: t[0]),
+    max_size=8,
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(clusters_strategy, st.sampled_from(["first", "longest", "shortest"]))
+def test_select_never_drops_a_whole_cluster(raw, policy):
+    # a document is in one cluster: make ids distinct across clusters
+    clusters = [[{"id": f"{n}-{i}", "bytes": b} for i, b in members] for n, members in enumerate(raw)]
+    dropped = list(selection(clusters, policy))
+    kept = list(selection(clusters, policy, kept=True))
+    assert len(kept) == len(clusters)
+    assert len(dropped) == sum(len(c) - 1 for c in clusters)
+    for members, survivor in zip(clusters, kept):
+        ids = {m["id"] for m in members}
+        assert survivor in ids
+        assert ids - set(dropped) == {survivor}  # every other member is dropped, the survivor not
+
+
+def test_policies_on_a_hand_made_cluster(tmp_path):
+    paths = []
+    for i, (name, size) in enumerate((("b.txt", 30), ("a.txt", 10), ("c.txt", 30))):
+        path = tmp_path / name
+        path.write_text("x" * size)
+        os.utime(path, (1_000_000 + i, 1_000_000 + i))
+        paths.append(str(path))
+    members = [{"id": p} for p in sorted(paths)]  # a.txt (10, t+1), b.txt (30, t+0), c.txt (30, t+2)
+    name = {m["id"]: os.path.basename(m["id"]) for m in members}
+    assert name[kept_member(members, "first")] == "a.txt"
+    assert name[kept_member(members, "longest")] == "b.txt"  # tie with c.txt: smallest id
+    assert name[kept_member(members, "shortest")] == "a.txt"
+    assert name[kept_member(members, "newest")] == "c.txt"
+    assert name[kept_member(members, "oldest")] == "b.txt"
+    assert set(POLICIES) == {"first", "longest", "shortest", "newest", "oldest"}
+
+
+def test_select_cli(tmp_path):
+    line = json.dumps({"members": [{"id": "x", "bytes": 5}, {"id": "y", "bytes": 9}, {"id": "z", "bytes": 1}]})
+    assert invoke("select", "--keep", "longest", input=line + "\n").stdout == "x\nz\n"
+    assert invoke("select", "--keep", "longest", "--kept", input=line).stdout == "y\n"
+    assert invoke("select", "-0", input=line).stdout == "y\0z\0"
+    bad = invoke("select", input="{}\n")
+    assert bad.exit_code == 1 and "<stdin>:1:" in bad.stderr
+    missing = invoke("select", "--keep", "newest", input=json.dumps({"members": [{"id": str(tmp_path / "gone")}, {"id": "q"}]}))
+    assert missing.exit_code == 1 and "cannot look at" in missing.stderr
