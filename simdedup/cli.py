@@ -157,12 +157,18 @@ _INPUT_OPTIONS = [
                       ".jsonl or .ndjson, compressed or not]."),
     click.option("--text-field", default="text", show_default=True, help="JSON lines: field with the text (a.b for nested)."),
     click.option("--id-field", help="JSON lines: field with the document id [default: FILE:LINE]."),
+    click.option("--glob", "globs", multiple=True, metavar="PATTERN",
+                 help="Directory walks take only files whose name or relative path matches (repeatable)."),
+    click.option("--exclude", "excludes", multiple=True, metavar="PATTERN",
+                 help="Directory walks leave out files and directories that match (repeatable)."),
+    click.option("--min-bytes", type=click.IntRange(min=0), default=0, help="Directory walks leave out smaller files."),
 ]
 
 
 def _inputs(kwargs: dict[str, Any]) -> dict[str, Any]:
     """Take the input options out of a command's keyword arguments."""
-    return {name: kwargs.pop(name) for name in ("null", "jsonl", "text_field", "id_field")}
+    return {name: kwargs.pop(name) for name in ("null", "jsonl", "text_field", "id_field", "globs", "excludes",
+                                                 "min_bytes")}
 
 
 def _fingerprint_options(func: Callable) -> Callable:
@@ -244,10 +250,12 @@ def _make_fingerprinter(method: str, sentence_count: int, hash_name: str, tokeni
 
 
 def _sources(paths: tuple[str, ...], null: bool, jsonl: bool | None = False, text_field: str = "text",
-             id_field: str | None = None) -> tuple[Any, int | None]:
+             id_field: str | None = None, globs: tuple[str, ...] = (), excludes: tuple[str, ...] = (),
+             min_bytes: int = 0) -> tuple[Any, int | None]:
     """Sources named on the command line, and their number when it is known up front."""
-    from .corpus import expand_jsonl, is_jsonl, iter_sources, read_path_list
+    from .corpus import WalkFilter, expand_jsonl, is_jsonl, iter_sources, read_path_list
 
+    walk_filter = WalkFilter(globs, excludes, min_bytes)
     if not paths:
         raise click.UsageError("give at least one PATH, or - to read paths from stdin")
     if "-" in paths:
@@ -258,8 +266,8 @@ def _sources(paths: tuple[str, ...], null: bool, jsonl: bool | None = False, tex
                 else:
                     yield path
 
-        return expand_jsonl(iter_sources(named()), jsonl, text_field, id_field), None
-    sources = list(iter_sources(paths))
+        return expand_jsonl(iter_sources(named(), walk_filter), jsonl, text_field, id_field), None
+    sources = list(iter_sources(paths, walk_filter))
     if jsonl or (jsonl is None and any(is_jsonl(s.path) for s in sources)):
         return expand_jsonl(sources, jsonl, text_field, id_field), None  # documents counted as read
     return sources, len(sources)

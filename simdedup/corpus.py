@@ -15,6 +15,7 @@ document of any size is fingerprinted in memory proportional to its features.
 from __future__ import annotations
 
 import codecs
+import fnmatch
 import io
 import json
 import os
@@ -163,7 +164,34 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def _walk(top: str, root: str, visited: set[tuple[int, int]]) -> Iterator[Source]:
+@dataclass(frozen=True)
+class WalkFilter:
+    """Which files a directory walk takes.
+
+    ``globs``: a file is taken when its name or its path inside the walked directory matches one
+    (all files when empty); ``excludes``: a file or directory matching one is left out;
+    ``min_bytes``: smaller files are left out. Patterns are shell globs (``*.txt``, ``drafts/*``).
+    """
+
+    globs: tuple[str, ...] = ()
+    excludes: tuple[str, ...] = ()
+    min_bytes: int = 0
+
+    def _matches(self, patterns: tuple[str, ...], path: str, root: str) -> bool:
+        relative = os.path.relpath(path, root)
+        name = os.path.basename(path)
+        return any(fnmatch.fnmatch(name, p) or fnmatch.fnmatch(relative, p) for p in patterns)
+
+    def takes_dir(self, path: str, root: str) -> bool:
+        return not self._matches(self.excludes, path, root)
+
+    def takes_file(self, path: str, root: str, size: int) -> bool:
+        if size < self.min_bytes or self._matches(self.excludes, path, root):
+            return False
+        return not self.globs or self._matches(self.globs, path, root)
+
+
+def _walk(top: str, root: str, visited: set[tuple[int, int]], walk_filter: WalkFilter) -> Iterator[Source]:
     try:
         entries = sorted(os.scandir(top), key=lambda e: e.name)
     except OSError as exc:
@@ -178,14 +206,15 @@ def _walk(top: str, root: str, visited: set[tuple[int, int]]) -> Iterator[Source
             continue
         if stat.S_ISDIR(st.st_mode):
             key = (st.st_dev, st.st_ino)
-            if entry.is_symlink() and _inside(os.path.realpath(path), root):
+            if entry.is_symlink() and _inside(os.path.realpath(path), os.path.realpath(root)):
                 continue  # its target is walked under its own path (or is an ancestor: a loop)
-            if key in visited:
-                continue  # reached before through another link
+            if key in visited or not walk_filter.takes_dir(path, root):
+                continue  # reached before through another link, or excluded
             visited.add(key)
-            yield from _walk(path, root, visited)
+            yield from _walk(path, root, visited, walk_filter)
         elif stat.S_ISREG(st.st_mode):
-            yield Source(path)
+            if walk_filter.takes_file(path, root, st.st_size):
+                yield Source(path)
         else:
             yield Source(path, f"{_kind(st.st_mode)}; skipped during the walk")
 
@@ -194,8 +223,11 @@ def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
-def iter_sources(paths: Iterable[str]) -> Iterator[Source]:
-    """Documents named by ``paths``: files as given, directories walked recursively in sorted order."""
+def iter_sources(paths: Iterable[str], walk_filter: WalkFilter = WalkFilter()) -> Iterator[Source]:
+    """Documents named by ``paths``: files as given, directories walked recursively in sorted order.
+
+    ``walk_filter`` chooses the files of walked directories; a file named explicitly is always read.
+    """
     for path in paths:
         try:
             st = os.stat(path)
@@ -206,7 +238,7 @@ def iter_sources(paths: Iterable[str]) -> Iterator[Source]:
             yield Source(path, f"cannot stat: {exc.strerror or exc}")
             continue
         if stat.S_ISDIR(st.st_mode):
-            yield from _walk(path, os.path.realpath(path), {(st.st_dev, st.st_ino)})
+            yield from _walk(path, path, {(st.st_dev, st.st_ino)}, walk_filter)
         elif stat.S_ISREG(st.st_mode) or stat.S_ISFIFO(st.st_mode):
             yield Source(path)
         else:

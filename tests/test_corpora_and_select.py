@@ -139,3 +139,22 @@ def test_select_cli(tmp_path):
     assert bad.exit_code == 1 and "<stdin>:1:" in bad.stderr
     missing = invoke("select", "--keep", "newest", input=json.dumps({"members": [{"id": str(tmp_path / "gone")}, {"id": "q"}]}))
     assert missing.exit_code == 1 and "cannot look at" in missing.stderr
+
+
+def test_walk_filters(tmp_path):
+    from simdedup.corpus import WalkFilter, iter_sources
+
+    for rel, size in (("keep/a.txt", 50), ("keep/b.md", 50), ("keep/tiny.txt", 3), ("drafts/c.txt", 50)):
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("x" * size)
+    walk = lambda f: sorted(os.path.relpath(s.path, tmp_path) for s in iter_sources([str(tmp_path)], f))  # noqa: E731
+    assert walk(WalkFilter()) == ["drafts/c.txt", "keep/a.txt", "keep/b.md", "keep/tiny.txt"]
+    assert walk(WalkFilter(globs=("*.txt",))) == ["drafts/c.txt", "keep/a.txt", "keep/tiny.txt"]
+    assert walk(WalkFilter(excludes=("drafts",))) == ["keep/a.txt", "keep/b.md", "keep/tiny.txt"]
+    assert walk(WalkFilter(globs=("keep/*",), min_bytes=10)) == ["keep/a.txt", "keep/b.md"]
+    # a file named explicitly is read whatever the filters say
+    explicit = list(iter_sources([str(tmp_path / "keep/tiny.txt")], WalkFilter(min_bytes=10)))
+    assert explicit == [Source(str(tmp_path / "keep/tiny.txt"))]
+    cli_run = invoke("fingerprint", "--silent", "--glob", "*.md", tmp_path)
+    assert [json.loads(line)["id"] for line in cli_run.stdout.splitlines()] == [str(tmp_path / "keep/b.md")]
