@@ -618,8 +618,9 @@ def exact(paths: tuple[str, ...], encoding: str, bloom_capacity: int | None, err
 
 @cli.command()
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True))
-@click.option("--keep", "policy", type=click.Choice(["first", "longest", "shortest", "newest", "oldest"]),
-              default="first", show_default=True, help="Which member of each cluster survives.")
+@click.option("--keep", "policy",
+              type=click.Choice(["representative", "first", "longest", "shortest", "newest", "oldest"]),
+              default="representative", show_default=True, help="Which member of each cluster survives.")
 @click.option("--kept", is_flag=True, help="Print the survivors instead of the members to drop.")
 @click.option("-0", "--null", is_flag=True, help="End each id with NUL instead of a newline (for xargs -0).")
 def select(files: tuple[str, ...], policy: str, kept: bool, null: bool) -> None:

@@ -99,15 +99,16 @@ clusters_strategy = st.lists(
 
 
 @settings(max_examples=100, deadline=None)
-@given(clusters_strategy, st.sampled_from(["first", "longest", "shortest"]))
+@given(clusters_strategy, st.sampled_from(["representative", "first", "longest", "shortest"]))
 def test_select_never_drops_a_whole_cluster(raw, policy):
     # a document is in one cluster: make ids distinct across clusters
-    clusters = [[{"id": f"{n}-{i}", "bytes": b} for i, b in members] for n, members in enumerate(raw)]
+    clusters = [([{"id": f"{n}-{i}", "bytes": b} for i, b in members], f"{n}-{members[-1][0]}")
+                for n, members in enumerate(raw)]
     dropped = list(selection(clusters, policy))
     kept = list(selection(clusters, policy, kept=True))
     assert len(kept) == len(clusters)
-    assert len(dropped) == sum(len(c) - 1 for c in clusters)
-    for members, survivor in zip(clusters, kept):
+    assert len(dropped) == sum(len(members) - 1 for members, _ in clusters)
+    for (members, _), survivor in zip(clusters, kept):
         ids = {m["id"] for m in members}
         assert survivor in ids
         assert ids - set(dropped) == {survivor}  # every other member is dropped, the survivor not
@@ -127,14 +128,17 @@ def test_policies_on_a_hand_made_cluster(tmp_path):
     assert name[kept_member(members, "shortest")] == "a.txt"
     assert name[kept_member(members, "newest")] == "c.txt"
     assert name[kept_member(members, "oldest")] == "b.txt"
-    assert set(POLICIES) == {"first", "longest", "shortest", "newest", "oldest"}
+    assert name[kept_member(members, "representative", members[2]["id"])] == "c.txt"
+    assert set(POLICIES) == {"representative", "first", "longest", "shortest", "newest", "oldest"}
 
 
 def test_select_cli(tmp_path):
-    line = json.dumps({"members": [{"id": "x", "bytes": 5}, {"id": "y", "bytes": 9}, {"id": "z", "bytes": 1}]})
+    line = json.dumps({"representative": "z", "members": [{"id": "x", "bytes": 5}, {"id": "y", "bytes": 9},
+                                                           {"id": "z", "bytes": 1}]})
     assert invoke("select", "--keep", "longest", input=line + "\n").stdout == "x\nz\n"
     assert invoke("select", "--keep", "longest", "--kept", input=line).stdout == "y\n"
-    assert invoke("select", "-0", input=line).stdout == "y\0z\0"
+    assert invoke("select", "--keep", "first", "-0", input=line).stdout == "y\0z\0"
+    assert invoke("select", input=line).stdout == "x\ny\n"  # the representative stays by default
     bad = invoke("select", input="{}\n")
     assert bad.exit_code == 1 and "<stdin>:1:" in bad.stderr
     missing = invoke("select", "--keep", "newest", input=json.dumps({"members": [{"id": str(tmp_path / "gone")}, {"id": "q"}]}))
