@@ -251,7 +251,7 @@ def _make_fingerprinter(method: str, sentence_count: int, hash_name: str, tokeni
 
 def _sources(paths: tuple[str, ...], null: bool, jsonl: bool | None = False, text_field: str = "text",
              id_field: str | None = None, globs: tuple[str, ...] = (), excludes: tuple[str, ...] = (),
-             min_bytes: int = 0) -> tuple[Any, int | None]:
+             min_bytes: int = 0, jsonl_files: list[str] | None = None) -> tuple[Any, int | None]:
     """Sources named on the command line, and their number when it is known up front."""
     from .corpus import WalkFilter, expand_jsonl, is_jsonl, iter_sources, read_path_list
 
@@ -266,10 +266,10 @@ def _sources(paths: tuple[str, ...], null: bool, jsonl: bool | None = False, tex
                 else:
                     yield path
 
-        return expand_jsonl(iter_sources(named(), walk_filter), jsonl, text_field, id_field), None
+        return expand_jsonl(iter_sources(named(), walk_filter), jsonl, text_field, id_field, jsonl_files), None
     sources = list(iter_sources(paths, walk_filter))
     if jsonl or (jsonl is None and any(is_jsonl(s.path) for s in sources)):
-        return expand_jsonl(sources, jsonl, text_field, id_field), None  # documents counted as read
+        return expand_jsonl(sources, jsonl, text_field, id_field, jsonl_files), None  # counted as read
     return sources, len(sources)
 
 
@@ -303,6 +303,26 @@ def _fingerprint_records(fingerprinter: Any, paths: tuple[str, ...], inputs: dic
 def _report_skipped(skipped: list[str], done: int, verb: str = "fingerprinted") -> None:
     if skipped:
         message(f"simdedup: {verb} {done} documents, skipped {len(skipped)} (see warnings above)")
+
+
+def _write_unique(target: str, clusters: list[Any], ids: list[str], jsonl_files: list[str],
+                  inputs: dict[str, Any]) -> None:
+    from .corpus import is_jsonl
+    from .unique import copy_kept_files, dropped_ids, write_kept_lines
+
+    drop = dropped_ids(clusters, ids)
+    if is_jsonl(target):
+        if len(jsonl_files) == 0:
+            raise click.UsageError("--unique-out FILE.jsonl needs JSON-lines input; give a directory for files")
+        if any(os.path.exists(target) and os.path.samefile(target, path) for path in jsonl_files):
+            raise click.UsageError(f"{target} is an input; choose another --unique-out")
+        with open(target, "wb") as out:
+            count = write_kept_lines(jsonl_files, drop, out, inputs["text_field"], inputs["id_field"])
+    else:
+        if jsonl_files:
+            raise click.UsageError("JSON-lines input needs --unique-out FILE.jsonl")
+        count = copy_kept_files(ids, drop, target)
+    message(f"simdedup: wrote {count} documents without their {len(drop)} duplicates to {target}")
 
 
 def _clusters(fingerprints: Any, options: Any) -> list[Any]:
@@ -410,10 +430,14 @@ def _open_inputs(files: tuple[str, ...]) -> Iterator[tuple[str, Any]]:
 @_cluster_options
 @click.option("--exact-first", is_flag=True,
               help="Group text-identical documents by a content hash first and fingerprint one of each.")
+@click.option("--unique-out", type=click.Path(), metavar="DIR|FILE.jsonl",
+              help="Also write the corpus without its duplicates: files copied into DIR, or the kept "
+                   "JSON lines into FILE.jsonl. The inputs are never changed.")
 @_output_options
 def dedup(paths: tuple[str, ...], jobs: int | None, silent: bool, output: str | None,
           force: bool, k: int | None, min_similarity: float, linkage: str, min_features: int,
-          min_score: int | None, singletons: bool, output_format: str, exact_first: bool, **features: Any) -> None:
+          min_score: int | None, singletons: bool, output_format: str, exact_first: bool, unique_out: str | None,
+          **features: Any) -> None:
     """Fingerprint documents and cluster them in one process.
 
     Takes the options of both `fingerprint` and `cluster`; writes clusters.
@@ -424,6 +448,11 @@ def dedup(paths: tuple[str, ...], jobs: int | None, silent: bool, output: str | 
     from .pipeline import add_exact_duplicates, collect_records
 
     inputs = _inputs(features)
+    jsonl_files: list[str] = []
+    inputs["jsonl_files"] = jsonl_files
+    if unique_out and os.path.exists(unique_out) and not force and (
+            not os.path.isdir(unique_out) or os.listdir(unique_out)):
+        raise click.UsageError(f"{unique_out} exists; use --force to write into it")
     fingerprinter = _make_fingerprinter(**features)
     options = _cluster_settings(k, min_similarity, linkage, min_features, singletons, min_score)
     try:
@@ -442,6 +471,8 @@ def dedup(paths: tuple[str, ...], jobs: int | None, silent: bool, output: str | 
     clusters = _clusters(fingerprints, options)
     with output_fd(output, force) as fd:
         _write_clusters(fd, clusters, fingerprints, output_format)
+    if unique_out:
+        _write_unique(unique_out, clusters, fingerprints.ids, jsonl_files, inputs)
     _report_skipped(skipped, len(fingerprints.ids))
     if skipped:
         sys.exit(EXIT_SKIPPED)

@@ -102,6 +102,12 @@ def _field(obj: object, dotted: str) -> object:
 
 
 def iter_jsonl(path: str, text_field: str = "text", id_field: str | None = None) -> Iterator[Source]:
+    """One Source per document line of a JSON-lines file (see :func:`iter_jsonl_lines`)."""
+    for source, _ in iter_jsonl_lines(path, text_field, id_field):
+        yield source
+
+
+def iter_jsonl_lines(path: str, text_field: str = "text", id_field: str | None = None) -> Iterator[tuple[Source, bytes]]:
     """One Source per line of a JSON-lines file (streamed; compressed files too).
 
     ``text_field`` and ``id_field`` are dotted paths into each object (``meta.url``); without an
@@ -125,30 +131,32 @@ def iter_jsonl(path: str, text_field: str = "text", id_field: str | None = None)
                     text = _field(obj, text_field)
                     doc_id = where if id_field is None else _field(obj, id_field)
                 except (json.JSONDecodeError, UnicodeDecodeError):
-                    yield Source(where, "not a JSON object")
+                    yield Source(where, "not a JSON object"), raw
                     continue
                 except KeyError as exc:
-                    yield Source(where, f"no field {exc.args[0]!r}")
+                    yield Source(where, f"no field {exc.args[0]!r}"), raw
                     continue
                 if not isinstance(text, str):
-                    yield Source(where, f"field {text_field!r} is not a string")
+                    yield Source(where, f"field {text_field!r} is not a string"), raw
                 elif not isinstance(doc_id, (str, int)) or isinstance(doc_id, bool):
-                    yield Source(where, f"field {id_field!r} is not a string or number")
+                    yield Source(where, f"field {id_field!r} is not a string or number"), raw
                 else:
-                    yield Source(str(doc_id), text=text)
+                    yield Source(str(doc_id), text=text), raw
         except (OSError, EOFError, ValueError) as exc:  # a truncated or corrupt compressed file
-            yield Source(f"{path}:{number + 1}", f"read error: {exc}")
+            yield Source(f"{path}:{number + 1}", f"read error: {exc}"), b""
 
 
 def expand_jsonl(sources: Iterable[Source], jsonl: bool | None, text_field: str = "text",
-                 id_field: str | None = None) -> Iterator[Source]:
+                 id_field: str | None = None, jsonl_files: list[str] | None = None) -> Iterator[Source]:
     """Sources with every JSON-lines file replaced by its documents.
 
     ``jsonl`` True reads every file as JSON lines, False none, None those named ``.jsonl`` or
-    ``.ndjson`` (compressed or not).
+    ``.ndjson`` (compressed or not). The JSON-lines files read are added to ``jsonl_files``.
     """
     for source in sources:
         if source.reason is None and source.text is None and (jsonl or (jsonl is None and is_jsonl(source.path))):
+            if jsonl_files is not None:
+                jsonl_files.append(source.path)
             yield from iter_jsonl(source.path, text_field, id_field)
         else:
             yield source

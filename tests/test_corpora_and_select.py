@@ -162,3 +162,37 @@ def test_walk_filters(tmp_path):
     assert explicit == [Source(str(tmp_path / "keep/tiny.txt"))]
     cli_run = invoke("fingerprint", "--silent", "--glob", "*.md", tmp_path)
     assert [json.loads(line)["id"] for line in cli_run.stdout.splitlines()] == [str(tmp_path / "keep/b.md")]
+
+
+def test_unique_out_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for name, text in (("a.txt", TEXT), ("b.txt", TEXT + " plus"), ("c.txt", "unrelated words " * 30)):
+        (corpus / name).write_text(text)
+    before = {p.name: p.read_bytes() for p in corpus.iterdir()}
+    result = invoke("dedup", "--silent", "--unique-out", "out", "corpus")
+    assert result.exit_code == 0, result.stderr
+    clusters = [json.loads(line) for line in result.stdout.splitlines()]
+    kept = {clusters[0]["representative"], "corpus/c.txt"}
+    written = {str(p.relative_to(tmp_path / "out")) for p in (tmp_path / "out").rglob("*") if p.is_file()}
+    assert written == kept
+    assert {p.name: p.read_bytes() for p in corpus.iterdir()} == before  # inputs untouched
+    again = invoke("dedup", "--silent", "--unique-out", "out", "corpus")
+    assert again.exit_code == 2 and "--force" in again.stderr
+    assert invoke("dedup", "--silent", "--force", "--unique-out", "out", "corpus").exit_code == 0
+
+
+def test_unique_out_jsonl(tmp_path):
+    dump = tmp_path / "dump.jsonl"
+    lines = [json.dumps(r) for r in rows()] + ["{broken"]
+    dump.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "unique.jsonl"
+    result = invoke("dedup", "--silent", "--text-field", "body.text", "--id-field", "id", "--unique-out", out, dump)
+    assert result.exit_code == 3  # the broken line is skipped and counted
+    kept = out.read_text().splitlines()
+    representative = json.loads(result.stdout)["representative"]
+    assert kept == [line for line in lines[:3] if json.loads(line)["id"] in (representative, "c")]
+    assert dump.read_text() == "\n".join(lines) + "\n"
+    same = invoke("dedup", "--silent", "--force", "--text-field", "body.text", "--unique-out", dump, dump)
+    assert same.exit_code == 2 and "is an input" in same.stderr
