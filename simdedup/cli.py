@@ -141,7 +141,8 @@ _FEATURE_OPTIONS = [
                       "[default: binary for words, feature for the others]."),
     click.option("--sketch", "sketch_bins", type=int, default=128, show_default=True,
                  help="Bytes of feature sketch per record, used to verify candidates (0: none)."),
-    click.option("--encoding", default="utf-8", show_default=True, help="Encoding of the documents."),
+    click.option("--encoding", default="utf-8", show_default=True,
+                 help="Encoding of the documents; auto: a byte-order mark, else UTF-8 if it fits, else detected.")
 ]
 
 
@@ -177,6 +178,7 @@ def _fingerprint_options(func: Callable) -> Callable:
         *_FEATURE_OPTIONS,
         click.option("-j", "--jobs", type=click.IntRange(min=1), help="Processes to use [default: all cores]."),
         click.option("--silent", is_flag=True, help="No progress bar."),
+        click.option("-v", "--verbose", is_flag=True, help="Say which encoding --encoding auto chose for each file."),
     ], func)
 
 
@@ -274,7 +276,8 @@ def _sources(paths: tuple[str, ...], null: bool, jsonl: bool | None = False, tex
 
 
 def _fingerprint_records(fingerprinter: Any, paths: tuple[str, ...], inputs: dict[str, Any], jobs: int | None,
-                         silent: bool, skipped: list[str], duplicates: dict[str, str] | None = None) -> Iterator[Any]:
+                         silent: bool, skipped: list[str], duplicates: dict[str, str] | None = None,
+                         verbose: bool = False) -> Iterator[Any]:
     """Records of the named documents; a skipped one is warned about and listed in ``skipped``.
 
     With ``duplicates`` (a dict), documents whose text was seen before are not fingerprinted
@@ -297,6 +300,8 @@ def _fingerprint_records(fingerprinter: Any, paths: tuple[str, ...], inputs: dic
             skipped.append(result.path)
             message(f"simdedup: warning: {result.path}: {result.reason}")
         else:
+            if verbose and getattr(result, "encoding", None):
+                message(f"simdedup: {result.id}: read as {result.encoding}")
             yield result
 
 
@@ -354,8 +359,8 @@ def _write_clusters(fd: Any, clusters: list[Any], fingerprints: Any, form: str =
 @cli.command()
 @_fingerprint_options
 @_output_options
-def fingerprint(paths: tuple[str, ...], jobs: int | None, silent: bool, output: str | None, force: bool,
-                **features: Any) -> None:
+def fingerprint(paths: tuple[str, ...], jobs: int | None, silent: bool, verbose: bool, output: str | None,
+                force: bool, **features: Any) -> None:
     """Write one JSON line with the simhash fingerprint of each document.
 
     PATHS are files, directories (walked recursively, in sorted order) or - to read
@@ -376,7 +381,7 @@ def fingerprint(paths: tuple[str, ...], jobs: int | None, silent: bool, output: 
     done = 0
     with output_fd(output, force) as fd:
         writer = LineWriter(fd)
-        for record in _fingerprint_records(fingerprinter, paths, inputs, jobs, silent, skipped):
+        for record in _fingerprint_records(fingerprinter, paths, inputs, jobs, silent, skipped, verbose=verbose):
             writer.write_line(record.to_json())
             done += 1
         writer.flush()
@@ -434,7 +439,7 @@ def _open_inputs(files: tuple[str, ...]) -> Iterator[tuple[str, Any]]:
               help="Also write the corpus without its duplicates: files copied into DIR, or the kept "
                    "JSON lines into FILE.jsonl. The inputs are never changed.")
 @_output_options
-def dedup(paths: tuple[str, ...], jobs: int | None, silent: bool, output: str | None,
+def dedup(paths: tuple[str, ...], jobs: int | None, silent: bool, verbose: bool, output: str | None,
           force: bool, k: int | None, min_similarity: float, linkage: str, min_features: int,
           min_score: int | None, singletons: bool, output_format: str, exact_first: bool, unique_out: str | None,
           **features: Any) -> None:
@@ -462,7 +467,7 @@ def dedup(paths: tuple[str, ...], jobs: int | None, silent: bool, output: str | 
         raise click.UsageError(str(exc)) from None
     skipped: list[str] = []
     duplicates: dict[str, str] | None = {} if exact_first else None
-    records = _fingerprint_records(fingerprinter, paths, inputs, jobs, silent, skipped, duplicates)
+    records = _fingerprint_records(fingerprinter, paths, inputs, jobs, silent, skipped, duplicates, verbose)
     if duplicates is not None:
         records = add_exact_duplicates(records, duplicates)
     fingerprints = collect_records((record.id, record) for record in records)

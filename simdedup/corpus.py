@@ -295,7 +295,7 @@ class DocumentReader:
     def __init__(self, path: str, encoding: str = "utf-8", chunk_bytes: int = CHUNK_BYTES,
                  data: bytes | None = None):
         try:
-            self.codec = codecs.lookup(encoding)
+            self.codec = None if encoding == "auto" else codecs.lookup(encoding)
         except LookupError:
             raise ValueError(f"unknown encoding {encoding!r}") from None
         self.path = path
@@ -303,6 +303,7 @@ class DocumentReader:
         self.chunk_bytes = chunk_bytes
         self.data = data  # the file's bytes, when they were read already
         self.bytes_read = 0
+        self.detected: str | None = None  # the encoding chosen by --encoding auto
 
     def _open(self) -> BinaryIO:
         if self.data is not None:
@@ -311,7 +312,7 @@ class DocumentReader:
 
     def raw_blocks(self) -> Iterator[bytes]:
         """The undecoded bytes in blocks, with the same empty and binary checks."""
-        sniff = not _is_wide(self.codec.name)
+        sniff = self.codec is None or not _is_wide(self.codec.name)
         with self._open() as handle:
             while True:
                 try:
@@ -329,8 +330,6 @@ class DocumentReader:
 
     def __iter__(self) -> Iterator[str]:
         path = self.path
-        sniff = not _is_wide(self.codec.name)
-        decoder = self.codec.incrementaldecoder("strict")
         with self._open() as handle:
             carry = ""
             first = True
@@ -340,12 +339,20 @@ class DocumentReader:
             except OSError:
                 size = 0
             step = min(self.chunk_bytes, size + 1) if size else self.chunk_bytes
+            codec, decoder, sniff = self.codec, None, True
             while True:
                 try:
                     block = handle.read(step)
                     step = self.chunk_bytes
                 except OSError as exc:
                     raise SkipDocument(path, f"read error: {exc.strerror or exc}") from None
+                if decoder is None:  # first block: settle the encoding
+                    if codec is None and block:
+                        codec = codecs.lookup(detect_encoding(block, path))
+                        self.detected = codec.name
+                    codec = codec or codecs.lookup("utf-8")
+                    decoder = codec.incrementaldecoder("strict")
+                    sniff = not _is_wide(codec.name)
                 if not block and self.bytes_read == 0:
                     raise SkipDocument(path, "empty file")
                 if sniff and self.bytes_read < _SNIFF_BYTES and b"\0" in block[: _SNIFF_BYTES - self.bytes_read]:
@@ -359,7 +366,8 @@ class DocumentReader:
                     start = getattr(exc, "start", 0)
                     raise SkipDocument(
                         path,
-                        f"not valid {self.encoding} at byte {self.bytes_read - pending + start}; try --encoding",
+                        f"not valid {self.detected or self.encoding} at byte {self.bytes_read - pending + start}; "
+                        "try --encoding",
                     ) from None
                 self.bytes_read += len(block)
                 if first and text:
@@ -380,6 +388,35 @@ class DocumentReader:
                 elif cut > 0:
                     carry = text[cut:]
                     yield text[:cut]
+
+
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF8, "utf-8"),
+         (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+
+
+def detect_encoding(sample: bytes, path: str = "") -> str:
+    """The encoding of a document from its first block (``--encoding auto``).
+
+    A byte-order mark decides; text that is valid UTF-8 is UTF-8; anything else goes to
+    charset-normalizer.
+
+    Raises:
+        SkipDocument: no encoding fits.
+    """
+    for bom, name in _BOMS:
+        if sample.startswith(bom):
+            return name
+    try:
+        codecs.getincrementaldecoder("utf-8")("strict").decode(sample, False)
+        return "utf-8"
+    except UnicodeDecodeError:
+        pass
+    import charset_normalizer
+
+    best = charset_normalizer.from_bytes(sample).best()
+    if best is None:
+        raise SkipDocument(path, "cannot tell its encoding; give --encoding")
+    return best.encoding
 
 
 def _last_space(text: str) -> int:

@@ -79,7 +79,7 @@ def eligible(tokenizer: Any, bits: int, hash_name: str, encoding: str) -> bool:
         and tokenizer.options == {"shingle": 1}
         and bits == 64
         and hash_name == "xxh3"
-        and lookup(encoding).name == "utf-8"
+        and (encoding == "auto" or lookup(encoding).name == "utf-8")  # ASCII reads the same in both
     )
 
 

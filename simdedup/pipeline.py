@@ -124,7 +124,9 @@ class DocumentFingerprinter(Method):
         features = self.tokenizer.features(reader)
         if not features:
             raise SkipDocument(reader.path, _NO_FEATURES)
-        return self.record(reader.path, features, reader.bytes_read)
+        record = self.record(reader.path, features, reader.bytes_read)
+        record.encoding = reader.detected
+        return record
 
     def _fast_record(self, reader: DocumentReader, force: bool = False) -> FingerprintRecord | None:
         """The record from :mod:`simdedup.fastpath`, or None (then ``reader`` holds the bytes read)."""

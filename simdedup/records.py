@@ -46,6 +46,7 @@ class FingerprintRecord:
     settings: dict[str, Any] = field(default_factory=dict)
     bytes: int | None = None
     sketch: bytes | None = None
+    encoding: str | None = None  # what --encoding auto chose (not written to the record)
 
     def to_json(self) -> str:
         """The record as one JSON line (without the newline)."""

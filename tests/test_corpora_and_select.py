@@ -196,3 +196,25 @@ def test_unique_out_jsonl(tmp_path):
     assert dump.read_text() == "\n".join(lines) + "\n"
     same = invoke("dedup", "--silent", "--force", "--text-field", "body.text", "--unique-out", dump, dump)
     assert same.exit_code == 2 and "is an input" in same.stderr
+
+
+ENCODINGS = os.path.join(os.path.dirname(__file__), "fixtures", "encodings")
+
+
+@pytest.mark.parametrize("name, explicit", [("gb18030.txt", "gb18030"), ("big5.txt", "big5"),
+                                            ("shift_jis.txt", "shift_jis"), ("utf-16.txt", "utf-16")])
+def test_legacy_encodings(tmp_path, name, explicit):
+    path = os.path.join(ENCODINGS, name)
+    utf8 = tmp_path / "utf8.txt"
+    with open(path + ".expected", encoding="utf-8") as handle:
+        utf8.write_text(handle.read(), encoding="utf-8")
+    reference = json.loads(invoke("fingerprint", "--silent", utf8).stdout)
+    auto = invoke("fingerprint", "--silent", "-v", "--encoding", "auto", path)
+    assert auto.exit_code == 0, auto.stderr
+    assert json.loads(auto.stdout)["simhash"] == reference["simhash"]
+    assert "read as" in auto.stderr  # -v names the chosen encoding
+    given = invoke("fingerprint", "--silent", "--encoding", explicit, path)
+    assert json.loads(given.stdout)["simhash"] == reference["simhash"]
+    plain = invoke("fingerprint", "--silent", path)  # UTF-8 by default: skipped with a hint
+    assert plain.exit_code == 3 and plain.stdout == ""
+    assert "--encoding" in plain.stderr or "binary" in plain.stderr
