@@ -330,24 +330,25 @@ def _write_unique(target: str, clusters: list[Any], ids: list[str], jsonl_files:
     message(f"simdedup: wrote {count} documents without their {len(drop)} duplicates to {target}")
 
 
-def _clusters(fingerprints: Any, options: Any) -> list[Any]:
+def _clusters(fingerprints: Any, options: Any, new: Any = None) -> list[Any]:
     from .pipeline import cluster_fingerprints
 
     try:
         options.resolve(fingerprints.bits, fingerprints.sketches is not None, fingerprints.method)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
-    return cluster_fingerprints(fingerprints, options)
+    return cluster_fingerprints(fingerprints, options, new)
 
 
-def _write_clusters(fd: Any, clusters: list[Any], fingerprints: Any, form: str = "clusters") -> None:
+def _write_clusters(fd: Any, clusters: list[Any], fingerprints: Any, form: str = "clusters", new: Any = None) -> None:
     from .cluster import cluster_record, member_records
     from .output import LineWriter
 
     writer = LineWriter(fd)
     ids = fingerprints.ids
     for cluster in clusters:
-        records = [cluster_record(cluster, ids, fingerprints.sizes)] if form == "clusters" else member_records(cluster, ids)
+        records = ([cluster_record(cluster, ids, fingerprints.sizes, new)] if form == "clusters"
+                   else member_records(cluster, ids))
         for record in records:
             writer.write_line(json.dumps(record, ensure_ascii=False, separators=(",", ":")))
     writer.flush()
@@ -394,7 +395,11 @@ def fingerprint(paths: tuple[str, ...], jobs: int | None, silent: bool, verbose:
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True))
 @_cluster_options
 @_output_options
-def cluster(files: tuple[str, ...], output: str | None, force: bool, output_format: str, **decision: Any) -> None:
+@click.option("--against", type=click.Path(dir_okay=False, exists=True), metavar="OLD.jsonl",
+              help="Incremental run: report only new documents (FILES or stdin) that duplicate a document "
+                   "of OLD.jsonl or each other; OLD is not re-clustered.")
+def cluster(files: tuple[str, ...], output: str | None, force: bool, output_format: str, against: str | None,
+            **decision: Any) -> None:
     """Group documents whose fingerprints differ in at most K bits.
 
     Reads fingerprint lines from FILES (or stdin) and writes one JSON line per
@@ -409,12 +414,18 @@ def cluster(files: tuple[str, ...], output: str | None, force: bool, output_form
     """
     from .pipeline import load_fingerprints
 
-    fingerprints = load_fingerprints(_open_inputs(files))
+    inputs = ((against,) + (files or ("-",))) if against else files
+    fingerprints = load_fingerprints(_open_inputs(inputs))
     for repeated in fingerprints.repeated:
         message(f"simdedup: warning: {repeated}: id seen before; this record is ignored")
-    clusters = _clusters(fingerprints, _cluster_settings(**decision))
+    new = None
+    if against:
+        import numpy as np
+
+        new = np.array([source != against for source in fingerprints.sources or []], dtype=bool)
+    clusters = _clusters(fingerprints, _cluster_settings(**decision), new)
     with output_fd(output, force) as fd:
-        _write_clusters(fd, clusters, fingerprints, output_format)
+        _write_clusters(fd, clusters, fingerprints, output_format, new)
 
 
 def _open_inputs(files: tuple[str, ...]) -> Iterator[tuple[str, Any]]:

@@ -215,6 +215,7 @@ def find_clusters(
     min_similarity: float = 0.0,
     linkage: str = "single",
     min_features: int = 0,
+    new: np.ndarray | None = None,
 ) -> list[Cluster]:
     """Cluster near-duplicate documents.
 
@@ -229,6 +230,8 @@ def find_clusters(
         min_similarity: smallest estimated similarity of a verified pair (with sketches).
         linkage: ``complete``, ``star`` or ``single`` (see the module docstring).
         min_features: documents with fewer features only group with exact copies.
+        new: for incremental runs, which documents are new (bool per document): pairs of two
+            old documents are not looked at, and only clusters with a new document are returned.
 
     Returns:
         Clusters sorted by their first member id; members sorted by id.
@@ -253,6 +256,11 @@ def find_clusters(
         left, right = eligible[left], eligible[right]
     else:
         left = right = np.empty(0, dtype=np.int64)
+    if new is not None:
+        unit_new = np.zeros(count, dtype=bool)
+        unit_new[units.of_doc[np.asarray(new, dtype=bool)]] = True
+        involves_new = unit_new[left] | unit_new[right]
+        left, right = left[involves_new], right[involves_new]
     test = _PairTest(units, k, min_similarity)
     scores = test.scores(left, right)
     if units.sketches is not None:
@@ -265,7 +273,10 @@ def find_clusters(
         label = _link_star(count, left_list, right_list, units.rank)
     else:
         label = _link_complete(count, left_list, right_list, scores, units.rank, test)
-    return _describe(ids, fps, units, label[units.of_doc], by_id, singletons)
+    clusters = _describe(ids, fps, units, label[units.of_doc], by_id, singletons)
+    if new is not None:
+        clusters = [c for c in clusters if any(new[m] for m in c.members)]
+    return clusters
 
 
 def _describe(ids: Sequence[str], fps: np.ndarray, units: _Units, doc_label: np.ndarray,
@@ -312,8 +323,10 @@ def cluster_id(representative_id: str) -> str:
     return xxhash.xxh3_64_hexdigest(representative_id.encode("utf-8", "surrogatepass"))
 
 
-def cluster_record(cluster: Cluster, ids: Sequence[str], sizes: Sequence[int] | None = None) -> dict:
-    """The JSON-ready description of a cluster (members' ``bytes`` where ``sizes`` knows them)."""
+def cluster_record(cluster: Cluster, ids: Sequence[str], sizes: Sequence[int] | None = None,
+                   new: Sequence[bool] | None = None) -> dict:
+    """The JSON-ready description of a cluster (members' ``bytes`` where ``sizes`` knows them,
+    and whether each is ``new`` in an incremental run)."""
     record = {
         "cluster": cluster_id(ids[cluster.representative]),
         "size": len(cluster.members),
@@ -321,10 +334,11 @@ def cluster_record(cluster: Cluster, ids: Sequence[str], sizes: Sequence[int] | 
         "max_distance": cluster.max_distance,
     }
     members = [{"id": ids[m], "distance": d} for m, d in zip(cluster.members, cluster.distances)]
-    if sizes is not None:
-        for member, m in zip(members, cluster.members):
-            if sizes[m] >= 0:
-                member["bytes"] = sizes[m]
+    for member, m in zip(members, cluster.members):
+        if sizes is not None and sizes[m] >= 0:
+            member["bytes"] = sizes[m]
+        if new is not None:
+            member["new"] = bool(new[m])
     if cluster.similarities is not None:
         record["min_similarity"] = min(cluster.similarities)
         for member, sim in zip(members, cluster.similarities):

@@ -308,9 +308,11 @@ class FingerprintSet:
     bits: int
     settings: dict[str, Any] | None
     repeated: list[str]  # "where: id" of records dropped because their id was seen before
+    # (where the records came from: file name of each record, for --against)
     features: np.ndarray  # number of features of each document
     sketches: np.ndarray | None  # (n, bins) uint8, when the records carry sketches
     sizes: list[int] | None = None  # bytes of each document, -1 when unknown
+    sources: list[str] | None = None  # the file each record was read from
 
     @property
     def method(self) -> str:
@@ -329,6 +331,7 @@ def load_fingerprints(files: Iterable[tuple[str, BinaryIO]]) -> FingerprintSet:
 
     columns = read_fingerprint_files(files)
     keep = _first_of_each_id(columns.ids)
+    sources = [name for name, _ in columns.where]
     repeated = []
     if keep is not None:
         kept = set(keep)
@@ -336,6 +339,7 @@ def load_fingerprints(files: Iterable[tuple[str, BinaryIO]]) -> FingerprintSet:
         pick = lambda values: [values[i] for i in keep]  # noqa: E731
         columns.ids, columns.hexes, columns.features = pick(columns.ids), pick(columns.hexes), pick(columns.features)
         columns.sizes = pick(columns.sizes)
+        sources = pick(sources)
         if columns.sketches:
             columns.sketches = pick(columns.sketches)
     sketches = None
@@ -349,7 +353,7 @@ def load_fingerprints(files: Iterable[tuple[str, BinaryIO]]) -> FingerprintSet:
                 raise RecordError(f"{name}:{line}: field 'sketch': {exc}") from None
         sketches = np.frombuffer(b"".join(raw), dtype=np.uint8).reshape(len(raw), -1)
     return FingerprintSet(columns.ids, words_from_hex(columns.hexes, columns.bits), columns.bits, columns.settings,
-                          repeated, np.array(columns.features, dtype=np.int64), sketches, columns.sizes)
+                          repeated, np.array(columns.features, dtype=np.int64), sketches, columns.sizes, sources)
 
 
 def _first_of_each_id(ids: list[str]) -> list[int] | None:
@@ -451,8 +455,12 @@ class ClusterOptions:
         return ClusterOptions(k, self.min_similarity, self.linkage, min_features, self.singletons, self.min_score)
 
 
-def cluster_fingerprints(fingerprints: FingerprintSet, options: ClusterOptions = ClusterOptions()) -> list[Cluster]:
+def cluster_fingerprints(fingerprints: FingerprintSet, options: ClusterOptions = ClusterOptions(),
+                         new: np.ndarray | None = None) -> list[Cluster]:
     """Clusters of a loaded fingerprint set (see :func:`simdedup.cluster.find_clusters`).
+
+    With ``new`` (bool per document), only clusters with a new document, and no pair of two old
+    documents (an incremental run against an old corpus).
 
     Raises:
         ValueError: an option out of range for the fingerprints.
@@ -468,6 +476,7 @@ def cluster_fingerprints(fingerprints: FingerprintSet, options: ClusterOptions =
         min_similarity=options.min_similarity,
         linkage=options.linkage,
         min_features=options.min_features,
+        new=new,
     )
 
 

@@ -218,3 +218,29 @@ def test_legacy_encodings(tmp_path, name, explicit):
     plain = invoke("fingerprint", "--silent", path)  # UTF-8 by default: skipped with a hint
     assert plain.exit_code == 3 and plain.stdout == ""
     assert "--encoding" in plain.stderr or "binary" in plain.stderr
+
+
+def test_cluster_against_an_old_corpus(tmp_path):
+    old_dir, new_dir = tmp_path / "old", tmp_path / "new"
+    old_dir.mkdir()
+    new_dir.mkdir()
+    other = " ".join(f"other{i}" for i in range(60))
+    (old_dir / "o1.txt").write_text(TEXT)
+    (old_dir / "o2.txt").write_text(TEXT + " and more")  # an old pair: not reported again
+    (old_dir / "o3.txt").write_text(other)
+    (new_dir / "n1.txt").write_text(TEXT + " plus")  # duplicates old documents
+    (new_dir / "n2.txt").write_text("fresh " + " ".join(f"fresh{i}" for i in range(60)))
+    (new_dir / "n3.txt").write_text("fresh " + " ".join(f"fresh{i}" for i in range(60)) + " again")
+    old = tmp_path / "old.jsonl"
+    old.write_text(invoke("fingerprint", "--silent", old_dir).stdout)
+    new_fps = invoke("fingerprint", "--silent", new_dir).stdout
+    result = invoke("cluster", "--against", old, input=new_fps)
+    assert result.exit_code == 0, result.stderr
+    clusters = [json.loads(line) for line in result.stdout.splitlines()]
+    groups = sorted(sorted((os.path.basename(m["id"]), m["new"]) for m in c["members"]) for c in clusters)
+    assert [("n2.txt", True), ("n3.txt", True)] in groups
+    with_old = [g for g in groups if ("n1.txt", True) in g][0]
+    assert ("o1.txt", False) in with_old
+    assert all(any(is_new for _, is_new in g) for g in groups)  # no old-only cluster
+    everything = invoke("cluster", input=old.read_text() + new_fps)
+    assert len(everything.stdout.splitlines()) >= len(clusters)
