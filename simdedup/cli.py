@@ -255,7 +255,7 @@ def _sources(paths: tuple[str, ...], null: bool, jsonl: bool | None = False, tex
              id_field: str | None = None, globs: tuple[str, ...] = (), excludes: tuple[str, ...] = (),
              min_bytes: int = 0, jsonl_files: list[str] | None = None) -> tuple[Any, int | None]:
     """Sources named on the command line, and their number when it is known up front."""
-    from .corpus import WalkFilter, expand_jsonl, is_jsonl, iter_sources, read_path_list
+    from .corpus import WalkFilter, expand_jsonl, iter_sources, read_path_list, table_kind
 
     walk_filter = WalkFilter(globs, excludes, min_bytes)
     if not paths:
@@ -270,7 +270,7 @@ def _sources(paths: tuple[str, ...], null: bool, jsonl: bool | None = False, tex
 
         return expand_jsonl(iter_sources(named(), walk_filter), jsonl, text_field, id_field, jsonl_files), None
     sources = list(iter_sources(paths, walk_filter))
-    if jsonl or (jsonl is None and any(is_jsonl(s.path) for s in sources)):
+    if jsonl or (jsonl is None and any(table_kind(s.path) for s in sources)):
         return expand_jsonl(sources, jsonl, text_field, id_field, jsonl_files), None  # counted as read
     return sources, len(sources)
 
@@ -316,6 +316,8 @@ def _write_unique(target: str, clusters: list[Any], ids: list[str], jsonl_files:
     from .unique import copy_kept_files, dropped_ids, write_kept_lines
 
     drop = dropped_ids(clusters, ids)
+    if any(":" in name and name.split(":", 1)[0] in ("csv", "parquet") for name in jsonl_files):
+        raise click.UsageError("--unique-out writes files and JSON lines; CSV and Parquet input are not supported")
     if is_jsonl(target):
         if len(jsonl_files) == 0:
             raise click.UsageError("--unique-out FILE.jsonl needs JSON-lines input; give a directory for files")

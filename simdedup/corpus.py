@@ -47,6 +47,8 @@ class Source:
 #: file name endings read through a decompressor
 COMPRESSED = (".gz", ".bz2", ".xz", ".lzma", ".zst")
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
+CSV_SUFFIXES = (".csv", ".tsv")
+PARQUET_SUFFIXES = (".parquet",)
 
 
 def is_compressed(path: str) -> bool:
@@ -84,13 +86,90 @@ def open_binary(path: str) -> BinaryIO:
         raise SkipDocument(path, f"cannot read: {exc.strerror or exc}") from None
 
 
-def is_jsonl(path: str) -> bool:
-    """Whether the file name (compression suffix aside) says JSON lines."""
+def _plain_name(path: str) -> str:
     lower = path.lower()
     for suffix in COMPRESSED:
         if lower.endswith(suffix):
-            lower = lower[: -len(suffix)]
-    return lower.endswith(JSONL_SUFFIXES)
+            return lower[: -len(suffix)]
+    return lower
+
+
+def is_jsonl(path: str) -> bool:
+    """Whether the file name (compression suffix aside) says JSON lines."""
+    return _plain_name(path).endswith(JSONL_SUFFIXES)
+
+
+def table_kind(path: str) -> str | None:
+    """``jsonl``, ``csv`` or ``parquet`` when the file name says the file holds many documents."""
+    name = _plain_name(path)
+    if name.endswith(JSONL_SUFFIXES):
+        return "jsonl"
+    if name.endswith(CSV_SUFFIXES):
+        return "csv"
+    if name.endswith(PARQUET_SUFFIXES) and name == path.lower():
+        return "parquet"
+    return None
+
+
+def iter_csv(path: str, text_field: str = "text", id_field: str | None = None) -> Iterator[Source]:
+    """One Source per row of a CSV (or, named ``.tsv``, tab-separated) file with a header row.
+
+    ``text_field`` and ``id_field`` name columns; without an id column the id is ``FILE:ROW``
+    (rows counted from 1 after the header).
+    """
+    import csv
+
+    try:
+        raw = open_binary(path)
+    except SkipDocument as exc:
+        yield Source(path, exc.reason)
+        return
+    with io.TextIOWrapper(raw, encoding="utf-8", newline="") as handle:
+        dialect = "excel-tab" if _plain_name(path).endswith(".tsv") else "excel"
+        try:
+            reader = csv.DictReader(handle, dialect=dialect)
+            columns = reader.fieldnames or []
+            for needed in (text_field, id_field):
+                if needed is not None and needed not in columns:
+                    yield Source(path, f"no column {needed!r} (columns: {', '.join(columns)})")
+                    return
+            for number, row in enumerate(reader, 1):
+                text = row.get(text_field)
+                if text is None:
+                    yield Source(f"{path}:{number}", "row has too few fields")
+                    continue
+                yield Source(row[id_field] if id_field else f"{path}:{number}", text=text)
+        except (UnicodeDecodeError, csv.Error) as exc:
+            yield Source(path, f"cannot read as CSV: {exc}")
+
+
+def iter_parquet(path: str, text_field: str = "text", id_field: str | None = None) -> Iterator[Source]:
+    """One Source per row of a Parquet file, read in record batches (needs pyarrow)."""
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        yield Source(path, "reading .parquet needs pyarrow: pip install 'simdedup[parquet]'")
+        return
+    try:
+        table = pq.ParquetFile(path)
+        columns = [text_field] + ([id_field] if id_field else [])
+        missing = [c for c in columns if c not in table.schema_arrow.names]
+        if missing:
+            yield Source(path, f"no column {missing[0]!r} (columns: {', '.join(table.schema_arrow.names)})")
+            return
+        number = 0
+        for batch in table.iter_batches(columns=columns, batch_size=4096):
+            texts = batch.column(0).to_pylist()
+            ids = batch.column(1).to_pylist() if id_field else None
+            for i, text in enumerate(texts):
+                number += 1
+                doc_id = str(ids[i]) if ids is not None else f"{path}:{number}"
+                if not isinstance(text, str):
+                    yield Source(doc_id, f"column {text_field!r} is not text in this row")
+                else:
+                    yield Source(doc_id, text=text)
+    except (OSError, ValueError) as exc:  # pyarrow's errors derive from these
+        yield Source(path, f"cannot read as Parquet: {exc}")
 
 
 def _field(obj: object, dotted: str) -> object:
@@ -146,20 +225,28 @@ def iter_jsonl_lines(path: str, text_field: str = "text", id_field: str | None =
             yield Source(f"{path}:{number + 1}", f"read error: {exc}"), b""
 
 
+_TABLE_READERS = {"jsonl": iter_jsonl, "csv": iter_csv, "parquet": iter_parquet}
+
+
 def expand_jsonl(sources: Iterable[Source], jsonl: bool | None, text_field: str = "text",
                  id_field: str | None = None, jsonl_files: list[str] | None = None) -> Iterator[Source]:
-    """Sources with every JSON-lines file replaced by its documents.
+    """Sources with every file of many documents replaced by its documents.
 
-    ``jsonl`` True reads every file as JSON lines, False none, None those named ``.jsonl`` or
-    ``.ndjson`` (compressed or not). The JSON-lines files read are added to ``jsonl_files``.
+    ``jsonl`` True reads every file as JSON lines, False reads every file as one document, None
+    goes by the name: ``.jsonl``/``.ndjson`` (compressed or not), ``.csv``/``.tsv``, ``.parquet``.
+    The files read this way are added to ``jsonl_files`` (each with its kind: ``path`` for JSON
+    lines, ``kind:path`` for the others).
     """
     for source in sources:
-        if source.reason is None and source.text is None and (jsonl or (jsonl is None and is_jsonl(source.path))):
-            if jsonl_files is not None:
-                jsonl_files.append(source.path)
-            yield from iter_jsonl(source.path, text_field, id_field)
-        else:
+        kind = None
+        if source.reason is None and source.text is None and jsonl is not False:
+            kind = "jsonl" if jsonl else table_kind(source.path)
+        if kind is None:
             yield source
+            continue
+        if jsonl_files is not None:
+            jsonl_files.append(source.path if kind == "jsonl" else f"{kind}:{source.path}")
+        yield from _TABLE_READERS[kind](source.path, text_field, id_field)
 
 
 def _kind(mode: int) -> str:

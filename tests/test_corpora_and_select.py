@@ -244,3 +244,37 @@ def test_cluster_against_an_old_corpus(tmp_path):
     assert all(any(is_new for _, is_new in g) for g in groups)  # no old-only cluster
     everything = invoke("cluster", input=old.read_text() + new_fps)
     assert len(everything.stdout.splitlines()) >= len(clusters)
+
+
+def test_csv_and_tsv(tmp_path):
+    import csv
+
+    with open(tmp_path / "d.csv", "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["key", "body"])
+        for r in rows():
+            writer.writerow([r["id"], r["body"]["text"]])
+    (tmp_path / "d.tsv").write_text("key\tbody\nt1\t" + TEXT + "\n")
+    result = invoke("dedup", "--silent", "--text-field", "body", "--id-field", "key", tmp_path / "d.csv", tmp_path / "d.tsv")
+    assert result.exit_code == 0, result.stderr
+    (cluster,) = [json.loads(line) for line in result.stdout.splitlines()]
+    assert sorted(m["id"] for m in cluster["members"]) == ["a", "b", "t1"]
+    missing = invoke("fingerprint", "--silent", "--text-field", "nope", tmp_path / "d.csv")
+    assert missing.exit_code == 3 and "no column 'nope'" in missing.stderr
+
+
+def test_parquet(tmp_path, monkeypatch):
+    path = tmp_path / "d.parquet"
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"key": [r["id"] for r in rows()], "body": [r["body"]["text"] for r in rows()]}), path)
+    result = invoke("dedup", "--silent", "--text-field", "body", "--id-field", "key", path)
+    assert result.exit_code == 0, result.stderr
+    (cluster,) = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [m["id"] for m in cluster["members"]] == ["a", "b"]
+    import sys
+
+    monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)  # as without pyarrow
+    without = invoke("fingerprint", "--silent", path)
+    assert without.exit_code == 3 and "pip install 'simdedup[parquet]'" in without.stderr
