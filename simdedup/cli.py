@@ -142,7 +142,9 @@ _FEATURE_OPTIONS = [
     click.option("--sketch", "sketch_bins", type=int, default=128, show_default=True,
                  help="Bytes of feature sketch per record, used to verify candidates (0: none)."),
     click.option("--encoding", default="utf-8", show_default=True,
-                 help="Encoding of the documents; auto: a byte-order mark, else UTF-8 if it fits, else detected.")
+                 help="Encoding of the documents; auto: a byte-order mark, else UTF-8 if it fits, else detected."),
+    click.option("--html", is_flag=True, help="Documents are HTML: use their visible text (HTTP responses "
+                                              "that say text/html are handled so anyway)."),
 ]
 
 
@@ -218,13 +220,13 @@ def _cluster_settings(k: int | None, min_similarity: float, linkage: str, min_fe
 
 def _make_fingerprinter(method: str, sentence_count: int, hash_name: str, tokenizer_name: str,
                         shingle: int | None, topk: int | None, tokenizer_options: tuple[str, ...], bits: str,
-                        weighting: str | None, sketch_bins: int, encoding: str) -> Any:
+                        weighting: str | None, sketch_bins: int, encoding: str, html: bool = False) -> Any:
     """The fingerprinting method the feature options describe (usage errors for bad values)."""
     from .pipeline import DocumentFingerprinter, NilsimsaFingerprinter, SentencesFingerprinter
     from .tokenizers import get_tokenizer
 
     if method != "simhash":
-        if shingle is not None or topk is not None or tokenizer_options or weighting:
+        if shingle is not None or topk is not None or tokenizer_options or weighting or html:
             raise click.UsageError(f"--method {method} takes no tokenizer options")
         try:
             if method == "nilsimsa":
@@ -246,7 +248,7 @@ def _make_fingerprinter(method: str, sentence_count: int, hash_name: str, tokeni
     try:
         tokenizer = get_tokenizer(tokenizer_name, **options)
         return DocumentFingerprinter(tokenizer, int(bits), hash_name, encoding=encoding, sketch_bins=sketch_bins,
-                                     weighting=weighting)
+                                     weighting=weighting, html=html)
     except (SimdedupError, ValueError) as exc:
         raise click.UsageError(str(exc)) from None
 

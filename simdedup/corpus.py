@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import BinaryIO, Iterable, Iterator
 
 from .errors import SkipDocument
+from .web import looks_like_http, parse_http_response
 
 CHUNK_BYTES = 1 << 20
 _SNIFF_BYTES = 8192
@@ -100,7 +101,9 @@ def is_jsonl(path: str) -> bool:
 
 
 def table_kind(path: str) -> str | None:
-    """``jsonl``, ``csv`` or ``parquet`` when the file name says the file holds many documents."""
+    """``jsonl``, ``csv``, ``parquet`` or ``warc`` when the file name says it holds many documents."""
+    if path.lower().endswith((".warc", ".warc.gz")):
+        return "warc"
     name = _plain_name(path)
     if name.endswith(JSONL_SUFFIXES):
         return "jsonl"
@@ -225,7 +228,25 @@ def iter_jsonl_lines(path: str, text_field: str = "text", id_field: str | None =
             yield Source(f"{path}:{number + 1}", f"read error: {exc}"), b""
 
 
-_TABLE_READERS = {"jsonl": iter_jsonl, "csv": iter_csv, "parquet": iter_parquet}
+def iter_warc_documents(path: str, text_field: str = "text", id_field: str | None = None) -> Iterator[Source]:
+    """One Source per response record of a WARC file; HTML bodies reduced to their text."""
+    try:
+        from .web import html_text, iter_warc
+
+        for doc_id, body, charset, is_html in iter_warc(path):
+            try:
+                text = body.decode(charset or "utf-8")
+            except (LookupError, UnicodeDecodeError):
+                yield Source(doc_id, f"body is not {charset or 'utf-8'} text")
+                continue
+            yield Source(doc_id, text="".join(html_text([text])) if is_html else text)
+    except ImportError:
+        yield Source(path, "reading WARC files needs warcio: pip install 'simdedup[warc]'")
+    except Exception as exc:  # warcio's own errors for a damaged archive
+        yield Source(path, f"cannot read as WARC: {exc}")
+
+
+_TABLE_READERS = {"jsonl": iter_jsonl, "csv": iter_csv, "parquet": iter_parquet, "warc": iter_warc_documents}
 
 
 def expand_jsonl(sources: Iterable[Source], jsonl: bool | None, text_field: str = "text",
@@ -391,6 +412,7 @@ class DocumentReader:
         self.data = data  # the file's bytes, when they were read already
         self.bytes_read = 0
         self.detected: str | None = None  # the encoding chosen by --encoding auto
+        self.is_html = False  # an HTTP response whose Content-Type says HTML
 
     def _open(self) -> BinaryIO:
         if self.data is not None:
@@ -415,6 +437,21 @@ class DocumentReader:
                 self.bytes_read += len(block)
                 yield block
 
+    def _http_body(self, handle: BinaryIO, first: bytes, codec: codecs.CodecInfo | None) -> tuple:
+        """Parse a whole HTTP response; continue with its body (and the charset it names)."""
+        try:
+            response = parse_http_response(first + handle.read())
+        except (ValueError, OSError) as exc:
+            raise SkipDocument(self.path, f"HTTP response: {exc}") from None
+        self.is_html = response.is_html
+        if response.charset:
+            try:
+                codec = codecs.lookup(response.charset)
+            except LookupError:
+                pass  # an unknown charset: the --encoding given
+        body = io.BytesIO(response.body)
+        return body, body.read(self.chunk_bytes), codec
+
     def __iter__(self) -> Iterator[str]:
         path = self.path
         with self._open() as handle:
@@ -433,6 +470,8 @@ class DocumentReader:
                     step = self.chunk_bytes
                 except OSError as exc:
                     raise SkipDocument(path, f"read error: {exc.strerror or exc}") from None
+                if decoder is None and looks_like_http(block):  # a raw HTTP response: its body
+                    handle, block, codec = self._http_body(handle, block, codec)
                 if decoder is None:  # first block: settle the encoding
                     if codec is None and block:
                         codec = codecs.lookup(detect_encoding(block, path))

@@ -6,6 +6,7 @@ several processes). Clustering is a barrier: it needs every fingerprint before i
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing
 import os
 import stat
@@ -16,6 +17,7 @@ import numpy as np
 
 from .cluster import Cluster, find_clusters
 from .corpus import DocumentReader, Source, is_compressed
+from .web import looks_like_http
 from .errors import RecordError, SkipDocument
 from .fingerprint import Fingerprinter
 from .index import as_words
@@ -25,6 +27,22 @@ from .tokenizers import Tokenizer
 
 
 _NO_FEATURES = "no text to fingerprint (only whitespace or no features)"
+
+
+def visible_text(chunks: Iterable[str], html: bool = False) -> Iterator[str]:
+    """The text chunks, reduced to the visible text of HTML when ``html`` is set or the reader
+    found an HTTP response that says it carries HTML."""
+    iterator = iter(chunks)
+    first = next(iterator, None)
+    if first is None:
+        return
+    rest = itertools.chain([first], iterator)
+    if html or getattr(chunks, "is_html", False):
+        from .web import html_text
+
+        yield from html_text(rest)
+    else:
+        yield from rest
 
 
 class Method:
@@ -80,6 +98,7 @@ class DocumentFingerprinter(Method):
     encoding: str = "utf-8"
     sketch_bins: int = DEFAULT_BINS
     weighting: str | None = None  # None: the tokenizer's default
+    html: bool = False  # read documents as HTML: only their visible text
     fingerprinter: Fingerprinter = field(init=False)
     fast: bool = field(init=False)
 
@@ -90,7 +109,7 @@ class DocumentFingerprinter(Method):
         self.fingerprinter = Fingerprinter(self.bits, self.hash_name, sketch_bins=self.sketch_bins,
                                            weighting=self.weighting)
         DocumentReader("", self.encoding)  # fail early on an unknown encoding
-        self.fast = fastpath.eligible(self.tokenizer, self.bits, self.hash_name, self.encoding)
+        self.fast = not self.html and fastpath.eligible(self.tokenizer, self.bits, self.hash_name, self.encoding)
         self._settings = {"method": "simhash", **self.tokenizer.settings(), "bits": self.bits,
                           "hash": self.hash_name, "weighting": self.weighting, "sketch": self.sketch_bins}
 
@@ -111,7 +130,7 @@ class DocumentFingerprinter(Method):
         Raises:
             SkipDocument: the text has no features.
         """
-        features = self.tokenizer.text_features(text)
+        features = self.tokenizer.features(visible_text([text], self.html))
         if not features:
             raise SkipDocument(doc_id, "no text to fingerprint")
         return self.record(doc_id, features, len(text.encode("utf-8", "surrogatepass")))
@@ -121,7 +140,7 @@ class DocumentFingerprinter(Method):
             record = self._fast_record(reader)
             if record is not None:
                 return record
-        features = self.tokenizer.features(reader)
+        features = self.tokenizer.features(visible_text(reader, self.html))
         if not features:
             raise SkipDocument(reader.path, _NO_FEATURES)
         record = self.record(reader.path, features, reader.bytes_read)
@@ -143,7 +162,7 @@ class DocumentFingerprinter(Method):
         except OSError:
             return None  # the Python path reports it
         reader.data = data
-        if not data or b"\0" in data[:8192]:
+        if not data or b"\0" in data[:8192] or looks_like_http(data):
             return None  # the Python path says why it skips
         result = fastpath.fingerprint_bytes(data[3:] if data.startswith(b"\xef\xbb\xbf") else data,
                                             self.tokenizer.name, self.sketch_bins, force,

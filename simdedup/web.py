@@ -1,0 +1,162 @@
+"""Web data: visible text of HTML, raw HTTP response messages, WARC archives.
+
+- HTML: the standard library's HTML parser (fed in chunks, entities decoded); the text of
+  ``script``, ``style``, ``noscript``, ``template`` and ``svg`` elements is dropped, and block
+  elements separate words. No regular expressions touch the markup.
+- HTTP responses (status line, headers, blank line, body), the setting simhash was first used
+  in: the headers are skipped, ``Transfer-Encoding: chunked`` and ``Content-Encoding: gzip`` or
+  ``deflate`` bodies are decoded, the charset comes from ``Content-Type``, and an HTML body is
+  reduced to its visible text.
+- WARC files (with warcio): every ``response`` record is one document, its id the target URI
+  and the record id.
+"""
+
+from __future__ import annotations
+
+import zlib
+from html.parser import HTMLParser
+from typing import Iterable, Iterator
+
+_HIDDEN = {"script", "style", "noscript", "template", "svg"}
+_BLOCK = {
+    "address", "article", "aside", "blockquote", "br", "dd", "div", "dl", "dt", "fieldset", "figcaption",
+    "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hr", "li", "main", "nav",
+    "ol", "p", "pre", "section", "table", "td", "th", "tr", "ul", "title", "option", "body", "html",
+}
+
+
+class _TextExtractor(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self.hidden = 0
+
+    def handle_starttag(self, tag: str, attrs: list) -> None:
+        if tag in _HIDDEN:
+            self.hidden += 1
+        if tag in _BLOCK:
+            self.parts.append("\n")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in _HIDDEN and self.hidden:
+            self.hidden -= 1
+        if tag in _BLOCK:
+            self.parts.append("\n")
+
+    def handle_data(self, data: str) -> None:
+        if not self.hidden:
+            self.parts.append(data)
+
+    def take(self) -> str:
+        text, self.parts = "".join(self.parts), []
+        return text
+
+
+def html_text(chunks: Iterable[str]) -> Iterator[str]:
+    """The visible text of an HTML document given in chunks, in chunks that end at whitespace."""
+    parser = _TextExtractor()
+    carry = ""
+    for chunk in chunks:
+        parser.feed(chunk)
+        text = carry + parser.take()
+        cut = max(text.rfind(" "), text.rfind("\n"))
+        carry, ready = (text[cut + 1:], text[: cut + 1]) if cut >= 0 else (text, "")
+        if ready:
+            yield ready
+    parser.close()
+    rest = carry + parser.take()
+    if rest:
+        yield rest
+
+
+class HttpResponse:
+    """A parsed HTTP response message."""
+
+    def __init__(self, status: str, headers: dict[str, str], body: bytes):
+        self.status, self.headers, self.body = status, headers, body
+
+    @property
+    def charset(self) -> str | None:
+        for part in self.headers.get("content-type", "").split(";")[1:]:
+            key, _, value = part.strip().partition("=")
+            if key.lower() == "charset" and value:
+                return value.strip("\"'")
+        return None
+
+    @property
+    def is_html(self) -> bool:
+        return "html" in self.headers.get("content-type", "").lower()
+
+
+def looks_like_http(data: bytes) -> bool:
+    """Whether bytes start with an HTTP status line."""
+    return data[:5] == b"HTTP/" and data[5:9].split(b" ")[0].replace(b".", b"").isdigit()
+
+
+def parse_http_response(data: bytes) -> HttpResponse:
+    """Split a raw response into status, headers and the decoded body.
+
+    Raises:
+        ValueError: no header block, or a body that does not decode.
+    """
+    head_end = data.find(b"\r\n\r\n")
+    separator = 4
+    if head_end < 0 or (0 <= data.find(b"\n\n") < head_end):
+        head_end, separator = data.find(b"\n\n"), 2
+    if head_end < 0:
+        raise ValueError("HTTP response without the blank line after its headers")
+    lines = data[:head_end].decode("iso-8859-1").splitlines()
+    headers: dict[str, str] = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    body = data[head_end + separator:]
+    if "chunked" in headers.get("transfer-encoding", "").lower():
+        body = _dechunk(body)
+    encoding = headers.get("content-encoding", "").lower()
+    try:
+        if encoding in ("gzip", "x-gzip"):
+            body = zlib.decompress(body, 16 + zlib.MAX_WBITS)
+        elif encoding == "deflate":
+            try:
+                body = zlib.decompress(body)
+            except zlib.error:
+                body = zlib.decompress(body, -zlib.MAX_WBITS)  # raw deflate, as some servers send
+    except zlib.error as exc:
+        raise ValueError(f"body does not decode as {encoding}: {exc}") from None
+    return HttpResponse(lines[0] if lines else "", headers, body)
+
+
+def _dechunk(body: bytes) -> bytes:
+    out, position = [], 0
+    while position < len(body):
+        line_end = body.find(b"\n", position)
+        if line_end < 0:
+            raise ValueError("chunked body cut short")
+        size = int(body[position:line_end].split(b";")[0].strip() or b"0", 16)
+        if size == 0:
+            break
+        start = line_end + 1
+        out.append(body[start:start + size])
+        position = start + size
+        if body[position:position + 2] == b"\r\n":
+            position += 2
+        elif body[position:position + 1] == b"\n":
+            position += 1
+    return b"".join(out)
+
+
+def iter_warc(path: str) -> Iterator[tuple[str, bytes, str | None, bool]]:
+    """``(id, body, charset, is_html)`` of every response record of a WARC file (needs warcio)."""
+    from warcio.archiveiterator import ArchiveIterator
+
+    with open(path, "rb") as handle:
+        for record in ArchiveIterator(handle):
+            if record.rec_type != "response":
+                continue
+            uri = record.rec_headers.get_header("WARC-Target-URI") or ""
+            record_id = record.rec_headers.get_header("WARC-Record-ID") or ""
+            content_type = record.http_headers.get_header("Content-Type") if record.http_headers else ""
+            response = HttpResponse("", {"content-type": content_type or ""}, b"")
+            body = record.content_stream().read()  # chunked and gzip bodies come decoded
+            yield f"{uri} {record_id}".strip(), body, response.charset, response.is_html
