@@ -289,6 +289,9 @@ def _fingerprint_records(fingerprinter: Any, paths: tuple[str, ...], inputs: dic
     from .pipeline import default_jobs, exact_duplicates, fingerprint_sources
 
     sources, total = _sources(paths, **inputs)
+    total_bytes = None
+    if total is None and isinstance(sources, list) is False and "-" not in paths:
+        total_bytes = _input_bytes(paths)  # documents inside files: show progress in bytes
     if duplicates is not None:
         from .exact import SeenDigests
 
@@ -297,13 +300,43 @@ def _fingerprint_records(fingerprinter: Any, paths: tuple[str, ...], inputs: dic
     if total is not None:
         jobs = max(1, min(jobs, total // 4))  # a pool is not worth it for a handful of files
     results = fingerprint_sources(sources, fingerprinter, jobs)
-    for result in progress(results, silent, total=total, unit="doc", desc="fingerprint"):
+    if total_bytes:
+        results = _bytes_progress(results, silent, total_bytes)
+    else:
+        results = progress(results, silent, total=total, unit="doc", desc="fingerprint")
+    for result in results:
         if isinstance(result, Source):
             skipped.append(result.path)
             message(f"simdedup: warning: {result.path}: {result.reason}")
         else:
             if verbose and getattr(result, "encoding", None):
                 message(f"simdedup: {result.id}: read as {result.encoding}")
+            yield result
+
+
+def _input_bytes(paths: tuple[str, ...]) -> int:
+    """Bytes of the files named or under the directories named (for a progress total)."""
+    total = 0
+    for path in paths:
+        if os.path.isdir(path):
+            for top, _, names in os.walk(path):
+                total += sum(os.path.getsize(os.path.join(top, n)) for n in names if os.path.isfile(os.path.join(top, n)))
+        elif os.path.isfile(path):
+            total += os.path.getsize(path)
+    return total
+
+
+def _bytes_progress(results: Iterator[Any], silent: bool, total: int) -> Iterator[Any]:
+    """``results`` with a progress bar in bytes of documents (approximate for compressed files)."""
+    if silent or not sys.stderr.isatty():
+        yield from results
+        return
+    from tqdm import tqdm
+
+    with tqdm(total=total, unit="B", unit_scale=True, file=sys.stderr, dynamic_ncols=True,
+              desc="fingerprint") as bar:
+        for result in results:
+            bar.update(getattr(result, "bytes", None) or 0)
             yield result
 
 

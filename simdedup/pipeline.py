@@ -130,6 +130,17 @@ class DocumentFingerprinter(Method):
         Raises:
             SkipDocument: the text has no features.
         """
+        if self.fast and text.isascii():
+            from . import fastpath
+
+            data = text.encode("ascii")
+            result = fastpath.fingerprint_bytes(data, self.tokenizer.name, self.sketch_bins,
+                                                binary=self.weighting == "binary")
+            if result is not None:
+                value, sketch, count = result
+                if count == 0:
+                    raise SkipDocument(doc_id, "no text to fingerprint")
+                return FingerprintRecord(doc_id, value, self.bits, count, self.settings, len(data), sketch)
         features = self.tokenizer.features(visible_text([text], self.html))
         if not features:
             raise SkipDocument(doc_id, "no text to fingerprint")

@@ -94,3 +94,22 @@ def test_without_kernels_the_python_path_answers(tmp_path, monkeypatch):
     record = fingerprinter.fingerprint_file(str(tmp_path / "a.txt"))
     monkeypatch.setenv("SIMDEDUP_FASTPATH", "0")
     assert DocumentFingerprinter(get_tokenizer("words")).fingerprint_file(str(tmp_path / "a.txt")) == record
+
+
+@needs_kernels
+def test_jsonl_documents_identical_with_and_without(tmp_path, monkeypatch):
+    import json
+
+    from click.testing import CliRunner
+
+    from simdedup.cli import cli
+
+    rng = random.Random(3)
+    lines = [json.dumps({"text": " ".join(rng.choice(["alpha", "Beta", "g_1", "café"]) for _ in range(200))})
+             for _ in range(30)]
+    (tmp_path / "d.jsonl").write_text("\n".join(lines) + "\n")
+    monkeypatch.setattr(fastpath, "START_AFTER_BYTES", 0)
+    fast = CliRunner().invoke(cli, ["fingerprint", "--silent", "-j", "1", str(tmp_path / "d.jsonl")])
+    monkeypatch.setenv("SIMDEDUP_FASTPATH", "0")
+    slow = CliRunner().invoke(cli, ["fingerprint", "--silent", "-j", "1", str(tmp_path / "d.jsonl")])
+    assert fast.exit_code == slow.exit_code == 0 and fast.stdout == slow.stdout
