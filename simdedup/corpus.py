@@ -81,7 +81,9 @@ def open_binary(path: str) -> BinaryIO:
                 import zstandard
             except ImportError:
                 raise SkipDocument(path, "reading .zst needs the zstandard package: pip install zstandard") from None
-            return zstandard.open(path, "rb")  # type: ignore[no-any-return]
+            # Buffered, so that it has lines and a fileno-less read like the other streams.
+            stream = zstandard.ZstdDecompressor().stream_reader(open(path, "rb"), closefd=True)
+            return io.BufferedReader(stream)  # type: ignore[arg-type]
         return open(path, "rb")
     except OSError as exc:
         raise SkipDocument(path, f"cannot read: {exc.strerror or exc}") from None
@@ -199,7 +201,7 @@ def iter_jsonl_lines(path: str, text_field: str = "text", id_field: str | None =
     try:
         handle = open_binary(path)
     except SkipDocument as exc:
-        yield Source(path, exc.reason)
+        yield Source(path, exc.reason), b""
         return
     with handle:
         number = 0

@@ -31,6 +31,19 @@ def rows():
     ]
 
 
+def test_zstandard(tmp_path, monkeypatch):
+    zstandard = pytest.importorskip("zstandard")
+    path = tmp_path / "d.jsonl.zst"
+    path.write_bytes(zstandard.ZstdCompressor().compress(("\n".join(json.dumps(r) for r in rows()) + "\n").encode()))
+    result = invoke("fingerprint", "--silent", "--text-field", "body.text", "--id-field", "id", path)
+    assert [json.loads(line)["id"] for line in result.stdout.splitlines()] == ["a", "b", "c"]
+    import sys
+
+    monkeypatch.setitem(sys.modules, "zstandard", None)
+    without = invoke("fingerprint", "--silent", path)
+    assert without.exit_code == 3 and "pip install zstandard" in without.stderr
+
+
 def test_iter_jsonl_fields_ids_and_bad_lines(tmp_path):
     path = tmp_path / "d.jsonl"
     lines = [json.dumps(r) for r in rows()] + ["not json", json.dumps({"id": "x"}), json.dumps({"id": "y", "body": {"text": 3}}), ""]
