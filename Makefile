@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: help demo test eval compare bench clean
+.PHONY: help demo test eval compare bench large clean
 
 help:  ## list the targets
 	@grep -E '^[a-z]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -29,6 +29,9 @@ compare: $(STAMP)  ## every method side by side on ../shared/eval (skipped when 
 
 bench: $(STAMP)  ## speed benchmarks against the anchors (installs them in .venv-bench)
 	$(BIN)/python benchmarks/speed.py
+
+large: $(STAMP)  ## memory and speed on 10^5 small files and a 2 GB JSON-lines file
+	$(BIN)/python benchmarks/large_inputs.py
 
 clean:  ## remove the virtualenvs and caches
 	rm -rf $(VENV) .venv-bench .pytest_cache .hypothesis build *.egg-info

@@ -371,9 +371,13 @@ def _clusters(fingerprints: Any, options: Any, new: Any = None) -> list[Any]:
     from .pipeline import cluster_fingerprints
 
     try:
-        options.resolve(fingerprints.bits, fingerprints.sketches is not None, fingerprints.method)
+        resolved = options.resolve(fingerprints.bits, fingerprints.sketches is not None, fingerprints.method,
+                                   len(fingerprints.ids))
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
+    if options.k is None and fingerprints.sketches is not None and resolved.k < options.DEFAULT_K_VERIFIED:
+        message(f"simdedup: {len(fingerprints.ids):,} documents: k = {resolved.k} by default at this size "
+                f"(the pair search for k = 10 would take long); give -k to choose")
     return cluster_fingerprints(fingerprints, options, new)
 
 

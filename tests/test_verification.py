@@ -202,3 +202,11 @@ def test_binary_weighting_counts_each_feature_once():
     assert Fingerprinter(64, sketch_bins=128, weighting="binary")(counts).sketch == sketch_of(counts)
     with pytest.raises(ValueError):
         Fingerprinter(64, weighting="tfidf")
+
+
+def test_default_k_shrinks_for_large_corpora():
+    from simdedup.pipeline import ClusterOptions
+
+    assert [ClusterOptions().resolve(64, True, "simhash", n).k for n in (10, 200_000, 200_001, 3_000_000)] == [10, 10, 8, 6]
+    assert ClusterOptions().resolve(64, False, "simhash", 3_000_000).k == 3  # plain simhash: Manku's k
+    assert ClusterOptions(k=12).resolve(64, True, "simhash", 3_000_000).k == 12  # a given k is kept
