@@ -101,13 +101,32 @@ def _units(ids: Sequence[str], fps: np.ndarray, sketches: np.ndarray | None, by_
         uniq, of_doc = np.unique(rows[:, 0], return_inverse=True)
         uniq = uniq.reshape(-1, 1)
     else:
-        uniq, of_doc = np.unique(rows, axis=0, return_inverse=True)
-    of_doc = of_doc.reshape(-1)
+        uniq, of_doc = _unique_rows(rows)
     words = fps.shape[1]
     unit_sketches = None if sketches is None else np.ascontiguousarray(uniq[:, words:]).view(np.uint8)
     first_seen = np.full(len(uniq), len(ids), dtype=np.int64)
     np.minimum.at(first_seen, of_doc[by_id], np.arange(len(ids)))
     return _Units(np.ascontiguousarray(uniq[:, :words]), unit_sketches, of_doc, np.argsort(np.argsort(first_seen)))
+
+
+def _unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct rows (in sorted order) and the index of each row's distinct row.
+
+    Like ``np.unique(rows, axis=0, return_inverse=True)`` in a fraction of its memory: a
+    lexicographic argsort of the columns, then adjacent rows compared.
+    """
+    order = np.lexsort(rows.T[::-1])
+    new_group = np.ones(len(rows), dtype=bool)
+    for column in range(rows.shape[1]):  # column by column: no copy of the sorted rows
+        values = rows[order, column]
+        if column == 0:
+            new_group[1:] = values[1:] != values[:-1]
+        else:
+            new_group[1:] |= values[1:] != values[:-1]
+    group = np.cumsum(new_group) - 1
+    of_row = np.empty(len(rows), dtype=np.int64)
+    of_row[order] = group
+    return rows[order[new_group]], of_row
 
 
 class _PairTest:

@@ -357,11 +357,12 @@ def load_fingerprints(files: Iterable[tuple[str, BinaryIO]]) -> FingerprintSet:
     Raises:
         RecordError: a malformed line, or settings that differ from the first record's.
     """
-    from .sketch import decode as decode_sketch
-
     columns = read_fingerprint_files(files)
     keep = _first_of_each_id(columns.ids)
     sources = [name for name, _ in columns.where]
+    sketches = None
+    if columns.sketches:
+        sketches = np.frombuffer(columns.sketches, dtype=np.uint8).reshape(len(columns.ids), -1)
     repeated = []
     if keep is not None:
         kept = set(keep)
@@ -370,18 +371,8 @@ def load_fingerprints(files: Iterable[tuple[str, BinaryIO]]) -> FingerprintSet:
         columns.ids, columns.hexes, columns.features = pick(columns.ids), pick(columns.hexes), pick(columns.features)
         columns.sizes = pick(columns.sizes)
         sources = pick(sources)
-        if columns.sketches:
-            columns.sketches = pick(columns.sketches)
-    sketches = None
-    if columns.sketches:
-        raw = []
-        for i, text in enumerate(columns.sketches):
-            try:
-                raw.append(decode_sketch(text))
-            except ValueError as exc:
-                name, line = columns.where[i]
-                raise RecordError(f"{name}:{line}: field 'sketch': {exc}") from None
-        sketches = np.frombuffer(b"".join(raw), dtype=np.uint8).reshape(len(raw), -1)
+        if sketches is not None:
+            sketches = sketches[np.array(keep)]
     return FingerprintSet(columns.ids, words_from_hex(columns.hexes, columns.bits), columns.bits, columns.settings,
                           repeated, np.array(columns.features, dtype=np.int64), sketches, columns.sizes, sources)
 
@@ -414,7 +405,7 @@ def collect_records(records: Iterable[tuple[str, FingerprintRecord]]) -> Fingerp
     values: list[int] = []
     features: list[int] = []
     sizes: list[int] = []
-    sketches: list[bytes] = []
+    sketches = bytearray()
     seen: set[str] = set()
     repeated: list[str] = []
     bits, settings = 64, None
@@ -428,11 +419,11 @@ def collect_records(records: Iterable[tuple[str, FingerprintRecord]]) -> Fingerp
         features.append(record.features)
         sizes.append(-1 if record.bytes is None else record.bytes)
         if record.sketch:
-            sketches.append(record.sketch)
+            sketches += record.sketch
         bits, settings = record.bits, record.settings
     sketch_array = None
     if sketches:
-        sketch_array = np.frombuffer(b"".join(sketches), dtype=np.uint8).reshape(len(sketches), -1)
+        sketch_array = np.frombuffer(sketches, dtype=np.uint8).reshape(len(ids), -1)
     return FingerprintSet(ids, as_words(values, bits), bits, settings, repeated,
                           np.array(features, dtype=np.int64), sketch_array, sizes)
 

@@ -149,7 +149,7 @@ class FingerprintColumns:
     hexes: list[str] = field(default_factory=list)
     features: list[int] = field(default_factory=list)
     sizes: list[int] = field(default_factory=list)  # bytes, -1 when the record does not say
-    sketches: list[str] = field(default_factory=list)
+    sketches: bytearray = field(default_factory=bytearray)  # decoded, back to back
     where: list[tuple[str, int]] = field(default_factory=list)  # (file, line) of each record
     bits: int = 64
     settings: dict[str, Any] | None = None
@@ -191,6 +191,9 @@ def read_fingerprint_files(files: Iterable[tuple[str, BinaryIO]]) -> Fingerprint
             columns.features.append(features)
             columns.sizes.append(-1 if size is None else size)
             if sketch:
-                columns.sketches.append(sketch)
+                try:
+                    columns.sketches += decode_sketch(sketch)
+                except ValueError as exc:
+                    raise RecordError(f"{name}:{number}: field 'sketch': {exc}") from None
             columns.where.append((name, number))
     return columns

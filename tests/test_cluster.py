@@ -129,3 +129,14 @@ def test_mismatched_lengths():
     with pytest.raises(ValueError):
         find_clusters(["a"], np.zeros((2, 1), dtype=np.uint64), 1)
     assert find_clusters([], np.zeros((0, 1), dtype=np.uint64), 3) == []
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 3), min_size=3, max_size=3), min_size=1, max_size=60))
+def test_unique_rows_equals_numpy(raw):
+    from simdedup.cluster import _unique_rows
+
+    rows = np.array(raw, dtype=np.uint64)
+    distinct, of_row = _unique_rows(rows)
+    expected, inverse = np.unique(rows, axis=0, return_inverse=True)
+    assert np.array_equal(distinct, expected) and np.array_equal(of_row, inverse.reshape(-1))
