@@ -132,4 +132,22 @@ def test_load_plugins_variable_limits_plugins(entry_points, monkeypatch):
 
 def test_tests_do_not_load_installed_plugins(entry_points):
     # conftest sets SIMDEDUP_LOAD_PLUGINS to empty
-    assert {t["name"] for t in available_tokenizers()} == {"jieba", "simhash-pypi", "whitespace", "words"}
+    assert {t["name"] for t in available_tokenizers()} == {"jieba", "jieba-fast", "simhash-pypi", "whitespace", "words"}
+
+
+def test_jieba_fast_gives_jiebas_keywords():
+    pytest.importorskip("rjieba")
+    from pathlib import Path
+
+    exact, fast = get_tokenizer("jieba"), get_tokenizer("jieba-fast")
+    texts = [ZH, ZH * 7] + [p.read_text(encoding="utf-8") for p in sorted((Path(__file__).parents[1] / "examples/zh").glob("*.txt"))]
+    for text in texts:
+        assert fast.text_features(text) == exact.text_features(text)
+
+
+def test_jieba_fast_without_rjieba(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "rjieba", None)
+    with pytest.raises(TokenizerOptionError, match="pip install"):
+        get_tokenizer("jieba-fast").text_features(ZH)

@@ -29,6 +29,7 @@ BUILTIN = {
     "words": "simdedup.tokenizers.words:WordsTokenizer",
     "whitespace": "simdedup.tokenizers.whitespace:WhitespaceTokenizer",
     "jieba": "simdedup.tokenizers.jieba_tfidf:JiebaTfidfTokenizer",
+    "jieba-fast": "simdedup.tokenizers.jieba_tfidf:JiebaFastTokenizer",
     "simhash-pypi": "simdedup.tokenizers.simhash_pypi:SimhashPypiTokenizer",
 }
 
