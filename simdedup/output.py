@@ -14,7 +14,7 @@ import os
 import select
 import stat
 import sys
-from typing import BinaryIO, Iterable
+from typing import BinaryIO
 
 _FILE_BATCH = 1 << 16
 
@@ -44,10 +44,6 @@ class LineWriter:
             self.flush()
         self._parts.append(data)
         self._size += len(data)
-
-    def write_lines(self, lines: Iterable[str]) -> None:
-        for line in lines:
-            self.write_line(line)
 
     def flush(self) -> None:
         """Write what is queued (raises BrokenPipeError when the reader has gone)."""
