@@ -255,8 +255,9 @@ def _make_fingerprinter(method: str, sentence_count: int, hash_name: str, tokeni
 
 def _sources(paths: tuple[str, ...], null: bool, jsonl: bool | None = False, text_field: str = "text",
              id_field: str | None = None, globs: tuple[str, ...] = (), excludes: tuple[str, ...] = (),
-             min_bytes: int = 0, jsonl_files: list[str] | None = None) -> tuple[Any, int | None]:
-    """Sources named on the command line, and their number when it is known up front."""
+             min_bytes: int = 0, jsonl_files: list[str] | None = None) -> tuple[Any, int | None, int | None]:
+    """Sources named on the command line, their number when it is known up front, and, for files
+    holding many documents (counted only as they are read), the files' total size in bytes."""
     from .corpus import WalkFilter, expand_jsonl, iter_sources, read_path_list, table_kind
 
     walk_filter = WalkFilter(globs, excludes, min_bytes)
@@ -270,11 +271,12 @@ def _sources(paths: tuple[str, ...], null: bool, jsonl: bool | None = False, tex
                 else:
                     yield path
 
-        return expand_jsonl(iter_sources(named(), walk_filter), jsonl, text_field, id_field, jsonl_files), None
+        return expand_jsonl(iter_sources(named(), walk_filter), jsonl, text_field, id_field, jsonl_files), None, None
     sources = list(iter_sources(paths, walk_filter))
     if jsonl or (jsonl is None and any(table_kind(s.path) for s in sources)):
-        return expand_jsonl(sources, jsonl, text_field, id_field, jsonl_files), None  # counted as read
-    return sources, len(sources)
+        total_bytes = sum(os.path.getsize(s.path) for s in sources if s.reason is None and os.path.isfile(s.path))
+        return expand_jsonl(sources, jsonl, text_field, id_field, jsonl_files), None, total_bytes
+    return sources, len(sources), None
 
 
 def _fingerprint_records(fingerprinter: Any, paths: tuple[str, ...], inputs: dict[str, Any], jobs: int | None,
@@ -288,10 +290,7 @@ def _fingerprint_records(fingerprinter: Any, paths: tuple[str, ...], inputs: dic
     from .corpus import Source
     from .pipeline import default_jobs, exact_duplicates, fingerprint_sources
 
-    sources, total = _sources(paths, **inputs)
-    total_bytes = None
-    if total is None and isinstance(sources, list) is False and "-" not in paths:
-        total_bytes = _input_bytes(paths)  # documents inside files: show progress in bytes
+    sources, total, total_bytes = _sources(paths, **inputs)
     if duplicates is not None:
         from .exact import SeenDigests
 
@@ -312,18 +311,6 @@ def _fingerprint_records(fingerprinter: Any, paths: tuple[str, ...], inputs: dic
             if verbose and getattr(result, "encoding", None):
                 message(f"simdedup: {result.id}: read as {result.encoding}")
             yield result
-
-
-def _input_bytes(paths: tuple[str, ...]) -> int:
-    """Bytes of the files named or under the directories named (for a progress total)."""
-    total = 0
-    for path in paths:
-        if os.path.isdir(path):
-            for top, _, names in os.walk(path):
-                total += sum(os.path.getsize(os.path.join(top, n)) for n in names if os.path.isfile(os.path.join(top, n)))
-        elif os.path.isfile(path):
-            total += os.path.getsize(path)
-    return total
 
 
 def _bytes_progress(results: Iterator[Any], silent: bool, total: int) -> Iterator[Any]:
@@ -671,15 +658,16 @@ def exact(paths: tuple[str, ...], encoding: str, bloom_capacity: int | None, err
     """
     from .corpus import DocumentReader
     from .errors import SkipDocument
-    from .exact import BloomFilter, SeenDigests, content_digest
+    from .exact import BloomFilter, SeenDigests
     from .output import LineWriter
+    from .pipeline import source_digest
 
     try:
         DocumentReader("", encoding)
         seen: Any = BloomFilter(bloom_capacity, error_rate) if bloom_capacity else SeenDigests()
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
-    sources, total = _sources(paths, **inputs)
+    sources, total, _ = _sources(paths, **inputs)
     skipped: list[str] = []
     done = 0
     with output_fd(output, force) as fd:
@@ -688,8 +676,7 @@ def exact(paths: tuple[str, ...], encoding: str, bloom_capacity: int | None, err
             try:
                 if source.reason is not None:
                     raise SkipDocument(source.path, source.reason)
-                text = [source.text] if source.text is not None else DocumentReader(source.path, encoding)
-                earlier = seen.check(content_digest(text), source.path)
+                earlier = seen.check(source_digest(source, encoding), source.path)
             except SkipDocument as exc:
                 skipped.append(exc.path)
                 message(f"simdedup: warning: {exc.path}: {exc.reason}")

@@ -131,16 +131,10 @@ class DocumentFingerprinter(Method):
             SkipDocument: the text has no features.
         """
         if self.fast and text.isascii():
-            from . import fastpath
-
             data = text.encode("ascii")
-            result = fastpath.fingerprint_bytes(data, self.tokenizer.name, self.sketch_bins,
-                                                binary=self.weighting == "binary")
-            if result is not None:
-                value, sketch, count = result
-                if count == 0:
-                    raise SkipDocument(doc_id, "no text to fingerprint")
-                return FingerprintRecord(doc_id, value, self.bits, count, self.settings, len(data), sketch)
+            record = self._fast_from_bytes(doc_id, data, len(data))
+            if record is not None:
+                return record
         features = self.tokenizer.features(visible_text([text], self.html))
         if not features:
             raise SkipDocument(doc_id, "no text to fingerprint")
@@ -175,15 +169,21 @@ class DocumentFingerprinter(Method):
         reader.data = data
         if not data or b"\0" in data[:8192] or looks_like_http(data):
             return None  # the Python path says why it skips
-        result = fastpath.fingerprint_bytes(data[3:] if data.startswith(b"\xef\xbb\xbf") else data,
-                                            self.tokenizer.name, self.sketch_bins, force,
+        text = data[3:] if data.startswith(b"\xef\xbb\xbf") else data
+        return self._fast_from_bytes(reader.path, text, len(data), force)
+
+    def _fast_from_bytes(self, doc_id: str, data: bytes, size: int, force: bool = False) -> FingerprintRecord | None:
+        """The record of ASCII ``data`` from the compiled kernels, or None for the Python path."""
+        from . import fastpath
+
+        result = fastpath.fingerprint_bytes(data, self.tokenizer.name, self.sketch_bins, force,
                                             self.weighting == "binary")
         if result is None:
             return None
         value, sketch, count = result
         if count == 0:
-            raise SkipDocument(reader.path, _NO_FEATURES)
-        return FingerprintRecord(reader.path, value, self.bits, count, self.settings, len(data), sketch)
+            raise SkipDocument(doc_id, _NO_FEATURES)
+        return FingerprintRecord(doc_id, value, self.bits, count, self.settings, size, sketch)
 
 
 @dataclass
@@ -293,6 +293,17 @@ def fingerprint_sources(
         yield from pool.imap(_work, sources, chunksize=8)
 
 
+def source_digest(source: Source, encoding: str) -> bytes:
+    """Content hash of a document's whitespace-normalised text (:mod:`simdedup.exact`).
+
+    Raises:
+        SkipDocument: the file cannot be read as text.
+    """
+    from .exact import content_digest
+
+    return content_digest([source.text] if source.text is not None else DocumentReader(source.path, encoding))
+
+
 def exact_duplicates(sources: Iterable[Source], encoding: str, seen: Any,
                      duplicates: dict[str, str]) -> Iterator[Source]:
     """The sources whose normalised text was not seen before (:mod:`simdedup.exact`).
@@ -301,13 +312,10 @@ def exact_duplicates(sources: Iterable[Source], encoding: str, seen: Any,
     path`` ("" when ``seen`` is a bloom filter, which cannot say). A source that cannot be read
     is passed on, so that fingerprinting reports why.
     """
-    from .exact import content_digest
-
     for source in sources:
         if source.reason is None:
             try:
-                text = [source.text] if source.text is not None else DocumentReader(source.path, encoding)
-                earlier = seen.check(content_digest(text), source.path)
+                earlier = seen.check(source_digest(source, encoding), source.path)
             except SkipDocument:
                 earlier = None
             if earlier is not None:
