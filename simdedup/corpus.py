@@ -296,6 +296,8 @@ class WalkFilter:
     min_bytes: int = 0
 
     def _matches(self, patterns: tuple[str, ...], path: str, root: str) -> bool:
+        if not patterns:
+            return False
         relative = os.path.relpath(path, root)
         name = os.path.basename(path)
         return any(fnmatch.fnmatch(name, p) or fnmatch.fnmatch(relative, p) for p in patterns)

@@ -1,72 +1,251 @@
 """Compiled fast path for the common case: ASCII text, ``words`` or ``whitespace`` tokens.
 
 The Python path reads, decodes, tokenizes into strings, counts them in a Counter and hashes
-each distinct one: about 10 MB/s. Here one numba kernel walks the lower-cased bytes, finds the
-tokens, hashes each with the very same XXH3-64 (the C function exported by the ``xxhash``
-package's extension, linked by symbol name), and counts them in an open-addressing table; a
-second kernel adds up the simhash bit votes and the sketch's bin minima and densifies them.
-Results are identical to the Python path (the tests compare them): for ASCII text
-``bytes.lower`` is ``str.lower``, the token classes are the ASCII cases of ``\\w`` and of
-``str.split``'s whitespace, and the sums are exact integers.
+each distinct one: about 10 MB/s. Here one compiled kernel (:mod:`simdedup._kernels`) takes a
+whole batch of lower-cased documents, finds the tokens, hashes each with the very same XXH3-64
+(the C function exported by the ``xxhash`` package's extension, linked by symbol name), counts
+them, and adds up the simhash bit votes and the sketch's bin minima. Results are identical to
+the Python path (the tests compare them): for ASCII text ``bytes.lower`` is ``str.lower``, the
+token classes are the ASCII cases of ``\\w`` and of ``str.split``'s whitespace, and the sums
+are exact integers.
 
 It is used only where it gives the same answer: 64-bit fingerprints, the ``xxh3`` hash, the
 ``words`` or ``whitespace`` tokenizer without shingles, UTF-8 input, documents that are ASCII
 after an optional byte-order mark and at most :data:`MAX_BYTES` long; anything else takes the
-Python path. Compiling costs seconds once; numba caches the machine code (loading numba and
-that code still takes about 0.7 s per process), so the kernels are not even imported until a
-process has read :data:`START_AFTER_BYTES`: small runs and ``--help`` never pay for them. Without numba (or without the XXH3 symbol in the ``xxhash``
-build) everything works, only slower. ``SIMDEDUP_FASTPATH=0`` turns it off.
+Python path.
+
+Loading: numba compiles the kernel once (about 2 s) and its machine code is kept in a cache
+file (``simdedup/__pycache__``, else ``$XDG_CACHE_HOME/simdedup``), keyed by the kernel source,
+the llvmlite version and the CPU. Later processes load that file with llvmlite alone in about
+40 ms, without importing numba (about 0.4 s), so the fast path pays from the first megabyte
+(:data:`START_AFTER_BYTES`); ``--help`` and small runs never load it. Without numba, llvmlite or
+the XXH3 symbol everything works, only slower. ``SIMDEDUP_FASTPATH=0`` turns it off.
 """
 
 from __future__ import annotations
 
+import ctypes
+import hashlib
 import os
+import sys
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 MAX_BYTES = 64 << 20
-START_AFTER_BYTES = 4 << 20
-_SNIFF_BYTES = 8192
+START_AFTER_BYTES = 1 << 20
+BATCH_BYTES = 4 << 20  # documents handed to the kernel at once
+TABLE_SLOTS = 1 << 16  # largest table of a batch call; a document with more distinct tokens is retried alone
+PLANES = 48
+SCRATCH_WORDS = PLANES + 4096
 
 _WORD = np.zeros(256, dtype=np.uint8)
-for _c in b"abcdefghijklmnopqrstuvwxyz0123456789_":
+for _c in b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_":
     _WORD[_c] = 1
 _NOT_SPACE = np.ones(256, dtype=np.uint8)
 for _c in (9, 10, 11, 12, 13, 28, 29, 30, 31, 32):  # str.split()'s ASCII whitespace
     _NOT_SPACE[_c] = 0
 TOKEN_CLASSES = {"words": _WORD, "whitespace": _NOT_SPACE}
 
-_EMPTY = np.uint64(1 << 40)  # as simdedup.sketch.EMPTY: above every 32-bit value
-_kernels: Any = None
+_ARGTYPES = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64,
+             ctypes.c_uint64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+             ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p]
+
+
+class Kernel:
+    """The loaded batch kernel and its scratch buffers (one per process)."""
+
+    def __init__(self, address: int, engine: Any):
+        self._engine = engine  # owns the machine code: keep it alive
+        self._function = ctypes.CFUNCTYPE(ctypes.c_int64, *_ARGTYPES)(address)
+        self._tables: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._scratch = np.zeros(SCRATCH_WORDS, dtype=np.uint64)
+
+    def _table(self, slots: int) -> tuple[np.ndarray, np.ndarray]:
+        """Hash table (key and count side by side) and list of used slots, all zero."""
+        if slots > TABLE_SLOTS:  # a one-off for a huge document: not kept
+            return np.zeros(2 * slots, np.uint64), np.zeros(slots, np.int64)
+        if slots not in self._tables:
+            self._tables[slots] = (np.zeros(2 * slots, np.uint64), np.zeros(slots, np.int64))
+        return self._tables[slots]
+
+    def fingerprint(self, documents: list[bytes], token_class: str, bins: int,
+                    binary: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(simhash values, distinct token counts, sketches (n, bins))`` of ASCII documents."""
+        n = len(documents)
+        offsets = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum([len(d) for d in documents], out=offsets[1:])
+        values = np.zeros(n, dtype=np.uint64)
+        features = np.zeros(n, dtype=np.int64)
+        sketches = np.zeros((n, bins), dtype=np.uint8)
+        self._run(bytearray().join(documents), offsets, TOKEN_CLASSES[token_class], bins, binary,
+                  values, features, sketches, TABLE_SLOTS)
+        for d in np.flatnonzero(features < 0):  # more distinct tokens than the table holds
+            size = len(documents[d])
+            slots = 1 << max(10, (size + 2).bit_length())
+            single = np.array([0, size], dtype=np.int64)
+            self._run(bytearray(documents[d]), single, TOKEN_CLASSES[token_class], bins, binary,
+                      values[d:], features[d:], sketches[d:], slots)
+        return values, features, sketches
+
+    def _run(self, data: bytearray, offsets: np.ndarray, is_token: np.ndarray, bins: int, binary: bool,
+             values: np.ndarray, features: np.ndarray, sketches: np.ndarray, slots: int) -> None:
+        buffer = np.frombuffer(data, dtype=np.uint8) if data else np.zeros(1, dtype=np.uint8)
+        table, used = self._table(slots)
+        shift = 64 - bins.bit_length() + 1 if bins else 0
+        self._function(buffer.ctypes.data, buffer.ctypes.data, offsets.ctypes.data, len(offsets) - 1,
+                       is_token.ctypes.data, bins, shift, int(binary), values.ctypes.data, features.ctypes.data,
+                       sketches.ctypes.data, table.ctypes.data, used.ctypes.data, slots, self._scratch.ctypes.data)
+
+
+_kernel: Any = None
 _bytes_seen = 0
 
 
-def _compile() -> Any:
-    from . import _kernels  # imports numba, compiles or loads the cached machine code
-
-    # Run each kernel once now, so that any failure happens here and not mid-corpus.
-    hashes, counts = _kernels.count_tokens(np.frombuffer(b"ab ab c", dtype=np.uint8), _NOT_SPACE)
-    _kernels.fingerprint(hashes, counts, np.uint64(57), np.uint64(1 << 40), 128, True)
-    return _kernels.count_tokens, _kernels.fingerprint
+def _cache_dirs() -> list[Path]:
+    xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return [Path(__file__).parent / "__pycache__", Path(xdg) / "simdedup"]
 
 
-def kernels() -> Any:
-    """The compiled kernels, or None when numba or the XXH3 symbol is not available."""
-    global _kernels
-    if _kernels is None:
+def _llvm() -> Any:
+    import llvmlite.binding as llvm
+
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    return llvm
+
+
+def _bind_symbols(llvm: Any, names: list[str]) -> None:
+    """Give llvmlite the address of each external symbol of the kernel's machine code.
+
+    ``XXH3_64bits`` comes from the ``xxhash`` extension. The cfunc wrapper that numba puts
+    around the kernel also names Python's error functions (found in the process) and numba's
+    GIL and refcount helpers, on error paths the kernel never takes (it raises nothing and
+    allocates nothing); those are bound to ``abort``, so that such a path, were it ever taken,
+    would stop the process rather than jump to nowhere.
+
+    Raises:
+        LookupError: a symbol is nowhere to be found (then the Python path does the work).
+    """
+    import xxhash._xxhash
+
+    libraries = [ctypes.CDLL(xxhash._xxhash.__file__), ctypes.pythonapi]
+    abort = ctypes.cast(ctypes.CDLL(None).abort, ctypes.c_void_p).value
+    for name in names:
+        address = abort if name.startswith(("numba_", "NRT_")) else None
+        for library in libraries if address is None else ():
+            try:
+                address = ctypes.cast(getattr(library, name), ctypes.c_void_p).value
+                break
+            except AttributeError:
+                continue
+        if not address:
+            raise LookupError(f"symbol {name} not found")
+        llvm.add_symbol(name, address)
+
+
+def _cache_key(llvm: Any) -> str:
+    import llvmlite
+
+    source = (Path(__file__).parent / "_kernels.py").read_bytes()
+    parts = [source, llvmlite.__version__.encode(), llvm.get_process_triple().encode(),
+             llvm.get_host_cpu_name().encode(), llvm.get_host_cpu_features().flatten().encode(),
+             sys.version.encode()]
+    return hashlib.sha256(b"\0".join(parts)).hexdigest()[:24]
+
+
+def _target_machine(llvm: Any) -> Any:
+    target = llvm.Target.from_triple(llvm.get_process_triple())
+    return target.create_target_machine(cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(),
+                                        opt=3, codemodel="jitdefault")
+
+
+def _compile_object(llvm: Any, machine: Any) -> tuple[list[str], bytes]:
+    """Compile the kernel with numba: ``([symbol name, external symbols...], object code)``."""
+    import re
+
+    from . import _kernels
+
+    compiled = _kernels.compile_batch()
+    text = compiled._library.get_llvm_str()
+    externals = re.findall(r"^declare [^@]*@([A-Za-z_][\w]*)\(", text, re.M)
+    externals += re.findall(r"^@([A-Za-z_]\w*) = external global", text, re.M)
+    names = [compiled.native_name] + sorted(name for name in set(externals) if not name.startswith("llvm"))
+    return names, machine.emit_object(llvm.parse_assembly(text))
+
+
+def _store(path: Path, names: list[str], code: bytes) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".fastpath-")
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(" ".join(names).encode() + b"\n" + code)
+        os.replace(temporary, path)  # readers never see half a file
+    except OSError:
+        pass  # not writable: compile again next time
+
+
+def _load() -> Kernel:
+    llvm = _llvm()
+    machine = _target_machine(llvm)
+    key = _cache_key(llvm)
+    names: list[str] = []
+    code = b""
+    for folder in _cache_dirs():
         try:
-            _kernels = _compile()
-        except Exception:  # no numba, no symbol: the Python path does the work
-            _kernels = False
-    return _kernels or None
+            header, code = (folder / f"fastpath-{key}.o").read_bytes().split(b"\n", 1)
+            names = header.decode().split()
+            break
+        except (OSError, ValueError):
+            continue
+    if not names:
+        names, code = _compile_object(llvm, machine)
+        for folder in _cache_dirs():
+            _store(folder / f"fastpath-{key}.o", names, code)
+            if (folder / f"fastpath-{key}.o").exists():
+                break
+    _bind_symbols(llvm, names[1:])
+    engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), machine)
+    engine.add_object_file(llvm.ObjectFileRef.from_data(code))
+    engine.finalize_object()
+    kernel = Kernel(engine.get_function_address(names[0]), engine)
+    # Run it once now, so that any failure happens here and not mid-corpus.
+    values, features, _ = kernel.fingerprint([b"ab ab c"], "whitespace", 8, True)
+    if features[0] != 2:
+        raise RuntimeError("the fast-path kernel gives wrong results")
+    return kernel
+
+
+def kernel() -> Kernel | None:
+    """The loaded kernel, or None when it cannot be loaded or compiled, or is turned off."""
+    global _kernel
+    if os.environ.get("SIMDEDUP_FASTPATH", "1") == "0":
+        return None
+    if _kernel is None:
+        try:
+            _kernel = _load()
+        except Exception:  # no numba or llvmlite, no symbol: the Python path does the work
+            _kernel = False
+    return _kernel or None
 
 
 def preload() -> None:
-    """Load the kernels now and use them from the first document (before forking workers)."""
+    """Load the kernel now and use it from the first document (before forking workers)."""
     global _bytes_seen
-    if kernels() is not None:
+    if kernel() is not None:
         _bytes_seen = max(_bytes_seen, START_AFTER_BYTES)
+
+
+def ready(size: int, force: bool = False) -> Kernel | None:
+    """The kernel, once this process has seen :data:`START_AFTER_BYTES` of documents (or when
+    ``force``); None before that or when there is no kernel. ``size``: bytes about to be read."""
+    global _bytes_seen
+    _bytes_seen += size
+    if not force and _bytes_seen < START_AFTER_BYTES:
+        return None
+    return kernel()
 
 
 def eligible(tokenizer: Any, bits: int, hash_name: str, encoding: str) -> bool:
@@ -81,29 +260,3 @@ def eligible(tokenizer: Any, bits: int, hash_name: str, encoding: str) -> bool:
         and hash_name == "xxh3"
         and (encoding == "auto" or lookup(encoding).name == "utf-8")  # ASCII reads the same in both
     )
-
-
-def fingerprint_bytes(data: bytes, tokenizer_name: str, sketch_bins: int, force: bool = False,
-                      binary: bool = False) -> Any:
-    """``(simhash, sketch, features)`` of an ASCII document, or None to use the Python path.
-
-    ``data`` has passed the empty and binary checks and lost its byte-order mark. Returns None
-    for non-ASCII or very large documents, before :data:`START_AFTER_BYTES` have been seen by
-    this process (unless ``force``), and when the kernels are not available.
-    """
-    global _bytes_seen
-    _bytes_seen += len(data)
-    if len(data) > MAX_BYTES or not data.isascii():
-        return None
-    if not force and _bytes_seen < START_AFTER_BYTES:
-        return None
-    compiled = kernels()
-    if compiled is None:
-        return None
-    count_tokens, fingerprint = compiled
-    hashes, counts = count_tokens(np.frombuffer(data.lower(), dtype=np.uint8), TOKEN_CLASSES[tokenizer_name])
-    if len(hashes) == 0:
-        return 0, None, 0
-    shift = np.uint64(64 - sketch_bins.bit_length() + 1) if sketch_bins else np.uint64(0)
-    value, sketch = fingerprint(hashes, counts, shift, _EMPTY, sketch_bins, binary)
-    return int(value), sketch.tobytes() if sketch_bins else None, len(hashes)

@@ -78,6 +78,13 @@ class Method:
 
     def __call__(self, source: Source) -> FingerprintRecord | Source:
         """A record, or the source with the reason it was skipped."""
+        return self.fingerprint_batch([source])[0]
+
+    def fingerprint_batch(self, sources: list[Source]) -> list[FingerprintRecord | Source]:
+        """A record, or the source with the reason it was skipped, for each source in order."""
+        return [self._one(source) for source in sources]
+
+    def _one(self, source: Source) -> FingerprintRecord | Source:
         if source.reason is not None:
             return source
         try:
@@ -131,20 +138,16 @@ class DocumentFingerprinter(Method):
             SkipDocument: the text has no features.
         """
         if self.fast and text.isascii():
-            data = text.encode("ascii")
-            record = self._fast_from_bytes(doc_id, data, len(data))
-            if record is not None:
-                return record
+            result = self.fingerprint_batch([Source(doc_id, text=text)])[0]
+            if isinstance(result, Source):
+                raise SkipDocument(doc_id, result.reason or _NO_FEATURES)
+            return result
         features = self.tokenizer.features(visible_text([text], self.html))
         if not features:
             raise SkipDocument(doc_id, "no text to fingerprint")
         return self.record(doc_id, features, len(text.encode("utf-8", "surrogatepass")))
 
     def record_from_reader(self, reader: DocumentReader) -> FingerprintRecord:
-        if self.fast and reader.data is None:
-            record = self._fast_record(reader)
-            if record is not None:
-                return record
         features = self.tokenizer.features(visible_text(reader, self.html))
         if not features:
             raise SkipDocument(reader.path, _NO_FEATURES)
@@ -152,38 +155,81 @@ class DocumentFingerprinter(Method):
         record.encoding = reader.detected
         return record
 
-    def _fast_record(self, reader: DocumentReader, force: bool = False) -> FingerprintRecord | None:
-        """The record from :mod:`simdedup.fastpath`, or None (then ``reader`` holds the bytes read)."""
+    def fingerprint_batch(self, sources: list[Source]) -> list[FingerprintRecord | Source]:
+        """As the base method; ASCII documents go to the compiled kernel (:mod:`simdedup.fastpath`)
+        together, in batches of about :data:`~simdedup.fastpath.BATCH_BYTES`."""
+        if not self.fast:
+            return super().fingerprint_batch(sources)
         from . import fastpath
 
-        if is_compressed(reader.path):
-            return None
+        results: list[FingerprintRecord | Source | None] = [None] * len(sources)
+        pending: list[tuple[int, bytes, int]] = []  # (position, ASCII text, size in bytes)
+        pending_bytes = 0
+        for position, source in enumerate(sources):
+            text, size, reader = self._fast_input(source)
+            if text is not None and fastpath.ready(len(text)) is not None:
+                pending.append((position, text, size))
+                pending_bytes += len(text)
+                if pending_bytes >= fastpath.BATCH_BYTES:
+                    self._fast_records(sources, pending, results)
+                    pending, pending_bytes = [], 0
+            elif reader is not None:  # read already: the Python path takes its bytes
+                try:
+                    results[position] = self.record_from_reader(reader)
+                except SkipDocument as exc:
+                    results[position] = Source(source.path, exc.reason)
+            else:
+                results[position] = self._one(source)
+        self._fast_records(sources, pending, results)
+        return results  # type: ignore[return-value]
+
+    def _fast_input(self, source: Source) -> tuple[bytes | None, int, DocumentReader | None]:
+        """``(ASCII text for the kernel, size, None)``, or ``(None, 0, reader)`` with the bytes read
+        for the Python path, or ``(None, 0, None)`` when the Python path should read the source."""
+        from . import fastpath
+
+        if source.reason is not None:
+            return None, 0, None
+        if source.text is not None:
+            if source.text.isascii() and len(source.text) <= fastpath.MAX_BYTES:
+                data = source.text.encode("ascii")
+                return data, len(data), None
+            return None, 0, None
+        if is_compressed(source.path):
+            return None, 0, None
         try:
-            status = os.stat(reader.path)
-            if not stat.S_ISREG(status.st_mode) or status.st_size > fastpath.MAX_BYTES:
-                return None  # FIFOs and huge files stream through the Python path
-            with open(reader.path, "rb") as handle:
+            with open(source.path, "rb", buffering=0) as handle:
+                status = os.fstat(handle.fileno())
+                if not stat.S_ISREG(status.st_mode) or status.st_size > fastpath.MAX_BYTES:
+                    return None, 0, None  # FIFOs and huge files stream through the Python path
                 data = handle.read()
         except OSError:
-            return None  # the Python path reports it
-        reader.data = data
+            return None, 0, None  # the Python path reports it
+        reader = DocumentReader(source.path, self.encoding, data=data)
         if not data or b"\0" in data[:8192] or looks_like_http(data):
-            return None  # the Python path says why it skips
+            return None, 0, reader  # the Python path says why it skips, or reads the response
         text = data[3:] if data.startswith(b"\xef\xbb\xbf") else data
-        return self._fast_from_bytes(reader.path, text, len(data), force)
+        if not text.isascii():
+            return None, 0, reader
+        return text, len(data), None
 
-    def _fast_from_bytes(self, doc_id: str, data: bytes, size: int, force: bool = False) -> FingerprintRecord | None:
-        """The record of ASCII ``data`` from the compiled kernels, or None for the Python path."""
+    def _fast_records(self, sources: list[Source], pending: list[tuple[int, bytes, int]],
+                      results: list[FingerprintRecord | Source | None]) -> None:
+        """Fingerprint the pending ASCII documents in one kernel call, into ``results``."""
         from . import fastpath
 
-        result = fastpath.fingerprint_bytes(data, self.tokenizer.name, self.sketch_bins, force,
-                                            self.weighting == "binary")
-        if result is None:
-            return None
-        value, sketch, count = result
-        if count == 0:
-            raise SkipDocument(doc_id, _NO_FEATURES)
-        return FingerprintRecord(doc_id, value, self.bits, count, self.settings, size, sketch)
+        kernel = fastpath.kernel()
+        if not pending or kernel is None:
+            return
+        values, features, sketches = kernel.fingerprint([text for _, text, _ in pending], self.tokenizer.name,
+                                                        self.sketch_bins, self.weighting == "binary")
+        for (position, _, size), value, count, sketch in zip(pending, values.tolist(), features.tolist(), sketches):
+            doc_id = sources[position].path
+            if count == 0:
+                results[position] = Source(doc_id, _NO_FEATURES)
+            else:
+                results[position] = FingerprintRecord(doc_id, value, self.bits, count, self.settings, size,
+                                                      sketch.tobytes() if self.sketch_bins else None)
 
 
 @dataclass
@@ -257,9 +303,9 @@ def _init_worker(fingerprinter: Method) -> None:
     _worker = fingerprinter
 
 
-def _work(source: Source) -> FingerprintRecord | Source:
+def _work(sources: list[Source]) -> list[FingerprintRecord | Source]:
     assert _worker is not None
-    return _worker(source)
+    return _worker.fingerprint_batch(sources)
 
 
 def default_jobs() -> int:
@@ -283,14 +329,26 @@ def fingerprint_sources(
         from . import fastpath
 
         fastpath.preload()  # once, before the fork, instead of once in every worker
+    batches = _batches(sources, BATCH_SOURCES)
     if jobs <= 1:
-        for source in sources:
-            yield fingerprinter(source)
+        for batch in batches:
+            yield from fingerprinter.fingerprint_batch(batch)
         return
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else None)
     with context.Pool(jobs, _init_worker, (fingerprinter,)) as pool:
-        yield from pool.imap(_work, sources, chunksize=8)
+        for results in pool.imap(_work, batches):
+            yield from results
+
+
+#: sources fingerprinted together: one kernel call, or one task for a worker process
+BATCH_SOURCES = 64
+
+
+def _batches(sources: Iterable[Source], size: int) -> Iterator[list[Source]]:
+    iterator = iter(sources)
+    while batch := list(itertools.islice(iterator, size)):
+        yield batch
 
 
 def source_digest(source: Source, encoding: str) -> bytes:

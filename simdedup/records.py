@@ -51,20 +51,34 @@ class FingerprintRecord:
     def to_json(self) -> str:
         """The record as one JSON line (without the newline)."""
         method = self.settings.get("method") or "simhash"
-        out: dict[str, Any] = {
-            "id": self.id,
-            VALUE_FIELDS[method]: format(self.simhash, f"0{self.bits // 4}x"),
-            "bits": self.bits,
-            "features": self.features,
-        }
+        parts = ['{"id":', _json_string(self.id), ',"', VALUE_FIELDS[method], '":"',
+                 format(self.simhash, f"0{self.bits // 4}x"), '","bits":', str(self.bits),
+                 ',"features":', str(self.features)]
         if self.bytes is not None:
-            out["bytes"] = self.bytes
-        for key in ("method", "tokenizer", "options", "hash", "weighting"):
-            if key in self.settings:
-                out[key] = self.settings[key]
+            parts += [',"bytes":', str(self.bytes)]
+        parts.append(_settings_json(self.settings))
         if self.sketch is not None:
-            out["sketch"] = encode_sketch(self.sketch)
-        return json.dumps(out, ensure_ascii=False, separators=(",", ":"))
+            parts += [',"sketch":"', encode_sketch(self.sketch), '"']
+        parts.append("}")
+        return "".join(parts)
+
+
+_json_string = json.encoder.encode_basestring  # as json.dumps(text, ensure_ascii=False)
+_settings_text: dict[int, tuple[dict[str, Any], str]] = {}
+
+
+def _settings_json(settings: dict[str, Any]) -> str:
+    """The settings fields of a JSON line, from ``,"method":``; the records of one run share one
+    settings dict, so its text is made once (keyed by identity, checked)."""
+    cached = _settings_text.get(id(settings))
+    if cached is not None and cached[0] is settings:
+        return cached[1]
+    text = "".join(f',"{key}":' + json.dumps(settings[key], ensure_ascii=False, separators=(",", ":"))
+                   for key in ("method", "tokenizer", "options", "hash", "weighting") if key in settings)
+    if len(_settings_text) > 64:
+        _settings_text.clear()
+    _settings_text[id(settings)] = (settings, text)
+    return text
 
 
 def describe_settings(settings: dict[str, Any]) -> str:

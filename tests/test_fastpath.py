@@ -8,22 +8,37 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import simdedup.fastpath as fastpath
+from simdedup.corpus import Source
+from simdedup.errors import SkipDocument
 from simdedup.pipeline import DocumentFingerprinter
 from simdedup.tokenizers import get_tokenizer
 
-needs_kernels = pytest.mark.skipif(fastpath.kernels() is None, reason="numba or the XXH3 symbol is not available")
+needs_kernels = pytest.mark.skipif(fastpath.kernel() is None, reason="numba or the XXH3 symbol is not available")
+
+
+@pytest.fixture(autouse=True)
+def from_the_first_byte(monkeypatch):
+    monkeypatch.setattr(fastpath, "START_AFTER_BYTES", 0)
 
 ASCII = string.ascii_letters + string.digits + "_ \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f.,;:!?'\"()-/\\#@$%^&*+=<>[]{}|~`"
 
 
 def both_paths(tmp_path, text: bytes, tokenizer: str, sketch_bins: int = 128, weighting=None):
+    """The kernel's record (None when the document went to the Python path) and the Python path's."""
     path = tmp_path / "doc.txt"
     path.write_bytes(text)
     fingerprinter = DocumentFingerprinter(get_tokenizer(tokenizer), sketch_bins=sketch_bins, weighting=weighting)
     assert fingerprinter.fast
     from simdedup.corpus import DocumentReader
 
-    fast = fingerprinter._fast_record(DocumentReader(str(path)), force=True)
+    fast = None
+    ascii_text, _, _ = fingerprinter._fast_input(Source(str(path)))
+    if ascii_text is not None:
+        results: list = [None]
+        fingerprinter._fast_records([Source(str(path))], [(0, ascii_text, len(text))], results)
+        fast = results[0]
+        if isinstance(fast, Source):
+            raise SkipDocument(fast.path, fast.reason)
     slow = fingerprinter.record_from_reader(DocumentReader(str(path), data=path.read_bytes()))
     return fast, slow
 
@@ -78,7 +93,6 @@ def test_cli_output_identical_with_and_without(tmp_path, monkeypatch):
     for i in range(40):
         words = [rng.choice(["alpha", "beta", "Gamma", "delta_1", "x", "yz"]) for _ in range(rng.randint(1, 400))]
         (tmp_path / f"d{i:02d}.txt").write_text(" ".join(words) + ("\n" if i % 2 else ""))
-    monkeypatch.setattr(fastpath, "START_AFTER_BYTES", 0)
     fast = CliRunner().invoke(cli, ["fingerprint", "--silent", "-j", "1", str(tmp_path)])
     monkeypatch.setenv("SIMDEDUP_FASTPATH", "0")
     slow = CliRunner().invoke(cli, ["fingerprint", "--silent", "-j", "1", str(tmp_path)])
@@ -88,8 +102,8 @@ def test_cli_output_identical_with_and_without(tmp_path, monkeypatch):
 
 def test_without_kernels_the_python_path_answers(tmp_path, monkeypatch):
     (tmp_path / "a.txt").write_text("plain ascii words " * 50)
-    monkeypatch.setattr(fastpath, "_kernels", False)  # as if numba were missing
-    assert fastpath.fingerprint_bytes(b"plain ascii", "words", 128, force=True) is None
+    monkeypatch.setattr(fastpath, "_kernel", False)  # as if numba were missing
+    assert fastpath.ready(1 << 30) is None
     fingerprinter = DocumentFingerprinter(get_tokenizer("words"))
     record = fingerprinter.fingerprint_file(str(tmp_path / "a.txt"))
     monkeypatch.setenv("SIMDEDUP_FASTPATH", "0")
@@ -108,8 +122,31 @@ def test_jsonl_documents_identical_with_and_without(tmp_path, monkeypatch):
     lines = [json.dumps({"text": " ".join(rng.choice(["alpha", "Beta", "g_1", "café"]) for _ in range(200))})
              for _ in range(30)]
     (tmp_path / "d.jsonl").write_text("\n".join(lines) + "\n")
-    monkeypatch.setattr(fastpath, "START_AFTER_BYTES", 0)
     fast = CliRunner().invoke(cli, ["fingerprint", "--silent", "-j", "1", str(tmp_path / "d.jsonl")])
     monkeypatch.setenv("SIMDEDUP_FASTPATH", "0")
     slow = CliRunner().invoke(cli, ["fingerprint", "--silent", "-j", "1", str(tmp_path / "d.jsonl")])
     assert fast.exit_code == slow.exit_code == 0 and fast.stdout == slow.stdout
+
+
+@needs_kernels
+@pytest.mark.parametrize("table_slots", [1 << 16, 2048])
+def test_a_batch_equals_the_python_path_document_by_document(tmp_path, monkeypatch, table_slots):
+    """Many documents in one kernel call: tables reused, grown per document, and (with a small
+    largest table) documents retried alone with a larger one."""
+    monkeypatch.setattr(fastpath, "TABLE_SLOTS", table_slots)
+    rng = random.Random(4)
+    vocabulary = ["".join(rng.choices(string.ascii_letters + "_0", k=rng.randint(1, 9))) for _ in range(20000)]
+    sources = []
+    for i in range(60):
+        count = rng.choice([0, 1, 5, 300, 3000, 30000])
+        text = " ".join(rng.choices(vocabulary, k=count)) + rng.choice(["", ".", " Caf\u00e9"])
+        (tmp_path / f"d{i:02d}.txt").write_text(text)
+        sources.append(Source(str(tmp_path / f"d{i:02d}.txt")))
+    for tokenizer in ("words", "whitespace"):
+        fast = DocumentFingerprinter(get_tokenizer(tokenizer)).fingerprint_batch(sources)
+        monkeypatch.setenv("SIMDEDUP_FASTPATH", "0")
+        slow = DocumentFingerprinter(get_tokenizer(tokenizer)).fingerprint_batch(sources)
+        monkeypatch.delenv("SIMDEDUP_FASTPATH")
+        assert [getattr(r, "reason", None) or r.to_json() for r in fast] == \
+               [getattr(r, "reason", None) or r.to_json() for r in slow]
+        assert sum(isinstance(r, Source) for r in fast) >= 1  # the empty documents
