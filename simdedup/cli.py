@@ -450,7 +450,8 @@ def cluster(files: tuple[str, ...], output: str | None, force: bool, output_form
     if against:
         import numpy as np
 
-        new = np.array([source != against for source in fingerprints.sources or []], dtype=bool)
+        from_new_files = np.array([name != against for name in fingerprints.files or []], dtype=bool)
+        new = from_new_files[fingerprints.sources] if fingerprints.sources is not None else None
     clusters = _clusters(fingerprints, _cluster_settings(**decision), new)
     with output_fd(output, force) as fd:
         _write_clusters(fd, clusters, fingerprints, output_format, new)

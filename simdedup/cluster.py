@@ -355,7 +355,7 @@ def cluster_record(cluster: Cluster, ids: Sequence[str], sizes: Sequence[int] | 
     members = [{"id": ids[m], "distance": d} for m, d in zip(cluster.members, cluster.distances)]
     for member, m in zip(members, cluster.members):
         if sizes is not None and sizes[m] >= 0:
-            member["bytes"] = sizes[m]
+            member["bytes"] = int(sizes[m])
         if new is not None:
             member["new"] = bool(new[m])
     if cluster.similarities is not None:

@@ -44,16 +44,24 @@ def popcount_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.bitwise_count(a ^ b).sum(axis=1, dtype=np.int64)
 
 
-def block_masks(bits: int, blocks: int) -> list[np.ndarray]:
-    """One ``(words,)`` uint64 mask per block; blocks are contiguous and as even as possible."""
+def block_ranges(bits: int, blocks: int) -> list[tuple[int, int]]:
+    """``(first bit, size)`` of each block; blocks are contiguous and as even as possible."""
     if not 1 <= blocks <= bits:
         raise ValueError(f"blocks must be between 1 and {bits}")
-    masks = []
+    ranges = []
     start = 0
     for i in range(blocks):
         size = bits // blocks + (1 if i < bits % blocks else 0)
-        value = ((1 << size) - 1) << start
+        ranges.append((start, size))
         start += size
+    return ranges
+
+
+def block_masks(bits: int, blocks: int) -> list[np.ndarray]:
+    """One ``(words,)`` uint64 mask per block (:func:`block_ranges`)."""
+    masks = []
+    for start, size in block_ranges(bits, blocks):
+        value = ((1 << size) - 1) << start
         masks.append(np.array([(value >> (64 * w)) & ((1 << 64) - 1) for w in range(bits // 64)], dtype=np.uint64))
     return masks
 
@@ -94,9 +102,36 @@ def _table_key(fps: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return key
 
 
-def _pairs_in_table(fps: np.ndarray, key: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+def _sorted_table(fps: np.ndarray, ranges: list[tuple[int, int]], chosen: tuple[int, ...],
+                  mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(order, sorted key)`` of one table: the rows sorted by their bits in the chosen blocks.
+
+    For 64-bit fingerprints whose key and row number fit in one uint64 together, the key's
+    bits are packed next to the row number and sorted as plain integers, about twice as fast
+    as an argsort; otherwise the masked (folded) key is argsorted.
+    """
+    n = len(fps)
+    index_bits = max(1, (n - 1).bit_length())
+    if fps.shape[1] == 1 and sum(ranges[i][1] for i in chosen) + index_bits <= 64:
+        values = fps[:, 0]
+        key = np.zeros(n, dtype=np.uint64)
+        for i in chosen:
+            start, size = ranges[i]
+            key <<= np.uint64(size)
+            key |= (values >> np.uint64(start)) & np.uint64((1 << size) - 1)
+        key <<= np.uint64(index_bits)
+        key |= np.arange(n, dtype=np.uint64)
+        key.sort()
+        order = (key & np.uint64((1 << index_bits) - 1)).astype(np.int64)
+        key >>= np.uint64(index_bits)
+        return order, key
+    key = _table_key(fps, mask)
     order = np.argsort(key, kind="stable")
-    sorted_key = key[order]
+    return order, key[order]
+
+
+def _pairs_in_table(fps: np.ndarray, order: np.ndarray, sorted_key: np.ndarray,
+                    k: int) -> tuple[np.ndarray, np.ndarray]:
     n = len(order)
     left_parts, right_parts = [], []
     # Positions p whose key equals the key d places further on; a run of m equal keys yields
@@ -177,8 +212,10 @@ def near_pairs(fps: np.ndarray, k: int, blocks: int | None = None) -> tuple[np.n
         # as the tables go so that memory follows the distinct pairs, not tables x pairs.
         parts: list[np.ndarray] = []
         pending = 0
-        for mask in table_masks(bits, k, blocks):
-            a, b = _pairs_in_table(fps, _table_key(fps, mask), k)
+        ranges = block_ranges(bits, blocks)
+        choices = combinations(range(blocks), blocks - k)
+        for chosen, mask in zip(choices, table_masks(bits, k, blocks)):
+            a, b = _pairs_in_table(fps, *_sorted_table(fps, ranges, chosen, mask), k)
             parts.append(_codes(a, b, n))
             pending += len(a)
             if pending > _COMPACT_AFTER:

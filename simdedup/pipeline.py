@@ -198,10 +198,10 @@ class DocumentFingerprinter(Method):
         if is_compressed(source.path):
             return None, 0, None
         try:
+            status = os.stat(source.path)  # before opening: opening a FIFO would take its writer's data
+            if not stat.S_ISREG(status.st_mode) or status.st_size > fastpath.MAX_BYTES:
+                return None, 0, None  # FIFOs and huge files stream through the Python path
             with open(source.path, "rb", buffering=0) as handle:
-                status = os.fstat(handle.fileno())
-                if not stat.S_ISREG(status.st_mode) or status.st_size > fastpath.MAX_BYTES:
-                    return None, 0, None  # FIFOs and huge files stream through the Python path
                 data = handle.read()
         except OSError:
             return None, 0, None  # the Python path reports it
@@ -404,11 +404,11 @@ class FingerprintSet:
     bits: int
     settings: dict[str, Any] | None
     repeated: list[str]  # "where: id" of records dropped because their id was seen before
-    # (where the records came from: file name of each record, for --against)
     features: np.ndarray  # number of features of each document
     sketches: np.ndarray | None  # (n, bins) uint8, when the records carry sketches
-    sizes: list[int] | None = None  # bytes of each document, -1 when unknown
-    sources: list[str] | None = None  # the file each record was read from
+    sizes: np.ndarray | list[int] | None = None  # bytes of each document, -1 when unknown
+    sources: np.ndarray | None = None  # the file each record was read from, an index into ``files``
+    files: list[str] | None = None  # the names of the files the records were read from
 
     @property
     def method(self) -> str:
@@ -425,22 +425,19 @@ def load_fingerprints(files: Iterable[tuple[str, BinaryIO]]) -> FingerprintSet:
     """
     columns = read_fingerprint_files(files)
     keep = _first_of_each_id(columns.ids)
-    sources = [name for name, _ in columns.where]
-    sketches = None
-    if columns.sketches:
-        sketches = np.frombuffer(columns.sketches, dtype=np.uint8).reshape(len(columns.ids), -1)
+    ids, values, features, sizes = columns.ids, columns.values, columns.features, columns.sizes
+    sketches, file_index = columns.sketches, columns.file_index
     repeated = []
     if keep is not None:
-        kept = set(keep)
-        repeated = [f"{n}:{line}: {columns.ids[i]}" for i, (n, line) in enumerate(columns.where) if i not in kept]
-        pick = lambda values: [values[i] for i in keep]  # noqa: E731
-        columns.ids, columns.hexes, columns.features = pick(columns.ids), pick(columns.hexes), pick(columns.features)
-        columns.sizes = pick(columns.sizes)
-        sources = pick(sources)
+        dropped = np.ones(len(ids), dtype=bool)
+        dropped[keep] = False
+        repeated = [f"{columns.files[columns.file_index[i]]}:{columns.lines[i]}: {ids[i]}" for i in np.flatnonzero(dropped)]
+        ids = [ids[i] for i in keep]
+        values, features, sizes, file_index = values[keep], features[keep], sizes[keep], file_index[keep]
         if sketches is not None:
-            sketches = sketches[np.array(keep)]
-    return FingerprintSet(columns.ids, words_from_hex(columns.hexes, columns.bits), columns.bits, columns.settings,
-                          repeated, np.array(columns.features, dtype=np.int64), sketches, columns.sizes, sources)
+            sketches = sketches[keep]
+    return FingerprintSet(ids, values, columns.bits, columns.settings, repeated, features, sketches, sizes,
+                          file_index, columns.files)
 
 
 def _first_of_each_id(ids: list[str]) -> list[int] | None:
@@ -454,15 +451,6 @@ def _first_of_each_id(ids: list[str]) -> list[int] | None:
             seen.add(doc_id)
             keep.append(i)
     return keep
-
-
-def words_from_hex(hexes: list[str], bits: int) -> np.ndarray:
-    """Fixed-width hex fingerprints as an ``(n, bits // 64)`` uint64 array, word 0 low."""
-    words = bits // 64
-    if not hexes:
-        return np.zeros((0, words), dtype=np.uint64)
-    big_endian = np.frombuffer(bytes.fromhex("".join(hexes)), dtype=">u8").reshape(-1, words)
-    return np.ascontiguousarray(big_endian[:, ::-1].astype(np.uint64))
 
 
 def collect_records(records: Iterable[tuple[str, FingerprintRecord]]) -> FingerprintSet:

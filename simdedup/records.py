@@ -19,6 +19,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Iterable, Iterator
 
+import numpy as np
+
 from .errors import IncompatibleSettingsError, RecordError
 from .sketch import decode as decode_sketch
 from .sketch import encode as encode_sketch
@@ -157,16 +159,189 @@ def parse_record(line: str, where: str) -> FingerprintRecord:
 
 @dataclass
 class FingerprintColumns:
-    """Fingerprint lines read column-wise, ready for arrays."""
+    """Fingerprint lines read column-wise, as arrays."""
 
-    ids: list[str] = field(default_factory=list)
-    hexes: list[str] = field(default_factory=list)
-    features: list[int] = field(default_factory=list)
-    sizes: list[int] = field(default_factory=list)  # bytes, -1 when the record does not say
-    sketches: bytearray = field(default_factory=bytearray)  # decoded, back to back
-    where: list[tuple[str, int]] = field(default_factory=list)  # (file, line) of each record
+    ids: list[str]
+    values: np.ndarray  # (n, bits // 64) uint64, word 0 low
+    features: np.ndarray  # int64
+    sizes: np.ndarray  # int64 bytes, -1 when the record does not say
+    sketches: np.ndarray | None  # (n, sketch bytes) uint8, when the records carry sketches
+    files: list[str]  # names of the files read
+    file_index: np.ndarray  # int32: the file of each record (an index into ``files``)
+    lines: np.ndarray  # int64: the line of each record in its file
     bits: int = 64
     settings: dict[str, Any] | None = None
+
+
+#: A line exactly as :meth:`FingerprintRecord.to_json` writes it: groups id, value field, hex,
+#: bits, features, bytes, the settings fields, sketch. Blocks whose every line has this form
+#: are read by regular expression and numpy; any other line goes through ``json.loads``.
+_CANONICAL = re.compile(
+    r'^\{"id":"((?:[^"\\\x00-\x1f]|\\[^\x00-\x1f])*)","(simhash|nilsimsa|signature)":"([0-9a-fA-F]+)",'
+    r'"bits":(64|128|256),"features":(0|[1-9][0-9]*)(?:,"bytes":(-?(?:0|[1-9][0-9]*)))?'
+    r'((?:,"(?:method|tokenizer|options|hash|weighting)":(?:"[^"\\\x00-\x1f]*"|\{[^{}\\\x00-\x1f]*\}|null))*)'
+    r'(?:,"sketch":"([A-Za-z0-9_-]+)")?\}\r?$',
+    re.M,
+)
+_BLOCK_BYTES = 1 << 25
+_BASE64_VALUES = np.full(256, 255, dtype=np.uint8)
+for _i, _c in enumerate(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"):
+    _BASE64_VALUES[_c] = _i
+
+
+def _decode_sketches(texts: list[str]) -> np.ndarray:
+    """Equal-length URL-safe base64 texts (no padding) decoded together: ``(n, bytes)`` uint8."""
+    length = len(texts[0])
+    size = length * 3 // 4
+    sixes = _BASE64_VALUES[np.frombuffer("".join(texts).encode("ascii"), dtype=np.uint8)].reshape(len(texts), length)
+    padded = np.zeros((len(texts), -(-length // 4) * 4), dtype=np.uint32)
+    padded[:, :length] = sixes
+    groups = padded.reshape(len(texts), -1, 4)
+    word = (groups[:, :, 0] << 18) | (groups[:, :, 1] << 12) | (groups[:, :, 2] << 6) | groups[:, :, 3]
+    out = np.stack([(word >> 16) & 0xFF, (word >> 8) & 0xFF, word & 0xFF], axis=2).reshape(len(texts), -1)
+    return out[:, :size].astype(np.uint8)
+
+
+class _ColumnReader:
+    """Gathers records block by block, checking every one against the first record's settings."""
+
+    def __init__(self) -> None:
+        self.ids: list[str] = []
+        self.parts: dict[str, list[np.ndarray]] = {"values": [], "features": [], "sizes": [], "sketches": [],
+                                                   "file_index": [], "lines": []}
+        self.files: list[str] = []
+        self.first_key: tuple | None = None
+        self.first_where = ""
+        self.settings: dict[str, Any] | None = None
+        self.bits = 64
+        self.canonical: tuple | None = None  # (field, bits, settings text, sketch length) of the first record
+
+    def add_file(self, name: str, stream: BinaryIO) -> None:
+        file_number = len(self.files)
+        self.files.append(name)
+        line = 1
+        pending = b""
+        while True:
+            block = stream.read(_BLOCK_BYTES)
+            if not block:
+                break
+            block = pending + block
+            cut = block.rfind(b"\n") + 1
+            block, pending = block[:cut], block[cut:]
+            if block:
+                line = self._add_block(name, file_number, line, block)
+        if pending:
+            self._add_block(name, file_number, line, pending)
+
+    def _add_block(self, name: str, file_number: int, line: int, block: bytes) -> int:
+        """Read the lines of ``block`` (the first is line ``line``); returns the next line number."""
+        count = block.count(b"\n") + (0 if block.endswith(b"\n") else 1)
+        matches = None
+        try:
+            text = block.decode("utf-8")
+            matches = _CANONICAL.findall(text)
+        except UnicodeDecodeError:
+            pass
+        end = line + count
+        if matches and len(matches) == count:
+            if self.canonical is None:  # the first canonical record is checked the long way
+                first_line, block = block.split(b"\n", 1) if b"\n" in block else (block, b"")
+                self._add_lines(name, file_number, line, first_line)
+                first = matches.pop(0)
+                self.canonical = (first[1], first[3], first[6], len(first[7]))
+                line += 1
+            if not matches or self._add_matches(matches, file_number, line):
+                return end
+        self._add_lines(name, file_number, line, block)
+        return end
+
+    def _add_matches(self, matches: list[tuple[str, ...]], file_number: int, line: int) -> bool:
+        """Add canonical lines whose settings equal the first record's; False (nothing added)
+        when one differs, so that the line-by-line reader says where."""
+        ids, fields, hexes, bits, features, sizes, settings, sketches = zip(*matches)
+        field_name, width, settings_text, sketch_length = self.canonical  # type: ignore[misc]
+        if (set(fields) != {field_name} or set(bits) != {width} or set(settings) != {settings_text}
+                or set(map(len, sketches)) != {sketch_length} or set(map(len, hexes)) != {int(width) // 4}):
+            return False
+        self.ids.extend(json.loads(f'"{i}"') if "\\" in i else i for i in ids)
+        n = len(ids)
+        self.parts["values"].append(_words_from_hex(hexes, int(width)))
+        self.parts["features"].append(_integers(features))
+        self.parts["sizes"].append(_integers(sizes))
+        if sketch_length:
+            self.parts["sketches"].append(_decode_sketches(list(sketches)))
+        self.parts["file_index"].append(np.full(n, file_number, dtype=np.int32))
+        self.parts["lines"].append(np.arange(line, line + n, dtype=np.int64))
+        return True
+
+    def _add_lines(self, name: str, file_number: int, line: int, block: bytes) -> None:
+        """Read ``block`` line by line with ``json.loads``, saying where a line is wrong."""
+        ids, hexes, features, sizes, sketches, lines = [], [], [], [], bytearray(), []
+        for number, raw in enumerate(block.split(b"\n"), line):
+            try:
+                obj = json.loads(raw.decode("utf-8"))
+            except UnicodeDecodeError:
+                raise RecordError(f"{name}:{number}: not UTF-8 text") from None
+            except json.JSONDecodeError as exc:
+                if not raw.strip():
+                    continue
+                raise RecordError(f"{name}:{number}: not a JSON object ({exc.msg} at column {exc.colno})") from None
+            doc_id, hexdigest, bits, count, size, sketch, key = _fields(obj, f"{name}:{number}")
+            if self.first_key is None:
+                self.first_key, self.settings, self.bits = key, settings_dict(key), bits
+                self.first_where = f"{name}:{number}"
+            elif key != self.first_key:
+                raise IncompatibleSettingsError(
+                    f"{name}:{number}: fingerprint made with {describe_settings(settings_dict(key))}, but "
+                    f"{self.first_where} was made with {describe_settings(self.settings or {})}; fingerprint all "
+                    "documents with the same settings"
+                )
+            ids.append(doc_id)
+            hexes.append(hexdigest)
+            features.append(count)
+            sizes.append(-1 if size is None else size)
+            if sketch:
+                try:
+                    sketches += decode_sketch(sketch)
+                except ValueError as exc:
+                    raise RecordError(f"{name}:{number}: field 'sketch': {exc}") from None
+            lines.append(number)
+        if not ids:
+            return
+        self.ids.extend(ids)
+        self.parts["values"].append(_words_from_hex(hexes, self.bits))
+        self.parts["features"].append(np.array(features, dtype=np.int64))
+        self.parts["sizes"].append(np.array(sizes, dtype=np.int64))
+        if sketches:
+            self.parts["sketches"].append(np.frombuffer(bytes(sketches), dtype=np.uint8).reshape(len(ids), -1))
+        self.parts["file_index"].append(np.full(len(ids), file_number, dtype=np.int32))
+        self.parts["lines"].append(np.array(lines, dtype=np.int64))
+
+    def finish(self) -> FingerprintColumns:
+        words = self.bits // 64
+
+        def joined(name: str, dtype: Any, shape: tuple[int, ...] = ()) -> np.ndarray:
+            parts = self.parts[name]
+            return np.concatenate(parts) if parts else np.zeros((0, *shape), dtype=dtype)
+
+        sketches = np.concatenate(self.parts["sketches"]) if self.parts["sketches"] else None
+        return FingerprintColumns(self.ids, joined("values", np.uint64, (words,)), joined("features", np.int64),
+                                  joined("sizes", np.int64), sketches, self.files,
+                                  joined("file_index", np.int32), joined("lines", np.int64), self.bits, self.settings)
+
+
+def _integers(texts: tuple[str, ...]) -> np.ndarray:
+    """Decimal texts as int64, -1 for an empty one (a field the line does not have)."""
+    array = np.array(texts, dtype="U21")  # room for "-1" and any int64
+    array[array == ""] = "-1"
+    return array.astype(np.int64)
+
+
+def _words_from_hex(hexes: Iterable[str], bits: int) -> np.ndarray:
+    """Fixed-width hex fingerprints as an ``(n, bits // 64)`` uint64 array, word 0 low."""
+    words = bits // 64
+    big_endian = np.frombuffer(bytes.fromhex("".join(hexes)), dtype=">u8").reshape(-1, words)
+    return np.ascontiguousarray(big_endian[:, ::-1].astype(np.uint64))
 
 
 def read_fingerprint_files(files: Iterable[tuple[str, BinaryIO]]) -> FingerprintColumns:
@@ -176,38 +351,7 @@ def read_fingerprint_files(files: Iterable[tuple[str, BinaryIO]]) -> Fingerprint
         RecordError: a malformed line (stops at the first), with ``FILE:LINE:``.
         IncompatibleSettingsError: a record whose settings differ from the first one's.
     """
-    columns = FingerprintColumns()
-    first_where = ""
-    first_key = None
-    loads = json.loads
+    reader = _ColumnReader()
     for name, stream in files:
-        for number, raw in enumerate(stream, 1):
-            try:
-                obj = loads(raw.decode("utf-8"))
-            except UnicodeDecodeError:
-                raise RecordError(f"{name}:{number}: not UTF-8 text") from None
-            except json.JSONDecodeError as exc:
-                if not raw.strip():
-                    continue
-                raise RecordError(f"{name}:{number}: not a JSON object ({exc.msg} at column {exc.colno})") from None
-            doc_id, hexdigest, bits, features, size, sketch, key = _fields(obj, f"{name}:{number}")
-            if first_key is None:
-                first_key, columns.settings, columns.bits = key, settings_dict(key), bits
-                first_where = f"{name}:{number}"
-            elif key != first_key:
-                raise IncompatibleSettingsError(
-                    f"{name}:{number}: fingerprint made with {describe_settings(settings_dict(key))}, but "
-                    f"{first_where} was made with {describe_settings(columns.settings)}; fingerprint all "
-                    "documents with the same settings"
-                )
-            columns.ids.append(doc_id)
-            columns.hexes.append(hexdigest)
-            columns.features.append(features)
-            columns.sizes.append(-1 if size is None else size)
-            if sketch:
-                try:
-                    columns.sketches += decode_sketch(sketch)
-                except ValueError as exc:
-                    raise RecordError(f"{name}:{number}: field 'sketch': {exc}") from None
-            columns.where.append((name, number))
-    return columns
+        reader.add_file(name, stream)
+    return reader.finish()

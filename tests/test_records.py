@@ -1,0 +1,133 @@
+"""Reading fingerprint lines: the block reader (regular expression + numpy) gives what reading
+every line with json.loads gives, and says where a line is wrong."""
+
+import io
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import simdedup.records as records
+from simdedup.errors import IncompatibleSettingsError, RecordError
+from simdedup.records import FingerprintRecord, parse_record, read_fingerprint_files
+
+SETTINGS = {"method": "simhash", "tokenizer": "words", "options": {"shingle": 1}, "bits": 64, "hash": "xxh3",
+            "weighting": "binary", "sketch": 16}
+
+ids = st.text(st.characters(blacklist_categories=("Cs",)), min_size=0, max_size=12) | st.sampled_from(
+    ['a"b', "back\\slash", "tab\there", "new\nline", "\u00e9t\u00e9", "\U0001f600", "\x00", "/"])
+
+
+@st.composite
+def corpora(draw):
+    bits = draw(st.sampled_from([64, 128]))
+    sketch = draw(st.sampled_from([0, 16, 128]))
+    settings_ = {**SETTINGS, "bits": bits, "sketch": sketch}
+    rows = draw(st.lists(st.tuples(ids, st.integers(0, 2**bits - 1), st.integers(0, 10**6),
+                                   st.none() | st.integers(0, 10**9), st.binary(min_size=sketch, max_size=sketch)),
+                         min_size=1, max_size=40))
+    return [FingerprintRecord(i, v, bits, f, settings_, size, sk if sketch else None) for i, v, f, size, sk in rows]
+
+
+def by_lines(data: bytes):
+    """The reference: every line parsed alone."""
+    return [parse_record(line.decode(), f"f:{n}") for n, line in enumerate(data.splitlines(), 1) if line.strip()]
+
+
+def columns_as_records(columns):
+    out = []
+    for i, doc_id in enumerate(columns.ids):
+        value = sum(int(w) << (64 * j) for j, w in enumerate(columns.values[i]))
+        size = int(columns.sizes[i])
+        sketch = columns.sketches[i].tobytes() if columns.sketches is not None else None
+        out.append((doc_id, value, int(columns.features[i]), None if size == -1 else size, sketch))
+    return out
+
+
+@settings(max_examples=120, deadline=None)
+@given(corpora(), st.sampled_from([1 << 25, 64, 200]))
+def test_block_reader_equals_line_by_line(monkeypatch_module, rows, block_bytes):
+    monkeypatch_module.setattr(records, "_BLOCK_BYTES", block_bytes)  # lines cut across blocks
+    data = "".join(r.to_json() + "\n" for r in rows).encode()
+    columns = read_fingerprint_files([("f", io.BytesIO(data))])
+    expected = [(r.id, r.simhash, r.features, r.bytes, r.sketch) for r in by_lines(data)]
+    assert columns_as_records(columns) == expected
+    assert columns.bits == rows[0].bits and columns.settings == by_lines(data)[0].settings
+    assert columns.lines.tolist() == list(range(1, len(rows) + 1))
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_module():
+    with pytest.MonkeyPatch.context() as patch:
+        yield patch
+
+
+def canonical(n):
+    rows = [FingerprintRecord(f"d{i}", i * 7919, 64, 20 + i, SETTINGS, 100 + i, bytes((i + j) % 256 for j in range(16)))
+            for i in range(n)]
+    return [r.to_json() for r in rows]
+
+
+def test_a_line_with_other_settings_inside_a_canonical_block_is_named():
+    lines = canonical(50)
+    other = json.loads(lines[30])
+    other["tokenizer"] = "whitespace"
+    lines[30] = json.dumps(other, separators=(",", ":"))
+    with pytest.raises(IncompatibleSettingsError, match=r"^f:31: fingerprint made with simhash whitespace"):
+        read_fingerprint_files([("f", io.BytesIO(("\n".join(lines) + "\n").encode()))])
+
+
+@pytest.mark.parametrize("bad, message", [
+    ('{"id":"x","simhash":"12","bits":64}', "f:41: field 'simhash' must be 16 hex digits"),
+    ("not json", "f:41: not a JSON object"),
+    ('{"id":"x","simhash":"000000000000000g","bits":64,"features":1}', "f:41: field 'simhash' is not hexadecimal"),
+    ('{"id":"x","simhash":"0000000000000000","bits":64,"features":01}', "f:41: not a JSON object"),
+])
+def test_a_bad_line_inside_a_canonical_block_is_named(bad, message):
+    lines = canonical(60)
+    lines[40] = bad
+    with pytest.raises(RecordError, match="^" + message):
+        read_fingerprint_files([("f", io.BytesIO(("\n".join(lines) + "\n").encode()))])
+
+
+def test_blank_lines_crlf_and_no_final_newline():
+    lines = canonical(5)
+    data = ("\r\n".join(lines[:3]) + "\r\n\r\n  \n" + "\n".join(lines[3:])).encode()
+    columns = read_fingerprint_files([("f", io.BytesIO(data))])
+    assert columns.ids == [f"d{i}" for i in range(5)]
+    assert columns.lines.tolist() == [1, 2, 3, 6, 7]
+
+
+def test_several_files_keep_their_names_and_lines():
+    first, second = canonical(3), canonical(6)[3:]
+    columns = read_fingerprint_files([("a", io.BytesIO(("\n".join(first) + "\n").encode())),
+                                      ("b", io.BytesIO(("\n".join(second) + "\n").encode()))])
+    assert columns.files == ["a", "b"]
+    assert columns.file_index.tolist() == [0, 0, 0, 1, 1, 1]
+    assert columns.lines.tolist() == [1, 2, 3, 1, 2, 3]
+
+
+def test_hand_written_records_are_read_too():
+    data = b'{"bits": 64, "simhash": "00000000000000ff", "id": "x", "features": 3}\n'
+    columns = read_fingerprint_files([("f", io.BytesIO(data))])
+    assert columns.ids == ["x"] and columns.values.tolist() == [[255]] and columns.sizes.tolist() == [-1]
+
+
+def test_sketch_decoding_matches_base64():
+    rng = np.random.default_rng(0)
+    for size in (1, 2, 3, 16, 128):
+        raw = rng.integers(0, 256, (7, size), dtype=np.uint8)
+        texts = [records.encode_sketch(row.tobytes()) for row in raw]
+        assert np.array_equal(records._decode_sketches(texts), raw)
+
+
+def test_canonical_lines_skip_json_loads(monkeypatch):
+    calls = []
+    real = json.loads
+    monkeypatch.setattr(records.json, "loads", lambda text, *a, **k: calls.append(text) or real(text, *a, **k))
+    lines = canonical(1000) + [FingerprintRecord('q"uote\\', 1, 64, 30, SETTINGS, None, bytes(16)).to_json()]
+    columns = read_fingerprint_files([("f", io.BytesIO(("\n".join(lines) + "\n").encode()))])
+    assert len(columns.ids) == 1001 and columns.ids[-1] == 'q"uote\\'
+    assert len(calls) == 2  # the first record, checked in full, and the escaped id
