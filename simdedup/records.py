@@ -14,6 +14,7 @@ are equal.
 
 from __future__ import annotations
 
+import gc
 import json
 import re
 from dataclasses import dataclass, field
@@ -352,6 +353,12 @@ def read_fingerprint_files(files: Iterable[tuple[str, BinaryIO]]) -> Fingerprint
         IncompatibleSettingsError: a record whose settings differ from the first one's.
     """
     reader = _ColumnReader()
-    for name, stream in files:
-        reader.add_file(name, stream)
+    collecting = gc.isenabled()
+    gc.disable()  # millions of short-lived match tuples would set off full collections, for nothing
+    try:
+        for name, stream in files:
+            reader.add_file(name, stream)
+    finally:
+        if collecting:
+            gc.enable()
     return reader.finish()
