@@ -15,7 +15,7 @@ after an optional byte-order mark and at most :data:`MAX_BYTES` long; anything e
 Python path.
 
 Loading: numba compiles the kernel once (about 2 s) and its machine code is kept in a cache
-file (``simdedup/__pycache__``, else ``$XDG_CACHE_HOME/simdedup``), keyed by the kernel source,
+file (:mod:`simdedup.cache`), keyed by the kernel source,
 the llvmlite version and the CPU. Later processes load that file with llvmlite alone in about
 40 ms, without importing numba (about 0.4 s), so the fast path pays from the first megabyte
 (:data:`START_AFTER_BYTES`); ``--help`` and small runs never load it. Without numba, llvmlite or
@@ -28,11 +28,12 @@ import ctypes
 import hashlib
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from . import cache
 
 MAX_BYTES = 64 << 20
 START_AFTER_BYTES = 1 << 20
@@ -104,11 +105,6 @@ _kernel: Any = None
 _bytes_seen = 0
 
 
-def _cache_dirs() -> list[Path]:
-    xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return [Path(__file__).parent / "__pycache__", Path(xdg) / "simdedup"]
-
-
 def _llvm() -> Any:
     import llvmlite.binding as llvm
 
@@ -176,36 +172,17 @@ def _compile_object(llvm: Any, machine: Any) -> tuple[list[str], bytes]:
     return names, machine.emit_object(llvm.parse_assembly(text))
 
 
-def _store(path: Path, names: list[str], code: bytes) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".fastpath-")
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(" ".join(names).encode() + b"\n" + code)
-        os.replace(temporary, path)  # readers never see half a file
-    except OSError:
-        pass  # not writable: compile again next time
-
-
 def _load() -> Kernel:
     llvm = _llvm()
     machine = _target_machine(llvm)
     key = _cache_key(llvm)
-    names: list[str] = []
-    code = b""
-    for folder in _cache_dirs():
-        try:
-            header, code = (folder / f"fastpath-{key}.o").read_bytes().split(b"\n", 1)
-            names = header.decode().split()
-            break
-        except (OSError, ValueError):
-            continue
-    if not names:
+    cached = cache.read(f"fastpath-{key}.o")
+    if cached is not None and b"\n" in cached:
+        header, code = cached.split(b"\n", 1)
+        names = header.decode().split()
+    else:
         names, code = _compile_object(llvm, machine)
-        for folder in _cache_dirs():
-            _store(folder / f"fastpath-{key}.o", names, code)
-            if (folder / f"fastpath-{key}.o").exists():
-                break
+        cache.write(f"fastpath-{key}.o", " ".join(names).encode() + b"\n" + code)
     _bind_symbols(llvm, names[1:])
     engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), machine)
     engine.add_object_file(llvm.ObjectFileRef.from_data(code))
