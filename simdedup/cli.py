@@ -7,6 +7,7 @@ closed pipe); 2 usage error; 3 finished, but some inputs were skipped (each with
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import sys
@@ -255,9 +256,13 @@ def _make_fingerprinter(method: str, sentence_count: int, hash_name: str, tokeni
 
 def _sources(paths: tuple[str, ...], null: bool, jsonl: bool | None = False, text_field: str = "text",
              id_field: str | None = None, globs: tuple[str, ...] = (), excludes: tuple[str, ...] = (),
-             min_bytes: int = 0, jsonl_files: list[str] | None = None) -> tuple[Any, int | None, int | None]:
+             min_bytes: int = 0, jsonl_files: list[str] | None = None,
+             count: bool = True) -> tuple[Any, int | None, int | None]:
     """Sources named on the command line, their number when it is known up front, and, for files
-    holding many documents (counted only as they are read), the files' total size in bytes."""
+    holding many documents (counted only as they are read), the files' total size in bytes.
+
+    Without ``count`` (no progress bar to show), directories are walked as the sources are
+    consumed, so that the walk overlaps with fingerprinting instead of coming before it."""
     from .corpus import WalkFilter, expand_jsonl, iter_sources, read_path_list, table_kind
 
     walk_filter = WalkFilter(globs, excludes, min_bytes)
@@ -272,6 +277,8 @@ def _sources(paths: tuple[str, ...], null: bool, jsonl: bool | None = False, tex
                     yield path
 
         return expand_jsonl(iter_sources(named(), walk_filter), jsonl, text_field, id_field, jsonl_files), None, None
+    if not count:
+        return expand_jsonl(iter_sources(paths, walk_filter), jsonl, text_field, id_field, jsonl_files), None, None
     sources = list(iter_sources(paths, walk_filter))
     if jsonl or (jsonl is None and any(table_kind(s.path) for s in sources)):
         total_bytes = sum(os.path.getsize(s.path) for s in sources if s.reason is None and os.path.isfile(s.path))
@@ -279,52 +286,57 @@ def _sources(paths: tuple[str, ...], null: bool, jsonl: bool | None = False, tex
     return sources, len(sources), None
 
 
-def _fingerprint_records(fingerprinter: Any, paths: tuple[str, ...], inputs: dict[str, Any], jobs: int | None,
+def _fingerprint_batches(fingerprinter: Any, paths: tuple[str, ...], inputs: dict[str, Any], jobs: int | None,
                          silent: bool, skipped: list[str], duplicates: dict[str, str] | None = None,
-                         verbose: bool = False) -> Iterator[Any]:
-    """Records of the named documents; a skipped one is warned about and listed in ``skipped``.
+                         verbose: bool = False, render: bool = False) -> Iterator[Any]:
+    """Batches of records (:class:`simdedup.pipeline.Batch`) of the named documents; a skipped
+    one is warned about and listed in ``skipped``. With ``render``, records come as JSON lines.
 
     With ``duplicates`` (a dict), documents whose text was seen before are not fingerprinted
     but listed there (the exact pre-pass).
     """
-    from .corpus import Source
-    from .pipeline import default_jobs, exact_duplicates, fingerprint_sources
+    from .pipeline import default_jobs, exact_duplicates, fingerprint_batches
 
-    sources, total, total_bytes = _sources(paths, **inputs)
+    sources, total, total_bytes = _sources(paths, **inputs, count=not silent and sys.stderr.isatty())
     if duplicates is not None:
         from .exact import SeenDigests
 
         sources = exact_duplicates(sources, fingerprinter.encoding, SeenDigests(), duplicates)
     jobs = jobs or default_jobs()
-    if total is not None:
-        jobs = max(1, min(jobs, total // 4))  # a pool is not worth it for a handful of files
-    results = fingerprint_sources(sources, fingerprinter, jobs)
-    if total_bytes:
-        results = _bytes_progress(results, silent, total_bytes)
-    else:
-        results = progress(results, silent, total=total, unit="doc", desc="fingerprint")
-    for result in results:
-        if isinstance(result, Source):
-            skipped.append(result.path)
-            message(f"simdedup: warning: {result.path}: {result.reason}")
-        else:
-            if verbose and getattr(result, "encoding", None):
-                message(f"simdedup: {result.id}: read as {result.encoding}")
-            yield result
+    if jobs > 1:  # a pool is not worth it for a handful of documents
+        head = list(itertools.islice(sources, 4 * jobs))
+        jobs = max(1, min(jobs, len(head) // 4))
+        sources = itertools.chain(head, sources)
+    with _progress_bar(silent, total_bytes or total, "B" if total_bytes else "doc") as bar:
+        for batch in fingerprint_batches(sources, fingerprinter, jobs, render):
+            for source in batch.skipped:
+                skipped.append(source.path)
+                message(f"simdedup: warning: {source.path}: {source.reason}")
+            if verbose:
+                for note in batch.notes:
+                    message(f"simdedup: {note}")
+            if bar is not None:
+                bar.update(batch.size if total_bytes else batch.count + len(batch.skipped))
+            yield batch
 
 
-def _bytes_progress(results: Iterator[Any], silent: bool, total: int) -> Iterator[Any]:
-    """``results`` with a progress bar in bytes of documents (approximate for compressed files)."""
+def _fingerprint_records(*args: Any, **kwargs: Any) -> Iterator[Any]:
+    """The records of :func:`_fingerprint_batches`, one by one."""
+    for batch in _fingerprint_batches(*args, **kwargs):
+        yield from batch.records
+
+
+@contextmanager
+def _progress_bar(silent: bool, total: int | None, unit: str) -> Iterator[Any]:
+    """A tqdm bar on stderr (in bytes or documents), or None when silent or not on a terminal."""
     if silent or not sys.stderr.isatty():
-        yield from results
+        yield None
         return
     from tqdm import tqdm
 
-    with tqdm(total=total, unit="B", unit_scale=True, file=sys.stderr, dynamic_ncols=True,
+    with tqdm(total=total, unit=unit, unit_scale=unit == "B", file=sys.stderr, dynamic_ncols=True,
               desc="fingerprint") as bar:
-        for result in results:
-            bar.update(getattr(result, "bytes", None) or 0)
-            yield result
+        yield bar
 
 
 def _report_skipped(skipped: list[str], done: int, verb: str = "fingerprinted") -> None:
@@ -410,9 +422,10 @@ def fingerprint(paths: tuple[str, ...], jobs: int | None, silent: bool, verbose:
     done = 0
     with output_fd(output, force) as fd:
         writer = LineWriter(fd)
-        for record in _fingerprint_records(fingerprinter, paths, inputs, jobs, silent, skipped, verbose=verbose):
-            writer.write_line(record.to_json())
-            done += 1
+        for batch in _fingerprint_batches(fingerprinter, paths, inputs, jobs, silent, skipped, verbose=verbose,
+                                          render=True):
+            writer.write_lines(batch.lines)
+            done += batch.count
         writer.flush()
     _report_skipped(skipped, done)
     if skipped:

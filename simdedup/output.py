@@ -45,20 +45,36 @@ class LineWriter:
         self._parts.append(data)
         self._size += len(data)
 
+    def write_lines(self, data: bytes) -> None:
+        """Queue whole lines, each ending with a newline, already encoded."""
+        if self._size + len(data) > self.limit:
+            self.flush()
+            while len(data) > self.limit:  # cut at the last line end that fits
+                cut = data.rfind(b"\n", 0, self.limit) + 1 or data.find(b"\n") + 1 or len(data)
+                self._write(data[:cut])
+                data = data[cut:]
+        if data:
+            self._parts.append(data)
+            self._size += len(data)
+
     def flush(self) -> None:
         """Write what is queued (raises BrokenPipeError when the reader has gone)."""
         if not self._parts:
             return
-        data = memoryview(b"".join(self._parts))
+        data = b"".join(self._parts)
         self._parts.clear()
         self._size = 0
+        self._write(data)
+
+    def _write(self, data: bytes) -> None:
+        view = memoryview(data)
         if not isinstance(self.target, int):
-            self.target.write(data)
+            self.target.write(view)
             self.target.flush()
             return
-        while data:
-            written = os.write(self.target, data)
-            data = data[written:]
+        while view:
+            written = os.write(self.target, view)
+            view = view[written:]
 
 
 def stdout_target() -> int | BinaryIO:

@@ -218,8 +218,10 @@ class DocumentFingerprinter(Method):
         """Fingerprint the pending ASCII documents in one kernel call, into ``results``."""
         from . import fastpath
 
+        if not pending:
+            return
         kernel = fastpath.kernel()
-        if not pending or kernel is None:
+        if kernel is None:
             return
         values, features, sketches = kernel.fingerprint([text for _, text, _ in pending], self.tokenizer.name,
                                                         self.sketch_bins, self.weighting == "binary")
@@ -295,17 +297,49 @@ class SentencesFingerprinter(Method):
         return record
 
 
-_worker: Method | None = None
+@dataclass
+class Batch:
+    """What one batch of sources gave, in source order: records and skipped sources (with their
+    reasons). When rendered where it was made, the records are JSON lines in ``lines`` and
+    ``results`` keeps only the skipped sources."""
+
+    results: list[FingerprintRecord | Source]
+    notes: list[str]  # "ID: read as ENCODING" for documents whose encoding was detected
+    size: int  # bytes of the documents fingerprinted
+    count: int  # records made
+    lines: bytes = b""
+
+    @property
+    def skipped(self) -> list[Source]:
+        return [r for r in self.results if isinstance(r, Source)]
+
+    @property
+    def records(self) -> list[FingerprintRecord]:
+        return [r for r in self.results if not isinstance(r, Source)]
+
+    @classmethod
+    def of(cls, results: list[FingerprintRecord | Source], render: bool) -> "Batch":
+        records = [r for r in results if not isinstance(r, Source)]
+        notes = [f"{r.id}: read as {r.encoding}" for r in records if r.encoding]
+        size = sum(r.bytes or 0 for r in records)
+        if not render:
+            return cls(results, notes, size, len(records))
+        lines = "".join([r.to_json() + "\n" for r in records]).encode("utf-8", "surrogateescape")
+        return cls([r for r in results if isinstance(r, Source)], notes, size, len(records), lines)
 
 
-def _init_worker(fingerprinter: Method) -> None:
+_worker: tuple[Method, bool] | None = None
+
+
+def _init_worker(fingerprinter: Method, render: bool) -> None:
     global _worker
-    _worker = fingerprinter
+    _worker = (fingerprinter, render)
 
 
-def _work(sources: list[Source]) -> list[FingerprintRecord | Source]:
+def _work(sources: list[Source]) -> Batch:
     assert _worker is not None
-    return _worker.fingerprint_batch(sources)
+    fingerprinter, render = _worker
+    return Batch.of(fingerprinter.fingerprint_batch(sources), render)
 
 
 def default_jobs() -> int:
@@ -324,6 +358,18 @@ def fingerprint_sources(
     With ``jobs > 1`` documents are fingerprinted on that many processes; the results, and so
     the output, are the same as with one.
     """
+    for batch in fingerprint_batches(sources, fingerprinter, jobs):
+        yield from batch.results
+
+
+def fingerprint_batches(sources: Iterable[Source], fingerprinter: Method, jobs: int = 1,
+                        render: bool = False) -> Iterator[Batch]:
+    """Fingerprint the sources :data:`BATCH_SOURCES` at a time, in order.
+
+    With ``render``, each batch carries its records as JSON lines instead of objects, made by
+    the worker process that fingerprinted them: the parent only writes bytes, so ``jobs``
+    workers keep ``jobs`` cores busy.
+    """
     fingerprinter.prepare()  # loaded once here, inherited by forked workers
     if jobs > 1 and getattr(fingerprinter, "fast", False):
         from . import fastpath
@@ -332,13 +378,12 @@ def fingerprint_sources(
     batches = _batches(sources, BATCH_SOURCES)
     if jobs <= 1:
         for batch in batches:
-            yield from fingerprinter.fingerprint_batch(batch)
+            yield Batch.of(fingerprinter.fingerprint_batch(batch), render)
         return
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else None)
-    with context.Pool(jobs, _init_worker, (fingerprinter,)) as pool:
-        for results in pool.imap(_work, batches):
-            yield from results
+    with context.Pool(jobs, _init_worker, (fingerprinter, render)) as pool:
+        yield from pool.imap(_work, batches)
 
 
 #: sources fingerprinted together: one kernel call, or one task for a worker process
