@@ -34,4 +34,4 @@ large: $(STAMP)  ## memory and speed on 10^5 small files and a 2 GB JSON-lines f
 	$(BIN)/python benchmarks/large_inputs.py
 
 clean:  ## remove the virtualenvs and caches
-	rm -rf $(VENV) .venv-bench .pytest_cache .hypothesis build *.egg-info
+	rm -rf $(VENV) .venv-bench-a .venv-bench-b .pytest_cache .hypothesis build *.egg-info

@@ -12,7 +12,7 @@ near-duplicate copies mixed in. Anchors run in their own virtualenvs, created on
 
 Every job is a separate process; wall time includes start-up; peak RSS is the job's own.
 
-    python benchmarks/speed.py             # sizes 8, 24, 72 MB and 10^5, 10^6 fingerprints
+    python benchmarks/speed.py             # sizes 24, 72, 216 MB and 10^5, 10^6 fingerprints
     python benchmarks/speed.py --large     # also 10^7 fingerprints
 """
 
@@ -209,7 +209,8 @@ def row(job: str, tool: str, figures: dict, megabytes: float | None = None, docs
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", default="8,24,72", help="English corpus sizes in MB")
+    parser.add_argument("--sizes", default="24,72,216", help="English corpus sizes in MB")
+    parser.add_argument("--zh", type=int, default=8, help="Chinese corpus size in MB")
     parser.add_argument("--large", action="store_true", help="also cluster 10^7 fingerprints")
     args = parser.parse_args()
     python_a = ensure_venv(VENV_A, ANCHORS_A)
@@ -237,14 +238,18 @@ def main() -> int:
         print(row(job, "simdedup whitespace, no sketch", plain, mb, docs, base["pypi-simhash"]))
         print(row(job, "simdedup defaults (words + sketch)", default, mb, docs, base["pypi-simhash"]))
         print(row(job, "simdedup defaults, -j 2", two, mb, docs, default))
-    zh = make_corpus("zh", 4)
+    zh = make_corpus("zh", args.zh)
     listing = file_list(zh)
     docs = len(listing.read_text().splitlines())
     mb = sum(p.stat().st_size for p in zh.glob("*.txt")) / MB
+    job = f"fingerprint zh {mb:.0f} MB"
     tags = anchor(python_a, "extract-tags", listing)
-    ours = measure(SIMDEDUP + ["fingerprint", "--silent", "-j", "1", "--tokenizer", "jieba", "-o", out, "--force", str(zh)])
-    print(row(f"fingerprint zh {mb:.0f} MB", "jieba extract_tags", tags, mb, docs))
-    print(row(f"fingerprint zh {mb:.0f} MB", "simdedup --tokenizer jieba", ours, mb, docs, tags))
+    print(row(job, "jieba extract_tags", tags, mb, docs))
+    for tokenizer, jobs in (("jieba", 1), ("jieba-fast", 1), ("jieba-fast", 2)):
+        ours = measure(SIMDEDUP + ["fingerprint", "--silent", "-j", str(jobs), "--tokenizer", tokenizer, "-o", out,
+                                   "--force", str(zh)])
+        print(row(job, f"simdedup --tokenizer {tokenizer}" + (f", -j {jobs}" if jobs > 1 else ""), ours, mb, docs,
+                  tags))
     for count in [10**5, 10**6] + ([10**7] if args.large else []):
         path = make_fingerprints(count)
         listing = CORPUS / "fp.list"
@@ -263,9 +268,10 @@ def main() -> int:
     docs = len(listing.read_text().splitlines())
     mb = sum(p.stat().st_size for p in folder.glob("*.txt")) / MB
     rensa = anchor(python_a, "rensa", listing)
-    dedup = measure(SIMDEDUP + ["dedup", "--silent", "-j", "1", str(folder)])
     print(row(f"dedup en {mb:.0f} MB", "rensa MinHash-LSH (3-shingles, 128 perms)", rensa, mb, docs))
-    print(row(f"dedup en {mb:.0f} MB", "simdedup dedup defaults", dedup, mb, docs, rensa))
+    for jobs in (1, 2):
+        dedup = measure(SIMDEDUP + ["dedup", "--silent", "-j", str(jobs), str(folder)])
+        print(row(f"dedup en {mb:.0f} MB", f"simdedup dedup defaults, -j {jobs}", dedup, mb, docs, rensa))
     startup = measure(SIMDEDUP + ["--help"])
     one = measure(SIMDEDUP + ["fingerprint", str(ROOT / "examples/en/lighthouses.txt")])
     print(row("start-up", "simdedup --help", startup))

@@ -20,7 +20,7 @@ import io
 import json
 import os
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import BinaryIO, Iterable, Iterator
 
 from .errors import SkipDocument
@@ -43,6 +43,7 @@ class Source:
     path: str
     reason: str | None = None
     text: str | None = None
+    size: int | None = field(default=None, compare=False)  # bytes, when a walk found a regular file
 
 
 #: file name endings read through a decompressor
@@ -334,7 +335,7 @@ def _walk(top: str, root: str, visited: set[tuple[int, int]], walk_filter: WalkF
             yield from _walk(path, root, visited, walk_filter)
         elif stat.S_ISREG(st.st_mode):
             if walk_filter.takes_file(path, root, st.st_size):
-                yield Source(path)
+                yield Source(path, size=st.st_size)
         else:
             yield Source(path, f"{_kind(st.st_mode)}; skipped during the walk")
 
@@ -359,7 +360,9 @@ def iter_sources(paths: Iterable[str], walk_filter: WalkFilter = WalkFilter()) -
             continue
         if stat.S_ISDIR(st.st_mode):
             yield from _walk(path, path, {(st.st_dev, st.st_ino)}, walk_filter)
-        elif stat.S_ISREG(st.st_mode) or stat.S_ISFIFO(st.st_mode):
+        elif stat.S_ISREG(st.st_mode):
+            yield Source(path, size=st.st_size)
+        elif stat.S_ISFIFO(st.st_mode):
             yield Source(path)
         else:
             yield Source(path, _kind(st.st_mode))

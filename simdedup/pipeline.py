@@ -198,13 +198,15 @@ class DocumentFingerprinter(Method):
         if is_compressed(source.path):
             return None, 0, None
         try:
-            status = os.stat(source.path)  # before opening: opening a FIFO would take its writer's data
-            if not stat.S_ISREG(status.st_mode) or status.st_size > fastpath.MAX_BYTES:
-                return None, 0, None  # FIFOs and huge files stream through the Python path
-            with open(source.path, "rb", buffering=0) as handle:
-                data = handle.read()
+            if source.size is None:  # not seen by a walk: stat first, as opening a FIFO takes its data
+                status = os.stat(source.path)
+                if not stat.S_ISREG(status.st_mode):
+                    return None, 0, None  # FIFOs stream through the Python path
+            data = _read_regular_file(source.path, fastpath.MAX_BYTES)
         except OSError:
             return None, 0, None  # the Python path reports it
+        if data is None:
+            return None, 0, None  # huge, or no longer a regular file
         reader = DocumentReader(source.path, self.encoding, data=data)
         if not data or b"\0" in data[:8192] or looks_like_http(data):
             return None, 0, reader  # the Python path says why it skips, or reads the response
@@ -232,6 +234,29 @@ class DocumentFingerprinter(Method):
             else:
                 results[position] = FingerprintRecord(doc_id, value, self.bits, count, self.settings, size,
                                                       sketch.tobytes() if self.sketch_bins else None)
+
+
+def _read_regular_file(path: str, limit: int) -> bytes | None:
+    """The bytes of the regular file at ``path``, or None when it is not one or is over ``limit``.
+
+    One open, fstat and read: the cheapest way through many small files. Non-blocking, so that
+    a FIFO put in the file's place since the walk does not stall the run.
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        status = os.fstat(fd)
+        if not stat.S_ISREG(status.st_mode) or status.st_size > limit:
+            return None
+        chunks = []
+        want = status.st_size + 1
+        while True:
+            chunk = os.read(fd, want)
+            chunks.append(chunk)
+            if len(chunk) < want:  # a short read of a regular file: its end
+                return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+            want = 1 << 20  # it grew since the fstat
+    finally:
+        os.close(fd)
 
 
 @dataclass
