@@ -75,11 +75,14 @@ def progress(iterable: Any, silent: bool, **kwargs: Any) -> Any:
 
 
 @contextmanager
-def output_fd(path: str | None, force: bool) -> Iterator[Any]:
-    """Where to write: stdout, or a new file written atomically at ``path``."""
+def output_fd(path: str | None, force: bool, binary: bool = False) -> Iterator[Any]:
+    """Where to write: stdout, or a new file written atomically at ``path``. Binary output is
+    refused on a terminal."""
     if path is None or path == "-":
         from .output import stdout_target
 
+        if binary and sys.stdout.isatty():
+            raise click.UsageError("binary output to a terminal; use -o FILE or a pipe")
         yield stdout_target()
         return
     if os.path.exists(path) and not force:
@@ -397,11 +400,18 @@ def _write_clusters(fd: Any, clusters: list[Any], fingerprints: Any, form: str =
 # --- commands -------------------------------------------------------------------------------
 
 
+_RECORD_FORMAT = click.option(
+    "--format", "record_format", type=click.Choice(["jsonl", "binary"]), default="jsonl", show_default=True,
+    help="JSON lines, or the compact binary form (about half the size, read several times faster by "
+         "cluster; one writer per file or pipe).")
+
+
 @cli.command()
 @_fingerprint_options
 @_output_options
+@_RECORD_FORMAT
 def fingerprint(paths: tuple[str, ...], jobs: int | None, silent: bool, verbose: bool, output: str | None,
-                force: bool, **features: Any) -> None:
+                force: bool, record_format: str, **features: Any) -> None:
     """Write one JSON line with the simhash fingerprint of each document.
 
     PATHS are files, directories (walked recursively, in sorted order) or - to read
@@ -413,23 +423,63 @@ def fingerprint(paths: tuple[str, ...], jobs: int | None, silent: bool, verbose:
     simdedup fingerprint corpus/ > fingerprints.jsonl
     find corpus -name '*.txt' -print0 | simdedup fingerprint -0 - > fingerprints.jsonl
     simdedup fingerprint --tokenizer jieba --topk 20 news-zh/ > zh.jsonl
+    simdedup fingerprint --format binary -o fingerprints.sdfp corpus/
     """
-    from .output import LineWriter
-
     inputs = _inputs(features)
     fingerprinter = _make_fingerprinter(**features)
     skipped: list[str] = []
     done = 0
-    with output_fd(output, force) as fd:
-        writer = LineWriter(fd)
+    binary = record_format == "binary"
+    with output_fd(output, force, binary) as fd:
+        writer = _record_writer(fd, binary)
         for batch in _fingerprint_batches(fingerprinter, paths, inputs, jobs, silent, skipped, verbose=verbose,
-                                          render=True):
-            writer.write_lines(batch.lines)
+                                          render=not binary):
+            if binary:
+                writer.write_records(batch.records)
+            else:
+                writer.write_lines(batch.lines)
             done += batch.count
         writer.flush()
     _report_skipped(skipped, done)
     if skipped:
         sys.exit(EXIT_SKIPPED)
+
+
+def _record_writer(fd: Any, binary: bool) -> Any:
+    if binary:
+        from .binary import BinaryWriter
+
+        return BinaryWriter(fd)
+    from .output import LineWriter
+
+    return LineWriter(fd)
+
+
+@cli.command()
+@click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True))
+@_output_options
+@click.option("--to", "record_format", type=click.Choice(["jsonl", "binary"]), required=True,
+              help="The form to write: JSON lines or the compact binary form.")
+def convert(files: tuple[str, ...], output: str | None, force: bool, record_format: str) -> None:
+    """Rewrite fingerprint records (FILES or stdin, of either form) as JSON lines or in
+    the compact binary form. Records keep their order; the settings must agree.
+
+    \b
+    simdedup convert --to binary -o fingerprints.sdfp fingerprints.jsonl
+    simdedup convert --to jsonl fingerprints.sdfp | head
+    """
+    from .records import read_fingerprint_files, records_of
+
+    columns = read_fingerprint_files(_open_inputs(files))
+    binary = record_format == "binary"
+    with output_fd(output, force, binary) as fd:
+        writer = _record_writer(fd, binary)
+        for records in records_of(columns):
+            if binary:
+                writer.write_records(records)
+            else:
+                writer.write_lines("".join([r.to_json() + "\n" for r in records]).encode("utf-8", "surrogateescape"))
+        writer.flush()
 
 
 @cli.command()

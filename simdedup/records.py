@@ -218,10 +218,15 @@ class _ColumnReader:
         self.canonical: tuple | None = None  # (field, bits, settings text, sketch length) of the first record
 
     def add_file(self, name: str, stream: BinaryIO) -> None:
+        from .binary import MAGIC
+
         file_number = len(self.files)
         self.files.append(name)
         line = 1
-        pending = b""
+        pending = stream.read(len(MAGIC))
+        if pending == MAGIC or (pending and len(pending) < len(MAGIC) and MAGIC.startswith(pending)):
+            self._add_binary(name, file_number, stream, pending)
+            return
         while True:
             block = stream.read(_BLOCK_BYTES)
             if not block:
@@ -233,6 +238,40 @@ class _ColumnReader:
                 line = self._add_block(name, file_number, line, block)
         if pending:
             self._add_block(name, file_number, line, pending)
+
+    def _add_binary(self, name: str, file_number: int, stream: BinaryIO, first: bytes) -> None:
+        """Records of a binary fingerprint file (:mod:`simdedup.binary`); their "line" is their
+        position in the file."""
+        from .binary import read_blocks
+
+        position = 1
+        for number, block in enumerate(read_blocks(stream, name, first), 1):
+            self._check_key(block.key, block.bits, f"{name}: binary block {number}")
+            n = len(block.ids)
+            self.ids.extend(block.ids)
+            for part, values in (("values", block.values), ("features", block.features), ("sizes", block.sizes)):
+                self.parts[part].append(values)
+            if block.sketches is not None:
+                self.parts["sketches"].append(block.sketches)
+            self.parts["file_index"].append(np.full(n, file_number, dtype=np.int32))
+            self.parts["lines"].append(np.arange(position, position + n, dtype=np.int64))
+            position += n
+
+    def _check_key(self, key: tuple, bits: int, where: str) -> None:
+        """Take the first settings key seen, or check that ``key`` equals it.
+
+        Raises:
+            IncompatibleSettingsError: it does not.
+        """
+        if self.first_key is None:
+            self.first_key, self.settings, self.bits = key, settings_dict(key), bits
+            self.first_where = where
+        elif key != self.first_key:
+            raise IncompatibleSettingsError(
+                f"{where}: fingerprint made with {describe_settings(settings_dict(key))}, but "
+                f"{self.first_where} was made with {describe_settings(self.settings or {})}; fingerprint all "
+                "documents with the same settings"
+            )
 
     def _add_block(self, name: str, file_number: int, line: int, block: bytes) -> int:
         """Read the lines of ``block`` (the first is line ``line``); returns the next line number."""
@@ -288,15 +327,7 @@ class _ColumnReader:
                     continue
                 raise RecordError(f"{name}:{number}: not a JSON object ({exc.msg} at column {exc.colno})") from None
             doc_id, hexdigest, bits, count, size, sketch, key = _fields(obj, f"{name}:{number}")
-            if self.first_key is None:
-                self.first_key, self.settings, self.bits = key, settings_dict(key), bits
-                self.first_where = f"{name}:{number}"
-            elif key != self.first_key:
-                raise IncompatibleSettingsError(
-                    f"{name}:{number}: fingerprint made with {describe_settings(settings_dict(key))}, but "
-                    f"{self.first_where} was made with {describe_settings(self.settings or {})}; fingerprint all "
-                    "documents with the same settings"
-                )
+            self._check_key(key, bits, f"{name}:{number}")
             ids.append(doc_id)
             hexes.append(hexdigest)
             features.append(count)
@@ -329,6 +360,23 @@ class _ColumnReader:
         return FingerprintColumns(self.ids, joined("values", np.uint64, (words,)), joined("features", np.int64),
                                   joined("sizes", np.int64), sketches, self.files,
                                   joined("file_index", np.int32), joined("lines", np.int64), self.bits, self.settings)
+
+
+def records_of(columns: FingerprintColumns, size: int = 1 << 16) -> Iterator[list[FingerprintRecord]]:
+    """The records held by ``columns``, ``size`` at a time."""
+    settings = {k: v for k, v in (columns.settings or {}).items() if v is not None}
+    words = columns.values.shape[1]
+    for start in range(0, len(columns.ids), size):
+        stop = start + size
+        values = [0] * len(columns.ids[start:stop])
+        for w in range(words):
+            values = [v | (int(x) << (64 * w)) for v, x in zip(values, columns.values[start:stop, w].tolist())]
+        sketches = columns.sketches[start:stop] if columns.sketches is not None else None
+        yield [FingerprintRecord(doc_id, value, columns.bits, features, settings, None if size_ == -1 else size_,
+                                 sketches[i].tobytes() if sketches is not None else None)
+               for i, (doc_id, value, features, size_) in enumerate(zip(columns.ids[start:stop], values,
+                                                                        columns.features[start:stop].tolist(),
+                                                                        columns.sizes[start:stop].tolist()))]
 
 
 def _integers(texts: tuple[str, ...]) -> np.ndarray:

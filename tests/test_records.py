@@ -131,3 +131,81 @@ def test_canonical_lines_skip_json_loads(monkeypatch):
     columns = read_fingerprint_files([("f", io.BytesIO(("\n".join(lines) + "\n").encode()))])
     assert len(columns.ids) == 1001 and columns.ids[-1] == 'q"uote\\'
     assert len(calls) == 2  # the first record, checked in full, and the escaped id
+
+
+# --- the compact binary form (simdedup.binary) ---------------------------------------------------
+
+def binary_of(rows, block_records=1 << 16):
+    from simdedup import binary
+
+    out = io.BytesIO()
+    old = binary.BLOCK_RECORDS
+    binary.BLOCK_RECORDS = block_records
+    try:
+        writer = binary.BinaryWriter(out)
+        writer.write_records(rows)
+        writer.flush()
+    finally:
+        binary.BLOCK_RECORDS = old
+    return out.getvalue()
+
+
+@settings(max_examples=80, deadline=None)
+@given(corpora(), st.sampled_from([1, 3, 1 << 16]))
+def test_binary_form_reads_back_as_the_json_lines(rows, block_records):
+    data = binary_of(rows, block_records)
+    lines = "".join(r.to_json() + "\n" for r in rows).encode()
+    from_binary = read_fingerprint_files([("f", io.BytesIO(data))])
+    from_json = read_fingerprint_files([("f", io.BytesIO(lines))])
+    assert columns_as_records(from_binary) == columns_as_records(from_json)
+    assert from_binary.settings == from_json.settings and from_binary.bits == from_json.bits
+    assert from_binary.lines.tolist() == list(range(1, len(rows) + 1))
+    again = [r for part in records.records_of(from_binary, size=7) for r in part]
+    assert "".join(r.to_json() + "\n" for r in again).encode() == lines
+
+
+def test_binary_files_cut_short_are_refused_with_one_error():
+    rows = [FingerprintRecord(f"d\n{i}", i, 64, 20, SETTINGS, 10, bytes(16)) for i in range(5)]
+    data = binary_of(rows, 2)
+    whole = 0
+    for cut in range(1, len(data)):
+        try:
+            columns = read_fingerprint_files([("f", io.BytesIO(data[:cut]))])
+        except RecordError as exc:
+            assert str(exc).startswith("f: binary block ")
+        else:
+            whole += 1  # a cut between blocks is a shorter, valid file
+            assert columns.ids == [r.id for r in rows[: len(columns.ids)]]
+    assert whole == 2
+
+
+def test_binary_and_json_inputs_mix_and_are_checked():
+    rows = [FingerprintRecord(f"d{i}", i, 64, 20, SETTINGS, 10, bytes(16)) for i in range(4)]
+    lines = "".join(r.to_json() + "\n" for r in rows[2:]).encode()
+    columns = read_fingerprint_files([("a", io.BytesIO(binary_of(rows[:2]))), ("b", io.BytesIO(lines))])
+    assert columns.ids == ["d0", "d1", "d2", "d3"]
+    other = [FingerprintRecord("x", 1, 64, 20, {**SETTINGS, "tokenizer": "whitespace"}, 10, bytes(16))]
+    with pytest.raises(IncompatibleSettingsError, match=r"^b: binary block 1: fingerprint made with simhash whitesp"):
+        read_fingerprint_files([("a", io.BytesIO(lines)), ("b", io.BytesIO(binary_of(other)))])
+
+
+def test_cli_binary_output_clusters_and_converts_like_json_lines(tmp_path):
+    from click.testing import CliRunner
+
+    from simdedup.cli import cli
+
+    examples = str(records.__file__).rsplit("/simdedup/", 1)[0] + "/examples"
+    runner = CliRunner()
+    lines = runner.invoke(cli, ["fingerprint", "--silent", examples])
+    made = runner.invoke(cli, ["fingerprint", "--silent", "--format", "binary", "-o", str(tmp_path / "f.sdfp"), examples])
+    assert lines.exit_code == made.exit_code == 0
+    data = (tmp_path / "f.sdfp").read_bytes()
+    assert data.startswith(b"SIMDEDUP-FP 1\n") and len(data) < len(lines.stdout_bytes) * 0.6
+    from_json = runner.invoke(cli, ["cluster", "-"], input=lines.stdout_bytes)
+    from_binary = runner.invoke(cli, ["cluster", str(tmp_path / "f.sdfp")])
+    assert from_json.exit_code == from_binary.exit_code == 0
+    assert from_binary.stdout == from_json.stdout and from_json.stdout.count("\n") == 5
+    back = runner.invoke(cli, ["convert", "--to", "jsonl", str(tmp_path / "f.sdfp")])
+    assert back.stdout_bytes == lines.stdout_bytes
+    again = runner.invoke(cli, ["convert", "--to", "binary", "-"], input=lines.stdout_bytes)
+    assert again.stdout_bytes == data

@@ -1,0 +1,159 @@
+"""A compact binary form of fingerprint records, for corpora of many millions of documents.
+
+JSON lines are the interchange format: readable, greppable, safe for many writers on one pipe.
+Reading ten million of them is about half of what ``cluster`` spends on 10^7 fingerprints;
+this form is read with a handful of numpy calls per block and takes about half the space.
+``fingerprint --format binary`` and ``convert`` write it; every command that reads fingerprints
+recognises it by its first bytes, so files of both kinds can be mixed.
+
+A file is a sequence of self-describing blocks (so files can be concatenated). Each block::
+
+    MAGIC                       b"SIMDEDUP-FP 1\\n"
+    template line               the JSON line of one record of the block (its settings), "\\n"
+    counts                      u64 records, u64 bytes of ids
+    ids                         UTF-8 (surrogatepass), joined by "\\n"
+    id lengths                  u32 per record, in bytes
+    values                      u64 per 64 bits of fingerprint per record (word 0 low)
+    features, sizes             i64 per record each (size -1: unknown)
+    sketches                    the sketch bytes of each record, back to back
+
+All integers are little-endian.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+from dataclasses import dataclass
+from typing import BinaryIO, Iterable, Iterator
+
+import numpy as np
+
+from .errors import RecordError
+from .records import FingerprintRecord
+
+MAGIC = b"SIMDEDUP-FP 1\n"
+_COUNTS = struct.Struct("<QQ")
+BLOCK_RECORDS = 1 << 16
+
+
+def encode_block(records: list[FingerprintRecord]) -> bytes:
+    """One block holding ``records`` (all made with the same settings)."""
+    first = records[0]
+    words = first.bits // 64
+    ids = [r.id.encode("utf-8", "surrogatepass") for r in records]
+    blob = b"\n".join(ids)
+    mask = (1 << 64) - 1
+    values = np.array([[(r.simhash >> (64 * w)) & mask for w in range(words)] for r in records], dtype="<u8")
+    features = np.array([r.features for r in records], dtype="<i8")
+    sizes = np.array([-1 if r.bytes is None else r.bytes for r in records], dtype="<i8")
+    sketches = b"".join(r.sketch or b"" for r in records)
+    template = FingerprintRecord("", first.simhash, first.bits, first.features, first.settings, first.bytes,
+                                 first.sketch).to_json().encode("utf-8")
+    return b"".join([MAGIC, template, b"\n", _COUNTS.pack(len(records), len(blob)), blob,
+                     np.array([len(i) for i in ids], dtype="<u4").tobytes(), values.tobytes(),
+                     features.tobytes(), sizes.tobytes(), sketches])
+
+
+class BinaryWriter:
+    """Writes records as blocks of up to :data:`BLOCK_RECORDS` to a file descriptor or stream."""
+
+    def __init__(self, target: int | BinaryIO):
+        self.target = target
+        self._pending: list[FingerprintRecord] = []
+
+    def write_records(self, records: Iterable[FingerprintRecord]) -> None:
+        self._pending.extend(records)
+        while len(self._pending) >= BLOCK_RECORDS:
+            block, self._pending = self._pending[:BLOCK_RECORDS], self._pending[BLOCK_RECORDS:]
+            self._write(encode_block(block))
+
+    def flush(self) -> None:
+        if self._pending:
+            self._write(encode_block(self._pending))
+            self._pending = []
+
+    def _write(self, data: bytes) -> None:
+        view = memoryview(data)
+        if not isinstance(self.target, int):
+            self.target.write(view)
+            self.target.flush()
+            return
+        while view:
+            view = view[os.write(self.target, view):]
+
+
+@dataclass
+class Block:
+    """One block read back: the settings key of its template (see :mod:`simdedup.records`) and
+    its columns."""
+
+    key: tuple
+    bits: int
+    ids: list[str]
+    values: np.ndarray  # (n, bits // 64) uint64
+    features: np.ndarray
+    sizes: np.ndarray
+    sketches: np.ndarray | None
+
+
+def read_blocks(stream: BinaryIO, name: str, first: bytes = b"") -> Iterator[Block]:
+    """The blocks of a binary fingerprint stream, whose first bytes (``first``) may have been
+    read already.
+
+    Raises:
+        RecordError: a block that does not start with :data:`MAGIC`, a bad template line, or a
+            stream cut short.
+    """
+    from .records import _fields
+
+    number = 0
+    head = first
+    while True:
+        head += stream.read(len(MAGIC) - len(head))
+        if not head:
+            return
+        number += 1
+        where = f"{name}: binary block {number}"
+        if head != MAGIC:
+            if MAGIC.startswith(head):
+                raise RecordError(f"{where} is cut short (the file is truncated)")
+            raise RecordError(f"{where} does not start with {MAGIC[:-1].decode()!r}")
+        head = b""
+        template = stream.readline()
+        if not template.endswith(b"\n"):
+            raise RecordError(f"{where} is cut short (the file is truncated)")
+        try:
+            obj = json.loads(template)
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            raise RecordError(f"{where}: its settings line is not JSON") from None
+        _, _, bits, _, _, _, key = _fields(obj, where)
+        n, id_bytes = _COUNTS.unpack(_read_exactly(stream, _COUNTS.size, where))
+        blob = _read_exactly(stream, id_bytes, where)
+        lengths = np.frombuffer(_read_exactly(stream, 4 * n, where), dtype="<u4")
+        if int(lengths.sum(dtype=np.int64)) + max(n - 1, 0) != len(blob):
+            raise RecordError(f"{where}: the id lengths do not add up")
+        text = blob.decode("utf-8", "surrogatepass")
+        if text.count("\n") == max(n - 1, 0):
+            ids = text.split("\n") if n else []
+        else:  # some ids hold newlines: cut by length
+            ends = np.cumsum(lengths.astype(np.int64) + 1) - 1
+            ids = [blob[a:b].decode("utf-8", "surrogatepass") for a, b in zip((ends - lengths).tolist(), ends.tolist())]
+        words = bits // 64
+        values = np.frombuffer(_read_exactly(stream, 8 * words * n, where), dtype="<u8").reshape(n, words)
+        features = np.frombuffer(_read_exactly(stream, 8 * n, where), dtype="<i8")
+        sizes = np.frombuffer(_read_exactly(stream, 8 * n, where), dtype="<i8")
+        sketches = None
+        if key[-1]:
+            raw = _read_exactly(stream, key[-1] * n, where)
+            sketches = np.frombuffer(raw, dtype=np.uint8).reshape(n, key[-1])
+        yield Block(key, bits, ids, values.astype(np.uint64), features.astype(np.int64), sizes.astype(np.int64),
+                    sketches)
+
+
+def _read_exactly(stream: BinaryIO, size: int, where: str) -> bytes:
+    data = stream.read(size)
+    if len(data) != size:
+        raise RecordError(f"{where} is cut short (the file is truncated)")
+    return data
