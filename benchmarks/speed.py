@@ -108,6 +108,14 @@ def make_fingerprints(count: int) -> Path:
     return path
 
 
+def binary_copy(path: Path) -> Path:
+    """The same fingerprints in simdedup's compact binary form (``simdedup convert``)."""
+    binary = path.with_suffix(".sdfp")
+    if not binary.exists():
+        subprocess.run(SIMDEDUP + ["convert", "--to", "binary", "-o", str(binary), str(path)], check=True)
+    return binary
+
+
 # --- running jobs ---------------------------------------------------------------------------
 
 _MEASURE = """
@@ -183,12 +191,15 @@ def anchor(python: str, name: str, listing: Path) -> dict:
 
 
 def near_pairs_in_process(path: Path) -> dict:
+    """The pair search alone, on the fingerprints as one array (read from the binary form
+    without their ids, so that peak RSS is the search's)."""
     code = f"""
 import json, resource, time
-from simdedup.pipeline import load_fingerprints
+import numpy as np
+from simdedup.binary import read_blocks
 from simdedup.index import near_pairs
-with open({str(path)!r}, 'rb') as handle:
-    fps = load_fingerprints([('f', handle)]).fps
+with open({str(binary_copy(path))!r}, 'rb') as handle:
+    fps = np.concatenate([block.values for block in read_blocks(handle, 'f')])
 start = time.perf_counter()
 near_pairs(fps, 3)
 print(json.dumps({{"seconds": time.perf_counter() - start, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}}))
@@ -256,12 +267,14 @@ def main() -> int:
         listing.write_text(f"{path}\n")
         job = f"cluster k=3, {count:,} fingerprints"
         cli = measure(SIMDEDUP + ["cluster", "-k", "3", str(path)])
+        cli_binary = measure(SIMDEDUP + ["cluster", "-k", "3", str(binary_copy(path))])
         library = near_pairs_in_process(path)
         pybind = anchor(python_b, "pybind-find-all", listing)
         print(row(job, "simhash-pybind find_all", pybind, docs=count))
         if count <= 10**5:
             print(row(job, "PyPI SimhashIndex", anchor(python_a, "pypi-index", listing), docs=count))
         print(row(job, "simdedup cluster (CLI, JSON lines)", cli, docs=count, baseline=pybind))
+        print(row(job, "simdedup cluster (CLI, binary form)", cli_binary, docs=count, baseline=pybind))
         print(row(job, "simdedup near_pairs (library, search only)", library, docs=count, baseline=pybind))
     folder = make_corpus("en", sizes[-1])
     listing = file_list(folder)

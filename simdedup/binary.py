@@ -26,7 +26,7 @@ import json
 import os
 import struct
 from dataclasses import dataclass
-from typing import BinaryIO, Iterable, Iterator
+from typing import Any, BinaryIO, Iterable, Iterator
 
 import numpy as np
 
@@ -41,19 +41,41 @@ BLOCK_RECORDS = 1 << 16
 def encode_block(records: list[FingerprintRecord]) -> bytes:
     """One block holding ``records`` (all made with the same settings)."""
     first = records[0]
-    words = first.bits // 64
-    ids = [r.id.encode("utf-8", "surrogatepass") for r in records]
-    blob = b"\n".join(ids)
     mask = (1 << 64) - 1
-    values = np.array([[(r.simhash >> (64 * w)) & mask for w in range(words)] for r in records], dtype="<u8")
-    features = np.array([r.features for r in records], dtype="<i8")
-    sizes = np.array([-1 if r.bytes is None else r.bytes for r in records], dtype="<i8")
-    sketches = b"".join(r.sketch or b"" for r in records)
+    values = np.array([[(r.simhash >> (64 * w)) & mask for w in range(first.bits // 64)] for r in records],
+                      dtype=np.uint64)
+    sketches = None
+    if first.sketch is not None:
+        sketches = np.frombuffer(b"".join(r.sketch or b"" for r in records), dtype=np.uint8).reshape(len(records), -1)
+    return encode_columns(first, [r.id for r in records], values, np.array([r.features for r in records]),
+                          np.array([-1 if r.bytes is None else r.bytes for r in records]), sketches)
+
+
+def encode_columns(first: FingerprintRecord, ids: list[str], values: np.ndarray, features: np.ndarray,
+                   sizes: np.ndarray, sketches: np.ndarray | None) -> bytes:
+    """One block from columns (as :class:`simdedup.records.FingerprintColumns` holds them);
+    ``first`` is a record with the block's settings."""
+    encoded = [i.encode("utf-8", "surrogatepass") for i in ids]
+    blob = b"\n".join(encoded)
     template = FingerprintRecord("", first.simhash, first.bits, first.features, first.settings, first.bytes,
                                  first.sketch).to_json().encode("utf-8")
-    return b"".join([MAGIC, template, b"\n", _COUNTS.pack(len(records), len(blob)), blob,
-                     np.array([len(i) for i in ids], dtype="<u4").tobytes(), values.tobytes(),
-                     features.tobytes(), sizes.tobytes(), sketches])
+    return b"".join([MAGIC, template, b"\n", _COUNTS.pack(len(ids), len(blob)), blob,
+                     np.array([len(i) for i in encoded], dtype="<u4").tobytes(),
+                     np.ascontiguousarray(values, dtype="<u8").tobytes(), np.asarray(features, dtype="<i8").tobytes(),
+                     np.asarray(sizes, dtype="<i8").tobytes(), b"" if sketches is None else sketches.tobytes()])
+
+
+def write_columns(writer: "BinaryWriter", columns: Any) -> None:
+    """Write :class:`simdedup.records.FingerprintColumns` as blocks, without making records."""
+    from .records import records_of
+
+    writer.flush()
+    for start in range(0, len(columns.ids), BLOCK_RECORDS):
+        stop = start + BLOCK_RECORDS
+        (first,) = next(records_of(columns, 1, start))
+        sketches = columns.sketches[start:stop] if columns.sketches is not None else None
+        writer._write(encode_columns(first, columns.ids[start:stop], columns.values[start:stop],
+                                     columns.features[start:stop], columns.sizes[start:stop], sketches))
 
 
 class BinaryWriter:

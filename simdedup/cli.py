@@ -474,10 +474,12 @@ def convert(files: tuple[str, ...], output: str | None, force: bool, record_form
     binary = record_format == "binary"
     with output_fd(output, force, binary) as fd:
         writer = _record_writer(fd, binary)
-        for records in records_of(columns):
-            if binary:
-                writer.write_records(records)
-            else:
+        if binary:
+            from .binary import write_columns
+
+            write_columns(writer, columns)
+        else:
+            for records in records_of(columns):
                 writer.write_lines("".join([r.to_json() + "\n" for r in records]).encode("utf-8", "surrogateescape"))
         writer.flush()
 

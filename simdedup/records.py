@@ -362,11 +362,11 @@ class _ColumnReader:
                                   joined("file_index", np.int32), joined("lines", np.int64), self.bits, self.settings)
 
 
-def records_of(columns: FingerprintColumns, size: int = 1 << 16) -> Iterator[list[FingerprintRecord]]:
-    """The records held by ``columns``, ``size`` at a time."""
+def records_of(columns: FingerprintColumns, size: int = 1 << 16, first: int = 0) -> Iterator[list[FingerprintRecord]]:
+    """The records held by ``columns`` from record ``first`` on, ``size`` at a time."""
     settings = {k: v for k, v in (columns.settings or {}).items() if v is not None}
     words = columns.values.shape[1]
-    for start in range(0, len(columns.ids), size):
+    for start in range(first, len(columns.ids), size):
         stop = start + size
         values = [0] * len(columns.ids[start:stop])
         for w in range(words):
