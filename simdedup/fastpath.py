@@ -15,8 +15,7 @@ after an optional byte-order mark and at most :data:`MAX_BYTES` long; anything e
 Python path.
 
 Loading: numba compiles the kernel once (about 2 s) and its machine code is kept in a cache
-file (:mod:`simdedup.cache`), keyed by the kernel source,
-the llvmlite version and the CPU. Later processes load that file with llvmlite alone in about
+file (:mod:`simdedup.cache`), keyed by the kernel source, the llvmlite version and the CPU. Later processes load that file with llvmlite alone in about
 40 ms, without importing numba (about 0.4 s), so the fast path pays from the first megabyte
 (:data:`START_AFTER_BYTES`); ``--help`` and small runs never load it. Without numba, llvmlite or
 the XXH3 symbol everything works, only slower. ``SIMDEDUP_FASTPATH=0`` turns it off.
@@ -39,7 +38,7 @@ MAX_BYTES = 64 << 20
 START_AFTER_BYTES = 1 << 20
 BATCH_BYTES = 4 << 20  # documents handed to the kernel at once
 TABLE_SLOTS = 1 << 16  # largest table of a batch call; a document with more distinct tokens is retried alone
-PLANES = 48
+PLANES = 48  # as simdedup._kernels (which cannot be imported without numba)
 SCRATCH_WORDS = PLANES + 4096
 
 _WORD = np.zeros(256, dtype=np.uint8)
@@ -56,11 +55,15 @@ _ARGTYPES = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_int64, 
 
 
 class Kernel:
-    """The loaded batch kernel and its scratch buffers (one per process)."""
+    """The loaded batch kernel and its scratch buffers (one per process; calls from several
+    threads take turns, as ctypes lets them run at once and the scratch is shared)."""
 
     def __init__(self, address: int, engine: Any):
+        import threading
+
         self._engine = engine  # owns the machine code: keep it alive
         self._function = ctypes.CFUNCTYPE(ctypes.c_int64, *_ARGTYPES)(address)
+        self._lock = threading.Lock()
         self._tables: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._scratch = np.zeros(SCRATCH_WORDS, dtype=np.uint64)
 
@@ -75,6 +78,8 @@ class Kernel:
     def fingerprint(self, documents: list[bytes], token_class: str, bins: int,
                     binary: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(simhash values, distinct token counts, sketches (n, bins))`` of ASCII documents."""
+        if bins & (bins - 1) or not 0 <= bins <= SCRATCH_WORDS - PLANES:
+            raise ValueError(f"sketch bins must be 0 or a power of two up to {SCRATCH_WORDS - PLANES}")
         n = len(documents)
         offsets = np.zeros(n + 1, dtype=np.int64)
         np.cumsum([len(d) for d in documents], out=offsets[1:])
@@ -94,11 +99,13 @@ class Kernel:
     def _run(self, data: bytearray, offsets: np.ndarray, is_token: np.ndarray, bins: int, binary: bool,
              values: np.ndarray, features: np.ndarray, sketches: np.ndarray, slots: int) -> None:
         buffer = np.frombuffer(data, dtype=np.uint8) if data else np.zeros(1, dtype=np.uint8)
-        table, used = self._table(slots)
         shift = 64 - bins.bit_length() + 1 if bins else 0
-        self._function(buffer.ctypes.data, buffer.ctypes.data, offsets.ctypes.data, len(offsets) - 1,
-                       is_token.ctypes.data, bins, shift, int(binary), values.ctypes.data, features.ctypes.data,
-                       sketches.ctypes.data, table.ctypes.data, used.ctypes.data, slots, self._scratch.ctypes.data)
+        with self._lock:
+            table, used = self._table(slots)
+            self._function(buffer.ctypes.data, buffer.ctypes.data, offsets.ctypes.data, len(offsets) - 1,
+                           is_token.ctypes.data, bins, shift, int(binary), values.ctypes.data,
+                           features.ctypes.data, sketches.ctypes.data, table.ctypes.data, used.ctypes.data, slots,
+                           self._scratch.ctypes.data)
 
 
 _kernel: Any = None
@@ -188,9 +195,12 @@ def _load() -> Kernel:
     engine.add_object_file(llvm.ObjectFileRef.from_data(code))
     engine.finalize_object()
     kernel = Kernel(engine.get_function_address(names[0]), engine)
-    # Run it once now, so that any failure happens here and not mid-corpus.
-    values, features, _ = kernel.fingerprint([b"ab ab c"], "whitespace", 8, True)
-    if features[0] != 2:
+    # Run it once now against the Python arithmetic, so that a failure (a symbol bound wrong,
+    # stale machine code) shows here, and the Python path takes over, not mid-corpus.
+    from .fingerprint import simhash
+
+    values, features, _ = kernel.fingerprint([b"Ab ab c"], "whitespace", 8, True)
+    if features.tolist() != [2] or int(values[0]) != simhash({"ab": 1, "c": 1}):
         raise RuntimeError("the fast-path kernel gives wrong results")
     return kernel
 

@@ -150,3 +150,27 @@ def test_a_batch_equals_the_python_path_document_by_document(tmp_path, monkeypat
         assert [getattr(r, "reason", None) or r.to_json() for r in fast] == \
                [getattr(r, "reason", None) or r.to_json() for r in slow]
         assert sum(isinstance(r, Source) for r in fast) >= 1  # the empty documents
+
+
+@needs_kernels
+def test_the_kernel_and_its_python_side_agree_on_the_scratch_layout():
+    from simdedup import _kernels
+
+    assert (_kernels.PLANES, _kernels.SCRATCH_WORDS) == (fastpath.PLANES, fastpath.SCRATCH_WORDS)
+
+
+@needs_kernels
+def test_cached_machine_code_loads_without_numba(tmp_path):
+    """A fresh process loads the kept machine code and fingerprints without importing numba."""
+    import subprocess
+    import sys
+
+    fastpath.kernel()  # compiled and kept by now
+    code = ("import sys; from simdedup import fastpath; k = fastpath.kernel(); "
+            "v, f, s = k.fingerprint([b'Hello hello world'], 'words', 16, True); "
+            "print(int(v[0]), int(f[0]), s.tobytes().hex(), 'numba' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    from simdedup.fingerprint import Fingerprinter
+
+    value, sketch = Fingerprinter(64, "xxh3", sketch_bins=16, weighting="binary")({"hello": 2, "world": 1})
+    assert out == [str(value), "2", sketch.hex(), "False"]
