@@ -798,6 +798,9 @@ def tokenizers() -> None:
 
 
 def main() -> None:
+    # simdedup does no multi-threaded linear algebra; OpenBLAS's thread pool would only double
+    # numpy's import time (0.07 s of every run) and sit beside the -j worker processes.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     cli(prog_name="simdedup")
 
 

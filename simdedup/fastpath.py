@@ -208,9 +208,9 @@ def _load() -> Kernel:
 def kernel() -> Kernel | None:
     """The loaded kernel, or None when it cannot be loaded or compiled, or is turned off."""
     global _kernel
-    if os.environ.get("SIMDEDUP_FASTPATH", "1") == "0":
-        return None
     if _kernel is None:
+        if os.environ.get("SIMDEDUP_FASTPATH", "1") == "0":
+            return None
         try:
             _kernel = _load()
         except Exception:  # no numba or llvmlite, no symbol: the Python path does the work

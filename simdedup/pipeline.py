@@ -236,13 +236,16 @@ class DocumentFingerprinter(Method):
                                                       sketch.tobytes() if self.sketch_bins else None)
 
 
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+
+
 def _read_regular_file(path: str, limit: int) -> bytes | None:
     """The bytes of the regular file at ``path``, or None when it is not one or is over ``limit``.
 
     One open, fstat and read: the cheapest way through many small files. Non-blocking, so that
     a FIFO put in the file's place since the walk does not stall the run.
     """
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    fd = os.open(path, _READ_FLAGS)
     try:
         status = os.fstat(fd)
         if not stat.S_ISREG(status.st_mode) or status.st_size > limit:
