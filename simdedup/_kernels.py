@@ -132,9 +132,12 @@ def fingerprint_batch(data_p, address, offsets_p, ndocs, is_token_p, bins, shift
                     weight >>= 1
                     plane += 1
             value = np.uint64(0)
+            used_planes = 1
+            while used_planes < PLANES and (1 << used_planes) <= total:  # no vote exceeds the total
+                used_planes += 1
             for bit in range(64):
                 vote = 0
-                for p in range(PLANES):
+                for p in range(used_planes):
                     vote += np.int64((scratch[p] >> np.uint64(bit)) & ONE) << p
                 if 2 * vote - total > 0:
                     value |= ONE << np.uint64(bit)
