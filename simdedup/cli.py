@@ -723,6 +723,7 @@ def exact(paths: tuple[str, ...], encoding: str, bloom_capacity: int | None, err
     find crawl -type f -print0 | simdedup exact -0 --bloom 100000000 - > repeats.jsonl
     """
     from .corpus import DocumentReader
+    from .corpus import documents
     from .errors import SkipDocument
     from .exact import BloomFilter, SeenDigests
     from .output import LineWriter
@@ -738,7 +739,8 @@ def exact(paths: tuple[str, ...], encoding: str, bloom_capacity: int | None, err
     done = 0
     with output_fd(output, force) as fd:
         writer = LineWriter(fd)
-        for source in progress(sources, silent, total=total, unit="doc", desc="exact"):
+        progressing = progress(sources, silent, total=total, unit="doc", desc="exact")
+        for source in itertools.chain.from_iterable(map(documents, progressing)):
             try:
                 if source.reason is not None:
                     raise SkipDocument(source.path, source.reason)

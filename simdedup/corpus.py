@@ -44,6 +44,36 @@ class Source:
     reason: str | None = None
     text: str | None = None
     size: int | None = field(default=None, compare=False)  # bytes, when a walk found a regular file
+    #: a JSON line not parsed yet, and its (text field, id field): see :func:`documents`
+    line: tuple[bytes, str, str | None] | None = field(default=None, compare=False, repr=False)
+    #: a stretch of whole lines of a JSON-lines file not read yet: (offset, length, number of
+    #: its first line, text field, id field); see :func:`documents`
+    span: tuple[int, int, int, str, str | None] | None = field(default=None, compare=False, repr=False)
+
+
+def documents(source: Source) -> list[Source]:
+    """The documents ``source`` stands for: itself, the document of its JSON line, or those of
+    its stretch of a JSON-lines file (unusable lines become skipped Sources saying why).
+
+    JSON lines are read and parsed where they are fingerprinted: in the worker processes of
+    ``-j N``, not in the process that walks the inputs and hands out the work.
+    """
+    if source.line is not None:
+        raw, text_field, id_field = source.line
+        return [_jsonl_document(source.path, raw, text_field, id_field)]
+    if source.span is None:
+        return [source]
+    offset, length, first, text_field, id_field = source.span
+    path = source.path.rsplit(":", 1)[0]
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(offset)
+            data = handle.read(length)
+    except OSError as exc:
+        return [Source(source.path, f"read error: {exc.strerror or exc}")]
+    return [_jsonl_document(f"{path}:{number}", raw, text_field, id_field)
+            for number, raw in enumerate(data.split(b"\n"), first) if raw.strip()]
+
 
 
 #: file name endings read through a decompressor
@@ -204,31 +234,73 @@ def iter_jsonl_lines(path: str, text_field: str = "text", id_field: str | None =
     except SkipDocument as exc:
         yield Source(path, exc.reason), b""
         return
+    for source, raw in _jsonl_lines(path, text_field, id_field, handle):
+        yield documents(source)[0], raw
+
+
+def _jsonl_lines(path: str, text_field: str, id_field: str | None,
+                 handle: BinaryIO) -> Iterator[tuple[Source, bytes]]:
+    """The lines of an open JSON-lines file as unparsed Sources named ``FILE:LINE``."""
     with handle:
         number = 0
         try:
             for number, raw in enumerate(handle, 1):
-                where = f"{path}:{number}"
-                if not raw.strip():
-                    continue
-                try:
-                    obj = json.loads(raw)
-                    text = _field(obj, text_field)
-                    doc_id = where if id_field is None else _field(obj, id_field)
-                except (json.JSONDecodeError, UnicodeDecodeError):
-                    yield Source(where, "not a JSON object"), raw
-                    continue
-                except KeyError as exc:
-                    yield Source(where, f"no field {exc.args[0]!r}"), raw
-                    continue
-                if not isinstance(text, str):
-                    yield Source(where, f"field {text_field!r} is not a string"), raw
-                elif not isinstance(doc_id, (str, int)) or isinstance(doc_id, bool):
-                    yield Source(where, f"field {id_field!r} is not a string or number"), raw
-                else:
-                    yield Source(str(doc_id), text=text), raw
+                if raw.strip():
+                    yield Source(f"{path}:{number}", line=(raw, text_field, id_field)), raw
         except (OSError, EOFError, ValueError) as exc:  # a truncated or corrupt compressed file
             yield Source(f"{path}:{number + 1}", f"read error: {exc}"), b""
+
+
+#: bytes of a JSON-lines file handed out at once (see :func:`documents`)
+SPAN_BYTES = 1 << 18
+
+
+def iter_jsonl_unparsed(path: str, text_field: str = "text", id_field: str | None = None) -> Iterator[Source]:
+    """As :func:`iter_jsonl`, but read and parsed only by :func:`documents`, where they are used:
+    stretches of whole lines of a plain file, single lines of a compressed one."""
+    try:
+        handle = open_binary(path)
+    except SkipDocument as exc:
+        yield Source(path, exc.reason)
+        return
+    if is_compressed(path) or not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+        for source, _ in _jsonl_lines(path, text_field, id_field, handle):
+            yield source
+        return
+    with handle:
+        offset, line, pending = 0, 1, b""
+        while True:
+            try:
+                block = handle.read(SPAN_BYTES)
+            except OSError as exc:
+                yield Source(f"{path}:{line}", f"read error: {exc.strerror or exc}")
+                return
+            data = pending + block
+            cut = len(data) if not block else data.rfind(b"\n") + 1
+            if cut:
+                yield Source(f"{path}:{line}", span=(offset, cut, line, text_field, id_field))
+                line += data.count(b"\n", 0, cut)
+                offset += cut
+            pending = data[cut:]
+            if not block:
+                return
+
+
+def _jsonl_document(where: str, raw: bytes, text_field: str, id_field: str | None) -> Source:
+    """The document of one JSON line, or a skipped Source named ``where`` saying why not."""
+    try:
+        obj = json.loads(raw)
+        text = _field(obj, text_field)
+        doc_id = where if id_field is None else _field(obj, id_field)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return Source(where, "not a JSON object")
+    except KeyError as exc:
+        return Source(where, f"no field {exc.args[0]!r}")
+    if not isinstance(text, str):
+        return Source(where, f"field {text_field!r} is not a string")
+    if not isinstance(doc_id, (str, int)) or isinstance(doc_id, bool):
+        return Source(where, f"field {id_field!r} is not a string or number")
+    return Source(str(doc_id), text=text)
 
 
 def iter_warc_documents(path: str, text_field: str = "text", id_field: str | None = None) -> Iterator[Source]:
@@ -249,12 +321,13 @@ def iter_warc_documents(path: str, text_field: str = "text", id_field: str | Non
         yield Source(path, f"cannot read as WARC: {exc}")
 
 
-_TABLE_READERS = {"jsonl": iter_jsonl, "csv": iter_csv, "parquet": iter_parquet, "warc": iter_warc_documents}
+_TABLE_READERS = {"jsonl": iter_jsonl_unparsed, "csv": iter_csv, "parquet": iter_parquet, "warc": iter_warc_documents}
 
 
 def expand_jsonl(sources: Iterable[Source], jsonl: bool | None, text_field: str = "text",
                  id_field: str | None = None, jsonl_files: list[str] | None = None) -> Iterator[Source]:
-    """Sources with every file of many documents replaced by its documents.
+    """Sources with every file of many documents replaced by its documents (JSON lines still
+    unparsed: see :func:`parsed`).
 
     ``jsonl`` True reads every file as JSON lines, False reads every file as one document, None
     goes by the name: ``.jsonl``/``.ndjson`` (compressed or not), ``.csv``/``.tsv``, ``.parquet``.

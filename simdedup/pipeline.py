@@ -16,7 +16,7 @@ from typing import Any, BinaryIO, Iterable, Iterator
 import numpy as np
 
 from .cluster import Cluster, find_clusters
-from .corpus import DocumentReader, Source, is_compressed
+from .corpus import DocumentReader, Source, documents, is_compressed
 from .web import looks_like_http
 from .errors import RecordError, SkipDocument
 from .fingerprint import Fingerprinter
@@ -82,7 +82,7 @@ class Method:
 
     def fingerprint_batch(self, sources: list[Source]) -> list[FingerprintRecord | Source]:
         """A record, or the source with the reason it was skipped, for each source in order."""
-        return [self._one(source) for source in sources]
+        return [self._one(document) for source in sources for document in documents(source)]
 
     def _one(self, source: Source) -> FingerprintRecord | Source:
         if source.reason is not None:
@@ -142,6 +142,10 @@ class DocumentFingerprinter(Method):
             if isinstance(result, Source):
                 raise SkipDocument(doc_id, result.reason or _NO_FEATURES)
             return result
+        return self._text_record(doc_id, text)
+
+    def _text_record(self, doc_id: str, text: str) -> FingerprintRecord:
+        """:meth:`fingerprint_text` on the Python path."""
         features = self.tokenizer.features(visible_text([text], self.html))
         if not features:
             raise SkipDocument(doc_id, "no text to fingerprint")
@@ -162,6 +166,7 @@ class DocumentFingerprinter(Method):
             return super().fingerprint_batch(sources)
         from . import fastpath
 
+        sources = [document for source in sources for document in documents(source)]
         results: list[FingerprintRecord | Source | None] = [None] * len(sources)
         pending: list[tuple[int, bytes, int]] = []  # (position, ASCII text, size in bytes)
         pending_bytes = 0
@@ -173,9 +178,12 @@ class DocumentFingerprinter(Method):
                 if pending_bytes >= fastpath.BATCH_BYTES:
                     self._fast_records(sources, pending, results)
                     pending, pending_bytes = [], 0
-            elif reader is not None:  # read already: the Python path takes its bytes
+            elif reader is not None or source.text is not None:  # the Python path, with what was read
                 try:
-                    results[position] = self.record_from_reader(reader)
+                    if reader is not None:
+                        results[position] = self.record_from_reader(reader)
+                    else:
+                        results[position] = self._text_record(source.path, source.text)  # type: ignore[arg-type]
                 except SkipDocument as exc:
                     results[position] = Source(source.path, exc.reason)
             else:
@@ -432,6 +440,9 @@ def source_digest(source: Source, encoding: str) -> bytes:
     """
     from .exact import content_digest
 
+    (source,) = documents(source)  # (a single JSON line is parsed here; not a stretch of lines)
+    if source.reason is not None:
+        raise SkipDocument(source.path, source.reason)
     return content_digest([source.text] if source.text is not None else DocumentReader(source.path, encoding))
 
 
@@ -443,7 +454,7 @@ def exact_duplicates(sources: Iterable[Source], encoding: str, seen: Any,
     path`` ("" when ``seen`` is a bloom filter, which cannot say). A source that cannot be read
     is passed on, so that fingerprinting reports why.
     """
-    for source in sources:
+    for source in itertools.chain.from_iterable(map(documents, sources)):
         if source.reason is None:
             try:
                 earlier = seen.check(source_digest(source, encoding), source.path)

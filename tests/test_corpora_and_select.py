@@ -291,3 +291,49 @@ def test_parquet(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)  # as without pyarrow
     without = invoke("fingerprint", "--silent", path)
     assert without.exit_code == 3 and "pip install 'simdedup[parquet]'" in without.stderr
+
+
+# --- JSON lines read where they are fingerprinted ------------------------------------------------
+
+json_lines = st.lists(
+    st.one_of(
+        st.builds(lambda t, i: json.dumps({"text": t, "id": i}, ensure_ascii=False), st.text(max_size=30),
+                  st.text(max_size=5)),
+        st.sampled_from(["", "   ", "not json", '{"text": 5}', '{"id": "x"}', '{"text": "cr"}\r', "[1, 2]"]),
+    ),
+    max_size=30,
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(json_lines, st.sampled_from([1, 7, 64, 1 << 18]), st.booleans(), st.sampled_from([None, "id"]))
+def test_stretches_of_lines_give_the_documents_line_by_line(tmp_path_factory, lines, span, final_newline, id_field):
+    """Every way of cutting a JSON-lines file into stretches gives the eager reader's documents."""
+    import simdedup.corpus as corpus
+
+    path = tmp_path_factory.mktemp("jsonl") / "d.jsonl"
+    path.write_bytes(("\n".join(lines) + ("\n" if final_newline else "")).encode())
+    old = corpus.SPAN_BYTES
+    corpus.SPAN_BYTES = span
+    try:
+        stretches = list(corpus.iter_jsonl_unparsed(str(path), "text", id_field))
+    finally:
+        corpus.SPAN_BYTES = old
+    got = [(d.path, d.reason, d.text) for s in stretches for d in corpus.documents(s)]
+    want = [(d.path, d.reason, d.text) for d in iter_jsonl(str(path), "text", id_field)]
+    assert got == want
+    assert all(s.span is not None for s in stretches)
+
+
+def test_jsonl_on_two_workers_equals_one(tmp_path, monkeypatch):
+    import simdedup.corpus as corpus
+
+    monkeypatch.setattr(corpus, "SPAN_BYTES", 300)  # many stretches, so both workers take some
+    lines = [json.dumps({"text": f"{TEXT} {i % 7} variant {i}", "id": f"d{i}"}) for i in range(200)]
+    lines[50] = "not json"
+    (tmp_path / "d.jsonl").write_text("\n".join(lines) + "\n")
+    one = invoke("fingerprint", "--silent", "-j", "1", "--id-field", "id", tmp_path / "d.jsonl")
+    two = invoke("fingerprint", "--silent", "-j", "2", "--id-field", "id", tmp_path / "d.jsonl")
+    assert one.exit_code == two.exit_code == 3  # the bad line is skipped, with a warning
+    assert one.stdout == two.stdout and one.stdout.count("\n") == 199
+    assert "d.jsonl:51: not a JSON object" in two.stderr

@@ -174,3 +174,15 @@ def test_cached_machine_code_loads_without_numba(tmp_path):
 
     value, sketch = Fingerprinter(64, "xxh3", sketch_bins=16, weighting="binary")({"hello": 2, "world": 1})
     assert out == [str(value), "2", sketch.hex(), "False"]
+
+
+def test_short_texts_before_the_kernel_starts_take_the_python_path(monkeypatch):
+    """Before START_AFTER_BYTES a text goes to the Python path once (it used to ask the batch
+    path again, and again, until the recursion limit)."""
+    monkeypatch.setattr(fastpath, "START_AFTER_BYTES", 1 << 30)
+    monkeypatch.setattr(fastpath, "_bytes_seen", 0)
+    fingerprinter = DocumentFingerprinter(get_tokenizer("words"))
+    record = fingerprinter.fingerprint_text("t", "a short text " * 3)
+    assert record.features == 3
+    results = fingerprinter.fingerprint_batch([Source(f"t{i}", text="more short text") for i in range(3000)])
+    assert [r.features for r in results] == [3] * 3000
