@@ -151,3 +151,28 @@ def test_jieba_fast_without_rjieba(monkeypatch):
     monkeypatch.setitem(sys.modules, "rjieba", None)
     with pytest.raises(TokenizerOptionError, match="pip install"):
         get_tokenizer("jieba-fast").text_features(ZH)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["ab", "cd", "ef", "gh", "x", " y ", "The", "of", "中文", "中", "ij", "kl"]),
+                max_size=40), st.integers(1, 6))
+def test_keyword_scores_equal_jiebas_loop(words, topk):
+    """Remembered per-word IDFs and numpy arithmetic give extract_tags's keywords, weights and
+    tie order (several words share an IDF here, so ties are common)."""
+    from collections import Counter
+
+    from simdedup.tokenizers.jieba_tfidf import _KeywordScores
+
+    idf = {"ab": 2.0, "cd": 2.0, "ef": 3.5, "gh": 0.5, "中文": 2.0}
+    stop = frozenset({"the", "of"})
+    freq: dict[str, float] = {}
+    for word in words:  # jieba.analyse.tfidf.TFIDF.extract_tags
+        if len(word.strip()) < 2 or word.lower() in stop:
+            continue
+        freq[word] = freq.get(word, 0.0) + 1.0
+    total = sum(freq.values())
+    expected = sorted(((w, c * (idf.get(w, 1.0) / total)) for w, c in freq.items()), key=lambda x: x[1],
+                      reverse=True)[:topk]
+    scores = _KeywordScores(idf, 1.0, stop)
+    scores.top(Counter(["ab", "zz"]), 3)  # some words remembered from an earlier document
+    assert list(scores.top(Counter(words), topk).items()) == expected

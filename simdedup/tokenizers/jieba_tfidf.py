@@ -14,6 +14,7 @@ whitespace, which jieba treats as a boundary anyway, so they stay in bounded mem
 from __future__ import annotations
 
 import logging
+import math
 from collections import Counter
 from typing import Iterable
 
@@ -32,6 +33,7 @@ class JiebaTfidfTokenizer(Tokenizer):
 
             raise TokenizerOptionError("topk must be at least 1")
         self._tfidf = None
+        self._keyword_scores: _KeywordScores | None = None
 
     def prepare(self) -> None:
         if self._tfidf is None:
@@ -51,21 +53,51 @@ class JiebaTfidfTokenizer(Tokenizer):
 
     def features(self, chunks: Iterable[str]) -> dict[str, float]:
         self.prepare()
-        tfidf = self._tfidf
-        stop_words = tfidf.stop_words  # type: ignore[union-attr]
-        # Count every word in C (Counter), then filter the distinct ones: the same counts, in
-        # the same first-seen order, as jieba's loop over every word.
+        # Count every word in C (Counter), then score the distinct ones: the same counts, in the
+        # same first-seen order, as jieba's loop over every word.
         counts: Counter[str] = Counter()
         for chunk in chunks:
             counts.update(self._cut(chunk))
-        freq = {word: float(count) for word, count in counts.items()
-                if len(word.strip()) >= 2 and word.lower() not in stop_words}
-        total = sum(freq.values())
-        idf, median = tfidf.idf_freq, tfidf.median_idf  # type: ignore[union-attr]
-        scored = {word: count * (idf.get(word, median) / total) for word, count in freq.items()}
-        top = sorted(scored.items(), key=lambda item: item[1], reverse=True)[: self.options["topk"]]
-        return dict(top)
+        return self._scores.top(counts, self.options["topk"])
 
+    @property
+    def _scores(self) -> "_KeywordScores":
+        if self._keyword_scores is None:
+            tfidf = self._tfidf
+            self._keyword_scores = _KeywordScores(tfidf.idf_freq, tfidf.median_idf, tfidf.stop_words)  # type: ignore[union-attr]
+        return self._keyword_scores
+
+
+class _KeywordScores:
+    """``extract_tags``'s choice and weights of keywords, given the words' counts.
+
+    jieba drops words shorter than two characters (after stripping) and its stop words, weighs
+    each other word by ``count * (idf / total)`` (``total``: the kept words' count; unknown words
+    get the median IDF) and keeps the ``topk`` heaviest, ties in first-seen order. Here what
+    depends on the word alone (dropped, or its IDF) is remembered per word, and the arithmetic
+    runs in numpy, with the same float64 operations in the same order.
+    """
+
+    def __init__(self, idf: dict[str, float], median: float, stop_words: frozenset[str] | set[str]):
+        self._idf, self._median, self._stop_words = idf, median, stop_words
+        self._word_idf: dict[str, float] = {}  # NaN: not a keyword (jieba's IDF values are finite)
+
+    def top(self, counts: Counter[str], topk: int) -> dict[str, float]:
+        import numpy as np
+
+        word_idf = self._word_idf
+        for word in set(counts).difference(word_idf):  # words not met before (looked up in the dict)
+            dropped = len(word.strip()) < 2 or word.lower() in self._stop_words
+            word_idf[word] = math.nan if dropped else self._idf.get(word, self._median)
+        words = list(counts)
+        idfs = np.fromiter(map(word_idf.__getitem__, words), dtype=np.float64, count=len(words))
+        kept = np.flatnonzero(~np.isnan(idfs))
+        if not len(kept):
+            return {}
+        frequency = np.fromiter(counts.values(), dtype=np.float64, count=len(words))[kept]
+        scores = frequency * (idfs[kept] / float(frequency.sum()))
+        best = np.argsort(-scores, kind="stable")[:topk]
+        return {words[i]: score for i, score in zip(kept[best].tolist(), scores[best].tolist())}
 
 class JiebaFastTokenizer(JiebaTfidfTokenizer):
     """The same keywords with jieba-rs (``rjieba``) segmenting: about 15x faster.
