@@ -130,26 +130,46 @@ def _sorted_table(fps: np.ndarray, ranges: list[tuple[int, int]], chosen: tuple[
     return order, key[order]
 
 
+_CANDIDATES_AT_ONCE = 1 << 22  # candidate pairs checked in one vectorised step
+
+
 def _pairs_in_table(fps: np.ndarray, order: np.ndarray, sorted_key: np.ndarray,
                     k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Pairs of rows within ``k`` among the rows sharing a key (adjacent in ``order``)."""
     n = len(order)
-    left_parts, right_parts = [], []
-    # Positions p whose key equals the key d places further on; a run of m equal keys yields
-    # its m(m-1)/2 candidates over d = 1..m-1 and the work is linear in the candidates.
-    pos = np.flatnonzero(sorted_key[1:] == sorted_key[:-1])
-    d = 1
-    while pos.size:
-        a, b = order[pos], order[pos + d]
-        close = popcount_distance(fps[a], fps[b]) <= k
-        left_parts.append(a[close])
-        right_parts.append(b[close])
-        d += 1
-        pos = pos[pos + d < n]
-        pos = pos[sorted_key[pos + d] == sorted_key[pos]]
-    if not left_parts:
+    # Each sorted position p pairs with every later position of its run of equal keys; the
+    # candidates are generated run by run in vectorised steps of a bounded size, so that long
+    # runs (crowded keys) cost no Python loop per distance.
+    starts = np.flatnonzero(np.concatenate(([True], sorted_key[1:] != sorted_key[:-1])))
+    lengths = np.diff(np.append(starts, n))
+    later = np.repeat(starts + lengths, lengths) - np.arange(n) - 1  # later positions in the run
+    positions = np.flatnonzero(later)
+    counts = later[positions]
+    if not len(positions):
         empty = np.empty(0, dtype=np.int64)
         return empty, empty
+    distance = _distance_function(fps)
+    ends = np.cumsum(counts)
+    cuts = np.searchsorted(ends, np.arange(_CANDIDATES_AT_ONCE, ends[-1], _CANDIDATES_AT_ONCE), side="right")
+    bounds = np.unique(np.concatenate(([0], cuts, [len(positions)])))  # a position never splits
+    left_parts, right_parts = [], []
+    for first, last in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+        step_counts = counts[first:last]
+        left = np.repeat(positions[first:last], step_counts)
+        right = left + np.arange(len(left)) - np.repeat(np.cumsum(step_counts) - step_counts, step_counts) + 1
+        a, b = order[left], order[right]
+        close = distance(a, b) <= k
+        left_parts.append(a[close])
+        right_parts.append(b[close])
     return np.concatenate(left_parts), np.concatenate(right_parts)
+
+
+def _distance_function(fps: np.ndarray):
+    """Hamming distance between rows ``a`` and ``b`` of ``fps`` (a faster form for one word)."""
+    if fps.shape[1] == 1:
+        values = fps[:, 0]
+        return lambda a, b: np.bitwise_count(values[a] ^ values[b])
+    return lambda a, b: popcount_distance(fps[a], fps[b])
 
 
 def _clustered(fps: np.ndarray, masks: list[np.ndarray]) -> bool:

@@ -146,3 +146,18 @@ def test_compacting_between_tables_keeps_every_pair(monkeypatch):
     rng = random.Random(12)
     values = planted(rng, 64, 4, groups=40)
     assert found(values, 4, 64, blocks=6) == oracle(values, 4)
+
+
+@pytest.mark.parametrize("step", [1, 2, 7])
+def test_candidates_checked_in_small_steps_keep_every_pair(monkeypatch, step):
+    """Runs of equal keys are cut into vectorised steps; the cuts lose and add nothing, also
+    when one position has more candidates than a step (crowded keys)."""
+    import simdedup.index as index
+
+    monkeypatch.setattr(index, "_CANDIDATES_AT_ONCE", step)
+    rng = random.Random(13)
+    values = planted(rng, 64, 3, groups=40) + [0b1011] * 5 + [0b1011 ^ (1 << 40)] * 3
+    for blocks in (4, 5, 8):
+        assert found(values, 3, 64, blocks=blocks) == oracle(values, 3)
+    wide = planted(rng, 128, 5, groups=20)
+    assert found(wide, 5, 128, blocks=7) == oracle(wide, 5)
