@@ -130,7 +130,7 @@ def _sorted_table(fps: np.ndarray, ranges: list[tuple[int, int]], chosen: tuple[
     return order, key[order]
 
 
-_CANDIDATES_AT_ONCE = 1 << 22  # candidate pairs checked in one vectorised step
+_CANDIDATES_AT_ONCE = 1 << 20  # candidate pairs checked in one vectorised step (about 50 MB of arrays)
 
 
 def _pairs_in_table(fps: np.ndarray, order: np.ndarray, sorted_key: np.ndarray,
