@@ -23,7 +23,6 @@ All integers are little-endian.
 from __future__ import annotations
 
 import json
-import os
 import struct
 from dataclasses import dataclass
 from typing import Any, BinaryIO, Iterable, Iterator
@@ -31,6 +30,7 @@ from typing import Any, BinaryIO, Iterable, Iterator
 import numpy as np
 
 from .errors import RecordError
+from .output import write_all
 from .records import FingerprintRecord
 
 MAGIC = b"SIMDEDUP-FP 1\n"
@@ -97,13 +97,7 @@ class BinaryWriter:
             self._pending = []
 
     def _write(self, data: bytes) -> None:
-        view = memoryview(data)
-        if not isinstance(self.target, int):
-            self.target.write(view)
-            self.target.flush()
-            return
-        while view:
-            view = view[os.write(self.target, view):]
+        write_all(self.target, data)
 
 
 @dataclass

@@ -67,14 +67,18 @@ class LineWriter:
         self._write(data)
 
     def _write(self, data: bytes) -> None:
-        view = memoryview(data)
-        if not isinstance(self.target, int):
-            self.target.write(view)
-            self.target.flush()
-            return
-        while view:
-            written = os.write(self.target, view)
-            view = view[written:]
+        write_all(self.target, data)
+
+
+def write_all(target: int | BinaryIO, data: bytes) -> None:
+    """Write all of ``data`` to a file descriptor or a binary stream (flushed)."""
+    view = memoryview(data)
+    if not isinstance(target, int):
+        target.write(view)
+        target.flush()
+        return
+    while view:
+        view = view[os.write(target, view):]
 
 
 def stdout_target() -> int | BinaryIO:
