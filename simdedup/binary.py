@@ -169,7 +169,12 @@ def read_blocks(stream: BinaryIO, name: str, first: bytes = b"") -> Iterator[Blo
 
 
 def _read_exactly(stream: BinaryIO, size: int, where: str) -> bytes:
-    data = stream.read(size)
-    if len(data) != size:
-        raise RecordError(f"{where} is cut short (the file is truncated)")
-    return data
+    """``size`` bytes, read in pieces: a damaged count ends in "cut short", not a huge allocation."""
+    parts = []
+    while size > 0:
+        part = stream.read(min(size, 1 << 26))
+        if not part:
+            raise RecordError(f"{where} is cut short (the file is truncated)")
+        parts.append(part)
+        size -= len(part)
+    return b"".join(parts)

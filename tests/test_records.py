@@ -209,3 +209,12 @@ def test_cli_binary_output_clusters_and_converts_like_json_lines(tmp_path):
     assert back.stdout_bytes == lines.stdout_bytes
     again = runner.invoke(cli, ["convert", "--to", "binary", "-"], input=lines.stdout_bytes)
     assert again.stdout_bytes == data
+
+
+def test_a_damaged_binary_count_is_one_error_line():
+    rows = [FingerprintRecord("a", 1, 64, 20, SETTINGS, 10, bytes(16))]
+    data = bytearray(binary_of(rows))
+    start = data.index(b"}\n") + 2  # the counts follow the template line
+    data[start:start + 8] = (1 << 60).to_bytes(8, "little")
+    with pytest.raises(RecordError, match="^f: binary block 1"):
+        read_fingerprint_files([("f", io.BytesIO(bytes(data)))])
