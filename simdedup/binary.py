@@ -74,8 +74,8 @@ def write_columns(writer: "BinaryWriter", columns: Any) -> None:
         stop = start + BLOCK_RECORDS
         (first,) = next(records_of(columns, 1, start))
         sketches = columns.sketches[start:stop] if columns.sketches is not None else None
-        writer._write(encode_columns(first, columns.ids[start:stop], columns.values[start:stop],
-                                     columns.features[start:stop], columns.sizes[start:stop], sketches))
+        write_all(writer.target, encode_columns(first, columns.ids[start:stop], columns.values[start:stop],
+                                                columns.features[start:stop], columns.sizes[start:stop], sketches))
 
 
 class BinaryWriter:

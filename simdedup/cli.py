@@ -468,7 +468,7 @@ def convert(files: tuple[str, ...], output: str | None, force: bool, record_form
     simdedup convert --to binary -o fingerprints.sdfp fingerprints.jsonl
     simdedup convert --to jsonl fingerprints.sdfp | head
     """
-    from .records import read_fingerprint_files, records_of
+    from .records import json_lines, read_fingerprint_files, records_of
 
     columns = read_fingerprint_files(_open_inputs(files))
     binary = record_format == "binary"
@@ -480,7 +480,7 @@ def convert(files: tuple[str, ...], output: str | None, force: bool, record_form
             write_columns(writer, columns)
         else:
             for records in records_of(columns):
-                writer.write_lines("".join([r.to_json() + "\n" for r in records]).encode("utf-8", "surrogateescape"))
+                writer.write_lines(json_lines(records))
         writer.flush()
 
 

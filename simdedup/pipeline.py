@@ -21,7 +21,7 @@ from .web import looks_like_http
 from .errors import RecordError, SkipDocument
 from .fingerprint import Fingerprinter
 from .index import as_words
-from .records import FingerprintRecord, read_fingerprint_files
+from .records import FingerprintRecord, json_lines, read_fingerprint_files
 from .sketch import DEFAULT_BINS
 from .tokenizers import Tokenizer
 
@@ -360,7 +360,7 @@ class Batch:
         size = sum(r.bytes or 0 for r in records)
         if not render:
             return cls(results, notes, size, len(records))
-        lines = "".join([r.to_json() + "\n" for r in records]).encode("utf-8", "surrogateescape")
+        lines = json_lines(records)
         return cls([r for r in results if isinstance(r, Source)], notes, size, len(records), lines)
 
 

@@ -84,6 +84,11 @@ def _settings_json(settings: dict[str, Any]) -> str:
     return text
 
 
+def json_lines(records: Iterable[FingerprintRecord]) -> bytes:
+    """The records as JSON lines, each ending with a newline, encoded as the writers send them."""
+    return "".join([record.to_json() + "\n" for record in records]).encode("utf-8", "surrogateescape")
+
+
 def describe_settings(settings: dict[str, Any]) -> str:
     """Settings in a short human form, e.g. ``whitespace(shingle=1) xxh3 64-bit``."""
     options = ",".join(f"{k}={v}" for k, v in sorted((settings.get("options") or {}).items()))
@@ -248,14 +253,19 @@ class _ColumnReader:
         for number, block in enumerate(read_blocks(stream, name, first), 1):
             self._check_key(block.key, block.bits, f"{name}: binary block {number}")
             n = len(block.ids)
-            self.ids.extend(block.ids)
-            for part, values in (("values", block.values), ("features", block.features), ("sizes", block.sizes)):
-                self.parts[part].append(values)
-            if block.sketches is not None:
-                self.parts["sketches"].append(block.sketches)
-            self.parts["file_index"].append(np.full(n, file_number, dtype=np.int32))
-            self.parts["lines"].append(np.arange(position, position + n, dtype=np.int64))
+            self._append(block.ids, block.values, block.features, block.sizes, block.sketches, file_number,
+                         np.arange(position, position + n, dtype=np.int64))
             position += n
+
+    def _append(self, ids: Iterable[str], values: np.ndarray, features: np.ndarray, sizes: np.ndarray,
+                sketches: np.ndarray | None, file_number: int, lines: np.ndarray) -> None:
+        """Add the columns of some records read from file ``file_number``, at ``lines``."""
+        self.ids.extend(ids)
+        for part, column in (("values", values), ("features", features), ("sizes", sizes), ("lines", lines)):
+            self.parts[part].append(column)
+        if sketches is not None:
+            self.parts["sketches"].append(sketches)
+        self.parts["file_index"].append(np.full(len(lines), file_number, dtype=np.int32))
 
     def _check_key(self, key: tuple, bits: int, where: str) -> None:
         """Take the first settings key seen, or check that ``key`` equals it.
@@ -303,15 +313,9 @@ class _ColumnReader:
         if (set(fields) != {field_name} or set(bits) != {width} or set(settings) != {settings_text}
                 or set(map(len, sketches)) != {sketch_length} or set(map(len, hexes)) != {int(width) // 4}):
             return False
-        self.ids.extend(json.loads(f'"{i}"') if "\\" in i else i for i in ids)
-        n = len(ids)
-        self.parts["values"].append(_words_from_hex(hexes, int(width)))
-        self.parts["features"].append(_integers(features))
-        self.parts["sizes"].append(_integers(sizes))
-        if sketch_length:
-            self.parts["sketches"].append(_decode_sketches(list(sketches)))
-        self.parts["file_index"].append(np.full(n, file_number, dtype=np.int32))
-        self.parts["lines"].append(np.arange(line, line + n, dtype=np.int64))
+        self._append((json.loads(f'"{i}"') if "\\" in i else i for i in ids), _words_from_hex(hexes, int(width)),
+                     _integers(features), _integers(sizes), _decode_sketches(list(sketches)) if sketch_length else None,
+                     file_number, np.arange(line, line + len(ids), dtype=np.int64))
         return True
 
     def _add_lines(self, name: str, file_number: int, line: int, block: bytes) -> None:
@@ -338,16 +342,11 @@ class _ColumnReader:
                 except ValueError as exc:
                     raise RecordError(f"{name}:{number}: field 'sketch': {exc}") from None
             lines.append(number)
-        if not ids:
-            return
-        self.ids.extend(ids)
-        self.parts["values"].append(_words_from_hex(hexes, self.bits))
-        self.parts["features"].append(np.array(features, dtype=np.int64))
-        self.parts["sizes"].append(np.array(sizes, dtype=np.int64))
-        if sketches:
-            self.parts["sketches"].append(np.frombuffer(bytes(sketches), dtype=np.uint8).reshape(len(ids), -1))
-        self.parts["file_index"].append(np.full(len(ids), file_number, dtype=np.int32))
-        self.parts["lines"].append(np.array(lines, dtype=np.int64))
+        if ids:
+            self._append(ids, _words_from_hex(hexes, self.bits), np.array(features, dtype=np.int64),
+                         np.array(sizes, dtype=np.int64),
+                         np.frombuffer(bytes(sketches), dtype=np.uint8).reshape(len(ids), -1) if sketches else None,
+                         file_number, np.array(lines, dtype=np.int64))
 
     def finish(self) -> FingerprintColumns:
         words = self.bits // 64
