@@ -17,7 +17,8 @@ The bit votes are summed with numpy: the feature hashes are unpacked into a (fea
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, NamedTuple
+from itertools import chain
+from typing import Iterable, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
@@ -154,3 +155,41 @@ class Fingerprinter:
         from .sketch import make_sketch
 
         return Fingerprint(value, make_sketch(words[:, 0], weights if counts else None, self.sketch_bins))
+
+    def many(self, documents: Sequence[Mapping[str, float]]) -> list[Fingerprint]:
+        """``[self(features) for features in documents]``, with the arithmetic done for all the
+        documents at once: the same integer sums, so the same fingerprints.
+
+        Raises:
+            ValueError: a negative or non-finite weight (raised for the first such document).
+        """
+        sizes = np.fromiter(map(len, documents), dtype=np.int64, count=len(documents))
+        if not len(documents) or not sizes.all():  # rare: the one-document path handles empty ones
+            return [self(features) for features in documents]
+        weights = np.fromiter(chain.from_iterable(f.values() for f in documents), dtype=np.float64,
+                              count=int(sizes.sum()))
+        if not (np.all(np.isfinite(weights)) and weights.min() >= 0):
+            return [self(features) for features in documents]  # raises at the bad document
+        words = hash_words(self._hash_many(chain.from_iterable(documents)), self.bits)
+        document = np.repeat(np.arange(len(documents)), sizes)
+        starts = np.cumsum(sizes) - sizes
+        # Per document, as _integer_weights: counts when all its weights are whole, else scaled.
+        whole = np.bincount(document, weights=weights != np.floor(weights), minlength=len(documents)) == 0
+        scaled = np.rint(weights * WEIGHT_SCALE).astype(np.int64)
+        scaled[(scaled == 0) & (weights > 0)] = 1
+        integers = np.where(whole[document], weights.astype(np.int64), scaled)
+        votes = integers if self.weighting == "feature" else np.ones(len(integers), dtype=np.int64)
+        as_bytes = np.ascontiguousarray(words.astype("<u8", copy=False)).view(np.uint8)
+        bit_matrix = np.unpackbits(as_bytes, axis=1, bitorder="little")
+        votes_for = np.add.reduceat(bit_matrix * votes[:, None], starts, axis=0)  # int64, exact
+        totals = np.add.reduceat(votes, starts)
+        set_bits = np.packbits(2 * votes_for - totals[:, None] > 0, axis=1, bitorder="little")
+        lanes = np.ascontiguousarray(set_bits).view("<u8")
+        values = lanes[:, 0].tolist() if self.bits == 64 else [low | high << 64 for low, high in lanes.tolist()]
+        if not self.sketch_bins:
+            return [Fingerprint(value, None) for value in values]
+        from .sketch import sketches_of
+
+        multiplicity = np.where(whole[document], integers, 1)
+        sketches = sketches_of(words[:, 0], multiplicity, sizes, self.sketch_bins)
+        return [Fingerprint(value, sketch) for value, sketch in zip(values, sketches)]

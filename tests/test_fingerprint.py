@@ -4,6 +4,8 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from simdedup.fingerprint import Fingerprinter, hamming, integer_weights, simhash, to_hex
 from simdedup.hashing import get_feature_hash
@@ -92,3 +94,31 @@ def test_stable_across_processes_with_different_hash_seeds():
         for seed in ("0", "1", "12345")
     }
     assert len(outputs) == 1
+
+
+_weights = st.one_of(st.integers(0, 6), st.floats(0, 50, allow_nan=False), st.sampled_from([1e-12, 0.5, 2.5]))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.dictionaries(st.text("abcdé中", min_size=1, max_size=3), _weights, max_size=12), max_size=8),
+       st.sampled_from([64, 128]), st.sampled_from([0, 8, 128]), st.sampled_from(["feature", "binary"]))
+def test_many_documents_at_once_equal_one_at_a_time(documents, bits, bins, weighting):
+    """Fingerprinter.many does the sums for a batch at once: the same fingerprints and sketches,
+    whole and fractional weights, empty documents and zero weights included."""
+    fingerprinter = Fingerprinter(bits, sketch_bins=bins, weighting=weighting)
+    assert fingerprinter.many(documents) == [fingerprinter(features) for features in documents]
+
+
+def test_many_reports_a_bad_weight_as_one_document_does():
+    fingerprinter = Fingerprinter(64)
+    with pytest.raises(ValueError, match="finite and non-negative"):
+        fingerprinter.many([{"a": 1.0}, {"b": -1.0}])
+
+
+def test_many_sketches_with_large_counts_expand_in_pieces(monkeypatch):
+    import simdedup.sketch as sketch
+
+    monkeypatch.setattr(sketch, "_EXPAND_BATCH", 50)
+    fingerprinter = Fingerprinter(64, sketch_bins=16)
+    documents = [{"a": 40, "b": 30}, {"c": 3}, {"a": 2.5}]
+    assert fingerprinter.many(documents) == [fingerprinter(features) for features in documents]
