@@ -27,6 +27,7 @@ import ctypes
 import hashlib
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -108,8 +109,76 @@ class Kernel:
                            self._scratch.ctypes.data)
 
 
+@dataclass(frozen=True)
+class KeywordRules:
+    """What the keyword kernel needs to score words as ``jieba.analyse.extract_tags`` does.
+
+    ``keys``/``idf``: an open-addressing table of the XXH3-64 of each word of the IDF table
+    (a power of two of slots, key 0 empty, linear probing) and the word's IDF, NaN for a word
+    that is dropped; ``median``: the IDF of other words; ``stop``: the stop words, lower-case
+    ASCII, back to back, the ``i``-th ending at ``stop_ends[i]``; ``spaces``: the code points
+    that ``str.strip`` removes.
+    """
+
+    keys: np.ndarray
+    idf: np.ndarray
+    median: float
+    stop: bytes
+    stop_ends: np.ndarray
+    spaces: np.ndarray
+
+
+class KeywordKernel:
+    """The loaded keyword kernel (:func:`simdedup._kernels.keyword_batch`) and its scratch table."""
+
+    def __init__(self, address: int, engine: Any):
+        import threading
+
+        self._engine = engine
+        self._function = ctypes.CFUNCTYPE(ctypes.c_int64, *_KEYWORD_ARGTYPES)(address)
+        self._lock = threading.Lock()
+        self._capacity = 0
+        self._table: tuple[np.ndarray, ...] = ()
+
+    def keywords(self, words: list[str], doc_words: np.ndarray, rules: KeywordRules,
+                 topk: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(best, scores, found)``: document ``d``'s keywords are ``words[best[d, i]]`` with
+        ``scores[d, i]`` for ``i < found[d]``, best first. Its words are
+        ``words[doc_words[d]:doc_words[d + 1]]``."""
+        ndocs = len(doc_words) - 1
+        data = "".join(words).encode("utf-8", "surrogatepass")
+        buffer = np.frombuffer(data, dtype=np.uint8) if data else np.zeros(1, dtype=np.uint8)
+        chars = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
+        doc_words = np.ascontiguousarray(doc_words, dtype=np.int64)
+        most = int(np.diff(doc_words).max()) if ndocs else 0
+        best = np.zeros((ndocs, topk), dtype=np.int64)
+        scores = np.zeros((ndocs, topk), dtype=np.float64)
+        found = np.zeros(ndocs, dtype=np.int64)
+        with self._lock:
+            if 2 * most > self._capacity:
+                self._capacity = 1 << max(10, (2 * most - 1).bit_length())
+                self._table = (np.zeros(self._capacity, np.uint64), np.zeros(self._capacity, np.int64),
+                               np.zeros(self._capacity, np.int64), np.zeros(self._capacity, np.float64),
+                               np.zeros(self._capacity, np.int64))
+            stop = np.frombuffer(rules.stop, dtype=np.uint8) if rules.stop else np.zeros(1, dtype=np.uint8)
+            self._function(buffer.ctypes.data, len(data), buffer.ctypes.data, chars.ctypes.data, doc_words.ctypes.data,
+                           ndocs, rules.keys.ctypes.data, rules.idf.ctypes.data, len(rules.keys), rules.median,
+                           rules.spaces.ctypes.data, len(rules.spaces), stop.ctypes.data, rules.stop_ends.ctypes.data,
+                           len(rules.stop_ends), topk, *(array.ctypes.data for array in self._table), self._capacity,
+                           best.ctypes.data, scores.ctypes.data, found.ctypes.data)
+        return best, scores, found
+
+
+_KEYWORD_ARGTYPES = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                     ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_double,
+                     ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,
+                     ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                     ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+
+
 _kernel: Any = None
 _bytes_seen = 0
+_keyword_kernel: Any = None
 
 
 def _llvm() -> Any:
@@ -165,13 +234,13 @@ def _target_machine(llvm: Any) -> Any:
                                         opt=3, codemodel="jitdefault")
 
 
-def _compile_object(llvm: Any, machine: Any) -> tuple[list[str], bytes]:
-    """Compile the kernel with numba: ``([symbol name, external symbols...], object code)``."""
+def _compile_object(llvm: Any, machine: Any, compile_name: str) -> tuple[list[str], bytes]:
+    """Compile a kernel with numba: ``([symbol name, external symbols...], object code)``."""
     import re
 
     from . import _kernels
 
-    compiled = _kernels.compile_batch()
+    compiled = getattr(_kernels, compile_name)()
     text = compiled._library.get_llvm_str()
     externals = re.findall(r"^declare [^@]*@([A-Za-z_][\w]*)\(", text, re.M)
     externals += re.findall(r"^@([A-Za-z_]\w*) = external global", text, re.M)
@@ -179,22 +248,28 @@ def _compile_object(llvm: Any, machine: Any) -> tuple[list[str], bytes]:
     return names, machine.emit_object(llvm.parse_assembly(text))
 
 
-def _load() -> Kernel:
+def _load_code(prefix: str, compile_name: str) -> tuple[int, Any]:
+    """``(address, engine)`` of a kernel of :mod:`simdedup._kernels`: its kept machine code, or
+    compiled by ``_kernels.<compile_name>`` and kept."""
     llvm = _llvm()
     machine = _target_machine(llvm)
-    key = _cache_key(llvm)
-    cached = cache.read(f"fastpath-{key}.o")
+    name = f"{prefix}-{_cache_key(llvm)}.o"
+    cached = cache.read(name)
     if cached is not None and b"\n" in cached:
         header, code = cached.split(b"\n", 1)
         names = header.decode().split()
     else:
-        names, code = _compile_object(llvm, machine)
-        cache.write(f"fastpath-{key}.o", " ".join(names).encode() + b"\n" + code)
+        names, code = _compile_object(llvm, machine, compile_name)
+        cache.write(name, " ".join(names).encode() + b"\n" + code)
     _bind_symbols(llvm, names[1:])
     engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), machine)
     engine.add_object_file(llvm.ObjectFileRef.from_data(code))
     engine.finalize_object()
-    kernel = Kernel(engine.get_function_address(names[0]), engine)
+    return engine.get_function_address(names[0]), engine
+
+
+def _load() -> Kernel:
+    kernel = Kernel(*_load_code("fastpath", "compile_batch"))
     # Run it once now against the Python arithmetic, so that a failure (a symbol bound wrong,
     # stale machine code) shows here, and the Python path takes over, not mid-corpus.
     from .fingerprint import simhash
@@ -203,6 +278,30 @@ def _load() -> Kernel:
     if features.tolist() != [2] or int(values[0]) != simhash({"ab": 1, "c": 1}):
         raise RuntimeError("the fast-path kernel gives wrong results")
     return kernel
+
+
+def _load_keywords() -> KeywordKernel:
+    kernel = KeywordKernel(*_load_code("keywords", "compile_keywords"))
+    # A check against the arithmetic of extract_tags, as for the other kernel: with an empty
+    # IDF table every kept word gets the median; "a" is too short, "The" a stop word.
+    rules = KeywordRules(np.zeros(2, np.uint64), np.zeros(2), 3.0, b"the", np.array([3]), np.array([32]))
+    best, scores, found = kernel.keywords(["中文", " ", "a", "The", "中文", "词"], np.array([0, 6]), rules, 2)
+    if found.tolist() != [1] or best[0, 0] != 0 or scores[0, 0] != 2.0 * (3.0 / 2.0):
+        raise RuntimeError("the keyword kernel gives wrong results")
+    return kernel
+
+
+def keyword_kernel() -> KeywordKernel | None:
+    """The loaded keyword kernel, or None when it cannot be loaded or compiled, or is turned off."""
+    global _keyword_kernel
+    if _keyword_kernel is None:
+        if os.environ.get("SIMDEDUP_FASTPATH", "1") == "0":
+            return None
+        try:
+            _keyword_kernel = _load_keywords()
+        except Exception:  # no numba or llvmlite, no symbol: the Python path does the work
+            _keyword_kernel = False
+    return _keyword_kernel or None
 
 
 def kernel() -> Kernel | None:

@@ -18,7 +18,7 @@ import importlib
 import os
 import warnings
 from collections import Counter
-from typing import Any, ClassVar, Iterable, Iterator
+from typing import Any, ClassVar, Iterable, Iterator, Sequence
 
 from ..errors import TokenizerOptionError, UnknownTokenizerError
 
@@ -100,6 +100,11 @@ class Tokenizer:
         if not counts and tail:
             counts[join(tail)] = 1
         return dict(counts)
+
+    def features_many(self, documents: Sequence[Sequence[str]]) -> list[dict[str, float]]:
+        """:meth:`features` of many documents (each given as its chunks). A tokenizer that can
+        do them faster together overrides this; the pipeline then hands it batches."""
+        return [self.features(chunks) for chunks in documents]
 
     def text_features(self, text: str) -> dict[str, float]:
         """Weighted features of a whole text held in memory."""

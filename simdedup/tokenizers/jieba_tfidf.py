@@ -13,10 +13,11 @@ whitespace, which jieba treats as a boundary anyway, so they stay in bounded mem
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 from collections import Counter
-from typing import Iterable
+from typing import Iterable, Sequence
 
 from . import Tokenizer
 
@@ -108,19 +109,22 @@ class _KeywordScores:
 
 class JiebaFastTokenizer(JiebaTfidfTokenizer):
     """The same keywords with jieba-rs (``rjieba``) segmenting, about 20x faster than jieba's
-    segmentation (5-7x faster end to end on the benchmark's Chinese text).
+    segmentation, and the keywords of a batch of documents scored by a compiled kernel
+    (:func:`simdedup._kernels.keyword_batch`) where it loads.
 
     jieba-rs reproduces jieba's segmentation (dictionary, DAG, HMM for unknown words); on the
     bundled and benchmark Chinese text the two agree on every document, and then the keywords
     and fingerprints are identical to ``jieba``'s. Agreement is measured, not guaranteed: the
-    ``jieba`` tokenizer stays the exact reference.
+    ``jieba`` tokenizer stays the exact reference. The kernel knows words by their 64-bit XXH3
+    hash, as the fingerprint does: two different words with one hash (about one chance in 10^7
+    for a corpus of a million distinct words) would be counted as one.
     """
 
     name = "jieba-fast"
     description = "jieba TF-IDF keywords with the jieba-rs segmenter (rjieba): same results where they agree"
 
     def prepare(self) -> None:
-        if self._tfidf is not None:
+        if getattr(self, "_rjieba_cut", None) is not None:
             return
         try:
             import rjieba
@@ -129,7 +133,12 @@ class JiebaFastTokenizer(JiebaTfidfTokenizer):
 
             raise TokenizerOptionError("the jieba-fast tokenizer needs rjieba: pip install 'simdedup[zh-fast]'") from None
         self._rjieba_cut = rjieba.cut
-        self._tfidf = _jieba_idf()
+        from .. import fastpath
+
+        self._kernel = fastpath.keyword_kernel()
+        self._rules = _keyword_rules() if self._kernel is not None else None
+        if self._rules is None:
+            self._tfidf = _jieba_idf()
 
     def tokens(self, text: str) -> Iterable[str]:
         self.prepare()
@@ -137,6 +146,30 @@ class JiebaFastTokenizer(JiebaTfidfTokenizer):
 
     def _cut(self, text: str) -> Iterable[str]:
         return self._rjieba_cut(text, True)
+
+    def features(self, chunks: Iterable[str]) -> dict[str, float]:
+        self.prepare()
+        if self._tfidf is None:
+            self._tfidf = _jieba_idf()
+        return super().features(chunks)
+
+    def features_many(self, documents: Sequence[Sequence[str]]) -> list[dict[str, float]]:
+        self.prepare()
+        if self._rules is None:
+            return super().features_many(documents)
+        import numpy as np
+
+        cut = self._rjieba_cut
+        words: list[str] = []
+        ends = [0]
+        for chunks in documents:
+            for chunk in chunks:
+                words += cut(chunk, True)
+            ends.append(len(words))
+        topk = self.options["topk"]
+        best, scores, found = self._kernel.keywords(words, np.array(ends), self._rules, topk)
+        return [dict(zip(map(words.__getitem__, best[d, :n].tolist()), scores[d, :n].tolist()))
+                for d, n in enumerate(found.tolist())]
 
 
 # jieba's KeywordExtractor.STOP_WORDS, so that jieba.analyse (which loads jieba's whole
@@ -148,23 +181,30 @@ _STOP_WORDS = frozenset((
 ))
 
 
-def _jieba_idf():
-    """jieba's IDF table and median, read as jieba.analyse reads them, kept in
-    :mod:`simdedup.cache` (reading the text takes 0.4 s, the kept copy 0.05 s)."""
-    import hashlib
+def _idf_path() -> str:
+    """Where jieba's IDF table is: found, not imported (importing jieba takes 0.1-0.2 s)."""
     import importlib.util
-    import marshal
     import os
-    from types import SimpleNamespace
 
-    from .. import cache
-
-    spec = importlib.util.find_spec("jieba")  # found, not imported: importing jieba takes 0.1-0.2 s
+    spec = importlib.util.find_spec("jieba")
     if spec is None or not spec.submodule_search_locations:
         from ..errors import TokenizerOptionError
 
         raise TokenizerOptionError("the jieba-fast tokenizer needs jieba's IDF table: pip install jieba")
-    path = os.path.join(spec.submodule_search_locations[0], "analyse", "idf.txt")
+    return os.path.join(spec.submodule_search_locations[0], "analyse", "idf.txt")
+
+
+@functools.lru_cache(maxsize=None)
+def _jieba_idf():
+    """jieba's IDF table and median, read as jieba.analyse reads them, kept in
+    :mod:`simdedup.cache` (reading the text takes 0.4 s, the kept copy 0.05 s)."""
+    import hashlib
+    import marshal
+    from types import SimpleNamespace
+
+    from .. import cache
+
+    path = _idf_path()
     with open(path, "rb") as handle:
         content = handle.read()
     name = f"jieba-idf-{hashlib.sha256(content).hexdigest()[:24]}.marshal"
@@ -178,3 +218,67 @@ def _jieba_idf():
         median = sorted(idf.values())[len(idf) // 2]
         cache.write(name, marshal.dumps((idf, median)))
     return SimpleNamespace(stop_words=_STOP_WORDS, idf_freq=idf, median_idf=median)
+
+
+@functools.lru_cache(maxsize=None)
+def _keyword_rules():
+    """jieba's IDF table and filters as the keyword kernel takes them (:class:`KeywordRules`),
+    kept in :mod:`simdedup.cache` (built in about 0.3 s, loaded in a few ms); None when two of
+    jieba's words share a hash (the Python path then does the work)."""
+    import hashlib
+
+    import numpy as np
+
+    from .. import cache
+    from ..fastpath import KeywordRules
+
+    with open(_idf_path(), "rb") as handle:
+        digest = hashlib.sha256(handle.read() + " ".join(sorted(_STOP_WORDS)).encode()).hexdigest()[:24]
+    # KELVIN SIGN is the one non-ASCII character that lower-cases to ASCII ("k"): the kernel
+    # takes non-ASCII words for never being stop words, true while no stop word has a "k".
+    assert all(word.isascii() and word == word.lower() and "k" not in word for word in _STOP_WORDS)
+    stop_words = sorted(_STOP_WORDS)
+    stop = "".join(stop_words).encode("ascii")
+    stop_ends = np.cumsum([len(word) for word in stop_words]).astype(np.int64)
+    spaces = np.array(_SPACES, dtype=np.int64)
+    name = f"jieba-keywords-{digest}.bin"
+    data = cache.read(name)
+    slots = (len(data) - 8) // 16 if data is not None else 0
+    if data is None or len(data) != 8 + 16 * slots or slots < 2 or slots & (slots - 1):
+        data = _build_keyword_table(_jieba_idf())
+        if data is None:
+            return None
+        cache.write(name, data)
+        slots = (len(data) - 8) // 16
+    median = float(np.frombuffer(data[:8], dtype=np.float64)[0])
+    keys = np.frombuffer(data, dtype=np.uint64, count=slots, offset=8)
+    idf = np.frombuffer(data, dtype=np.float64, count=slots, offset=8 + 8 * slots)
+    return KeywordRules(keys, idf, median, stop, stop_ends, spaces)
+
+
+#: the code points ``str.strip()`` removes (``str.isspace``), as the keyword kernel compares them
+_SPACES = (0x9, 0xA, 0xB, 0xC, 0xD, 0x1C, 0x1D, 0x1E, 0x1F, 0x20, 0x85, 0xA0, 0x1680, *range(0x2000, 0x200B),
+           0x2028, 0x2029, 0x202F, 0x205F, 0x3000)
+
+
+def _build_keyword_table(tfidf) -> bytes | None:
+    """The median IDF, then an open-addressing table of XXH3-64 word hashes, then each slot's IDF
+    (NaN: a dropped word), as :func:`_keyword_rules` reads them; None if two words share a hash."""
+    import numpy as np
+    import xxhash
+
+    scores = _KeywordScores(tfidf.idf_freq, tfidf.median_idf, tfidf.stop_words)
+    hashes = [xxhash.xxh3_64_intdigest(word.encode("utf-8", "surrogatepass")) for word in tfidf.idf_freq]
+    if 0 in hashes or len(set(hashes)) != len(hashes):
+        return None
+    slots = 1 << max(1, (2 * len(hashes) - 1).bit_length())
+    keys = np.zeros(slots, dtype=np.uint64)
+    idf = np.zeros(slots, dtype=np.float64)
+    mask = slots - 1
+    for word, key in zip(tfidf.idf_freq, hashes):
+        slot = key & mask
+        while keys[slot]:
+            slot = (slot + 1) & mask
+        keys[slot] = key
+        idf[slot] = scores._idf_of(word)
+    return np.array([tfidf.median_idf], dtype=np.float64).tobytes() + keys.tobytes() + idf.tobytes()

@@ -1,0 +1,113 @@
+"""The keyword kernel (jieba-fast's batches) against the Python scoring of extract_tags."""
+
+import sys
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import simdedup.fastpath as fastpath
+from simdedup.corpus import Source
+from simdedup.pipeline import DocumentFingerprinter
+from simdedup.tokenizers import get_tokenizer
+from simdedup.tokenizers import jieba_tfidf
+
+pytest.importorskip("rjieba")
+needs_kernel = pytest.mark.skipif(fastpath.keyword_kernel() is None, reason="numba or the XXH3 symbol is not available")
+
+# Words jieba-rs makes of these pieces: known and unknown words, one-character words, stop
+# words in any case, spaces that strip() removes (ASCII and not), 2-, 3- and 4-byte UTF-8,
+# and the KELVIN SIGN, which lower-cases to ASCII.
+PIECES = ["中文", "测试", "数据", "的", "是", "我们", "分词", "鸡尾酒会", "The", "OF", "and", "And", "python",
+          "Python", "K", "\u212a", "ok", " ", "\u3000", "\r\n", "\t", "\u2003", "。", "，", "2026", "3.14",
+          "😀😀", "𠀀𠀁", "é", "ée", "a b", "  x  ", "K\u212a"]
+
+
+def _python_path(texts):
+    tokenizer = get_tokenizer("jieba-fast")
+    tokenizer.prepare()
+    return [tokenizer.features([text]) for text in texts]  # _KeywordScores: the Python scoring
+
+
+@needs_kernel
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(PIECES), max_size=60).map("".join), min_size=1, max_size=6),
+       st.integers(1, 8))
+def test_kernel_keywords_equal_the_python_scoring(texts, topk):
+    """Same keywords, same weights (bit for bit), same order, ties included."""
+    tokenizer = get_tokenizer("jieba-fast", topk=topk)
+    python = get_tokenizer("jieba-fast", topk=topk)
+    python.prepare()
+    expected = [list(python.features([text]).items()) for text in texts]
+    assert [list(f.items()) for f in tokenizer.features_many([[text] for text in texts])] == expected
+
+
+@needs_kernel
+def test_kernel_keywords_on_the_bundled_chinese_text():
+    from pathlib import Path
+
+    texts = [p.read_text(encoding="utf-8") for p in sorted((Path(__file__).parents[1] / "examples/zh").glob("*.txt"))]
+    tokenizer = get_tokenizer("jieba-fast")
+    assert tokenizer.features_many([[t] for t in texts]) == _python_path(texts)
+    assert tokenizer.features_many([[t[: len(t) // 2], t[len(t) // 2 :]] for t in texts]) == \
+           [tokenizer.features([t[: len(t) // 2], t[len(t) // 2 :]]) for t in texts]
+
+
+def test_spaces_are_what_strip_removes():
+    assert set(jieba_tfidf._SPACES) == {c for c in range(sys.maxunicode + 1) if chr(c).isspace()}
+    assert all(chr(c).strip() == "" for c in jieba_tfidf._SPACES)
+
+
+def test_only_the_kelvin_sign_lower_cases_to_ascii():
+    """The kernel takes non-ASCII words for never being stop words (no stop word has a "k")."""
+    assert [c for c in range(0x80, sys.maxunicode + 1) if chr(c).lower().isascii()] == [0x212A]
+
+
+@needs_kernel
+def test_the_keyword_table_holds_jiebas_idf():
+    rules = jieba_tfidf._keyword_rules()
+    idf = jieba_tfidf._jieba_idf()
+    assert rules.median == idf.median_idf
+    import numpy as np
+
+    assert np.count_nonzero(rules.keys) == len(idf.idf_freq)
+
+
+def test_without_the_kernel_batches_take_the_python_scoring(monkeypatch):
+    monkeypatch.setattr(fastpath, "_keyword_kernel", False)
+    tokenizer = get_tokenizer("jieba-fast")
+    texts = ["我们测试中文分词的数据。" * 3, "  ", "The python 测试数据"]
+    assert tokenizer.features_many([[t] for t in texts]) == _python_path(texts)
+
+
+@needs_kernel
+def test_pipeline_batches_equal_one_document_at_a_time(tmp_path, monkeypatch):
+    """Files, texts, skipped files and a file too large for a batch: the same records and
+    reasons as the one-document path."""
+    (tmp_path / "a.txt").write_text("我们测试中文分词的数据。" * 20, encoding="utf-8")
+    (tmp_path / "b.txt").write_text("", encoding="utf-8")
+    (tmp_path / "c.txt").write_bytes(b"\0\1binary")
+    (tmp_path / "d.txt").write_text("。。。 \n", encoding="utf-8")
+    (tmp_path / "e.txt").write_bytes("数据分词".encode("gb18030") * 50)
+    (tmp_path / "f.txt").write_text("鸡尾酒会 我们" * 300, encoding="utf-8")
+    monkeypatch.setattr("simdedup.pipeline.TOGETHER_BYTES", 2000)  # f.txt streams
+    sources = [Source(str(p)) for p in sorted(tmp_path.iterdir())] + [Source("t1", text="数据 测试 数据"),
+                                                                      Source("missing", reason="gone")]
+    for encoding in ("utf-8", "auto"):
+        fingerprinter = DocumentFingerprinter(get_tokenizer("jieba-fast"), encoding=encoding)
+        together = fingerprinter.fingerprint_batch(sources)
+        alone = [fingerprinter._one(source) for source in sources]
+        assert [getattr(r, "reason", None) or (r.to_json(), r.encoding) for r in together] == \
+               [getattr(r, "reason", None) or (r.to_json(), r.encoding) for r in alone]
+        assert sum(isinstance(r, Source) for r in together) >= 3
+
+
+@needs_kernel
+def test_cached_keyword_kernel_loads_without_numba():
+    import subprocess
+
+    fastpath.keyword_kernel()  # compiled and kept by now
+    code = ("import sys; from simdedup import fastpath; "
+            "print(fastpath.keyword_kernel() is not None, 'numba' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["True", "False"]
