@@ -196,24 +196,39 @@ class DocumentFingerprinter(Method):
     def _together(self, sources: list[Source]) -> list[FingerprintRecord | Source]:
         """The Python path for a tokenizer that makes features faster for many documents at
         once (:meth:`Tokenizer.features_many`): documents up to :data:`TOGETHER_BYTES` are read
-        whole and go to it, and to :meth:`Fingerprinter.many`, together; larger ones stream."""
+        whole and go to it, and to :meth:`Fingerprinter.many`, about :data:`TOGETHER_BYTES`
+        times four at a time; larger ones stream."""
         results: list[FingerprintRecord | Source | None] = [None] * len(sources)
         pending: list[tuple[int, list[str], DocumentReader | None]] = []
+        pending_chars = 0
         for position, source in enumerate(sources):
             try:
                 if source.reason is not None:
                     results[position] = source
-                elif source.text is not None:
-                    pending.append((position, list(visible_text([source.text], self.html)), None))
+                    continue
+                if source.text is not None:
+                    chunks, reader = list(visible_text([source.text], self.html)), None
                 elif is_compressed(source.path) or (source.size or _size(source.path)) > TOGETHER_BYTES:
                     results[position] = self._one(source)
+                    continue
                 else:
                     reader = DocumentReader(source.path, self.encoding)
-                    pending.append((position, list(visible_text(reader, self.html)), reader))
+                    chunks = list(visible_text(reader, self.html))
             except SkipDocument as exc:
                 results[position] = Source(source.path, exc.reason)
+                continue
+            pending.append((position, chunks, reader))
+            pending_chars += sum(map(len, chunks))
+            if pending_chars >= 4 * TOGETHER_BYTES:
+                self._records_together(sources, pending, results)
+                pending, pending_chars = [], 0
+        self._records_together(sources, pending, results)
+        return results  # type: ignore[return-value]
+
+    def _records_together(self, sources: list[Source], pending: list[tuple[int, list[str], DocumentReader | None]],
+                          results: list[FingerprintRecord | Source | None]) -> None:
         features = self.tokenizer.features_many([chunks for _, chunks, _ in pending])
-        kept = [(p, f, reader) for (p, _, reader), f in zip(pending, features) if f]
+        kept = [(position, f, reader) for (position, _, reader), f in zip(pending, features) if f]
         for (position, _, _), f in zip(pending, features):
             if not f:
                 results[position] = Source(sources[position].path, _NO_FEATURES)
@@ -226,7 +241,6 @@ class DocumentFingerprinter(Method):
             record = FingerprintRecord(source.path, value, self.bits, len(f), self.settings, size, sketch)
             record.encoding = reader.detected if reader is not None else None
             results[position] = record
-        return results  # type: ignore[return-value]
 
     def _fast_input(self, source: Source) -> tuple[bytes | None, int, DocumentReader | None]:
         """``(ASCII text for the kernel, size, None)``, or ``(None, 0, reader)`` with the bytes read

@@ -90,6 +90,8 @@ def test_pipeline_batches_equal_one_document_at_a_time(tmp_path, monkeypatch):
     (tmp_path / "d.txt").write_text("。。。 \n", encoding="utf-8")
     (tmp_path / "e.txt").write_bytes("数据分词".encode("gb18030") * 50)
     (tmp_path / "f.txt").write_text("鸡尾酒会 我们" * 300, encoding="utf-8")
+    for i in range(12):  # more than one group of 4 * TOGETHER_BYTES
+        (tmp_path / f"g{i:02d}.txt").write_text("数据分词测试" * (100 + 20 * i), encoding="utf-8")
     monkeypatch.setattr("simdedup.pipeline.TOGETHER_BYTES", 2000)  # f.txt streams
     sources = [Source(str(p)) for p in sorted(tmp_path.iterdir())] + [Source("t1", text="数据 测试 数据"),
                                                                       Source("missing", reason="gone")]
@@ -111,3 +113,14 @@ def test_cached_keyword_kernel_loads_without_numba():
             "print(fastpath.keyword_kernel() is not None, 'numba' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["True", "False"]
+
+
+def test_a_prepared_tokenizer_pickles_and_loads_again():
+    import pickle
+
+    tokenizer = get_tokenizer("jieba-fast", topk=5)
+    text = "我们测试中文分词的数据。鸡尾酒会"
+    before = tokenizer.features_many([[text]])
+    copy = pickle.loads(pickle.dumps(tokenizer))
+    assert copy.options == {"topk": 5}
+    assert copy.features_many([[text]]) == before

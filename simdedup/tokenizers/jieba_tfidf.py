@@ -36,6 +36,14 @@ class JiebaTfidfTokenizer(Tokenizer):
         self._tfidf = None
         self._keyword_scores: _KeywordScores | None = None
 
+    def __getstate__(self) -> dict:
+        # What prepare() loaded (jieba's objects, a compiled kernel) is loaded again where the
+        # tokenizer is unpickled, e.g. in a worker process started by "spawn".
+        return {"options": self.options}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(**state["options"])
+
     def prepare(self) -> None:
         if self._tfidf is None:
             import jieba
@@ -194,6 +202,16 @@ def _idf_path() -> str:
     return os.path.join(spec.submodule_search_locations[0], "analyse", "idf.txt")
 
 
+def _idf_identity() -> str:
+    """What names jieba's IDF table in the cache: its path, size and modification time (reading
+    and hashing its 6 MB would cost more than the cache saves)."""
+    import os
+
+    path = _idf_path()
+    status = os.stat(path)
+    return f"{path} {status.st_size} {status.st_mtime_ns}"
+
+
 @functools.lru_cache(maxsize=None)
 def _jieba_idf():
     """jieba's IDF table and median, read as jieba.analyse reads them, kept in
@@ -204,14 +222,13 @@ def _jieba_idf():
 
     from .. import cache
 
-    path = _idf_path()
-    with open(path, "rb") as handle:
-        content = handle.read()
-    name = f"jieba-idf-{hashlib.sha256(content).hexdigest()[:24]}.marshal"
+    name = f"jieba-idf-{hashlib.sha256(_idf_identity().encode()).hexdigest()[:24]}.marshal"
     try:
         idf, median = marshal.loads(cache.read(name) or b"")
     except (EOFError, ValueError, TypeError):
         idf = {}
+        with open(_idf_path(), "rb") as handle:
+            content = handle.read()
         for line in content.decode("utf-8").splitlines():  # as jieba.analyse.tfidf.IDFLoader
             word, freq = line.strip().split(" ")
             idf[word] = float(freq)
@@ -232,8 +249,7 @@ def _keyword_rules():
     from .. import cache
     from ..fastpath import KeywordRules
 
-    with open(_idf_path(), "rb") as handle:
-        digest = hashlib.sha256(handle.read() + " ".join(sorted(_STOP_WORDS)).encode()).hexdigest()[:24]
+    digest = hashlib.sha256(f"{_idf_identity()} {sorted(_STOP_WORDS)} layout 1".encode()).hexdigest()[:24]
     # KELVIN SIGN is the one non-ASCII character that lower-cases to ASCII ("k"): the kernel
     # takes non-ASCII words for never being stop words, true while no stop word has a "k".
     assert all(word.isascii() and word == word.lower() and "k" not in word for word in _STOP_WORDS)
