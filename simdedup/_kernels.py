@@ -338,3 +338,51 @@ def keyword_batch(data_p, nbytes, address, token_chars_p, doc_tokens_p, ndocs, v
 def compile_keywords():
     """The compiled keyword kernel (a numba cfunc: ``.address``, ``._library``)."""
     return numba.cfunc(KEYWORD_SIGNATURE, nopython=True, error_model="numpy")(keyword_batch)
+
+
+#: table_pairs(sorted_values, order, sorted_keys, n, k, left, right, capacity) -> pairs found
+PAIRS_SIGNATURE = types.int64(_u64p, _i64p, _u64p, types.int64, types.int64, _i64p, _i64p, types.int64)
+_M1, _M2, _M4 = np.uint64(0x5555555555555555), np.uint64(0x3333333333333333), np.uint64(0x0F0F0F0F0F0F0F0F)
+_H01 = np.uint64(0x0101010101010101)
+
+
+def table_pairs(values_p, order_p, keys_p, n, k, left_p, right_p, capacity):  # pragma: no cover - compiled
+    """The pairs of one block table (:mod:`simdedup.index`) within Hamming distance ``k``.
+
+    The table's ``n`` rows are sorted by key: ``keys[p]`` is the key of sorted position ``p``,
+    ``order[p]`` its row and ``values[p]`` its 64-bit fingerprint. Every two positions of a
+    run of equal keys are compared; the first ``capacity`` pairs within ``k`` go to ``left``
+    and ``right`` (as rows, earlier position first), and the number of all of them is returned
+    (the caller asks again with room for them when it is larger).
+    """
+    size = max(n, 1)
+    values = carray(values_p, (size,))
+    order = carray(order_p, (size,))
+    keys = carray(keys_p, (size,))
+    left = carray(left_p, (max(capacity, 1),))
+    right = carray(right_p, (max(capacity, 1),))
+    found = 0
+    start = 0
+    while start < n:
+        end = start + 1
+        while end < n and keys[end] == keys[start]:
+            end += 1
+        for i in range(start, end - 1):
+            value = values[i]
+            for j in range(i + 1, end):
+                x = value ^ values[j]  # popcount, the SWAR way (LLVM makes it one instruction)
+                x = x - ((x >> ONE) & _M1)
+                x = (x & _M2) + ((x >> np.uint64(2)) & _M2)
+                x = (x + (x >> np.uint64(4))) & _M4
+                if np.int64((x * _H01) >> np.uint64(56)) <= k:
+                    if found < capacity:
+                        left[found] = order[i]
+                        right[found] = order[j]
+                    found += 1
+        start = end
+    return found
+
+
+def compile_pairs():
+    """The compiled pair kernel (a numba cfunc: ``.address``, ``._library``)."""
+    return numba.cfunc(PAIRS_SIGNATURE, nopython=True, error_model="numpy")(table_pairs)

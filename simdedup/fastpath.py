@@ -176,8 +176,35 @@ _KEYWORD_ARGTYPES = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_
                      ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
 
 
+class PairKernel:
+    """The loaded pair kernel (:func:`simdedup._kernels.table_pairs`)."""
+
+    def __init__(self, address: int, engine: Any):
+        self._engine = engine
+        self._function = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                                          ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p,
+                                          ctypes.c_int64)(address)
+
+    def pairs(self, values: np.ndarray, order: np.ndarray, keys: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Rows ``(left, right)`` of the pairs within ``k`` among sorted positions with equal
+        ``keys``; ``values`` and ``order`` are the fingerprints and rows in sorted order."""
+        values = np.ascontiguousarray(values, dtype=np.uint64)
+        order = np.ascontiguousarray(order, dtype=np.int64)
+        keys = np.ascontiguousarray(keys, dtype=np.uint64)
+        capacity = 1 << 16
+        while True:
+            left = np.empty(capacity, dtype=np.int64)
+            right = np.empty(capacity, dtype=np.int64)
+            found = self._function(values.ctypes.data, order.ctypes.data, keys.ctypes.data, len(values), k,
+                                   left.ctypes.data, right.ctypes.data, capacity)
+            if found <= capacity:
+                return left[:found], right[:found]
+            capacity = found
+
+
 _kernel: Any = None
 _bytes_seen = 0
+_pair_kernel: Any = None
 _keyword_kernel: Any = None
 
 
@@ -302,6 +329,29 @@ def keyword_kernel() -> KeywordKernel | None:
         except Exception:  # no numba or llvmlite, no symbol: the Python path does the work
             _keyword_kernel = False
     return _keyword_kernel or None
+
+
+def _load_pairs() -> PairKernel:
+    kernel = PairKernel(*_load_code("pairs", "compile_pairs"))
+    # Checked as the others: runs of keys [7, 7, 7] and [9, 9]; 0b1 and 0b1110 are 4 bits apart.
+    values = np.array([0b1, 0b1110, 0b0, 5, 5], dtype=np.uint64)
+    left, right = kernel.pairs(values, np.array([4, 2, 0, 1, 3]), np.array([7, 7, 7, 9, 9], dtype=np.uint64), 3)
+    if left.tolist() != [4, 2, 1] or right.tolist() != [0, 0, 3]:
+        raise RuntimeError("the pair kernel gives wrong results")
+    return kernel
+
+
+def pair_kernel() -> PairKernel | None:
+    """The loaded pair kernel, or None when it cannot be loaded or compiled, or is turned off."""
+    global _pair_kernel
+    if _pair_kernel is None:
+        if os.environ.get("SIMDEDUP_FASTPATH", "1") == "0":
+            return None
+        try:
+            _pair_kernel = _load_pairs()
+        except Exception:  # no numba or llvmlite: numpy does the work
+            _pair_kernel = False
+    return _pair_kernel or None
 
 
 def kernel() -> Kernel | None:

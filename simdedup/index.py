@@ -131,6 +131,10 @@ def _sorted_table(fps: np.ndarray, ranges: list[tuple[int, int]], chosen: tuple[
 
 
 _CANDIDATES_AT_ONCE = 1 << 20  # candidate pairs checked in one vectorised step (about 50 MB of arrays)
+#: a table with this many candidate pairs goes to the compiled pair kernel (64-bit
+#: fingerprints; :mod:`simdedup.fastpath`), when it loads: about 20 ms of numpy work, more
+#: than loading the kernel costs
+KERNEL_AFTER_CANDIDATES = 1 << 18
 
 
 def _pairs_in_table(fps: np.ndarray, order: np.ndarray, sorted_key: np.ndarray,
@@ -142,6 +146,12 @@ def _pairs_in_table(fps: np.ndarray, order: np.ndarray, sorted_key: np.ndarray,
     # runs (crowded keys) cost no Python loop per distance.
     starts = np.flatnonzero(np.concatenate(([True], sorted_key[1:] != sorted_key[:-1])))
     lengths = np.diff(np.append(starts, n))
+    if fps.shape[1] == 1 and int((lengths * (lengths - 1) // 2).sum()) >= KERNEL_AFTER_CANDIDATES:
+        from . import fastpath
+
+        kernel = fastpath.pair_kernel()
+        if kernel is not None:
+            return kernel.pairs(fps[order, 0], order, sorted_key, k)
     later = np.repeat(starts + lengths, lengths) - np.arange(n) - 1  # later positions in the run
     positions = np.flatnonzero(later)
     counts = later[positions]

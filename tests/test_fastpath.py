@@ -186,3 +186,11 @@ def test_short_texts_before_the_kernel_starts_take_the_python_path(monkeypatch):
     assert record.features == 3
     results = fingerprinter.fingerprint_batch([Source(f"t{i}", text="more short text") for i in range(3000)])
     assert [r.features for r in results] == [3] * 3000
+
+
+def test_every_kernel_loads_and_passes_its_check():
+    """numba and llvmlite are dependencies, so here every kernel must load: a kernel whose
+    check at load fails would quietly leave the work to the slower path (and skip its tests)."""
+    assert fastpath.kernel() is not None
+    assert fastpath.keyword_kernel() is not None
+    assert fastpath.pair_kernel() is not None

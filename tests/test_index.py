@@ -161,3 +161,37 @@ def test_candidates_checked_in_small_steps_keep_every_pair(monkeypatch, step):
         assert found(values, 3, 64, blocks=blocks) == oracle(values, 3)
     wide = planted(rng, 128, 5, groups=20)
     assert found(wide, 5, 128, blocks=7) == oracle(wide, 5)
+
+
+import simdedup.fastpath as fastpath  # noqa: E402
+
+needs_pair_kernel = pytest.mark.skipif(fastpath.pair_kernel() is None, reason="the pair kernel did not load")
+
+
+@needs_pair_kernel
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 2**64 - 1), max_size=40), st.integers(0, 10), st.data())
+def test_the_pair_kernel_equals_brute_force(values, k, data):
+    """Every table through the compiled kernel: the same pairs as the oracle."""
+    import simdedup.index as index
+
+    extra = [flip(v, data.draw(st.lists(st.integers(0, 63), max_size=k + 1, unique=True))) for v in values[:10]]
+    values = values + extra + values[:3]  # identical fingerprints too
+    saved, index.KERNEL_AFTER_CANDIDATES = index.KERNEL_AFTER_CANDIDATES, 0
+    try:
+        for blocks in (None, k + 1, k + 3):
+            assert found(values, k, 64, blocks=blocks) == oracle(values, k)
+    finally:
+        index.KERNEL_AFTER_CANDIDATES = saved
+
+
+@needs_pair_kernel
+def test_the_pair_kernel_makes_room_for_many_pairs():
+    """One run of 400 equal keys holds 79,800 pairs, more than the first buffer (65,536)."""
+    values = np.array([5] * 300 + [4] * 100, dtype=np.uint64)
+    order = np.arange(400, dtype=np.int64)
+    left, right = fastpath.pair_kernel().pairs(values, order, np.zeros(400, dtype=np.uint64), 1)
+    assert len(left) == 400 * 399 // 2
+    assert set(zip(left.tolist(), right.tolist())) == {(i, j) for i in range(400) for j in range(i + 1, 400)}
+    left, _ = fastpath.pair_kernel().pairs(values, order, np.zeros(400, dtype=np.uint64), 0)
+    assert len(left) == 300 * 299 // 2 + 100 * 99 // 2
