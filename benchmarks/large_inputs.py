@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from speed import CORPUS, SIMDEDUP, measure  # noqa: E402
+from speed import CORPUS, SIMDEDUP, compile_bytecode, measure  # noqa: E402
 
 
 def small_files(count: int = 100_000) -> Path:
@@ -57,6 +57,7 @@ def big_jsonl(size: int = 2_000_000_000) -> Path:
 
 
 def main() -> int:
+    compile_bytecode()
     CORPUS.mkdir(parents=True, exist_ok=True)
     out = str(CORPUS / "out.jsonl")
     print("| input | command | s | MB/s | peak RSS MB |")
