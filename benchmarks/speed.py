@@ -140,7 +140,7 @@ def _warm(argv: list[str]) -> None:
         path = Path(arg)
         try:
             if path.is_dir():
-                paths += sorted(path.iterdir())
+                paths += [Path(top, name) for top, _, names in os.walk(path) for name in names]
             elif path.suffix == ".list" and path.is_file():
                 paths += [Path(line) for line in path.read_text().splitlines()]
             elif path.is_file() and "bin" not in path.parts:

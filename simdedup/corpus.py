@@ -133,9 +133,16 @@ def is_jsonl(path: str) -> bool:
     return _plain_name(path).endswith(JSONL_SUFFIXES)
 
 
+#: every name ending that can make a file a table (most names end otherwise: one check)
+_TABLE_ENDINGS = (".warc", *COMPRESSED, *JSONL_SUFFIXES, *CSV_SUFFIXES, *PARQUET_SUFFIXES)
+
+
 def table_kind(path: str) -> str | None:
     """``jsonl``, ``csv``, ``parquet`` or ``warc`` when the file name says it holds many documents."""
-    if path.lower().endswith((".warc", ".warc.gz")):
+    lower = path.lower()
+    if not lower.endswith(_TABLE_ENDINGS):
+        return None
+    if lower.endswith((".warc", ".warc.gz")):
         return "warc"
     name = _plain_name(path)
     if name.endswith(JSONL_SUFFIXES):

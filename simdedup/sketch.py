@@ -23,6 +23,7 @@ that. With 128 bins the standard error near J = 0.87 is about 0.03.
 from __future__ import annotations
 
 import base64
+import binascii
 
 import numpy as np
 
@@ -98,9 +99,12 @@ def finish_sketch(minima: np.ndarray) -> bytes:
     return (values & np.uint64((1 << VALUE_BITS) - 1)).astype(np.uint8).tobytes()
 
 
+_URL_SAFE = bytes.maketrans(b"+/", b"-_")
+
+
 def encode(sketch: bytes) -> str:
     """Sketch as URL-safe base64 text (no padding) for a JSON record."""
-    return base64.urlsafe_b64encode(sketch).rstrip(b"=").decode("ascii")
+    return binascii.b2a_base64(sketch, newline=False).translate(_URL_SAFE).rstrip(b"=").decode("ascii")
 
 
 def decode(text: str) -> bytes:
