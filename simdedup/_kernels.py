@@ -1,7 +1,7 @@
-"""numba source of the :mod:`simdedup.fastpath` kernel; importing this module imports numba.
+"""numba source of the :mod:`simdedup.fastpath` kernels; importing this module imports numba.
 
-The kernel is a C function over raw pointers that allocates nothing: the caller passes every
-buffer, including the scratch hash table. So its machine code refers to no numba runtime
+Each kernel is a C function over raw pointers that allocates nothing: the caller passes every
+buffer, including the scratch hash tables. So its machine code refers to no numba runtime
 symbol, only to ``XXH3_64bits``, and :mod:`simdedup.fastpath` can keep that code and load it
 later with llvmlite alone, without importing numba (which costs about 0.4 s per process).
 """

@@ -1,24 +1,29 @@
-"""Compiled fast path for the common case: ASCII text, ``words`` or ``whitespace`` tokens.
+"""Compiled kernels for the hot loops, loaded without numba, each with a Python path that gives
+the same results.
 
-The Python path reads, decodes, tokenizes into strings, counts them in a Counter and hashes
-each distinct one: about 10 MB/s. Here one compiled kernel (:mod:`simdedup._kernels`) takes a
-whole batch of lower-cased documents, finds the tokens, hashes each with the very same XXH3-64
-(the C function exported by the ``xxhash`` package's extension, linked by symbol name), counts
-them, and adds up the simhash bit votes and the sketch's bin minima. Results are identical to
-the Python path (the tests compare them): for ASCII text ``bytes.lower`` is ``str.lower``, the
-token classes are the ASCII cases of ``\\w`` and of ``str.split``'s whitespace, and the sums
-are exact integers.
+- :class:`Kernel`, the fast path for the common case: ASCII text, ``words`` or ``whitespace``
+  tokens. The Python path reads, decodes, tokenizes into strings, counts them in a Counter and
+  hashes each distinct one: about 10 MB/s. Here one call takes a whole batch of lower-cased
+  documents, finds the tokens, hashes each with the very same XXH3-64 (the C function exported
+  by the ``xxhash`` package's extension, linked by symbol name), counts them, and adds up the
+  simhash bit votes and the sketch's bin minima. Results are identical to the Python path (the
+  tests compare them): for ASCII text ``bytes.lower`` is ``str.lower``, the token classes are
+  the ASCII cases of ``\\w`` and of ``str.split``'s whitespace, and the sums are exact integers.
+  It is used only where it gives the same answer: 64-bit fingerprints, the ``xxh3`` hash, the
+  ``words`` or ``whitespace`` tokenizer without shingles, UTF-8 input, documents that are ASCII
+  after an optional byte-order mark and at most :data:`MAX_BYTES` long; anything else takes
+  the Python path.
+- :class:`KeywordKernel`: ``jieba-fast``'s TF-IDF keywords of a batch of segmented documents
+  (:mod:`simdedup.tokenizers.jieba_tfidf`).
+- :class:`PairKernel`: the candidate pairs of a crowded block table (:mod:`simdedup.index`).
 
-It is used only where it gives the same answer: 64-bit fingerprints, the ``xxh3`` hash, the
-``words`` or ``whitespace`` tokenizer without shingles, UTF-8 input, documents that are ASCII
-after an optional byte-order mark and at most :data:`MAX_BYTES` long; anything else takes the
-Python path.
-
-Loading: numba compiles the kernel once (about 2 s) and its machine code is kept in a cache
-file (:mod:`simdedup.cache`), keyed by the kernel source, the llvmlite version and the CPU. Later processes load that file with llvmlite alone in about
-40 ms, without importing numba (about 0.4 s), so the fast path pays from the first megabyte
-(:data:`START_AFTER_BYTES`); ``--help`` and small runs never load it. Without numba, llvmlite or
-the XXH3 symbol everything works, only slower. ``SIMDEDUP_FASTPATH=0`` turns it off.
+Loading: numba compiles a kernel once (about 2 s) and its machine code is kept in a cache file
+(:mod:`simdedup.cache`), keyed by the kernel source, the llvmlite version and the CPU. Later
+processes load that file with llvmlite alone in about 40 ms, without importing numba (about
+0.4 s), so the fast path pays from the first megabyte (:data:`START_AFTER_BYTES`); ``--help``
+and small runs never load it. A kernel is checked against the Python arithmetic when it loads.
+Without numba, llvmlite or the XXH3 symbol everything works, only slower.
+``SIMDEDUP_FASTPATH=0`` turns them all off.
 """
 
 from __future__ import annotations
