@@ -20,6 +20,7 @@ import click
 from .errors import SimdedupError
 
 EXIT_SKIPPED = 3
+EXIT_BUG = 70  # EX_SOFTWARE
 
 
 class SimdedupGroup(click.Group):
@@ -37,6 +38,14 @@ class SimdedupGroup(click.Group):
             except (OSError, ValueError, AttributeError):
                 pass
             ctx.exit(1)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except Exception as exc:  # a bug, here or in a plugin: one line, unless asked for more
+            if os.environ.get("SIMDEDUP_DEBUG"):
+                raise
+            message(f"simdedup: error: unexpected {type(exc).__name__}: {exc} (a bug: please report it; "
+                    f"SIMDEDUP_DEBUG=1 shows the traceback)")
+            ctx.exit(EXIT_BUG)
 
 
 @click.group(cls=SimdedupGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -853,3 +853,27 @@ def test_fingerprint_with_plain_clirunner(tmp_path, monkeypatch):
     result = CliRunner().invoke(cli, ["fingerprint", "a.txt"])
     assert result.exit_code == 0, repr(result.exception)
     assert json.loads(result.stdout)["id"] == "a.txt"
+
+
+def test_a_failing_plugin_gives_one_line_not_a_traceback(run, tmp_path, monkeypatch):
+    from simdedup.tokenizers import Tokenizer, register, unregister
+
+    class Broken(Tokenizer):
+        name = "broken-on-read"
+        description = "raises on every document"
+
+        def tokens(self, text):
+            raise ValueError("no tokens today")
+
+    (tmp_path / "a.txt").write_text("some text", encoding="utf-8")
+    register(Broken)
+    try:
+        result = run(["fingerprint", "--tokenizer", "broken-on-read", tmp_path / "a.txt"])
+        assert result.exit_code == 70
+        assert result.err_lines == ["simdedup: error: unexpected ValueError: no tokens today (a bug: please report "
+                                    "it; SIMDEDUP_DEBUG=1 shows the traceback)"]
+        monkeypatch.setenv("SIMDEDUP_DEBUG", "1")
+        assert isinstance(run(["fingerprint", "--tokenizer", "broken-on-read", tmp_path / "a.txt"]).exception,
+                          ValueError)
+    finally:
+        unregister("broken-on-read")

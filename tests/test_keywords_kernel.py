@@ -17,10 +17,10 @@ needs_kernel = pytest.mark.skipif(fastpath.keyword_kernel() is None, reason="num
 
 # Words jieba-rs makes of these pieces: known and unknown words, one-character words, stop
 # words in any case, spaces that strip() removes (ASCII and not), 2-, 3- and 4-byte UTF-8,
-# and the KELVIN SIGN, which lower-cases to ASCII.
+# the KELVIN SIGN, which lower-cases to ASCII, and lone surrogates (JSON lines can hold them).
 PIECES = ["中文", "测试", "数据", "的", "是", "我们", "分词", "鸡尾酒会", "The", "OF", "and", "And", "python",
           "Python", "K", "\u212a", "ok", " ", "\u3000", "\r\n", "\t", "\u2003", "。", "，", "2026", "3.14",
-          "😀😀", "𠀀𠀁", "é", "ée", "a b", "  x  ", "K\u212a"]
+          "😀😀", "𠀀𠀁", "é", "ée", "a b", "  x  ", "K\u212a", "\ud800", "数\udfff据"]
 
 
 def _python_path(texts):
@@ -124,3 +124,11 @@ def test_a_prepared_tokenizer_pickles_and_loads_again():
     copy = pickle.loads(pickle.dumps(tokenizer))
     assert copy.options == {"topk": 5}
     assert copy.features_many([[text]]) == before
+
+
+def test_lone_surrogates_are_words_of_their_own_as_in_jieba():
+    """rjieba cannot take them; jieba makes each a one-character word and a boundary."""
+    text = "a\ud800中文测试\ud800数据 the 分词\udfff"
+    exact, fast = get_tokenizer("jieba"), get_tokenizer("jieba-fast")
+    assert list(fast.tokens(text)) == list(exact.tokens(text))
+    assert fast.features_many([[text]]) == [exact.text_features(text)]

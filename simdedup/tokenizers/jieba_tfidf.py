@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import logging
 import math
+import re
 from collections import Counter
 from typing import Iterable, Sequence
 
@@ -150,10 +151,20 @@ class JiebaFastTokenizer(JiebaTfidfTokenizer):
 
     def tokens(self, text: str) -> Iterable[str]:
         self.prepare()
-        return self._rjieba_cut(text, True)
+        return self._cut(text)
 
-    def _cut(self, text: str) -> Iterable[str]:
-        return self._rjieba_cut(text, True)
+    def _cut(self, text: str) -> list[str]:
+        try:
+            return self._rjieba_cut(text, True)
+        except UnicodeEncodeError:
+            # Lone surrogates (JSON lines may escape them) cannot cross into Rust. jieba makes
+            # each one a word of its own, and a boundary, as any character outside its word
+            # classes: so do the same around rjieba.
+            words: list[str] = []
+            for piece in _SURROGATE.split(text):
+                if piece:
+                    words += [piece] if _SURROGATE.fullmatch(piece) else self._rjieba_cut(piece, True)
+            return words
 
     def features(self, chunks: Iterable[str]) -> dict[str, float]:
         self.prepare()
@@ -167,18 +178,19 @@ class JiebaFastTokenizer(JiebaTfidfTokenizer):
             return super().features_many(documents)
         import numpy as np
 
-        cut = self._rjieba_cut
         words: list[str] = []
         ends = [0]
         for chunks in documents:
             for chunk in chunks:
-                words += cut(chunk, True)
+                words += self._cut(chunk)
             ends.append(len(words))
         topk = self.options["topk"]
         best, scores, found = self._kernel.keywords(words, np.array(ends), self._rules, topk)
         return [dict(zip(map(words.__getitem__, best[d, :n].tolist()), scores[d, :n].tolist()))
                 for d, n in enumerate(found.tolist())]
 
+
+_SURROGATE = re.compile("([\ud800-\udfff])")
 
 # jieba's KeywordExtractor.STOP_WORDS, so that jieba.analyse (which loads jieba's whole
 # dictionary and part-of-speech table, about a second) need not be imported here.
