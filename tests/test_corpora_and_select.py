@@ -14,6 +14,8 @@ from hypothesis import strategies as st
 from simdedup.cli import cli
 from simdedup.corpus import Source, expand_jsonl, iter_jsonl
 from simdedup.keep import POLICIES, kept_member, selection
+from simdedup.pipeline import DocumentFingerprinter
+from simdedup.tokenizers import get_tokenizer
 
 
 def invoke(*args, input=None):
@@ -337,3 +339,41 @@ def test_jsonl_on_two_workers_equals_one(tmp_path, monkeypatch):
     assert one.exit_code == two.exit_code == 3  # the bad line is skipped, with a warning
     assert one.stdout == two.stdout and one.stdout.count("\n") == 199
     assert "d.jsonl:51: not a JSON object" in two.stderr
+
+
+class _DiesOnSomeDocument(DocumentFingerprinter):
+    """Kills its own (worker) process when it meets the document named "die"."""
+
+    def fingerprint_batch(self, sources):
+        import signal
+
+        if any(source.path.endswith("die") for source in sources):
+            os.kill(os.getpid(), signal.SIGKILL)
+        return super().fingerprint_batch(sources)
+
+
+def test_a_killed_worker_stops_the_run_with_a_message(tmp_path):
+    """multiprocessing.Pool would wait forever for the lost batch."""
+    from simdedup.errors import SimdedupError
+    from simdedup.pipeline import BATCH_SOURCES, fingerprint_batches
+
+    sources = [Source(f"t{i}", text=f"document number {i}") for i in range(5 * BATCH_SOURCES)]
+    sources[3 * BATCH_SOURCES] = Source("die", text="the end")
+    fingerprinter = _DiesOnSomeDocument(get_tokenizer("words"))
+    import signal
+
+    def hung(signum, frame):
+        raise TimeoutError("the run waited forever for the killed worker's batch")
+
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(30)
+    done = []
+    try:
+        with pytest.raises(SimdedupError, match="worker process died"):
+            for batch in fingerprint_batches(sources, fingerprinter, jobs=2):
+                done.append(batch)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert len(done) <= 3  # the batches before it, in order
+    assert [r.id for batch in done for r in batch.records] == [f"t{i}" for i in range(len(done) * BATCH_SOURCES)]
