@@ -43,7 +43,9 @@ class Source:
     path: str
     reason: str | None = None
     text: str | None = None
-    size: int | None = field(default=None, compare=False)  # bytes, when a walk found a regular file
+    size: int | None = field(default=None, compare=False)  # bytes, when known (a regular file)
+    #: a regular file when it was found (safe to open without blocking: not a FIFO)
+    regular: bool = field(default=False, compare=False, repr=False)
     #: a JSON line not parsed yet, and its (text field, id field): see :func:`documents`
     line: tuple[bytes, str, str | None] | None = field(default=None, compare=False, repr=False)
     #: a stretch of whole lines of a JSON-lines file not read yet: (offset, length, number of
@@ -400,6 +402,11 @@ def _walk(top: str, root: str, visited: set[tuple[int, int]], walk_filter: WalkF
         return
     for entry in entries:
         path = entry.path
+        if not walk_filter.min_bytes and entry.is_file(follow_symlinks=False):
+            # A regular file by its directory entry: no stat needed (its size is read where it is read).
+            if walk_filter.takes_file(path, root, 0):
+                yield Source(path, regular=True)
+            continue
         try:
             st = entry.stat(follow_symlinks=True)
         except OSError:
@@ -415,7 +422,7 @@ def _walk(top: str, root: str, visited: set[tuple[int, int]], walk_filter: WalkF
             yield from _walk(path, root, visited, walk_filter)
         elif stat.S_ISREG(st.st_mode):
             if walk_filter.takes_file(path, root, st.st_size):
-                yield Source(path, size=st.st_size)
+                yield Source(path, size=st.st_size, regular=True)
         else:
             yield Source(path, f"{_kind(st.st_mode)}; skipped during the walk")
 
@@ -441,7 +448,7 @@ def iter_sources(paths: Iterable[str], walk_filter: WalkFilter = WalkFilter()) -
         if stat.S_ISDIR(st.st_mode):
             yield from _walk(path, path, {(st.st_dev, st.st_ino)}, walk_filter)
         elif stat.S_ISREG(st.st_mode):
-            yield Source(path, size=st.st_size)
+            yield Source(path, size=st.st_size, regular=True)
         elif stat.S_ISFIFO(st.st_mode):
             yield Source(path)
         else:

@@ -252,7 +252,7 @@ class DocumentFingerprinter(Method):
         if is_compressed(source.path):
             return None, 0, None
         try:
-            if source.size is None:  # not seen by a walk: stat first, as opening a FIFO takes its data
+            if not source.regular:  # not seen as a regular file: stat first, as opening a FIFO takes its data
                 status = os.stat(source.path)
                 if not stat.S_ISREG(status.st_mode):
                     return None, 0, None  # FIFOs stream through the Python path
@@ -432,14 +432,14 @@ def _work(task: list[Source] | tuple[list[str], list[int | None]]) -> Batch:
     assert _worker is not None
     fingerprinter, render = _worker
     if isinstance(task, tuple):
-        task = [Source(path, size=size) for path, size in zip(*task)]
+        task = [Source(path, size=size, regular=True) for path, size in zip(*task)]
     return Batch.of(fingerprinter.fingerprint_batch(task), render)
 
 
 def _task(sources: list[Source]) -> list[Source] | tuple[list[str], list[int | None]]:
-    """A batch as it goes to a worker: files found by a walk as their paths and sizes, which
-    pickle about fifteen times faster than the Source objects (many small files)."""
-    if all(s.reason is None and s.text is None and s.line is None and s.span is None for s in sources):
+    """A batch as it goes to a worker: regular files as their paths and sizes, which pickle
+    about fifteen times faster than the Source objects (many small files)."""
+    if all(s.regular and s.reason is None and s.text is None and s.line is None and s.span is None for s in sources):
         return [s.path for s in sources], [s.size for s in sources]
     return sources
 
