@@ -29,7 +29,7 @@ ties between equally similar edges are broken by the units' smallest ids.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 import numpy as np
@@ -313,6 +313,8 @@ def _describe(ids: Sequence[str], fps: np.ndarray, units: _Units, doc_label: np.
                                         for row in units.fps[needed].tolist())))
     unit_of = dict(zip(grouped_list, of_doc[grouped].tolist()))
     clusters = []
+    members: list[int] = []  # the units of every member and of its representative, for the
+    representatives: list[int] = []  # similarities, computed for all clusters in one call
     for start, end in zip(bounds, bounds[1:]):
         docs = grouped_list[start:end]
         if len(docs) == 1:
@@ -322,12 +324,18 @@ def _describe(ids: Sequence[str], fps: np.ndarray, units: _Units, doc_label: np.
         rep = _representative(ids, docs, unit_of, units.fps, values)
         rep_unit = unit_of[rep]
         dist = tuple((values[unit_of[d]] ^ values[rep_unit]).bit_count() for d in docs)
-        sims = None
-        if units.sketches is not None:
-            member_units = np.array([unit_of[d] for d in docs])
-            raw = pair_similarity(units.sketches, member_units, np.full(len(docs), rep_unit))
-            sims = tuple(round(float(s), 3) for s in raw)
-        clusters.append(Cluster(tuple(docs), rep, dist, sims))
+        members += [unit_of[d] for d in docs]
+        representatives += [rep_unit] * len(docs)
+        clusters.append(Cluster(tuple(docs), rep, dist, None))
+    if units.sketches is not None and members:
+        raw = pair_similarity(units.sketches, np.array(members), np.array(representatives)).tolist()
+        position = 0
+        for i, cluster in enumerate(clusters):
+            if cluster.similarities is None:
+                size = len(cluster.members)
+                sims = tuple(round(s, 3) for s in raw[position : position + size])
+                clusters[i] = replace(cluster, similarities=sims)
+                position += size
     clusters.sort(key=lambda c: ids[c.members[0]])
     return clusters
 
