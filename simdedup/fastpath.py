@@ -34,7 +34,7 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -207,10 +207,8 @@ class PairKernel:
             capacity = found
 
 
-_kernel: Any = None
+_loaded: dict[str, Any] = {}  # kernel name -> the loaded kernel, or False when it cannot load
 _bytes_seen = 0
-_pair_kernel: Any = None
-_keyword_kernel: Any = None
 
 
 def _llvm() -> Any:
@@ -323,19 +321,6 @@ def _load_keywords() -> KeywordKernel:
     return kernel
 
 
-def keyword_kernel() -> KeywordKernel | None:
-    """The loaded keyword kernel, or None when it cannot be loaded or compiled, or is turned off."""
-    global _keyword_kernel
-    if _keyword_kernel is None:
-        if os.environ.get("SIMDEDUP_FASTPATH", "1") == "0":
-            return None
-        try:
-            _keyword_kernel = _load_keywords()
-        except Exception:  # no numba or llvmlite, no symbol: the Python path does the work
-            _keyword_kernel = False
-    return _keyword_kernel or None
-
-
 def _load_pairs() -> PairKernel:
     kernel = PairKernel(*_load_code("pairs", "compile_pairs"))
     # Checked as the others: runs of keys [7, 7, 7] and [9, 9]; 0b1 and 0b1110 are 4 bits apart.
@@ -346,30 +331,32 @@ def _load_pairs() -> PairKernel:
     return kernel
 
 
-def pair_kernel() -> PairKernel | None:
-    """The loaded pair kernel, or None when it cannot be loaded or compiled, or is turned off."""
-    global _pair_kernel
-    if _pair_kernel is None:
-        if os.environ.get("SIMDEDUP_FASTPATH", "1") == "0":
-            return None
+def _get(name: str, load: Callable[[], Any]) -> Any:
+    """The kernel ``name``, loaded on first use; None when it cannot be loaded or compiled, or
+    is turned off."""
+    if os.environ.get("SIMDEDUP_FASTPATH", "1") == "0":
+        return None
+    if name not in _loaded:
         try:
-            _pair_kernel = _load_pairs()
-        except Exception:  # no numba or llvmlite: numpy does the work
-            _pair_kernel = False
-    return _pair_kernel or None
+            _loaded[name] = load()
+        except Exception:  # no numba or llvmlite, no symbol: the Python path does the work
+            _loaded[name] = False
+    return _loaded[name] or None
 
 
 def kernel() -> Kernel | None:
-    """The loaded kernel, or None when it cannot be loaded or compiled, or is turned off."""
-    global _kernel
-    if _kernel is None:
-        if os.environ.get("SIMDEDUP_FASTPATH", "1") == "0":
-            return None
-        try:
-            _kernel = _load()
-        except Exception:  # no numba or llvmlite, no symbol: the Python path does the work
-            _kernel = False
-    return _kernel or None
+    """The fingerprint kernel (see :func:`_get`)."""
+    return _get("fastpath", _load)
+
+
+def keyword_kernel() -> KeywordKernel | None:
+    """The keyword kernel (see :func:`_get`)."""
+    return _get("keywords", _load_keywords)
+
+
+def pair_kernel() -> PairKernel | None:
+    """The pair kernel (see :func:`_get`)."""
+    return _get("pairs", _load_pairs)
 
 
 def preload() -> None:

@@ -102,7 +102,7 @@ def test_cli_output_identical_with_and_without(tmp_path, monkeypatch):
 
 def test_without_kernels_the_python_path_answers(tmp_path, monkeypatch):
     (tmp_path / "a.txt").write_text("plain ascii words " * 50)
-    monkeypatch.setattr(fastpath, "_kernel", False)  # as if numba were missing
+    monkeypatch.setitem(fastpath._loaded, "fastpath", False)  # as if numba were missing
     assert fastpath.ready(1 << 30) is None
     fingerprinter = DocumentFingerprinter(get_tokenizer("words"))
     record = fingerprinter.fingerprint_file(str(tmp_path / "a.txt"))

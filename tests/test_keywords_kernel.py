@@ -74,7 +74,7 @@ def test_the_keyword_table_holds_jiebas_idf():
 
 
 def test_without_the_kernel_batches_take_the_python_scoring(monkeypatch):
-    monkeypatch.setattr(fastpath, "_keyword_kernel", False)
+    monkeypatch.setitem(fastpath._loaded, "keywords", False)
     tokenizer = get_tokenizer("jieba-fast")
     texts = ["我们测试中文分词的数据。" * 3, "  ", "The python 测试数据"]
     assert tokenizer.features_many([[t] for t in texts]) == _python_path(texts)
