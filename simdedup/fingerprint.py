@@ -30,6 +30,9 @@ WEIGHTINGS = ("feature", "binary")
 #: Fixed-point scale for non-integer weights (24 fractional bits).
 WEIGHT_SCALE = 1 << 24
 
+#: features whose votes :meth:`Fingerprinter.many` adds up in one step (a 4 MB int64 matrix)
+FEATURES_AT_ONCE = 1 << 13
+
 _MASK64 = (1 << 64) - 1
 
 
@@ -157,12 +160,25 @@ class Fingerprinter:
         return Fingerprint(value, make_sketch(words[:, 0], weights if counts else None, self.sketch_bins))
 
     def many(self, documents: Sequence[Mapping[str, float]]) -> list[Fingerprint]:
-        """``[self(features) for features in documents]``, with the arithmetic done for all the
-        documents at once: the same integer sums, so the same fingerprints.
+        """``[self(features) for features in documents]``, with the arithmetic done for many
+        documents at once (about :data:`FEATURES_AT_ONCE` features: the vote matrix stays in
+        cache): the same integer sums, so the same fingerprints.
 
         Raises:
             ValueError: a negative or non-finite weight (raised for the first such document).
         """
+        fingerprints: list[Fingerprint] = []
+        start = 0
+        while start < len(documents):
+            end, features = start + 1, len(documents[start])
+            while end < len(documents) and features + len(documents[end]) <= FEATURES_AT_ONCE:
+                features += len(documents[end])
+                end += 1
+            fingerprints += self._many(documents[start:end])
+            start = end
+        return fingerprints
+
+    def _many(self, documents: Sequence[Mapping[str, float]]) -> list[Fingerprint]:
         sizes = np.fromiter(map(len, documents), dtype=np.int64, count=len(documents))
         if not len(documents) or not sizes.all():  # rare: the one-document path handles empty ones
             return [self(features) for features in documents]

@@ -224,11 +224,16 @@ class DocumentFingerprinter(Method):
 
     def _records_together(self, sources: list[Source], pending: list[tuple[int, list[str], DocumentReader | None]],
                           results: list[FingerprintRecord | Source | None]) -> None:
+        if not pending:
+            return
         features = self.tokenizer.features_many([chunks for _, chunks, _ in pending])
-        kept = [(position, f, reader) for (position, _, reader), f in zip(pending, features) if f]
-        for (position, _, _), f in zip(pending, features):
-            if not f:
-                results[position] = Source(sources[position].path, _NO_FEATURES)
+        kept = []
+        for (position, _, reader), f in zip(pending, features):
+            if f:
+                kept.append((position, f, reader))
+            else:  # the reasons of the one-document path
+                results[position] = Source(sources[position].path,
+                                           _NO_FEATURES if reader is not None else "no text to fingerprint")
         for (position, f, reader), (value, sketch) in zip(kept, self.fingerprinter.many([f for _, f, _ in kept])):
             source = sources[position]
             if reader is None:

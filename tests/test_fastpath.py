@@ -194,3 +194,45 @@ def test_every_kernel_loads_and_passes_its_check():
     assert fastpath.kernel() is not None
     assert fastpath.keyword_kernel() is not None
     assert fastpath.pair_kernel() is not None
+
+
+@pytest.mark.parametrize("options", [
+    {"tokenizer": "words"},
+    {"tokenizer": "whitespace", "bits": 128, "sketch_bins": 0},
+    {"tokenizer": "words", "hash_name": "md5", "weighting": "feature", "encoding": "auto"},
+    {"tokenizer": "words", "html": True},
+    {"tokenizer": "jieba"},
+    {"tokenizer": "jieba-fast"},
+])
+def test_the_python_path_together_equals_one_document_at_a_time(tmp_path, monkeypatch, options):
+    """A batch of documents the kernel does not take (not ASCII, other settings; jieba-fast's
+    batches of keywords): the same records and skip reasons as one document at a time."""
+    import gzip
+
+    options = dict(options)
+    tokenizer = get_tokenizer(options.pop("tokenizer"))
+    files = {
+        "ascii.txt": "Plain ASCII text, long enough to be fingerprinted. " * 30,
+        "cafe.txt": "Caf\u00e9 cr\u00e8me, na\u00efve fa\u00e7ade; \u4e2d\u6587\u6d4b\u8bd5\u6570\u636e " * 20,
+        "zh.txt": "\u6211\u4eec\u6d4b\u8bd5\u4e2d\u6587\u5206\u8bcd\u7684\u6570\u636e\u3002" * 40,
+        "page.txt": "<html><body><p>Hello \u00e9t\u00e9 world</p><script>x()</script></body></html>",
+        "empty.txt": "",
+        "spaces.txt": "   \n\t  ",
+        "big.txt": "\u00e9l\u00e8ve " * 3000,
+    }
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    (tmp_path / "gb.txt").write_bytes("\u6570\u636e\u5206\u8bcd \u00e9".encode("gb18030") * 50)
+    (tmp_path / "binary.txt").write_bytes(b"\0\1\2 binary")
+    with gzip.open(tmp_path / "packed.txt.gz", "wt", encoding="utf-8") as handle:
+        handle.write("compressed caf\u00e9 text " * 50)
+    monkeypatch.setattr("simdedup.pipeline.TOGETHER_BYTES", 5000)  # big.txt streams
+    sources = [Source(str(p)) for p in sorted(tmp_path.iterdir())]
+    sources += [Source("t-ascii", text="short ascii text"), Source("t-zh", text="\u4e2d\u6587\u6587\u672c"),
+                Source("t-empty", text="  "), Source("gone", reason="no such file")]
+    fingerprinter = DocumentFingerprinter(tokenizer, **options)
+    together = fingerprinter.fingerprint_batch(sources)
+    alone = [fingerprinter._one(source) for source in sources]
+    assert [getattr(r, "reason", None) or (r.to_json(), r.encoding) for r in together] == \
+           [getattr(r, "reason", None) or (r.to_json(), r.encoding) for r in alone]
+    assert sum(isinstance(r, Source) for r in together) >= 3
