@@ -205,11 +205,12 @@ class DocumentFingerprinter(Method):
                     continue
                 if source.text is not None:
                     chunks, reader = list(visible_text([source.text], self.html)), None
-                elif is_compressed(source.path) or (source.size or _size(source.path)) > TOGETHER_BYTES:
-                    results[position] = self._one(source)
-                    continue
                 else:
-                    reader = DocumentReader(source.path, self.encoding)
+                    data = None if is_compressed(source.path) else _whole_file(source, TOGETHER_BYTES)
+                    if data is None:  # compressed, large, not a regular file or unreadable: it streams
+                        results[position] = self._one(source)
+                        continue
+                    reader = DocumentReader(source.path, self.encoding, data=data)
                     chunks = list(visible_text(reader, self.html))
             except SkipDocument as exc:
                 results[position] = Source(source.path, exc.reason)
@@ -254,18 +255,9 @@ class DocumentFingerprinter(Method):
                 data = source.text.encode("ascii")
                 return data, len(data), None
             return None, 0, None
-        if is_compressed(source.path):
-            return None, 0, None
-        try:
-            if not source.regular:  # not seen as a regular file: stat first, as opening a FIFO takes its data
-                status = os.stat(source.path)
-                if not stat.S_ISREG(status.st_mode):
-                    return None, 0, None  # FIFOs stream through the Python path
-            data = _read_regular_file(source.path, fastpath.MAX_BYTES)
-        except OSError:
-            return None, 0, None  # the Python path reports it
+        data = None if is_compressed(source.path) else _whole_file(source, fastpath.MAX_BYTES)
         if data is None:
-            return None, 0, None  # huge, or no longer a regular file
+            return None, 0, None  # the Python path streams it, or says why it cannot
         reader = DocumentReader(source.path, self.encoding, data=data)
         if not data or b"\0" in data[:8192] or looks_like_http(data):
             return None, 0, reader  # the Python path says why it skips, or reads the response
@@ -296,13 +288,16 @@ class DocumentFingerprinter(Method):
 TOGETHER_BYTES = 1 << 20
 
 
-def _size(path: str) -> int:
-    """Size of a regular file; anything else (a FIFO, a missing file) counts as huge, to stream."""
+def _whole_file(source: Source, limit: int) -> bytes | None:
+    """The bytes of the source's file, or None when it is not a regular file, is over ``limit``
+    or cannot be read (the streaming path then reads it, or reports why it cannot)."""
     try:
-        status = os.stat(path)
+        if not source.regular:  # not seen as a regular file: stat first, as opening a FIFO takes its data
+            if not stat.S_ISREG(os.stat(source.path).st_mode):
+                return None
+        return _read_regular_file(source.path, limit)
     except OSError:
-        return 1 << 62
-    return status.st_size if stat.S_ISREG(status.st_mode) else 1 << 62
+        return None
 
 
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)

@@ -149,7 +149,6 @@ def sketches_of(hashes: np.ndarray, counts: np.ndarray, sizes: np.ndarray, bins:
     """:func:`make_sketch` of many documents at once: document ``d`` is the next ``sizes[d]``
     (at least one) of ``hashes`` with their ``counts``."""
     shift = np.uint64(64 - _check_bins(bins))
-    document = np.repeat(np.arange(len(sizes)), sizes)
     if int(counts.sum()) > _EXPAND_BATCH:  # as many elements as make_sketch expands at once
         starts = np.cumsum(sizes) - sizes
         return [make_sketch(hashes[a : a + n], counts[a : a + n], bins) for a, n in zip(starts.tolist(), sizes.tolist())]
@@ -158,6 +157,7 @@ def sketches_of(hashes: np.ndarray, counts: np.ndarray, sizes: np.ndarray, bins:
     rank = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(offsets, counts)
     mixed = _mix(np.repeat(hashes.astype(np.uint64), counts) ^ (rank.astype(np.uint64) * GOLDEN))
     minima = np.full(len(sizes) * bins, EMPTY, dtype=np.uint64)
+    document = np.repeat(np.arange(len(sizes)), sizes)
     slot = np.repeat(document, counts) * bins + (mixed >> shift).astype(np.intp)
     np.minimum.at(minima, slot, mixed & _LOW32)
     return [finish_sketch(row) for row in minima.reshape(len(sizes), bins)]
