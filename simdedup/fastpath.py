@@ -20,7 +20,7 @@ the same results.
 Loading: numba compiles a kernel once (about 2 s) and its machine code is kept in a cache file
 (:mod:`simdedup.cache`), keyed by the kernel source, the llvmlite version and the CPU. Later
 processes load that file with llvmlite alone in about 40 ms, without importing numba (about
-0.4 s), so the fast path pays from the first megabyte (:data:`START_AFTER_BYTES`); ``--help``
+0.4 s), so the fast path pays from half a megabyte (:data:`START_AFTER_BYTES`); ``--help``
 and small runs never load it. A kernel is checked against the Python arithmetic when it loads.
 Without numba, llvmlite or the XXH3 symbol everything works, only slower.
 ``SIMDEDUP_FASTPATH=0`` turns them all off.
@@ -41,7 +41,9 @@ import numpy as np
 from . import cache
 
 MAX_BYTES = 64 << 20
-START_AFTER_BYTES = 1 << 20
+# Loading costs what the Python path takes for about 0.4 MB of text; a batch that brings this
+# process past this many bytes is the first to take the kernel.
+START_AFTER_BYTES = 1 << 19
 BATCH_BYTES = 4 << 20  # documents handed to the kernel at once
 TABLE_SLOTS = 1 << 16  # largest table of a batch call; a document with more distinct tokens is retried alone
 PLANES = 48  # as simdedup._kernels (which cannot be imported without numba)
@@ -366,12 +368,12 @@ def preload() -> None:
         _bytes_seen = max(_bytes_seen, START_AFTER_BYTES)
 
 
-def ready(size: int, force: bool = False) -> Kernel | None:
-    """The kernel, once this process has seen :data:`START_AFTER_BYTES` of documents (or when
-    ``force``); None before that or when there is no kernel. ``size``: bytes about to be read."""
+def ready(size: int) -> Kernel | None:
+    """The kernel, once this process has seen :data:`START_AFTER_BYTES` of documents; None
+    before that or when there is no kernel. ``size``: bytes about to be fingerprinted."""
     global _bytes_seen
     _bytes_seen += size
-    if not force and _bytes_seen < START_AFTER_BYTES:
+    if _bytes_seen < START_AFTER_BYTES:
         return None
     return kernel()
 

@@ -167,28 +167,34 @@ class DocumentFingerprinter(Method):
             return self._together([document for source in sources for document in documents(source)])
         sources = [document for source in sources for document in documents(source)]
         results: list[FingerprintRecord | Source | None] = [None] * len(sources)
-        pending: list[tuple[int, bytes, int]] = []  # (position, ASCII text, size in bytes)
+        pending: list[tuple[int, bytes, int]] = []  # (position, bytes read or text encoded, size in bytes)
         pending_bytes = 0
         for position, source in enumerate(sources):
-            text, size, reader = self._fast_input(source)
-            if text is not None and fastpath.ready(len(text)) is not None:
-                pending.append((position, text, size))
-                pending_bytes += len(text)
+            data, size, reader = self._fast_input(source)
+            if data is not None:
+                pending.append((position, data, size))
+                pending_bytes += len(data)
                 if pending_bytes >= fastpath.BATCH_BYTES:
                     self._fast_records(sources, pending, results)
                     pending, pending_bytes = [], 0
             elif reader is not None or source.text is not None:  # the Python path, with what was read
-                try:
-                    if reader is not None:
-                        results[position] = self.record_from_reader(reader)
-                    else:
-                        results[position] = self._text_record(source.path, source.text)  # type: ignore[arg-type]
-                except SkipDocument as exc:
-                    results[position] = Source(source.path, exc.reason)
+                self._python_record(sources, position, reader, results)
             else:
                 results[position] = self._one(source)
         self._fast_records(sources, pending, results)
         return results  # type: ignore[return-value]
+
+    def _python_record(self, sources: list[Source], position: int, reader: DocumentReader | None,
+                       results: list[FingerprintRecord | Source | None]) -> None:
+        """The Python path for a source already read (``reader``) or held as text."""
+        source = sources[position]
+        try:
+            if reader is not None:
+                results[position] = self.record_from_reader(reader)
+            else:
+                results[position] = self._text_record(source.path, source.text)  # type: ignore[arg-type]
+        except SkipDocument as exc:
+            results[position] = Source(source.path, exc.reason)
 
     def _together(self, sources: list[Source]) -> list[FingerprintRecord | Source]:
         """The Python path for a tokenizer that makes features faster for many documents at
@@ -246,8 +252,9 @@ class DocumentFingerprinter(Method):
             results[position] = record
 
     def _fast_input(self, source: Source) -> tuple[bytes | None, int, DocumentReader | None]:
-        """``(ASCII text for the kernel, size, None)``, or ``(None, 0, reader)`` with the bytes read
-        for the Python path, or ``(None, 0, None)`` when the Python path should read the source."""
+        """``(ASCII bytes for the kernel, size, None)`` (a file's bytes as read, byte-order mark
+        included), or ``(None, 0, reader)`` with the bytes read for the Python path, or
+        ``(None, 0, None)`` when the Python path should read the source."""
         if source.reason is not None:
             return None, 0, None
         if source.text is not None:
@@ -258,31 +265,42 @@ class DocumentFingerprinter(Method):
         data = None if is_compressed(source.path) else _whole_file(source, fastpath.MAX_BYTES)
         if data is None:
             return None, 0, None  # the Python path streams it, or says why it cannot
-        reader = DocumentReader(source.path, self.encoding, data=data)
-        if not data or b"\0" in data[:8192] or looks_like_http(data):
-            return None, 0, reader  # the Python path says why it skips, or reads the response
-        text = data[3:] if data.startswith(b"\xef\xbb\xbf") else data
-        if not text.isascii():
-            return None, 0, reader
-        return text, len(data), None
+        if not data or b"\0" in data[:8192] or looks_like_http(data) or not _ascii_after_bom(data):
+            # the Python path says why it skips, or reads the response or the other text
+            return None, 0, DocumentReader(source.path, self.encoding, data=data)
+        return data, len(data), None
 
     def _fast_records(self, sources: list[Source], pending: list[tuple[int, bytes, int]],
                       results: list[FingerprintRecord | Source | None]) -> None:
-        """Fingerprint the pending ASCII documents in one kernel call, into ``results``."""
+        """Fingerprint the pending ASCII documents in one kernel call, into ``results``; on the
+        Python path while this process has seen too little text to load the kernel for."""
         if not pending:
             return
-        kernel = fastpath.kernel()
+        kernel = fastpath.ready(sum(len(data) for _, data, _ in pending))
         if kernel is None:
+            for position, data, _ in pending:
+                source = sources[position]
+                reader = None if source.text is not None else DocumentReader(source.path, self.encoding, data=data)
+                self._python_record(sources, position, reader, results)
             return
-        values, features, sketches = kernel.fingerprint([text for _, text, _ in pending], self.tokenizer.name,
-                                                        self.sketch_bins, self.weighting == "binary")
+        texts = [data[3:] if data.startswith(_BOM) else data for _, data, _ in pending]
+        values, features, sketches = kernel.fingerprint(texts, self.tokenizer.name, self.sketch_bins,
+                                                        self.weighting == "binary")
         for (position, _, size), value, count, sketch in zip(pending, values.tolist(), features.tolist(), sketches):
             doc_id = sources[position].path
-            if count == 0:
-                results[position] = Source(doc_id, _NO_FEATURES)
+            if count == 0:  # the reasons of the Python path
+                results[position] = Source(doc_id, _NO_FEATURES if sources[position].text is None
+                                           else "no text to fingerprint")
             else:
                 results[position] = FingerprintRecord(doc_id, value, self.bits, count, self.settings, size,
                                                       sketch.tobytes() if self.sketch_bins else None)
+
+
+_BOM = b"\xef\xbb\xbf"
+
+
+def _ascii_after_bom(data: bytes) -> bool:
+    return (data[3:] if data.startswith(_BOM) else data).isascii()
 
 
 TOGETHER_BYTES = 1 << 20

@@ -153,6 +153,33 @@ def test_a_batch_equals_the_python_path_document_by_document(tmp_path, monkeypat
 
 
 @needs_kernels
+@pytest.mark.parametrize("seen_before", [0, 1 << 30])
+def test_the_batch_that_starts_the_kernel_equals_the_python_path(tmp_path, monkeypatch, seen_before):
+    """The kernel is loaded for a whole batch once the bytes seen reach START_AFTER_BYTES; the
+    batches before it take the Python path from the bytes already read. Byte-order marks,
+    empty, binary and non-ASCII files and texts held in memory come out the same either way."""
+    monkeypatch.setattr(fastpath, "START_AFTER_BYTES", 6000)
+    monkeypatch.setattr(fastpath, "_bytes_seen", seen_before)
+    rng = random.Random(5)
+    contents = [b"", b"\xef\xbb\xbf", b"\x00binary\x00", "na\u00efve text".encode(), b"\xef\xbb\xbfBOM Words here"]
+    contents += [" ".join(rng.choices(["Alpha", "beta", "g_1", "x.y"], k=rng.randint(1, 400))).encode()
+                 for _ in range(25)]
+    sources = []
+    for i, content in enumerate(contents):
+        (tmp_path / f"d{i:02d}.txt").write_bytes(content)
+        sources.append(Source(str(tmp_path / f"d{i:02d}.txt")))
+    sources += [Source("t1", text="In memory, plain"), Source("t2", text="  "), Source("t3", text="caf\u00e9 cup")]
+
+    def outcomes(results):
+        return [getattr(r, "reason", None) or r.to_json() for r in results]
+
+    batch = DocumentFingerprinter(get_tokenizer("words")).fingerprint_batch(sources)
+    assert fastpath._bytes_seen >= 6000
+    monkeypatch.setenv("SIMDEDUP_FASTPATH", "0")
+    assert outcomes(batch) == outcomes(DocumentFingerprinter(get_tokenizer("words")).fingerprint_batch(sources))
+
+
+@needs_kernels
 def test_the_kernel_and_its_python_side_agree_on_the_scratch_layout():
     from simdedup import _kernels
 
