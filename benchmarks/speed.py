@@ -14,7 +14,7 @@ Every job is a separate process; wall time includes start-up; peak RSS is the jo
 under 20 s runs three times and its median run counts. Before every run its input is read once,
 so that it finds it in the page cache.
 
-    python benchmarks/speed.py             # sizes 24, 72, 216 MB and 10^5, 10^6 fingerprints
+    python benchmarks/speed.py             # sizes 24, 72, 216 MB (-j 2 also at 648 MB) and 10^5, 10^6 fingerprints
     python benchmarks/speed.py --large     # also 10^7 fingerprints
 """
 
@@ -190,6 +190,23 @@ def file_list(folder: Path) -> Path:
     return listing
 
 
+def parallel_jobs(folder: Path, out: str) -> tuple[dict, dict, dict]:
+    """``fingerprint`` of a folder with defaults on one process, with ``-j 2``, and as two
+    independent processes at once, each given every other file (paths on stdin). The last is
+    what two cores give with nothing shared: its start-up paid on both cores at once and no
+    hand-out, so it is the ceiling for ``-j 2``."""
+    one = measure(SIMDEDUP + ["fingerprint", "--silent", "-j", "1", "-o", out, "--force", str(folder)])
+    two = measure(SIMDEDUP + ["fingerprint", "--silent", "-j", "2", "-o", out, "--force", str(folder)])
+    paths = file_list(folder).read_text().splitlines(keepends=True)
+    halves = [folder.with_suffix(f".half{i}.list") for i in (1, 2)]
+    for i, half in enumerate(halves):
+        half.write_text("".join(paths[i::2]))
+    command = " ".join(SIMDEDUP) + " fingerprint --silent -j 1 -o {out}{i} --force - < {half}"
+    script = " & ".join(command.format(out=out, i=i, half=half) for i, half in enumerate(halves)) + "; wait"
+    ceiling = measure(["sh", "-c", script, "sh", *map(str, halves)])
+    return one, two, ceiling
+
+
 ANCHOR_SCRIPTS = {
     "floor": "for p in files: open(p, encoding='utf-8').read().split()",
     "pypi-simhash": "from simhash import Simhash\nfor p in files: Simhash(open(p, encoding='utf-8').read().split())",
@@ -260,6 +277,8 @@ def row(job: str, tool: str, figures: dict, megabytes: float | None = None, docs
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="24,72,216", help="English corpus sizes in MB")
+    parser.add_argument("--jobs-size", type=int, default=648,
+                        help="English corpus size in MB for -j 2 alone, where start-up weighs little (0: none)")
     parser.add_argument("--zh", type=int, default=8, help="Chinese corpus size in MB")
     parser.add_argument("--large", action="store_true", help="also cluster 10^7 fingerprints")
     args = parser.parse_args()
@@ -281,14 +300,23 @@ def main() -> int:
                 (("floor", python_a), ("pypi-simhash", python_a), ("pybind-xxh3", python_b))}
         plain = measure(SIMDEDUP + ["fingerprint", "--silent", "-j", "1", "--tokenizer", "whitespace", "--sketch",
                                     "0", "-o", out, "--force", str(folder)])
-        default = measure(SIMDEDUP + ["fingerprint", "--silent", "-j", "1", "-o", out, "--force", str(folder)])
-        two = measure(SIMDEDUP + ["fingerprint", "--silent", "-j", "2", "-o", out, "--force", str(folder)])
+        default, two, ceiling = parallel_jobs(folder, out)
         print(row(job, "read + split (floor)", base["floor"], mb, docs))
         print(row(job, "PyPI simhash 2.1.2", base["pypi-simhash"], mb, docs))
         print(row(job, "simhash-pybind + xxh3", base["pybind-xxh3"], mb, docs))
         print(row(job, "simdedup whitespace, no sketch", plain, mb, docs, base["pypi-simhash"]))
         print(row(job, "simdedup defaults (words + sketch)", default, mb, docs, base["pypi-simhash"]))
         print(row(job, "simdedup defaults, -j 2", two, mb, docs, default))
+        print(row(job, "two processes on halves (-j 2 ceiling)", ceiling, mb, docs, default))
+    if args.jobs_size:
+        folder = make_corpus("en", args.jobs_size)
+        docs = len(file_list(folder).read_text().splitlines())
+        mb = sum(p.stat().st_size for p in folder.glob("*.txt")) / MB
+        job = f"fingerprint en {mb:.0f} MB"
+        default, two, ceiling = parallel_jobs(folder, out)
+        print(row(job, "simdedup defaults (words + sketch)", default, mb, docs))
+        print(row(job, "simdedup defaults, -j 2", two, mb, docs, default))
+        print(row(job, "two processes on halves (-j 2 ceiling)", ceiling, mb, docs, default))
     zh = make_corpus("zh", args.zh)
     listing = file_list(zh)
     docs = len(listing.read_text().splitlines())
