@@ -7,7 +7,6 @@ several processes). Clustering is a barrier: it needs every fingerprint before i
 from __future__ import annotations
 
 import itertools
-import multiprocessing
 import os
 import stat
 from dataclasses import dataclass, field, replace
@@ -15,7 +14,7 @@ from typing import Any, BinaryIO, Iterable, Iterator
 
 import numpy as np
 
-from . import fastpath
+from . import fastpath, workers
 from .cluster import Cluster, find_clusters
 from .corpus import DocumentReader, Source, documents, is_compressed
 from .web import looks_like_http
@@ -498,45 +497,7 @@ def fingerprint_batches(sources: Iterable[Source], fingerprinter: Method, jobs: 
         for batch in batches:
             yield Batch.of(fingerprinter.fingerprint_batch(batch), render)
         return
-    yield from _in_workers(map(_task, batches), jobs, (fingerprinter, render))
-
-
-#: batches handed out ahead per worker, so that none waits for its next one
-TASKS_AHEAD = 2
-
-
-def _in_workers(tasks: Iterable[Any], jobs: int, state: tuple[Method, bool]) -> Iterator[Batch]:
-    """``_work(task)`` of every task on ``jobs`` worker processes, in order, with at most
-    :data:`TASKS_AHEAD` tasks per worker handed out: the input is walked as the work goes.
-
-    A process pool executor, not ``multiprocessing.Pool``: the Pool's worker-handler thread
-    wakes on every result and spins until it is read (a tenth of a core beside two busy
-    workers, measured), and a Pool waits forever for the task of a worker that was killed.
-
-    Raises:
-        SimdedupError: a worker process died (killed by a signal, e.g. for lack of memory).
-    """
-    from collections import deque
-    from concurrent.futures import ProcessPoolExecutor
-    from concurrent.futures.process import BrokenProcessPool
-
-    methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if "fork" in methods else None)
-    executor = ProcessPoolExecutor(jobs, mp_context=context, initializer=_init_worker, initargs=state)
-    pending: deque[Any] = deque()
-    try:
-        for task in tasks:
-            pending.append(executor.submit(_work, task))
-            if len(pending) >= TASKS_AHEAD * jobs:
-                yield pending.popleft().result()
-        while pending:
-            yield pending.popleft().result()
-    except BrokenProcessPool:
-        from .errors import SimdedupError
-
-        raise SimdedupError("a worker process died (killed by a signal: out of memory?)") from None
-    finally:
-        executor.shutdown(wait=True, cancel_futures=True)
+    yield from workers.in_order(map(_task, batches), jobs, _work, _init_worker, (fingerprinter, render))
 
 
 #: sources fingerprinted together: one kernel call, or one task for a worker process
