@@ -6,7 +6,6 @@ import json
 import os
 import random
 import re
-import signal
 import stat
 import threading
 from collections import Counter
@@ -57,20 +56,6 @@ def run():
         return Run(result.exit_code, result.stdout, result.stderr, result.exception)
 
     return _run
-
-
-@pytest.fixture
-def alarm():
-    """Fail instead of hanging forever (a FIFO opened by mistake blocks)."""
-
-    def on_alarm(signum, frame):
-        raise TimeoutError("the command hung")
-
-    previous = signal.signal(signal.SIGALRM, on_alarm)
-    signal.alarm(20)
-    yield
-    signal.alarm(0)
-    signal.signal(signal.SIGALRM, previous)
 
 
 # --- corpora --------------------------------------------------------------------------------

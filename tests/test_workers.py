@@ -50,24 +50,6 @@ def _die_on_five(task: int) -> int:
     return task
 
 
-class Hung(Exception):
-    """Not an OSError, which the code under test may take for a closed socket."""
-
-
-@pytest.fixture
-def deadline():
-    """Fail a test that hangs instead of waiting for ever."""
-
-    def hung(signum, frame):
-        raise Hung("the workers hung")
-
-    previous = signal.signal(signal.SIGALRM, hung)
-    signal.alarm(60)
-    yield
-    signal.alarm(0)
-    signal.signal(signal.SIGALRM, previous)
-
-
 @settings(max_examples=15, deadline=None)
 @given(st.lists(st.sampled_from([0.0, 0.0, 0.001, 0.01]), max_size=40), st.integers(1, 3))
 def test_results_come_in_task_order_whatever_the_timing(pauses, jobs):
@@ -78,14 +60,14 @@ def test_results_come_in_task_order_whatever_the_timing(pauses, jobs):
         assert len({pid for _, pid in results}) > 1  # the work was shared
 
 
-def test_large_tasks_and_results_at_once_do_not_deadlock(deadline):
+def test_large_tasks_and_results_at_once_do_not_deadlock(alarm):
     """Tasks and results far larger than a socket's buffer, several in flight per worker."""
     tasks = [bytes([i]) * (3 << 20) for i in range(8)]
     results = list(workers.in_order(iter(tasks), 2, _echo_big, _setup, (0,)))
     assert results == [task * 2 for task in tasks]
 
 
-def test_an_error_is_raised_in_its_place_with_where_it_happened(deadline):
+def test_an_error_is_raised_in_its_place_with_where_it_happened(alarm):
     got = []
     with pytest.raises(ValueError, match="seven is not welcome") as raised:
         for result in workers.in_order(iter(range(20)), 2, _fail_on_seven, _setup, (0,)):
@@ -94,12 +76,12 @@ def test_an_error_is_raised_in_its_place_with_where_it_happened(deadline):
     assert "_fail_on_seven" in str(raised.value.__cause__)
 
 
-def test_an_exception_that_cannot_travel_is_named(deadline):
+def test_an_exception_that_cannot_travel_is_named(alarm):
     with pytest.raises(RuntimeError, match="_Unpicklable: odd"):
         list(workers.in_order(iter(range(3)), 2, _raise_unpicklable, _setup, (0,)))
 
 
-def test_a_killed_worker_stops_the_run(deadline):
+def test_a_killed_worker_stops_the_run(alarm):
     got = []
     with pytest.raises(SimdedupError, match="worker process died"):
         for result in workers.in_order(iter(range(50)), 2, _die_on_five, _setup, (0,)):
@@ -107,7 +89,7 @@ def test_a_killed_worker_stops_the_run(deadline):
     assert got == list(range(len(got))) and len(got) <= 5
 
 
-def test_stopping_early_ends_the_workers(deadline):
+def test_stopping_early_ends_the_workers(alarm):
     results = workers.in_order(iter([(i, 0.0) for i in range(100)]), 2, _add_offset, _setup, (0,))
     first, pid = next(results)
     assert first == 0
