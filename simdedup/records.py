@@ -27,6 +27,7 @@ from .sketch import decode as decode_sketch
 from .sketch import encode as encode_sketch
 
 _HEX = re.compile(r"[0-9a-fA-F]+")
+_INT64_END = 1 << 63  # features and bytes are kept as int64
 _BASE64 = re.compile(r"[A-Za-z0-9_-]+")
 SETTING_KEYS = ("method", "tokenizer", "options", "bits", "hash", "weighting")  # and "sketch": its size
 #: the field holding the fingerprint, and the widths allowed, for each method
@@ -129,11 +130,11 @@ def _fields(obj: Any, where: str) -> tuple[str, str, int, int, Any, Any, tuple]:
     if not _HEX.fullmatch(hexdigest):
         raise RecordError(f"{where}: field {field_name!r} is not hexadecimal")
     features = obj.get("features", 0)
-    if type(features) is not int or features < 0:
-        raise RecordError(f"{where}: field 'features' must be a non-negative integer")
+    if type(features) is not int or not 0 <= features < _INT64_END:
+        raise RecordError(f"{where}: field 'features' must be a non-negative integer below 2**63")
     size = obj.get("bytes")
-    if size is not None and type(size) is not int:
-        raise RecordError(f"{where}: field 'bytes' must be an integer")
+    if size is not None and (type(size) is not int or not -_INT64_END <= size < _INT64_END):
+        raise RecordError(f"{where}: field 'bytes' must be an integer of 64 bits")
     sketch = obj.get("sketch")
     if sketch is not None and (not isinstance(sketch, str) or not _BASE64.fullmatch(sketch)):
         raise RecordError(f"{where}: field 'sketch' is not URL-safe base64")
@@ -313,8 +314,12 @@ class _ColumnReader:
         if (set(fields) != {field_name} or set(bits) != {width} or set(settings) != {settings_text}
                 or set(map(len, sketches)) != {sketch_length} or set(map(len, hexes)) != {int(width) // 4}):
             return False
+        try:
+            counts, byte_sizes = _integers(features), _integers(sizes)
+        except OverflowError:
+            return False
         self._append((json.loads(f'"{i}"') if "\\" in i else i for i in ids), _words_from_hex(hexes, int(width)),
-                     _integers(features), _integers(sizes), _decode_sketches(list(sketches)) if sketch_length else None,
+                     counts, byte_sizes, _decode_sketches(list(sketches)) if sketch_length else None,
                      file_number, np.arange(line, line + len(ids), dtype=np.int64))
         return True
 
@@ -379,10 +384,18 @@ def records_of(columns: FingerprintColumns, size: int = 1 << 16, first: int = 0)
 
 
 def _integers(texts: tuple[str, ...]) -> np.ndarray:
-    """Decimal texts as int64, -1 for an empty one (a field the line does not have)."""
-    array = np.array(texts, dtype="U21")  # room for "-1" and any int64
-    array[array == ""] = "-1"
-    return array.astype(np.int64)
+    """Decimal texts as int64, -1 for an empty one (a field the line does not have).
+
+    Raises:
+        OverflowError: one is beyond int64.
+    """
+    if all(texts):
+        values: Iterable[int] = map(int, texts)
+    elif not any(texts):
+        return np.full(len(texts), -1, dtype=np.int64)
+    else:
+        values = (int(text) if text else -1 for text in texts)
+    return np.fromiter(values, dtype=np.int64, count=len(texts))
 
 
 def _words_from_hex(hexes: Iterable[str], bits: int) -> np.ndarray:

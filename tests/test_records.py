@@ -3,6 +3,7 @@ every line with json.loads gives, and says where a line is wrong."""
 
 import io
 import json
+import re
 
 import numpy as np
 import pytest
@@ -90,6 +91,28 @@ def test_a_bad_line_inside_a_canonical_block_is_named(bad, message):
     lines[40] = bad
     with pytest.raises(RecordError, match="^" + message):
         read_fingerprint_files([("f", io.BytesIO(("\n".join(lines) + "\n").encode()))])
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("features", 2**63, "f:41: field 'features' must be a non-negative integer below 2**63"),
+    ("bytes", 2**63, "f:41: field 'bytes' must be an integer of 64 bits"),
+    ("bytes", -(2**63) - 1, "f:41: field 'bytes' must be an integer of 64 bits"),
+])
+def test_a_number_beyond_64_bits_inside_a_canonical_block_is_named(field, value, message):
+    lines = canonical(60)
+    lines[40] = lines[40].replace(f'"{field}":{json.loads(lines[40])[field]}', f'"{field}":{value}')
+    assert str(value) in lines[40]
+    with pytest.raises(RecordError, match="^" + re.escape(message)):
+        read_fingerprint_files([("f", io.BytesIO(("\n".join(lines) + "\n").encode()))])
+
+
+def test_canonical_numbers_at_the_ends_of_64_bits():
+    rows = [FingerprintRecord("a", 1, 64, 2**63 - 1, SETTINGS, -(2**63), bytes(16)),
+            FingerprintRecord("b", 2, 64, 0, SETTINGS, 2**63 - 1, bytes(16)),
+            FingerprintRecord("c", 3, 64, 7, SETTINGS, None, bytes(16))]
+    columns = read_fingerprint_files([("f", io.BytesIO("".join(r.to_json() + "\n" for r in rows).encode()))])
+    assert columns.features.tolist() == [2**63 - 1, 0, 7]
+    assert columns.sizes.tolist() == [-(2**63), 2**63 - 1, -1]
 
 
 def test_blank_lines_crlf_and_no_final_newline():
