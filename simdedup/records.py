@@ -180,16 +180,33 @@ class FingerprintColumns:
     settings: dict[str, Any] | None = None
 
 
+_ID = r'^\{"id":"((?:[^"\\\x00-\x1f]|\\[^\x00-\x1f])*)",'
+_NUMBERS = r'"features":(0|[1-9][0-9]*)(?:,"bytes":(-?(?:0|[1-9][0-9]*)))?'
 #: A line exactly as :meth:`FingerprintRecord.to_json` writes it: groups id, value field, hex,
 #: bits, features, bytes, the settings fields, sketch. Blocks whose every line has this form
 #: are read by regular expression and numpy; any other line goes through ``json.loads``.
 _CANONICAL = re.compile(
-    r'^\{"id":"((?:[^"\\\x00-\x1f]|\\[^\x00-\x1f])*)","(simhash|nilsimsa|signature)":"([0-9a-fA-F]+)",'
-    r'"bits":(64|128|256),"features":(0|[1-9][0-9]*)(?:,"bytes":(-?(?:0|[1-9][0-9]*)))?'
-    r'((?:,"(?:method|tokenizer|options|hash|weighting)":(?:"[^"\\\x00-\x1f]*"|\{[^{}\\\x00-\x1f]*\}|null))*)'
-    r'(?:,"sketch":"([A-Za-z0-9_-]+)")?\}\r?$',
+    _ID + r'"(simhash|nilsimsa|signature)":"([0-9a-fA-F]+)","bits":(64|128|256),' + _NUMBERS
+    + r'((?:,"(?:method|tokenizer|options|hash|weighting)":(?:"[^"\\\x00-\x1f]*"|\{[^{}\\\x00-\x1f]*\}|null))*)'
+    + r'(?:,"sketch":"([A-Za-z0-9_-]+)")?\}\r?$',
     re.M,
 )
+
+
+def _same_form(first: re.Match) -> re.Pattern:
+    """The lines of :data:`_CANONICAL` with the field, width, settings and sketch length of
+    ``first``, capturing only what differs between records: id, hex, features, bytes, sketch
+    (empty when there is none). It matches a line exactly when ``_CANONICAL`` does with those
+    parts equal, so a block it matches whole needs no further check; and it runs faster."""
+    field, hexdigits, bits, settings, sketch = first.group(2, 3, 4, 7, 8)
+    sketch_part = f',"sketch":"([A-Za-z0-9_-]{{{len(sketch)}}})"' if sketch else "()"
+    return re.compile(
+        _ID + f'"{field}":"([0-9a-fA-F]{{{len(hexdigits)}}})","bits":{bits},' + _NUMBERS + re.escape(settings)
+        + sketch_part + r'\}\r?$',
+        re.M,
+    )
+
+
 _BLOCK_BYTES = 1 << 25
 _BASE64_VALUES = np.full(256, 255, dtype=np.uint8)
 for _i, _c in enumerate(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"):
@@ -221,7 +238,7 @@ class _ColumnReader:
         self.first_where = ""
         self.settings: dict[str, Any] | None = None
         self.bits = 64
-        self.canonical: tuple | None = None  # (field, bits, settings text, sketch length) of the first record
+        self.same_form: re.Pattern | None = None  # canonical lines with the first canonical record's settings
 
     def add_file(self, name: str, stream: BinaryIO) -> None:
         from .binary import MAGIC
@@ -285,41 +302,39 @@ class _ColumnReader:
             )
 
     def _add_block(self, name: str, file_number: int, line: int, block: bytes) -> int:
-        """Read the lines of ``block`` (the first is line ``line``); returns the next line number."""
+        """Read the lines of ``block`` (the first is line ``line``); returns the next line number.
+
+        Once a canonical record has been read the long way, blocks whose every line has its
+        form and settings are read by :meth:`_add_matches`; any other block line by line.
+        """
         count = block.count(b"\n") + (0 if block.endswith(b"\n") else 1)
-        matches = None
+        end = line + count
         try:
             text = block.decode("utf-8")
-            matches = _CANONICAL.findall(text)
         except UnicodeDecodeError:
-            pass
-        end = line + count
-        if matches and len(matches) == count:
-            if self.canonical is None:  # the first canonical record is checked the long way
-                first_line, block = block.split(b"\n", 1) if b"\n" in block else (block, b"")
-                self._add_lines(name, file_number, line, first_line)
-                first = matches.pop(0)
-                self.canonical = (first[1], first[3], first[6], len(first[7]))
-                line += 1
-            if not matches or self._add_matches(matches, file_number, line):
+            text = None
+        if text is not None and self.same_form is None and (first := _CANONICAL.match(text)):
+            first_line, rest = block.split(b"\n", 1) if b"\n" in block else (block, b"")
+            self._add_lines(name, file_number, line, first_line)
+            self.same_form = _same_form(first)
+            return self._add_block(name, file_number, line + 1, rest) if rest else end
+        if text is not None and self.same_form is not None:
+            matches = self.same_form.findall(text)
+            if len(matches) == count and self._add_matches(matches, file_number, line):
                 return end
         self._add_lines(name, file_number, line, block)
         return end
 
     def _add_matches(self, matches: list[tuple[str, ...]], file_number: int, line: int) -> bool:
-        """Add canonical lines whose settings equal the first record's; False (nothing added)
-        when one differs, so that the line-by-line reader says where."""
-        ids, fields, hexes, bits, features, sizes, settings, sketches = zip(*matches)
-        field_name, width, settings_text, sketch_length = self.canonical  # type: ignore[misc]
-        if (set(fields) != {field_name} or set(bits) != {width} or set(settings) != {settings_text}
-                or set(map(len, sketches)) != {sketch_length} or set(map(len, hexes)) != {int(width) // 4}):
-            return False
+        """Add lines matched by :attr:`same_form`; False (nothing added) when a number is beyond
+        64 bits, so that the line-by-line reader says where."""
+        ids, hexes, features, sizes, sketches = zip(*matches)
         try:
             counts, byte_sizes = _integers(features), _integers(sizes)
         except OverflowError:
             return False
-        self._append((json.loads(f'"{i}"') if "\\" in i else i for i in ids), _words_from_hex(hexes, int(width)),
-                     counts, byte_sizes, _decode_sketches(list(sketches)) if sketch_length else None,
+        self._append((json.loads(f'"{i}"') if "\\" in i else i for i in ids), _words_from_hex(hexes, self.bits),
+                     counts, byte_sizes, _decode_sketches(list(sketches)) if sketches[0] else None,
                      file_number, np.arange(line, line + len(ids), dtype=np.int64))
         return True
 

@@ -71,6 +71,20 @@ def canonical(n):
     return [r.to_json() for r in rows]
 
 
+@settings(max_examples=80, deadline=None)
+@given(corpora(), st.sampled_from([1 << 25, 64, 200]), st.data())
+def test_canonical_and_other_json_forms_mixed_read_as_line_by_line(monkeypatch_module, rows, block_bytes, data):
+    """Blocks of canonical lines, blocks with other JSON spellings of the same records (which
+    go line by line), and the first canonical line anywhere."""
+    monkeypatch_module.setattr(records, "_BLOCK_BYTES", block_bytes)
+    spelled = data.draw(st.lists(st.booleans(), min_size=len(rows), max_size=len(rows)))
+    lines = [json.dumps(json.loads(r.to_json())) if other else r.to_json() for r, other in zip(rows, spelled)]
+    text = "".join(line + "\n" for line in lines).encode()
+    columns = read_fingerprint_files([("f", io.BytesIO(text))])
+    assert columns_as_records(columns) == [(r.id, r.simhash, r.features, r.bytes, r.sketch) for r in by_lines(text)]
+    assert columns.lines.tolist() == list(range(1, len(rows) + 1))
+
+
 def test_a_line_with_other_settings_inside_a_canonical_block_is_named():
     lines = canonical(50)
     other = json.loads(lines[30])
