@@ -106,7 +106,11 @@ def _units(ids: Sequence[str], fps: np.ndarray, sketches: np.ndarray | None, by_
     unit_sketches = None if sketches is None else np.ascontiguousarray(uniq[:, words:]).view(np.uint8)
     first_seen = np.full(len(uniq), len(ids), dtype=np.int64)
     np.minimum.at(first_seen, of_doc[by_id], np.arange(len(ids)))
-    return _Units(np.ascontiguousarray(uniq[:, :words]), unit_sketches, of_doc, np.argsort(np.argsort(first_seen)))
+    # Units have distinct first positions below len(ids), so counting gives their order (no sort).
+    taken = np.zeros(len(ids), dtype=np.int64)
+    taken[first_seen] = 1
+    rank = np.cumsum(taken)[first_seen] - 1
+    return _Units(np.ascontiguousarray(uniq[:, :words]), unit_sketches, of_doc, rank)
 
 
 def _unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
