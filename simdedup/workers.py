@@ -12,7 +12,6 @@ results the other).
 
 from __future__ import annotations
 
-import itertools
 import multiprocessing
 import pickle
 import selectors
@@ -42,15 +41,16 @@ def in_order(tasks: Iterable[Any], jobs: int, work: Callable[[Any], Any], setup:
     """
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else None)
-    workers = [_Worker(context, work, setup, state) for _ in range(jobs)]
+    workers: list[_Worker] = []
     selector = selectors.DefaultSelector()
     finished = False
     try:
-        for worker in workers:
+        for _ in range(jobs):
+            worker = _Worker(context, work, setup, state)
+            workers.append(worker)
             selector.register(worker.sock, selectors.EVENT_READ, worker)
             selector.register(worker.process.sentinel, selectors.EVENT_READ, worker)
         pending = iter(tasks)
-        numbers = itertools.count()
         handed_out = given_back = 0
         done: dict[int, tuple[Any, BaseException | None]] = {}
         exhausted = False
@@ -62,7 +62,7 @@ def in_order(tasks: Iterable[Any], jobs: int, work: Callable[[Any], Any], setup:
                     if task is _END:
                         exhausted = True
                         break
-                    worker.hand_out(next(numbers), task)
+                    worker.hand_out(handed_out, task)
                     handed_out += 1
                 selector.modify(worker.sock, selectors.EVENT_READ | (selectors.EVENT_WRITE if worker.outgoing else 0),
                                 worker)
