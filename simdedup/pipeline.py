@@ -6,6 +6,7 @@ several processes). Clustering is a barrier: it needs every fingerprint before i
 
 from __future__ import annotations
 
+import codecs
 import itertools
 import os
 import stat
@@ -177,23 +178,20 @@ class DocumentFingerprinter(Method):
                     self._fast_records(sources, pending, results)
                     pending, pending_bytes = [], 0
             elif reader is not None or source.text is not None:  # the Python path, with what was read
-                self._python_record(sources, position, reader, results)
+                results[position] = self._python_record(source, reader)
             else:
                 results[position] = self._one(source)
         self._fast_records(sources, pending, results)
         return results  # type: ignore[return-value]
 
-    def _python_record(self, sources: list[Source], position: int, reader: DocumentReader | None,
-                       results: list[FingerprintRecord | Source | None]) -> None:
+    def _python_record(self, source: Source, reader: DocumentReader | None) -> FingerprintRecord | Source:
         """The Python path for a source already read (``reader``) or held as text."""
-        source = sources[position]
         try:
             if reader is not None:
-                results[position] = self.record_from_reader(reader)
-            else:
-                results[position] = self._text_record(source.path, source.text)  # type: ignore[arg-type]
+                return self.record_from_reader(reader)
+            return self._text_record(source.path, source.text)  # type: ignore[arg-type]
         except SkipDocument as exc:
-            results[position] = Source(source.path, exc.reason)
+            return Source(source.path, exc.reason)
 
     def _together(self, sources: list[Source]) -> list[FingerprintRecord | Source]:
         """The Python path for a tokenizer that makes features faster for many documents at
@@ -264,7 +262,7 @@ class DocumentFingerprinter(Method):
         data = None if is_compressed(source.path) else _whole_file(source, fastpath.MAX_BYTES)
         if data is None:
             return None, 0, None  # the Python path streams it, or says why it cannot
-        if not data or b"\0" in data[:8192] or looks_like_http(data) or not _ascii_after_bom(data):
+        if not data or b"\0" in data[:8192] or looks_like_http(data) or not _without_bom(data).isascii():
             # the Python path says why it skips, or reads the response or the other text
             return None, 0, DocumentReader(source.path, self.encoding, data=data)
         return data, len(data), None
@@ -280,9 +278,9 @@ class DocumentFingerprinter(Method):
             for position, data, _ in pending:
                 source = sources[position]
                 reader = None if source.text is not None else DocumentReader(source.path, self.encoding, data=data)
-                self._python_record(sources, position, reader, results)
+                results[position] = self._python_record(source, reader)
             return
-        texts = [data[3:] if data.startswith(_BOM) else data for _, data, _ in pending]
+        texts = [_without_bom(data) for _, data, _ in pending]
         values, features, sketches = kernel.fingerprint(texts, self.tokenizer.name, self.sketch_bins,
                                                         self.weighting == "binary")
         for (position, _, size), value, count, sketch in zip(pending, values.tolist(), features.tolist(), sketches):
@@ -295,11 +293,8 @@ class DocumentFingerprinter(Method):
                                                       sketch.tobytes() if self.sketch_bins else None)
 
 
-_BOM = b"\xef\xbb\xbf"
-
-
-def _ascii_after_bom(data: bytes) -> bool:
-    return (data[3:] if data.startswith(_BOM) else data).isascii()
+def _without_bom(data: bytes) -> bytes:
+    return data[len(codecs.BOM_UTF8):] if data.startswith(codecs.BOM_UTF8) else data
 
 
 TOGETHER_BYTES = 1 << 20
