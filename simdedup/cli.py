@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import stat
 import sys
 import tempfile
 from contextlib import contextmanager
@@ -17,7 +18,8 @@ from typing import Any, Callable, Iterator
 
 import click
 
-from .errors import SimdedupError
+from .errors import RecordError, SimdedupError
+from .output import stdout_target, write_all
 
 EXIT_SKIPPED = 3
 EXIT_BUG = 70  # EX_SOFTWARE
@@ -30,7 +32,7 @@ class SimdedupGroup(click.Group):
         try:
             return super().invoke(ctx)
         except SimdedupError as exc:
-            raise click.ClickException(str(exc)) from None
+            raise click.ClickException(printable(str(exc))) from None
         except BrokenPipeError:
             # The reader (``| head``) has gone: stop quietly, as Click does for EPIPE.
             try:
@@ -38,7 +40,10 @@ class SimdedupGroup(click.Group):
             except (OSError, ValueError, AttributeError):
                 pass
             ctx.exit(1)
-        except (click.ClickException, click.exceptions.Exit, click.Abort):
+        except click.ClickException as exc:
+            exc.message = printable(exc.message)
+            raise
+        except (click.exceptions.Exit, click.Abort):
             raise
         except Exception as exc:  # a bug, here or in a plugin: one line, unless asked for more
             if os.environ.get("SIMDEDUP_DEBUG"):
@@ -65,13 +70,25 @@ def cli() -> None:
 
 
 def message(text: str) -> None:
-    """A line on stderr that does not break a progress bar."""
+    """A line on stderr that does not break a progress bar. Names in it come from files and
+    their contents, so control characters are shown escaped: an id can neither drive the terminal
+    nor start a line of its own."""
+    text = printable(text)
     if "tqdm" in sys.modules:
         from tqdm import tqdm
 
         tqdm.write(text, file=sys.stderr)
     else:
         click.echo(text, err=True)
+
+
+def printable(text: str) -> str:
+    """``text`` with every character that is not printable (controls such as ESC and newline,
+    format characters such as bidirectional overrides, lone surrogates) as a Python escape."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() or c == " " else c.encode("unicode_escape", "backslashreplace").decode("ascii")
+                   for c in text)
 
 
 def progress(iterable: Any, silent: bool, **kwargs: Any) -> Any:
@@ -166,7 +183,7 @@ def _feature_options(func: Callable) -> Callable:
 
 
 _INPUT_OPTIONS = [
-    click.argument("paths", nargs=-1, type=click.Path(dir_okay=True, allow_dash=True)),
+    click.argument("paths", nargs=-1, type=click.Path(dir_okay=True, allow_dash=True, readable=False)),
     click.option("-0", "--null", is_flag=True, help="Paths read from stdin (-) are NUL-separated."),
     click.option("--jsonl/--no-jsonl", default=None,
                  help="Read files as JSON lines, one document per line [default: files named "
@@ -268,13 +285,15 @@ def _make_fingerprinter(method: str, sentence_count: int, hash_name: str, tokeni
 
 def _sources(paths: tuple[str, ...], null: bool, jsonl: bool | None = False, text_field: str = "text",
              id_field: str | None = None, globs: tuple[str, ...] = (), excludes: tuple[str, ...] = (),
-             min_bytes: int = 0, jsonl_files: list[str] | None = None,
-             count: bool = True) -> tuple[Any, int | None, int | None]:
+             min_bytes: int = 0, jsonl_files: list[str] | None = None, count: bool = True,
+             verbose: bool = False, exclude: tuple[tuple[int, int], ...] = ()) -> tuple[Any, int | None, int | None]:
     """Sources named on the command line, their number when it is known up front, and, for files
     holding many documents (counted only as they are read), the files' total size in bytes.
 
     Without ``count`` (no progress bar to show), directories are walked as the sources are
-    consumed, so that the walk overlaps with fingerprinting instead of coming before it."""
+    consumed, so that the walk overlaps with fingerprinting instead of coming before it.
+    Names that lead to a file read under another name (links) are left out and reported;
+    ``exclude`` names files (st_dev, st_ino) never to read: the run's own output."""
     from .corpus import WalkFilter, expand_jsonl, iter_sources, read_path_list, table_kind
 
     walk_filter = WalkFilter(globs, excludes, min_bytes)
@@ -288,19 +307,52 @@ def _sources(paths: tuple[str, ...], null: bool, jsonl: bool | None = False, tex
                 else:
                     yield path
 
-        return expand_jsonl(iter_sources(named(), walk_filter), jsonl, text_field, id_field, jsonl_files), None, None
+        found = _without_links(iter_sources(named(), walk_filter, exclude), verbose)
+        return expand_jsonl(found, jsonl, text_field, id_field, jsonl_files), None, None
+    found = _without_links(iter_sources(paths, walk_filter, exclude), verbose)
     if not count:
-        return expand_jsonl(iter_sources(paths, walk_filter), jsonl, text_field, id_field, jsonl_files), None, None
-    sources = list(iter_sources(paths, walk_filter))
+        return expand_jsonl(found, jsonl, text_field, id_field, jsonl_files), None, None
+    sources = list(found)
     if jsonl or (jsonl is None and any(table_kind(s.path) for s in sources)):
         total_bytes = sum(os.path.getsize(s.path) for s in sources if s.reason is None and os.path.isfile(s.path))
         return expand_jsonl(sources, jsonl, text_field, id_field, jsonl_files), None, total_bytes
     return sources, len(sources), None
 
 
+def _without_links(sources: Iterator[Any], verbose: bool) -> Iterator[Any]:
+    """``sources`` without the further names of files read once; each is listed with ``-v``,
+    and a count is given at the end."""
+    links = 0
+    for source in sources:
+        if not source.same_file:
+            yield source
+            continue
+        links += 1
+        if verbose:
+            message(f"simdedup: {source.path}: {source.reason}")
+    if links:
+        names = "1 name leads" if links == 1 else f"{links} names lead"
+        message(f"simdedup: {names} to a file read under another name (links); each file was read "
+                f"once{'' if verbose else ' (-v lists them)'}")
+
+
+def _identities(fd: Any, *paths: str | None) -> tuple[tuple[int, int], ...]:
+    """(st_dev, st_ino) of an output's file descriptor and of the named files that exist."""
+    found = []
+    for target in (fd, *paths):
+        try:
+            st = os.fstat(target) if isinstance(target, int) else os.stat(target) if target else None
+        except (OSError, TypeError, ValueError):
+            st = None
+        if st is not None and stat.S_ISREG(st.st_mode):
+            found.append((st.st_dev, st.st_ino))
+    return tuple(found)
+
+
 def _fingerprint_batches(fingerprinter: Any, paths: tuple[str, ...], inputs: dict[str, Any], jobs: int | None,
                          silent: bool, skipped: list[str], duplicates: dict[str, str] | None = None,
-                         verbose: bool = False, render: bool = False) -> Iterator[Any]:
+                         verbose: bool = False, render: bool = False,
+                         exclude: tuple[tuple[int, int], ...] = ()) -> Iterator[Any]:
     """Batches of records (:class:`simdedup.pipeline.Batch`) of the named documents; a skipped
     one is warned about and listed in ``skipped``. With ``render``, records come as JSON lines.
 
@@ -309,7 +361,8 @@ def _fingerprint_batches(fingerprinter: Any, paths: tuple[str, ...], inputs: dic
     """
     from .pipeline import default_jobs, exact_duplicates, fingerprint_batches
 
-    sources, total, total_bytes = _sources(paths, **inputs, count=not silent and sys.stderr.isatty())
+    sources, total, total_bytes = _sources(paths, **inputs, count=not silent and sys.stderr.isatty(),
+                                           verbose=verbose, exclude=exclude)
     if duplicates is not None:
         from .exact import SeenDigests
 
@@ -442,7 +495,7 @@ def fingerprint(paths: tuple[str, ...], jobs: int | None, silent: bool, verbose:
     with output_fd(output, force, binary) as fd:
         writer = _record_writer(fd, binary)
         for batch in _fingerprint_batches(fingerprinter, paths, inputs, jobs, silent, skipped, verbose=verbose,
-                                          render=not binary):
+                                          render=not binary, exclude=_identities(fd, output)):
             if binary:
                 writer.write_records(batch.records)
             else:
@@ -465,7 +518,7 @@ def _record_writer(fd: Any, binary: bool) -> Any:
 
 
 @cli.command()
-@click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True, readable=False))
 @_output_options
 @click.option("--to", "record_format", type=click.Choice(["jsonl", "binary"]), required=True,
               help="The form to write: JSON lines or the compact binary form.")
@@ -494,10 +547,10 @@ def convert(files: tuple[str, ...], output: str | None, force: bool, record_form
 
 
 @cli.command()
-@click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True, readable=False))
 @_cluster_options
 @_output_options
-@click.option("--against", type=click.Path(dir_okay=False, exists=True), metavar="OLD.jsonl",
+@click.option("--against", type=click.Path(dir_okay=False, exists=True, readable=False), metavar="OLD.jsonl",
               help="Incremental run: report only new documents (FILES or stdin) that duplicate a document "
                    "of OLD.jsonl or each other; OLD is not re-clustered.")
 def cluster(files: tuple[str, ...], output: str | None, force: bool, output_format: str, against: str | None,
@@ -581,7 +634,8 @@ def dedup(paths: tuple[str, ...], jobs: int | None, silent: bool, verbose: bool,
         raise click.UsageError(str(exc)) from None
     skipped: list[str] = []
     duplicates: dict[str, str] | None = {} if exact_first else None
-    records = _fingerprint_records(fingerprinter, paths, inputs, jobs, silent, skipped, duplicates, verbose)
+    records = _fingerprint_records(fingerprinter, paths, inputs, jobs, silent, skipped, duplicates, verbose,
+                                   exclude=_identities(None, output))
     if duplicates is not None:
         records = add_exact_duplicates(records, duplicates)
     fingerprints = collect_records((record.id, record) for record in records)
@@ -598,8 +652,8 @@ def dedup(paths: tuple[str, ...], jobs: int | None, silent: bool, verbose: bool,
 
 
 @cli.command()
-@click.argument("document_a", type=click.Path(dir_okay=False, allow_dash=False))
-@click.argument("document_b", type=click.Path(dir_okay=False, allow_dash=False))
+@click.argument("document_a", type=click.Path(dir_okay=False, allow_dash=False, readable=False))
+@click.argument("document_b", type=click.Path(dir_okay=False, allow_dash=False, readable=False))
 @_feature_options
 @click.option("--top", type=click.IntRange(min=1), default=10, show_default=True, help="Features listed per side.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object instead of text.")
@@ -647,7 +701,7 @@ def explain(document_a: str, document_b: str, top: int, as_json: bool, **feature
 
 
 @cli.command()
-@click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True, readable=False))
 @click.option("--max-k", type=click.IntRange(1, 31), default=12, show_default=True,
               help="Largest nearest-neighbour distance searched exactly.")
 @click.option("--min-similarity", type=click.FloatRange(0, 1), default=0.87, show_default=True,
@@ -743,10 +797,10 @@ def exact(paths: tuple[str, ...], encoding: str, bloom_capacity: int | None, err
         seen: Any = BloomFilter(bloom_capacity, error_rate) if bloom_capacity else SeenDigests()
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
-    sources, total, _ = _sources(paths, **inputs)
     skipped: list[str] = []
     done = 0
     with output_fd(output, force) as fd:
+        sources, total, _ = _sources(paths, **inputs, exclude=_identities(fd, output))
         writer = LineWriter(fd)
         progressing = progress(sources, silent, total=total, unit="doc", desc="exact")
         for source in itertools.chain.from_iterable(map(documents, progressing)):
@@ -769,7 +823,7 @@ def exact(paths: tuple[str, ...], encoding: str, bloom_capacity: int | None, err
 
 
 @cli.command()
-@click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True, readable=False))
 @click.option("--keep", "policy",
               type=click.Choice(["representative", "first", "longest", "shortest", "newest", "oldest"]),
               default="representative", show_default=True, help="Which member of each cluster survives.")
@@ -788,12 +842,37 @@ def select(files: tuple[str, ...], policy: str, kept: bool, null: bool) -> None:
     from .keep import read_clusters, selection
 
     end = b"\0" if null else b"\n"
-    out = sys.stdout.buffer
-    for name, stream in _open_inputs(files):
-        lines = (raw.decode("utf-8") for raw in stream)
-        for doc_id in selection(read_clusters(lines, name), policy, kept):
-            out.write(os.fsencode(doc_id) + end)
-    out.flush()
+    chosen = selection(itertools.chain.from_iterable(
+        read_clusters(_text_lines(stream, name), name) for name, stream in _open_inputs(files)), policy)
+    for doc_id, why in chosen.held:
+        message(f"simdedup: warning: {doc_id}: not listed: {why}")
+    out = bytearray()
+    for doc_id in chosen.kept if kept else chosen.dropped:
+        name = os.fsencode(doc_id) if _is_path_text(doc_id) else None
+        if name is None or end in name:
+            raise SimdedupError(f"the id {doc_id!r} cannot be listed as a path"
+                                + ("; use -0" if name is not None else ""))
+        out += name + end
+    write_all(stdout_target(), bytes(out))
+
+
+def _text_lines(stream: Any, name: str) -> Iterator[str]:
+    """The lines of a binary stream as text, with ``FILE:LINE`` errors for bytes that are not UTF-8."""
+    for number, raw in enumerate(stream, 1):
+        try:
+            yield raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise RecordError(f"{name}:{number}: not UTF-8 text") from None
+
+
+def _is_path_text(doc_id: str) -> bool:
+    """Whether an id is a name the file system can take: no NUL, and no lone surrogate other
+    than the ones that stand for a file name's undecodable bytes."""
+    try:
+        os.fsencode(doc_id)
+    except UnicodeEncodeError:
+        return False
+    return "\0" not in doc_id
 
 
 @cli.command()

@@ -1,16 +1,24 @@
-"""Which member of each cluster to keep, and so which to drop.
+"""Which member of each cluster to keep, and so which to drop (the ``select`` command).
 
 Policies: ``representative`` (the cluster's medoid, the default), ``first`` (smallest id;
 members are sorted by id), ``longest`` / ``shortest`` (by
 the member's ``bytes`` in the cluster line, else the file's size), ``newest`` / ``oldest`` (the
-file's modification time). Ties go to the smallest id, so the choice is deterministic. Exactly
-one member of every cluster is kept: a drop list never names a whole cluster.
+file's modification time). Ties go to the smallest id, so the choice is deterministic.
+
+A drop list is read by ``xargs rm``, so it never names the only real copy of a file:
+
+- exactly one member of every cluster is kept, so a drop list never names a whole cluster;
+- a member that is a symbolic link never wins over the file it points to, when that file is a
+  member too (keeping the link and dropping its target would delete the data);
+- a member that is the same file as a kept one (the same device and inode, through a hard or a
+  symbolic link), or that some cluster keeps, is never dropped: it is held back and reported.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator
 
 from .errors import RecordError, SimdedupError
@@ -19,7 +27,7 @@ POLICIES = ("representative", "first", "longest", "shortest", "newest", "oldest"
 
 
 def _size(member: dict) -> int:
-    if isinstance(member.get("bytes"), int):
+    if isinstance(member.get("bytes"), int) and not isinstance(member.get("bytes"), bool):
         return member["bytes"]
     return _stat(member["id"]).st_size
 
@@ -27,8 +35,9 @@ def _size(member: dict) -> int:
 def _stat(path: str) -> os.stat_result:
     try:
         return os.stat(path)
-    except OSError as exc:
-        raise SimdedupError(f"cannot look at {path}: {exc.strerror or exc} (the policy needs the file)") from None
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise SimdedupError(f"cannot look at {path}: {reason} (the policy needs the file)") from None
 
 
 _KEYS: dict[str, Callable[[dict], object]] = {
@@ -41,7 +50,7 @@ _KEYS: dict[str, Callable[[dict], object]] = {
 
 
 def kept_member(members: list[dict], policy: str, representative: str | None = None) -> str:
-    """The id of the member that ``policy`` keeps."""
+    """The id of the member that ``policy`` keeps (before the link rule of :func:`selection`)."""
     if policy == "representative":
         if representative is None:
             raise SimdedupError("the cluster line names no representative; choose another --keep policy")
@@ -53,7 +62,12 @@ def kept_member(members: list[dict], policy: str, representative: str | None = N
 
 
 def read_clusters(lines: Iterable[str], name: str) -> Iterator[tuple[list[dict], str | None]]:
-    """The members (dicts with at least ``id``) and the representative of each cluster line."""
+    """The members (dicts with at least ``id``) and the representative of each cluster line.
+
+    Raises:
+        RecordError: ``FILE:LINE: reason`` for a line that is not a cluster, or whose
+            representative is not one of its members.
+    """
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -63,16 +77,83 @@ def read_clusters(lines: Iterable[str], name: str) -> Iterator[tuple[list[dict],
             members = [m if isinstance(m, dict) else {"id": m} for m in members]
             if not all(isinstance(m.get("id"), str) for m in members) or not members:
                 raise TypeError
-        except (json.JSONDecodeError, KeyError, TypeError):
+        except (json.JSONDecodeError, KeyError, TypeError, ValueError, RecursionError):
             raise RecordError(f"{name}:{number}: not a cluster line (no members with ids)") from None
-        yield members, cluster.get("representative")
+        representative = cluster.get("representative")
+        if representative is not None and representative not in {m["id"] for m in members}:
+            raise RecordError(f"{name}:{number}: the representative {representative!r} is not a member")
+        yield members, representative
 
 
-def selection(clusters: Iterable[tuple[list[dict], str | None]], policy: str, kept: bool = False) -> Iterator[str]:
-    """Ids to drop (or, with ``kept``, to keep) from each ``(members, representative)`` cluster."""
+@dataclass
+class Selection:
+    """What :func:`selection` decided: ids to drop and to keep, in cluster order, and the members
+    held back from the drop list with the reason."""
+
+    dropped: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
+    held: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    """(st_dev, st_ino) of the file a member names, following links; None if it is not a file."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _is_link(path: str) -> bool:
+    try:
+        return os.path.islink(path)
+    except (OSError, ValueError):
+        return False
+
+
+def _real_member(members: list[dict], keep: str) -> str:
+    """``keep``, or the member it is a symbolic link to: a link never wins over its target."""
+    if not _is_link(keep):
+        return keep
+    target = _identity(keep)
+    if target is None:
+        return keep
+    for member in members:
+        if member["id"] != keep and not _is_link(member["id"]) and _identity(member["id"]) == target:
+            return member["id"]
+    return keep
+
+
+def selection(clusters: Iterable[tuple[list[dict], str | None]], policy: str) -> Selection:
+    """The members to drop and to keep of every ``(members, representative)`` cluster.
+
+    All clusters are read before anything is decided, so that a document kept by one cluster
+    line is never dropped by another (cluster files concatenated, or hand-edited).
+    """
+    chosen: list[tuple[list[dict], str]] = []
+    kept_ids: set[str] = set()
     for members, representative in clusters:
-        keep = kept_member(members, policy, representative)
-        if kept:
-            yield keep
-        else:
-            yield from (m["id"] for m in members if m["id"] != keep)
+        keep = _real_member(members, kept_member(members, policy, representative))
+        chosen.append((members, keep))
+        kept_ids.add(keep)
+    kept_files = set(map(_identity, kept_ids)) - {None}
+    result = Selection()
+    kept_listed: set[str] = set()
+    decided: set[str] = set()  # ids dropped or held back, and kept ids reported as held
+    for members, keep in chosen:
+        for member in members:
+            doc_id = member["id"]
+            if doc_id in kept_ids:
+                if doc_id not in kept_listed:
+                    kept_listed.add(doc_id)
+                    result.kept.append(doc_id)
+                if doc_id != keep and doc_id not in decided:
+                    decided.add(doc_id)
+                    result.held.append((doc_id, "kept by another cluster"))
+            elif doc_id not in decided:
+                decided.add(doc_id)
+                if _identity(doc_id) in kept_files:
+                    result.held.append((doc_id, "the same file as a kept member (a hard or symbolic link)"))
+                else:
+                    result.dropped.append(doc_id)
+    return result

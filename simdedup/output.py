@@ -11,12 +11,26 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import select
 import stat
 import sys
 from typing import BinaryIO
 
 _FILE_BATCH = 1 << 16
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def json_text_bytes(text: str) -> bytes:
+    """JSON text as UTF-8. A lone surrogate (a file name's undecodable byte, as Python decodes
+    it, or an escaped one read from JSON) can stand only inside a JSON string, where it is
+    written as its ``\\uXXXX`` escape, so the output stays valid UTF-8 and reads back the same."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text).encode("utf-8")
 
 
 class LineWriter:
@@ -38,8 +52,8 @@ class LineWriter:
         self._size = 0
 
     def write_line(self, line: str) -> None:
-        """Queue ``line`` (without its newline)."""
-        data = line.encode("utf-8", "surrogateescape") + b"\n"
+        """Queue a JSON ``line`` (without its newline)."""
+        data = json_text_bytes(line) + b"\n"
         if self._size + len(data) > self.limit:
             self.flush()
         self._parts.append(data)

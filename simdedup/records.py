@@ -23,6 +23,7 @@ from typing import Any, BinaryIO, Iterable, Iterator
 import numpy as np
 
 from .errors import IncompatibleSettingsError, RecordError
+from .output import json_text_bytes
 from .sketch import decode as decode_sketch
 from .sketch import encode as encode_sketch
 
@@ -87,7 +88,7 @@ def _settings_json(settings: dict[str, Any]) -> str:
 
 def json_lines(records: Iterable[FingerprintRecord]) -> bytes:
     """The records as JSON lines, each ending with a newline, encoded as the writers send them."""
-    return "".join([record.to_json() + "\n" for record in records]).encode("utf-8", "surrogateescape")
+    return json_text_bytes("".join([record.to_json() + "\n" for record in records]))
 
 
 def describe_settings(settings: dict[str, Any]) -> str:

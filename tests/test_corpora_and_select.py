@@ -119,14 +119,26 @@ def test_select_never_drops_a_whole_cluster(raw, policy):
     # a document is in one cluster: make ids distinct across clusters
     clusters = [([{"id": f"{n}-{i}", "bytes": b} for i, b in members], f"{n}-{members[-1][0]}")
                 for n, members in enumerate(raw)]
-    dropped = list(selection(clusters, policy))
-    kept = list(selection(clusters, policy, kept=True))
-    assert len(kept) == len(clusters)
-    assert len(dropped) == sum(len(members) - 1 for members, _ in clusters)
-    for (members, _), survivor in zip(clusters, kept):
+    chosen = selection(clusters, policy)
+    assert len(chosen.kept) == len(clusters) and chosen.held == []
+    assert len(chosen.dropped) == sum(len(members) - 1 for members, _ in clusters)
+    for (members, _), survivor in zip(clusters, chosen.kept):
         ids = {m["id"] for m in members}
         assert survivor in ids
-        assert ids - set(dropped) == {survivor}  # every other member is dropped, the survivor not
+        assert ids - set(chosen.dropped) == {survivor}  # every other member is dropped, the survivor not
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.sampled_from("abcdefg"), min_size=1, max_size=5, unique=True), max_size=6),
+       st.sampled_from(["first", "longest", "shortest"]))
+def test_select_never_drops_what_any_cluster_keeps(raw, policy):
+    # ids repeated across cluster lines (concatenated or edited cluster files)
+    clusters = [([{"id": i, "bytes": ord(i) % 3} for i in members], None) for members in raw]
+    chosen = selection(clusters, policy)
+    assert not set(chosen.dropped) & set(chosen.kept)
+    for members, _ in clusters:
+        assert {m["id"] for m in members} & set(chosen.kept)  # no cluster loses all its members
+    assert len(chosen.dropped) == len(set(chosen.dropped))
 
 
 def test_policies_on_a_hand_made_cluster(tmp_path):
