@@ -616,9 +616,12 @@ def explain(document_a: str, document_b: str, top: int, as_json: bool, **feature
     from .explain import explain as explain_documents
     from .pipeline import ClusterOptions
 
-    if features["method"] != "simhash":
-        raise click.UsageError("explain compares simhash features; use --method simhash")
+    if features["method"] == "sentences":
+        raise click.UsageError("explain compares simhash features or nilsimsa digests; use --method simhash or nilsimsa")
     fingerprinter = _make_fingerprinter(**features)
+    if features["method"] == "nilsimsa":
+        _explain_nilsimsa(fingerprinter, document_a, document_b, as_json)
+        return
     result = explain_documents(fingerprinter, document_a, document_b, top)
     if as_json:
         click.echo(json.dumps(result.as_dict(), ensure_ascii=False))
@@ -644,6 +647,25 @@ def explain(document_a: str, document_b: str, top: int, as_json: bool, **feature
     lines.append("pushing apart, more in B:")
     lines += [f"  {f!r} +{w:g}" for f, w in result.apart_b] or ["  (none)"]
     click.echo("\n".join(lines))
+
+
+def _explain_nilsimsa(fingerprinter: Any, document_a: str, document_b: str, as_json: bool) -> None:
+    from .explain import compare_nilsimsa
+    from .pipeline import ClusterOptions
+
+    result = compare_nilsimsa(fingerprinter, document_a, document_b)
+    if as_json:
+        click.echo(json.dumps(result.as_dict(), ensure_ascii=False))
+        return
+    threshold = ClusterOptions.DEFAULT_MIN_SCORE
+    click.echo("\n".join([
+        f"A: {result.a} ({result.sizes[0]} bytes) nilsimsa {result.digests[0]}",
+        f"B: {result.b} ({result.sizes[1]} bytes) nilsimsa {result.digests[1]}",
+        f"nilsimsa score: {result.score} on the -128..128 scale ({result.differing_bits} of 256 bits differ; "
+        f"independent texts rarely score above 24)",
+        f"verdict with default settings: {'near-duplicates' if result.score >= threshold else 'not near-duplicates'} "
+        f"(the default --min-score is {threshold})",
+    ]))
 
 
 @cli.command()

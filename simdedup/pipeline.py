@@ -355,10 +355,9 @@ class NilsimsaFingerprinter(Method):
         acc = NilsimsaAccumulator()
         for block in blocks:
             acc.update(block)
-        if acc.length < 3:
-            raise SkipDocument(doc_id, "fewer than 3 bytes: no trigram for nilsimsa")
-        trigrams = 1 if acc.length == 3 else 4 if acc.length == 4 else 8 * acc.length - 28
-        return FingerprintRecord(doc_id, int.from_bytes(acc.digest(), "big"), 256, trigrams, self.settings, acc.length)
+        # Under 3 bytes there is no trigram: the digest is all zeros, as the reference's.
+        return FingerprintRecord(doc_id, int.from_bytes(acc.digest(), "big"), 256, acc.trigrams, self.settings,
+                                 acc.length)
 
     def fingerprint_text(self, doc_id: str, text: str) -> FingerprintRecord:
         return self._record(doc_id, [text.encode("utf-8", "surrogatepass")])
@@ -693,7 +692,8 @@ class ClusterOptions:
         elif k is None:
             k = self.default_verified_k(n) if verified else self.DEFAULT_K_PLAIN
             k = k * bits // 64
-        check_k(k, bits)
+        if method != "nilsimsa":  # a nilsimsa score of S or more is any distance up to 128 - S
+            check_k(k, bits)
         if not 0.0 <= self.min_similarity <= 1.0:
             raise ValueError("min-similarity must be between 0 and 1")
         return ClusterOptions(k, self.min_similarity, self.linkage, min_features, self.singletons, self.min_score)
