@@ -197,6 +197,9 @@ def _inputs(kwargs: dict[str, Any]) -> dict[str, Any]:
     if features_field is not None:
         from .corpus import FeaturesField
 
+        if _given_on_command_line("text_field"):
+            raise click.UsageError("give --text-field or --features-field, not both")
+
         inputs["text_field"] = FeaturesField(features_field)
     return inputs
 

@@ -184,6 +184,7 @@ def test_features_field_needs_json_lines_and_no_tokenizer(tmp_path):
         refused = invoke("fingerprint", "--features-field", "f", *option, path)
         assert refused.exit_code == 2 and "does not apply" in refused.stderr
     assert invoke("fingerprint", "--method", "nilsimsa", "--features-field", "f", path).exit_code == 2
+    assert invoke("fingerprint", "--text-field", "t", "--features-field", "f", path).exit_code == 2
 
 
 def test_features_field_on_several_processes_and_in_dedup(tmp_path):
