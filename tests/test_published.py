@@ -143,7 +143,10 @@ def test_the_articles_own_checks(tmp_path):
 
 
 def test_pypi_simhash_tests(tmp_path):
-    """1e0ng/simhash tests/test_simhash.py (version 2.x)."""
+    """1e0ng/simhash tests/test_simhash.py (version 2.x). Its earlier versions published
+    6560575042654586091, 8704894745043123761 and 6460565663990245323 for "How are you? I AM
+    fine. Thanks. And you?" (and "I am"), from earlier algorithms: simhash 2.1.2 itself gives
+    13831624873712969754 for both, so they are not reproduced (see the README)."""
     # test_value
     assert given(tmp_path, [["aaa", "bbb"]], "--compat", "pypi-simhash") == [57087923692560392]
     # test_sparse_features: sklearn's TfidfVectorizer weights of the first document, which
