@@ -171,6 +171,15 @@ def test_bad_features_are_skipped_with_file_and_line(tmp_path):
     assert "the weight of 'x' must be a number from 0 to 2**38, not -1" in result.stderr
 
 
+def test_heavy_given_weights_are_sketched_as_a_set(tmp_path):
+    """A weight is a multiplicity for the sketch only up to a sum of 2**26 (the sketch draws an
+    element per unit): beyond, the sketch is the plain set's, and the simhash still weighs."""
+    path = write_jsonl(tmp_path / "f.jsonl", [[["a", 2**27], ["b", 1]], [["a", 1], ["b", 1]], [["a", 2], ["b", 1]]])
+    heavy, plain, light = records(invoke("fingerprint", "--silent", "--hash", "md5", "--features-field", "f", path))
+    assert heavy["sketch"] == plain["sketch"] != light["sketch"]
+    assert int(heavy["simhash"], 16) == md5_64("a")
+
+
 def records_of(result) -> list[dict]:
     return [json.loads(line) for line in result.stdout.splitlines()]
 
