@@ -18,7 +18,9 @@ from typing import Any, Callable, Iterator
 
 import click
 
+from .compat import PRESETS
 from .errors import RecordError, SimdedupError
+from .hashing import HASHES
 from .output import stdout_target, write_all
 
 EXIT_SKIPPED = 3
@@ -156,8 +158,8 @@ _FEATURE_OPTIONS = [
                                          "bytes; signature of the longest sentences."),
     click.option("--sentences", "sentence_count", type=click.IntRange(min=1), default=3, show_default=True,
                  help="--method sentences: how many of the longest sentences to sign."),
-    click.option("--hash", "hash_name", type=click.Choice(["xxh3", "md5", "python-hashes"]), default="xxh3",
-                 show_default=True, help="Feature hash; md5 and python-hashes reproduce older tools' fingerprints."),
+    click.option("--hash", "hash_name", type=click.Choice(HASHES), default="xxh3", show_default=True,
+                 help="Feature hash; md5, python-hashes and jenkins (64 bits) reproduce other tools' fingerprints."),
     click.option("--tokenizer", "tokenizer_name", default="words", show_default=True,
                  help="Tokenizer name (see `simdedup tokenizers`)."),
     click.option("--shingle", type=click.IntRange(min=1), help="Use N-grams of N tokens as features."),
@@ -169,6 +171,11 @@ _FEATURE_OPTIONS = [
     click.option("--weighting", type=click.Choice(["binary", "feature"]),
                  help="Simhash votes: once per distinct feature, or by the tokenizer's weights "
                       "[default: binary for words, feature for the others]."),
+    click.option("--ties", type=click.Choice(["zero", "one"]),
+                 help="What a bit whose votes tie becomes (one: as python-hashes) [default: zero]."),
+    click.option("--compat", type=click.Choice(list(PRESETS)),
+                 help="Reproduce another tool's fingerprints: sets the options listed in the README "
+                      "(Other methods); options given beside it must agree."),
     click.option("--sketch", "sketch_bins", type=int, default=128, show_default=True,
                  help="Bytes of feature sketch per record, used to verify candidates (0: none)."),
     click.option("--encoding", default="utf-8", show_default=True,
@@ -199,14 +206,33 @@ _INPUT_OPTIONS = [
 
 
 def _inputs(kwargs: dict[str, Any]) -> dict[str, Any]:
-    """Take the input options out of a command's keyword arguments."""
-    return {name: kwargs.pop(name) for name in ("null", "jsonl", "text_field", "id_field", "globs", "excludes",
-                                                 "min_bytes")}
+    """Take the input options out of a command's keyword arguments; with ``--features-field``,
+    the field read is that one, as a :class:`simdedup.corpus.FeaturesField`."""
+    inputs = {name: kwargs.pop(name) for name in ("null", "jsonl", "text_field", "id_field", "globs", "excludes",
+                                                   "min_bytes")}
+    features_field = kwargs.pop("features_field")
+    if features_field is not None:
+        from .corpus import FeaturesField
+
+        if _given_on_command_line("text_field"):
+            raise click.UsageError("give --text-field or --features-field, not both")
+
+        inputs["text_field"] = FeaturesField(features_field)
+    return inputs
+
+
+def _given_features(inputs: dict[str, Any]) -> bool:
+    from .corpus import FeaturesField
+
+    return isinstance(inputs["text_field"], FeaturesField)
 
 
 def _fingerprint_options(func: Callable) -> Callable:
     return _apply([
         *_INPUT_OPTIONS,
+        click.option("--features-field", metavar="FIELD",
+                     help="JSON lines: the field holds the document's features instead of its text: a list "
+                          "of tokens, of [token, weight] pairs, or an object token -> weight (dotted for nested)."),
         *_FEATURE_OPTIONS,
         click.option("-j", "--jobs", type=click.IntRange(min=1), help="Processes to use [default: all cores]."),
         click.option("--silent", is_flag=True, help="No progress bar."),
@@ -248,15 +274,76 @@ def _cluster_settings(k: int | None, min_similarity: float, linkage: str, min_fe
     return ClusterOptions(k, min_similarity, linkage, min_features, singletons, min_score)
 
 
-def _make_fingerprinter(method: str, sentence_count: int, hash_name: str, tokenizer_name: str,
-                        shingle: int | None, topk: int | None, tokenizer_options: tuple[str, ...], bits: str,
-                        weighting: str | None, sketch_bins: int, encoding: str, html: bool = False) -> Any:
-    """The fingerprinting method the feature options describe (usage errors for bad values)."""
-    from .pipeline import DocumentFingerprinter, NilsimsaFingerprinter, SentencesFingerprinter
+def _make_fingerprinter(given: bool = False, **options: Any) -> Any:
+    """The fingerprinting method the feature options describe, with ``--compat``'s filled in
+    (usage errors for bad values); ``given``: the input gives the features (``--features-field``)."""
+    compat = options.pop("compat")
+    if compat is not None:
+        options = _preset_options(compat, options, given)
+    elif given:
+        _refuse_tokenizer_options(options)
+    return _fingerprinter(given=given, **options)
+
+
+def _given_on_command_line(name: str) -> bool:
+    from click.core import ParameterSource
+
+    source = click.get_current_context().get_parameter_source(name)
+    return source in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)
+
+
+def _flag(name: str) -> str:
+    """The command-line flag of the parameter called ``name``."""
+    (param,) = [p for p in click.get_current_context().command.params if p.name == name]
+    return max(param.opts, key=len)
+
+
+def _refuse_tokenizer_options(options: dict[str, Any]) -> None:
+    from .compat import TOKENIZER_SETTINGS
+
+    for name in (*TOKENIZER_SETTINGS, "html"):
+        if _given_on_command_line(name):
+            raise click.UsageError(f"--features-field gives the features: {_flag(name)} does not apply")
+
+
+def _preset_options(compat: str, options: dict[str, Any], given: bool) -> dict[str, Any]:
+    """``options`` with those of the ``--compat`` preset; an option given on the command line
+    that says otherwise is a usage error."""
+    from .compat import ADJUSTABLE, PRESETS, TOKENIZER_SETTINGS
+
+    if options["method"] != "simhash":
+        raise click.UsageError(f"--compat {compat} makes simhash fingerprints; it takes no --method {options['method']}")
+    if given:
+        _refuse_tokenizer_options(options)
+    merged = dict(options)
+    for name, value in PRESETS[compat].items():
+        if given and name in TOKENIZER_SETTINGS:
+            continue
+        if name == "tokenizer_options":
+            preset = dict(item.split("=", 1) for item in value)
+            for item in options[name]:
+                key, _, own = (part.strip() for part in item.partition("="))
+                if preset.get(key, own.lower()) != own.lower():
+                    raise click.UsageError(f"--compat {compat} sets -O {key}={preset[key]}; "
+                                           f"it cannot be used with -O {item}")
+            merged[name] = (*value, *options[name])
+        elif not _given_on_command_line(name):
+            merged[name] = value
+        elif options[name] != value and name not in ADJUSTABLE:
+            raise click.UsageError(f"--compat {compat} sets {_flag(name)} {value}; "
+                                   f"it cannot be used with {_flag(name)} {options[name]}")
+    return merged
+
+
+def _fingerprinter(method: str, sentence_count: int, hash_name: str, tokenizer_name: str, shingle: int | None,
+                   topk: int | None, tokenizer_options: tuple[str, ...], bits: str, weighting: str | None,
+                   ties: str | None, sketch_bins: int, encoding: str, html: bool = False, given: bool = False) -> Any:
+    """The fingerprinting method the (final) feature options name."""
+    from .pipeline import DocumentFingerprinter, GivenFeaturesFingerprinter, NilsimsaFingerprinter, SentencesFingerprinter
     from .tokenizers import get_tokenizer
 
     if method != "simhash":
-        if shingle is not None or topk is not None or tokenizer_options or weighting or html:
+        if shingle is not None or topk is not None or tokenizer_options or weighting or html or ties or given:
             raise click.UsageError(f"--method {method} takes no tokenizer options")
         try:
             if method == "nilsimsa":
@@ -276,9 +363,14 @@ def _make_fingerprinter(method: str, sentence_count: int, hash_name: str, tokeni
     if topk is not None:
         options["topk"] = topk
     try:
+        if given:
+            from .features import GivenFeatures
+
+            return GivenFeaturesFingerprinter(GivenFeatures(), int(bits), hash_name, encoding=encoding,
+                                              sketch_bins=sketch_bins, weighting=weighting, ties=ties or "zero")
         tokenizer = get_tokenizer(tokenizer_name, **options)
         return DocumentFingerprinter(tokenizer, int(bits), hash_name, encoding=encoding, sketch_bins=sketch_bins,
-                                     weighting=weighting, html=html)
+                                     weighting=weighting, html=html, ties=ties or "zero")
     except (SimdedupError, ValueError) as exc:
         raise click.UsageError(str(exc)) from None
 
@@ -488,7 +580,7 @@ def fingerprint(paths: tuple[str, ...], jobs: int | None, silent: bool, verbose:
     simdedup fingerprint --format binary -o fingerprints.sdfp corpus/
     """
     inputs = _inputs(features)
-    fingerprinter = _make_fingerprinter(**features)
+    fingerprinter = _make_fingerprinter(_given_features(inputs), **features)
     skipped: list[str] = []
     done = 0
     binary = record_format == "binary"
@@ -625,7 +717,7 @@ def dedup(paths: tuple[str, ...], jobs: int | None, silent: bool, verbose: bool,
     if unique_out and os.path.exists(unique_out) and not force and (
             not os.path.isdir(unique_out) or os.listdir(unique_out)):
         raise click.UsageError(f"{unique_out} exists; use --force to write into it")
-    fingerprinter = _make_fingerprinter(**features)
+    fingerprinter = _make_fingerprinter(_given_features(inputs), **features)
     options = _cluster_settings(k, min_similarity, linkage, min_features, singletons, min_score)
     try:
         options.resolve(fingerprinter.bits, getattr(fingerprinter, "sketch_bins", 0) > 0,
@@ -670,9 +762,12 @@ def explain(document_a: str, document_b: str, top: int, as_json: bool, **feature
     from .explain import explain as explain_documents
     from .pipeline import ClusterOptions
 
-    if features["method"] != "simhash":
-        raise click.UsageError("explain compares simhash features; use --method simhash")
+    if features["method"] == "sentences":
+        raise click.UsageError("explain compares simhash features or nilsimsa digests; use --method simhash or nilsimsa")
     fingerprinter = _make_fingerprinter(**features)
+    if features["method"] == "nilsimsa":
+        _explain_nilsimsa(fingerprinter, document_a, document_b, as_json)
+        return
     result = explain_documents(fingerprinter, document_a, document_b, top)
     if as_json:
         click.echo(json.dumps(result.as_dict(), ensure_ascii=False))
@@ -698,6 +793,25 @@ def explain(document_a: str, document_b: str, top: int, as_json: bool, **feature
     lines.append("pushing apart, more in B:")
     lines += [f"  {f!r} +{w:g}" for f, w in result.apart_b] or ["  (none)"]
     click.echo("\n".join(lines))
+
+
+def _explain_nilsimsa(fingerprinter: Any, document_a: str, document_b: str, as_json: bool) -> None:
+    from .explain import compare_nilsimsa
+    from .pipeline import ClusterOptions
+
+    result = compare_nilsimsa(fingerprinter, document_a, document_b)
+    if as_json:
+        click.echo(json.dumps(result.as_dict(), ensure_ascii=False))
+        return
+    threshold = ClusterOptions.DEFAULT_MIN_SCORE
+    click.echo("\n".join([
+        f"A: {result.a} ({result.sizes[0]} bytes) nilsimsa {result.digests[0]}",
+        f"B: {result.b} ({result.sizes[1]} bytes) nilsimsa {result.digests[1]}",
+        f"nilsimsa score: {result.score} on the -128..128 scale ({result.differing_bits} of 256 bits differ; "
+        f"independent texts rarely score above 24)",
+        f"verdict with default settings: {'near-duplicates' if result.score >= threshold else 'not near-duplicates'} "
+        f"(the default --min-score is {threshold})",
+    ]))
 
 
 @cli.command()

@@ -43,6 +43,8 @@ class Source:
     path: str
     reason: str | None = None
     text: str | None = None
+    #: the weighted features a JSON line gives instead of text (:class:`FeaturesField`)
+    features: dict[str, float] | None = field(default=None, compare=False, repr=False)
     size: int | None = field(default=None, compare=False)  # bytes, when known (a regular file)
     #: a regular file when it was found (safe to open without blocking: not a FIFO)
     regular: bool = field(default=False, compare=False, repr=False)
@@ -297,6 +299,13 @@ def iter_jsonl_unparsed(path: str, text_field: str = "text", id_field: str | Non
                 return
 
 
+class FeaturesField(str):
+    """The name of a JSON-lines field that holds a document's features instead of its text
+    (``--features-field``; :mod:`simdedup.features`), where a text field's name would go."""
+
+    __slots__ = ()
+
+
 def _jsonl_document(where: str, raw: bytes, text_field: str, id_field: str | None) -> Source:
     """The document of one JSON line, or a skipped Source named ``where`` saying why not."""
     try:
@@ -307,10 +316,17 @@ def _jsonl_document(where: str, raw: bytes, text_field: str, id_field: str | Non
         return Source(where, "not a JSON object")
     except KeyError as exc:
         return Source(where, f"no field {exc.args[0]!r}")
-    if not isinstance(text, str):
+    if not isinstance(text, str) and not isinstance(text_field, FeaturesField):
         return Source(where, f"field {text_field!r} is not a string")
     if not isinstance(doc_id, (str, int)) or isinstance(doc_id, bool):
         return Source(where, f"field {id_field!r} is not a string or number")
+    if isinstance(text_field, FeaturesField):
+        from .features import given_features
+
+        try:
+            return Source(str(doc_id), features=given_features(text))
+        except ValueError as exc:
+            return Source(where, f"field {text_field!r}: {exc}")
     return Source(str(doc_id), text=text)
 
 
@@ -581,7 +597,8 @@ class DocumentReader:
         return open_binary(self.path)
 
     def raw_blocks(self) -> Iterator[bytes]:
-        """The undecoded bytes in blocks, with the same empty and binary checks."""
+        """The undecoded bytes in blocks, with the same binary check; an empty file gives no
+        block (a byte digest such as nilsimsa's has a value for it)."""
         sniff = self.codec is None or not _is_wide(self.codec.name)
         with self._open() as handle:
             while True:
@@ -590,8 +607,6 @@ class DocumentReader:
                 except OSError as exc:
                     raise SkipDocument(self.path, f"read error: {exc.strerror or exc}") from None
                 if not block:
-                    if self.bytes_read == 0:
-                        raise SkipDocument(self.path, "empty file")
                     return
                 if sniff and self.bytes_read < _SNIFF_BYTES and b"\0" in block[: _SNIFF_BYTES - self.bytes_read]:
                     raise SkipDocument(self.path, "binary file (NUL bytes); not text")

@@ -1,8 +1,12 @@
-"""Why two documents are, or are not, near-duplicates: for a person choosing k and thresholds."""
+"""Why two documents are, or are not, near-duplicates: for a person choosing k and thresholds.
+
+Simhash fingerprints are explained by their features; nilsimsa digests by their score.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from .pipeline import DocumentFingerprinter
 from .sketch import similarity as sketch_similarity
@@ -68,3 +72,36 @@ def explain(fingerprinter: DocumentFingerprinter, path_a: str, path_b: str, top:
         round(low / high, 3) if high else 1.0, (len(fa), len(fb)),
         shared[:top], excess_a[:top], excess_b[:top],
     )
+
+
+@dataclass
+class NilsimsaComparison:
+    """The nilsimsa digests of documents ``a`` and ``b`` and their score (-128 to 128)."""
+
+    a: str
+    b: str
+    digests: tuple[str, str]  # hex, as the reference writes them
+    sizes: tuple[int, int]  # bytes
+    score: int
+
+    @property
+    def differing_bits(self) -> int:
+        return 128 - self.score
+
+    def as_dict(self) -> dict:
+        return {"a": self.a, "b": self.b, "method": "nilsimsa", "digests": list(self.digests),
+                "bytes": list(self.sizes), "score": self.score, "differing_bits": self.differing_bits}
+
+
+def compare_nilsimsa(fingerprinter: Any, path_a: str, path_b: str) -> NilsimsaComparison:
+    """The nilsimsa digests of two files (``fingerprinter``: a
+    :class:`simdedup.pipeline.NilsimsaFingerprinter`) and their score.
+
+    Raises:
+        SkipDocument: a file cannot be read.
+    """
+    from .nilsimsa import compare
+
+    ra, rb = fingerprinter.fingerprint_file(path_a), fingerprinter.fingerprint_file(path_b)
+    digests = (format(ra.simhash, "064x"), format(rb.simhash, "064x"))
+    return NilsimsaComparison(path_a, path_b, digests, (ra.bytes, rb.bytes), compare(*digests))

@@ -11,13 +11,14 @@ fingerprint's width; tests inject trivial ones so expected fingerprints can be w
 
 from __future__ import annotations
 
+import struct
 from typing import Callable, Iterable
 
 FeatureHash = Callable[[str], int]
 #: hashes many features at once (a list of ints in the same order)
 BatchHash = Callable[[Iterable[str]], list[int]]
 
-HASHES = ("xxh3", "md5", "python-hashes")
+HASHES = ("xxh3", "md5", "python-hashes", "jenkins")
 
 
 def python_hashes(feature: str, bits: int) -> int:
@@ -35,19 +36,78 @@ def python_hashes(feature: str, bits: int) -> int:
     return x ^ len(feature)
 
 
+_WORD = 0xFFFFFFFF
+
+
+def _rotated(x: int, k: int) -> int:
+    return ((x << k) | (x >> (32 - k))) & _WORD
+
+
+#: lookup3's mix(): six steps ``a -= c; a ^= rot(c, k); c += b`` on (a, b, c) turned one place
+#: each time (the second is ``b -= a; b ^= rot(a, k); a += c``), with these k
+_MIX_ROTATIONS = (4, 6, 8, 16, 19, 4)
+#: lookup3's final(): seven steps ``c ^= b; c -= rot(b, k)``, then with (a, c), (b, a), ...
+_FINAL_ROTATIONS = (14, 11, 25, 16, 4, 14, 24)
+
+
+def _mix(state: list[int]) -> None:
+    for step, k in enumerate(_MIX_ROTATIONS):
+        target, source, added = step % 3, (step + 2) % 3, (step + 1) % 3
+        state[target] = ((state[target] - state[source]) & _WORD) ^ _rotated(state[source], k)
+        state[source] = (state[source] + state[added]) & _WORD
+
+
+def _final(state: list[int]) -> None:
+    for step, k in enumerate(_FINAL_ROTATIONS):
+        target, source = (step + 2) % 3, (step + 1) % 3
+        state[target] = ((state[target] ^ state[source]) - _rotated(state[source], k)) & _WORD
+
+
+def hashlittle2(data: bytes, primary: int = 0, secondary: int = 0) -> tuple[int, int]:
+    """Bob Jenkins' lookup3 ``hashlittle2`` (2006): the primary and secondary 32-bit hashes of
+    ``data`` (``*pc`` and ``*pb`` on return) from the two initial values.
+
+    The key is read as little-endian 32-bit words, 12 bytes at a time; the last block (1 to 12
+    bytes) is padded with zeros, which gives what each of lookup3's branches gives.
+    """
+    start = (0xDEADBEEF + len(data) + primary) & _WORD
+    state = [start, start, (start + secondary) & _WORD]  # a, b, c
+    if data:
+        blocks = (len(data) + 11) // 12
+        words = struct.unpack(f"<{3 * blocks}I", data.ljust(12 * blocks, b"\0"))
+        for block in range(blocks):
+            if block:
+                _mix(state)
+            state = [(value + word) & _WORD for value, word in zip(state, words[3 * block : 3 * block + 3])]
+        _final(state)
+    return state[2], state[1]
+
+
+def jenkins(feature: str) -> int:
+    """The 64-bit feature hash of yanyiwu/simhash (and seomoz/simhash-cpp): lookup3's
+    :func:`hashlittle2` of the UTF-8 bytes with both initial values 0, as ``(c << 32) | b``."""
+    primary, secondary = hashlittle2(feature.encode("utf-8", "surrogatepass"))
+    return primary << 32 | secondary
+
+
 def get_feature_hash(name: str, bits: int) -> FeatureHash:
     """Return the feature hash called ``name`` producing ``bits``-bit integers.
 
     - ``xxh3``: XXH3-64 or XXH3-128 of the UTF-8 bytes (the default);
     - ``md5``: the last ``bits / 8`` bytes of the MD5 digest, big-endian, as the PyPI ``simhash``
       package uses it (compatibility);
-    - ``python-hashes``: :func:`python_hashes` (compatibility).
+    - ``python-hashes``: :func:`python_hashes` (compatibility);
+    - ``jenkins``: :func:`jenkins`, 64 bits only (compatibility).
 
     Raises:
         ValueError: unknown name or unsupported width.
     """
     if bits not in (64, 128):
         raise ValueError(f"bits must be 64 or 128, not {bits}")
+    if name == "jenkins":
+        if bits != 64:
+            raise ValueError("the jenkins hash has 64 bits: use --bits 64")
+        return jenkins
     if name == "md5":
         import hashlib
 

@@ -216,7 +216,8 @@ def near_pairs(fps: np.ndarray, k: int, blocks: int | None = None) -> tuple[np.n
 
     Args:
         fps: ``(n, words)`` uint64 fingerprints (see :func:`as_words`).
-        k: largest distance of a pair, ``0 <= k < bits``.
+        k: largest distance of a pair, ``0 <= k <= bits`` (near ``bits / 2`` and above nearly
+            every pair is one: the work and the result grow with the square of ``n``).
         blocks: number of blocks; None chooses it (:func:`choose_blocks`), 0 compares all pairs.
 
     Returns:
@@ -228,8 +229,8 @@ def near_pairs(fps: np.ndarray, k: int, blocks: int | None = None) -> tuple[np.n
         raise ValueError("fps must be an (n, words) array")
     n, words = fps.shape
     bits = 64 * words
-    if not 0 <= k < bits:
-        raise ValueError(f"k must be between 0 and {bits - 1}")
+    if not 0 <= k <= bits:
+        raise ValueError(f"k must be between 0 and {bits}")
     if blocks is None:
         blocks = choose_blocks(n, k, bits)
         if blocks and _clustered(fps, table_masks(bits, k, blocks)):

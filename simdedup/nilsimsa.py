@@ -69,10 +69,14 @@ class NilsimsaAccumulator:
         self.length += len(new)
         self._tail = window[-4:]
 
-    def digest(self) -> bytes:
+    @property
+    def trigrams(self) -> int:
+        """How many trigrams the stream has had (none under 3 bytes)."""
         n = self.length
-        trigrams = 1 if n == 3 else 4 if n == 4 else 8 * n - 28 if n > 4 else 0
-        bits = self.counts > trigrams / 256.0
+        return 1 if n == 3 else 4 if n == 4 else 8 * n - 28 if n > 4 else 0
+
+    def digest(self) -> bytes:
+        bits = self.counts > self.trigrams / 256.0
         return np.packbits(bits, bitorder="little")[::-1].tobytes()
 
 

@@ -107,17 +107,21 @@ class DocumentFingerprinter(Method):
     sketch_bins: int = DEFAULT_BINS
     weighting: str | None = None  # None: the tokenizer's default
     html: bool = False  # read documents as HTML: only their visible text
+    ties: str = "zero"  # what a bit whose votes tie becomes (simdedup.fingerprint.TIES)
     fingerprinter: Fingerprinter = field(init=False)
     fast: bool = field(init=False)
 
     def __post_init__(self) -> None:
         self.weighting = self.weighting or self.tokenizer.weighting
         self.fingerprinter = Fingerprinter(self.bits, self.hash_name, sketch_bins=self.sketch_bins,
-                                           weighting=self.weighting)
+                                           weighting=self.weighting, ties=self.ties)
         DocumentReader("", self.encoding)  # fail early on an unknown encoding
-        self.fast = not self.html and fastpath.eligible(self.tokenizer, self.bits, self.hash_name, self.encoding)
+        self.fast = (not self.html and self.ties == "zero"  # the kernel gives ties 0
+                     and fastpath.eligible(self.tokenizer, self.bits, self.hash_name, self.encoding))
         self._settings = {"method": "simhash", **self.tokenizer.settings(), "bits": self.bits,
                           "hash": self.hash_name, "weighting": self.weighting, "sketch": self.sketch_bins}
+        if self.ties != "zero":  # written only when not the default, as records before it had none
+            self._settings["ties"] = self.ties
 
     @property
     def settings(self) -> dict[str, Any]:
@@ -293,6 +297,26 @@ class DocumentFingerprinter(Method):
                                                       sketch.tobytes() if self.sketch_bins else None)
 
 
+@dataclass
+class GivenFeaturesFingerprinter(DocumentFingerprinter):
+    """Records of documents whose features the input gives (``--features-field``: JSON lines
+    read with :class:`simdedup.corpus.FeaturesField`); the tokenizer is
+    :class:`simdedup.features.GivenFeatures`. A document given as text is skipped."""
+
+    def fingerprint_batch(self, sources: list[Source]) -> list[FingerprintRecord | Source]:
+        results: list[FingerprintRecord | Source] = []
+        for document in (document for source in sources for document in documents(source)):
+            if document.reason is not None:
+                results.append(document)
+            elif document.features is None:
+                results.append(Source(document.path, "not a JSON line: --features-field reads features from JSON lines"))
+            elif not document.features:
+                results.append(Source(document.path, "no features (an empty list or object)"))
+            else:
+                results.append(self.record(document.path, document.features, None))
+        return results
+
+
 def _without_bom(data: bytes) -> bytes:
     return data[len(codecs.BOM_UTF8):] if data.startswith(codecs.BOM_UTF8) else data
 
@@ -355,10 +379,9 @@ class NilsimsaFingerprinter(Method):
         acc = NilsimsaAccumulator()
         for block in blocks:
             acc.update(block)
-        if acc.length < 3:
-            raise SkipDocument(doc_id, "fewer than 3 bytes: no trigram for nilsimsa")
-        trigrams = 1 if acc.length == 3 else 4 if acc.length == 4 else 8 * acc.length - 28
-        return FingerprintRecord(doc_id, int.from_bytes(acc.digest(), "big"), 256, trigrams, self.settings, acc.length)
+        # Under 3 bytes there is no trigram: the digest is all zeros, as the reference's.
+        return FingerprintRecord(doc_id, int.from_bytes(acc.digest(), "big"), 256, acc.trigrams, self.settings,
+                                 acc.length)
 
     def fingerprint_text(self, doc_id: str, text: str) -> FingerprintRecord:
         return self._record(doc_id, [text.encode("utf-8", "surrogatepass")])
@@ -693,7 +716,8 @@ class ClusterOptions:
         elif k is None:
             k = self.default_verified_k(n) if verified else self.DEFAULT_K_PLAIN
             k = k * bits // 64
-        check_k(k, bits)
+        if method != "nilsimsa":  # a nilsimsa score of S or more is any distance up to 128 - S
+            check_k(k, bits)
         if not 0.0 <= self.min_similarity <= 1.0:
             raise ValueError("min-similarity must be between 0 and 1")
         return ClusterOptions(k, self.min_similarity, self.linkage, min_features, self.singletons, self.min_score)

@@ -7,9 +7,10 @@ One record per document::
 
 ``simhash`` is fixed-width lower-case hex (never a JSON number: jq and JavaScript read numbers as
 doubles and corrupt values above 2**53). ``sketch`` (optional) is URL-safe base64 of the
-feature sketch (:mod:`simdedup.sketch`). ``tokenizer``, ``options``, ``bits``, ``hash`` and the
-sketch size are the record's *settings*; fingerprints are only comparable when their settings
-are equal.
+feature sketch (:mod:`simdedup.sketch`). ``method``, ``tokenizer``, ``options``, ``bits``,
+``hash``, ``weighting``, ``ties`` and the sketch size are the record's *settings*; fingerprints
+are only comparable when their settings are equal. ``ties`` is written only when it is not the
+default ``zero`` (``"ties":"one"``), so records made before it existed read as they were.
 """
 
 from __future__ import annotations
@@ -30,7 +31,9 @@ from .sketch import encode as encode_sketch
 _HEX = re.compile(r"[0-9a-fA-F]+")
 _INT64_END = 1 << 63  # features and bytes are kept as int64
 _BASE64 = re.compile(r"[A-Za-z0-9_-]+")
-SETTING_KEYS = ("method", "tokenizer", "options", "bits", "hash", "weighting")  # and "sketch": its size
+SETTING_KEYS = ("method", "tokenizer", "options", "bits", "hash", "weighting", "ties")  # and "sketch": its size
+#: the settings a JSON line carries, in the order it carries them
+_WRITTEN_SETTINGS = ("method", "tokenizer", "options", "hash", "weighting", "ties")
 #: the field holding the fingerprint, and the widths allowed, for each method
 VALUE_FIELDS = {"simhash": "simhash", "nilsimsa": "nilsimsa", "sentences": "signature"}
 WIDTHS = {"simhash": (64, 128), "nilsimsa": (256,), "sentences": (64,)}
@@ -79,7 +82,7 @@ def _settings_json(settings: dict[str, Any]) -> str:
     if cached is not None and cached[0] is settings:
         return cached[1]
     text = "".join(f',"{key}":' + json.dumps(settings[key], ensure_ascii=False, separators=(",", ":"))
-                   for key in ("method", "tokenizer", "options", "hash", "weighting") if key in settings)
+                   for key in _WRITTEN_SETTINGS if settings.get(key) is not None)
     if len(_settings_text) > 64:
         _settings_text.clear()
     _settings_text[id(settings)] = (settings, text)
@@ -98,8 +101,9 @@ def describe_settings(settings: dict[str, Any]) -> str:
     if method != "simhash":
         return f"{method}({options}) {settings.get('bits')}-bit"
     sketch = f"{settings['sketch']}-byte sketch" if settings.get("sketch") else "no sketch"
+    ties = ", ties give 1" if settings.get("ties") == "one" else ""
     return (f"simhash {settings.get('tokenizer')}({options}) {settings.get('hash')} {settings.get('bits')}-bit, "
-            f"{settings.get('weighting')} weights, {sketch}")
+            f"{settings.get('weighting')} weights{ties}, {sketch}")
 
 
 def _fields(obj: Any, where: str) -> tuple[str, str, int, int, Any, Any, tuple]:
@@ -140,8 +144,11 @@ def _fields(obj: Any, where: str) -> tuple[str, str, int, int, Any, Any, tuple]:
     if sketch is not None and (not isinstance(sketch, str) or not _BASE64.fullmatch(sketch)):
         raise RecordError(f"{where}: field 'sketch' is not URL-safe base64")
     weighting = obj.get("weighting", "feature" if method == "simhash" else None)
+    ties = obj.get("ties", "zero")
+    if ties not in ("zero", "one"):
+        raise RecordError(f'{where}: field \'ties\' must be "zero" or "one"')
     key = (method, obj.get("tokenizer"), obj.get("options"), bits, obj.get("hash"), weighting,
-           len(sketch) * 3 // 4 if sketch else 0)
+           "one" if ties == "one" else None, len(sketch) * 3 // 4 if sketch else 0)
     return doc_id, hexdigest, bits, features, size, sketch, key
 
 
@@ -188,7 +195,7 @@ _NUMBERS = r'"features":(0|[1-9][0-9]*)(?:,"bytes":(-?(?:0|[1-9][0-9]*)))?'
 #: are read by regular expression and numpy; any other line goes through ``json.loads``.
 _CANONICAL = re.compile(
     _ID + r'"(simhash|nilsimsa|signature)":"([0-9a-fA-F]+)","bits":(64|128|256),' + _NUMBERS
-    + r'((?:,"(?:method|tokenizer|options|hash|weighting)":(?:"[^"\\\x00-\x1f]*"|\{[^{}\\\x00-\x1f]*\}|null))*)'
+    + r'((?:,"(?:method|tokenizer|options|hash|weighting|ties)":(?:"[^"\\\x00-\x1f]*"|\{[^{}\\\x00-\x1f]*\}|null))*)'
     + r'(?:,"sketch":"([A-Za-z0-9_-]+)")?\}\r?$',
     re.M,
 )

@@ -122,7 +122,10 @@ def test_choose_blocks_grows_with_n():
 
 def test_bad_arguments():
     with pytest.raises(ValueError):
-        near_pairs(np.zeros((3, 1), dtype=np.uint64), 64)
+        near_pairs(np.zeros((3, 1), dtype=np.uint64), 65)
+    # k = bits is every pair (a nilsimsa score of -128)
+    left, right, distance = near_pairs(np.array([[0], [2**64 - 1], [5]], dtype=np.uint64), 64)
+    assert (left.tolist(), right.tolist(), distance.tolist()) == ([0, 0, 1], [1, 2, 2], [64, 2, 62])
     with pytest.raises(ValueError):
         table_masks(64, 3, 3)
 

@@ -39,35 +39,41 @@ class Tokenizer:
 
     Subclasses set ``name`` and ``description`` and implement :meth:`tokens`. Options are
     declared in ``defaults`` (name -> default value); the type of the default is the option's
-    type. Every tokenizer takes ``shingle`` unless it sets ``shingle`` out of ``defaults``.
+    type (a bool option takes true/false, yes/no, on/off or 1/0). Every tokenizer takes
+    ``shingle`` unless it sets ``shingle`` out of ``defaults``. Options in ``optional`` are taken
+    the same way but kept in ``options``, and so recorded, only when given another value than
+    their default: an option added this way leaves the settings of earlier fingerprints as they
+    were. :meth:`option` reads either kind.
     """
 
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
     defaults: ClassVar[dict[str, Any]] = {"shingle": 1}
+    optional: ClassVar[dict[str, Any]] = {}
     #: joins the tokens of a shingle
     shingle_separator: ClassVar[str] = " "
     #: how its features vote in the simhash unless the user says (see simdedup.fingerprint)
     weighting: ClassVar[str] = "feature"
 
     def __init__(self, **options: Any):
-        unknown = sorted(set(options) - set(self.defaults))
+        known = {**self.defaults, **self.optional}
+        unknown = sorted(set(options) - set(known))
         if unknown:
-            known = ", ".join(sorted(self.defaults)) or "none"
             raise TokenizerOptionError(
-                f"tokenizer {self.name!r} takes no option {', '.join(unknown)} (its options: {known})"
+                f"tokenizer {self.name!r} takes no option {', '.join(unknown)} "
+                f"(its options: {', '.join(sorted(known)) or 'none'})"
             )
         self.options: dict[str, Any] = dict(self.defaults)
         for key, value in options.items():
-            kind = type(self.defaults[key])
-            try:
-                self.options[key] = kind(value)
-            except (TypeError, ValueError):
-                raise TokenizerOptionError(
-                    f"tokenizer option {key} must be {kind.__name__}, not {value!r}"
-                ) from None
+            value = _option_value(key, value, type(known[key]))
+            if key in self.defaults or value != self.optional[key]:
+                self.options[key] = value
         if "shingle" in self.options and self.options["shingle"] < 1:
             raise TokenizerOptionError("shingle must be at least 1")
+
+    def option(self, key: str) -> Any:
+        """The value of option ``key``, declared in ``defaults`` or ``optional``."""
+        return self.options[key] if key in self.options else self.optional[key]
 
     def tokens(self, text: str) -> Iterable[str]:
         """Ordered tokens of ``text`` (one chunk of a document; chunks end at whitespace)."""
@@ -113,6 +119,25 @@ class Tokenizer:
     def settings(self) -> dict[str, Any]:
         """What a fingerprint record says about this tokenizer: its name and all its options."""
         return {"tokenizer": self.name, "options": dict(sorted(self.options.items()))}
+
+
+_BOOLEANS = {"true": True, "yes": True, "on": True, "1": True, "false": False, "no": False, "off": False, "0": False}
+
+
+def _option_value(key: str, value: Any, kind: type) -> Any:
+    """``value`` (a string from the command line, or a value) as an option of type ``kind``.
+
+    Raises:
+        TokenizerOptionError: it is not one.
+    """
+    if kind is bool and isinstance(value, str) and value.strip().lower() in _BOOLEANS:
+        return _BOOLEANS[value.strip().lower()]
+    if kind is bool and not isinstance(value, bool):  # bool("false") would be True
+        raise TokenizerOptionError(f"tokenizer option {key} must be true or false, not {value!r}")
+    try:
+        return kind(value)
+    except (TypeError, ValueError):
+        raise TokenizerOptionError(f"tokenizer option {key} must be {kind.__name__}, not {value!r}") from None
 
 
 _registry: dict[str, Any] | None = None
@@ -199,12 +224,10 @@ def available_tokenizers() -> Iterator[dict[str, Any]]:
         except UnknownTokenizerError as exc:
             yield {"name": name, "error": str(exc)}
             continue
-        yield {
-            "name": name,
-            "description": cls.description,
-            "options": dict(cls.defaults),
-            "source": "builtin" if name in BUILTIN else cls.__module__,
-        }
+        info = {"name": name, "description": cls.description, "options": dict(cls.defaults)}
+        if cls.optional:  # recorded only when set: listed apart, as records show them apart
+            info["optional"] = dict(cls.optional)
+        yield {**info, "source": "builtin" if name in BUILTIN else cls.__module__}
 
 
 __all__ = [

@@ -9,6 +9,11 @@ The keywords equal ``jieba.analyse.extract_tags(text, topK=topk, withWeight=True
 segmentation (``jieba.cut`` with HMM), same filters (words shorter than two characters and jieba's
 stop words dropped), same IDF table, same tie order. Long documents are segmented in chunks cut at
 whitespace, which jieba treats as a boundary anyway, so they stay in bounded memory.
+
+Two options reproduce the widely copied jieba simhash recipe, for stored fingerprints only:
+``recut`` segments the words of ``jieba.cut`` joined with ``|`` again (its
+``extract_tags("|".join(jieba.cut(text)))``: a word found by the HMM can split in two), and
+``scale`` N > 0 makes each weight ``int(weight * N)``.
 """
 
 from __future__ import annotations
@@ -27,13 +32,14 @@ class JiebaTfidfTokenizer(Tokenizer):
     name = "jieba"
     description = "jieba segmentation, TF-IDF top-k keywords weighted by their TF-IDF score (Chinese)"
     defaults = {"topk": 20}
+    optional = {"recut": False, "scale": 0}
 
     def __init__(self, **options):
         super().__init__(**options)
-        if self.options["topk"] < 1:
+        if self.options["topk"] < 1 or self.option("scale") < 0:
             from ..errors import TokenizerOptionError
 
-            raise TokenizerOptionError("topk must be at least 1")
+            raise TokenizerOptionError("topk must be at least 1, and scale at least 0")
         self._tfidf = None
         self._keyword_scores: _KeywordScores | None = None
 
@@ -67,8 +73,18 @@ class JiebaTfidfTokenizer(Tokenizer):
         # same first-seen order, as jieba's loop over every word.
         counts: Counter[str] = Counter()
         for chunk in chunks:
-            counts.update(self._cut(chunk))
-        return self._scores.top(counts, self.options["topk"])
+            counts.update(self._words(chunk))
+        return self._weights(self._scores.top(counts, self.options["topk"]))
+
+    def _words(self, chunk: str) -> Iterable[str]:
+        """The words of a chunk, segmented again after joining them with ``|`` with ``recut``."""
+        words = self._cut(chunk)
+        return self._cut("|".join(words)) if self.option("recut") else words
+
+    def _weights(self, scores: dict[str, float]) -> dict[str, float]:
+        """The keywords' scores, or ``int(score * scale)`` with ``scale``."""
+        scale = self.option("scale")
+        return {word: float(int(score * scale)) for word, score in scores.items()} if scale else scores
 
     @property
     def _scores(self) -> "_KeywordScores":
@@ -182,11 +198,11 @@ class JiebaFastTokenizer(JiebaTfidfTokenizer):
         ends = [0]
         for chunks in documents:
             for chunk in chunks:
-                words += self._cut(chunk)
+                words += self._words(chunk)
             ends.append(len(words))
         topk = self.options["topk"]
         best, scores, found = self._kernel.keywords(words, np.array(ends), self._rules, topk)
-        return [dict(zip(map(words.__getitem__, best[d, :n].tolist()), scores[d, :n].tolist()))
+        return [self._weights(dict(zip(map(words.__getitem__, best[d, :n].tolist()), scores[d, :n].tolist())))
                 for d, n in enumerate(found.tolist())]
 
 

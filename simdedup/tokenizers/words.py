@@ -1,9 +1,9 @@
 """Unicode word tokenizer, the default: words for alphabetic scripts, characters for CJK.
 
-A token is a run of letters, digits and underscores (lower-cased), except that every Chinese,
-Japanese or Korean character is a token by itself, since those scripts do not separate words
-with spaces. Punctuation and whitespace separate tokens and are dropped, so reflowed,
-re-punctuated or re-cased copies keep their features. Mixed documents need no per-document
+A token is a run of letters, digits and underscores (lower-cased unless the ``lowercase``
+option is false), except that every Chinese, Japanese or Korean character is a token by itself,
+since those scripts do not separate words with spaces. Punctuation and whitespace separate
+tokens and are dropped, so reflowed, re-punctuated or re-cased copies keep their features. Mixed documents need no per-document
 choice: each token is cut by the rule of its own script. With ``shingle`` N the features are
 N-grams of tokens, which means word N-grams in English and character N-grams in Chinese.
 
@@ -31,6 +31,7 @@ class WordsTokenizer(Tokenizer):
     description = ("Unicode words, each CJK character a token, lower-cased, punctuation dropped; "
                    "simhash votes once per distinct word, the sketch counts them")
     weighting = "binary"
+    optional = {"lowercase": True}
 
     def tokens(self, text: str) -> list[str]:
-        return _TOKEN.findall(text.lower())
+        return _TOKEN.findall(text.lower() if self.option("lowercase") else text)
