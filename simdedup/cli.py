@@ -249,20 +249,20 @@ def _make_fingerprinter(method: str, sentence_count: int, hash_name: str, tokeni
 def _sources(paths: tuple[str, ...], null: bool, jsonl: bool | None = False, text_field: str = "text",
              id_field: str | None = None, globs: tuple[str, ...] = (), excludes: tuple[str, ...] = (),
              min_bytes: int = 0, jsonl_files: list[str] | None = None, count: bool = True,
-             replaced: dict[tuple[int, int], str] | None = None) -> tuple[Any, int | None, int | None]:
+             overwritten: dict[tuple[int, int], str] | None = None) -> tuple[Any, int | None, int | None]:
     """Sources named on the command line, their number when it is known up front, and, for files
     holding many documents (counted only as they are read), the files' total size in bytes.
 
     Without ``count`` (no progress bar to show), directories are walked as the sources are
     consumed, so that the walk overlaps with fingerprinting instead of coming before it.
-    ``replaced``: the files outputs replace (identity: name); meeting one is a usage error."""
+    ``overwritten``: the files outputs write over (identity: name); meeting one is a usage error."""
     from .corpus import WalkFilter, expand_jsonl, iter_sources, read_path_list, table_kind
-    from .output import refuse_replaced_inputs
+    from .output import refuse_overwritten_inputs
 
     walk_filter = WalkFilter(globs, excludes, min_bytes)
 
     def found(names: Any) -> Any:
-        return refuse_replaced_inputs(iter_sources(names, walk_filter), replaced or {})
+        return refuse_overwritten_inputs(iter_sources(names, walk_filter), overwritten or {})
 
     if not paths:
         raise click.UsageError("give at least one PATH, or - to read paths from stdin")
@@ -414,13 +414,15 @@ def fingerprint(paths: tuple[str, ...], jobs: int | None, silent: bool, verbose:
     simdedup fingerprint --tokenizer jieba --topk 20 news-zh/ > zh.jsonl
     simdedup fingerprint --format binary -o fingerprints.sdfp corpus/
     """
+    from .output import overwritten_files
+
     inputs = _inputs(features)
     fingerprinter = _make_fingerprinter(**features)
     skipped: list[str] = []
     done = 0
     binary = record_format == "binary"
     out = output_file(output, force, paths, "-" in paths, binary)
-    inputs["replaced"] = {out.replaced: out.name} if out.replaced else None
+    inputs["overwritten"] = overwritten_files([out])
     with out.open() as fd:
         writer = _record_writer(fd, binary)
         for batch in _fingerprint_batches(fingerprinter, paths, inputs, jobs, silent, skipped, verbose=verbose,
@@ -548,6 +550,7 @@ def dedup(paths: tuple[str, ...], jobs: int | None, silent: bool, verbose: bool,
     \b
     simdedup dedup corpus/ > clusters.jsonl
     """
+    from .output import overwritten_files
     from .pipeline import add_exact_duplicates, collect_records
     from .unique import KeptLines, unique_output
 
@@ -570,7 +573,7 @@ def dedup(paths: tuple[str, ...], jobs: int | None, silent: bool, verbose: bool,
             raise UsageError("-o and --unique-out name one file")
         unique.output.refuse_inputs(paths, "-" in paths)
         outputs.append(unique.output)
-    inputs["replaced"] = {o.replaced: o.name for o in outputs if o.replaced is not None}
+    inputs["overwritten"] = overwritten_files(outputs)
     skipped: list[str] = []
     duplicates: dict[str, str] | None = {} if exact_first else None
     records = _fingerprint_records(fingerprinter, paths, inputs, jobs, silent, skipped, duplicates, verbose,
@@ -734,7 +737,7 @@ def exact(paths: tuple[str, ...], encoding: str, bloom_capacity: int | None, err
     from .corpus import documents
     from .errors import SkipDocument
     from .exact import BloomFilter, SeenDigests
-    from .output import LineWriter
+    from .output import LineWriter, overwritten_files
     from .pipeline import source_digest
 
     try:
@@ -743,7 +746,7 @@ def exact(paths: tuple[str, ...], encoding: str, bloom_capacity: int | None, err
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     out = output_file(output, force, paths, "-" in paths)
-    sources, total, _ = _sources(paths, **inputs, replaced={out.replaced: out.name} if out.replaced else None)
+    sources, total, _ = _sources(paths, **inputs, overwritten=overwritten_files([out]))
     skipped: list[str] = []
     done = 0
     with out.open() as fd:

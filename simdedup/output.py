@@ -111,8 +111,10 @@ def write_all(target: int | BinaryIO, data: bytes) -> None:
         while view:
             try:
                 view = view[os.write(target, view):]
-            except BlockingIOError:  # someone made the descriptor non-blocking
-                select.select([], [target], [])
+            except BlockingIOError:  # someone made the descriptor non-blocking: wait until it takes more
+                poll = select.poll()
+                poll.register(target, select.POLLOUT)
+                poll.poll()
     except BrokenPipeError:
         raise
     except OSError as exc:
@@ -224,13 +226,18 @@ class OutputFile:
     def __init__(self, path: str | None, force: bool, binary: bool = False, option: str = "-o"):
         self.path = None if path in (None, "-") else path
         self.name = self.path or "stdout"
-        #: the regular file the output replaces, when it exists
-        self.replaced: Identity | None = None
+        #: the existing regular file the output writes over: the file it replaces, or the file
+        #: stdout writes into (``cat`` and GNU tools likewise refuse to read what they write)
+        self.overwrites: Identity | None = None
         self.in_place = False
         if self.path is None:
             target = stdout_target()
-            if binary and isinstance(target, int) and os.isatty(target):
-                raise UsageError("binary output to a terminal; use -o FILE or a pipe")
+            if isinstance(target, int):
+                st = os.fstat(target)
+                if stat.S_ISREG(st.st_mode):
+                    self.overwrites = (st.st_dev, st.st_ino)
+                elif binary and os.isatty(target):
+                    raise UsageError("binary output to a terminal; use -o FILE or a pipe")
             return
         if not self.path:
             raise UsageError(f"{option} needs a file name")
@@ -247,7 +254,7 @@ class OutputFile:
         if st is not None and not self.in_place:
             if not force:
                 raise UsageError(f"{self.path} exists; use --force to replace it")
-            self.replaced = (st.st_dev, st.st_ino)
+            self.overwrites = (st.st_dev, st.st_ino)
             self.file = os.path.realpath(self.path)
         #: where the temporary files go
         self.directory = os.path.dirname(os.path.abspath(self.file))
@@ -255,21 +262,21 @@ class OutputFile:
             check_writable(self.directory, self.path)
 
     def refuse_inputs(self, paths: Iterable[str], stdin: bool = False) -> None:
-        """Raises UsageError when this output would replace one of the files ``paths`` (``-``
-        aside) or, with ``stdin``, the file on stdin."""
-        if self.replaced is None:
+        """Raises UsageError when this output would write over one of the files ``paths``
+        (``-`` aside) or, with ``stdin``, the file on stdin."""
+        if self.overwrites is None:
             return
         for path in paths:
-            if path != "-" and identity(path) == self.replaced:
+            if path != "-" and identity(path) == self.overwrites:
                 raise _is_input(self.name, path)
-        if stdin and identity(0) == self.replaced:
+        if stdin and identity(0) == self.overwrites:
             raise _is_input(self.name, "stdin")
 
     def same_file(self, other: "OutputFile") -> bool:
         """Whether both outputs name one file."""
-        if self.path is None or other.path is None:
-            return False
-        return (self.replaced is not None and self.replaced == other.replaced) or \
+        if self.overwrites is not None and self.overwrites == other.overwrites:
+            return True
+        return self.path is not None and other.path is not None and \
             os.path.realpath(self.path) == os.path.realpath(other.path)
 
     @contextmanager
@@ -325,15 +332,23 @@ def _umask() -> int:
     return mask
 
 
-def refuse_replaced_inputs(sources: Iterable[Any], replaced: dict[Identity, str]) -> Iterable[Any]:
+def overwritten_files(outputs: Iterable[OutputFile]) -> dict[Identity, str]:
+    """The existing files that ``outputs`` named on the command line replace, and the names of
+    those outputs. (stdout's file is compared with named inputs only: a walk that meets it is
+    the walk's to handle, as it meets the temporary file of ``-o``.)"""
+    return {output.overwrites: output.name for output in outputs
+            if output.overwrites is not None and output.path is not None}
+
+
+def refuse_overwritten_inputs(sources: Iterable[Any], overwritten: dict[Identity, str]) -> Iterable[Any]:
     """``sources`` (with a ``path``) as they come; raises UsageError at the first whose file is
-    one that an output (``replaced``: its identity and name) would replace."""
-    if not replaced:
+    one that an output writes over (``overwritten``: see :func:`overwritten_files`)."""
+    if not overwritten:
         return sources
 
     def checked() -> Iterator[Any]:
         for source in sources:
-            output = replaced.get(identity(source.path))  # type: ignore[arg-type]
+            output = overwritten.get(identity(source.path))  # type: ignore[arg-type]
             if output is not None:
                 raise _is_input(output, source.path)
             yield source
@@ -343,4 +358,4 @@ def refuse_replaced_inputs(sources: Iterable[Any], replaced: dict[Identity, str]
 
 def _is_input(output: str, path: str) -> UsageError:
     named = "" if path == output else f" ({path})"
-    return UsageError(f"{output} is an input{named}; an output never replaces an input")
+    return UsageError(f"{output} is an input{named}; an output never writes over an input")

@@ -102,7 +102,7 @@ class KeptFiles:
             return
         if not stat.S_ISDIR(st.st_mode):
             raise UsageError(f"--unique-out {directory} is not a directory (name a .jsonl file for JSON lines)")
-        if not force and os.listdir(directory):
+        if not force and output_call(os.listdir, directory, name=directory):
             raise UsageError(f"{directory} exists; use --force to write into it")
         check_writable(directory, directory)
 
@@ -178,6 +178,8 @@ class _Inputs:
             st: os.stat_result | None = os.stat(name, dir_fd=directory, follow_symlinks=False)
         except FileNotFoundError:
             st = None
+        except OSError as exc:
+            raise OutputError(exc.strerror or str(exc), shown) from None
         if st is not None and stat.S_ISDIR(st.st_mode):
             raise SimdedupError(f"{shown} is a directory; --unique-out cannot write a file there")
         if found is None and st is not None and stat.S_ISREG(st.st_mode):

@@ -595,3 +595,18 @@ def test_plot_never_replaces_an_input_nor_an_existing_file_without_force(tmp_pat
     assert_refused(run("stats", "--plot", "old.png", fp, cwd=tmp_path), 2, "--force")
     assert run("stats", "--force", "--plot", "old.png", fp, cwd=tmp_path).returncode == 0
     assert (tmp_path / "old.png").read_bytes().startswith(b"\x89PNG")
+
+
+@pytest.mark.parametrize("command", ["fingerprint", "cluster"])
+def test_stdout_never_writes_into_an_input(tmp_path, corpus, command):
+    """As cat: "input file is output" (with >>, which leaves the input for simdedup to ruin)."""
+    if command == "cluster":
+        victim = tmp_path / "fp.jsonl"
+        victim.write_bytes(run("fingerprint", "--silent", corpus, cwd=tmp_path).stdout)
+        named = victim
+    else:
+        victim = named = corpus / "a.txt"
+    before = victim.read_bytes()
+    result = sh(f"{SIM} {command} {shlex.quote(str(named))} >> {shlex.quote(str(victim))}", tmp_path)
+    assert_refused(result, 2, "stdout is an input")
+    assert victim.read_bytes() == before
