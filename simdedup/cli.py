@@ -566,7 +566,7 @@ def dedup(paths: tuple[str, ...], jobs: int | None, silent: bool, verbose: bool,
         raise click.UsageError(str(exc)) from None
     # Every output is checked before the run: a run of hours must not end in "cannot write".
     out = output_file(output, force, paths, "-" in paths)
-    unique = unique_output(unique_out, force) if unique_out else None
+    unique = unique_output(unique_out, force) if unique_out is not None else None
     outputs = [out]
     if isinstance(unique, KeptLines):
         if out.same_file(unique.output):

@@ -134,9 +134,13 @@ class KeptFiles:
         root = output_call(os.open, self.directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, name=self.directory)
         order = sorted(names, key=lambda name: name.split("/"))  # each directory entered once
         try:
+            longest = os.fpathconf(root, "PC_NAME_MAX")
             with _Directories(root, self.directory) as directories:
                 for name in order:
                     *parents, base = name.split("/")
+                    if max(len(os.fsencode(part)) for part in name.split("/")) > longest:
+                        raise OutputError(f"a name in it is longer than {longest} bytes",
+                                          os.path.join(self.directory, name))
                     here = directories.enter(parents, create=False)
                     if here is not None:
                         inputs.refuse_replacing(here, base, os.path.join(self.directory, name))

@@ -610,3 +610,39 @@ def test_stdout_never_writes_into_an_input(tmp_path, corpus, command):
     result = sh(f"{SIM} {command} {shlex.quote(str(named))} >> {shlex.quote(str(victim))}", tmp_path)
     assert_refused(result, 2, "stdout is an input")
     assert victim.read_bytes() == before
+
+
+def test_unique_out_names_too_long_fail_before_anything_is_written(tmp_path):
+    """Escaping makes a name longer: a kept file whose name no longer fits is an error up front."""
+    d = tmp_path / "d"
+    d.mkdir()
+    (d / "a.txt").write_text(words(1))
+    (d / ("%" * 100 + ".txt")).write_text(words(2))  # 304 bytes once escaped
+    (d / "z.txt").write_text(words(3))
+    result = run("dedup", "--silent", "--unique-out", "out", "d", cwd=tmp_path)
+    assert_refused(result, 1, "longer than")
+    assert not [p for p in tmp_path.glob("out/**/*") if p.is_file()]
+
+
+def test_unique_out_keeps_names_that_are_not_utf8(tmp_path):
+    d = tmp_path / "d"
+    d.mkdir()
+    names = [b"caf\xe9.txt", b"new\nline.txt", b"%41.txt"]
+    for i, name in enumerate(names):
+        with open(os.path.join(bytes(d), name), "w") as handle:
+            handle.write(words(i))
+    result = run("dedup", "--silent", "--unique-out", "out", "d", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    written = sorted(os.listdir(bytes(tmp_path / "out" / "d")))
+    assert written == sorted([b"caf\xe9.txt", b"new\nline.txt", b"%2541.txt"])
+
+
+@pytest.mark.parametrize("args", [["--unique-out", ""], ["-o", ""], ["--unique-out", "kept.jsonl.gz"],
+                                  ["--unique-out", "file.txt"]])
+def test_unusable_output_names_are_usage_errors(tmp_path, args):
+    (tmp_path / "file.txt").write_text("a file, not a directory")
+    (tmp_path / "docs.jsonl").write_text(json.dumps({"text": words(1)}) + "\n")
+    result = run("dedup", "--silent", "--force", *args, "docs.jsonl", cwd=tmp_path)
+    assert_refused(result, 2)
+    assert result.stdout == b""
+    assert (tmp_path / "file.txt").read_text() == "a file, not a directory"
