@@ -138,7 +138,7 @@ class KeptFiles:
             with _Directories(root, self.directory) as directories:
                 for name in order:
                     *parents, base = name.split("/")
-                    if max(len(os.fsencode(part)) for part in name.split("/")) > longest:
+                    if max(len(os.fsencode(part)) for part in (*parents, base)) > longest:
                         raise OutputError(f"a name in it is longer than {longest} bytes",
                                           os.path.join(self.directory, name))
                     here = directories.enter(parents, create=False)
