@@ -12,14 +12,13 @@ import json
 import os
 import stat
 import sys
-import tempfile
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
 import click
 
 from .compat import PRESETS
-from .errors import RecordError, SimdedupError
+from .errors import RecordError, SimdedupError, UsageError
 from .hashing import HASHES
 from .output import stdout_target, write_all
 
@@ -33,6 +32,8 @@ class SimdedupGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except UsageError as exc:
+            raise click.UsageError(str(exc)) from None
         except SimdedupError as exc:
             raise click.ClickException(printable(str(exc))) from None
         except BrokenPipeError:
@@ -72,16 +73,27 @@ def cli() -> None:
 
 
 def message(text: str) -> None:
-    """A line on stderr that does not break a progress bar. Names in it come from files and
-    their contents, so control characters are shown escaped: an id can neither drive the terminal
-    nor start a line of its own."""
+    """A line on stderr that does not break a progress bar (dropped when stderr cannot take it).
+    Names in it come from files and their contents, so control characters are shown escaped: an
+    id can neither drive the terminal nor start a line of its own."""
     text = printable(text)
-    if "tqdm" in sys.modules:
-        from tqdm import tqdm
+    try:
+        if "tqdm" in sys.modules:
+            from tqdm import tqdm
 
-        tqdm.write(text, file=sys.stderr)
-    else:
-        click.echo(text, err=True)
+            tqdm.write(text, file=sys.stderr)
+        else:
+            click.echo(text, err=True)
+    except OSError:
+        pass
+
+
+def echo(text: str) -> None:
+    """``text`` and a newline on stdout (an error when it cannot be written)."""
+    from .output import write_all
+
+    with output_file(None, False).open() as fd:
+        write_all(fd, (text + "\n").encode("utf-8", "surrogateescape"))
 
 
 def printable(text: str) -> str:
@@ -102,47 +114,15 @@ def progress(iterable: Any, silent: bool, **kwargs: Any) -> Any:
     return tqdm(iterable, file=sys.stderr, dynamic_ncols=True, **kwargs)
 
 
-@contextmanager
-def output_fd(path: str | None, force: bool, binary: bool = False) -> Iterator[Any]:
-    """Where to write: stdout, or a new file written atomically at ``path``. Binary output is
-    refused on a terminal."""
-    if path is None or path == "-":
-        from .output import stdout_target
+def output_file(path: str | None, force: bool, inputs: tuple[str, ...] = (), stdin: bool = False,
+                binary: bool = False) -> Any:
+    """The output ``-o`` names (:class:`simdedup.output.OutputFile`), refused when it would
+    replace one of the named ``inputs`` or, with ``stdin``, the file on stdin."""
+    from .output import OutputFile
 
-        if binary and sys.stdout.isatty():
-            raise click.UsageError("binary output to a terminal; use -o FILE or a pipe")
-        yield stdout_target()
-        return
-    if os.path.exists(path) and not force:
-        raise click.UsageError(f"{path} exists; use --force to replace it")
-    directory = os.path.dirname(os.path.abspath(path))
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=".simdedup-", dir=directory)
-    except OSError as exc:
-        raise click.ClickException(f"cannot write {path}: {exc.strerror or exc}") from None
-    try:
-        yield fd
-        os.close(fd)
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, path)
-    except BaseException:
-        os.close(fd) if _is_open(fd) else None
-        os.unlink(tmp)
-        raise
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def _is_open(fd: int) -> bool:
-    try:
-        os.fstat(fd)
-        return True
-    except OSError:
-        return False
+    output = OutputFile(path, force, binary)
+    output.refuse_inputs(inputs, stdin)
+    return output
 
 
 def _apply(options: list[Callable], func: Callable) -> Callable:
@@ -378,17 +358,25 @@ def _fingerprinter(method: str, sentence_count: int, hash_name: str, tokenizer_n
 def _sources(paths: tuple[str, ...], null: bool, jsonl: bool | None = False, text_field: str = "text",
              id_field: str | None = None, globs: tuple[str, ...] = (), excludes: tuple[str, ...] = (),
              min_bytes: int = 0, jsonl_files: list[str] | None = None, count: bool = True,
-             verbose: bool = False, exclude: tuple[tuple[int, int], ...] = ()) -> tuple[Any, int | None, int | None]:
+             verbose: bool = False, exclude: tuple[tuple[int, int], ...] = (),
+             overwritten: dict[tuple[int, int], str] | None = None) -> tuple[Any, int | None, int | None]:
     """Sources named on the command line, their number when it is known up front, and, for files
     holding many documents (counted only as they are read), the files' total size in bytes.
 
     Without ``count`` (no progress bar to show), directories are walked as the sources are
     consumed, so that the walk overlaps with fingerprinting instead of coming before it.
     Names that lead to a file read under another name (links) are left out and reported;
-    ``exclude`` names files (st_dev, st_ino) never to read: the run's own output."""
+    ``exclude`` names files (st_dev, st_ino) never to read: the run's own output.
+    ``overwritten``: the files outputs write over (identity: name); meeting one is a usage error."""
     from .corpus import WalkFilter, expand_jsonl, iter_sources, read_path_list, table_kind
+    from .output import refuse_overwritten_inputs
 
     walk_filter = WalkFilter(globs, excludes, min_bytes)
+
+    def found(names: Any) -> Any:
+        return refuse_overwritten_inputs(_without_links(iter_sources(names, walk_filter, exclude), verbose),
+                                         overwritten or {})
+
     if not paths:
         raise click.UsageError("give at least one PATH, or - to read paths from stdin")
     if "-" in paths:
@@ -399,12 +387,10 @@ def _sources(paths: tuple[str, ...], null: bool, jsonl: bool | None = False, tex
                 else:
                     yield path
 
-        found = _without_links(iter_sources(named(), walk_filter, exclude), verbose)
-        return expand_jsonl(found, jsonl, text_field, id_field, jsonl_files), None, None
-    found = _without_links(iter_sources(paths, walk_filter, exclude), verbose)
+        return expand_jsonl(found(named()), jsonl, text_field, id_field, jsonl_files), None, None
     if not count:
-        return expand_jsonl(found, jsonl, text_field, id_field, jsonl_files), None, None
-    sources = list(found)
+        return expand_jsonl(found(paths), jsonl, text_field, id_field, jsonl_files), None, None
+    sources = list(found(paths))
     if jsonl or (jsonl is None and any(table_kind(s.path) for s in sources)):
         total_bytes = sum(os.path.getsize(s.path) for s in sources if s.reason is None and os.path.isfile(s.path))
         return expand_jsonl(sources, jsonl, text_field, id_field, jsonl_files), None, total_bytes
@@ -444,17 +430,20 @@ def _identities(fd: Any, *paths: str | None) -> tuple[tuple[int, int], ...]:
 def _fingerprint_batches(fingerprinter: Any, paths: tuple[str, ...], inputs: dict[str, Any], jobs: int | None,
                          silent: bool, skipped: list[str], duplicates: dict[str, str] | None = None,
                          verbose: bool = False, render: bool = False,
-                         exclude: tuple[tuple[int, int], ...] = ()) -> Iterator[Any]:
+                         exclude: tuple[tuple[int, int], ...] = (),
+                         tee: Callable[[Iterator[Any]], Iterator[Any]] | None = None) -> Iterator[Any]:
     """Batches of records (:class:`simdedup.pipeline.Batch`) of the named documents; a skipped
     one is warned about and listed in ``skipped``. With ``render``, records come as JSON lines.
 
     With ``duplicates`` (a dict), documents whose text was seen before are not fingerprinted
-    but listed there (the exact pre-pass).
+    but listed there (the exact pre-pass). ``tee`` sees every source first.
     """
     from .pipeline import default_jobs, exact_duplicates, fingerprint_batches
 
     sources, total, total_bytes = _sources(paths, **inputs, count=not silent and sys.stderr.isatty(),
                                            verbose=verbose, exclude=exclude)
+    if tee is not None:
+        sources = tee(sources)
     if duplicates is not None:
         from .exact import SeenDigests
 
@@ -501,26 +490,17 @@ def _report_skipped(skipped: list[str], done: int, verb: str = "fingerprinted") 
         message(f"simdedup: {verb} {done} documents, skipped {len(skipped)} (see warnings above)")
 
 
-def _write_unique(target: str, clusters: list[Any], ids: list[str], jsonl_files: list[str],
-                  inputs: dict[str, Any]) -> None:
-    from .corpus import is_jsonl
-    from .unique import copy_kept_files, dropped_ids, write_kept_lines
+def _write_unique(unique: Any, clusters: list[Any], ids: list[str], jsonl_files: list[str], inputs: dict[str, Any],
+                  read: list[str]) -> None:
+    """Write --unique-out: ``read`` are the files the run read and its other outputs."""
+    from .unique import KeptLines, dropped_ids
 
     drop = dropped_ids(clusters, ids)
-    if any(":" in name and name.split(":", 1)[0] in ("csv", "parquet") for name in jsonl_files):
-        raise click.UsageError("--unique-out writes files and JSON lines; CSV and Parquet input are not supported")
-    if is_jsonl(target):
-        if len(jsonl_files) == 0:
-            raise click.UsageError("--unique-out FILE.jsonl needs JSON-lines input; give a directory for files")
-        if any(os.path.exists(target) and os.path.samefile(target, path) for path in jsonl_files):
-            raise click.UsageError(f"{target} is an input; choose another --unique-out")
-        with open(target, "wb") as out:
-            count = write_kept_lines(jsonl_files, drop, out, inputs["text_field"], inputs["id_field"])
+    if isinstance(unique, KeptLines):
+        count = unique.write(ids, drop, jsonl_files, inputs["text_field"], inputs["id_field"])
     else:
-        if jsonl_files:
-            raise click.UsageError("JSON-lines input needs --unique-out FILE.jsonl")
-        count = copy_kept_files(ids, drop, target)
-    message(f"simdedup: wrote {count} documents without their {len(drop)} duplicates to {target}")
+        count = unique.write(ids, drop, jsonl_files, read)
+    message(f"simdedup: wrote {count} documents without their {len(drop)} duplicates to {unique.name}")
 
 
 def _clusters(fingerprints: Any, options: Any, new: Any = None) -> list[Any]:
@@ -579,15 +559,19 @@ def fingerprint(paths: tuple[str, ...], jobs: int | None, silent: bool, verbose:
     simdedup fingerprint --tokenizer jieba --topk 20 news-zh/ > zh.jsonl
     simdedup fingerprint --format binary -o fingerprints.sdfp corpus/
     """
+    from .output import overwritten_files
+
     inputs = _inputs(features)
     fingerprinter = _make_fingerprinter(_given_features(inputs), **features)
     skipped: list[str] = []
     done = 0
     binary = record_format == "binary"
-    with output_fd(output, force, binary) as fd:
+    out = output_file(output, force, paths, "-" in paths, binary)
+    inputs["overwritten"] = overwritten_files([out])
+    with out.open() as fd:
         writer = _record_writer(fd, binary)
         for batch in _fingerprint_batches(fingerprinter, paths, inputs, jobs, silent, skipped, verbose=verbose,
-                                          render=not binary, exclude=_identities(fd, output)):
+                                          render=not binary, exclude=_identities(fd)):
             if binary:
                 writer.write_records(batch.records)
             else:
@@ -624,9 +608,10 @@ def convert(files: tuple[str, ...], output: str | None, force: bool, record_form
     """
     from .records import json_lines, read_fingerprint_files, records_of
 
-    columns = read_fingerprint_files(_open_inputs(files))
     binary = record_format == "binary"
-    with output_fd(output, force, binary) as fd:
+    out = output_file(output, force, files, not files or "-" in files, binary)
+    columns = read_fingerprint_files(_open_inputs(files))
+    with out.open() as fd:
         writer = _record_writer(fd, binary)
         if binary:
             from .binary import write_columns
@@ -662,6 +647,7 @@ def cluster(files: tuple[str, ...], output: str | None, force: bool, output_form
     from .pipeline import load_fingerprints
 
     inputs = ((against,) + (files or ("-",))) if against else files
+    out = output_file(output, force, inputs, not files or "-" in files)
     fingerprints = load_fingerprints(_open_inputs(inputs))
     for repeated in fingerprints.repeated:
         message(f"simdedup: warning: {repeated}: id seen before; this record is ignored")
@@ -672,7 +658,7 @@ def cluster(files: tuple[str, ...], output: str | None, force: bool, output_form
         from_new_files = np.array([name != against for name in fingerprints.files or []], dtype=bool)
         new = from_new_files[fingerprints.sources] if fingerprints.sources is not None else None
     clusters = _clusters(fingerprints, _cluster_settings(**decision), new)
-    with output_fd(output, force) as fd:
+    with out.open() as fd:
         _write_clusters(fd, clusters, fingerprints, output_format, new)
 
 
@@ -709,14 +695,13 @@ def dedup(paths: tuple[str, ...], jobs: int | None, silent: bool, verbose: bool,
     \b
     simdedup dedup corpus/ > clusters.jsonl
     """
+    from .output import overwritten_files
     from .pipeline import add_exact_duplicates, collect_records
+    from .unique import KeptLines, unique_output
 
     inputs = _inputs(features)
     jsonl_files: list[str] = []
     inputs["jsonl_files"] = jsonl_files
-    if unique_out and os.path.exists(unique_out) and not force and (
-            not os.path.isdir(unique_out) or os.listdir(unique_out)):
-        raise click.UsageError(f"{unique_out} exists; use --force to write into it")
     fingerprinter = _make_fingerprinter(_given_features(inputs), **features)
     options = _cluster_settings(k, min_similarity, linkage, min_features, singletons, min_score)
     try:
@@ -724,20 +709,32 @@ def dedup(paths: tuple[str, ...], jobs: int | None, silent: bool, verbose: bool,
                         fingerprinter.settings["method"])
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
+    # Every output is checked before the run: a run of hours must not end in "cannot write".
+    out = output_file(output, force, paths, "-" in paths)
+    unique = unique_output(unique_out, force) if unique_out is not None else None
+    outputs = [out]
+    if isinstance(unique, KeptLines):
+        if out.same_file(unique.output):
+            raise UsageError("-o and --unique-out name one file")
+        unique.output.refuse_inputs(paths, "-" in paths)
+        outputs.append(unique.output)
+    inputs["overwritten"] = overwritten_files(outputs)
     skipped: list[str] = []
     duplicates: dict[str, str] | None = {} if exact_first else None
     records = _fingerprint_records(fingerprinter, paths, inputs, jobs, silent, skipped, duplicates, verbose,
-                                   exclude=_identities(None, output))
+                                   exclude=_identities(None if output else stdout_target()),
+                                   tee=unique.tee if isinstance(unique, KeptLines) else None)
     if duplicates is not None:
         records = add_exact_duplicates(records, duplicates)
     fingerprints = collect_records((record.id, record) for record in records)
     for repeated in fingerprints.repeated:
         message(f"simdedup: warning: {repeated.split(': ', 1)[0]}: named twice; counted once")
     clusters = _clusters(fingerprints, options)
-    with output_fd(output, force) as fd:
+    with out.open() as fd:
         _write_clusters(fd, clusters, fingerprints, output_format)
-    if unique_out:
-        _write_unique(unique_out, clusters, fingerprints.ids, jsonl_files, inputs)
+        if unique is not None:
+            _write_unique(unique, clusters, fingerprints.ids, jsonl_files, inputs,
+                          [*fingerprints.ids, *skipped, *([out.path] if out.path else [])])
     _report_skipped(skipped, len(fingerprints.ids))
     if skipped:
         sys.exit(EXIT_SKIPPED)
@@ -770,7 +767,7 @@ def explain(document_a: str, document_b: str, top: int, as_json: bool, **feature
         return
     result = explain_documents(fingerprinter, document_a, document_b, top)
     if as_json:
-        click.echo(json.dumps(result.as_dict(), ensure_ascii=False))
+        echo(json.dumps(result.as_dict(), ensure_ascii=False))
         return
     defaults = ClusterOptions().resolve(result.bits, result.estimated_similarity is not None)
     candidate = result.distance <= defaults.k  # type: ignore[operator]
@@ -792,7 +789,7 @@ def explain(document_a: str, document_b: str, top: int, as_json: bool, **feature
     lines += [f"  {f!r} +{w:g}" for f, w in result.apart_a] or ["  (none)"]
     lines.append("pushing apart, more in B:")
     lines += [f"  {f!r} +{w:g}" for f, w in result.apart_b] or ["  (none)"]
-    click.echo("\n".join(lines))
+    echo("\n".join(lines))
 
 
 def _explain_nilsimsa(fingerprinter: Any, document_a: str, document_b: str, as_json: bool) -> None:
@@ -821,8 +818,10 @@ def _explain_nilsimsa(fingerprinter: Any, document_a: str, document_b: str, as_j
 @click.option("--min-similarity", type=click.FloatRange(0, 1), default=0.87, show_default=True,
               help="Similarity of a verified pair (with sketches).")
 @click.option("--plot", type=click.Path(dir_okay=False), help="Also draw the histograms to this PNG file.")
+@click.option("--force", is_flag=True, help="Replace the --plot file if it exists.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object instead of text.")
-def stats(files: tuple[str, ...], max_k: int, min_similarity: float, plot: str | None, as_json: bool) -> None:
+def stats(files: tuple[str, ...], max_k: int, min_similarity: float, plot: str | None, force: bool,
+          as_json: bool) -> None:
     """Distribution of nearest-neighbour distances and cluster sizes, and a suggested k.
 
     \b
@@ -837,14 +836,17 @@ def stats(files: tuple[str, ...], max_k: int, min_similarity: float, plot: str |
             import matplotlib  # noqa: F401
         except ImportError:
             raise click.ClickException("--plot needs matplotlib: pip install 'simdedup[plot]'") from None
+    drawing = output_file(plot, force, files, not files or "-" in files) if plot else None
     fingerprints = load_fingerprints(_open_inputs(files))
     result = fingerprint_stats(fingerprints, max_k, ClusterOptions(min_similarity=min_similarity))
-    if plot:
+    if drawing is not None:
+        from .output import output_call
         from .plot import plot_stats
 
-        plot_stats(result, plot)
+        with drawing.open() as fd:
+            output_call(plot_stats, result, fd)
     if as_json:
-        click.echo(json.dumps(result.as_dict()))
+        echo(json.dumps(result.as_dict()))
         return
     rows = [(str(d), c) for d, c in enumerate(result.nearest)] + [(f">{result.max_k}", result.beyond)]
     lines = [f"{result.documents} documents; nearest-neighbour Hamming distance:"] + histogram(rows)
@@ -853,7 +855,7 @@ def stats(files: tuple[str, ...], max_k: int, min_similarity: float, plot: str |
         lines += histogram([(str(d), c) for d, c in enumerate(result.verified_distances)])
     lines += ["cluster sizes (default settings):"] + histogram(result.cluster_sizes)
     lines.append(f"suggested k: {result.suggested_k} ({result.reason})")
-    click.echo("\n".join(lines))
+    echo("\n".join(lines))
 
 
 @cli.command(name="eval")
@@ -875,7 +877,7 @@ def evaluate(gold: str, match: str, clusters: str) -> None:
         pairs = read_gold_pairs(handle, gold, match)
     with click.open_file(clusters, encoding="utf-8") as handle:
         members = list(read_cluster_members(handle, "<stdin>" if clusters == "-" else clusters, match))
-    click.echo(json.dumps(score_pairs(members, pairs).as_dict()))
+    echo(json.dumps(score_pairs(members, pairs).as_dict()))
 
 
 @cli.command()
@@ -903,7 +905,7 @@ def exact(paths: tuple[str, ...], encoding: str, bloom_capacity: int | None, err
     from .corpus import documents
     from .errors import SkipDocument
     from .exact import BloomFilter, SeenDigests
-    from .output import LineWriter
+    from .output import LineWriter, overwritten_files
     from .pipeline import source_digest
 
     try:
@@ -911,10 +913,12 @@ def exact(paths: tuple[str, ...], encoding: str, bloom_capacity: int | None, err
         seen: Any = BloomFilter(bloom_capacity, error_rate) if bloom_capacity else SeenDigests()
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
+    out = output_file(output, force, paths, "-" in paths)
+    sources, total, _ = _sources(paths, **inputs, overwritten=overwritten_files([out]),
+                                 exclude=_identities(None if output else stdout_target()))
     skipped: list[str] = []
     done = 0
-    with output_fd(output, force) as fd:
-        sources, total, _ = _sources(paths, **inputs, exclude=_identities(fd, output))
+    with out.open() as fd:
         writer = LineWriter(fd)
         progressing = progress(sources, silent, total=total, unit="doc", desc="exact")
         for source in itertools.chain.from_iterable(map(documents, progressing)):
@@ -992,19 +996,23 @@ def _is_path_text(doc_id: str) -> bool:
 @cli.command()
 def tokenizers() -> None:
     """List the available tokenizers as JSON lines (built-in and plugins)."""
-    from .output import LineWriter, stdout_target
+    from .output import LineWriter
     from .tokenizers import available_tokenizers
 
-    writer = LineWriter(stdout_target())
-    for info in available_tokenizers():
-        writer.write_line(json.dumps(info, ensure_ascii=False, separators=(",", ":")))
-    writer.flush()
+    with output_file(None, False).open() as fd:
+        writer = LineWriter(fd)
+        for info in available_tokenizers():
+            writer.write_line(json.dumps(info, ensure_ascii=False, separators=(",", ":")))
+        writer.flush()
 
 
 def main() -> None:
     # simdedup does no multi-threaded linear algebra; OpenBLAS's thread pool would only double
     # numpy's import time (0.07 s of every run) and sit beside the -j worker processes.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    from .output import reserve_standard_descriptors
+
+    reserve_standard_descriptors()
     cli(prog_name="simdedup")
 
 

@@ -5,6 +5,20 @@ class SimdedupError(Exception):
     """Base class: a problem the user can fix, shown to them as a one-line message."""
 
 
+class UsageError(SimdedupError):
+    """The command line asks for something simdedup will not do (exit status 2), such as an
+    output that would replace an input."""
+
+
+class OutputError(SimdedupError):
+    """An output cannot be written: a full disk, a closed stdout, an unwritable directory."""
+
+    def __init__(self, reason: str, name: str | None = None):
+        super().__init__(f"cannot write {name or 'the output'}: {reason}")
+        self.reason = reason
+        self.name = name  # None until the writer that knows it names the output
+
+
 class UnknownTokenizerError(SimdedupError, KeyError):
     """No tokenizer is registered under the requested name."""
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 from .stats import Stats
 
 
-def plot_stats(stats: Stats, path: str) -> None:
-    """Write the nearest-neighbour and cluster-size histograms to a PNG file."""
+def plot_stats(stats: Stats, fd: int) -> None:
+    """Write the nearest-neighbour and cluster-size histograms as a PNG image to the file
+    descriptor ``fd``."""
     import matplotlib
 
     matplotlib.use("Agg")  # no display needed
@@ -26,5 +27,6 @@ def plot_stats(stats: Stats, path: str) -> None:
     right.set_ylabel("clusters")
     fig.suptitle(f"{stats.documents} documents")
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    with open(fd, "wb", closefd=False) as handle:
+        fig.savefig(handle, dpi=100, format="png")
     plt.close(fig)

@@ -1,19 +1,31 @@
 """Writing a corpus without its duplicates; the inputs are never modified.
 
 Every cluster keeps its representative; every document outside a cluster is kept. Documents
-that were files are copied into a directory, under their id (the path as given, made
-relative); documents that were lines of JSON-lines files are written, as the very lines they
-were, to one JSON-lines file. Lines that were not documents (malformed ones) are not written.
+that were files are copied into a directory (:class:`KeptFiles`), each under a name made from
+its id (:func:`target_name`); documents that were lines of JSON-lines files are written, as the
+very lines they were, to one JSON-lines file (:class:`KeptLines`). Lines that were not documents
+(malformed ones) are not written.
+
+Both are checked before the run (the place can be written) and again before the first byte is
+written (no name taken twice, no input replaced, no link followed), and every file is written
+to a temporary file and renamed into place, so it is whole or absent.
 """
 
 from __future__ import annotations
 
+import errno
 import os
-import shutil
-from typing import Iterable
+import secrets
+import stat
+import tempfile
+from contextlib import suppress
+from typing import BinaryIO, Iterable, Iterator
 
-from .corpus import iter_jsonl_lines
-from .errors import SimdedupError
+from .corpus import Source, documents, is_compressed, is_jsonl, iter_jsonl_lines
+from .errors import OutputError, SimdedupError, UsageError
+from .output import TEMP_PREFIX, Identity, LineWriter, OutputFile, check_writable, output_call, write_all
+
+_COPY_CHUNK = 1 << 20
 
 
 def dropped_ids(clusters: Iterable, ids: list[str]) -> set[str]:
@@ -21,36 +33,349 @@ def dropped_ids(clusters: Iterable, ids: list[str]) -> set[str]:
     return {ids[m] for c in clusters for m in c.members if m != c.representative}
 
 
-def _inside_target(path: str) -> str:
-    parts = [p for p in os.path.normpath(path).split(os.sep) if p not in ("", ".")]
-    return os.path.join(*[("_up_" if p == ".." else p) for p in parts])
+def target_name(doc_id: str) -> str:
+    """Where the document file ``doc_id`` (its path as given) goes inside ``--unique-out DIR``.
+
+    The path's components, with ``.`` and empty ones left out (``a/./b`` and ``a//b`` name the
+    file ``a/b`` names), ``%`` written ``%25``, ``..`` written ``%2E%2E`` and the root of an
+    absolute path a first component ``%2F``. So the name is always inside DIR, and two ids get
+    one name only when they spell one path with other separators.
+    """
+    parts = ["%2F"] if doc_id.startswith("/") else []
+    for part in doc_id.split("/"):
+        if part not in ("", "."):
+            parts.append("%2E%2E" if part == ".." else part.replace("%", "%25"))
+    return "/".join(parts)
 
 
-def copy_kept_files(ids: Iterable[str], drop: set[str], directory: str) -> int:
-    """Copy every kept document file into ``directory``; returns how many.
+def target_names(ids: Iterable[str]) -> dict[str, str]:
+    """The name of each id inside ``--unique-out DIR`` (name: id), in the order given.
 
     Raises:
-        SimdedupError: a copy would land on an input file.
+        SimdedupError: two ids get one name (one file named twice), or a file's name is
+            another's directory.
     """
-    copied = 0
+    names: dict[str, str] = {}
     for doc_id in ids:
-        if doc_id in drop:
-            continue
-        target = os.path.join(directory, _inside_target(doc_id))
-        if os.path.exists(target) and os.path.samefile(target, doc_id):
-            raise SimdedupError(f"{target} is an input file; choose a --unique-out outside the inputs")
-        os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
-        shutil.copyfile(doc_id, target)
-        copied += 1
-    return copied
+        name = target_name(doc_id)
+        if name in names:
+            raise SimdedupError(f"{names[name]} and {doc_id} would both be written to {name} in --unique-out; "
+                                f"name each file once")
+        names[name] = doc_id
+    for name, doc_id in names.items():
+        parent = name.rpartition("/")[0]
+        while parent:
+            if parent in names:
+                raise SimdedupError(f"{names[parent]} would be written where {doc_id} needs a directory, "
+                                    f"{parent} in --unique-out")
+            parent = parent.rpartition("/")[0]
+    return names
 
 
-def write_kept_lines(files: Iterable[str], drop: set[str], out, text_field: str, id_field: str | None) -> int:
-    """Write the kept document lines of the JSON-lines ``files`` to the binary stream ``out``."""
-    written = 0
-    for path in files:
-        for source, raw in iter_jsonl_lines(path, text_field, id_field):
-            if source.reason is None and source.path not in drop:
-                out.write(raw if raw.endswith(b"\n") else raw + b"\n")
-                written += 1
-    return written
+def unique_output(path: str, force: bool) -> "KeptFiles | KeptLines":
+    """What ``--unique-out PATH`` writes: JSON lines when the name says so, else files."""
+    return KeptLines(path, force) if is_jsonl(path) else KeptFiles(path, force)
+
+
+class KeptFiles:
+    """``--unique-out DIR``: the kept document files, copied under :func:`target_name`.
+
+    DIR may exist (``force`` to write into it when it is not empty); its parent must.
+
+    Raises:
+        UsageError: DIR is a file, or is not empty and ``force`` is not given.
+        OutputError: no file can be created in DIR (or its parent, when DIR is new).
+    """
+
+    def __init__(self, directory: str, force: bool):
+        if not directory:
+            raise UsageError("--unique-out needs a name")
+        self.directory = self.name = directory
+        try:
+            st: os.stat_result | None = os.stat(directory)
+        except FileNotFoundError:
+            st = None
+        except OSError as exc:
+            raise OutputError(exc.strerror or str(exc), directory) from None
+        if st is None:
+            check_writable(os.path.dirname(os.path.abspath(directory)), directory)
+            return
+        if not stat.S_ISDIR(st.st_mode):
+            raise UsageError(f"--unique-out {directory} is not a directory (name a .jsonl file for JSON lines)")
+        if not force and output_call(os.listdir, directory, name=directory):
+            raise UsageError(f"{directory} exists; use --force to write into it")
+        check_writable(directory, directory)
+
+    def write(self, ids: list[str], drop: set[str], jsonl_files: list[str], read: Iterable[str]) -> int:
+        """Copy every kept file (of ``ids``, those not in ``drop``); returns how many.
+
+        ``read`` are the files the run read, and the other outputs: none of them is replaced.
+        Nothing is written unless every copy can go where it should.
+
+        Raises:
+            UsageError: the documents are lines of JSON-lines (or CSV, Parquet, WARC) files.
+            SimdedupError: a name taken twice; a copy would replace an input, or go through a
+                link; a kept file cannot be read again (a pipe).
+            OutputError: writing failed (what was written before is whole).
+        """
+        if jsonl_files:
+            raise UsageError("documents of JSON-lines input need --unique-out FILE.jsonl")
+        names = target_names(i for i in ids if i not in drop)
+        inputs = _Inputs(read)
+        for doc_id in names.values():
+            try:
+                regular = stat.S_ISREG(os.stat(doc_id).st_mode)
+            except OSError as exc:
+                raise SimdedupError(f"cannot read {doc_id} again: {exc.strerror or exc}") from None
+            if not regular:
+                raise SimdedupError(f"{doc_id} is not a regular file: it was read once and cannot be copied "
+                                    f"into --unique-out")
+        output_call(os.makedirs, self.directory, exist_ok=True, name=self.directory)
+        root = output_call(os.open, self.directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, name=self.directory)
+        order = sorted(names, key=lambda name: name.split("/"))  # each directory entered once
+        try:
+            longest = os.fpathconf(root, "PC_NAME_MAX")
+            with _Directories(root, self.directory) as directories:
+                for name in order:
+                    *parents, base = name.split("/")
+                    if max(len(os.fsencode(part)) for part in (*parents, base)) > longest:
+                        raise OutputError(f"a name in it is longer than {longest} bytes",
+                                          os.path.join(self.directory, name))
+                    here = directories.enter(parents, create=False)
+                    if here is not None:
+                        inputs.refuse_replacing(here, base, os.path.join(self.directory, name))
+            with _Directories(root, self.directory) as directories:
+                for name in order:
+                    *parents, base = name.split("/")
+                    _copy_file(names[name], directories.enter(parents, create=True), base,
+                               os.path.join(self.directory, name))
+        finally:
+            os.close(root)
+        return len(names)
+
+
+class _Inputs:
+    """Files not to replace, by identity and by directory entry (the directory's identity and
+    the name in it: a link is an entry of its own)."""
+
+    def __init__(self, paths: Iterable[str]):
+        self.files: dict[Identity, str] = {}
+        self.entries: dict[tuple[int, int, str], str] = {}
+        directories: dict[str, os.stat_result | None] = {}
+        for path in paths:
+            st = _stat(path)
+            if st is not None:
+                self.files.setdefault((st.st_dev, st.st_ino), path)
+            parent, base = os.path.split(path)
+            if parent not in directories:
+                directories[parent] = _stat(parent or ".")
+            where = directories[parent]
+            if base and where is not None:
+                self.entries.setdefault((where.st_dev, where.st_ino, base), path)
+
+    def refuse_replacing(self, directory: int, name: str, shown: str) -> None:
+        """Raises SimdedupError when writing ``name`` in the open ``directory`` would replace
+        one of these files (or a directory)."""
+        where = os.fstat(directory)
+        found = self.entries.get((where.st_dev, where.st_ino, name))
+        try:
+            st: os.stat_result | None = os.stat(name, dir_fd=directory, follow_symlinks=False)
+        except FileNotFoundError:
+            st = None
+        except OSError as exc:
+            raise OutputError(exc.strerror or str(exc), shown) from None
+        if st is not None and stat.S_ISDIR(st.st_mode):
+            raise SimdedupError(f"{shown} is a directory; --unique-out cannot write a file there")
+        if found is None and st is not None and stat.S_ISREG(st.st_mode):
+            found = self.files.get((st.st_dev, st.st_ino))
+        if found is not None:
+            raise SimdedupError(f"{shown} would replace {found}, which this run reads or writes; --unique-out "
+                                f"never replaces an input or another output")
+
+
+def _stat(path: str) -> os.stat_result | None:
+    try:
+        return os.stat(path)
+    except (OSError, ValueError):
+        return None
+
+
+class _Directories:
+    """Descriptors of the directories down one path inside the output directory, each opened
+    from its parent without following a link; moving to another path closes what it leaves."""
+
+    def __init__(self, root: int, shown: str):
+        self.root = root
+        self.shown = shown
+        self.parts: list[str] = []
+        self.fds: list[int] = []
+
+    def __enter__(self) -> "_Directories":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._leave(0)
+
+    def enter(self, parts: list[str], create: bool) -> int | None:
+        """The descriptor of the directory ``parts`` (created when missing with ``create``;
+        None when missing without it).
+
+        Raises:
+            SimdedupError: a component is a link or not a directory.
+        """
+        same = 0
+        while same < min(len(parts), len(self.parts)) and parts[same] == self.parts[same]:
+            same += 1
+        self._leave(same)
+        for part in parts[same:]:
+            parent = self.fds[-1] if self.fds else self.root
+            shown = os.path.join(self.shown, *self.parts, part)
+            if create:
+                try:
+                    os.mkdir(part, dir_fd=parent)
+                except FileExistsError:
+                    pass
+                except OSError as exc:
+                    raise OutputError(exc.strerror or str(exc), shown) from None
+            try:
+                fd = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent)
+            except FileNotFoundError:
+                if create:
+                    raise
+                return None
+            except OSError as exc:
+                if exc.errno not in (errno.ENOTDIR, errno.ELOOP):
+                    raise OutputError(exc.strerror or str(exc), shown) from None
+                link = stat.S_ISLNK(os.stat(part, dir_fd=parent, follow_symlinks=False).st_mode)
+                raise SimdedupError(f"{shown} is {'a symbolic link' if link else 'not a directory'}; "
+                                    f"--unique-out never writes through links") from None
+            self.parts.append(part)
+            self.fds.append(fd)
+        return self.fds[-1] if self.fds else self.root
+
+    def _leave(self, depth: int) -> None:
+        while len(self.fds) > depth:
+            os.close(self.fds.pop())
+            self.parts.pop()
+
+
+def _copy_file(source: str, directory: int, name: str, shown: str) -> None:
+    """Copy ``source`` to ``name`` in the open ``directory``: into a new temporary file there,
+    renamed over ``name`` once complete (a link there is replaced, never followed)."""
+    try:
+        handle = open(source, "rb")
+    except OSError as exc:
+        raise SimdedupError(f"cannot read {source} again: {exc.strerror or exc}") from None
+    tmp = TEMP_PREFIX + secrets.token_hex(8)
+    with handle:
+        fd = output_call(os.open, tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666,
+                         dir_fd=directory, name=shown)
+        done = False
+        try:
+            while chunk := _read(handle, source):
+                write_all(fd, chunk)
+            closing, fd = fd, -1
+            output_call(os.close, closing, name=shown)
+            output_call(os.rename, tmp, name, src_dir_fd=directory, dst_dir_fd=directory, name=shown)
+            done = True
+        except OutputError as exc:
+            raise OutputError(exc.reason, exc.name or shown) from None
+        finally:
+            if fd >= 0:
+                os.close(fd)
+            if not done:
+                with suppress(OSError):
+                    os.unlink(tmp, dir_fd=directory)
+
+
+def _read(handle: BinaryIO, source: str) -> bytes:
+    try:
+        return handle.read(_COPY_CHUNK)
+    except OSError as exc:
+        raise SimdedupError(f"cannot read {source} again: {exc.strerror or exc}") from None
+
+
+class KeptLines:
+    """``--unique-out FILE.jsonl``: the kept lines of the JSON-lines inputs, as they were.
+
+    The lines are read again after the run; the lines of a file that cannot be read twice (a
+    pipe, a FIFO, a device) are kept in a temporary file as the run reads them (:meth:`tee`).
+
+    Raises:
+        UsageError, OutputError: as :class:`simdedup.output.OutputFile`; a compressed name.
+    """
+
+    def __init__(self, path: str, force: bool):
+        if is_compressed(path):
+            raise UsageError(f"--unique-out writes plain JSON lines; name it without the {os.path.splitext(path)[1]}")
+        self.output = OutputFile(path, force, option="--unique-out")
+        self.name = self.output.name
+        self._copies: dict[str, BinaryIO | None] = {}
+
+    def tee(self, sources: Iterable[Source]) -> Iterator[Source]:
+        """``sources`` as they come; the JSON lines among them that cannot be read again are
+        copied aside."""
+        for source in sources:
+            if source.line is not None:
+                path, _, number = source.path.rpartition(":")
+                copy = self._copy_of(path)
+                if copy is not None:
+                    raw = source.line[0]
+                    try:
+                        copy.write(b"%s %s%s" % (number.encode(), raw, b"" if raw.endswith(b"\n") else b"\n"))
+                    except OSError as exc:
+                        raise OutputError(exc.strerror or str(exc), f"a copy of {path}") from None
+            yield source
+
+    def _copy_of(self, path: str) -> BinaryIO | None:
+        if path not in self._copies:
+            st = _stat(path)
+            again = st is not None and stat.S_ISREG(st.st_mode)
+            self._copies[path] = None if again else output_call(tempfile.TemporaryFile, dir=self.output.directory,
+                                                          name=f"a copy of {path}")
+        return self._copies[path]
+
+    def write(self, ids: list[str], drop: set[str], jsonl_files: list[str], text_field: str,
+              id_field: str | None) -> int:
+        """Write the lines of the kept documents (of ``ids``, those not in ``drop``); returns how
+        many. Every kept document must be a line of ``jsonl_files``, or nothing is written.
+
+        Raises:
+            UsageError: the input has CSV, Parquet or WARC files.
+            SimdedupError: a kept document is not a JSON line (or its file changed).
+            OutputError: writing failed.
+        """
+        if any(":" in name and name.split(":", 1)[0] in ("csv", "parquet", "warc") for name in jsonl_files):
+            raise UsageError("--unique-out writes files and JSON lines; CSV, Parquet and WARC input are not supported")
+        if not jsonl_files:
+            raise UsageError("--unique-out FILE.jsonl needs JSON-lines input; give a directory for files")
+        kept = {doc_id for doc_id in ids if doc_id not in drop}
+        written: set[str] = set()
+        try:
+            with self.output.open() as fd:
+                writer = LineWriter(fd)
+                for path in jsonl_files:
+                    for source, raw in self._lines(path, text_field, id_field):
+                        if source.reason is None and source.path in kept and source.path not in written:
+                            written.add(source.path)  # a repeated id: its first line, as the run kept
+                            writer.write_lines(raw if raw.endswith(b"\n") else raw + b"\n")
+                writer.flush()
+                missing = [doc_id for doc_id in ids if doc_id in kept and doc_id not in written]
+                if missing:
+                    raise SimdedupError(f"{missing[0]}: kept, but not a line of the JSON-lines input (or no longer "
+                                        f"the same): {self.output.name} not written ({len(missing)} such documents)")
+        finally:
+            for copy in self._copies.values():
+                if copy is not None:
+                    copy.close()
+        return len(written)
+
+    def _lines(self, path: str, text_field: str, id_field: str | None) -> Iterator[tuple[Source, bytes]]:
+        copy = self._copies.get(path)
+        if copy is None:
+            yield from iter_jsonl_lines(path, text_field, id_field)
+            return
+        copy.seek(0)
+        for entry in copy:
+            number, _, raw = entry.partition(b" ")
+            yield documents(Source(f"{path}:{number.decode()}", line=(raw, text_field, id_field)))[0], raw
