@@ -727,8 +727,10 @@ def dedup(paths: tuple[str, ...], jobs: int | None, silent: bool, verbose: bool,
     if duplicates is not None:
         records = add_exact_duplicates(records, duplicates)
     fingerprints = collect_records((record.id, record) for record in records)
-    for repeated in fingerprints.repeated:
-        message(f"simdedup: warning: {repeated.split(': ', 1)[0]}: named twice; counted once")
+    for repeated in fingerprints.repeated:  # two documents under one id: only the first is clustered
+        doc_id = repeated.split(": ", 1)[0]
+        skipped.append(doc_id)
+        message(f"simdedup: warning: {doc_id}: id of an earlier document; this one is left out")
     clusters = _clusters(fingerprints, options)
     with out.open() as fd:
         _write_clusters(fd, clusters, fingerprints, output_format)

@@ -351,13 +351,20 @@ class KeptLines:
             raise UsageError("--unique-out FILE.jsonl needs JSON-lines input; give a directory for files")
         kept = {doc_id for doc_id in ids if doc_id not in drop}
         written: set[str] = set()
+        seen: set[str] = set()
         try:
             with self.output.open() as fd:
                 writer = LineWriter(fd)
                 for path in jsonl_files:
                     for source, raw in self._lines(path, text_field, id_field):
-                        if source.reason is None and source.path in kept and source.path not in written:
-                            written.add(source.path)  # a repeated id: its first line, as the run kept
+                        if source.reason is not None:
+                            continue
+                        if source.path in seen:  # which of its lines the clusters mean cannot be told
+                            raise SimdedupError(f"{source.path}: the id of more than one line; --unique-out needs "
+                                                f"one line per id: {self.output.name} not written")
+                        seen.add(source.path)
+                        if source.path in kept:
+                            written.add(source.path)
                             writer.write_lines(raw if raw.endswith(b"\n") else raw + b"\n")
                 writer.flush()
                 missing = [doc_id for doc_id in ids if doc_id in kept and doc_id not in written]

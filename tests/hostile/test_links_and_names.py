@@ -203,3 +203,17 @@ def test_an_unreadable_file_named_on_the_command_line_is_skipped_not_fatal(tmp_p
     assert result.returncode == 3, result.stderr
     assert [json.loads(line)["id"] for line in result.stdout.splitlines()] == ["a.txt"]
     assert b"b.txt: cannot read: Permission denied" in result.stderr
+
+
+def test_two_documents_under_one_id_are_never_dropped_unseen(tmp_path):
+    # Line 3 shares line 2's id but not its text: it was never compared, so neither the clusters
+    # nor the kept lines may decide for it by that id.
+    docs = [{"id": "a", "text": TEXT}, {"id": "b", "text": TEXT + " more"}, {"id": "b", "text": OTHER}]
+    (tmp_path / "docs.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
+    result = sh("simdedup dedup --id-field id --unique-out kept.jsonl docs.jsonl", tmp_path)
+    assert result.returncode == 1
+    assert b"b: the id of more than one line" in result.stderr
+    assert not (tmp_path / "kept.jsonl").exists()
+    clusters = sh("simdedup dedup --id-field id docs.jsonl", tmp_path)
+    assert clusters.returncode == 3  # the second document is reported as left out
+    assert b"b: id of an earlier document; this one is left out" in clusters.stderr
