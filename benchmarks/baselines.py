@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gold import SHINGLES, cjk_share  # noqa: E402
+from gold import SHINGLES, cjk_share, components  # noqa: E402
 
 
 def minhash_pairs(ids: list[str], texts: list[str], shingles) -> list[tuple[str, str]]:
@@ -56,19 +56,9 @@ def simhash_pairs(ids: list[str], texts: list[str], shingles) -> list[tuple[str,
 
 
 def clusters_of(ids: list[str], pairs: list[tuple[str, str]]) -> list[list[str]]:
-    parent = {doc: doc for doc in ids}
-
-    def find(x: str) -> str:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for a, b in pairs:
-        parent[find(a)] = find(b)
     groups: dict[str, list[str]] = {}
-    for doc in ids:
-        groups.setdefault(find(doc), []).append(doc)
+    for doc, root in components(pairs, ids).items():
+        groups.setdefault(root, []).append(doc)
     return [members for members in groups.values() if len(members) >= 2]
 
 

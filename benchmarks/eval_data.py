@@ -23,12 +23,14 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gold import DUPLICATE, SHINGLES, SPACE, at_least, cjk_share, similar_pairs  # noqa: E402
+from gold import DUPLICATE, NEAR_MISS, SHINGLES, SPACE, at_least, cjk_share, components, similar_pairs  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SPECS = ROOT / "benchmarks" / "evalsets"
@@ -269,22 +271,10 @@ SETS: dict[str, tuple[str, Callable[[str], bool], tuple[Rule, ...]]] = {
 # --- building --------------------------------------------------------------------------------
 
 
-def components(n: int, edges: list[tuple[int, int]]) -> list[int]:
-    """Sizes of the connected components (>= 2 members) of a graph on n nodes."""
-    parent = list(range(n))
-
-    def find(x: int) -> int:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for a, b in edges:
-        parent[find(a)] = find(b)
-    sizes: dict[int, int] = {}
-    for x in range(n):
-        sizes[find(x)] = sizes.get(find(x), 0) + 1
-    return sorted((s for s in sizes.values() if s >= 2), reverse=True)
+def component_sizes(n: int, edges: list[tuple[int, int]]) -> list[int]:
+    """Sizes of the connected components (>= 2 members) of a graph on n nodes, largest first."""
+    sizes = Counter(components(edges, range(n)).values())
+    return sorted((size for size in sizes.values() if size >= 2), reverse=True)
 
 
 def build(name: str, sources: dict[tuple[str, str], Source]) -> dict:
@@ -316,14 +306,13 @@ def build(name: str, sources: dict[tuple[str, str], Source]) -> dict:
     shutil.rmtree(target, ignore_errors=True)
     staging.replace(target)
     counts = {"documents": len(ids), "megabytes": round(sum(len(t.encode()) for t in documents.values()) / 1e6, 1),
-              "by_source": origin, "distinct_shingles": len(set().union(*shingle_sets))}
-    for label, (num, den) in (("0.7", (7, 10)), ("0.8", (4, 5)), ("0.9", (9, 10))):
-        edges = [(i, j) for i, j, inter, union in pairs if inter * den >= num * union]
-        sizes = components(len(ids), edges)
-        counts[f"jaccard>={label}"] = {"pairs": len(edges),
-                                       "identical": sum(1 for *_, inter, union in pairs if inter == union),
-                                       "components": len(sizes), "covering": sum(sizes),
-                                       "largest": sizes[0] if sizes else 0}
+              "by_source": origin, "distinct_shingles": len(set().union(*shingle_sets)),
+              "identical_pairs": sum(1 for *_, inter, union in pairs if inter == union)}
+    for threshold in (NEAR_MISS, DUPLICATE, Fraction(9, 10)):
+        edges = [(i, j) for i, j, inter, union in pairs if at_least(inter, union, threshold)]
+        sizes = component_sizes(len(ids), edges)
+        counts[f"jaccard>={float(threshold)}"] = {"pairs": len(edges), "components": len(sizes),
+                                                  "covering": sum(sizes), "largest": sizes[0] if sizes else 0}
     return counts
 
 

@@ -49,6 +49,23 @@ def by_language(text: str) -> set[str]:
 SHINGLES = {"word3": word3, "char5": char5, "by-language": by_language}
 
 
+def components(pairs, nodes=()) -> dict:
+    """The connected component (a representative node) of every node named in ``nodes`` or
+    in a pair."""
+    parent = {node: node for node in nodes}
+
+    def find(x):
+        parent.setdefault(x, x)
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for a, b in pairs:
+        parent[find(a)] = find(b)
+    return {x: find(x) for x in parent}
+
+
 def at_least(inter: int, union: int, threshold: Fraction) -> bool:
     """``inter / union >= threshold`` in integers."""
     return inter * threshold.denominator >= threshold.numerator * union

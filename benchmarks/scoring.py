@@ -1,4 +1,4 @@
-"""Pairwise scores of predicted clusters against a labelled set's gold pairs (stdlib only).
+"""Pairwise scores of predicted clusters against a labelled set's gold pairs.
 
 The same measures as ``../shared/eval/score.py``, for every set, with or without that folder:
 predicted pairs are all pairs inside a predicted cluster, gold pairs are the ``pairs.jsonl``
@@ -12,6 +12,8 @@ import json
 from collections import Counter
 from pathlib import Path
 
+from gold import components
+
 
 def gold_pairs(set_dir: Path) -> list[tuple[str, str]]:
     pairs = set()
@@ -21,21 +23,6 @@ def gold_pairs(set_dir: Path) -> list[tuple[str, str]]:
             if pair["dup"]:
                 pairs.add(tuple(sorted((pair["a"], pair["b"]))))
     return sorted(pairs)
-
-
-def component_of(pairs: list[tuple[str, str]]) -> dict[str, str]:
-    parent: dict[str, str] = {}
-
-    def find(x: str) -> str:
-        parent.setdefault(x, x)
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for a, b in pairs:
-        parent[find(a)] = find(b)
-    return {x: find(x) for x in parent}
 
 
 def _pairs_in(n: int) -> int:
@@ -60,7 +47,7 @@ def score(set_dir: Path, clusters: list[list[str]]) -> dict:
     gold = gold_pairs(set_dir)
     hits = sum(1 for a, b in gold if a in label and label[a] == label.get(b))
     precision, recall, f1 = _prf(hits, predicted, len(gold))
-    component = component_of(gold)
+    component = components(gold)
     closure = sum(_pairs_in(n) for n in Counter(component.values()).values())
     closure_hits = sum(_pairs_in(n) for n in Counter((c, label[d]) for d, c in component.items() if d in label).values())
     return {"precision": precision, "recall": recall, "f1": f1, "closure_f1": _prf(closure_hits, predicted, closure)[2],
