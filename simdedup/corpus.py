@@ -21,7 +21,7 @@ import json
 import os
 import stat
 from dataclasses import dataclass, field
-from typing import BinaryIO, Iterable, Iterator
+from typing import Any, BinaryIO, Iterable, Iterator
 
 from .errors import SkipDocument
 from .web import looks_like_http, parse_http_response
@@ -92,6 +92,9 @@ def is_compressed(path: str) -> bool:
 def open_binary(path: str) -> BinaryIO:
     """``path`` opened for reading bytes, decompressed on the fly when its name says so.
 
+    A damaged compressed file (truncated, corrupt) raises :class:`DamagedInput`, an OSError,
+    where the damage is met, whatever the codec.
+
     Raises:
         SkipDocument: the file cannot be opened, or ``.zst`` without the zstandard package.
     """
@@ -100,26 +103,112 @@ def open_binary(path: str) -> BinaryIO:
         if lower.endswith(".gz"):
             import gzip
 
-            return gzip.open(path, "rb")  # type: ignore[return-value]
+            return _decompressing(gzip.open(path, "rb"), "gzip")
         if lower.endswith(".bz2"):
             import bz2
 
-            return bz2.open(path, "rb")  # type: ignore[return-value]
+            return _decompressing(bz2.open(path, "rb"), "bzip2")
         if lower.endswith((".xz", ".lzma")):
             import lzma
 
-            return lzma.open(path, "rb")  # type: ignore[return-value]
+            return _decompressing(lzma.open(path, "rb"), "xz")
         if lower.endswith(".zst"):
             try:
                 import zstandard
             except ImportError:
                 raise SkipDocument(path, "reading .zst needs the zstandard package: pip install zstandard") from None
-            # Buffered, so that it has lines and a fileno-less read like the other streams.
-            stream = zstandard.ZstdDecompressor().stream_reader(open(path, "rb"), closefd=True)
-            return io.BufferedReader(stream)  # type: ignore[arg-type]
+            return io.BufferedReader(_ZstdFrames(open(path, "rb"), zstandard))
         return open(path, "rb")
     except OSError as exc:
         raise SkipDocument(path, f"cannot read: {exc.strerror or exc}") from None
+
+
+class DamagedInput(OSError):
+    """A compressed file that is truncated or corrupt (an OSError, so that every reader that
+    handles read errors handles it)."""
+
+
+class _Decompressing(io.RawIOBase):
+    """A standard-library decompressing file whose damage reads as :class:`DamagedInput`:
+    they raise EOFError (truncated), OSError without errno, zlib.error or lzma.LZMAError."""
+
+    def __init__(self, stream: BinaryIO, codec: str):
+        import lzma
+        import zlib
+
+        self._stream, self._codec = stream, codec
+        self._damage = (EOFError, zlib.error, lzma.LZMAError, OSError)
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:  # type: ignore[no-untyped-def]
+        try:
+            return self._stream.readinto(buffer)
+        except self._damage as exc:
+            if isinstance(exc, OSError) and exc.errno is not None:
+                raise  # the disk, not the data
+            raise DamagedInput(f"truncated or damaged {self._codec} data ({exc})") from None
+
+    def close(self) -> None:
+        self._stream.close()
+        super().close()
+
+
+def _decompressing(stream: BinaryIO, codec: str) -> BinaryIO:
+    return io.BufferedReader(_Decompressing(stream, codec))  # type: ignore[return-value]
+
+
+class _ZstdFrames(io.RawIOBase):
+    """The zstd frames of a file decompressed one after another, in bounded steps.
+
+    The zstandard package's stream reader ends quietly where a truncated frame ends; here a
+    file that ends inside a frame raises :class:`DamagedInput`. Compressed input is fed
+    :data:`STEP` bytes at a time: a zstd block of at most 128 KiB takes at least 4 bytes, so one
+    step never gives more than about 32 MiB, however the file was made.
+    """
+
+    STEP = 1 << 10
+
+    def __init__(self, stream: BinaryIO, zstandard: Any):
+        self._stream, self._zstandard = stream, zstandard
+        self._frame = zstandard.ZstdDecompressor().decompressobj()
+        self._in_frame = False  # input given to the current frame, whose end is not reached
+        self._output = memoryview(b"")
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:  # type: ignore[no-untyped-def]
+        while not self._output:
+            data = self._stream.read(self.STEP)
+            if not data:
+                if self._in_frame:
+                    raise DamagedInput("truncated zstd data (the file ends inside a frame)")
+                return 0
+            self._output = memoryview(self._decompress(data))
+        size = min(len(buffer), len(self._output))
+        buffer[:size] = self._output[:size]
+        self._output = self._output[size:]
+        return size
+
+    def _decompress(self, data: bytes) -> bytes:
+        parts = []
+        while data:
+            try:
+                parts.append(self._frame.decompress(data))
+            except self._zstandard.ZstdError as exc:
+                raise DamagedInput(f"damaged zstd data ({exc})") from None
+            self._in_frame = not self._frame.eof
+            if not self._frame.eof:
+                break
+            data = self._frame.unused_data  # the next frame starts here
+            self._frame = self._zstandard.ZstdDecompressor().decompressobj()
+        return b"".join(parts)
+
+    def close(self) -> None:
+        self._stream.close()
+        super().close()
 
 
 def _plain_name(path: str) -> str:
