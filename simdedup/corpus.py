@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Iterable, Iterator
 
 from .errors import SkipDocument
+from .jsonline import parse_json_line
 from .web import looks_like_http, parse_http_response
 
 CHUNK_BYTES = 1 << 20
@@ -387,11 +388,11 @@ def iter_jsonl_unparsed(path: str, text_field: str = "text", id_field: str | Non
 def _jsonl_document(where: str, raw: bytes, text_field: str, id_field: str | None) -> Source:
     """The document of one JSON line, or a skipped Source named ``where`` saying why not."""
     try:
-        obj = json.loads(raw)
+        obj = parse_json_line(raw)
         text = _field(obj, text_field)
         doc_id = where if id_field is None else _field(obj, id_field)
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        return Source(where, "not a JSON object")
+    except ValueError as exc:
+        return Source(where, str(exc))
     except KeyError as exc:
         return Source(where, f"no field {exc.args[0]!r}")
     if not isinstance(text, str):

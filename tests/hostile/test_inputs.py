@@ -113,3 +113,142 @@ def test_zstd_frames_back_to_back_are_one_stream(tmp_path):
     assert code == 0, err
     first, second = (json.loads(line) for line in out.splitlines())
     assert first["simhash"] == second["simhash"] and first["bytes"] == second["bytes"]
+
+
+# --- JSON lines of documents ----------------------------------------------------------------
+
+
+HOSTILE_LINES = {
+    "deep nesting": '{"text": ' + "[" * 100_000,
+    "deep nesting, closed": '{"text": "a b c", "x": ' + "[" * 5000 + "]" * 5000 + "}",
+    "a 5,000-digit number": '{"text": "a b c", "n": ' + "9" * 5000 + "}",
+    "a 5,000-digit id": '{"text": "a b c", "id": ' + "7" * 5000 + "}",
+    "a huge exponent": '{"text": "a b c", "n": 1e999999999}',
+    "not UTF-8": b'{"text": "caf\xe9 au lait"}',
+    "a lone surrogate in the text": '{"text": "a \\ud800 b"}',
+    "NUL bytes": '{"text": "a\x00b"}',
+    "an array": "[1, 2, 3]",
+    "a string": '"text"',
+    "text not a string": '{"text": {"a": 1}}',
+}
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_hostile_json_lines_are_skipped_with_file_and_line(tmp_path, jobs):
+    good = [json.dumps({"text": text(seed), "id": f"good-{seed}"}) for seed in range(3)]
+    lines: list[bytes] = [good[0].encode()]
+    for hostile in HOSTILE_LINES.values():
+        lines.append(hostile if isinstance(hostile, bytes) else hostile.encode())
+    lines += [good[1].encode(), good[2].encode()]
+    path = tmp_path / "docs.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    code, out, err = simdedup("fingerprint", "-j", jobs, "--id-field", "id", path)
+    assert code in (0, 3), err
+    assert "unexpected" not in err and "Traceback" not in err
+    read = ids(out)
+    assert read[0] == "good-0" and read[-2:] == ["good-1", "good-2"]
+    skipped = {int(w[len(f"simdedup: warning: {path}:"):].split(":")[0]) for w in warnings(err)}
+    for number, (what, hostile) in enumerate(HOSTILE_LINES.items(), 2):
+        if what in ("deep nesting", "deep nesting, closed", "a 5,000-digit number", "not UTF-8", "NUL bytes",
+                    "an array", "a string", "text not a string"):
+            assert number in skipped, what
+    assert len(read) + len(skipped) == len(lines)
+
+
+# --- fingerprint records --------------------------------------------------------------------
+
+
+def fingerprint_record(tmp_path: Path, seed: int = 1) -> dict:
+    (tmp_path / f"r{seed}.txt").write_text(text(seed))
+    code, out, err = simdedup("fingerprint", "-j", "1", tmp_path / f"r{seed}.txt")
+    assert code == 0, err
+    return json.loads(out)
+
+
+def sketch_text(size: int) -> str:
+    import base64
+
+    return base64.urlsafe_b64encode(bytes(range(size % 256)) * (size // 256) + bytes(size % 256)).decode().rstrip("=")
+
+
+def malformed_records(good: dict) -> dict[str, str]:
+    """One malformed line for each way a record can be wrong."""
+    def spelled(**changes) -> str:
+        record = {**good, **changes}
+        return json.dumps({k: v for k, v in record.items() if v is not None})
+
+    lines = {f"a {size}-byte sketch": spelled(sketch=sketch_text(size)) for size in (1, 2, 4, 7, 10, 12, 100, 129, 8192)}
+    lines.update({
+        "a sketch one character short": spelled(sketch="A" * 170),
+        "a sketch one character long": spelled(sketch="A" * 172),
+        "a sketch with padding": spelled(sketch=good["sketch"] + "="),
+        "a sketch with +/": spelled(sketch="+/" + good["sketch"][2:]),
+        "a sketch that is a number": spelled(sketch=12),
+        "an id that is a number": spelled(id=12),
+        "an id that is a list": spelled(id=["a"]),
+        "a simhash that is a number": spelled(simhash=12),
+        "bits as a string": spelled(bits="64"),
+        "bits as a float": spelled(bits=64.0),
+        "features as a float": spelled(features=1.5),
+        "features huge": spelled(features=2**80),
+        "features negative": spelled(features=-1),
+        "bytes huge": spelled(bytes=2**70),
+        "bytes a bool": spelled(bytes=True),
+        "a tokenizer that is a number": spelled(tokenizer=5),
+        "options that are a list": spelled(options=[1]),
+        "options nested deeply": spelled(options={"shingle": [[[[1]]]]}),
+        "a method that is unknown": spelled(method="md5sum"),
+        "a 5,000-digit number": json.dumps(good)[:-1] + ', "n": ' + "9" * 5000 + "}",
+        "a 5,000-digit count": json.dumps(good).replace('"features": ', '"features": ' + "1" * 5000 + ', "x": '),
+        "deep nesting": '{"id": ' + "[" * 100_000,
+        "deep nesting, closed": '{"id": "x", "o": ' + "[" * 3000 + "]" * 3000 + "}",
+        "not UTF-8": '{"id": "caf\udce9"}',
+        "an array": "[1, 2]",
+    })
+    return lines
+
+
+@pytest.mark.parametrize("command", [["cluster"], ["stats"], ["convert", "--to", "jsonl"], ["convert", "--to", "binary", "-o", "out.sdfp"]])
+def test_malformed_fingerprint_records_are_file_line_errors(tmp_path, monkeypatch, command):
+    monkeypatch.chdir(tmp_path)
+    good = fingerprint_record(tmp_path)
+    other = fingerprint_record(tmp_path, 2)
+    for what, line in malformed_records(good).items():
+        for before in ([], [json.dumps(other)]):  # first record, and after a good one
+            path = tmp_path / "fp.jsonl"
+            path.write_bytes("\n".join([*before, line, json.dumps(good)]).encode("utf-8", "surrogateescape") + b"\n")
+            code, out, err = simdedup(*command, path)
+            assert code == 1, (what, err)
+            assert err.startswith(f"Error: {path}:{len(before) + 1}: ") and err.count("\n") == 1, (what, err)
+            assert not (tmp_path / "out.sdfp").exists()
+
+
+def test_damaged_binary_fingerprints_are_one_error_line(tmp_path, monkeypatch):
+    """Every byte of a small binary fingerprint file overwritten in turn: the file reads (a
+    changed value), or is refused with one line naming it; never a crash."""
+    from simdedup.errors import RecordError
+    from simdedup.records import read_fingerprint_files
+
+    monkeypatch.chdir(tmp_path)
+    for seed in range(3):
+        (tmp_path / f"d{seed}.txt").write_text("é " + text(seed))
+    code, _, err = simdedup("fingerprint", "-j", "1", "--format", "binary", "-o", "fp.sdfp",
+                            "d0.txt", "d1.txt", "d2.txt")
+    assert code == 0, err
+    data = (tmp_path / "fp.sdfp").read_bytes()
+    refused = 0
+    for position in range(len(data)):
+        for value in (0x00, 0x80, 0xFF, data[position] ^ 0x01):
+            damaged_data = data[:position] + bytes([value]) + data[position + 1 :]
+            try:
+                read_fingerprint_files([("fp.sdfp", __import__("io").BytesIO(damaged_data))])
+            except RecordError as exc:
+                # a damaged first line makes it a JSON-lines file, whose line 1 is not JSON
+                assert str(exc).startswith(("fp.sdfp: binary block ", "fp.sdfp:1: ")) and "\n" not in str(exc)
+                refused += 1
+    assert refused > len(data)
+    for crafted in (b"\xff" * 8, (1 << 63).to_bytes(8, "little")):  # counts past the end, and past int64
+        start = data.index(b"}\n") + 2
+        (tmp_path / "crafted.sdfp").write_bytes(data[:start] + crafted + data[start + 8 :])
+        code, out, err = simdedup("cluster", "crafted.sdfp")
+        assert code == 1 and err.startswith("Error: crafted.sdfp: binary block 1") and err.count("\n") == 1, err
