@@ -9,11 +9,11 @@ one member of every cluster is kept: a drop list never names a whole cluster.
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Callable, Iterable, Iterator
 
 from .errors import RecordError, SimdedupError
+from .jsonline import parse_json_line
 
 POLICIES = ("representative", "first", "longest", "shortest", "newest", "oldest")
 
@@ -58,12 +58,12 @@ def read_clusters(lines: Iterable[str], name: str) -> Iterator[tuple[list[dict],
         if not line.strip():
             continue
         try:
-            cluster = json.loads(line)
+            cluster = parse_json_line(line)
             members = cluster["members"]
             members = [m if isinstance(m, dict) else {"id": m} for m in members]
             if not all(isinstance(m.get("id"), str) for m in members) or not members:
                 raise TypeError
-        except (json.JSONDecodeError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError):
             raise RecordError(f"{name}:{number}: not a cluster line (no members with ids)") from None
         yield members, cluster.get("representative")
 

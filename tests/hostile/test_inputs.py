@@ -252,3 +252,14 @@ def test_damaged_binary_fingerprints_are_one_error_line(tmp_path, monkeypatch):
         (tmp_path / "crafted.sdfp").write_bytes(data[:start] + crafted + data[start + 8 :])
         code, out, err = simdedup("cluster", "crafted.sdfp")
         assert code == 1 and err.startswith("Error: crafted.sdfp: binary block 1") and err.count("\n") == 1, err
+
+
+@pytest.mark.parametrize("line", ['{"members": [{"id": "a"}], "x": ' + "[" * 100_000,
+                                  '{"members": [{"id": "a"}], "x": ' + "[" * 3000 + "]" * 3000 + "}",
+                                  '{"members": [{"id": "a"}], "x": ' + "9" * 5000 + "}"])
+def test_cluster_lines_nested_deeply_or_with_huge_numbers_are_file_line_errors(tmp_path, line):
+    (tmp_path / "clusters.jsonl").write_text(line + "\n")
+    (tmp_path / "gold.txt").write_text("a b\n")
+    for command in (["select"], ["eval", "--gold", tmp_path / "gold.txt"]):
+        code, out, err = simdedup(*command, tmp_path / "clusters.jsonl")
+        assert code == 1 and err.startswith(f"Error: {tmp_path / 'clusters.jsonl'}:1: ") and err.count("\n") == 1, err
