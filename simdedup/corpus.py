@@ -409,9 +409,13 @@ def iter_warc_documents(path: str, text_field: str = "text", id_field: str | Non
 
         for doc_id, body, charset, is_html in iter_warc(path):
             try:
-                text = body.decode(charset or "utf-8")
-            except (LookupError, UnicodeDecodeError):
-                yield Source(doc_id, f"body is not {charset or 'utf-8'} text")
+                encoding = text_codec(charset or "utf-8").name
+            except LookupError:
+                encoding = "utf-8"  # as for an HTTP response file: an unknown charset is not believed
+            try:
+                text = body.decode(encoding)
+            except UnicodeDecodeError:
+                yield Source(doc_id, f"body is not {encoding} text")
                 continue
             yield Source(doc_id, text="".join(html_text([text])) if is_html else text)
     except ImportError:
@@ -570,6 +574,22 @@ def _path_name(raw: bytes, null: bool) -> str:
     return os.fsdecode(raw)
 
 
+def text_codec(encoding: str) -> codecs.CodecInfo:
+    """The codec of the text encoding ``encoding``.
+
+    Raises:
+        LookupError: no such codec, or one that is not a text encoding (``base64``, ``zlib``,
+            ``rot13``: codecs from bytes to bytes or text to text), saying which.
+    """
+    try:
+        codec = codecs.lookup(encoding)
+    except LookupError:
+        raise LookupError(f"unknown encoding {encoding!r}") from None
+    if not getattr(codec, "_is_text_encoding", True):
+        raise LookupError(f"{encoding!r} is not a text encoding")
+    return codec
+
+
 def _is_wide(encoding: str) -> bool:
     name = codecs.lookup(encoding).name
     return name.startswith(("utf-16", "utf-32"))
@@ -587,9 +607,9 @@ class DocumentReader:
     def __init__(self, path: str, encoding: str = "utf-8", chunk_bytes: int = CHUNK_BYTES,
                  data: bytes | None = None):
         try:
-            self.codec = None if encoding == "auto" else codecs.lookup(encoding)
-        except LookupError:
-            raise ValueError(f"unknown encoding {encoding!r}") from None
+            self.codec = None if encoding == "auto" else text_codec(encoding)
+        except LookupError as exc:
+            raise ValueError(str(exc)) from None
         self.path = path
         self.encoding = encoding
         self.chunk_bytes = chunk_bytes
@@ -630,9 +650,9 @@ class DocumentReader:
         self.is_html = response.is_html
         if response.charset:
             try:
-                codec = codecs.lookup(response.charset)
+                codec = text_codec(response.charset)
             except LookupError:
-                pass  # an unknown charset: the --encoding given
+                pass  # an unknown charset, or one that is no text encoding: the --encoding given
         body = io.BytesIO(response.body)
         return body, body.read(self.chunk_bytes), codec
 

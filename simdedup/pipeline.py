@@ -345,6 +345,9 @@ class NilsimsaFingerprinter(Method):
     encoding: str = "utf-8"
     bits: int = 256
 
+    def __post_init__(self) -> None:
+        DocumentReader("", self.encoding)  # fail early on an encoding that is unknown or not text
+
     @property
     def settings(self) -> dict[str, Any]:
         return {"method": "nilsimsa", "bits": 256}

@@ -263,3 +263,51 @@ def test_cluster_lines_nested_deeply_or_with_huge_numbers_are_file_line_errors(t
     for command in (["select"], ["eval", "--gold", tmp_path / "gold.txt"]):
         code, out, err = simdedup(*command, tmp_path / "clusters.jsonl")
         assert code == 1 and err.startswith(f"Error: {tmp_path / 'clusters.jsonl'}:1: ") and err.count("\n") == 1, err
+
+
+# --- encodings that are not text encodings --------------------------------------------------
+
+NOT_TEXT_ENCODINGS = ["base64", "base_64", "hex", "zlib", "bz2", "rot13", "rot_13", "uu", "quopri", "quoted-printable"]
+
+
+@pytest.mark.parametrize("charset", NOT_TEXT_ENCODINGS + ["no-such-charset", ""])
+def test_an_http_charset_that_is_not_a_text_encoding_falls_back(tmp_path, charset):
+    body = text(5, 500)
+    (tmp_path / "page.http").write_bytes(
+        f"HTTP/1.1 200 OK\r\nContent-Type: text/plain; charset={charset}\r\n\r\n{body}".encode())
+    (tmp_path / "page.txt").write_text(body)
+    code, out, err = simdedup("fingerprint", "-j", "1", tmp_path / "page.http", tmp_path / "page.txt")
+    assert code == 0, err
+    from_http, from_text = (json.loads(line) for line in out.splitlines())
+    assert from_http["simhash"] == from_text["simhash"] and from_http["sketch"] == from_text["sketch"]
+
+
+@pytest.mark.parametrize("encoding", NOT_TEXT_ENCODINGS)
+def test_encoding_option_refuses_codecs_that_are_not_text_encodings(tmp_path, encoding):
+    (tmp_path / "a.txt").write_text(text(6))
+    (tmp_path / "b.txt").write_text(text(7))
+    for command in (["fingerprint"], ["dedup"], ["exact"], ["explain", tmp_path / "b.txt"],
+                    ["fingerprint", "--method", "nilsimsa"], ["fingerprint", "--method", "sentences"]):
+        code, out, err = simdedup(*command, "--encoding", encoding, tmp_path / "a.txt")
+        assert code == 2 and out == "", (command, err)
+        assert "not a text encoding" in err and "unexpected" not in err, (command, err)
+
+
+def test_a_warc_charset_that_is_not_a_text_encoding_falls_back(tmp_path):
+    pytest.importorskip("warcio")
+    from io import BytesIO
+
+    from warcio.statusandheaders import StatusAndHeaders
+    from warcio.warcwriter import WARCWriter
+
+    body = text(8, 400)
+    with open(tmp_path / "crawl.warc", "wb") as handle:
+        writer = WARCWriter(handle, gzip=False)
+        for charset in ("base64", "utf-8"):
+            headers = StatusAndHeaders("200 OK", [("Content-Type", f"text/plain; charset={charset}")], protocol="HTTP/1.1")
+            writer.write_record(writer.create_warc_record(f"http://example.test/{charset}", "response",
+                                                          payload=BytesIO(body.encode()), http_headers=headers))
+    code, out, err = simdedup("fingerprint", "-j", "1", tmp_path / "crawl.warc")
+    assert code == 0, err
+    first, second = (json.loads(line) for line in out.splitlines())
+    assert first["simhash"] == second["simhash"]
