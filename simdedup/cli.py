@@ -178,13 +178,16 @@ _INPUT_OPTIONS = [
     click.option("--exclude", "excludes", multiple=True, metavar="PATTERN",
                  help="Directory walks leave out files and directories that match (repeatable)."),
     click.option("--min-bytes", type=click.IntRange(min=0), default=0, help="Directory walks leave out smaller files."),
+    click.option("--max-line-bytes", type=click.IntRange(min=1 << 20),
+                 help="Skip longer JSON lines, CSV rows and WARC record bodies, which are read into memory "
+                      "whole [default: 128 MiB]."),
 ]
 
 
 def _inputs(kwargs: dict[str, Any]) -> dict[str, Any]:
     """Take the input options out of a command's keyword arguments."""
     return {name: kwargs.pop(name) for name in ("null", "jsonl", "text_field", "id_field", "globs", "excludes",
-                                                 "min_bytes")}
+                                                 "min_bytes", "max_line_bytes")}
 
 
 def _fingerprint_options(func: Callable) -> Callable:
@@ -268,7 +271,7 @@ def _make_fingerprinter(method: str, sentence_count: int, hash_name: str, tokeni
 
 def _sources(paths: tuple[str, ...], null: bool, jsonl: bool | None = False, text_field: str = "text",
              id_field: str | None = None, globs: tuple[str, ...] = (), excludes: tuple[str, ...] = (),
-             min_bytes: int = 0, jsonl_files: list[str] | None = None,
+             min_bytes: int = 0, jsonl_files: list[str] | None = None, max_line_bytes: int | None = None,
              count: bool = True) -> tuple[Any, int | None, int | None]:
     """Sources named on the command line, their number when it is known up front, and, for files
     holding many documents (counted only as they are read), the files' total size in bytes.
@@ -288,13 +291,15 @@ def _sources(paths: tuple[str, ...], null: bool, jsonl: bool | None = False, tex
                 else:
                     yield path
 
-        return expand_jsonl(iter_sources(named(), walk_filter), jsonl, text_field, id_field, jsonl_files), None, None
+        return (expand_jsonl(iter_sources(named(), walk_filter), jsonl, text_field, id_field, jsonl_files,
+                             max_line_bytes), None, None)
     if not count:
-        return expand_jsonl(iter_sources(paths, walk_filter), jsonl, text_field, id_field, jsonl_files), None, None
+        return (expand_jsonl(iter_sources(paths, walk_filter), jsonl, text_field, id_field, jsonl_files,
+                             max_line_bytes), None, None)
     sources = list(iter_sources(paths, walk_filter))
     if jsonl or (jsonl is None and any(table_kind(s.path) for s in sources)):
         total_bytes = sum(os.path.getsize(s.path) for s in sources if s.reason is None and os.path.isfile(s.path))
-        return expand_jsonl(sources, jsonl, text_field, id_field, jsonl_files), None, total_bytes
+        return expand_jsonl(sources, jsonl, text_field, id_field, jsonl_files, max_line_bytes), None, total_bytes
     return sources, len(sources), None
 
 
@@ -370,7 +375,8 @@ def _write_unique(target: str, clusters: list[Any], ids: list[str], jsonl_files:
         if any(os.path.exists(target) and os.path.samefile(target, path) for path in jsonl_files):
             raise click.UsageError(f"{target} is an input; choose another --unique-out")
         with open(target, "wb") as out:
-            count = write_kept_lines(jsonl_files, drop, out, inputs["text_field"], inputs["id_field"])
+            count = write_kept_lines(jsonl_files, drop, out, inputs["text_field"], inputs["id_field"],
+                                     inputs["max_line_bytes"])
     else:
         if jsonl_files:
             raise click.UsageError("JSON-lines input needs --unique-out FILE.jsonl")

@@ -17,8 +17,8 @@ from __future__ import annotations
 import codecs
 import fnmatch
 import io
-import json
 import os
+import re
 import stat
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Iterable, Iterator
@@ -28,6 +28,9 @@ from .jsonline import parse_json_line
 from .web import looks_like_http, parse_http_response
 
 CHUNK_BYTES = 1 << 20
+#: the longest JSON line, CSV row (characters) or WARC record body read, by default: these are
+#: held in memory whole, unlike a document file, so longer ones are skipped
+MAX_LINE_BYTES = 1 << 27
 _SNIFF_BYTES = 8192
 #: a run without whitespace longer than this (characters) is cut where it stands
 _MAX_CARRY = 4 * CHUNK_BYTES
@@ -246,39 +249,90 @@ def table_kind(path: str) -> str | None:
     return None
 
 
-def iter_csv(path: str, text_field: str = "text", id_field: str | None = None) -> Iterator[Source]:
+def iter_csv(path: str, text_field: str = "text", id_field: str | None = None,
+             max_line: int | None = None) -> Iterator[Source]:
     """One Source per row of a CSV (or, named ``.tsv``, tab-separated) file with a header row.
 
     ``text_field`` and ``id_field`` name columns; without an id column the id is ``FILE:ROW``
-    (rows counted from 1 after the header).
+    (rows counted from 1 after the header). Fields of any size are read; a row that cannot be
+    (over ``max_line`` characters, not UTF-8, not CSV) is skipped alone as ``FILE:ROW``.
     """
     import csv
 
+    limit = max_line or MAX_LINE_BYTES
     try:
         raw = open_binary(path)
     except SkipDocument as exc:
         yield Source(path, exc.reason)
         return
-    with io.TextIOWrapper(raw, encoding="utf-8", newline="") as handle:
-        dialect = "excel-tab" if _plain_name(path).endswith(".tsv") else "excel"
+    csv.field_size_limit(max(limit, csv.field_size_limit()))  # the default, 128 KiB, would stop the file
+    with io.TextIOWrapper(raw, encoding="utf-8", errors="surrogateescape", newline="") as handle:
+        lines = _CsvLines(handle, limit)
+        reader = csv.DictReader(lines, dialect="excel-tab" if _plain_name(path).endswith(".tsv") else "excel")
         try:
-            reader = csv.DictReader(handle, dialect=dialect)
             columns = reader.fieldnames or []
-            for needed in (text_field, id_field):
-                if needed is not None and needed not in columns:
-                    yield Source(path, f"no column {needed!r} (columns: {', '.join(columns)})")
-                    return
-            for number, row in enumerate(reader, 1):
-                text = row.get(text_field)
-                if text is None:
-                    yield Source(f"{path}:{number}", "row has too few fields")
-                    continue
-                yield Source(row[id_field] if id_field else f"{path}:{number}", text=text)
-        except (UnicodeDecodeError, csv.Error) as exc:
-            yield Source(path, f"cannot read as CSV: {exc}")
+        except (csv.Error, OSError, ValueError) as exc:
+            yield Source(path, f"cannot read the header row: {exc}")
+            return
+        for needed in (text_field, id_field):
+            if needed is not None and needed not in columns:
+                yield Source(path, f"no column {needed!r} (columns: {', '.join(columns)})")
+                return
+        number = 0
+        while True:
+            number += 1
+            lines.taken = 0
+            try:
+                row = next(reader)
+            except StopIteration:
+                return
+            except OSError as exc:  # the file itself (a damaged compressed file): no row after this one
+                yield Source(f"{path}:{number}", f"read error: {exc.strerror or exc}")
+                return
+            except (csv.Error, ValueError) as exc:
+                yield Source(f"{path}:{number}", f"cannot read as CSV: {exc}")
+                continue
+            text = row.get(text_field)
+            doc_id = row[id_field] if id_field else f"{path}:{number}"
+            if text is None:
+                yield Source(f"{path}:{number}", "row has too few fields")
+            elif _SURROGATE.search(text) or _SURROGATE.search(doc_id):
+                yield Source(f"{path}:{number}", "not valid UTF-8")
+            else:
+                yield Source(doc_id, text=text)
 
 
-def iter_parquet(path: str, text_field: str = "text", id_field: str | None = None) -> Iterator[Source]:
+#: what a byte that is not UTF-8 becomes in text decoded with errors="surrogateescape"
+_SURROGATE = re.compile("[\udc80-\udcff]")
+
+
+class _CsvLines:
+    """The lines of a text stream for the csv module, one at a time and each at most ``limit``
+    characters, nor more than ``limit`` for all the lines of one row (``taken``, reset by the
+    reader): a longer one raises ValueError once read past, so that only its row is lost."""
+
+    def __init__(self, handle: io.TextIOWrapper, limit: int):
+        self.handle, self.limit, self.taken = handle, limit, 0
+
+    def __iter__(self) -> "_CsvLines":
+        return self
+
+    def __next__(self) -> str:
+        line = self.handle.readline(self.limit + 1)
+        if not line:
+            raise StopIteration
+        self.taken += len(line)
+        if len(line) > self.limit and not line.endswith(("\n", "\r")):
+            while line and not line.endswith(("\n", "\r")):  # the rest of this line goes unread
+                line = self.handle.readline(CHUNK_BYTES)
+            raise ValueError(f"a line longer than {self.limit} characters (--max-line-bytes)")
+        if self.taken > self.limit:
+            raise ValueError(f"a row longer than {self.limit} characters (--max-line-bytes)")
+        return line
+
+
+def iter_parquet(path: str, text_field: str = "text", id_field: str | None = None,
+                 max_line: int | None = None) -> Iterator[Source]:
     """One Source per row of a Parquet file, read in record batches (needs pyarrow)."""
     try:
         import pyarrow.parquet as pq
@@ -315,74 +369,105 @@ def _field(obj: object, dotted: str) -> object:
     return obj
 
 
-def iter_jsonl(path: str, text_field: str = "text", id_field: str | None = None) -> Iterator[Source]:
+def iter_jsonl(path: str, text_field: str = "text", id_field: str | None = None,
+               max_line: int | None = None) -> Iterator[Source]:
     """One Source per document line of a JSON-lines file (see :func:`iter_jsonl_lines`)."""
-    for source, _ in iter_jsonl_lines(path, text_field, id_field):
+    for source, _ in iter_jsonl_lines(path, text_field, id_field, max_line):
         yield source
 
 
-def iter_jsonl_lines(path: str, text_field: str = "text", id_field: str | None = None) -> Iterator[tuple[Source, bytes]]:
+def iter_jsonl_lines(path: str, text_field: str = "text", id_field: str | None = None,
+                     max_line: int | None = None) -> Iterator[tuple[Source, bytes]]:
     """One Source per line of a JSON-lines file (streamed; compressed files too).
 
     ``text_field`` and ``id_field`` are dotted paths into each object (``meta.url``); without an
     id field the id is ``FILE:LINE``. A line that is not an object with a string text (or a
-    usable id) becomes a skipped Source named ``FILE:LINE`` with the reason.
+    usable id), or is longer than ``max_line`` bytes, becomes a skipped Source named
+    ``FILE:LINE`` with the reason.
     """
     try:
         handle = open_binary(path)
     except SkipDocument as exc:
         yield Source(path, exc.reason), b""
         return
-    for source, raw in _jsonl_lines(path, text_field, id_field, handle):
+    for source, raw in _jsonl_lines(path, text_field, id_field, handle, max_line or MAX_LINE_BYTES):
         yield documents(source)[0], raw
 
 
 def _jsonl_lines(path: str, text_field: str, id_field: str | None,
-                 handle: BinaryIO) -> Iterator[tuple[Source, bytes]]:
-    """The lines of an open JSON-lines file as unparsed Sources named ``FILE:LINE``."""
+                 handle: BinaryIO, limit: int) -> Iterator[tuple[Source, bytes]]:
+    """The lines of an open JSON-lines file as unparsed Sources named ``FILE:LINE``; a line over
+    ``limit`` bytes is read past, not into memory."""
     with handle:
         number = 0
         try:
-            for number, raw in enumerate(handle, 1):
-                if raw.strip():
+            while raw := handle.readline(limit + 1):
+                number += 1
+                if len(raw) > limit and not raw.endswith(b"\n"):
+                    while raw and not raw.endswith(b"\n"):
+                        raw = handle.readline(CHUNK_BYTES)
+                    yield _too_long(path, number, limit), b""
+                elif raw.strip():
                     yield Source(f"{path}:{number}", line=(raw, text_field, id_field)), raw
         except (OSError, EOFError, ValueError) as exc:  # a truncated or corrupt compressed file
             yield Source(f"{path}:{number + 1}", f"read error: {exc}"), b""
+
+
+def _too_long(path: str, number: int, limit: int) -> Source:
+    return Source(f"{path}:{number}", f"line longer than {limit} bytes (--max-line-bytes); not read")
 
 
 #: bytes of a JSON-lines file handed out at once (see :func:`documents`)
 SPAN_BYTES = 1 << 18
 
 
-def iter_jsonl_unparsed(path: str, text_field: str = "text", id_field: str | None = None) -> Iterator[Source]:
+def iter_jsonl_unparsed(path: str, text_field: str = "text", id_field: str | None = None,
+                        max_line: int | None = None) -> Iterator[Source]:
     """As :func:`iter_jsonl`, but read and parsed only by :func:`documents`, where they are used:
-    stretches of whole lines of a plain file, single lines of a compressed one."""
+    stretches of whole lines of a plain file, single lines of a compressed one. Only the line
+    ends are looked for here; a line over ``max_line`` bytes is reported, and left out."""
+    limit = max_line or MAX_LINE_BYTES
     try:
         handle = open_binary(path)
     except SkipDocument as exc:
         yield Source(path, exc.reason)
         return
     if is_compressed(path) or not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-        for source, _ in _jsonl_lines(path, text_field, id_field, handle):
+        for source, _ in _jsonl_lines(path, text_field, id_field, handle, limit):
             yield source
         return
     with handle:
-        offset, line, pending = 0, 1, b""
+        # Lines from ``start`` (line number ``line``) are not handed out yet; the bytes from
+        # there to ``position`` hold no line end. A block is never longer than the limit, so
+        # only a line that crosses blocks can be.
+        start, line, position, skipping = 0, 1, 0, False
         while True:
             try:
-                block = handle.read(SPAN_BYTES)
+                block = handle.read(min(SPAN_BYTES, limit))
             except OSError as exc:
                 yield Source(f"{path}:{line}", f"read error: {exc.strerror or exc}")
                 return
-            data = pending + block
-            cut = len(data) if not block else data.rfind(b"\n") + 1
-            if cut:
-                yield Source(f"{path}:{line}", span=(offset, cut, line, text_field, id_field))
-                line += data.count(b"\n", 0, cut)
-                offset += cut
-            pending = data[cut:]
             if not block:
+                if position > start and not skipping:
+                    yield Source(f"{path}:{line}", span=(start, position - start, line, text_field, id_field))
                 return
+            block_start, position = position, position + len(block)
+            first = block.find(b"\n")
+            if first < 0:
+                if not skipping and position - start > limit:
+                    yield _too_long(path, line, limit)
+                    skipping = True
+                continue
+            if skipping or block_start + first - start > limit:  # the line that ends here is too long
+                if not skipping:
+                    yield _too_long(path, line, limit)
+                skipping = False
+                start, line = block_start + first + 1, line + 1
+            end = block_start + block.rfind(b"\n") + 1
+            if end > start:
+                yield Source(f"{path}:{line}", span=(start, end - start, line, text_field, id_field))
+                line += block.count(b"\n", max(start - block_start, 0), end - block_start)
+                start = end
 
 
 def _jsonl_document(where: str, raw: bytes, text_field: str, id_field: str | None) -> Source:
@@ -402,7 +487,8 @@ def _jsonl_document(where: str, raw: bytes, text_field: str, id_field: str | Non
     return Source(str(doc_id), text=text)
 
 
-def iter_warc_documents(path: str, text_field: str = "text", id_field: str | None = None) -> Iterator[Source]:
+def iter_warc_documents(path: str, text_field: str = "text", id_field: str | None = None,
+                        max_line: int | None = None) -> Iterator[Source]:
     """One Source per response record of a WARC file; HTML bodies reduced to their text."""
     try:
         from .web import html_text, iter_warc
@@ -428,9 +514,11 @@ _TABLE_READERS = {"jsonl": iter_jsonl_unparsed, "csv": iter_csv, "parquet": iter
 
 
 def expand_jsonl(sources: Iterable[Source], jsonl: bool | None, text_field: str = "text",
-                 id_field: str | None = None, jsonl_files: list[str] | None = None) -> Iterator[Source]:
+                 id_field: str | None = None, jsonl_files: list[str] | None = None,
+                 max_line: int | None = None) -> Iterator[Source]:
     """Sources with every file of many documents replaced by its documents (JSON lines still
-    unparsed: see :func:`parsed`).
+    unparsed: see :func:`parsed`); JSON lines and CSV rows over ``max_line`` bytes
+    (:data:`MAX_LINE_BYTES` by default) are skipped.
 
     ``jsonl`` True reads every file as JSON lines, False reads every file as one document, None
     goes by the name: ``.jsonl``/``.ndjson`` (compressed or not), ``.csv``/``.tsv``, ``.parquet``.
@@ -446,7 +534,7 @@ def expand_jsonl(sources: Iterable[Source], jsonl: bool | None, text_field: str 
             continue
         if jsonl_files is not None:
             jsonl_files.append(source.path if kind == "jsonl" else f"{kind}:{source.path}")
-        yield from _TABLE_READERS[kind](source.path, text_field, id_field)
+        yield from _TABLE_READERS[kind](source.path, text_field, id_field, max_line)
 
 
 def _kind(mode: int) -> str:

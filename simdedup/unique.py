@@ -45,11 +45,13 @@ def copy_kept_files(ids: Iterable[str], drop: set[str], directory: str) -> int:
     return copied
 
 
-def write_kept_lines(files: Iterable[str], drop: set[str], out, text_field: str, id_field: str | None) -> int:
-    """Write the kept document lines of the JSON-lines ``files`` to the binary stream ``out``."""
+def write_kept_lines(files: Iterable[str], drop: set[str], out, text_field: str, id_field: str | None,
+                     max_line: int | None = None) -> int:
+    """Write the kept document lines of the JSON-lines ``files`` to the binary stream ``out``
+    (lines over ``max_line`` bytes were skipped when fingerprinting, and are here)."""
     written = 0
     for path in files:
-        for source, raw in iter_jsonl_lines(path, text_field, id_field):
+        for source, raw in iter_jsonl_lines(path, text_field, id_field, max_line):
             if source.reason is None and source.path not in drop:
                 out.write(raw if raw.endswith(b"\n") else raw + b"\n")
                 written += 1

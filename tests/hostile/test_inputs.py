@@ -12,6 +12,8 @@ import random
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from click.testing import CliRunner
 
 from simdedup.cli import cli
@@ -41,6 +43,12 @@ def ids(stdout: str) -> list[str]:
 
 def warnings(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if line.startswith("simdedup: warning: ")]
+
+
+def warned_lines(stderr: str, path) -> list[int]:
+    """The line (or row) numbers of the warnings about ``path``, in order."""
+    prefix = f"simdedup: warning: {path}:"
+    return [int(w[len(prefix):].split(":")[0]) for w in warnings(stderr) if w.startswith(prefix)]
 
 
 def damaged(data: bytes, how: str) -> bytes:
@@ -147,7 +155,7 @@ def test_hostile_json_lines_are_skipped_with_file_and_line(tmp_path, jobs):
     assert "unexpected" not in err and "Traceback" not in err
     read = ids(out)
     assert read[0] == "good-0" and read[-2:] == ["good-1", "good-2"]
-    skipped = {int(w[len(f"simdedup: warning: {path}:"):].split(":")[0]) for w in warnings(err)}
+    skipped = set(warned_lines(err, path))
     for number, (what, hostile) in enumerate(HOSTILE_LINES.items(), 2):
         if what in ("deep nesting", "deep nesting, closed", "a 5,000-digit number", "not UTF-8", "NUL bytes",
                     "an array", "a string", "text not a string"):
@@ -311,3 +319,76 @@ def test_a_warc_charset_that_is_not_a_text_encoding_falls_back(tmp_path):
     assert code == 0, err
     first, second = (json.loads(line) for line in out.splitlines())
     assert first["simhash"] == second["simhash"]
+
+
+# --- CSV, Parquet and WARC: one bad row never costs the others --------------------------------
+
+
+def test_a_csv_field_of_any_size_is_read_and_rows_after_it_too(tmp_path):
+    import csv
+
+    big = text(9, 60_000)  # about 400 KB in one field, beyond the csv module's 128 KiB default
+    rows = [("a", text(10)), ("big", big), ("multi", "line one\nline two " + text(11)), ("c", text(12))]
+    with open(tmp_path / "d.csv", "w", newline="") as handle:
+        csv.writer(handle).writerows([("id", "text"), *rows])
+    (tmp_path / "big.txt").write_text(big)
+    code, out, err = simdedup("fingerprint", "-j", "1", "--id-field", "id", tmp_path / "d.csv", tmp_path / "big.txt")
+    assert code == 0, err
+    records = [json.loads(line) for line in out.splitlines()]
+    assert [r["id"] for r in records] == ["a", "big", "multi", "c", str(tmp_path / "big.txt")]
+    assert records[1]["simhash"] == records[-1]["simhash"]
+
+
+@pytest.mark.parametrize("compressed", [False, True])
+def test_a_csv_row_that_cannot_be_read_is_skipped_alone(tmp_path, compressed):
+    lines = [b"id,text", b"a," + text(10).encode(), b"bad,caf\xe9 " + text(13).encode(),
+             b"long," + b"x " * (1 << 20), b"c," + text(12).encode()]
+    data = b"\r\n".join(lines) + b"\r\n"
+    path = tmp_path / ("d.csv.gz" if compressed else "d.csv")
+    path.write_bytes(gzip.compress(data) if compressed else data)
+    code, out, err = simdedup("fingerprint", "-j", "1", "--max-line-bytes", 1 << 20, "--id-field", "id", path)
+    assert code == 3, err
+    assert ids(out) == ["a", "c"]
+    assert warned_lines(err, path) == [2, 3] and len(warnings(err)) == 2  # FILE:ROW
+    assert "skipped 2" in err
+
+
+def test_json_lines_over_the_limit_are_skipped_alone(tmp_path):
+    limit = 1 << 20
+    lines = [json.dumps({"text": text(1)}), json.dumps({"text": "y " * limit}), json.dumps({"text": text(2)}),
+             json.dumps({"text": "z" * (limit - 20)}), json.dumps({"text": "w " * (3 * limit)}), json.dumps({"text": text(3)})]
+    data = ("\n".join(lines) + "\n").encode()
+    for name, content in (("d.jsonl", data), ("d.jsonl.gz", gzip.compress(data))):
+        (tmp_path / name).write_bytes(content)
+        for jobs in ("1", "2"):
+            code, out, err = simdedup("fingerprint", "-j", jobs, "--max-line-bytes", limit, tmp_path / name)
+            assert code == 3, err
+            assert ids(out) == [f"{tmp_path / name}:{n}" for n in (1, 3, 4, 6)]
+            assert warned_lines(err, tmp_path / name) == [2, 5] and len(warnings(err)) == 2
+    code, out, err = simdedup("fingerprint", "-j", "1", tmp_path / "d.jsonl")  # the default limit reads them all
+    assert code == 0 and len(ids(out)) == 6
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.one_of(st.builds(lambda t: json.dumps({"text": t}), st.text("ab \n", max_size=40)),
+                          st.sampled_from(["", " ", "not json", "x" * 25])), max_size=12),
+       st.sampled_from([1, 3, 16, 1 << 18]), st.sampled_from([4, 10, 20, 64]), st.booleans())
+def test_stretches_skip_the_lines_that_streaming_skips(tmp_path_factory, lines, span, limit, final_newline):
+    """Handing out a plain JSON-lines file in stretches (for -j N) and streaming it line by line
+    (compressed files, pipes) skip the same long lines and read the same documents."""
+    import simdedup.corpus as corpus
+
+    path = tmp_path_factory.mktemp("jsonl") / "d.jsonl"
+    path.write_bytes(("\n".join(lines) + ("\n" if final_newline else "")).encode())
+    old = corpus.SPAN_BYTES
+    corpus.SPAN_BYTES = span
+    try:
+        stretches = list(corpus.iter_jsonl_unparsed(str(path), max_line=limit))
+    finally:
+        corpus.SPAN_BYTES = old
+    got = [(d.path, d.reason, d.text) for s in stretches for d in corpus.documents(s)]
+    want = [(d.path, d.reason, d.text) for d in corpus.iter_jsonl(str(path), max_line=limit)]
+    assert got == want
+    numbered = ("\n".join(lines)).split("\n")
+    too_long = [f"{path}:{n}" for n, line in enumerate(numbered, 1) if len(line.encode()) > limit]
+    assert [p for p, reason, _ in want if reason and "longer than" in reason] == too_long
