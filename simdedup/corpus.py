@@ -23,7 +23,7 @@ import stat
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Iterable, Iterator
 
-from .errors import SkipDocument
+from .errors import SkipDocument, first_line
 from .jsonline import parse_json_line
 from .web import looks_like_http, parse_http_response
 
@@ -333,7 +333,10 @@ class _CsvLines:
 
 def iter_parquet(path: str, text_field: str = "text", id_field: str | None = None,
                  max_line: int | None = None) -> Iterator[Source]:
-    """One Source per row of a Parquet file, read in record batches (needs pyarrow)."""
+    """One Source per row of a Parquet file, read in record batches (needs pyarrow). A row group
+    that cannot be read is skipped alone (its rows named ``FILE:ROW``, counted from 1), and so
+    is a row whose text is over ``max_line`` bytes."""
+    limit = max_line or MAX_LINE_BYTES
     try:
         import pyarrow.parquet as pq
     except ImportError:
@@ -341,24 +344,36 @@ def iter_parquet(path: str, text_field: str = "text", id_field: str | None = Non
         return
     try:
         table = pq.ParquetFile(path)
-        columns = [text_field] + ([id_field] if id_field else [])
-        missing = [c for c in columns if c not in table.schema_arrow.names]
-        if missing:
-            yield Source(path, f"no column {missing[0]!r} (columns: {', '.join(table.schema_arrow.names)})")
-            return
-        number = 0
-        for batch in table.iter_batches(columns=columns, batch_size=4096):
-            texts = batch.column(0).to_pylist()
-            ids = batch.column(1).to_pylist() if id_field else None
-            for i, text in enumerate(texts):
-                number += 1
-                doc_id = str(ids[i]) if ids is not None else f"{path}:{number}"
-                if not isinstance(text, str):
-                    yield Source(doc_id, f"column {text_field!r} is not text in this row")
-                else:
-                    yield Source(doc_id, text=text)
+        names = table.schema_arrow.names
+        groups = [table.metadata.row_group(g).num_rows for g in range(table.num_row_groups)]
     except (OSError, ValueError) as exc:  # pyarrow's errors derive from these
-        yield Source(path, f"cannot read as Parquet: {exc}")
+        yield Source(path, f"cannot read as Parquet: {first_line(exc)}")
+        return
+    columns = [text_field] + ([id_field] if id_field else [])
+    missing = [c for c in columns if c not in names]
+    if missing:
+        yield Source(path, f"no column {missing[0]!r} (columns: {', '.join(names)})")
+        return
+    first = 1  # the number of the first row of each row group
+    for group, rows in enumerate(groups):
+        number = first
+        try:
+            for batch in table.iter_batches(columns=columns, batch_size=4096, row_groups=[group]):
+                texts = batch.column(0).to_pylist()
+                ids = batch.column(1).to_pylist() if id_field else None
+                for i, text in enumerate(texts):
+                    doc_id = str(ids[i]) if ids is not None else f"{path}:{number}"
+                    number += 1
+                    if not isinstance(text, str):
+                        yield Source(doc_id, f"column {text_field!r} is not text in this row")
+                    elif len(text) > limit:
+                        yield Source(doc_id, f"text longer than {limit} characters (--max-line-bytes)")
+                    else:
+                        yield Source(doc_id, text=text)
+        except (OSError, ValueError) as exc:
+            yield Source(f"{path}:{number}", f"cannot read rows {number} to {first + rows - 1} "
+                                             f"(row group {group + 1}) as Parquet: {first_line(exc)}")
+        first += rows
 
 
 def _field(obj: object, dotted: str) -> object:
@@ -489,25 +504,30 @@ def _jsonl_document(where: str, raw: bytes, text_field: str, id_field: str | Non
 
 def iter_warc_documents(path: str, text_field: str = "text", id_field: str | None = None,
                         max_line: int | None = None) -> Iterator[Source]:
-    """One Source per response record of a WARC file; HTML bodies reduced to their text."""
-    try:
-        from .web import html_text, iter_warc
+    """One Source per response record of a WARC file; HTML bodies reduced to their text. A record
+    that cannot be read (cut short, a body over ``max_line`` bytes, a damaged stretch of the
+    file) is skipped alone."""
+    from .web import html_text, iter_warc
 
-        for doc_id, body, charset, is_html in iter_warc(path):
+    try:
+        for record in iter_warc(path, max_line or MAX_LINE_BYTES):
+            if record.body is None:
+                yield Source(record.id, record.problem)
+                continue
             try:
-                encoding = text_codec(charset or "utf-8").name
+                encoding = text_codec(record.charset or "utf-8").name
             except LookupError:
                 encoding = "utf-8"  # as for an HTTP response file: an unknown charset is not believed
             try:
-                text = body.decode(encoding)
+                text = record.body.decode(encoding)
             except UnicodeDecodeError:
-                yield Source(doc_id, f"body is not {encoding} text")
+                yield Source(record.id, f"body is not {encoding} text")
                 continue
-            yield Source(doc_id, text="".join(html_text([text])) if is_html else text)
+            yield Source(record.id, text="".join(html_text([text])) if record.is_html else text)
     except ImportError:
         yield Source(path, "reading WARC files needs warcio: pip install 'simdedup[warc]'")
-    except Exception as exc:  # warcio's own errors for a damaged archive
-        yield Source(path, f"cannot read as WARC: {exc}")
+    except OSError as exc:
+        yield Source(path, f"cannot read: {exc.strerror or exc}")
 
 
 _TABLE_READERS = {"jsonl": iter_jsonl_unparsed, "csv": iter_csv, "parquet": iter_parquet, "warc": iter_warc_documents}

@@ -31,3 +31,9 @@ class SkipDocument(SimdedupError):
         super().__init__(f"{path}: {reason}")
         self.path = path
         self.reason = reason
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of an exception's message, or its type when it has none (the errors of
+    pyarrow and warcio run over several lines)."""
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]

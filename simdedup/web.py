@@ -14,8 +14,11 @@
 from __future__ import annotations
 
 import zlib
+from dataclasses import dataclass
 from html.parser import HTMLParser
-from typing import Iterable, Iterator
+from typing import BinaryIO, Iterable, Iterator
+
+from .errors import first_line
 
 _HIDDEN = {"script", "style", "noscript", "template", "svg"}
 _BLOCK = {
@@ -146,17 +149,84 @@ def _dechunk(body: bytes) -> bytes:
     return b"".join(out)
 
 
-def iter_warc(path: str) -> Iterator[tuple[str, bytes, str | None, bool]]:
-    """``(id, body, charset, is_html)`` of every response record of a WARC file (needs warcio)."""
+@dataclass
+class WarcRecord:
+    """A response record of a WARC file, or a stretch of it that could not be read
+    (``problem`` says why; ``body`` is then None)."""
+
+    id: str
+    body: bytes | None
+    charset: str | None = None
+    is_html: bool = False
+    problem: str | None = None
+
+
+def iter_warc(path: str, max_body: int) -> Iterator[WarcRecord]:
+    """Every response record of a WARC file (needs warcio), its body decoded (chunked, gzip).
+
+    A record cut short, or with a body over ``max_body`` bytes, comes with its problem; a
+    damaged stretch of the file is reported where it starts (``FILE: byte N``), and reading
+    resumes at the next record that can be found after it (the next gzip member of a
+    ``.warc.gz``, the next ``WARC/`` line of a plain file), so one bad record costs no others.
+    """
     from warcio.archiveiterator import ArchiveIterator
 
+    class Quiet(ArchiveIterator):
+        INC_RECORD = ""  # warcio writes this warning to stderr itself; the damage is reported below
+
     with open(path, "rb") as handle:
-        for record in ArchiveIterator(handle):
-            if record.rec_type != "response":
-                continue
-            uri = record.rec_headers.get_header("WARC-Target-URI") or ""
-            record_id = record.rec_headers.get_header("WARC-Record-ID") or ""
-            content_type = record.http_headers.get_header("Content-Type") if record.http_headers else ""
-            response = HttpResponse("", {"content-type": content_type or ""}, b"")
-            body = record.content_stream().read()  # chunked and gzip bodies come decoded
-            yield f"{uri} {record_id}".strip(), body, response.charset, response.is_html
+        position = 0
+        while True:
+            handle.seek(position)
+            records = Quiet(handle)
+            try:
+                for record in records:
+                    if record.rec_type == "response":
+                        yield _warc_response(record, max_body)
+                    elif not record.rec_type:
+                        yield WarcRecord(f"{path}: byte {records.offset}", None,
+                                         problem="a WARC record without a WARC-Type (a damaged header)")
+                return
+            except Exception as exc:  # warcio's errors (and zlib's, EOFError) for a damaged archive
+                problem = first_line(exc)[:200]
+                start = records.offset
+                position = _next_warc_record(handle, start + 1)
+                resumed = f"; reading resumes at byte {position}" if position is not None else ""
+                yield WarcRecord(f"{path}: byte {start}", None, problem=f"cannot read a WARC record ({problem}){resumed}")
+                if position is None:
+                    return
+
+
+def _warc_response(record, max_body: int) -> WarcRecord:  # type: ignore[no-untyped-def]
+    uri = record.rec_headers.get_header("WARC-Target-URI") or ""
+    record_id = record.rec_headers.get_header("WARC-Record-ID") or ""
+    doc_id = f"{uri} {record_id}".strip()
+    content_type = record.http_headers.get_header("Content-Type") if record.http_headers else ""
+    response = HttpResponse("", {"content-type": content_type or ""}, b"")
+    body = record.content_stream().read(max_body + 1)  # chunked and gzip bodies come decoded
+    if len(body) > max_body:
+        return WarcRecord(doc_id, None, problem=f"body longer than {max_body} bytes (--max-line-bytes); not read")
+    while record.raw_stream.read(1 << 16):  # the rest of the record as stored, to see that it is all there
+        pass
+    if record.raw_stream.limit > 0:
+        return WarcRecord(doc_id, None, problem=f"record cut short ({record.raw_stream.limit} of its "
+                                                f"{record.length} bytes missing: the file is truncated)")
+    return WarcRecord(doc_id, body, response.charset, response.is_html)
+
+
+def _next_warc_record(handle: BinaryIO, start: int) -> int | None:
+    """Where the next record may begin at or after byte ``start``: a gzip member's first bytes, or
+    a line starting ``WARC/``; None when there is none."""
+    handle.seek(start)
+    overlap = 7
+    carried = b""
+    position = start
+    while block := handle.read(1 << 20):
+        data = carried + block
+        found = [at for at in (data.find(b"\x1f\x8b\x08"), data.find(b"\nWARC/")) if at >= 0]
+        if found:
+            at = min(found)
+            return position - len(carried) + at + (1 if data[at:at + 1] == b"\n" else 0)
+        carried = data[-overlap:]
+        position += len(block)
+    return None

@@ -392,3 +392,101 @@ def test_stretches_skip_the_lines_that_streaming_skips(tmp_path_factory, lines, 
     numbered = ("\n".join(lines)).split("\n")
     too_long = [f"{path}:{n}" for n, line in enumerate(numbered, 1) if len(line.encode()) > limit]
     assert [p for p, reason, _ in want if reason and "longer than" in reason] == too_long
+
+
+def write_warc(path: Path, bodies: list[bytes], gzipped: bool, headers: list[tuple[str, str]] | None = None) -> list[int]:
+    """A WARC file of one response record per body; returns the offset of each record."""
+    from io import BytesIO
+
+    from warcio.statusandheaders import StatusAndHeaders
+    from warcio.warcwriter import WARCWriter
+
+    offsets = []
+    with open(path, "wb") as handle:
+        writer = WARCWriter(handle, gzip=gzipped)
+        for n, body in enumerate(bodies):
+            offsets.append(handle.tell())
+            http = StatusAndHeaders("200 OK", headers or [("Content-Type", "text/plain; charset=utf-8")],
+                                    protocol="HTTP/1.1")
+            writer.write_record(writer.create_warc_record(f"http://example.test/{n}", "response",
+                                                          payload=BytesIO(body), http_headers=http))
+    return offsets
+
+
+def warc_ids(stdout: str) -> list[str]:
+    return [i.split()[0] for i in ids(stdout)]
+
+
+@pytest.mark.parametrize("damage", ["compressed bytes", "version line", "record type"])
+def test_a_damaged_warc_record_costs_no_other_record(tmp_path, damage):
+    pytest.importorskip("warcio")
+    gzipped = damage == "compressed bytes"
+    path = tmp_path / ("crawl.warc.gz" if gzipped else "crawl.warc")
+    offsets = write_warc(path, [text(seed).encode() for seed in range(5)], gzipped)
+    data = path.read_bytes()
+    if gzipped:  # the compressed bytes of record 2 garbled
+        middle = (offsets[2] + offsets[3]) // 2
+        data = data[:middle] + bytes(b ^ 0x5A for b in data[middle:middle + 20]) + data[middle + 20:]
+    else:  # a line of the WARC header of record 2 garbled
+        start = data.index(b"WARC/1" if damage == "version line" else b"WARC-Type", offsets[2])
+        data = data[:start] + b"\x00garbage\x00" + data[start + 9:]
+    path.write_bytes(data)
+    code, out, err = simdedup("fingerprint", "-j", "1", path)
+    assert code == 3, err
+    assert warc_ids(out) == [f"http://example.test/{n}" for n in (0, 1, 3, 4)]
+    (warning,) = warnings(err)
+    assert warning.startswith(f"simdedup: warning: {path}: byte ")
+
+
+@pytest.mark.parametrize("gzipped", [True, False])
+def test_a_truncated_warc_says_so(tmp_path, gzipped):
+    pytest.importorskip("warcio")
+    path = tmp_path / ("crawl.warc.gz" if gzipped else "crawl.warc")
+    offsets = write_warc(path, [text(seed).encode() for seed in range(3)], gzipped)
+    path.write_bytes(path.read_bytes()[: (offsets[2] + path.stat().st_size) // 2])
+    code, out, err = simdedup("fingerprint", "-j", "1", path)
+    assert code == 3, err
+    assert warc_ids(out) == ["http://example.test/0", "http://example.test/1"]
+    (warning,) = warnings(err)
+    assert warning.startswith("simdedup: warning: http://example.test/2 <urn:uuid:") and "cut short" in warning
+
+
+def test_a_warc_body_over_the_limit_is_skipped_alone(tmp_path):
+    pytest.importorskip("warcio")
+    bomb = gzip.compress(b"word " * (3 << 20))  # 15 MB of text in about 15 KB
+    path = tmp_path / "crawl.warc.gz"
+    write_warc(path, [gzip.compress(text(1).encode()), bomb, gzip.compress(text(2).encode())], True,
+               [("Content-Type", "text/plain"), ("Content-Encoding", "gzip")])
+    code, out, err = simdedup("fingerprint", "-j", "1", "--max-line-bytes", 1 << 20, path)
+    assert code == 3, err
+    assert warc_ids(out) == ["http://example.test/0", "http://example.test/2"]
+    (warning,) = warnings(err)
+    assert warning.startswith("simdedup: warning: http://example.test/1 ") and "longer than 1048576 bytes" in warning
+
+
+def test_a_file_that_is_no_warc_is_one_warning(tmp_path):
+    pytest.importorskip("warcio")
+    (tmp_path / "x.warc").write_bytes(bytes(random.Random(1).randrange(256) for _ in range(100_000)))
+    (tmp_path / "y.warc.gz").write_bytes(gzip.compress(b"hello\n" * 1000) + b"\x1f\x8b\x08junk")
+    for name in ("x.warc", "y.warc.gz"):
+        code, out, err = simdedup("fingerprint", "-j", "1", tmp_path / name)
+        assert code == 3 and out == "", err
+        assert warnings(err) and all(w.startswith(f"simdedup: warning: {tmp_path / name}: byte ") for w in warnings(err))
+
+
+def test_a_damaged_parquet_row_group_costs_no_other_row_group(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "d.parquet"
+    pq.write_table(pa.table({"text": [text(seed) for seed in range(40)]}), path, row_group_size=10)
+    column = pq.ParquetFile(path).metadata.row_group(1).column(0)
+    data = bytearray(path.read_bytes())
+    start = column.dictionary_page_offset or column.data_page_offset
+    data[start:start + 8] = b"\xff" * 8  # the first page header of row group 2
+    path.write_bytes(bytes(data))
+    code, out, err = simdedup("fingerprint", "-j", "1", path)
+    assert code == 3, err
+    assert ids(out) == [f"{path}:{n}" for n in (*range(1, 11), *range(21, 41))]
+    (warning,) = warnings(err)
+    assert warning.startswith(f"simdedup: warning: {path}:11: cannot read rows 11 to 20")
