@@ -490,3 +490,93 @@ def test_a_damaged_parquet_row_group_costs_no_other_row_group(tmp_path):
     assert ids(out) == [f"{path}:{n}" for n in (*range(1, 11), *range(21, 41))]
     (warning,) = warnings(err)
     assert warning.startswith(f"simdedup: warning: {path}:11: cannot read rows 11 to 20")
+
+
+# --- memory that does not grow with how often a word occurs ------------------------------------
+
+_MASK = (1 << 64) - 1
+
+
+def reference_sketch(hashes: list[int], counts: list[int], bins: int) -> bytes:
+    """The sketch spelled out element by element, in plain integers (see simdedup.sketch)."""
+    def mix(x: int) -> int:
+        x ^= x >> 30
+        x = (x * 0xBF58476D1CE4E5B9) & _MASK
+        x ^= x >> 27
+        x = (x * 0x94D049BB133111EB) & _MASK
+        return x ^ (x >> 31)
+
+    golden, shift, empty = 0x9E3779B97F4A7C15, 64 - (bins.bit_length() - 1), 1 << 40
+    minima = [empty] * bins
+    for h, count in zip(hashes, counts):
+        for rank in range(count):
+            x = mix(h ^ ((rank * golden) & _MASK))
+            minima[x >> shift] = min(minima[x >> shift], x & 0xFFFFFFFF)
+    filled = [b for b in range(bins) if minima[b] != empty]
+    if not filled:
+        return bytes(bins)
+    out = bytearray()
+    for position in range(bins):
+        hop = next(h for h in range(bins) if minima[(position + h) % bins] != empty)
+        low = minima[(position + hop) % bins]
+        out.append((low if hop == 0 else mix((low + hop * golden) & _MASK)) & 0xFF)
+    return bytes(out)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, _MASK), st.integers(0, 300)), min_size=1, max_size=12),
+       st.sampled_from([1, 7, 64, 1 << 20]), st.sampled_from([8, 64, 128]))
+def test_sketches_of_large_counts_expand_in_pieces_and_equal_the_definition(pairs, batch, bins):
+    """However the elements of a multiset are cut into batches (inside a feature's copies too),
+    the sketch is the one of its definition."""
+    import numpy as np
+
+    import simdedup.sketch as sketch
+
+    hashes = [h for h, _ in pairs]
+    counts = [c for _, c in pairs]
+    old = sketch._EXPAND_BATCH
+    sketch._EXPAND_BATCH = batch
+    try:
+        got = sketch.make_sketch(np.array(hashes, dtype=np.uint64), np.array(counts, dtype=np.int64), bins)
+    finally:
+        sketch._EXPAND_BATCH = old
+    assert got == reference_sketch(hashes, counts, bins)
+
+
+def run_limited(args: list, address_space: int) -> "subprocess.CompletedProcess":
+    """The real CLI in a process whose address space is capped: going over the cap is a
+    MemoryError (a failed run), not a slow machine."""
+    import resource
+    import subprocess
+    import sys
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
+
+    return subprocess.run([sys.executable, "-m", "simdedup", *map(str, args)], capture_output=True,
+                          preexec_fn=cap, timeout=600)
+
+
+@pytest.mark.parametrize("codec", ["gz", "zst"])
+def test_a_compression_bomb_of_one_word_is_read_in_bounded_memory(tmp_path, codec):
+    """64 MiB of one word in a few KB: its sketch has 13 million elements (a count of the word's
+    copies), which once took memory in proportion; now the run fits in 400 MB of address space."""
+    if codec == "zst":
+        zstandard = pytest.importorskip("zstandard")
+        writer = zstandard.ZstdCompressor().stream_writer(open(tmp_path / "bomb.txt.zst", "wb"))
+    else:
+        writer = gzip.open(tmp_path / "bomb.txt.gz", "wb")
+    copies = 13 << 20
+    with writer:
+        for _ in range(13):
+            writer.write(b"word " * (1 << 20))
+    result = run_limited(["fingerprint", "-j", "1", tmp_path / f"bomb.txt.{codec}"], 400 << 20)
+    assert result.returncode == 0, result.stderr.decode()
+    record = json.loads(result.stdout)
+    from simdedup.fingerprint import Fingerprinter
+    from simdedup.sketch import encode
+
+    expected = Fingerprinter(64, sketch_bins=128, weighting="binary")({"word": copies})
+    assert (record["features"], record["bytes"]) == (1, 5 * copies)
+    assert record["simhash"] == format(expected.simhash, "016x") and record["sketch"] == encode(expected.sketch)
