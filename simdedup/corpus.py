@@ -765,9 +765,12 @@ class DocumentReader:
         return body, body.read(self.chunk_bytes), codec
 
     def __iter__(self) -> Iterator[str]:
+        return whitespace_chunks(self._decoded())
+
+    def _decoded(self) -> Iterator[str]:
+        """The text as it is decoded, block by block (the byte-order mark dropped)."""
         path = self.path
         with self._open() as handle:
-            carry = ""
             first = True
             try:
                 # A read of 1 MiB allocates 1 MiB even for a 2 KiB file: ask for what is there.
@@ -812,20 +815,39 @@ class DocumentReader:
                     first = False
                     if text[0] == "\ufeff":  # byte-order mark
                         text = text[1:]
-                text = carry + text
+                yield text
                 if final:
-                    if text:
-                        yield text
                     return
-                cut = _last_space(text)
-                if cut < 0 and len(text) < _MAX_CARRY:
-                    carry = text
-                elif cut < 0:  # no whitespace for megabytes: cut anyway rather than grow forever
-                    carry = ""
-                    yield text
-                elif cut > 0:
-                    carry = text[cut:]
-                    yield text[:cut]
+
+
+def whitespace_chunks(pieces: Iterable[str]) -> Iterator[str]:
+    """The text of ``pieces`` again, in chunks that end at whitespace (the last one where the
+    text ends); a run of :data:`_MAX_CARRY` characters without whitespace is cut where it stands
+    rather than grow for ever."""
+    carry = ""
+    for piece in pieces:
+        text = carry + piece
+        cut = _last_space(text)
+        if cut < 0 and len(text) < _MAX_CARRY:
+            carry = text
+        elif cut < 0:
+            carry = ""
+            yield text
+        elif cut > 0:
+            carry = text[cut:]
+            yield text[:cut]
+    if carry:
+        yield carry
+
+
+def text_chunks(text: str) -> Iterator[str]:
+    """A text held in memory in chunks of about :data:`CHUNK_BYTES` characters that end at
+    whitespace, as a file is read: tokenizing a huge JSON-lines document in one piece would
+    hold a string object per token."""
+    if len(text) <= CHUNK_BYTES:
+        yield text
+        return
+    yield from whitespace_chunks(text[start : start + CHUNK_BYTES] for start in range(0, len(text), CHUNK_BYTES))
 
 
 _BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF8, "utf-8"),

@@ -495,6 +495,7 @@ def test_a_damaged_parquet_row_group_costs_no_other_row_group(tmp_path):
 # --- memory that does not grow with how often a word occurs ------------------------------------
 
 _MASK = (1 << 64) - 1
+CHUNK = 1 << 20  # simdedup.corpus.CHUNK_BYTES, the size of the chunks a document is read in
 
 
 def reference_sketch(hashes: list[int], counts: list[int], bins: int) -> bytes:
@@ -580,3 +581,22 @@ def test_a_compression_bomb_of_one_word_is_read_in_bounded_memory(tmp_path, code
     expected = Fingerprinter(64, sketch_bins=128, weighting="binary")({"word": copies})
     assert (record["features"], record["bytes"]) == (1, 5 * copies)
     assert record["simhash"] == format(expected.simhash, "016x") and record["sketch"] == encode(expected.sketch)
+
+
+@pytest.mark.parametrize("accent, method", [("", []), ("", ["--html"]), ("é", []), ("é", ["--method", "sentences"]),
+                                            ("é", ["--method", "nilsimsa"]),
+                                            ("é", ["--tokenizer", "whitespace", "--shingle", "2"])])
+def test_a_json_line_of_megabytes_fingerprints_as_the_same_text_in_a_file(tmp_path, method, accent):
+    """A text held in memory is tokenized in chunks cut at whitespace, as a file is read (and
+    ASCII texts of any length go to the compiled kernel): same record either way."""
+    r = random.Random(3)
+    body = " ".join(f"{accent}w{r.randrange(20000)}" + (". " if r.random() < 0.05 else "") for _ in range(500_000))
+    (tmp_path / "d.jsonl").write_text(json.dumps({"text": body, "id": "doc"}, ensure_ascii=False) + "\n")
+    (tmp_path / "doc").write_text(body)
+    code, out, err = simdedup("fingerprint", "-j", "1", *method, "--id-field", "id", tmp_path / "d.jsonl")
+    assert code == 0, err
+    from_line = json.loads(out)
+    assert len(body.encode()) > 3 * CHUNK and from_line["bytes"] == len(body.encode())
+    code, out, err = simdedup("fingerprint", "-j", "1", *method, tmp_path / "doc")
+    from_file = json.loads(out)
+    assert {**from_line, "id": None} == {**from_file, "id": None}
