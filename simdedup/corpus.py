@@ -23,9 +23,9 @@ import stat
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Iterable, Iterator
 
-from .errors import SkipDocument, first_line
+from .errors import DamagedInput, SkipDocument, first_line
 from .jsonline import parse_json_line
-from .web import looks_like_http, parse_http_response
+from .web import looks_like_http, read_http_response
 
 CHUNK_BYTES = 1 << 20
 #: the longest JSON line, CSV row (characters) or WARC record body read, by default: these are
@@ -125,11 +125,6 @@ def open_binary(path: str) -> BinaryIO:
         return open(path, "rb")
     except OSError as exc:
         raise SkipDocument(path, f"cannot read: {exc.strerror or exc}") from None
-
-
-class DamagedInput(OSError):
-    """A compressed file that is truncated or corrupt (an OSError, so that every reader that
-    handles read errors handles it)."""
 
 
 class _Decompressing(io.RawIOBase):
@@ -750,9 +745,13 @@ class DocumentReader:
                 yield block
 
     def _http_body(self, handle: BinaryIO, first: bytes, codec: codecs.CodecInfo | None) -> tuple:
-        """Parse a whole HTTP response; continue with its body (and the charset it names)."""
+        """Read the head of an HTTP response; continue with its body, decoded as it is read (and
+        the charset it names)."""
         try:
-            response = parse_http_response(first + handle.read())
+            response = read_http_response(handle, first)
+            block = response.body.read(self.chunk_bytes)
+        except DamagedInput as exc:
+            raise SkipDocument(self.path, str(exc)) from None
         except (ValueError, OSError) as exc:
             raise SkipDocument(self.path, f"HTTP response: {exc}") from None
         self.is_html = response.is_html
@@ -761,8 +760,7 @@ class DocumentReader:
                 codec = text_codec(response.charset)
             except LookupError:
                 pass  # an unknown charset, or one that is no text encoding: the --encoding given
-        body = io.BytesIO(response.body)
-        return body, body.read(self.chunk_bytes), codec
+        return response.body, block, codec
 
     def __iter__(self) -> Iterator[str]:
         return whitespace_chunks(self._decoded())

@@ -51,6 +51,25 @@ def warned_lines(stderr: str, path) -> list[int]:
     return [int(w[len(prefix):].split(":")[0]) for w in warnings(stderr) if w.startswith(prefix)]
 
 
+def gzip_bomb(piece: bytes, copies: int, wbits: int = 31) -> bytes:
+    """The gzip stream (or raw deflate, ``wbits`` -15) of ``piece`` repeated ``copies`` times,
+    made in the time of compressing it twice: after a full flush the compressor's output for the
+    same input is the same."""
+    import struct
+    import zlib
+
+    compressor = zlib.compressobj(1, zlib.DEFLATED, wbits)
+    first = compressor.compress(piece) + compressor.flush(zlib.Z_FULL_FLUSH)
+    again = compressor.compress(piece) + compressor.flush(zlib.Z_FULL_FLUSH)
+    if wbits < 0:
+        return first + again * (copies - 1) + compressor.flush()
+    crc = 0
+    for _ in range(copies):
+        crc = zlib.crc32(piece, crc)
+    trailer = struct.pack("<II", crc, len(piece) * copies & 0xFFFFFFFF)
+    return first + again * (copies - 1) + compressor.flush()[:-8] + trailer
+
+
 def damaged(data: bytes, how: str) -> bytes:
     """``data`` cut short (at two thirds, or by its last byte), or with bytes in its middle
     overwritten."""
@@ -600,3 +619,44 @@ def test_a_json_line_of_megabytes_fingerprints_as_the_same_text_in_a_file(tmp_pa
     code, out, err = simdedup("fingerprint", "-j", "1", *method, tmp_path / "doc")
     from_file = json.loads(out)
     assert {**from_line, "id": None} == {**from_file, "id": None}
+
+
+def http_response(body: bytes, headers: str) -> bytes:
+    return f"HTTP/1.1 200 OK\r\n{headers}\r\n\r\n".encode() + body
+
+
+def test_an_http_body_that_expands_to_half_a_gigabyte_is_read_in_bounded_memory(tmp_path):
+    """The body is decompressed as it is read: 512 MiB of NUL bytes is found to be binary in its
+    first megabyte, where it was once decompressed whole before a byte was looked at."""
+    bomb = gzip_bomb(bytes(1 << 24), 32)
+    chunked = b"".join(b"%x\r\n%s\r\n" % (len(bomb[i:i + 4096]), bomb[i:i + 4096])
+                       for i in range(0, len(bomb), 4096)) + b"0\r\n\r\n"
+    (tmp_path / "a.http").write_bytes(http_response(bomb, "Content-Encoding: gzip"))
+    (tmp_path / "b.http").write_bytes(http_response(chunked, "Content-Encoding: gzip\r\nTransfer-Encoding: chunked"))
+    (tmp_path / "c.http").write_bytes(http_response(gzip_bomb(bytes(1 << 24), 32, -15), "Content-Encoding: deflate"))
+    (tmp_path / "good.http").write_bytes(http_response(gzip_bomb(b"word " * (1 << 10), 3), "Content-Encoding: gzip"))
+    result = run_limited(["fingerprint", "-j", "1", *(tmp_path / n for n in ("a.http", "b.http", "c.http", "good.http"))],
+                         400 << 20)
+    assert result.returncode == 3, result.stderr.decode()
+    assert [json.loads(line)["features"] for line in result.stdout.splitlines()] == [1]
+    assert result.stderr.decode().count("binary file") == 3
+
+
+@pytest.mark.parametrize("coding", ["gzip", "deflate", "zlib-deflate"])
+def test_http_bodies_decode_as_they_stream_and_a_truncated_one_is_skipped(tmp_path, coding):
+    import zlib
+
+    body = text(4, 3000).encode()
+    wbits = {"gzip": 31, "deflate": -15, "zlib-deflate": 15}[coding]
+    packer = zlib.compressobj(6, zlib.DEFLATED, wbits)
+    packed = packer.compress(body) + packer.flush()
+    header = f"Content-Type: text/plain\r\nContent-Encoding: {coding.split('-')[-1]}"
+    (tmp_path / "whole.http").write_bytes(http_response(packed, header))
+    (tmp_path / "cut.http").write_bytes(http_response(packed[: len(packed) // 2], header))
+    (tmp_path / "plain.txt").write_bytes(body)
+    code, out, err = simdedup("fingerprint", "-j", "1", tmp_path / "whole.http", tmp_path / "cut.http", tmp_path / "plain.txt")
+    assert code == 3, err
+    whole, plain = (json.loads(line) for line in out.splitlines())
+    assert {**whole, "id": None} == {**plain, "id": None}
+    (warning,) = warnings(err)
+    assert warning.startswith(f"simdedup: warning: {tmp_path / 'cut.http'}: ") and "cut short" in warning
