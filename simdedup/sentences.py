@@ -23,6 +23,11 @@ def _normalise(sentence: str) -> str:
     return _SPACE.sub(" ", sentence).strip()
 
 
+#: a sentence longer than this (characters) counts as pieces of this length, so that a document
+#: without sentence ends (a compressed file of one word repeated) is read in bounded memory
+MAX_SENTENCE = 1 << 22
+
+
 def longest_sentences(chunks: Iterable[str], n: int) -> tuple[int, list[str]]:
     """Number of sentences and the ``n`` longest of a text given in chunks (bounded memory)."""
     heap: list[tuple[int, str]] = []  # (length, sentence): the n largest so far
@@ -30,21 +35,31 @@ def longest_sentences(chunks: Iterable[str], n: int) -> tuple[int, list[str]]:
 
     def offer(sentence: str) -> None:
         nonlocal count
-        if sentence:
-            count += 1
-            item = (len(sentence), sentence)
-            if len(heap) < n:
-                heapq.heappush(heap, item)
-            elif item > heap[0]:
-                heapq.heapreplace(heap, item)
+        for start in range(0, len(sentence), MAX_SENTENCE):
+            piece = _normalise(sentence[start : start + MAX_SENTENCE])
+            if piece:
+                count += 1
+                item = (len(piece), piece)
+                if len(heap) < n:
+                    heapq.heappush(heap, item)
+                elif item > heap[0]:
+                    heapq.heapreplace(heap, item)
 
-    carry = ""
+    carry = ""  # the sentence begun and not ended yet: no boundary inside
     for chunk in chunks:
-        parts = _BOUNDARY.split(carry + chunk)
+        # A new boundary lies in the chunk or across its start, so only the carry's end (from its
+        # last character that is not whitespace) is scanned again, not all of it.
+        kept = max(len(carry.rstrip()) - 1, 0)
+        parts = _BOUNDARY.split(carry[kept:] + chunk)
+        parts[0] = carry[:kept] + parts[0]
         carry = parts.pop()  # may continue in the next chunk: kept as it is
         for sentence in parts:
-            offer(_normalise(sentence))
-    offer(_normalise(carry))
+            offer(sentence)
+        if len(carry) > MAX_SENTENCE:  # its whole pieces, as offer would cut them
+            whole = len(carry) - len(carry) % MAX_SENTENCE
+            offer(carry[:whole])
+            carry = carry[whole:]
+    offer(carry)
     return count, sorted(sentence for _, sentence in heap)
 
 
