@@ -85,8 +85,21 @@ class Tokenizer:
         n = self.options.get("shingle", 1)
         counts: Counter[str] = Counter()
         if n == 1:
+            # A chunk equal to one of the two before it (a compressed file of one phrase repeated
+            # expands to the same few chunks over and over) is counted once and its counts kept.
+            recent: list[str] = []
+            repeated: dict[str, Counter[str]] = {}
             for chunk in chunks:
-                counts.update(self.tokens(chunk))
+                if chunk in repeated:
+                    counts.update(repeated[chunk])
+                elif chunk in recent:
+                    repeated[chunk] = Counter(self.tokens(chunk))
+                    counts.update(repeated[chunk])
+                    if len(repeated) > 2:
+                        del repeated[next(iter(repeated))]
+                else:
+                    counts.update(self.tokens(chunk))
+                recent = [recent[-1], chunk] if recent else [chunk]
             return dict(counts)
         join = self.shingle_separator.join
         tail: list[str] = []

@@ -686,3 +686,16 @@ def test_longest_sentences_of_chunks_are_those_of_the_whole_text(text_, cuts, ca
         assert sentences.longest_sentences(chunks, 3) == reference(3)
     finally:
         sentences.MAX_SENTENCE = old
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(["a b ", "a b ", "c ", "a b c ", "dd  e\n", "é f "]), max_size=30),
+       st.sampled_from(["words", "whitespace"]))
+def test_repeated_chunks_are_counted_as_often_as_they_occur(chunks, name):
+    """Chunks that repeat (as a compression bomb's do) are tokenized once and counted each time."""
+    from collections import Counter
+
+    from simdedup.tokenizers import get_tokenizer
+
+    tokenizer = get_tokenizer(name)
+    assert tokenizer.features(chunks) == dict(Counter(tokenizer.tokens("".join(chunks))))
