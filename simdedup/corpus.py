@@ -289,7 +289,7 @@ def iter_csv(path: str, text_field: str = "text", id_field: str | None = None,
                 continue
             text = row.get(text_field)
             doc_id = row[id_field] if id_field else f"{path}:{number}"
-            if text is None:
+            if text is None or doc_id is None:
                 yield Source(f"{path}:{number}", "row has too few fields")
             elif _SURROGATE.search(text) or _SURROGATE.search(doc_id):
                 yield Source(f"{path}:{number}", "not valid UTF-8")
