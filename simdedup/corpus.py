@@ -411,16 +411,31 @@ def _jsonl_lines(path: str, text_field: str, id_field: str | None,
     with handle:
         number = 0
         try:
-            while raw := handle.readline(limit + 1):
+            while (raw := _bounded_line(handle, limit)) != b"":
                 number += 1
-                if len(raw) > limit and not raw.endswith(b"\n"):
-                    while raw and not raw.endswith(b"\n"):
-                        raw = handle.readline(CHUNK_BYTES)
+                if raw is None:
                     yield _too_long(path, number, limit), b""
                 elif raw.strip():
                     yield Source(f"{path}:{number}", line=(raw, text_field, id_field)), raw
         except (OSError, EOFError, ValueError) as exc:  # a truncated or corrupt compressed file
             yield Source(f"{path}:{number + 1}", f"read error: {exc}"), b""
+
+
+def _bounded_line(handle: BinaryIO, limit: int) -> bytes | None:
+    """The next line of a binary stream (b"" at its end), or None for one of more than ``limit``
+    bytes (its line end aside), which is read past in pieces and not kept."""
+    parts: list[bytes] | None = []
+    size = 0
+    while True:
+        piece = handle.readline(CHUNK_BYTES)
+        size += len(piece)
+        newline = piece.endswith(b"\n")
+        if parts is not None and size - newline > limit:
+            parts = None
+        if parts is not None:
+            parts.append(piece)
+        if newline or not piece:
+            return None if parts is None else b"".join(parts)
 
 
 def _too_long(path: str, number: int, limit: int) -> Source:
