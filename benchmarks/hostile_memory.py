@@ -97,17 +97,17 @@ def json_line(name: str, text: Callable[[], str]) -> Path:
     return path
 
 
-def long_line_bomb() -> Path:
-    """A .jsonl.gz whose second of three lines is 1 GiB long: skipped, unread, in bounded memory."""
-    path = FOLDER / "long-line.jsonl.gz"
+def long_line_bomb(name: str, head: bytes, before: bytes, after: bytes) -> Path:
+    """A gzip file of ``head``, a line of 1 GiB (between ``before`` and ``after``) and ``head``
+    again: the long line is skipped unread, in bounded memory."""
+    path = FOLDER / name
     if not path.exists():
-        head = json.dumps({"text": random_words(5000, 2)}).encode() + b"\n"
         with open(path, "wb") as out:
-            out.write(gzip.compress(head + b'{"text": "'))
+            out.write(gzip.compress(head + before))
             packed = gzip.compress(ONE_WORD, 9)
             for _ in range(GIB // PIECE):
                 out.write(packed)
-            out.write(gzip.compress(b'"}\n' + head))
+            out.write(gzip.compress(after + head))
     return path
 
 
@@ -115,6 +115,8 @@ def main() -> int:
     compile_bytecode()
     FOLDER.mkdir(parents=True, exist_ok=True)
     fingerprint = ["fingerprint", "--silent", "-j", "1"]
+    row = random_words(5000, 2).encode() + b"\n"
+    line = json.dumps({"text": row.decode().strip()}).encode() + b"\n"
     jobs = [(f"1 GiB of one word, .{codec}", bomb(f"one-word.txt.{codec}", ONE_WORD, compress), fingerprint)
             for codec, compress in COMPRESSORS.items()]
     jobs += [
@@ -123,7 +125,9 @@ def main() -> int:
          ["fingerprint", "--silent", "-j", "1", "--method", "sentences"]),
         ("1 GiB of NUL bytes, .zst", bomb("nul.txt.zst", bytes(PIECE), COMPRESSORS["zst"]), fingerprint),
         ("HTTP response, 1 GiB gzip body", http_bomb(), fingerprint),
-        (".jsonl.gz with a 1 GiB line", long_line_bomb(), fingerprint),
+        (".jsonl.gz with a 1 GiB line", long_line_bomb("long-line.jsonl.gz", line, b'{"text": "', b'"}\n'),
+         fingerprint),
+        (".csv.gz with a 1 GiB row", long_line_bomb("long-row.csv.gz", b"text\n" + row, b"", b"\n"), fingerprint),
     ]
     ascii_line = json_line("one-line-ascii.jsonl", lambda: random_words(100_000_000, 3))
     accents_line = json_line("one-line-accents.jsonl", lambda: random_words(88_000_000, 4, prefix="é"))  # 100 MB

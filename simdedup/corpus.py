@@ -276,7 +276,7 @@ def iter_csv(path: str, text_field: str = "text", id_field: str | None = None,
         number = 0
         while True:
             number += 1
-            lines.taken = 0
+            lines.new_row()
             try:
                 row = next(reader)
             except StopIteration:
@@ -303,27 +303,36 @@ _SURROGATE = re.compile("[\udc80-\udcff]")
 
 class _CsvLines:
     """The lines of a text stream for the csv module, one at a time and each at most ``limit``
-    characters, nor more than ``limit`` for all the lines of one row (``taken``, reset by the
-    reader): a longer one raises ValueError once read past, so that only its row is lost."""
+    characters, nor more than ``limit`` for all the lines of one row (counted from
+    :meth:`new_row`): a longer one raises ValueError once read past (a quoted field to its
+    closing quote), so that only its row is lost."""
 
     def __init__(self, handle: io.TextIOWrapper, limit: int):
-        self.handle, self.limit, self.taken = handle, limit, 0
+        self.handle, self.limit = handle, limit
+        self.new_row()
+
+    def new_row(self) -> None:
+        self.taken, self.quoted = 0, False  # characters of the row so far; inside a quoted field
 
     def __iter__(self) -> "_CsvLines":
         return self
 
     def __next__(self) -> str:
-        line = self.handle.readline(self.limit + 1)
+        line = self._line()
+        if line is None:
+            raise ValueError(f"a line longer than {self.limit} characters (--max-line-bytes)")
         if not line:
             raise StopIteration
         self.taken += len(line)
-        if len(line) > self.limit and not line.endswith(("\n", "\r")):
-            while line and not line.endswith(("\n", "\r")):  # the rest of this line goes unread
-                line = self.handle.readline(CHUNK_BYTES)
-            raise ValueError(f"a line longer than {self.limit} characters (--max-line-bytes)")
+        self.quoted ^= line.count('"') % 2 == 1  # a doubled quote ("") inside a field changes nothing
         if self.taken > self.limit:
+            while self.quoted and (line := self._line()) != "":  # the rest of the field and its row
+                self.quoted ^= line is not None and line.count('"') % 2 == 1
             raise ValueError(f"a row longer than {self.limit} characters (--max-line-bytes)")
         return line
+
+    def _line(self) -> str | None:
+        return _bounded_line(self.handle, self.limit, ("\n", "\r"))
 
 
 def iter_parquet(path: str, text_field: str = "text", id_field: str | None = None,
@@ -421,21 +430,22 @@ def _jsonl_lines(path: str, text_field: str, id_field: str | None,
             yield Source(f"{path}:{number + 1}", f"read error: {exc}"), b""
 
 
-def _bounded_line(handle: BinaryIO, limit: int) -> bytes | None:
-    """The next line of a binary stream (b"" at its end), or None for one of more than ``limit``
-    bytes (its line end aside), which is read past in pieces and not kept."""
-    parts: list[bytes] | None = []
+def _bounded_line(handle: Any, limit: int, ends: tuple = (b"\n",)) -> Any:
+    """The next line of a stream of bytes (or of text, with ``ends`` the text's line ends), empty
+    at its end, or None for one of more than ``limit`` bytes or characters (its last one aside,
+    when it ends the line), which is read past in pieces and not kept."""
+    parts: list | None = []
     size = 0
     while True:
         piece = handle.readline(CHUNK_BYTES)
         size += len(piece)
-        newline = piece.endswith(b"\n")
-        if parts is not None and size - newline > limit:
+        ended = piece.endswith(ends)
+        if parts is not None and size - ended > limit:
             parts = None
         if parts is not None:
             parts.append(piece)
-        if newline or not piece:
-            return None if parts is None else b"".join(parts)
+        if ended or not piece:
+            return None if parts is None else piece[:0].join(parts)
 
 
 def _too_long(path: str, number: int, limit: int) -> Source:

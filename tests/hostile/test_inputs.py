@@ -705,3 +705,15 @@ def test_repeated_chunks_are_counted_as_often_as_they_occur(chunks, name):
 
     tokenizer = get_tokenizer(name)
     assert tokenizer.features(chunks) == dict(Counter(tokenizer.tokens("".join(chunks))))
+
+
+def test_a_quoted_csv_field_over_the_limit_costs_only_its_row(tmp_path):
+    """A quoted field of many short lines, longer than the limit in all: its row is skipped, read
+    past to its closing quote, and the next row is read as a row (not the field's lines)."""
+    field = '"' + 'word ""quoted""\n' * 100_000 + 'end"'  # about 1.6 MB over 100,001 lines
+    (tmp_path / "d.csv").write_text(f"id,text\na,{text(1)}\nbig,{field}\nc,{text(2)}\n")
+    code, out, err = simdedup("fingerprint", "-j", "1", "--max-line-bytes", 1 << 20, "--id-field", "id",
+                              tmp_path / "d.csv")
+    assert code == 3, err
+    assert ids(out) == ["a", "c"]
+    assert warned_lines(err, tmp_path / "d.csv") == [2] and len(warnings(err)) == 1
