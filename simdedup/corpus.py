@@ -434,10 +434,12 @@ def _bounded_line(handle: Any, limit: int, ends: tuple = (b"\n",)) -> Any:
     """The next line of a stream of bytes (or of text, with ``ends`` the text's line ends), empty
     at its end, or None for one of more than ``limit`` bytes or characters (its last one aside,
     when it ends the line), which is read past in pieces and not kept."""
+    piece = handle.readline(CHUNK_BYTES)
+    if not piece or (piece.endswith(ends) and len(piece) <= limit + 1):
+        return piece  # the common case: a whole line in one piece
     parts: list | None = []
     size = 0
     while True:
-        piece = handle.readline(CHUNK_BYTES)
         size += len(piece)
         ended = piece.endswith(ends)
         if parts is not None and size - ended > limit:
@@ -446,6 +448,7 @@ def _bounded_line(handle: Any, limit: int, ends: tuple = (b"\n",)) -> Any:
             parts.append(piece)
         if ended or not piece:
             return None if parts is None else piece[:0].join(parts)
+        piece = handle.readline(CHUNK_BYTES)
 
 
 def _too_long(path: str, number: int, limit: int) -> Source:
