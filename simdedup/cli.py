@@ -179,8 +179,8 @@ _INPUT_OPTIONS = [
                  help="Directory walks leave out files and directories that match (repeatable)."),
     click.option("--min-bytes", type=click.IntRange(min=0), default=0, help="Directory walks leave out smaller files."),
     click.option("--max-line-bytes", type=click.IntRange(min=1 << 20),
-                 help="Skip longer JSON lines, CSV rows and WARC record bodies, which are read into memory "
-                      "whole [default: 128 MiB]."),
+                 help="Skip longer JSON lines, CSV rows, Parquet texts and WARC record bodies, which are "
+                      "read into memory whole [default: 128 MiB]."),
 ]
 
 
