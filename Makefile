@@ -42,8 +42,9 @@ compare: $(STAMP)  ## every method side by side on ../shared/eval (skipped when 
 bench: $(STAMP)  ## speed benchmarks against the anchors (installs them in .venv-bench)
 	$(BIN)/python benchmarks/speed.py
 
-large: $(STAMP)  ## memory and speed on 10^5 small files and a 2 GB JSON-lines file
+large: $(STAMP)  ## memory and speed on 10^5 small files, a 2 GB JSON-lines file and hostile inputs
 	$(BIN)/python benchmarks/large_inputs.py
+	$(BIN)/python benchmarks/hostile_memory.py
 
 clean:  ## remove the virtualenvs and caches
 	rm -rf $(VENV) $(EVAL_VENV) .venv-bench-a .venv-bench-b .pytest_cache .hypothesis build *.egg-info

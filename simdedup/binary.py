@@ -22,7 +22,6 @@ All integers are little-endian.
 
 from __future__ import annotations
 
-import json
 import struct
 from dataclasses import dataclass
 from typing import Any, BinaryIO, Iterable, Iterator
@@ -30,6 +29,7 @@ from typing import Any, BinaryIO, Iterable, Iterator
 import numpy as np
 
 from .errors import RecordError
+from .jsonline import parse_json_line
 from .output import write_all
 from .records import FingerprintRecord
 
@@ -141,24 +141,30 @@ def read_blocks(stream: BinaryIO, name: str, first: bytes = b"") -> Iterator[Blo
         if not template.endswith(b"\n"):
             raise RecordError(f"{where} is cut short (the file is truncated)")
         try:
-            obj = json.loads(template)
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            raise RecordError(f"{where}: its settings line is not JSON") from None
+            obj = parse_json_line(template)
+        except ValueError as exc:
+            raise RecordError(f"{where}: its settings line: {exc}") from None
         _, _, bits, _, _, _, key = _fields(obj, where)
         n, id_bytes = _COUNTS.unpack(_read_exactly(stream, _COUNTS.size, where))
         blob = _read_exactly(stream, id_bytes, where)
         lengths = np.frombuffer(_read_exactly(stream, 4 * n, where), dtype="<u4")
         if int(lengths.sum(dtype=np.int64)) + max(n - 1, 0) != len(blob):
             raise RecordError(f"{where}: the id lengths do not add up")
-        text = blob.decode("utf-8", "surrogatepass")
-        if text.count("\n") == max(n - 1, 0):
-            ids = text.split("\n") if n else []
-        else:  # some ids hold newlines: cut by length
-            ends = np.cumsum(lengths.astype(np.int64) + 1) - 1
-            ids = [blob[a:b].decode("utf-8", "surrogatepass") for a, b in zip((ends - lengths).tolist(), ends.tolist())]
+        try:
+            text = blob.decode("utf-8", "surrogatepass")
+            if text.count("\n") == max(n - 1, 0):
+                ids = text.split("\n") if n else []
+            else:  # some ids hold newlines: cut by length
+                ends = np.cumsum(lengths.astype(np.int64) + 1) - 1
+                ids = [blob[a:b].decode("utf-8", "surrogatepass")
+                       for a, b in zip((ends - lengths).tolist(), ends.tolist())]
+        except UnicodeDecodeError as exc:
+            raise RecordError(f"{where}: an id is not UTF-8 ({exc.reason} at byte {exc.start})") from None
         words = bits // 64
         values = np.frombuffer(_read_exactly(stream, 8 * words * n, where), dtype="<u8").reshape(n, words)
         features = np.frombuffer(_read_exactly(stream, 8 * n, where), dtype="<i8")
+        if n and features.min() < 0:
+            raise RecordError(f"{where}: a negative number of features")
         sizes = np.frombuffer(_read_exactly(stream, 8 * n, where), dtype="<i8")
         sketches = None
         if key[-1]:

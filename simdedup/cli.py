@@ -182,6 +182,9 @@ _INPUT_OPTIONS = [
     click.option("--exclude", "excludes", multiple=True, metavar="PATTERN",
                  help="Directory walks leave out files and directories that match (repeatable)."),
     click.option("--min-bytes", type=click.IntRange(min=0), default=0, help="Directory walks leave out smaller files."),
+    click.option("--max-line-bytes", type=click.IntRange(min=1 << 20),
+                 help="Skip longer JSON lines, CSV rows, Parquet texts and WARC record bodies, which are "
+                      "read into memory whole [default: 128 MiB]."),
 ]
 
 
@@ -189,7 +192,7 @@ def _inputs(kwargs: dict[str, Any]) -> dict[str, Any]:
     """Take the input options out of a command's keyword arguments; with ``--features-field``,
     the field read is that one, as a :class:`simdedup.corpus.FeaturesField`."""
     inputs = {name: kwargs.pop(name) for name in ("null", "jsonl", "text_field", "id_field", "globs", "excludes",
-                                                   "min_bytes")}
+                                                   "min_bytes", "max_line_bytes")}
     features_field = kwargs.pop("features_field")
     if features_field is not None:
         from .corpus import FeaturesField
@@ -357,7 +360,8 @@ def _fingerprinter(method: str, sentence_count: int, hash_name: str, tokenizer_n
 
 def _sources(paths: tuple[str, ...], null: bool, jsonl: bool | None = False, text_field: str = "text",
              id_field: str | None = None, globs: tuple[str, ...] = (), excludes: tuple[str, ...] = (),
-             min_bytes: int = 0, jsonl_files: list[str] | None = None, count: bool = True,
+             min_bytes: int = 0, jsonl_files: list[str] | None = None, max_line_bytes: int | None = None,
+             count: bool = True,
              verbose: bool = False, exclude: tuple[tuple[int, int], ...] = (),
              overwritten: dict[tuple[int, int], str] | None = None) -> tuple[Any, int | None, int | None]:
     """Sources named on the command line, their number when it is known up front, and, for files
@@ -387,13 +391,13 @@ def _sources(paths: tuple[str, ...], null: bool, jsonl: bool | None = False, tex
                 else:
                     yield path
 
-        return expand_jsonl(found(named()), jsonl, text_field, id_field, jsonl_files), None, None
+        return expand_jsonl(found(named()), jsonl, text_field, id_field, jsonl_files, max_line_bytes), None, None
     if not count:
-        return expand_jsonl(found(paths), jsonl, text_field, id_field, jsonl_files), None, None
+        return expand_jsonl(found(paths), jsonl, text_field, id_field, jsonl_files, max_line_bytes), None, None
     sources = list(found(paths))
     if jsonl or (jsonl is None and any(table_kind(s.path) for s in sources)):
         total_bytes = sum(os.path.getsize(s.path) for s in sources if s.reason is None and os.path.isfile(s.path))
-        return expand_jsonl(sources, jsonl, text_field, id_field, jsonl_files), None, total_bytes
+        return expand_jsonl(sources, jsonl, text_field, id_field, jsonl_files, max_line_bytes), None, total_bytes
     return sources, len(sources), None
 
 
@@ -497,7 +501,8 @@ def _write_unique(unique: Any, clusters: list[Any], ids: list[str], jsonl_files:
 
     drop = dropped_ids(clusters, ids)
     if isinstance(unique, KeptLines):
-        count = unique.write(ids, drop, jsonl_files, inputs["text_field"], inputs["id_field"])
+        count = unique.write(ids, drop, jsonl_files, inputs["text_field"], inputs["id_field"],
+                             inputs["max_line_bytes"])
     else:
         count = unique.write(ids, drop, jsonl_files, read)
     message(f"simdedup: wrote {count} documents without their {len(drop)} duplicates to {unique.name}")

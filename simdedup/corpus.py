@@ -17,16 +17,20 @@ from __future__ import annotations
 import codecs
 import fnmatch
 import io
-import json
 import os
+import re
 import stat
 from dataclasses import dataclass, field
-from typing import BinaryIO, Iterable, Iterator
+from typing import Any, BinaryIO, Iterable, Iterator
 
-from .errors import SkipDocument
-from .web import looks_like_http, parse_http_response
+from .errors import DamagedInput, SkipDocument, first_line
+from .jsonline import parse_json_line
+from .web import looks_like_http, read_http_response
 
 CHUNK_BYTES = 1 << 20
+#: the longest JSON line, CSV row (characters) or WARC record body read, by default: these are
+#: held in memory whole, unlike a document file, so longer ones are skipped
+MAX_LINE_BYTES = 1 << 27
 _SNIFF_BYTES = 8192
 #: a run without whitespace longer than this (characters) is cut where it stands
 _MAX_CARRY = 4 * CHUNK_BYTES
@@ -96,6 +100,9 @@ def is_compressed(path: str) -> bool:
 def open_binary(path: str) -> BinaryIO:
     """``path`` opened for reading bytes, decompressed on the fly when its name says so.
 
+    A damaged compressed file (truncated, corrupt) raises :class:`DamagedInput`, an OSError,
+    where the damage is met, whatever the codec.
+
     Raises:
         SkipDocument: the file cannot be opened, or ``.zst`` without the zstandard package.
     """
@@ -104,26 +111,107 @@ def open_binary(path: str) -> BinaryIO:
         if lower.endswith(".gz"):
             import gzip
 
-            return gzip.open(path, "rb")  # type: ignore[return-value]
+            return _decompressing(gzip.open(path, "rb"), "gzip")
         if lower.endswith(".bz2"):
             import bz2
 
-            return bz2.open(path, "rb")  # type: ignore[return-value]
+            return _decompressing(bz2.open(path, "rb"), "bzip2")
         if lower.endswith((".xz", ".lzma")):
             import lzma
 
-            return lzma.open(path, "rb")  # type: ignore[return-value]
+            return _decompressing(lzma.open(path, "rb"), "xz")
         if lower.endswith(".zst"):
             try:
                 import zstandard
             except ImportError:
                 raise SkipDocument(path, "reading .zst needs the zstandard package: pip install zstandard") from None
-            # Buffered, so that it has lines and a fileno-less read like the other streams.
-            stream = zstandard.ZstdDecompressor().stream_reader(open(path, "rb"), closefd=True)
-            return io.BufferedReader(stream)  # type: ignore[arg-type]
+            return io.BufferedReader(_ZstdFrames(open(path, "rb"), zstandard))
         return open(path, "rb")
     except OSError as exc:
         raise SkipDocument(path, f"cannot read: {exc.strerror or exc}") from None
+
+
+class _Decompressing(io.RawIOBase):
+    """A standard-library decompressing file whose damage reads as :class:`DamagedInput`:
+    they raise EOFError (truncated), OSError without errno, zlib.error or lzma.LZMAError."""
+
+    def __init__(self, stream: BinaryIO, codec: str):
+        import lzma
+        import zlib
+
+        self._stream, self._codec = stream, codec
+        self._damage = (EOFError, zlib.error, lzma.LZMAError, OSError)
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:  # type: ignore[no-untyped-def]
+        try:
+            return self._stream.readinto(buffer)
+        except self._damage as exc:
+            if isinstance(exc, OSError) and exc.errno is not None:
+                raise  # the disk, not the data
+            raise DamagedInput(f"truncated or damaged {self._codec} data ({exc})") from None
+
+    def close(self) -> None:
+        self._stream.close()
+        super().close()
+
+
+def _decompressing(stream: BinaryIO, codec: str) -> BinaryIO:
+    return io.BufferedReader(_Decompressing(stream, codec))  # type: ignore[return-value]
+
+
+class _ZstdFrames(io.RawIOBase):
+    """The zstd frames of a file decompressed one after another, in bounded steps.
+
+    The zstandard package's stream reader ends quietly where a truncated frame ends; here a
+    file that ends inside a frame raises :class:`DamagedInput`. Compressed input is fed
+    :data:`STEP` bytes at a time: a zstd block of at most 128 KiB takes at least 4 bytes, so one
+    step never gives more than about 32 MiB, however the file was made.
+    """
+
+    STEP = 1 << 10
+
+    def __init__(self, stream: BinaryIO, zstandard: Any):
+        self._stream, self._zstandard = stream, zstandard
+        self._frame = zstandard.ZstdDecompressor().decompressobj()
+        self._in_frame = False  # input given to the current frame, whose end is not reached
+        self._output = memoryview(b"")
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:  # type: ignore[no-untyped-def]
+        while not self._output:
+            data = self._stream.read(self.STEP)
+            if not data:
+                if self._in_frame:
+                    raise DamagedInput("truncated zstd data (the file ends inside a frame)")
+                return 0
+            self._output = memoryview(self._decompress(data))
+        size = min(len(buffer), len(self._output))
+        buffer[:size] = self._output[:size]
+        self._output = self._output[size:]
+        return size
+
+    def _decompress(self, data: bytes) -> bytes:
+        parts = []
+        while data:
+            try:
+                parts.append(self._frame.decompress(data))
+            except self._zstandard.ZstdError as exc:
+                raise DamagedInput(f"damaged zstd data ({exc})") from None
+            self._in_frame = not self._frame.eof
+            if not self._frame.eof:
+                break
+            data = self._frame.unused_data  # the next frame starts here
+            self._frame = self._zstandard.ZstdDecompressor().decompressobj()
+        return b"".join(parts)
+
+    def close(self) -> None:
+        self._stream.close()
+        super().close()
 
 
 def _plain_name(path: str) -> str:
@@ -160,40 +248,103 @@ def table_kind(path: str) -> str | None:
     return None
 
 
-def iter_csv(path: str, text_field: str = "text", id_field: str | None = None) -> Iterator[Source]:
+def iter_csv(path: str, text_field: str = "text", id_field: str | None = None,
+             max_line: int | None = None) -> Iterator[Source]:
     """One Source per row of a CSV (or, named ``.tsv``, tab-separated) file with a header row.
 
     ``text_field`` and ``id_field`` name columns; without an id column the id is ``FILE:ROW``
-    (rows counted from 1 after the header).
+    (rows counted from 1 after the header). Fields of any size are read; a row that cannot be
+    (over ``max_line`` characters, not UTF-8, not CSV) is skipped alone as ``FILE:ROW``.
     """
     import csv
 
+    limit = max_line or MAX_LINE_BYTES
     try:
         raw = open_binary(path)
     except SkipDocument as exc:
         yield Source(path, exc.reason)
         return
-    with io.TextIOWrapper(raw, encoding="utf-8", newline="") as handle:
-        dialect = "excel-tab" if _plain_name(path).endswith(".tsv") else "excel"
+    csv.field_size_limit(max(limit, csv.field_size_limit()))  # the default, 128 KiB, would stop the file
+    with io.TextIOWrapper(raw, encoding="utf-8", errors="surrogateescape", newline="") as handle:
+        lines = _CsvLines(handle, limit)
+        reader = csv.DictReader(lines, dialect="excel-tab" if _plain_name(path).endswith(".tsv") else "excel")
         try:
-            reader = csv.DictReader(handle, dialect=dialect)
             columns = reader.fieldnames or []
-            for needed in (text_field, id_field):
-                if needed is not None and needed not in columns:
-                    yield Source(path, f"no column {needed!r} (columns: {', '.join(columns)})")
-                    return
-            for number, row in enumerate(reader, 1):
-                text = row.get(text_field)
-                if text is None:
-                    yield Source(f"{path}:{number}", "row has too few fields")
-                    continue
-                yield Source(row[id_field] if id_field else f"{path}:{number}", text=text)
-        except (UnicodeDecodeError, csv.Error) as exc:
-            yield Source(path, f"cannot read as CSV: {exc}")
+        except (csv.Error, OSError, ValueError) as exc:
+            yield Source(path, f"cannot read the header row: {exc}")
+            return
+        for needed in (text_field, id_field):
+            if needed is not None and needed not in columns:
+                yield Source(path, f"no column {needed!r} (columns: {', '.join(columns)})")
+                return
+        number = 0
+        while True:
+            number += 1
+            lines.new_row()
+            try:
+                row = next(reader)
+            except StopIteration:
+                return
+            except OSError as exc:  # the file itself (a damaged compressed file): no row after this one
+                yield Source(f"{path}:{number}", f"read error: {exc.strerror or exc}")
+                return
+            except (csv.Error, ValueError) as exc:
+                yield Source(f"{path}:{number}", f"cannot read as CSV: {exc}")
+                continue
+            text = row.get(text_field)
+            doc_id = row[id_field] if id_field else f"{path}:{number}"
+            if text is None or doc_id is None:
+                yield Source(f"{path}:{number}", "row has too few fields")
+            elif _SURROGATE.search(text) or _SURROGATE.search(doc_id):
+                yield Source(f"{path}:{number}", "not valid UTF-8")
+            else:
+                yield Source(doc_id, text=text)
 
 
-def iter_parquet(path: str, text_field: str = "text", id_field: str | None = None) -> Iterator[Source]:
-    """One Source per row of a Parquet file, read in record batches (needs pyarrow)."""
+#: what a byte that is not UTF-8 becomes in text decoded with errors="surrogateescape"
+_SURROGATE = re.compile("[\udc80-\udcff]")
+
+
+class _CsvLines:
+    """The lines of a text stream for the csv module, one at a time and each at most ``limit``
+    characters, nor more than ``limit`` for all the lines of one row (counted from
+    :meth:`new_row`): a longer one raises ValueError once read past (a quoted field to its
+    closing quote), so that only its row is lost."""
+
+    def __init__(self, handle: io.TextIOWrapper, limit: int):
+        self.handle, self.limit = handle, limit
+        self.new_row()
+
+    def new_row(self) -> None:
+        self.taken, self.quoted = 0, False  # characters of the row so far; inside a quoted field
+
+    def __iter__(self) -> "_CsvLines":
+        return self
+
+    def __next__(self) -> str:
+        line = self._line()
+        if line is None:
+            raise ValueError(f"a line longer than {self.limit} characters (--max-line-bytes)")
+        if not line:
+            raise StopIteration
+        self.taken += len(line)
+        self.quoted ^= line.count('"') % 2 == 1  # a doubled quote ("") inside a field changes nothing
+        if self.taken > self.limit:
+            while self.quoted and (line := self._line()) != "":  # the rest of the field and its row
+                self.quoted ^= line is not None and line.count('"') % 2 == 1
+            raise ValueError(f"a row longer than {self.limit} characters (--max-line-bytes)")
+        return line
+
+    def _line(self) -> str | None:
+        return _bounded_line(self.handle, self.limit, ("\n", "\r"))
+
+
+def iter_parquet(path: str, text_field: str = "text", id_field: str | None = None,
+                 max_line: int | None = None) -> Iterator[Source]:
+    """One Source per row of a Parquet file, read in record batches (needs pyarrow). A row group
+    that cannot be read is skipped alone (its rows named ``FILE:ROW``, counted from 1), and so
+    is a row whose text is over ``max_line`` bytes."""
+    limit = max_line or MAX_LINE_BYTES
     try:
         import pyarrow.parquet as pq
     except ImportError:
@@ -201,24 +352,36 @@ def iter_parquet(path: str, text_field: str = "text", id_field: str | None = Non
         return
     try:
         table = pq.ParquetFile(path)
-        columns = [text_field] + ([id_field] if id_field else [])
-        missing = [c for c in columns if c not in table.schema_arrow.names]
-        if missing:
-            yield Source(path, f"no column {missing[0]!r} (columns: {', '.join(table.schema_arrow.names)})")
-            return
-        number = 0
-        for batch in table.iter_batches(columns=columns, batch_size=4096):
-            texts = batch.column(0).to_pylist()
-            ids = batch.column(1).to_pylist() if id_field else None
-            for i, text in enumerate(texts):
-                number += 1
-                doc_id = str(ids[i]) if ids is not None else f"{path}:{number}"
-                if not isinstance(text, str):
-                    yield Source(doc_id, f"column {text_field!r} is not text in this row")
-                else:
-                    yield Source(doc_id, text=text)
+        names = table.schema_arrow.names
+        groups = [table.metadata.row_group(g).num_rows for g in range(table.num_row_groups)]
     except (OSError, ValueError) as exc:  # pyarrow's errors derive from these
-        yield Source(path, f"cannot read as Parquet: {exc}")
+        yield Source(path, f"cannot read as Parquet: {first_line(exc)}")
+        return
+    columns = [text_field] + ([id_field] if id_field else [])
+    missing = [c for c in columns if c not in names]
+    if missing:
+        yield Source(path, f"no column {missing[0]!r} (columns: {', '.join(names)})")
+        return
+    first = 1  # the number of the first row of each row group
+    for group, rows in enumerate(groups):
+        number = first
+        try:
+            for batch in table.iter_batches(columns=columns, batch_size=4096, row_groups=[group]):
+                texts = batch.column(0).to_pylist()
+                ids = batch.column(1).to_pylist() if id_field else None
+                for i, text in enumerate(texts):
+                    doc_id = str(ids[i]) if ids is not None else f"{path}:{number}"
+                    number += 1
+                    if not isinstance(text, str):
+                        yield Source(doc_id, f"column {text_field!r} is not text in this row")
+                    elif len(text) > limit:
+                        yield Source(doc_id, f"text longer than {limit} characters (--max-line-bytes)")
+                    else:
+                        yield Source(doc_id, text=text)
+        except (OSError, ValueError) as exc:
+            yield Source(f"{path}:{number}", f"cannot read rows {number} to {first + rows - 1} "
+                                             f"(row group {group + 1}) as Parquet: {first_line(exc)}")
+        first += rows
 
 
 def _field(obj: object, dotted: str) -> object:
@@ -229,74 +392,124 @@ def _field(obj: object, dotted: str) -> object:
     return obj
 
 
-def iter_jsonl(path: str, text_field: str = "text", id_field: str | None = None) -> Iterator[Source]:
+def iter_jsonl(path: str, text_field: str = "text", id_field: str | None = None,
+               max_line: int | None = None) -> Iterator[Source]:
     """One Source per document line of a JSON-lines file (see :func:`iter_jsonl_lines`)."""
-    for source, _ in iter_jsonl_lines(path, text_field, id_field):
+    for source, _ in iter_jsonl_lines(path, text_field, id_field, max_line):
         yield source
 
 
-def iter_jsonl_lines(path: str, text_field: str = "text", id_field: str | None = None) -> Iterator[tuple[Source, bytes]]:
+def iter_jsonl_lines(path: str, text_field: str = "text", id_field: str | None = None,
+                     max_line: int | None = None) -> Iterator[tuple[Source, bytes]]:
     """One Source per line of a JSON-lines file (streamed; compressed files too).
 
     ``text_field`` and ``id_field`` are dotted paths into each object (``meta.url``); without an
     id field the id is ``FILE:LINE``. A line that is not an object with a string text (or a
-    usable id) becomes a skipped Source named ``FILE:LINE`` with the reason.
+    usable id), or is longer than ``max_line`` bytes, becomes a skipped Source named
+    ``FILE:LINE`` with the reason.
     """
     try:
         handle = open_binary(path)
     except SkipDocument as exc:
         yield Source(path, exc.reason), b""
         return
-    for source, raw in _jsonl_lines(path, text_field, id_field, handle):
+    for source, raw in _jsonl_lines(path, text_field, id_field, handle, max_line or MAX_LINE_BYTES):
         yield documents(source)[0], raw
 
 
 def _jsonl_lines(path: str, text_field: str, id_field: str | None,
-                 handle: BinaryIO) -> Iterator[tuple[Source, bytes]]:
-    """The lines of an open JSON-lines file as unparsed Sources named ``FILE:LINE``."""
+                 handle: BinaryIO, limit: int) -> Iterator[tuple[Source, bytes]]:
+    """The lines of an open JSON-lines file as unparsed Sources named ``FILE:LINE``; a line over
+    ``limit`` bytes is read past, not into memory."""
     with handle:
         number = 0
         try:
-            for number, raw in enumerate(handle, 1):
-                if raw.strip():
+            while (raw := _bounded_line(handle, limit)) != b"":
+                number += 1
+                if raw is None:
+                    yield _too_long(path, number, limit), b""
+                elif raw.strip():
                     yield Source(f"{path}:{number}", line=(raw, text_field, id_field)), raw
         except (OSError, EOFError, ValueError) as exc:  # a truncated or corrupt compressed file
             yield Source(f"{path}:{number + 1}", f"read error: {exc}"), b""
+
+
+def _bounded_line(handle: Any, limit: int, ends: tuple = (b"\n",)) -> Any:
+    """The next line of a stream of bytes (or of text, with ``ends`` the text's line ends), empty
+    at its end, or None for one of more than ``limit`` bytes or characters (its last one aside,
+    when it ends the line), which is read past in pieces and not kept."""
+    piece = handle.readline(CHUNK_BYTES)
+    if not piece or (piece.endswith(ends) and len(piece) <= limit + 1):
+        return piece  # the common case: a whole line in one piece
+    parts: list | None = []
+    size = 0
+    while True:
+        size += len(piece)
+        ended = piece.endswith(ends)
+        if parts is not None and size - ended > limit:
+            parts = None
+        if parts is not None:
+            parts.append(piece)
+        if ended or not piece:
+            return None if parts is None else piece[:0].join(parts)
+        piece = handle.readline(CHUNK_BYTES)
+
+
+def _too_long(path: str, number: int, limit: int) -> Source:
+    return Source(f"{path}:{number}", f"line longer than {limit} bytes (--max-line-bytes); not read")
 
 
 #: bytes of a JSON-lines file handed out at once (see :func:`documents`)
 SPAN_BYTES = 1 << 18
 
 
-def iter_jsonl_unparsed(path: str, text_field: str = "text", id_field: str | None = None) -> Iterator[Source]:
+def iter_jsonl_unparsed(path: str, text_field: str = "text", id_field: str | None = None,
+                        max_line: int | None = None) -> Iterator[Source]:
     """As :func:`iter_jsonl`, but read and parsed only by :func:`documents`, where they are used:
-    stretches of whole lines of a plain file, single lines of a compressed one."""
+    stretches of whole lines of a plain file, single lines of a compressed one. Only the line
+    ends are looked for here; a line over ``max_line`` bytes is reported, and left out."""
+    limit = max_line or MAX_LINE_BYTES
     try:
         handle = open_binary(path)
     except SkipDocument as exc:
         yield Source(path, exc.reason)
         return
     if is_compressed(path) or not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-        for source, _ in _jsonl_lines(path, text_field, id_field, handle):
+        for source, _ in _jsonl_lines(path, text_field, id_field, handle, limit):
             yield source
         return
     with handle:
-        offset, line, pending = 0, 1, b""
+        # Lines from ``start`` (line number ``line``) are not handed out yet; the bytes from
+        # there to ``position`` hold no line end. A block is never longer than the limit, so
+        # only a line that crosses blocks can be.
+        start, line, position, skipping = 0, 1, 0, False
         while True:
             try:
-                block = handle.read(SPAN_BYTES)
+                block = handle.read(min(SPAN_BYTES, limit))
             except OSError as exc:
                 yield Source(f"{path}:{line}", f"read error: {exc.strerror or exc}")
                 return
-            data = pending + block
-            cut = len(data) if not block else data.rfind(b"\n") + 1
-            if cut:
-                yield Source(f"{path}:{line}", span=(offset, cut, line, text_field, id_field))
-                line += data.count(b"\n", 0, cut)
-                offset += cut
-            pending = data[cut:]
             if not block:
+                if position > start and not skipping:
+                    yield Source(f"{path}:{line}", span=(start, position - start, line, text_field, id_field))
                 return
+            block_start, position = position, position + len(block)
+            first = block.find(b"\n")
+            if first < 0:
+                if not skipping and position - start > limit:
+                    yield _too_long(path, line, limit)
+                    skipping = True
+                continue
+            if skipping or block_start + first - start > limit:  # the line that ends here is too long
+                if not skipping:
+                    yield _too_long(path, line, limit)
+                skipping = False
+                start, line = block_start + first + 1, line + 1
+            end = block_start + block.rfind(b"\n") + 1
+            if end > start:
+                yield Source(f"{path}:{line}", span=(start, end - start, line, text_field, id_field))
+                line += block.count(b"\n", max(start - block_start, 0), end - block_start)
+                start = end
 
 
 class FeaturesField(str):
@@ -309,11 +522,11 @@ class FeaturesField(str):
 def _jsonl_document(where: str, raw: bytes, text_field: str, id_field: str | None) -> Source:
     """The document of one JSON line, or a skipped Source named ``where`` saying why not."""
     try:
-        obj = json.loads(raw)
+        obj = parse_json_line(raw)
         text = _field(obj, text_field)
         doc_id = where if id_field is None else _field(obj, id_field)
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        return Source(where, "not a JSON object")
+    except ValueError as exc:
+        return Source(where, str(exc))
     except KeyError as exc:
         return Source(where, f"no field {exc.args[0]!r}")
     if not isinstance(text, str) and not isinstance(text_field, FeaturesField):
@@ -330,31 +543,43 @@ def _jsonl_document(where: str, raw: bytes, text_field: str, id_field: str | Non
     return Source(str(doc_id), text=text)
 
 
-def iter_warc_documents(path: str, text_field: str = "text", id_field: str | None = None) -> Iterator[Source]:
-    """One Source per response record of a WARC file; HTML bodies reduced to their text."""
-    try:
-        from .web import html_text, iter_warc
+def iter_warc_documents(path: str, text_field: str = "text", id_field: str | None = None,
+                        max_line: int | None = None) -> Iterator[Source]:
+    """One Source per response record of a WARC file; HTML bodies reduced to their text. A record
+    that cannot be read (cut short, a body over ``max_line`` bytes, a damaged stretch of the
+    file) is skipped alone."""
+    from .web import html_text, iter_warc
 
-        for doc_id, body, charset, is_html in iter_warc(path):
-            try:
-                text = body.decode(charset or "utf-8")
-            except (LookupError, UnicodeDecodeError):
-                yield Source(doc_id, f"body is not {charset or 'utf-8'} text")
+    try:
+        for record in iter_warc(path, max_line or MAX_LINE_BYTES):
+            if record.body is None:
+                yield Source(record.id, record.problem)
                 continue
-            yield Source(doc_id, text="".join(html_text([text])) if is_html else text)
+            try:
+                encoding = text_codec(record.charset or "utf-8").name
+            except LookupError:
+                encoding = "utf-8"  # as for an HTTP response file: an unknown charset is not believed
+            try:
+                text = record.body.decode(encoding)
+            except UnicodeDecodeError:
+                yield Source(record.id, f"body is not {encoding} text")
+                continue
+            yield Source(record.id, text="".join(html_text([text])) if record.is_html else text)
     except ImportError:
         yield Source(path, "reading WARC files needs warcio: pip install 'simdedup[warc]'")
-    except Exception as exc:  # warcio's own errors for a damaged archive
-        yield Source(path, f"cannot read as WARC: {exc}")
+    except OSError as exc:
+        yield Source(path, f"cannot read: {exc.strerror or exc}")
 
 
 _TABLE_READERS = {"jsonl": iter_jsonl_unparsed, "csv": iter_csv, "parquet": iter_parquet, "warc": iter_warc_documents}
 
 
 def expand_jsonl(sources: Iterable[Source], jsonl: bool | None, text_field: str = "text",
-                 id_field: str | None = None, jsonl_files: list[str] | None = None) -> Iterator[Source]:
+                 id_field: str | None = None, jsonl_files: list[str] | None = None,
+                 max_line: int | None = None) -> Iterator[Source]:
     """Sources with every file of many documents replaced by its documents (JSON lines still
-    unparsed: see :func:`parsed`).
+    unparsed: see :func:`parsed`); JSON lines and CSV rows over ``max_line`` bytes
+    (:data:`MAX_LINE_BYTES` by default) are skipped.
 
     ``jsonl`` True reads every file as JSON lines, False reads every file as one document, None
     goes by the name: ``.jsonl``/``.ndjson`` (compressed or not), ``.csv``/``.tsv``, ``.parquet``.
@@ -370,7 +595,7 @@ def expand_jsonl(sources: Iterable[Source], jsonl: bool | None, text_field: str 
             continue
         if jsonl_files is not None:
             jsonl_files.append(source.path if kind == "jsonl" else f"{kind}:{source.path}")
-        yield from _TABLE_READERS[kind](source.path, text_field, id_field)
+        yield from _TABLE_READERS[kind](source.path, text_field, id_field, max_line)
 
 
 def _kind(mode: int) -> str:
@@ -563,6 +788,22 @@ def _path_name(raw: bytes, null: bool) -> str:
     return os.fsdecode(raw)
 
 
+def text_codec(encoding: str) -> codecs.CodecInfo:
+    """The codec of the text encoding ``encoding``.
+
+    Raises:
+        LookupError: no such codec, or one that is not a text encoding (``base64``, ``zlib``,
+            ``rot13``: codecs from bytes to bytes or text to text), saying which.
+    """
+    try:
+        codec = codecs.lookup(encoding)
+    except LookupError:
+        raise LookupError(f"unknown encoding {encoding!r}") from None
+    if not getattr(codec, "_is_text_encoding", True):
+        raise LookupError(f"{encoding!r} is not a text encoding")
+    return codec
+
+
 def _is_wide(encoding: str) -> bool:
     name = codecs.lookup(encoding).name
     return name.startswith(("utf-16", "utf-32"))
@@ -580,9 +821,9 @@ class DocumentReader:
     def __init__(self, path: str, encoding: str = "utf-8", chunk_bytes: int = CHUNK_BYTES,
                  data: bytes | None = None):
         try:
-            self.codec = None if encoding == "auto" else codecs.lookup(encoding)
-        except LookupError:
-            raise ValueError(f"unknown encoding {encoding!r}") from None
+            self.codec = None if encoding == "auto" else text_codec(encoding)
+        except LookupError as exc:
+            raise ValueError(str(exc)) from None
         self.path = path
         self.encoding = encoding
         self.chunk_bytes = chunk_bytes
@@ -614,24 +855,30 @@ class DocumentReader:
                 yield block
 
     def _http_body(self, handle: BinaryIO, first: bytes, codec: codecs.CodecInfo | None) -> tuple:
-        """Parse a whole HTTP response; continue with its body (and the charset it names)."""
+        """Read the head of an HTTP response; continue with its body, decoded as it is read (and
+        the charset it names)."""
         try:
-            response = parse_http_response(first + handle.read())
+            response = read_http_response(handle, first)
+            block = response.body.read(self.chunk_bytes)
+        except DamagedInput as exc:
+            raise SkipDocument(self.path, str(exc)) from None
         except (ValueError, OSError) as exc:
             raise SkipDocument(self.path, f"HTTP response: {exc}") from None
         self.is_html = response.is_html
         if response.charset:
             try:
-                codec = codecs.lookup(response.charset)
+                codec = text_codec(response.charset)
             except LookupError:
-                pass  # an unknown charset: the --encoding given
-        body = io.BytesIO(response.body)
-        return body, body.read(self.chunk_bytes), codec
+                pass  # an unknown charset, or one that is no text encoding: the --encoding given
+        return response.body, block, codec
 
     def __iter__(self) -> Iterator[str]:
+        return whitespace_chunks(self._decoded())
+
+    def _decoded(self) -> Iterator[str]:
+        """The text as it is decoded, block by block (the byte-order mark dropped)."""
         path = self.path
         with self._open() as handle:
-            carry = ""
             first = True
             try:
                 # A read of 1 MiB allocates 1 MiB even for a 2 KiB file: ask for what is there.
@@ -676,20 +923,39 @@ class DocumentReader:
                     first = False
                     if text[0] == "\ufeff":  # byte-order mark
                         text = text[1:]
-                text = carry + text
+                yield text
                 if final:
-                    if text:
-                        yield text
                     return
-                cut = _last_space(text)
-                if cut < 0 and len(text) < _MAX_CARRY:
-                    carry = text
-                elif cut < 0:  # no whitespace for megabytes: cut anyway rather than grow forever
-                    carry = ""
-                    yield text
-                elif cut > 0:
-                    carry = text[cut:]
-                    yield text[:cut]
+
+
+def whitespace_chunks(pieces: Iterable[str]) -> Iterator[str]:
+    """The text of ``pieces`` again, in chunks that end at whitespace (the last one where the
+    text ends); a run of :data:`_MAX_CARRY` characters without whitespace is cut where it stands
+    rather than grow for ever."""
+    carry = ""
+    for piece in pieces:
+        text = carry + piece
+        cut = _last_space(text)
+        if cut < 0 and len(text) < _MAX_CARRY:
+            carry = text
+        elif cut < 0:
+            carry = ""
+            yield text
+        elif cut > 0:
+            carry = text[cut:]
+            yield text[:cut]
+    if carry:
+        yield carry
+
+
+def text_chunks(text: str) -> Iterator[str]:
+    """A text held in memory in chunks of about :data:`CHUNK_BYTES` characters that end at
+    whitespace, as a file is read: tokenizing a huge JSON-lines document in one piece would
+    hold a string object per token."""
+    if len(text) <= CHUNK_BYTES:
+        yield text
+        return
+    yield from whitespace_chunks(text[start : start + CHUNK_BYTES] for start in range(0, len(text), CHUNK_BYTES))
 
 
 _BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF8, "utf-8"),

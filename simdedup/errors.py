@@ -45,3 +45,15 @@ class SkipDocument(SimdedupError):
         super().__init__(f"{path}: {reason}")
         self.path = path
         self.reason = reason
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of an exception's message, or its type when it has none (the errors of
+    pyarrow and warcio run over several lines)."""
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+class DamagedInput(OSError):
+    """Input data that does not decode: a truncated or corrupt compressed file, an HTTP body
+    that is not what its headers say (an OSError, so that every reader that handles read errors
+    handles it)."""

@@ -7,12 +7,12 @@ duplicate pairs. precision = |predicted & gold| / |predicted|, recall = |predict
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import asdict, dataclass
 from typing import Iterable, Iterator
 
 from .errors import RecordError
+from .jsonline import parse_json_line
 
 MATCHES = ("id", "basename", "stem")
 
@@ -39,9 +39,9 @@ def read_gold_pairs(lines: Iterable[str], name: str, match: str = "id") -> set[t
             continue
         if text.startswith("{"):
             try:
-                obj = json.loads(text)
+                obj = parse_json_line(text)
                 a, b = str(obj["a"]), str(obj["b"])
-            except (json.JSONDecodeError, KeyError, TypeError):
+            except (ValueError, KeyError, TypeError):
                 raise RecordError(f"{name}:{number}: expected a JSON object with 'a' and 'b'") from None
             if obj.get("dup", True) is False:
                 continue
@@ -62,10 +62,10 @@ def read_cluster_members(lines: Iterable[str], name: str, match: str = "id") -> 
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = parse_json_line(line)
             members = obj["members"] if isinstance(obj, dict) else obj
             ids = [m["id"] if isinstance(m, dict) else m for m in members]
-        except (json.JSONDecodeError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError):
             raise RecordError(f"{name}:{number}: not a cluster line") from None
         yield [normalise(str(i), match) for i in ids]
 

@@ -11,7 +11,8 @@ the same results.
   the ASCII cases of ``\\w`` and of ``str.split``'s whitespace, and the sums are exact integers.
   It is used only where it gives the same answer: 64-bit fingerprints, the ``xxh3`` hash, the
   ``words`` or ``whitespace`` tokenizer without shingles, UTF-8 input, documents that are ASCII
-  after an optional byte-order mark and at most :data:`MAX_BYTES` long; anything else takes
+  after an optional byte-order mark, and at most :data:`MAX_BYTES` long when read from a file (texts
+  held in memory, such as JSON lines, whatever their length); anything else takes
   the Python path.
 - :class:`KeywordKernel`: ``jieba-fast``'s TF-IDF keywords of a batch of segmented documents
   (:mod:`simdedup.tokenizers.jieba_tfidf`).
@@ -98,10 +99,16 @@ class Kernel:
                   values, features, sketches, TABLE_SLOTS)
         for d in np.flatnonzero(features < 0):  # more distinct tokens than the table holds
             size = len(documents[d])
-            slots = 1 << max(10, (size + 2).bit_length())
+            # Alone, in a table 16 times larger each time, up to one that holds every token distinct:
+            # a table sized for that at once (and first filled to a quarter of the bytes) would take
+            # about 5 bytes per byte of a 100 MB document, whatever its vocabulary.
+            most, slots = 1 << max(10, (size + 2).bit_length()), TABLE_SLOTS
             single = np.array([0, size], dtype=np.int64)
-            self._run(bytearray(documents[d]), single, TOKEN_CLASSES[token_class], bins, binary,
-                      values[d:], features[d:], sketches[d:], slots)
+            data = bytearray(documents[d])
+            while features[d] < 0 and slots < most:
+                slots = min(slots << 4, most)
+                self._run(data, single, TOKEN_CLASSES[token_class], bins, binary,
+                          values[d:], features[d:], sketches[d:], slots)
         return values, features, sketches
 
     def _run(self, data: bytearray, offsets: np.ndarray, is_token: np.ndarray, bins: int, binary: bool,

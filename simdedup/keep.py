@@ -16,12 +16,12 @@ A drop list is read by ``xargs rm``, so it never names the only real copy of a f
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator
 
 from .errors import RecordError, SimdedupError
+from .jsonline import parse_json_line
 
 POLICIES = ("representative", "first", "longest", "shortest", "newest", "oldest")
 
@@ -72,15 +72,16 @@ def read_clusters(lines: Iterable[str], name: str) -> Iterator[tuple[list[dict],
         if not line.strip():
             continue
         try:
-            cluster = json.loads(line)
+            cluster = parse_json_line(line)
             members = cluster["members"]
             members = [m if isinstance(m, dict) else {"id": m} for m in members]
             if not all(isinstance(m.get("id"), str) for m in members) or not members:
                 raise TypeError
-        except (json.JSONDecodeError, KeyError, TypeError, ValueError, RecursionError):
+        except (ValueError, KeyError, TypeError, RecursionError):
             raise RecordError(f"{name}:{number}: not a cluster line (no members with ids)") from None
         representative = cluster.get("representative")
-        if representative is not None and representative not in {m["id"] for m in members}:
+        if representative is not None and (not isinstance(representative, str)
+                                           or representative not in {m["id"] for m in members}):
             raise RecordError(f"{name}:{number}: the representative {representative!r} is not a member")
         yield members, representative
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from . import fastpath, workers
 from .cluster import Cluster, find_clusters
-from .corpus import DocumentReader, Source, documents, is_compressed
+from .corpus import CHUNK_BYTES, DocumentReader, Source, documents, is_compressed, text_chunks
 from .web import looks_like_http
 from .errors import RecordError, SkipDocument
 from .fingerprint import Fingerprinter
@@ -149,10 +149,10 @@ class DocumentFingerprinter(Method):
 
     def _text_record(self, doc_id: str, text: str) -> FingerprintRecord:
         """:meth:`fingerprint_text` on the Python path."""
-        features = self.tokenizer.features(visible_text([text], self.html))
+        features = self.tokenizer.features(visible_text(text_chunks(text), self.html))
         if not features:
             raise SkipDocument(doc_id, "no text to fingerprint")
-        return self.record(doc_id, features, len(text.encode("utf-8", "surrogatepass")))
+        return self.record(doc_id, features, _utf8_size(text))
 
     def record_from_reader(self, reader: DocumentReader) -> FingerprintRecord:
         features = self.tokenizer.features(visible_text(reader, self.html))
@@ -211,7 +211,7 @@ class DocumentFingerprinter(Method):
                     results[position] = source
                     continue
                 if source.text is not None:
-                    chunks, reader = list(visible_text([source.text], self.html)), None
+                    chunks, reader = list(visible_text(text_chunks(source.text), self.html)), None
                 else:
                     data = None if is_compressed(source.path) else _whole_file(source, TOGETHER_BYTES)
                     if data is None:  # compressed, large, not a regular file or unreadable: it streams
@@ -245,7 +245,7 @@ class DocumentFingerprinter(Method):
         for (position, f, reader), (value, sketch) in zip(kept, self.fingerprinter.many([f for _, f, _ in kept])):
             source = sources[position]
             if reader is None:
-                size = len(source.text.encode("utf-8", "surrogatepass"))  # type: ignore[union-attr]
+                size = _utf8_size(source.text)  # type: ignore[arg-type]
             else:
                 size = reader.bytes_read
             record = FingerprintRecord(source.path, value, self.bits, len(f), self.settings, size, sketch)
@@ -258,8 +258,8 @@ class DocumentFingerprinter(Method):
         ``(None, 0, None)`` when the Python path should read the source."""
         if source.reason is not None:
             return None, 0, None
-        if source.text is not None:
-            if source.text.isascii() and len(source.text) <= fastpath.MAX_BYTES:
+        if source.text is not None:  # in memory already (its size bounded by --max-line-bytes)
+            if source.text.isascii():
                 data = source.text.encode("ascii")
                 return data, len(data), None
             return None, 0, None
@@ -317,6 +317,14 @@ class GivenFeaturesFingerprinter(DocumentFingerprinter):
         return results
 
 
+def _utf8_size(text: str) -> int:
+    """Bytes of ``text`` in UTF-8, without encoding a copy of all of it at once."""
+    if text.isascii():
+        return len(text)
+    return sum(len(text[start : start + CHUNK_BYTES].encode("utf-8", "surrogatepass"))
+               for start in range(0, len(text), CHUNK_BYTES))
+
+
 def _without_bom(data: bytes) -> bytes:
     return data[len(codecs.BOM_UTF8):] if data.startswith(codecs.BOM_UTF8) else data
 
@@ -369,6 +377,9 @@ class NilsimsaFingerprinter(Method):
     encoding: str = "utf-8"
     bits: int = 256
 
+    def __post_init__(self) -> None:
+        DocumentReader("", self.encoding)  # fail early on an encoding that is unknown or not text
+
     @property
     def settings(self) -> dict[str, Any]:
         return {"method": "nilsimsa", "bits": 256}
@@ -384,7 +395,7 @@ class NilsimsaFingerprinter(Method):
                                  acc.length)
 
     def fingerprint_text(self, doc_id: str, text: str) -> FingerprintRecord:
-        return self._record(doc_id, [text.encode("utf-8", "surrogatepass")])
+        return self._record(doc_id, (chunk.encode("utf-8", "surrogatepass") for chunk in text_chunks(text)))
 
     def record_from_reader(self, reader: DocumentReader) -> FingerprintRecord:
         return self._record(reader.path, reader.raw_blocks())
@@ -416,7 +427,7 @@ class SentencesFingerprinter(Method):
         return FingerprintRecord(doc_id, signature(longest), 64, count, self.settings, size)
 
     def fingerprint_text(self, doc_id: str, text: str) -> FingerprintRecord:
-        return self._record(doc_id, [text], len(text.encode("utf-8", "surrogatepass")))
+        return self._record(doc_id, text_chunks(text), _utf8_size(text))
 
     def record_from_reader(self, reader: DocumentReader) -> FingerprintRecord:
         record = self._record(reader.path, reader, None)
@@ -539,7 +550,7 @@ def source_digest(source: Source, encoding: str) -> bytes:
     (source,) = documents(source)  # (a single JSON line is parsed here; not a stretch of lines)
     if source.reason is not None:
         raise SkipDocument(source.path, source.reason)
-    return content_digest([source.text] if source.text is not None else DocumentReader(source.path, encoding))
+    return content_digest(text_chunks(source.text) if source.text is not None else DocumentReader(source.path, encoding))
 
 
 def exact_duplicates(sources: Iterable[Source], encoding: str, seen: Any,

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import gc
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Iterable, Iterator
@@ -25,6 +26,7 @@ import numpy as np
 
 from .errors import IncompatibleSettingsError, RecordError
 from .output import json_text_bytes
+from .jsonline import parse_json_line
 from .sketch import decode as decode_sketch
 from .sketch import encode as encode_sketch
 
@@ -143,13 +145,31 @@ def _fields(obj: Any, where: str) -> tuple[str, str, int, int, Any, Any, tuple]:
     sketch = obj.get("sketch")
     if sketch is not None and (not isinstance(sketch, str) or not _BASE64.fullmatch(sketch)):
         raise RecordError(f"{where}: field 'sketch' is not URL-safe base64")
+    sketch_size = len(sketch) * 3 // 4 if sketch else 0
+    if sketch and (sketch_size not in SKETCH_SIZES or len(sketch) != -(-sketch_size * 4 // 3)):
+        raise RecordError(f"{where}: field 'sketch' must hold a power of two of 8 to 4096 bytes "
+                          f"(unpadded base64), not {len(sketch)} characters")
     weighting = obj.get("weighting", "feature" if method == "simhash" else None)
+    for name in ("tokenizer", "hash", "weighting"):
+        if not isinstance(obj.get(name), (str, type(None))):
+            raise RecordError(f"{where}: field {name!r} must be a string")
+    options = obj.get("options")
+    if options is not None and not (isinstance(options, dict) and all(map(_is_scalar, options.values()))):
+        raise RecordError(f"{where}: field 'options' must be an object of strings, numbers and booleans")
     ties = obj.get("ties", "zero")
     if ties not in ("zero", "one"):
         raise RecordError(f'{where}: field \'ties\' must be "zero" or "one"')
-    key = (method, obj.get("tokenizer"), obj.get("options"), bits, obj.get("hash"), weighting,
-           "one" if ties == "one" else None, len(sketch) * 3 // 4 if sketch else 0)
+    key = (method, obj.get("tokenizer"), options, bits, obj.get("hash"), weighting,
+           "one" if ties == "one" else None, sketch_size)
     return doc_id, hexdigest, bits, features, size, sketch, key
+
+
+#: the sketch sizes :class:`simdedup.fingerprint.Fingerprinter` makes (bytes)
+SKETCH_SIZES = frozenset(1 << n for n in range(3, 13))
+
+
+def _is_scalar(value: Any) -> bool:
+    return isinstance(value, (str, int, type(None))) or (isinstance(value, float) and math.isfinite(value))
 
 
 def settings_dict(key: tuple) -> dict[str, Any]:
@@ -164,9 +184,9 @@ def parse_record(line: str, where: str) -> FingerprintRecord:
         RecordError: not JSON, a missing or mistyped field, a fingerprint of the wrong width.
     """
     try:
-        obj = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise RecordError(f"{where}: not a JSON object ({exc.msg} at column {exc.colno})") from None
+        obj = parse_json_line(line)
+    except ValueError as exc:
+        raise RecordError(f"{where}: {exc}") from None
     doc_id, hexdigest, bits, features, size, sketch, key = _fields(obj, where)
     return FingerprintRecord(doc_id, int(hexdigest, 16), bits, features, settings_dict(key), size,
                              decode_sketch(sketch) if sketch else None)
@@ -350,14 +370,14 @@ class _ColumnReader:
         """Read ``block`` line by line with ``json.loads``, saying where a line is wrong."""
         ids, hexes, features, sizes, sketches, lines = [], [], [], [], bytearray(), []
         for number, raw in enumerate(block.split(b"\n"), line):
+            if not raw.strip():
+                continue
             try:
-                obj = json.loads(raw.decode("utf-8"))
+                obj = parse_json_line(raw.decode("utf-8"))
             except UnicodeDecodeError:
                 raise RecordError(f"{name}:{number}: not UTF-8 text") from None
-            except json.JSONDecodeError as exc:
-                if not raw.strip():
-                    continue
-                raise RecordError(f"{name}:{number}: not a JSON object ({exc.msg} at column {exc.colno})") from None
+            except ValueError as exc:
+                raise RecordError(f"{name}:{number}: {exc}") from None
             doc_id, hexdigest, bits, count, size, sketch, key = _fields(obj, f"{name}:{number}")
             self._check_key(key, bits, f"{name}:{number}")
             ids.append(doc_id)

@@ -16,11 +16,17 @@ import re
 from typing import Iterable
 
 _BOUNDARY = re.compile(r"(?<=[.!?;。！？；])\s+|(?<=[。！？；])|\n\s*\n")
-_SPACE = re.compile(r"\s+")
+_MARKS = ".!?;。！？；\n"  # every boundary holds one: text without them is not split (fast)
 
 
 def _normalise(sentence: str) -> str:
-    return _SPACE.sub(" ", sentence).strip()
+    return " ".join(sentence.split())  # whitespace collapsed (str.split's is regex \s), in C
+
+
+#: a sentence longer than this (characters, from its first that is not whitespace) counts as
+#: pieces of this length, so that a document without sentence ends (a compressed file of one
+#: word repeated) is read in bounded memory
+MAX_SENTENCE = 1 << 22
 
 
 def longest_sentences(chunks: Iterable[str], n: int) -> tuple[int, list[str]]:
@@ -28,23 +34,42 @@ def longest_sentences(chunks: Iterable[str], n: int) -> tuple[int, list[str]]:
     heap: list[tuple[int, str]] = []  # (length, sentence): the n largest so far
     count = 0
 
-    def offer(sentence: str) -> None:
+    def offer(sentence: str, whole: bool = True) -> None:
+        """Count a sentence, or (``whole`` False) the rest of one whose first pieces were counted."""
         nonlocal count
-        if sentence:
-            count += 1
-            item = (len(sentence), sentence)
-            if len(heap) < n:
-                heapq.heappush(heap, item)
-            elif item > heap[0]:
-                heapq.heapreplace(heap, item)
+        if whole:  # its pieces are counted from its first character that is not whitespace
+            sentence = sentence.lstrip()
+        for start in range(0, len(sentence), MAX_SENTENCE):
+            piece = _normalise(sentence[start : start + MAX_SENTENCE])
+            if piece:
+                count += 1
+                item = (len(piece), piece)
+                if len(heap) < n:
+                    heapq.heappush(heap, item)
+                elif item > heap[0]:
+                    heapq.heapreplace(heap, item)
 
-    carry = ""
+    carry = ""  # the sentence begun and not ended yet: no boundary inside
+    whole = True  # whether the carry holds its sentence from the start
     for chunk in chunks:
-        parts = _BOUNDARY.split(carry + chunk)
+        # A new boundary lies in the chunk or across its start, so only the carry's end (from its
+        # last character that is not whitespace) is scanned again, not all of it.
+        kept = max(len(carry.rstrip()) - 1, 0)
+        scanned = carry[kept:] + chunk
+        parts = _BOUNDARY.split(scanned) if any(mark in scanned for mark in _MARKS) else [scanned]
+        parts[0] = carry[:kept] + parts[0]
         carry = parts.pop()  # may continue in the next chunk: kept as it is
-        for sentence in parts:
-            offer(_normalise(sentence))
-    offer(_normalise(carry))
+        for number, sentence in enumerate(parts):
+            offer(sentence, whole or number > 0)
+        whole = whole or bool(parts)
+        if len(carry) > MAX_SENTENCE:  # its first pieces, as offer would cut them
+            carry = carry.lstrip() if whole else carry
+            # (not its last character: whitespace in the next chunk could end the sentence there)
+            cut = (len(carry) - 1) // MAX_SENTENCE * MAX_SENTENCE
+            if cut:
+                offer(carry[:cut], False)
+                carry, whole = carry[cut:], False
+    offer(carry, whole)
     return count, sorted(sentence for _, sentence in heap)
 
 

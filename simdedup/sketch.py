@@ -69,18 +69,18 @@ def sketch_minima(hashes: np.ndarray, counts: np.ndarray | None, bins: int = DEF
         counts = np.ones(len(hashes), dtype=np.int64)
     minima = np.full(bins, EMPTY, dtype=np.uint64)
     counts = np.asarray(counts, dtype=np.int64)
-    # Expand in batches of about _EXPAND_BATCH elements so a huge document never holds all its
-    # elements at once; a batch ends at a feature boundary.
+    # The elements, feature by feature, are expanded _EXPAND_BATCH at a time, so that memory
+    # does not grow with a count: a document of one word repeated 10^9 times has 10^9 elements.
+    # A batch may end inside a feature's copies; the next one goes on from that rank.
     ends = np.cumsum(counts)
-    cuts = np.searchsorted(ends, np.arange(_EXPAND_BATCH, int(ends[-1]) if len(ends) else 0, _EXPAND_BATCH), "right")
-    for start, end in zip([0, *cuts.tolist()], [*cuts.tolist(), len(hashes)]):
-        if start >= end:
-            continue
-        part = counts[start:end]
-        total = int(part.sum())
-        offsets = np.cumsum(part) - part
-        rank = np.arange(total, dtype=np.int64) - np.repeat(offsets, part)
-        mixed = _mix(np.repeat(hashes[start:end], part) ^ (rank.astype(np.uint64) * GOLDEN))
+    starts = ends - counts
+    total = int(ends[-1]) if len(ends) else 0
+    for begin in range(0, total, _EXPAND_BATCH):
+        stop = min(begin + _EXPAND_BATCH, total)
+        first, last = np.searchsorted(ends, [begin, stop - 1], "right").tolist()
+        part = np.minimum(ends[first : last + 1], stop) - np.maximum(starts[first : last + 1], begin)
+        rank = np.arange(begin, stop, dtype=np.int64) - np.repeat(starts[first : last + 1], part)
+        mixed = _mix(np.repeat(hashes[first : last + 1], part) ^ (rank.astype(np.uint64) * GOLDEN))
         np.minimum.at(minima, (mixed >> shift).astype(np.intp), mixed & _LOW32)
     return minima
 

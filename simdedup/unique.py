@@ -336,7 +336,7 @@ class KeptLines:
         return self._copies[path]
 
     def write(self, ids: list[str], drop: set[str], jsonl_files: list[str], text_field: str,
-              id_field: str | None) -> int:
+              id_field: str | None, max_line: int | None = None) -> int:
         """Write the lines of the kept documents (of ``ids``, those not in ``drop``); returns how
         many. Every kept document must be a line of ``jsonl_files``, or nothing is written.
 
@@ -356,7 +356,7 @@ class KeptLines:
             with self.output.open() as fd:
                 writer = LineWriter(fd)
                 for path in jsonl_files:
-                    for source, raw in self._lines(path, text_field, id_field):
+                    for source, raw in self._lines(path, text_field, id_field, max_line):
                         if source.reason is not None:
                             continue
                         if source.path in seen:  # which of its lines the clusters mean cannot be told
@@ -377,10 +377,13 @@ class KeptLines:
                     copy.close()
         return len(written)
 
-    def _lines(self, path: str, text_field: str, id_field: str | None) -> Iterator[tuple[Source, bytes]]:
+    def _lines(self, path: str, text_field: str, id_field: str | None,
+               max_line: int | None) -> Iterator[tuple[Source, bytes]]:
+        """The lines of ``path`` (lines over ``max_line`` bytes were skipped when fingerprinting,
+        and are here)."""
         copy = self._copies.get(path)
         if copy is None:
-            yield from iter_jsonl_lines(path, text_field, id_field)
+            yield from iter_jsonl_lines(path, text_field, id_field, max_line)
             return
         copy.seek(0)
         for entry in copy:

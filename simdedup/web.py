@@ -13,9 +13,13 @@
 
 from __future__ import annotations
 
+import io
 import zlib
+from dataclasses import dataclass
 from html.parser import HTMLParser
-from typing import Iterable, Iterator
+from typing import Any, BinaryIO, Iterable, Iterator
+
+from .errors import DamagedInput, first_line
 
 _HIDDEN = {"script", "style", "noscript", "template", "svg"}
 _BLOCK = {
@@ -70,9 +74,9 @@ def html_text(chunks: Iterable[str]) -> Iterator[str]:
 
 
 class HttpResponse:
-    """A parsed HTTP response message."""
+    """A parsed HTTP response message; its body as bytes, or as a stream to read."""
 
-    def __init__(self, status: str, headers: dict[str, str], body: bytes):
+    def __init__(self, status: str, headers: dict[str, str], body: Any):
         self.status, self.headers, self.body = status, headers, body
 
     @property
@@ -99,64 +103,221 @@ def parse_http_response(data: bytes) -> HttpResponse:
     Raises:
         ValueError: no header block, or a body that does not decode.
     """
-    head_end = data.find(b"\r\n\r\n")
-    separator = 4
-    if head_end < 0 or (0 <= data.find(b"\n\n") < head_end):
-        head_end, separator = data.find(b"\n\n"), 2
-    if head_end < 0:
-        raise ValueError("HTTP response without the blank line after its headers")
-    lines = data[:head_end].decode("iso-8859-1").splitlines()
+    response = read_http_response(io.BytesIO(data))
+    try:
+        body = response.body.read()
+    except OSError as exc:
+        raise ValueError(str(exc)) from None
+    return HttpResponse(response.status, response.headers, body)
+
+
+#: the most bytes of status line and headers read, and of one chunk-size line of a chunked body
+MAX_HEAD_BYTES = 1 << 16
+
+
+def read_http_response(stream: BinaryIO, first: bytes = b"") -> HttpResponse:
+    """The status line and headers of a response read from ``first`` and then ``stream``; its
+    body is a stream of the rest, decoded as it is read (chunked transfer coding, gzip or
+    deflate content coding), so that a body is never held whole, whatever it expands to. A body
+    that does not decode raises :class:`~simdedup.errors.DamagedInput` when it is read.
+
+    Raises:
+        ValueError: no blank line after the headers within :data:`MAX_HEAD_BYTES`.
+    """
+    reader = io.BufferedReader(_Prefixed(first, stream))
+    lines: list[bytes] = []
+    size = 0
+    while True:
+        line = reader.readline(MAX_HEAD_BYTES + 1 - size)
+        size += len(line)
+        if line in (b"\r\n", b"\n"):
+            break
+        if not line.endswith(b"\n"):
+            raise ValueError("HTTP response without the blank line after its headers"
+                             + (f" within {MAX_HEAD_BYTES} bytes" if size > MAX_HEAD_BYTES else ""))
+        lines.append(line)
+    head = b"".join(lines).decode("iso-8859-1").splitlines()
     headers: dict[str, str] = {}
-    for line in lines[1:]:
+    for line in head[1:]:
         name, _, value = line.partition(":")
         headers[name.strip().lower()] = value.strip()
-    body = data[head_end + separator:]
+    body: BinaryIO = reader
     if "chunked" in headers.get("transfer-encoding", "").lower():
-        body = _dechunk(body)
+        body = io.BufferedReader(_Dechunked(body))  # type: ignore[arg-type]
     encoding = headers.get("content-encoding", "").lower()
-    try:
-        if encoding in ("gzip", "x-gzip"):
-            body = zlib.decompress(body, 16 + zlib.MAX_WBITS)
-        elif encoding == "deflate":
+    if encoding in ("gzip", "x-gzip", "deflate"):
+        body = io.BufferedReader(_Inflated(body, encoding))  # type: ignore[arg-type]
+    return HttpResponse(head[0] if head else "", headers, body)
+
+
+class _Prefixed(io.RawIOBase):
+    """Bytes read already, then the rest of the stream they came from."""
+
+    def __init__(self, first: bytes, stream: BinaryIO):
+        self._first, self._stream = memoryview(first), stream
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if self._first:
+            size = min(len(buffer), len(self._first))
+            buffer[:size] = self._first[:size]
+            self._first = self._first[size:]
+            return size
+        data = self._stream.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+
+class _Dechunked(io.RawIOBase):
+    """The data of a chunked body. As before it was streamed, the body may end without its last,
+    empty chunk, or inside a chunk; a chunk-size line that is cut short or not hexadecimal is an
+    error."""
+
+    def __init__(self, stream: io.BufferedReader):
+        self._stream = stream
+        self._left = 0  # bytes of the current chunk not read yet
+        self._done = False
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        while not self._left:
+            if self._done:
+                return 0
+            line = self._stream.readline(MAX_HEAD_BYTES)
+            if not line:
+                return 0
+            if not line.endswith(b"\n"):
+                raise DamagedInput("HTTP response: chunked body cut short")
             try:
-                body = zlib.decompress(body)
-            except zlib.error:
-                body = zlib.decompress(body, -zlib.MAX_WBITS)  # raw deflate, as some servers send
-    except zlib.error as exc:
-        raise ValueError(f"body does not decode as {encoding}: {exc}") from None
-    return HttpResponse(lines[0] if lines else "", headers, body)
+                self._left = int(line.split(b";")[0].strip() or b"0", 16)
+            except ValueError:
+                raise DamagedInput("HTTP response: a chunk size that is not hexadecimal") from None
+            self._done = self._left == 0
+        data = self._stream.read(min(len(buffer), self._left))
+        if not data:
+            return 0
+        buffer[: len(data)] = data
+        self._left -= len(data)
+        if not self._left:  # the line end after a chunk's data
+            ending = self._stream.peek(2)[:2]
+            self._stream.read(2 if ending == b"\r\n" else 1 if ending[:1] == b"\n" else 0)
+        return len(data)
 
 
-def _dechunk(body: bytes) -> bytes:
-    out, position = [], 0
-    while position < len(body):
-        line_end = body.find(b"\n", position)
-        if line_end < 0:
-            raise ValueError("chunked body cut short")
-        size = int(body[position:line_end].split(b";")[0].strip() or b"0", 16)
-        if size == 0:
-            break
-        start = line_end + 1
-        out.append(body[start:start + size])
-        position = start + size
-        if body[position:position + 2] == b"\r\n":
-            position += 2
-        elif body[position:position + 1] == b"\n":
-            position += 1
-    return b"".join(out)
+class _Inflated(io.RawIOBase):
+    """A gzip or deflate body decompressed in bounded steps (``deflate`` with a zlib header, or
+    raw, as some servers send it)."""
+
+    def __init__(self, stream: io.BufferedReader, encoding: str):
+        if encoding == "deflate":
+            head = stream.peek(2)[:2]
+            wrapped = len(head) == 2 and head[0] & 0x0F == 8 and (head[0] << 8 | head[1]) % 31 == 0
+            bits = zlib.MAX_WBITS if wrapped else -zlib.MAX_WBITS
+        else:
+            bits = 16 + zlib.MAX_WBITS
+        self._stream, self._encoding = stream, encoding
+        self._inflate = zlib.decompressobj(bits)
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        while not self._inflate.eof:
+            data = self._inflate.unconsumed_tail or self._stream.read(1 << 16)
+            if not data:
+                raise DamagedInput(f"HTTP response: body does not decode as {self._encoding}: cut short")
+            try:
+                out = self._inflate.decompress(data, len(buffer))
+            except zlib.error as exc:
+                raise DamagedInput(f"HTTP response: body does not decode as {self._encoding}: {exc}") from None
+            if out:
+                buffer[: len(out)] = out
+                return len(out)
+        return 0
 
 
-def iter_warc(path: str) -> Iterator[tuple[str, bytes, str | None, bool]]:
-    """``(id, body, charset, is_html)`` of every response record of a WARC file (needs warcio)."""
+@dataclass
+class WarcRecord:
+    """A response record of a WARC file, or a stretch of it that could not be read
+    (``problem`` says why; ``body`` is then None)."""
+
+    id: str
+    body: bytes | None
+    charset: str | None = None
+    is_html: bool = False
+    problem: str | None = None
+
+
+def iter_warc(path: str, max_body: int) -> Iterator[WarcRecord]:
+    """Every response record of a WARC file (needs warcio), its body decoded (chunked, gzip).
+
+    A record cut short, or with a body over ``max_body`` bytes, comes with its problem; a
+    damaged stretch of the file is reported where it starts (``FILE: byte N``), and reading
+    resumes at the next record that can be found after it (the next gzip member of a
+    ``.warc.gz``, the next ``WARC/`` line of a plain file), so one bad record costs no others.
+    """
     from warcio.archiveiterator import ArchiveIterator
 
+    class Quiet(ArchiveIterator):
+        INC_RECORD = ""  # warcio writes this warning to stderr itself; the damage is reported below
+
     with open(path, "rb") as handle:
-        for record in ArchiveIterator(handle):
-            if record.rec_type != "response":
-                continue
-            uri = record.rec_headers.get_header("WARC-Target-URI") or ""
-            record_id = record.rec_headers.get_header("WARC-Record-ID") or ""
-            content_type = record.http_headers.get_header("Content-Type") if record.http_headers else ""
-            response = HttpResponse("", {"content-type": content_type or ""}, b"")
-            body = record.content_stream().read()  # chunked and gzip bodies come decoded
-            yield f"{uri} {record_id}".strip(), body, response.charset, response.is_html
+        position = 0
+        while True:
+            handle.seek(position)
+            records = Quiet(handle)
+            try:
+                for record in records:
+                    if record.rec_type == "response":
+                        yield _warc_response(record, max_body)
+                    elif not record.rec_type:
+                        yield WarcRecord(f"{path}: byte {records.offset}", None,
+                                         problem="a WARC record without a WARC-Type (a damaged header)")
+                return
+            except Exception as exc:  # warcio's errors (and zlib's, EOFError) for a damaged archive
+                problem = first_line(exc)[:200]
+                start = records.offset
+                position = _next_warc_record(handle, start + 1)
+                resumed = f"; reading resumes at byte {position}" if position is not None else ""
+                yield WarcRecord(f"{path}: byte {start}", None, problem=f"cannot read a WARC record ({problem}){resumed}")
+                if position is None:
+                    return
+
+
+def _warc_response(record, max_body: int) -> WarcRecord:  # type: ignore[no-untyped-def]
+    uri = record.rec_headers.get_header("WARC-Target-URI") or ""
+    record_id = record.rec_headers.get_header("WARC-Record-ID") or ""
+    doc_id = f"{uri} {record_id}".strip()
+    content_type = record.http_headers.get_header("Content-Type") if record.http_headers else ""
+    response = HttpResponse("", {"content-type": content_type or ""}, b"")
+    body = record.content_stream().read(max_body + 1)  # chunked and gzip bodies come decoded
+    if len(body) > max_body:
+        return WarcRecord(doc_id, None, problem=f"body longer than {max_body} bytes (--max-line-bytes); not read")
+    while record.raw_stream.read(1 << 16):  # the rest of the record as stored, to see that it is all there
+        pass
+    if record.raw_stream.limit > 0:
+        return WarcRecord(doc_id, None, problem=f"record cut short ({record.raw_stream.limit} of its "
+                                                f"{record.length} bytes missing: the file is truncated)")
+    return WarcRecord(doc_id, body, response.charset, response.is_html)
+
+
+def _next_warc_record(handle: BinaryIO, start: int) -> int | None:
+    """Where the next record may begin at or after byte ``start``: a gzip member's first bytes, or
+    a line starting ``WARC/``; None when there is none."""
+    handle.seek(start)
+    overlap = 7
+    carried = b""
+    position = start
+    while block := handle.read(1 << 20):
+        data = carried + block
+        found = [at for at in (data.find(b"\x1f\x8b\x08"), data.find(b"\nWARC/")) if at >= 0]
+        if found:
+            at = min(found)
+            return position - len(carried) + at + (1 if data[at:at + 1] == b"\n" else 0)
+        carried = data[-overlap:]
+        position += len(block)
+    return None

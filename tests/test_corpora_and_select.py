@@ -52,7 +52,7 @@ def test_iter_jsonl_fields_ids_and_bad_lines(tmp_path):
     path.write_text("\n".join(lines) + "\n")
     got = list(iter_jsonl(str(path), "body.text", "id"))
     assert [s.path for s in got[:3]] == ["a", "b", "c"] and got[0].text == TEXT
-    assert got[3] == Source(f"{path}:4", "not a JSON object")
+    assert got[3].path == f"{path}:4" and got[3].reason.startswith("not a JSON object (")
     assert got[4].path == f"{path}:5" and "no field 'body.text'" in got[4].reason
     assert got[5].path == f"{path}:6" and "not a string" in got[5].reason
     assert len(got) == 6

@@ -24,6 +24,9 @@ from ..errors import TokenizerOptionError, UnknownTokenizerError
 
 ENTRY_POINT_GROUP = "simdedup.tokenizers"
 
+#: chunks of a document remembered, and counts of repeated chunks kept, by Tokenizer.features
+_REPEATS_KEPT = 8
+
 #: Built-in tokenizers, ``name -> "module:Class"``, imported on first use.
 BUILTIN = {
     "words": "simdedup.tokenizers.words:WordsTokenizer",
@@ -91,8 +94,21 @@ class Tokenizer:
         n = self.options.get("shingle", 1)
         counts: Counter[str] = Counter()
         if n == 1:
+            # A chunk equal to one of the few before it (a compressed file of one phrase repeated
+            # expands to the same few chunks over and over) is tokenized once and its counts kept.
+            recent: list[str] = []
+            repeated: dict[str, Counter[str]] = {}
             for chunk in chunks:
-                counts.update(self.tokens(chunk))
+                if chunk in repeated:
+                    counts.update(repeated[chunk])
+                elif chunk in recent:
+                    repeated[chunk] = Counter(self.tokens(chunk))
+                    counts.update(repeated[chunk])
+                    if len(repeated) > _REPEATS_KEPT:
+                        del repeated[next(iter(repeated))]
+                else:
+                    counts.update(self.tokens(chunk))
+                recent = [*recent[1 - _REPEATS_KEPT:], chunk]
             return dict(counts)
         join = self.shingle_separator.join
         tail: list[str] = []
