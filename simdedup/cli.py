@@ -317,6 +317,7 @@ def _fingerprint_batches(fingerprinter: Any, paths: tuple[str, ...], inputs: dic
         sources = exact_duplicates(sources, fingerprinter.encoding, SeenDigests(), duplicates)
     jobs = jobs or default_jobs()
     if jobs > 1:  # a pool is not worth it for a handful of documents
+        sources = iter(sources)  # a list (counted for the progress bar) would give its head twice
         head = list(itertools.islice(sources, 4 * jobs))
         jobs = max(1, min(jobs, len(head) // 4))
         sources = itertools.chain(head, sources)
