@@ -54,8 +54,15 @@ def in_order(tasks: Iterable[Any], jobs: int, work: Callable[[Any], Any], setup:
     finished = False
     try:
         for _ in range(jobs):
-            worker = _Worker(context, work, setup, state, [w.sock for w in workers])
-            workers.append(worker)
+            # A worker starts with the parent's signal handlers (the CLI's turn SIGTERM into an
+            # exception, which would end the worker with a traceback) until it sets its own, and
+            # a signal to the parent must find it listed, to be stopped.
+            blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+            try:
+                worker = _Worker(context, work, setup, state, [w.sock for w in workers])
+                workers.append(worker)
+            finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
             selector.register(worker.sock, selectors.EVENT_READ, worker)
             selector.register(worker.process.sentinel, selectors.EVENT_READ, worker)
         pending = iter(tasks)
@@ -118,13 +125,7 @@ class _Worker:
         self.sock, theirs = socket.socketpair()
         self.process = context.Process(target=_serve, daemon=True,
                                        args=(theirs, [*parent_ends, self.sock], os.getpid(), work, setup, state))
-        # Until the worker has set its own handlers, the parent's would run in it (the CLI's turn
-        # SIGTERM into an exception, which would end the worker with a traceback).
-        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
-        try:
-            self.process.start()
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        self.process.start()
         theirs.close()
         self.sock.setblocking(False)
         self.outgoing = bytearray()
