@@ -155,10 +155,10 @@ def run():
 
 @pytest.fixture(scope="module")
 def many_files(tmp_path_factory) -> Path:
-    """1,500 small ASCII files: records come much faster than a pipe nobody reads can hold."""
+    """800 small ASCII files: records come much faster than a pipe nobody reads can hold."""
     folder = tmp_path_factory.mktemp("many")
     rng = random.Random(18)
-    for i in range(1500):
+    for i in range(800):
         (folder / f"{i:04d}.txt").write_text(" ".join(f"w{rng.randrange(5000)}" for _ in range(600)))
     return folder
 
@@ -197,6 +197,26 @@ def test_ctrl_c_on_the_terminal(many_files, tmp_path, run):
     r = run(["fingerprint", "-j", "2", str(many_files)], tmp_path)
     _wait_for(lambda: _buffered(r.pipe) >= PIPE_CAPACITY // 2 and len(r.workers()) == 2, "output in the pipe")
     r.kill_and_check(signal.SIGINT, group=True)
+
+
+def test_the_reader_going_away_ends_every_process(many_files, tmp_path, run):
+    """``| head``: the parent's next write fails, and it ends its workers as it goes."""
+    r = run(["fingerprint", "-j", "2", str(many_files)], tmp_path)
+    _wait_for(lambda: _buffered(r.pipe) >= PIPE_CAPACITY // 2 and len(r.workers()) == 2, "output in the pipe")
+    os.close(r.pipe)
+    r.pipe = None
+    assert r.process.wait(timeout=DEADLINE) == 1
+    _wait_for(lambda: not _session(r.sid), "the workers to end", timeout=DEADLINE)
+
+
+def test_a_worker_killed_by_the_oom_killer_ends_the_run(many_files, tmp_path, run):
+    r = run(["fingerprint", "-j", "2", str(many_files)], tmp_path)
+    _wait_for(lambda: _buffered(r.pipe) >= PIPE_CAPACITY // 2 and len(r.workers()) == 2, "output in the pipe")
+    os.kill(r.workers()[0], signal.SIGKILL)
+    assert _reaches_eof(r.pipe, 2 * DEADLINE)  # read on, so that the parent is not held by the pipe
+    assert r.process.wait(timeout=DEADLINE) == 1
+    assert b"worker process died" in r.stderr_path.read_bytes()
+    _wait_for(lambda: not _session(r.sid), "the other worker to end", timeout=DEADLINE)
 
 
 @pytest.mark.skipif(shutil.which("nohup") is None, reason="no nohup")
