@@ -41,6 +41,7 @@ compare: $(STAMP)  ## every method side by side on ../shared/eval (skipped when 
 
 bench: $(STAMP)  ## speed benchmarks against the anchors (installs them in .venv-bench)
 	$(BIN)/python benchmarks/speed.py
+	$(BIN)/python benchmarks/linkage.py
 
 large: $(STAMP)  ## memory and speed on 10^5 small files, a 2 GB JSON-lines file and hostile inputs
 	$(BIN)/python benchmarks/large_inputs.py

@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import signal
 import stat
 import sys
 from contextlib import contextmanager
@@ -454,6 +455,7 @@ def _fingerprint_batches(fingerprinter: Any, paths: tuple[str, ...], inputs: dic
         sources = exact_duplicates(sources, fingerprinter.encoding, SeenDigests(), duplicates)
     jobs = jobs or default_jobs()
     if jobs > 1:  # a pool is not worth it for a handful of documents
+        sources = iter(sources)  # a list (counted for the progress bar) would give its head twice
         head = list(itertools.islice(sources, 4 * jobs))
         jobs = max(1, min(jobs, len(head) // 4))
         sources = itertools.chain(head, sources)
@@ -1013,6 +1015,20 @@ def tokenizers() -> None:
         writer.flush()
 
 
+class Terminated(BaseException):
+    """SIGTERM or SIGHUP, raised where the process is, so that it ends as after an error: worker
+    processes stopped, temporary output removed. Not an Exception, which code may catch."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    signal.signal(signum, signal.SIG_DFL)  # a second one ends the process at once
+    raise Terminated(signum)
+
+
 def main() -> None:
     # simdedup does no multi-threaded linear algebra; OpenBLAS's thread pool would only double
     # numpy's import time (0.07 s of every run) and sit beside the -j worker processes.
@@ -1020,6 +1036,18 @@ def main() -> None:
     from .output import reserve_standard_descriptors
 
     reserve_standard_descriptors()
-    cli(prog_name="simdedup")
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(signum) == signal.SIG_DFL:  # not when ignored, as under nohup
+            signal.signal(signum, _terminate)
+    try:
+        cli(prog_name="simdedup")
+    except Terminated as exc:
+        signum = exc.signum
+    else:
+        return
+    # Out of the handler the run's frames are gone, and its workers stopped with them; now end
+    # by the signal itself, as a shell or a supervisor expects.
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
 
 

@@ -35,7 +35,7 @@ from typing import Sequence
 import numpy as np
 
 from .index import near_pairs
-from .sketch import pair_similarity
+from .sketch import agreement_similarity, pair_similarity
 
 MEDOID_LIMIT = 2048
 LINKAGES = ("complete", "star", "single")
@@ -177,28 +177,78 @@ def _link_star(n: int, left: list[int], right: list[int], rank: np.ndarray) -> n
     return label
 
 
-def _link_complete(n: int, left: list[int], right: list[int], scores: np.ndarray,
-                   rank: np.ndarray, test: _PairTest) -> np.ndarray:
-    owner = list(range(n))
-    members: dict[int, list[int]] = {}
-    order = np.lexsort((rank[np.array(right, dtype=np.int64)], rank[np.array(left, dtype=np.int64)], -scores))
-    for e in order.tolist():
-        ca, cb = owner[left[e]], owner[right[e]]
-        if ca == cb:
+#: complete linkage over at least this many verified pairs runs compiled (fewer cost less than
+#: loading the kernel)
+KERNEL_AFTER_EDGES = 1 << 12
+
+
+def _link_complete(n: int, left: np.ndarray, right: np.ndarray, scores: np.ndarray, rank: np.ndarray,
+                   test: _PairTest) -> np.ndarray:
+    """Edges taken from the most similar down (ties: the rank of ``left``, then of ``right``);
+    each joins its two clusters when every pair across them passes ``test``.
+
+    Testing every pair across at every edge costs about the cube of a family's size. Instead,
+    each pair of clusters with an edge between them keeps the number of edges across (when it
+    is the product of their sizes, every pair across is verified and they join at once) and
+    whether a pair across is known to fail (then they never join: clusters only grow). Only
+    when neither settles it are the pairs across tested, and a failure is remembered. When two
+    clusters join, the one with fewer edges hands its counts over to the other. Compiled
+    (:func:`simdedup._kernels.link_complete`) from :data:`KERNEL_AFTER_EDGES` edges; the same
+    steps in Python otherwise.
+    """
+    order = np.lexsort((rank[left] * n + rank[right], -scores))  # the two ranks as one key: a third faster
+    left, right = left[order], right[order]
+    if len(left) >= KERNEL_AFTER_EDGES:
+        from . import fastpath
+
+        kernel = fastpath.linkage_kernel()
+        if kernel is not None:
+            sketches = test.units.sketches
+            passing = None if sketches is None else agreement_similarity(sketches.shape[1]) >= test.min_similarity
+            return kernel.link(n, left, right, sketches, passing, test.units.fps, test.k)
+    return _link_complete_python(n, left.tolist(), right.tolist(), test)
+
+
+def _link_complete_python(n: int, left: list[int], right: list[int], test: _PairTest) -> np.ndarray:
+    """:func:`_link_complete` on the Python path, step by step as the kernel."""
+    neighbours: list[list[int]] = [[] for _ in range(n)]
+    for a, b in zip(left, right):
+        neighbours[a].append(b)
+        neighbours[b].append(a)
+    clusters = UnionFind(n)  # a cluster is named by its root
+    members = [[u] for u in range(n)]
+    edges = [len(adjacent) for adjacent in neighbours]
+    across = {(min(a, b), max(a, b)): [1, False] for a, b in zip(left, right)}  # [edges across, a pair fails]
+    for a, b in zip(left, right):
+        a, b = clusters.find(a), clusters.find(b)
+        if a == b:
             continue
-        group_a, group_b = members.get(ca, [ca]), members.get(cb, [cb])
-        if len(group_a) * len(group_b) > 1:
-            a = np.repeat(np.array(group_a), len(group_b))
-            b = np.tile(np.array(group_b), len(group_a))
-            if not test.passes(a, b).all():
+        pair = across[min(a, b), max(a, b)]
+        if pair[1]:
+            continue
+        if pair[0] != len(members[a]) * len(members[b]):
+            ours, theirs = members[a], members[b]
+            if not test.passes(np.repeat(ours, len(theirs)), np.tile(theirs, len(ours))).all():
+                pair[1] = True
                 continue
-        if len(group_a) < len(group_b):
-            ca, cb, group_a, group_b = cb, ca, group_b, group_a
-        for unit in group_b:
-            owner[unit] = ca
-        members[ca] = group_a + group_b
-        members.pop(cb, None)
-    return np.array(owner, dtype=np.int64)
+        keep, gone = (a, b) if edges[a] >= edges[b] else (b, a)
+        del across[min(a, b), max(a, b)]
+        for member in members[gone]:
+            for other in neighbours[member]:
+                other = clusters.find(other)
+                if other == gone or other == keep:
+                    continue
+                moved = across.pop((min(gone, other), max(gone, other)), None)
+                if moved is None:  # already handed over, through another edge
+                    continue
+                kept = across.setdefault((min(keep, other), max(keep, other)), [0, False])
+                kept[0] += moved[0]
+                kept[1] |= moved[1]
+        clusters.parent[gone] = keep  # ``keep`` stays the root: the counts are filed under it
+        members[keep] += members[gone]
+        members[gone] = []
+        edges[keep] += edges[gone]
+    return clusters.roots()
 
 
 def _representative(ids: Sequence[str], docs: list[int], of_doc: dict[int, int], fps: np.ndarray,
@@ -289,13 +339,12 @@ def find_clusters(
     if units.sketches is not None:
         keep = scores >= min_similarity
         left, right, scores = left[keep], right[keep], scores[keep]
-    left_list, right_list = left.tolist(), right.tolist()
     if linkage == "single":
-        label = _link_single(count, left_list, right_list)
+        label = _link_single(count, left.tolist(), right.tolist())
     elif linkage == "star":
-        label = _link_star(count, left_list, right_list, units.rank)
+        label = _link_star(count, left.tolist(), right.tolist(), units.rank)
     else:
-        label = _link_complete(count, left_list, right_list, scores, units.rank, test)
+        label = _link_complete(count, left, right, scores, units.rank, test)
     clusters = _describe(ids, fps, units, label[units.of_doc], by_id, singletons)
     if new is not None:
         clusters = [c for c in clusters if any(new[m] for m in c.members)]

@@ -17,6 +17,7 @@ the same results.
 - :class:`KeywordKernel`: ``jieba-fast``'s TF-IDF keywords of a batch of segmented documents
   (:mod:`simdedup.tokenizers.jieba_tfidf`).
 - :class:`PairKernel`: the candidate pairs of a crowded block table (:mod:`simdedup.index`).
+- :class:`LinkageKernel`: complete linkage over many verified pairs (:mod:`simdedup.cluster`).
 
 Loading: numba compiles a kernel once (about 2 s) and its machine code is kept in a cache file
 (:mod:`simdedup.cache`), keyed by the kernel source, the llvmlite version and the CPU. Later
@@ -397,3 +398,61 @@ def eligible(tokenizer: Any, bits: int, hash_name: str, encoding: str) -> bool:
         and hash_name == "xxh3"
         and (encoding == "auto" or lookup(encoding).name == "utf-8")  # ASCII reads the same in both
     )
+
+
+class LinkageKernel:
+    """The loaded linkage kernel (:func:`simdedup._kernels.link_complete`)."""
+
+    def __init__(self, address: int, engine: Any):
+        self._engine = engine
+        self._function = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, *[ctypes.c_void_p] * 5,
+                                          ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,
+                                          ctypes.c_int64, *[ctypes.c_void_p] * 7, ctypes.c_int64)(address)
+
+    def link(self, n: int, left: np.ndarray, right: np.ndarray, sketches: np.ndarray | None,
+             passing: np.ndarray | None, fps: np.ndarray, k: int) -> np.ndarray:
+        """The cluster of each of ``n`` units (a unit of it) from the edges ``left``-``right`` in
+        the order they are taken, and the test: with ``sketches`` (``(n, bins)`` uint8),
+        ``passing[m]`` for two that agree in ``m`` bins; otherwise at most ``k`` bits between
+        rows of ``fps``."""
+        left = np.ascontiguousarray(left, dtype=np.int64)
+        right = np.ascontiguousarray(right, dtype=np.int64)
+        fps = np.ascontiguousarray(fps, dtype=np.uint64)
+        if sketches is None:
+            sketches, passing, bins = np.zeros(1, dtype=np.uint8), np.zeros(1, dtype=np.uint8), 0
+        else:
+            sketches = np.ascontiguousarray(sketches, dtype=np.uint8)
+            passing = np.ascontiguousarray(passing, dtype=np.uint8)
+            bins = sketches.shape[1]
+        offsets = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(left, minlength=n) + np.bincount(right, minlength=n), out=offsets[1:])
+        adjacency = np.empty(max(2 * len(left), 1), dtype=np.int64)
+        capacity = 1 << max(4, (2 * len(left)).bit_length())
+        parent, size, volume, next_member = (np.empty(max(n, 1), dtype=np.int64) for _ in range(4))
+        keys = np.full(capacity, np.iinfo(np.uint64).max, dtype=np.uint64)
+        good = np.empty(capacity, dtype=np.int64)
+        bad = np.empty(capacity, dtype=np.uint8)
+        ends = (left, right) if len(left) else (np.zeros(1, dtype=np.int64),) * 2
+        status = self._function(n, len(left), ends[0].ctypes.data, ends[1].ctypes.data, offsets.ctypes.data,
+                       adjacency.ctypes.data, sketches.ctypes.data, bins, passing.ctypes.data, fps.ctypes.data,
+                       fps.shape[1], k, parent.ctypes.data, size.ctypes.data, volume.ctypes.data,
+                       next_member.ctypes.data, keys.ctypes.data, good.ctypes.data, bad.ctypes.data, capacity)
+        if status != 0:
+            raise RuntimeError("the linkage kernel lost count of the edges between two clusters")
+        return parent[:n]
+
+
+def _load_linkage() -> LinkageKernel:
+    kernel = LinkageKernel(*_load_code("linkage", "compile_linkage"))
+    # Checked as the others: fingerprints 0, 1, 2, 3 at k = 1 join 0 with 1 and 2 with 3, and
+    # refuse 0-2 and 1-3 (0 and 3 are two bits apart).
+    label = kernel.link(4, np.array([0, 2, 0, 1]), np.array([1, 3, 2, 3]), None, None,
+                        np.arange(4, dtype=np.uint64).reshape(4, 1), 1)
+    if not (label[0] == label[1] != label[2] == label[3]):
+        raise RuntimeError("the linkage kernel gives wrong results")
+    return kernel
+
+
+def linkage_kernel() -> LinkageKernel | None:
+    """The linkage kernel (see :func:`_get`)."""
+    return _get("linkage", _load_linkage)

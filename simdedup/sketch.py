@@ -161,3 +161,9 @@ def sketches_of(hashes: np.ndarray, counts: np.ndarray, sizes: np.ndarray, bins:
     slot = np.repeat(document, counts) * bins + (mixed >> shift).astype(np.intp)
     np.minimum.at(minima, slot, mixed & _LOW32)
     return [finish_sketch(row) for row in minima.reshape(len(sizes), bins)]
+
+
+def agreement_similarity(bins: int) -> np.ndarray:
+    """What :func:`pair_similarity` gives for two sketches of ``bins`` bins that agree in ``m``
+    of them, at index ``m`` (0 to ``bins``)."""
+    return _correct(np.arange(bins + 1) / bins)

@@ -8,11 +8,19 @@ was killed. Here the parent alone talks to each worker over a socket pair, witho
 frames of pickled data, written without blocking, so that neither side ever waits on the other
 while both have something to send (a task of large in-memory texts one way, a large batch of
 results the other).
+
+No worker outlives the parent, however the parent ends: the parent stops its workers on its
+way out (exceptions, Ctrl-C, and the CLI turns SIGTERM and SIGHUP into an exception); a worker
+takes the end of its socket pair as the order to stop; and on Linux the kernel kills a worker
+whose parent died (``PR_SET_PDEATHSIG``), even one busy in a long document, when the parent was
+killed with SIGKILL (the OOM killer's signal) and had no way out.
 """
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
+import os
 import pickle
 import selectors
 import signal
@@ -46,8 +54,15 @@ def in_order(tasks: Iterable[Any], jobs: int, work: Callable[[Any], Any], setup:
     finished = False
     try:
         for _ in range(jobs):
-            worker = _Worker(context, work, setup, state)
-            workers.append(worker)
+            # A worker starts with the parent's signal handlers (the CLI's turn SIGTERM into an
+            # exception, which would end the worker with a traceback) until it sets its own, and
+            # a signal to the parent must find it listed, to be stopped.
+            blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+            try:
+                worker = _Worker(context, work, setup, state, [w.sock for w in workers])
+                workers.append(worker)
+            finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
             selector.register(worker.sock, selectors.EVENT_READ, worker)
             selector.register(worker.process.sentinel, selectors.EVENT_READ, worker)
         pending = iter(tasks)
@@ -103,9 +118,13 @@ class _RemoteTraceback(Exception):
 class _Worker:
     """One worker process and the parent's end of its socket pair."""
 
-    def __init__(self, context: Any, work: Callable[[Any], Any], setup: Callable[..., None], state: tuple):
+    def __init__(self, context: Any, work: Callable[[Any], Any], setup: Callable[..., None], state: tuple,
+                 parent_ends: list[socket.socket]):
+        """``parent_ends``: the parent's ends of the other workers' socket pairs, which the new
+        worker closes (inherited, they would keep those workers from seeing the parent go)."""
         self.sock, theirs = socket.socketpair()
-        self.process = context.Process(target=_serve, args=(theirs, work, setup, state), daemon=True)
+        self.process = context.Process(target=_serve, daemon=True,
+                                       args=(theirs, [*parent_ends, self.sock], os.getpid(), work, setup, state))
         self.process.start()
         theirs.close()
         self.sock.setblocking(False)
@@ -164,14 +183,27 @@ class _Worker:
             except OSError:
                 pass
         else:
-            self.process.terminate()
+            self.process.kill()  # a worker has nothing to save: its results only go to the parent
         self.process.join()
         self.sock.close()
 
 
-def _serve(sock: socket.socket, work: Callable[[Any], Any], setup: Callable[..., None], state: tuple) -> None:
-    """A worker process: ``work`` each task that comes, send back its result, until told to stop."""
+_STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+_PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
+
+
+def _serve(sock: socket.socket, parent_ends: list[socket.socket], parent: int, work: Callable[[Any], Any],
+           setup: Callable[..., None], state: tuple) -> None:
+    """A worker process: ``work`` each task that comes, send back its result, until told to stop
+    or the parent is gone."""
+    _die_with(parent)
+    for end in parent_ends:
+        end.close()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C: the parent stops the workers
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        if callable(signal.getsignal(signum)):  # the parent's handler; an ignored signal stays ignored
+            signal.signal(signum, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
     setup(*state)
     with sock:
         while (frame := _receive(sock)) is not None:
@@ -180,8 +212,25 @@ def _serve(sock: socket.socket, work: Callable[[Any], Any], setup: Callable[...,
                 reply = pickle.dumps((number, work(task), None), pickle.HIGHEST_PROTOCOL)
             except Exception as exc:
                 reply = pickle.dumps((number, None, _portable(exc)), pickle.HIGHEST_PROTOCOL)
-            sock.sendall(len(reply).to_bytes(_HEADER, "little"))
-            sock.sendall(reply)
+            try:
+                sock.sendall(len(reply).to_bytes(_HEADER, "little"))
+                sock.sendall(reply)
+            except OSError:  # the parent is gone
+                return
+
+
+def _die_with(parent: int) -> None:
+    """Have the kernel kill this process when its parent ends (Linux; elsewhere the end of the
+    socket pair stops it once its task is done). Strictly, when the parent's thread that forked
+    it ends: the one that first asked :func:`in_order` for a result."""
+    try:
+        prctl = ctypes.CDLL(None).prctl
+        prctl(_PR_SET_PDEATHSIG, ctypes.c_ulong(signal.SIGKILL), ctypes.c_ulong(0), ctypes.c_ulong(0),
+              ctypes.c_ulong(0))
+    except (OSError, AttributeError):  # no prctl here
+        pass
+    if os.getppid() != parent:  # the parent died before the request was made: nobody sends it
+        os._exit(0)
 
 
 def _receive(sock: socket.socket) -> bytearray | None:
@@ -197,7 +246,10 @@ def _exactly(sock: socket.socket, size: int) -> bytearray | None:
     data = bytearray(size)
     view = memoryview(data)
     while view:
-        got = sock.recv_into(view)
+        try:
+            got = sock.recv_into(view)
+        except ConnectionError:
+            got = 0
         if not got:
             return None
         view = view[got:]

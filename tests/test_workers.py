@@ -1,5 +1,6 @@
 """simdedup.workers: results in task order, large data both ways, errors and dead workers."""
 
+import itertools
 import os
 import signal
 import time
@@ -97,3 +98,28 @@ def test_stopping_early_ends_the_workers(alarm):
     time.sleep(0.1)
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
+
+
+def _sockets(pid: int) -> set[str]:
+    sockets = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            link = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if link.startswith("socket:"):
+            sockets.add(link)
+    return sockets
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc")
+def test_a_worker_holds_no_end_of_the_parents_socket_pairs(alarm):
+    """Else it would never see the end of its own pair when the parent goes."""
+    before = _sockets(os.getpid())
+    results = workers.in_order(iter([(i, 0.01) for i in range(60)]), 3, _add_offset, _setup, (0,))
+    pids = {pid for _, pid in itertools.islice(results, 30)}
+    parents = _sockets(os.getpid()) - before
+    assert len(pids) == 3 and len(parents) == 3
+    for pid in pids:
+        assert not _sockets(pid) & parents
+    results.close()
