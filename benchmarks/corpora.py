@@ -298,6 +298,8 @@ def current_pins() -> dict[str, str]:
 
 def check_pins() -> list[str]:
     """What differs from ``corpora.sha256`` (empty when everything matches)."""
+    if not PINS.exists():
+        return [f"{PINS.name} is missing"]
     pinned = dict(reversed(line.split(None, 1)) for line in PINS.read_text().splitlines()
                   if line.strip() and not line.startswith("#"))
     pinned = {what.strip(): digest for what, digest in pinned.items()}

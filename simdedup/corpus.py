@@ -29,7 +29,7 @@ from .web import looks_like_http, parse_http_response
 CHUNK_BYTES = 1 << 20
 _SNIFF_BYTES = 8192
 #: a run without whitespace longer than this (characters) is cut where it stands
-_MAX_CARRY = 4 * CHUNK_BYTES
+MAX_CARRY = 4 * CHUNK_BYTES
 
 
 @dataclass(frozen=True)
@@ -600,7 +600,7 @@ class DocumentReader:
                         yield text
                     return
                 cut = _last_space(text)
-                if cut < 0 and len(text) < _MAX_CARRY:
+                if cut < 0 and len(text) < MAX_CARRY:
                     carry = text
                 elif cut < 0:  # no whitespace for megabytes: cut anyway rather than grow forever
                     carry = ""
