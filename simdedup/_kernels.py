@@ -166,6 +166,65 @@ def _count(table, used, size, mask, slots, h):  # pragma: no cover - compiled
     return size
 
 
+@numba.njit
+def _simhash_and_sketch(table, used, size, binary, bins, shift, scratch, sketches, base):  # pragma: no cover - compiled
+    """The simhash of the ``size`` features counted in ``table`` (``used``: their slots), and
+    their sketch of ``bins`` bins written at ``sketches[base]`` (a function of its own: the
+    tokenizing loop keeps its registers)."""
+    empty = np.uint64(1) << np.uint64(40)  # as simdedup.sketch.EMPTY: above every 32-bit value
+    for p in range(PLANES):
+        scratch[p] = np.uint64(0)
+    total = 0
+    for j in range(size):
+        h = table[2 * used[j]]
+        weight = 1 if binary else np.int64(table[2 * used[j] + 1])
+        total += weight
+        plane = 0
+        while weight:  # add h times weight to the bit-sliced counters
+            if weight & 1:
+                carry = h
+                q = plane
+                while carry:
+                    overlap = scratch[q] & carry
+                    scratch[q] ^= carry
+                    carry = overlap
+                    q += 1
+            weight >>= 1
+            plane += 1
+    value = np.uint64(0)
+    used_planes = 1
+    while used_planes < PLANES and (1 << used_planes) <= total:  # no vote exceeds the total
+        used_planes += 1
+    for bit in range(64):
+        vote = 0
+        for p in range(used_planes):
+            vote += np.int64((scratch[p] >> np.uint64(bit)) & ONE) << p
+        if 2 * vote - total > 0:
+            value |= ONE << np.uint64(bit)
+    if bins > 0:
+        for b in range(bins):
+            scratch[PLANES + b] = empty
+        for j in range(size):
+            h = table[2 * used[j]]
+            for rank in range(np.int64(table[2 * used[j] + 1])):
+                x = _mix(h ^ (np.uint64(rank) * GOLDEN))
+                b = PLANES + np.int64(x >> shift)
+                v = x & LOW32
+                if v < scratch[b]:
+                    scratch[b] = v
+        for position in range(bins):
+            for hop in range(bins):
+                low = scratch[PLANES + (position + hop) % bins]
+                if low != empty:
+                    if hop == 0:
+                        sketches[base + position] = np.uint8(low & np.uint64(0xFF))
+                    else:
+                        mixed = _mix(low + np.uint64(hop) * GOLDEN)
+                        sketches[base + position] = np.uint8(mixed & np.uint64(0xFF))
+                    break
+    return value
+
+
 def fingerprint_batch(data_p, offsets_p, ndocs, flags_p, blocks_p, entries_p, nentries, extra_p, nextra, class_shift,
                       shingle, starts_p, tokens_p, tokens_address, token_room, bins, shift, binary,
                       values_p, features_p, sketches_p, table_p, used_p, capacity, scratch_p):  # pragma: no cover
@@ -205,7 +264,6 @@ def fingerprint_batch(data_p, offsets_p, ndocs, flags_p, blocks_p, entries_p, ne
     table = carray(table_p, (2 * capacity,))
     used = carray(used_p, (capacity,))
     scratch = carray(scratch_p, (PLANES + 4096,))
-    empty = np.uint64(1) << np.uint64(40)  # as simdedup.sketch.EMPTY: above every 32-bit value
     room = token_room - 16  # a character's lower case (at most three, four bytes each) and a space fit beyond it
     for d in range(ndocs):
         begin, end = offsets[d], offsets[d + 1]
@@ -247,6 +305,17 @@ def fingerprint_batch(data_p, offsets_p, ndocs, flags_p, blocks_p, entries_p, ne
                                 e = entries[np.uint64(c)]
                                 if (e >> class_shift) & 3 != 1:
                                     break
+                            if shingle == 1 and c < 0x80 and (e >> class_shift) & 3 == 0 and i < end:
+                                # ... ended by an ASCII separator: counted at once
+                                counted = _count(table, used, size, mask, slots, xxh3(tokens_address, np.uint64(w)))
+                                if counted < 0:
+                                    status = 1
+                                    break
+                                size = counted
+                                ntokens += 1
+                                w = 0
+                                pending = False
+                                continue
                             pending = True
                             continue
                         if cls == 0 and not pending:  # ... and one between tokens
@@ -269,6 +338,17 @@ def fingerprint_batch(data_p, offsets_p, ndocs, flags_p, blocks_p, entries_p, ne
                             c = 0x3C2 if final else 0x3C3
                             e = _entry(blocks, entries, c)
                         i += n
+                        if shingle == 1 and not pending and not e & MULTI and (e >> class_shift) & 3 == 2:
+                            # a character that is a token of its own (CJK), between tokens: counted at once
+                            w = _encode(tokens, 0, (c + np.int64(e)) & CODE)
+                            counted = _count(table, used, size, mask, slots, xxh3(tokens_address, np.uint64(w)))
+                            if counted < 0:
+                                status = 1
+                                break
+                            size = counted
+                            ntokens += 1
+                            w = 0
+                            continue
                 else:
                     c, e = 0, np.uint32(0)  # past the end: a separator in both classes
                 count = 1
@@ -348,58 +428,7 @@ def fingerprint_batch(data_p, offsets_p, ndocs, flags_p, blocks_p, entries_p, ne
             features[d] = RETRY
         else:
             features[d] = size
-            for p in range(PLANES):
-                scratch[p] = np.uint64(0)
-            total = 0
-            for j in range(size):
-                h = table[2 * used[j]]
-                weight = 1 if binary else np.int64(table[2 * used[j] + 1])
-                total += weight
-                plane = 0
-                while weight:  # add h times weight to the bit-sliced counters
-                    if weight & 1:
-                        carry = h
-                        q = plane
-                        while carry:
-                            overlap = scratch[q] & carry
-                            scratch[q] ^= carry
-                            carry = overlap
-                            q += 1
-                    weight >>= 1
-                    plane += 1
-            value = np.uint64(0)
-            used_planes = 1
-            while used_planes < PLANES and (1 << used_planes) <= total:  # no vote exceeds the total
-                used_planes += 1
-            for bit in range(64):
-                vote = 0
-                for p in range(used_planes):
-                    vote += np.int64((scratch[p] >> np.uint64(bit)) & ONE) << p
-                if 2 * vote - total > 0:
-                    value |= ONE << np.uint64(bit)
-            values[d] = value
-            if bins > 0:
-                for b in range(bins):
-                    scratch[PLANES + b] = empty
-                for j in range(size):
-                    h = table[2 * used[j]]
-                    for rank in range(np.int64(table[2 * used[j] + 1])):
-                        x = _mix(h ^ (np.uint64(rank) * GOLDEN))
-                        b = PLANES + np.int64(x >> shift)
-                        v = x & LOW32
-                        if v < scratch[b]:
-                            scratch[b] = v
-                base = d * bins
-                for position in range(bins):
-                    for hop in range(bins):
-                        low = scratch[PLANES + (position + hop) % bins]
-                        if low != empty:
-                            if hop == 0:
-                                sketches[base + position] = np.uint8(low & np.uint64(0xFF))
-                            else:
-                                mixed = _mix(low + np.uint64(hop) * GOLDEN)
-                                sketches[base + position] = np.uint8(mixed & np.uint64(0xFF))
-                            break
+            values[d] = _simhash_and_sketch(table, used, size, binary, bins, shift, scratch, sketches, d * bins)
         for j in range(size):
             table[2 * used[j] + 1] = 0
     return 0

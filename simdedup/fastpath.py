@@ -93,9 +93,9 @@ class UnicodeTables:
 
 def _word_class(character: str) -> int:
     """0, 1 or 2 (separator, inside a token, a token of its own) for the ``words`` pattern."""
-    from .tokenizers.words import _TOKEN
+    from .tokenizers.words import TOKEN
 
-    found = _TOKEN.findall(character * 2)
+    found = TOKEN.findall(character * 2)
     if not found:
         return 0
     if found == [character * 2]:
