@@ -285,6 +285,7 @@ def fingerprint_batch(data_p, offsets_p, ndocs, flags_p, blocks_p, entries_p, ne
             ntokens = 0
             i = begin
             while status == 0:
+                whole = False  # tokens[0:w] is a whole token, to count at once (shingle 1)
                 if i < end:
                     c = np.int64(data[i])
                     if c < 0x80:
@@ -305,20 +306,12 @@ def fingerprint_batch(data_p, offsets_p, ndocs, flags_p, blocks_p, entries_p, ne
                                 e = entries[np.uint64(c)]
                                 if (e >> class_shift) & 3 != 1:
                                     break
-                            if shingle == 1 and c < 0x80 and (e >> class_shift) & 3 == 0 and i < end:
-                                # ... ended by an ASCII separator: counted at once
-                                counted = _count(table, used, size, mask, slots, xxh3(tokens_address, np.uint64(w)))
-                                if counted < 0:
-                                    status = 1
-                                    break
-                                size = counted
-                                ntokens += 1
-                                w = 0
-                                pending = False
+                            # ... ended by an ASCII separator (left for the next round)
+                            whole = shingle == 1 and c < 0x80 and (e >> class_shift) & 3 == 0 and i < end
+                            if not whole:
+                                pending = True
                                 continue
-                            pending = True
-                            continue
-                        if cls == 0 and not pending:  # ... and one between tokens
+                        elif cls == 0 and not pending:  # ... and a run of ASCII between tokens
                             i += 1
                             while i < end:
                                 c = np.int64(data[np.uint64(i)])
@@ -326,7 +319,8 @@ def fingerprint_batch(data_p, offsets_p, ndocs, flags_p, blocks_p, entries_p, ne
                                     break
                                 i += 1
                             continue
-                        i += 1
+                        else:
+                            i += 1
                     else:
                         c, n = _decode(data, i, end, surrogates)
                         if n == 0:
@@ -338,19 +332,22 @@ def fingerprint_batch(data_p, offsets_p, ndocs, flags_p, blocks_p, entries_p, ne
                             c = 0x3C2 if final else 0x3C3
                             e = _entry(blocks, entries, c)
                         i += n
-                        if shingle == 1 and not pending and not e & MULTI and (e >> class_shift) & 3 == 2:
-                            # a character that is a token of its own (CJK), between tokens: counted at once
+                        # ... and a character that is a token of its own (CJK), between tokens
+                        whole = shingle == 1 and not pending and not e & MULTI and (e >> class_shift) & 3 == 2
+                        if whole:
                             w = _encode(tokens, 0, (c + np.int64(e)) & CODE)
-                            counted = _count(table, used, size, mask, slots, xxh3(tokens_address, np.uint64(w)))
-                            if counted < 0:
-                                status = 1
-                                break
-                            size = counted
-                            ntokens += 1
-                            w = 0
-                            continue
                 else:
                     c, e = 0, np.uint32(0)  # past the end: a separator in both classes
+                if whole:
+                    counted = _count(table, used, size, mask, slots, xxh3(tokens_address, np.uint64(w)))
+                    if counted < 0:
+                        status = 1
+                        break
+                    size = counted
+                    ntokens += 1
+                    w = 0
+                    pending = False
+                    continue
                 count = 1
                 at = -1
                 if e & MULTI:
