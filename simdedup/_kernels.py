@@ -34,7 +34,9 @@ SCRATCH_WORDS = PLANES + 4096  # vote planes, then the sketch's bin minima (at m
 
 # The layout of a character's entry in the Unicode tables (fastpath.UnicodeTables says how
 # they are made): its lower-case form and classes.
-CODE = 0x1FFFFF  # the lower-case code point minus this one (modulo 2**21), or where in `extra` the lower-case characters start
+# the lower-case code point minus this one (modulo 2**21), or where in `extra` the lower-case
+# characters start
+CODE = 0x1FFFFF
 MULTI = 1 << 25  # lower-cases to several characters: extra[CODE] of them follow it there
 IGNORABLE = 1 << 26  # case-ignorable, for the final sigma
 CASED = 1 << 27

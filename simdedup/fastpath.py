@@ -79,11 +79,12 @@ class UnicodeTables:
     ``entries[blocks[c >> 8] * 256 + (c & 255)]`` is character ``c``'s entry (the first block
     is that of code points 0-255, so ASCII is ``entries[c]``): the code point of its lower
     case minus ``c``, modulo 2**21, or, with :data:`MULTI`, where in ``extra`` the count and
-    entries (with their own code points) of its several lower-case characters start; at :data:`WORDS_SHIFT` and :data:`WHITESPACE_SHIFT` two bits
-    each of the lower-case character's class for the ``words`` and ``whitespace`` tokenizers
-    (0 separates tokens, 1 continues one, 2 is a token of its own); :data:`IGNORABLE` and
-    :data:`CASED`, the properties ``str.lower`` looks at around a capital sigma, whose entry
-    has :data:`SIGMA` (its lower case depends on them).
+    entries (with their own code points) of its several lower-case characters start; at
+    :data:`WORDS_SHIFT` and :data:`WHITESPACE_SHIFT` two bits each of the lower-case
+    character's class for the ``words`` and ``whitespace`` tokenizers (0 separates tokens, 1
+    continues one, 2 is a token of its own); :data:`IGNORABLE` and :data:`CASED`, the
+    properties ``str.lower`` looks at around a capital sigma, whose entry has :data:`SIGMA`
+    (its lower case depends on them).
     """
 
     blocks: np.ndarray

@@ -102,7 +102,8 @@ def test_files_give_the_python_paths_records_and_skips(tmp_path_factory, monkeyp
     "\u039f\u0394\u039f\u03a3 \u03a3 \u0391\u03a3. \u03a3\u0391 \u0391\u03a3'\u03a3 \u0391\u0345\u03a3 x\u03a3\u0301y",
     "\u1e9e STRA\u1e9eE Stra\u00dfe \ufb01ne \ufb02ow \ufb03x \u212a\u2126\u212b \u01c4\u01c5\u01c6",
     "\uff21\uff22\uff23 \uff41\uff42\uff43 \uff11\uff12\uff13 \uff76\uff85",
-    "\u4e2d\u6587\u6d4b\u8bd5abc\u4e2ddef \u65e5\u672c\u8a9e\u306e\u30c6\u30ad\u30b9\u30c8 \ud55c\uad6d\uc5b4 \U00020000\U0002a6d6",
+    "\u4e2d\u6587\u6d4b\u8bd5abc\u4e2ddef \u65e5\u672c\u8a9e\u306e\u30c6\u30ad\u30b9\u30c8 "
+    "\ud55c\uad6d\uc5b4 \U00020000\U0002a6d6",
     "\U0001d400\U0001d401 \U0001d7d8\U0001d7d9 \U0001f600smile\U0001f600 \U00010400\U00010428",
     "e\u0301t\u00e9 a\u0308 n\u0303o \u0915\u093f\u0924\u093e\u092c \u0661\u0662\u0663 \u00bd \u2460",
     "\u00a0no\u2028break\u3000ideographic\u0085next\x1cfile\u200bzero\ufeffbom",
@@ -162,7 +163,8 @@ def test_cli_output_identical_on_mixed_scripts_files_and_json_lines(tmp_path, mo
 
     (tmp_path / "docs").mkdir()
     samples = ["\u201cCurly\u201d quotes \u2014 na\u00efve caf\u00e9, \u0130stanbul \u039f\u0394\u039f\u03a3 " * 40,
-               "\u6211\u4eec\u6d4b\u8bd5\u4e2d\u6587\u5206\u8bcd\u7684\u6570\u636e\u3002Mixed English \u4e2d\u6587 " * 60,
+               "\u6211\u4eec\u6d4b\u8bd5\u4e2d\u6587\u5206\u8bcd\u7684\u6570\u636e\u3002"
+               "Mixed English \u4e2d\u6587 " * 60,
                "\ufeffwith a byte-order mark \U0001f600 " * 30]
     for i, sample in enumerate(samples):
         (tmp_path / "docs" / f"d{i}.txt").write_text(sample, encoding="utf-8")
