@@ -216,7 +216,7 @@ class Kernel:
         for d in np.flatnonzero(features == RETRY):  # more distinct features or longer tokens than a batch holds
             size = len(documents[d])
             slots = 1 << max(10, (size + 2).bit_length())
-            room = np.zeros(3 * size + 64, dtype=np.uint8)  # tokens, lower-cased and spaced, are at most 2.5x
+            room = np.zeros(3 * size + 64, dtype=np.uint8)  # lower case at most doubles a token, plus spaces
             self._run(documents[d], np.array([0, size], dtype=np.int64), flag_array[d:], settings,
                       values[d:], features[d:], sketches[d:], slots, room)
         return values, features, sketches
