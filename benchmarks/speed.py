@@ -2,20 +2,26 @@
 """Speed and memory of simdedup beside the tools users would otherwise run (``make bench``).
 
 Everything is measured in one run on this machine, so compare the ratios, not the absolute
-figures. Corpora are generated deterministically under ``benchmarks/.corpus`` (English-like
-text from a Zipf vocabulary; Chinese-like text from the words of jieba's own dictionary), with
-near-duplicate copies mixed in. Anchors run in their own virtualenvs, created on first use:
+figures. First the corpora of real text (``benchmarks/corpora.py``: English man pages, package
+documentation and sources; Chinese news, reviews and documentation; Chinese translations of
+program documentation), where the kernel's output is also compared with the Python path's;
+then corpora generated deterministically under ``benchmarks/.corpus`` for the scaling curves
+(English-like text from a Zipf vocabulary; Chinese-like text from the words of jieba's own
+dictionary), with near-duplicate copies mixed in. Anchors run in their own virtualenvs,
+created on first use:
 
 - ``.venv-bench-a``: PyPI ``simhash`` 2.1.2 (fed token lists: its text path crashes under numpy 2),
   ``datasketch``, ``rensa``, ``jieba``;
 - ``.venv-bench-b``: ``simhash-pybind`` (it installs a package also named ``simhash``) and ``xxhash``.
 
-Every job is a separate process; wall time includes start-up; peak RSS is the job's own. A job
-under 20 s runs three times and its median run counts. Before every run its input is read once,
+Every job is a separate process; wall time includes start-up; "CPU s" is the user and system
+time of its processes (on a shared machine it moves less than wall time); peak RSS is the job's
+own. A job under 20 s runs three times and its median run counts. Before every run its input is read once,
 so that it finds it in the page cache.
 
-    python benchmarks/speed.py             # sizes 24, 72, 216 MB (-j 2 also at 648 MB) and 10^5, 10^6 fingerprints
+    python benchmarks/speed.py             # real corpora; sizes 24, 72, 216 MB (-j 2 also at 648 MB); 10^5, 10^6 fingerprints
     python benchmarks/speed.py --large     # also 10^7 fingerprints
+    python benchmarks/speed.py --real-only # the real corpora alone
 """
 
 from __future__ import annotations
@@ -30,7 +36,9 @@ import textwrap
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CORPUS = ROOT / "benchmarks" / ".corpus"
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from corpora import CORPUS, check_pins, real_corpus, summary  # noqa: E402
+
 SIMDEDUP = [str(Path(sys.executable).parent / "simdedup")]
 VENV_A, VENV_B = ROOT / ".venv-bench-a", ROOT / ".venv-bench-b"
 ANCHORS_A = ["simhash==2.1.2", "datasketch", "rensa", "jieba"]
@@ -124,7 +132,8 @@ _MEASURE = """
 import json, resource, subprocess, sys, time
 start = time.perf_counter()
 done = subprocess.run(sys.argv[2:], stdout=open(sys.argv[1], "wb"), stderr=subprocess.DEVNULL)
-print(json.dumps({"seconds": time.perf_counter() - start, "rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, "status": done.returncode}))
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps({"seconds": time.perf_counter() - start, "cpu": usage.ru_utime + usage.ru_stime, "rss_mb": usage.ru_maxrss / 1024, "status": done.returncode}))
 """
 
 
@@ -190,14 +199,37 @@ def file_list(folder: Path) -> Path:
     return listing
 
 
+def utf8_file_list(folder: Path) -> Path:
+    """The documents of a folder (at any depth) that are UTF-8, which every tool can read:
+    the anchors read files as UTF-8 and would stop at the others."""
+    listing = folder.with_suffix(".list")
+    paths = []
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        try:
+            path.read_bytes().decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        paths.append(f"{path}\n")
+    listing.write_text("".join(paths))
+    return listing
+
+
+def fingerprint_of(target: Path, out: str, *options: str, jobs: int = 1) -> list[str]:
+    """The ``fingerprint`` command for a folder, or for the files listed in a ``.list`` (paths on stdin)."""
+    command = SIMDEDUP + ["fingerprint", "--silent", "-j", str(jobs), *options, "-o", out, "--force"]
+    if target.suffix != ".list":
+        return command + [str(target)]
+    return ["sh", "-c", " ".join(command) + ' - < "$1"', "sh", str(target)]
+
+
 def parallel_jobs(folder: Path, out: str) -> tuple[dict, dict, dict]:
-    """``fingerprint`` of a folder with defaults on one process, with ``-j 2``, and as two
-    independent processes at once, each given every other file (paths on stdin). The last is
-    what two cores give with nothing shared: its start-up paid on both cores at once and no
-    hand-out, so it is the ceiling for ``-j 2``."""
-    one = measure(SIMDEDUP + ["fingerprint", "--silent", "-j", "1", "-o", out, "--force", str(folder)])
-    two = measure(SIMDEDUP + ["fingerprint", "--silent", "-j", "2", "-o", out, "--force", str(folder)])
-    paths = file_list(folder).read_text().splitlines(keepends=True)
+    """``fingerprint`` of a folder (or a ``.list`` of files) with defaults on one process, with
+    ``-j 2``, and as two independent processes at once, each given every other file (paths on
+    stdin). The last is what two cores give with nothing shared: its start-up paid on both cores
+    at once and no hand-out, so it is the ceiling for ``-j 2``."""
+    one = measure(fingerprint_of(folder, out))
+    two = measure(fingerprint_of(folder, out, jobs=2))
+    paths = (folder if folder.suffix == ".list" else file_list(folder)).read_text().splitlines(keepends=True)
     halves = [folder.with_suffix(f".half{i}.list") for i in (1, 2)]
     for i, half in enumerate(halves):
         half.write_text("".join(paths[i::2]))
@@ -266,16 +298,82 @@ print(json.dumps({{"seconds": time.perf_counter() - start, "rss_mb": resource.ge
 # --- report ---------------------------------------------------------------------------------
 
 
+TABLE_HEAD = ("| job | tool | s | CPU s | MB/s | docs/s | peak RSS MB | simdedup speed-up |\n"
+              "| --- | --- | --- | --- | --- | --- | --- | --- |")
+
+
 def row(job: str, tool: str, figures: dict, megabytes: float | None = None, docs: int | None = None,
         baseline: dict | None = None) -> str:
     rate = f"{megabytes / figures['seconds']:.1f}" if megabytes else ""
     per_doc = f"{docs / figures['seconds']:,.0f}" if docs else ""
     ratio = f"{baseline['seconds'] / figures['seconds']:.2f}x" if baseline else ""
-    return f"| {job} | {tool} | {figures['seconds']:.2f} | {rate} | {per_doc} | {figures['rss_mb']:.0f} | {ratio} |"
+    cpu = f"{figures['cpu']:.2f}" if "cpu" in figures else ""
+    return (f"| {job} | {tool} | {figures['seconds']:.2f} | {cpu} | {rate} | {per_doc} | {figures['rss_mb']:.0f} | "
+            f"{ratio} |")
+
+
+def same_output_on_both_paths(folder: Path, *options: str) -> str:
+    """Whether the kernel's records of a folder's documents are the Python path's, byte for byte."""
+    outputs = []
+    for fast in ("1", "0"):
+        out = str(CORPUS / f"out-fastpath-{fast}.jsonl")
+        subprocess.run(fingerprint_of(folder, out, *options), env={**os.environ, "SIMDEDUP_FASTPATH": fast},
+                       stderr=subprocess.DEVNULL)
+        outputs.append(Path(out).read_bytes())
+    same = "identical" if outputs[0] == outputs[1] else "DIFFERENT"
+    records = outputs[0].count(b"\n")
+    return f"{same} ({records:,} records)"
+
+
+def real_rows(python_a: str, python_b: str, out: str) -> None:
+    """The real corpora: the targets' rows, and both paths compared on every corpus."""
+    listings = {}
+    for name in ("real-en", "real-zh", "real-mixed"):
+        real_corpus(name)
+        print(summary(name))
+        listings[name] = utf8_file_list(CORPUS / name)
+    for difference in check_pins():
+        print(f"corpora: differs from corpora.sha256: {difference}")
+    print()
+    for name in listings:
+        for options in ([], ["--tokenizer", "whitespace", "--sketch", "0"], ["--shingle", "3"]):
+            print(f"- {name}, `fingerprint {' '.join(options) or '(defaults)'}`: kernel and Python path "
+                  f"{same_output_on_both_paths(CORPUS / name, *options)}")
+    print("\n" + TABLE_HEAD)
+    listing = listings["real-en"]
+    paths = listing.read_text().splitlines()
+    docs, mb = len(paths), sum(os.path.getsize(p) for p in paths) / MB
+    job = f"fingerprint real-en {mb:.0f} MB"
+    base = {name: anchor(py, name, listing) for name, py in
+            (("floor", python_a), ("pypi-simhash", python_a), ("pybind-xxh3", python_b))}
+    plain = measure(fingerprint_of(listing, out, "--tokenizer", "whitespace", "--sketch", "0"))
+    default, two, ceiling = parallel_jobs(listing, out)
+    print(row(job, "read + split (floor)", base["floor"], mb, docs))
+    print(row(job, "PyPI simhash 2.1.2", base["pypi-simhash"], mb, docs))
+    print(row(job, "simhash-pybind + xxh3", base["pybind-xxh3"], mb, docs))
+    for label, figures in (("simdedup whitespace, no sketch", plain), ("simdedup defaults (words + sketch)", default)):
+        print(row(job, label, figures, mb, docs, base["pypi-simhash"]))
+        print(row(job, f"{label}: speed-up over simhash-pybind", figures, mb, docs, base["pybind-xxh3"]))
+    print(row(job, "simdedup defaults, -j 2", two, mb, docs, default))
+    print(row(job, "two processes on halves (-j 2 ceiling)", ceiling, mb, docs, default))
+    for name in ("real-zh", "real-mixed"):
+        listing = listings[name]
+        paths = listing.read_text().splitlines()
+        docs, mb = len(paths), sum(os.path.getsize(p) for p in paths) / MB
+        job = f"fingerprint {name} {mb:.0f} MB"
+        print(row(job, "read + split (floor)", anchor(python_a, "floor", listing), mb, docs))
+        print(row(job, "simdedup defaults (words + sketch)", measure(fingerprint_of(listing, out)), mb, docs))
+        if name == "real-zh":
+            tags = anchor(python_a, "extract-tags", listing)
+            print(row(job, "jieba extract_tags", tags, mb, docs))
+            fast = measure(fingerprint_of(listing, out, "--tokenizer", "jieba-fast"))
+            print(row(job, "simdedup --tokenizer jieba-fast", fast, mb, docs, tags))
+    print()
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--real-only", action="store_true", help="the real corpora alone")
     parser.add_argument("--sizes", default="24,72,216", help="English corpus sizes in MB")
     parser.add_argument("--jobs-size", type=int, default=648,
                         help="English corpus size in MB for -j 2 alone, where start-up weighs little (0: none)")
@@ -287,9 +385,11 @@ def main() -> int:
     python_b = ensure_venv(VENV_B, ANCHORS_B)
     sizes = [int(s) for s in args.sizes.split(",")]
     print(f"machine: {os.cpu_count()} cores; Python {sys.version.split()[0]}\n")
-    print("| job | tool | s | MB/s | docs/s | peak RSS MB | simdedup speed-up |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
     out = str(CORPUS / "out.jsonl")
+    real_rows(python_a, python_b, out)
+    if args.real_only:
+        return 0
+    print(TABLE_HEAD)
     for size in sizes:
         folder = make_corpus("en", size)
         listing = file_list(folder)

@@ -33,7 +33,7 @@ CHUNK_BYTES = 1 << 20
 MAX_LINE_BYTES = 1 << 27
 _SNIFF_BYTES = 8192
 #: a run without whitespace longer than this (characters) is cut where it stands
-_MAX_CARRY = 4 * CHUNK_BYTES
+MAX_CARRY = 4 * CHUNK_BYTES
 
 
 @dataclass(frozen=True)
@@ -930,13 +930,13 @@ class DocumentReader:
 
 def whitespace_chunks(pieces: Iterable[str]) -> Iterator[str]:
     """The text of ``pieces`` again, in chunks that end at whitespace (the last one where the
-    text ends); a run of :data:`_MAX_CARRY` characters without whitespace is cut where it stands
+    text ends); a run of :data:`MAX_CARRY` characters without whitespace is cut where it stands
     rather than grow for ever."""
     carry = ""
     for piece in pieces:
         text = carry + piece
         cut = _last_space(text)
-        if cut < 0 and len(text) < _MAX_CARRY:
+        if cut < 0 and len(text) < MAX_CARRY:
             carry = text
         elif cut < 0:
             carry = ""

@@ -1,26 +1,30 @@
 """Compiled kernels for the hot loops, loaded without numba, each with a Python path that gives
 the same results.
 
-- :class:`Kernel`, the fast path for the common case: ASCII text, ``words`` or ``whitespace``
-  tokens. The Python path reads, decodes, tokenizes into strings, counts them in a Counter and
-  hashes each distinct one: about 10 MB/s. Here one call takes a whole batch of lower-cased
-  documents, finds the tokens, hashes each with the very same XXH3-64 (the C function exported
-  by the ``xxhash`` package's extension, linked by symbol name), counts them, and adds up the
-  simhash bit votes and the sketch's bin minima. Results are identical to the Python path (the
-  tests compare them): for ASCII text ``bytes.lower`` is ``str.lower``, the token classes are
-  the ASCII cases of ``\\w`` and of ``str.split``'s whitespace, and the sums are exact integers.
-  It is used only where it gives the same answer: 64-bit fingerprints, the ``xxh3`` hash, the
-  ``words`` or ``whitespace`` tokenizer without shingles, UTF-8 input, documents that are ASCII
-  after an optional byte-order mark, and at most :data:`MAX_BYTES` long when read from a file (texts
-  held in memory, such as JSON lines, whatever their length); anything else takes
-  the Python path.
+- :class:`Kernel`, the fast path for the common case: UTF-8 text, ``words`` or ``whitespace``
+  tokens, with or without shingles. The Python path reads, decodes, tokenizes into strings,
+  counts them in a Counter and hashes each distinct one: about 10 MB/s. Here one call takes a
+  whole batch of documents, decodes the UTF-8 (strictly, as Python does: a document that is not
+  UTF-8 goes to the Python path, which says why it skips it), lower-cases and classes each
+  character with tables made from this Python's own ``str.lower``, ``words`` pattern and
+  ``str.isspace`` (:class:`UnicodeTables`; the final sigma is decided from its neighbours as
+  ``str.lower`` does), hashes each token or shingle with the very same XXH3-64 (the C function
+  exported by the ``xxhash`` package's extension, linked by symbol name), counts them, and adds
+  up the simhash bit votes and the sketch's bin minima. Results are identical to the Python
+  path (the tests compare them on random Unicode): the tokens are the same strings, so the same
+  hashes, and the sums are exact integers. It is used only where it gives the same answer:
+  64-bit fingerprints, the ``xxh3`` hash, the built-in ``words`` or ``whitespace`` tokenizer,
+  UTF-8 input (or ``auto``, which reads valid UTF-8 as UTF-8), documents at most
+  :data:`MAX_BYTES` long that the reader would cut only at whitespace; anything else takes the
+  Python path.
 - :class:`KeywordKernel`: ``jieba-fast``'s TF-IDF keywords of a batch of segmented documents
   (:mod:`simdedup.tokenizers.jieba_tfidf`).
 - :class:`PairKernel`: the candidate pairs of a crowded block table (:mod:`simdedup.index`).
 - :class:`LinkageKernel`: complete linkage over many verified pairs (:mod:`simdedup.cluster`).
 
 Loading: numba compiles a kernel once (about 2 s) and its machine code is kept in a cache file
-(:mod:`simdedup.cache`), keyed by the kernel source, the llvmlite version and the CPU. Later
+(:mod:`simdedup.cache`), keyed by the kernel source, the llvmlite version, the CPU and the
+Unicode version (the tables are kept beside it, keyed by their sources and Python). Later
 processes load that file with llvmlite alone in about 40 ms, without importing numba (about
 0.4 s), so the fast path pays from half a megabyte (:data:`START_AFTER_BYTES`); ``--help``
 and small runs never load it. A kernel is checked against the Python arithmetic when it loads.
@@ -48,27 +52,131 @@ MAX_BYTES = 64 << 20
 START_AFTER_BYTES = 1 << 19
 BATCH_BYTES = 4 << 20  # documents handed to the kernel at once
 TABLE_SLOTS = 1 << 16  # largest table of a batch call; a document with more distinct tokens is retried alone
+TOKEN_ROOM = 1 << 20  # bytes for the tokens kept in a batch call; a document that needs more is retried alone
 PLANES = 48  # as simdedup._kernels (which cannot be imported without numba)
 SCRATCH_WORDS = PLANES + 4096
+# As simdedup._kernels: the layout of an entry of the Unicode tables, a document's flag, the
+# features of a document to retry alone or to leave to the Python path.
+CODE, WORDS_SHIFT, WHITESPACE_SHIFT = 0x1FFFFF, 21, 23
+MULTI, IGNORABLE, CASED, SIGMA = 1 << 25, 1 << 26, 1 << 27, 1 << 28
+SURROGATES = 1
+RETRY, INVALID = -1, -2
+CLASS_SHIFTS = {"words": WORDS_SHIFT, "whitespace": WHITESPACE_SHIFT}
+CAPITAL_SIGMA = 0x3A3
 
-_WORD = np.zeros(256, dtype=np.uint8)
-for _c in b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_":
-    _WORD[_c] = 1
-_NOT_SPACE = np.ones(256, dtype=np.uint8)
-for _c in (9, 10, 11, 12, 13, 28, 29, 30, 31, 32):  # str.split()'s ASCII whitespace
-    _NOT_SPACE[_c] = 0
-TOKEN_CLASSES = {"words": _WORD, "whitespace": _NOT_SPACE}
+_ARGTYPES = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+             ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p,
+             ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int64, ctypes.c_int64, ctypes.c_uint64, ctypes.c_int64,
+             ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,
+             ctypes.c_void_p]
 
-_ARGTYPES = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64,
-             ctypes.c_uint64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
-             ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p]
+
+@dataclass(frozen=True)
+class UnicodeTables:
+    """What the kernel knows of each character, made from this Python's own ``str.lower``, its
+    ``words`` pattern and ``str.isspace``, so that it cuts and lower-cases exactly as the Python
+    tokenizers do on this Python's Unicode version.
+
+    ``entries[blocks[c >> 8] * 256 + (c & 255)]`` is character ``c``'s entry (the first block
+    is that of code points 0-255, so ASCII is ``entries[c]``): the code point of its lower
+    case minus ``c``, modulo 2**21, or, with :data:`MULTI`, where in ``extra`` the count and
+    entries (with their own code points) of its several lower-case characters start; at
+    :data:`WORDS_SHIFT` and :data:`WHITESPACE_SHIFT` two bits each of the lower-case
+    character's class for the ``words`` and ``whitespace`` tokenizers (0 separates tokens, 1
+    continues one, 2 is a token of its own); :data:`IGNORABLE` and :data:`CASED`, the
+    properties ``str.lower`` looks at around a capital sigma, whose entry has :data:`SIGMA`
+    (its lower case depends on them).
+    """
+
+    blocks: np.ndarray
+    entries: np.ndarray
+    extra: np.ndarray
+
+
+def _word_class(character: str) -> int:
+    """0, 1 or 2 (separator, inside a token, a token of its own) for the ``words`` pattern."""
+    from .tokenizers.words import TOKEN
+
+    found = TOKEN.findall(character * 2)
+    if not found:
+        return 0
+    if found == [character * 2]:
+        return 1
+    if found == [character, character]:
+        return 2
+    raise ValueError(f"the words pattern cuts {character!r} in a way the kernel cannot")
+
+
+def _class_bits(character: str) -> int:
+    return _word_class(character) << WORDS_SHIFT | (0 if character.isspace() else 1) << WHITESPACE_SHIFT
+
+
+def _build_unicode_tables() -> UnicodeTables:
+    entries = np.zeros(0x110000, dtype=np.uint32)
+    extra = [0]  # offset 0 is never a MULTI entry's
+    for code in range(0x110000):
+        character = chr(code)
+        lower = character.lower()
+        if len(lower) == 1:  # as a difference, so that the blocks of most scripts are alike
+            entry = (ord(lower) - code) & CODE | _class_bits(lower)
+        else:
+            entry = MULTI | len(extra)
+            extra += [len(lower), *(ord(c) | _class_bits(c) for c in lower)]
+            if len(lower.encode("utf-8", "surrogatepass")) > 2 * len(character.encode("utf-8", "surrogatepass")):
+                raise ValueError(f"{character!r} lower-cases to more than twice its bytes")  # TOKEN_ROOM's bound
+        # str.lower makes a capital sigma final after a cased character, looking past
+        # case-ignorable ones; these two tests tell which characters are which.
+        after_cased = ("A" + character + "\u03a3").lower().endswith("\u03c2")
+        alone = (character + "\u03a3").lower().endswith("\u03c2")
+        if after_cased and not alone:
+            entry |= IGNORABLE
+        if alone:
+            entry |= CASED
+        entries[code] = entry
+    entries[CAPITAL_SIGMA] |= SIGMA
+    if any(len(chr(c).lower()) != 1 or not chr(c).lower().isascii() for c in range(0x80)):
+        raise ValueError("an ASCII character lower-cases to something else than one ASCII character")
+    rows = entries.reshape(-1, 256)
+    numbers: dict[bytes, int] = {}
+    blocks = np.array([numbers.setdefault(row.tobytes(), len(numbers)) for row in rows], dtype=np.uint16)
+    unique = np.frombuffer(b"".join(numbers), dtype=np.uint32).copy()
+    return UnicodeTables(blocks, unique, np.array(extra, dtype=np.uint32))
+
+
+def _tables_key() -> str:
+    import unicodedata
+
+    sources = [(Path(__file__).parent / name).read_bytes() for name in ("fastpath.py", "tokenizers/words.py")]
+    parts = [*sources, unicodedata.unidata_version.encode(), sys.version.encode()]
+    return hashlib.sha256(b"\0".join(parts)).hexdigest()[:24]
+
+
+def unicode_tables() -> UnicodeTables:
+    """The kernel's Unicode tables: kept in the cache (:mod:`simdedup.cache`), made on first
+    use (a few seconds) for this Python, its Unicode version and its tokenizers."""
+    import io
+
+    name = f"unicode-{_tables_key()}.npz"
+    cached = cache.read(name)
+    if cached is not None:
+        try:
+            with np.load(io.BytesIO(cached)) as kept:
+                return UnicodeTables(kept["blocks"], kept["entries"], kept["extra"])
+        except (OSError, ValueError, KeyError):
+            pass  # damaged: made again
+    tables = _build_unicode_tables()
+    out = io.BytesIO()
+    np.savez(out, blocks=tables.blocks, entries=tables.entries, extra=tables.extra)
+    cache.write(name, out.getvalue())
+    return tables
 
 
 class Kernel:
-    """The loaded batch kernel and its scratch buffers (one per process; calls from several
-    threads take turns, as ctypes lets them run at once and the scratch is shared)."""
+    """The loaded batch kernel, the Unicode tables and its scratch buffers (one per process;
+    calls from several threads take turns, as ctypes lets them run at once and the scratch is
+    shared)."""
 
-    def __init__(self, address: int, engine: Any):
+    def __init__(self, address: int, engine: Any, tables: UnicodeTables):
         import threading
 
         self._engine = engine  # owns the machine code: keep it alive
@@ -76,6 +184,8 @@ class Kernel:
         self._lock = threading.Lock()
         self._tables: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._scratch = np.zeros(SCRATCH_WORDS, dtype=np.uint64)
+        self._tokens = np.zeros(TOKEN_ROOM, dtype=np.uint8)
+        self.unicode = tables
 
     def _table(self, slots: int) -> tuple[np.ndarray, np.ndarray]:
         """Hash table (key and count side by side) and list of used slots, all zero."""
@@ -85,43 +195,54 @@ class Kernel:
             self._tables[slots] = (np.zeros(2 * slots, np.uint64), np.zeros(slots, np.int64))
         return self._tables[slots]
 
-    def fingerprint(self, documents: list[bytes], token_class: str, bins: int,
-                    binary: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(simhash values, distinct token counts, sketches (n, bins))`` of ASCII documents."""
+    def fingerprint(self, documents: list[bytes], token_class: str, bins: int, binary: bool, shingle: int = 1,
+                    flags: list[int] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(simhash values, distinct feature counts, sketches (n, bins))`` of UTF-8 documents
+        (``flags``: :data:`SURROGATES` for a document that may hold lone surrogates, encoded
+        with ``surrogatepass``); a count is :data:`INVALID` for a document that is not UTF-8."""
         if bins & (bins - 1) or not 0 <= bins <= SCRATCH_WORDS - PLANES:
             raise ValueError(f"sketch bins must be 0 or a power of two up to {SCRATCH_WORDS - PLANES}")
         n = len(documents)
         offsets = np.zeros(n + 1, dtype=np.int64)
         np.cumsum([len(d) for d in documents], out=offsets[1:])
+        flag_array = np.zeros(max(n, 1), dtype=np.uint8)
+        if flags is not None:
+            flag_array[:n] = flags
         values = np.zeros(n, dtype=np.uint64)
         features = np.zeros(n, dtype=np.int64)
         sketches = np.zeros((n, bins), dtype=np.uint8)
-        self._run(bytearray().join(documents), offsets, TOKEN_CLASSES[token_class], bins, binary,
-                  values, features, sketches, TABLE_SLOTS)
-        for d in np.flatnonzero(features < 0):  # more distinct tokens than the table holds
+        settings = (CLASS_SHIFTS[token_class], shingle, bins, binary)
+        self._run(b"".join(documents), offsets, flag_array, settings, values, features, sketches, TABLE_SLOTS,
+                  self._tokens)
+        for d in np.flatnonzero(features == RETRY):  # more distinct features or longer tokens than a batch holds
             size = len(documents[d])
             # Alone, in a table 16 times larger each time, up to one that holds every token distinct:
             # a table sized for that at once (and first filled to a quarter of the bytes) would take
-            # about 5 bytes per byte of a 100 MB document, whatever its vocabulary.
+            # about 5 bytes per byte of a large document, whatever its vocabulary.
             most, slots = 1 << max(10, (size + 2).bit_length()), TABLE_SLOTS
             single = np.array([0, size], dtype=np.int64)
-            data = bytearray(documents[d])
-            while features[d] < 0 and slots < most:
+            room = np.zeros(3 * size + 64, dtype=np.uint8)  # lower case at most doubles a token, plus spaces
+            while features[d] == RETRY and slots < most:
                 slots = min(slots << 4, most)
-                self._run(data, single, TOKEN_CLASSES[token_class], bins, binary,
-                          values[d:], features[d:], sketches[d:], slots)
+                self._run(documents[d], single, flag_array[d:], settings, values[d:], features[d:], sketches[d:],
+                          slots, room)
         return values, features, sketches
 
-    def _run(self, data: bytearray, offsets: np.ndarray, is_token: np.ndarray, bins: int, binary: bool,
-             values: np.ndarray, features: np.ndarray, sketches: np.ndarray, slots: int) -> None:
+    def _run(self, data: bytes, offsets: np.ndarray, flags: np.ndarray, settings: tuple[int, int, int, bool],
+             values: np.ndarray, features: np.ndarray, sketches: np.ndarray, slots: int, tokens: np.ndarray) -> None:
+        class_shift, shingle, bins, binary = settings
         buffer = np.frombuffer(data, dtype=np.uint8) if data else np.zeros(1, dtype=np.uint8)
         shift = 64 - bins.bit_length() + 1 if bins else 0
+        starts = np.zeros(shingle, dtype=np.int64)
+        unicode = self.unicode
         with self._lock:
             table, used = self._table(slots)
-            self._function(buffer.ctypes.data, buffer.ctypes.data, offsets.ctypes.data, len(offsets) - 1,
-                           is_token.ctypes.data, bins, shift, int(binary), values.ctypes.data,
-                           features.ctypes.data, sketches.ctypes.data, table.ctypes.data, used.ctypes.data, slots,
-                           self._scratch.ctypes.data)
+            self._function(buffer.ctypes.data, offsets.ctypes.data, len(offsets) - 1, flags.ctypes.data,
+                           unicode.blocks.ctypes.data, unicode.entries.ctypes.data, len(unicode.entries),
+                           unicode.extra.ctypes.data, len(unicode.extra), class_shift, shingle, starts.ctypes.data,
+                           tokens.ctypes.data, tokens.ctypes.data, len(tokens), bins, shift, int(binary),
+                           values.ctypes.data, features.ctypes.data, sketches.ctypes.data, table.ctypes.data,
+                           used.ctypes.data, slots, self._scratch.ctypes.data)
 
 
 @dataclass(frozen=True)
@@ -259,12 +380,14 @@ def _bind_symbols(llvm: Any, names: list[str]) -> None:
 
 
 def _cache_key(llvm: Any) -> str:
+    import unicodedata
+
     import llvmlite
 
     source = (Path(__file__).parent / "_kernels.py").read_bytes()
     parts = [source, llvmlite.__version__.encode(), llvm.get_process_triple().encode(),
              llvm.get_host_cpu_name().encode(), llvm.get_host_cpu_features().flatten().encode(),
-             sys.version.encode()]
+             sys.version.encode(), unicodedata.unidata_version.encode()]
     return hashlib.sha256(b"\0".join(parts)).hexdigest()[:24]
 
 
@@ -309,13 +432,13 @@ def _load_code(prefix: str, compile_name: str) -> tuple[int, Any]:
 
 
 def _load() -> Kernel:
-    kernel = Kernel(*_load_code("fastpath", "compile_batch"))
+    kernel = Kernel(*_load_code("fastpath", "compile_batch"), unicode_tables())
     # Run it once now against the Python arithmetic, so that a failure (a symbol bound wrong,
     # stale machine code) shows here, and the Python path takes over, not mid-corpus.
     from .fingerprint import simhash
 
-    values, features, _ = kernel.fingerprint([b"Ab ab c"], "whitespace", 8, True)
-    if features.tolist() != [2] or int(values[0]) != simhash({"ab": 1, "c": 1}):
+    values, features, _ = kernel.fingerprint(["Ab ab c \u00c9\u00e9".encode()], "whitespace", 8, True)
+    if features.tolist() != [3] or int(values[0]) != simhash({"ab": 1, "c": 1, "\u00e9\u00e9": 1}):
         raise RuntimeError("the fast-path kernel gives wrong results")
     return kernel
 
@@ -390,13 +513,16 @@ def eligible(tokenizer: Any, bits: int, hash_name: str, encoding: str) -> bool:
     """Whether documents fingerprinted with these settings can take the fast path."""
     from codecs import lookup
 
+    from .tokenizers import BUILTIN
+
     return (
         os.environ.get("SIMDEDUP_FASTPATH", "1") != "0"
-        and tokenizer.name in TOKEN_CLASSES
-        and tokenizer.options == {"shingle": 1}
+        and tokenizer.name in CLASS_SHIFTS
+        and BUILTIN.get(tokenizer.name) == f"{type(tokenizer).__module__}:{type(tokenizer).__qualname__}"
+        and set(tokenizer.options) == {"shingle"}
         and bits == 64
         and hash_name == "xxh3"
-        and (encoding == "auto" or lookup(encoding).name == "utf-8")  # ASCII reads the same in both
+        and (encoding == "auto" or lookup(encoding).name == "utf-8")  # auto reads valid UTF-8 as UTF-8
     )
 
 

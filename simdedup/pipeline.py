@@ -17,7 +17,7 @@ import numpy as np
 
 from . import fastpath, workers
 from .cluster import Cluster, find_clusters
-from .corpus import CHUNK_BYTES, DocumentReader, Source, documents, is_compressed, text_chunks
+from .corpus import CHUNK_BYTES, MAX_CARRY, DocumentReader, Source, documents, is_compressed, text_chunks
 from .web import looks_like_http
 from .errors import RecordError, SkipDocument
 from .fingerprint import Fingerprinter
@@ -140,7 +140,7 @@ class DocumentFingerprinter(Method):
         Raises:
             SkipDocument: the text has no features.
         """
-        if self.fast and text.isascii():
+        if self.fast:
             result = self.fingerprint_batch([Source(doc_id, text=text)])[0]
             if isinstance(result, Source):
                 raise SkipDocument(doc_id, result.reason or _NO_FEATURES)
@@ -163,7 +163,7 @@ class DocumentFingerprinter(Method):
         return record
 
     def fingerprint_batch(self, sources: list[Source]) -> list[FingerprintRecord | Source]:
-        """As the base method; ASCII documents go to the compiled kernel (:mod:`simdedup.fastpath`)
+        """As the base method; UTF-8 documents go to the compiled kernel (:mod:`simdedup.fastpath`)
         together, in batches of about :data:`~simdedup.fastpath.BATCH_BYTES`."""
         if not self.fast:
             if type(self.tokenizer).features_many is Tokenizer.features_many:  # nothing to gain
@@ -253,21 +253,20 @@ class DocumentFingerprinter(Method):
             results[position] = record
 
     def _fast_input(self, source: Source) -> tuple[bytes | None, int, DocumentReader | None]:
-        """``(ASCII bytes for the kernel, size, None)`` (a file's bytes as read, byte-order mark
-        included), or ``(None, 0, reader)`` with the bytes read for the Python path, or
-        ``(None, 0, None)`` when the Python path should read the source."""
+        """``(bytes for the kernel, size, None)`` (a file's bytes as read, byte-order mark
+        included; a text's UTF-8, lone surrogates as ``surrogatepass`` writes them), or
+        ``(None, 0, reader)`` with the bytes read for the Python path, or ``(None, 0, None)``
+        when the Python path should read the source."""
         if source.reason is not None:
             return None, 0, None
-        if source.text is not None:  # in memory already (its size bounded by --max-line-bytes)
-            if source.text.isascii():
-                data = source.text.encode("ascii")
-                return data, len(data), None
-            return None, 0, None
+        if source.text is not None:
+            data = source.text.encode("utf-8", "surrogatepass")
+            return (data, len(data), None) if len(data) <= fastpath.MAX_BYTES else (None, 0, None)
         data = None if is_compressed(source.path) else _whole_file(source, fastpath.MAX_BYTES)
         if data is None:
             return None, 0, None  # the Python path streams it, or says why it cannot
-        if not data or b"\0" in data[:8192] or looks_like_http(data) or not _without_bom(data).isascii():
-            # the Python path says why it skips, or reads the response or the other text
+        if not data or b"\0" in data[:8192] or looks_like_http(data) or _may_be_cut_inside_a_word(data):
+            # the Python path says why it skips, or reads the response, or cuts as it reads
             return None, 0, DocumentReader(source.path, self.encoding, data=data)
         return data, len(data), None
 
@@ -280,21 +279,30 @@ class DocumentFingerprinter(Method):
         kernel = fastpath.ready(sum(len(data) for _, data, _ in pending))
         if kernel is None:
             for position, data, _ in pending:
-                source = sources[position]
-                reader = None if source.text is not None else DocumentReader(source.path, self.encoding, data=data)
-                results[position] = self._python_record(source, reader)
+                results[position] = self._python_pending(sources[position], data)
             return
-        texts = [_without_bom(data) for _, data, _ in pending]
+        files = [sources[position].text is None for position, _, _ in pending]
+        texts = [_without_bom(data) if file else data for (_, data, _), file in zip(pending, files)]
         values, features, sketches = kernel.fingerprint(texts, self.tokenizer.name, self.sketch_bins,
-                                                        self.weighting == "binary")
-        for (position, _, size), value, count, sketch in zip(pending, values.tolist(), features.tolist(), sketches):
+                                                        self.weighting == "binary", self.tokenizer.options["shingle"],
+                                                        [0 if file else fastpath.SURROGATES for file in files])
+        for (position, data, size), file, value, count, sketch in zip(pending, files, values.tolist(),
+                                                                      features.tolist(), sketches):
             doc_id = sources[position].path
-            if count == 0:  # the reasons of the Python path
-                results[position] = Source(doc_id, _NO_FEATURES if sources[position].text is None
-                                           else "no text to fingerprint")
+            if count < 0:  # not UTF-8 (or beyond the kernel): the Python path says why
+                results[position] = self._python_pending(sources[position], data)
+            elif count == 0:  # the reasons of the Python path
+                results[position] = Source(doc_id, _NO_FEATURES if file else "no text to fingerprint")
             else:
-                results[position] = FingerprintRecord(doc_id, value, self.bits, count, self.settings, size,
-                                                      sketch.tobytes() if self.sketch_bins else None)
+                record = FingerprintRecord(doc_id, value, self.bits, count, self.settings, size,
+                                           sketch.tobytes() if self.sketch_bins else None)
+                record.encoding = "utf-8" if file and self.encoding == "auto" else None  # what auto finds in UTF-8
+                results[position] = record
+
+    def _python_pending(self, source: Source, data: bytes) -> FingerprintRecord | Source:
+        """The Python path for a document read for the kernel (``data``: as :meth:`_fast_input` gave it)."""
+        reader = None if source.text is not None else DocumentReader(source.path, self.encoding, data=data)
+        return self._python_record(source, reader)
 
 
 @dataclass
@@ -327,6 +335,26 @@ def _utf8_size(text: str) -> int:
 
 def _without_bom(data: bytes) -> bytes:
     return data[len(codecs.BOM_UTF8):] if data.startswith(codecs.BOM_UTF8) else data
+
+
+_ASCII_SPACE = np.zeros(256, dtype=bool)
+_ASCII_SPACE[[9, 10, 11, 12, 13, 28, 29, 30, 31, 32]] = True  # the ASCII characters str.isspace takes
+
+
+def _may_be_cut_inside_a_word(data: bytes) -> bool:
+    """Whether :class:`DocumentReader` could cut the document elsewhere than at whitespace: it
+    does so in a run of :data:`~simdedup.corpus.MAX_CARRY` characters without whitespace (so of
+    at least as many bytes without ASCII whitespace), where the kernel would not."""
+    if len(data) <= MAX_CARRY:
+        return False
+    view = np.frombuffer(data, dtype=np.uint8)
+    last_space = -1
+    for start in range(0, len(view), CHUNK_BYTES):  # a slice at a time: bounded memory
+        spaces = np.concatenate(([last_space], start + np.flatnonzero(_ASCII_SPACE[view[start : start + CHUNK_BYTES]])))
+        if np.diff(spaces).max(initial=0) > MAX_CARRY:
+            return True
+        last_space = int(spaces[-1])
+    return len(view) - last_space > MAX_CARRY
 
 
 TOGETHER_BYTES = 1 << 20

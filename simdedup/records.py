@@ -18,7 +18,9 @@ from __future__ import annotations
 import gc
 import json
 import math
+import operator
 import re
+import secrets
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Iterable, Iterator
 
@@ -236,6 +238,8 @@ def _same_form(first: re.Match) -> re.Pattern:
 
 
 _BLOCK_BYTES = 1 << 25
+_MARK = secrets.token_hex(16)  # between the lines of a block read as one JSON array
+_LINE_MARK = f',"{_MARK}",'
 _BASE64_VALUES = np.full(256, 255, dtype=np.uint8)
 for _i, _c in enumerate(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"):
     _BASE64_VALUES[_c] = _i
@@ -350,8 +354,65 @@ class _ColumnReader:
             matches = self.same_form.findall(text)
             if len(matches) == count and self._add_matches(matches, file_number, line):
                 return end
-        self._add_lines(name, file_number, line, block)
+        if text is None or not self._add_decoded(name, file_number, line, text):
+            self._add_lines(name, file_number, line, block)
         return end
+
+    def _add_decoded(self, name: str, file_number: int, line: int, text: str) -> bool:
+        """Add the lines of a block in any JSON spelling (keys in another order, spaces after
+        the separators, escapes, as ``jq`` or pandas write them): the block is parsed as one
+        JSON array, a mark between every two lines, and checked a column at a time; False
+        (nothing added) when a line is not one record with the fields and settings of the
+        block's first, spelled as it spells them, so that :meth:`_add_lines` says which line
+        is wrong and how."""
+        lines = text.split("\n")
+        if not lines[-1]:
+            lines.pop()  # after the last newline
+        try:
+            values = parse_json_line(f"[{_LINE_MARK.join(lines)}]")
+        except ValueError:  # not JSON (blank lines too), or nested or numbered beyond the parser
+            return False
+        # A line that is not one JSON value alone would shift or swallow the marks, which are
+        # random and so cannot be spelled by a line.
+        if len(values) != 2 * len(lines) - 1 or values[1::2].count(_MARK) != len(lines) - 1:
+            return False
+        objects = values[::2]
+        if set(map(type, objects)) != {dict}:
+            return False
+        first = objects[0]
+        try:
+            key = _fields(first, "")[6]
+        except RecordError:
+            return False
+        if self.first_key is not None and key != self.first_key:
+            return False
+        method, bits, sketch_bytes = key[0], key[3], key[-1]
+        settings_of = operator.itemgetter(*(k for k in SETTING_KEYS if k in first))
+        try:  # the same keys as the first (as many, and all of its), and the same settings
+            if (list(map(len, objects)).count(len(first)) != len(objects)
+                    or list(map(settings_of, objects)).count(settings_of(first)) != len(objects)):
+                return False
+            columns = {k: list(map(operator.itemgetter(k), objects)) for k in first}
+        except KeyError:
+            return False
+        ids, hexes = columns["id"], columns[VALUE_FIELDS[method]]
+        features, sizes = columns.get("features", [0] * len(objects)), columns.get("bytes", [None] * len(objects))
+        if not (set(map(type, ids)) == {str} and set(map(type, hexes)) == {str} and set(map(type, columns["bits"])) == {int}
+                and set(map(len, hexes)) == {bits // 4} and _HEX.fullmatch("".join(hexes))
+                and set(map(type, features)) == {int} and 0 <= min(features) and max(features) < _INT64_END
+                and (set(map(type, sizes)) == {type(None)}
+                     or (set(map(type, sizes)) == {int} and -_INT64_END <= min(sizes) and max(sizes) < _INT64_END))):
+            return False  # (64.0 equals 64 and True equals 1, but they are not what a record says)
+        sketches = columns.get("sketch")
+        if sketches is not None and not (set(map(type, sketches)) == {str} and set(map(len, sketches)) == {
+                len(sketches[0])} and _BASE64.fullmatch("".join(sketches))):
+            return False
+        self._check_key(key, bits, f"{name}:{line}")
+        self._append(ids, _words_from_hex(hexes, bits), np.array(features, dtype=np.int64),
+                     np.array([-1] * len(sizes) if sizes[0] is None else sizes, dtype=np.int64),
+                     _decode_sketches(sketches) if sketch_bytes else None, file_number,
+                     np.arange(line, line + len(ids), dtype=np.int64))
+        return True
 
     def _add_matches(self, matches: list[tuple[str, ...]], file_number: int, line: int) -> bool:
         """Add lines matched by :attr:`same_form`; False (nothing added) when a number is beyond

@@ -178,7 +178,7 @@ def test_utf8_bom_is_dropped_and_counted_in_bytes(tmp_path):
 
 
 def test_long_run_without_whitespace_is_read_fully(tmp_path, monkeypatch):
-    monkeypatch.setattr(corpus, "_MAX_CARRY", 40)
+    monkeypatch.setattr(corpus, "MAX_CARRY", 40)
     text = "start " + "x" * 500 + "ü" * 100 + " tail words\n"
     path = _write(tmp_path / "run.txt", text)
     chunks, reader = _read_all(path, chunk_bytes=8)

@@ -255,3 +255,79 @@ def test_a_damaged_binary_count_is_one_error_line():
     data[start:start + 8] = (1 << 60).to_bytes(8, "little")
     with pytest.raises(RecordError, match="^f: binary block 1"):
         read_fingerprint_files([("f", io.BytesIO(bytes(data)))])
+
+
+def spelled(record, style):
+    """A record as other tools write it: jq (keys sorted, spaces after the separators), pandas
+    (ASCII escapes, "\\/", keys in another order), or compact with the keys reversed."""
+    obj = json.loads(record.to_json())
+    if style == "jq":
+        return json.dumps(obj, sort_keys=True, ensure_ascii=False)
+    if style == "pandas":
+        return json.dumps(dict(sorted(obj.items(), key=lambda item: len(item[0]))), separators=(",", ":")).replace(
+            "/", "\\/")
+    return json.dumps(dict(reversed(obj.items())), separators=(",", ":"), ensure_ascii=False)
+
+
+@settings(max_examples=120, deadline=None)
+@given(corpora(), st.sampled_from([1 << 25, 64, 300]), st.data())
+def test_other_json_spellings_read_as_line_by_line(monkeypatch_module, rows, block_bytes, data):
+    """Whole blocks in one other spelling, or spellings mixed line by line, with canonical
+    lines among them or not: the records and line numbers of reading every line alone."""
+    monkeypatch_module.setattr(records, "_BLOCK_BYTES", block_bytes)
+    styles = data.draw(st.lists(st.sampled_from(["jq", "pandas", "reversed", "canonical"]), min_size=1, max_size=1)
+                       | st.lists(st.sampled_from(["jq", "pandas", "reversed", "canonical"]),
+                                  min_size=len(rows), max_size=len(rows)))
+    lines = [r.to_json() if style == "canonical" else spelled(r, style)
+             for r, style in zip(rows, styles * len(rows) if len(styles) == 1 else styles)]
+    text = "".join(line + "\n" for line in lines).encode()
+    columns = read_fingerprint_files([("f", io.BytesIO(text))])
+    assert columns_as_records(columns) == [(r.id, r.simhash, r.features, r.bytes, r.sketch) for r in by_lines(text)]
+    assert columns.lines.tolist() == list(range(1, len(rows) + 1))
+    assert columns.settings == by_lines(text)[0].settings
+
+
+@pytest.mark.parametrize("change, error, message", [
+    (lambda obj: obj.update(tokenizer="whitespace"), IncompatibleSettingsError,
+     "f:41: fingerprint made with simhash whitespace"),
+    (lambda obj: obj.pop("weighting"), IncompatibleSettingsError, "f:41: fingerprint made with simhash words"),
+    (lambda obj: obj.update(bits=64.0), RecordError, "f:41: field 'bits' must be 64 or 128 for simhash, not 64.0"),
+    (lambda obj: obj.update(features=True), RecordError, "f:41: field 'features' must be a non-negative integer"),
+    (lambda obj: obj.update(features=-1), RecordError, "f:41: field 'features' must be a non-negative integer"),
+    (lambda obj: obj.update(bytes=2**63), RecordError, "f:41: field 'bytes' must be an integer of 64 bits"),
+    (lambda obj: obj.update(id=7), RecordError, "f:41: field 'id' must be a string"),
+    (lambda obj: obj.update(simhash="00000000000000g0"), RecordError, "f:41: field 'simhash' is not hexadecimal"),
+    (lambda obj: obj.update(sketch="AAAA"), RecordError, "f:41: field 'sketch' must hold a power of two"),
+    (lambda obj: obj.pop("sketch"), IncompatibleSettingsError, "f:41: fingerprint made with"),
+    (lambda obj: obj.pop("id"), RecordError, "f:41: missing field 'id'"),
+])
+def test_a_bad_line_among_other_spellings_is_named(change, error, message):
+    lines = [json.loads(line) for line in canonical(60)]
+    change(lines[40])
+    text = "\n".join(json.dumps(obj, sort_keys=True) for obj in lines) + "\n"
+    with pytest.raises(error, match="^" + re.escape(message)):
+        read_fingerprint_files([("f", io.BytesIO(text.encode()))])
+
+
+def test_a_setting_spelled_by_some_lines_only_reads_as_line_by_line():
+    """The first record leaves out a setting that others spell with its default value."""
+    lines = [json.loads(line) for line in canonical(30)]
+    for obj in lines[:10]:
+        obj.pop("method")
+    text = ("\n".join(json.dumps(obj, sort_keys=True) for obj in lines) + "\n").encode()
+    columns = read_fingerprint_files([("f", io.BytesIO(text))])
+    assert columns_as_records(columns) == [(r.id, r.simhash, r.features, r.bytes, r.sketch) for r in by_lines(text)]
+
+
+def test_lines_that_are_not_one_record_each_are_named_even_when_they_balance():
+    """Two records on one line, and one record over two lines: the numbers of records and of
+    lines agree, but line by line both are errors, and so they are here."""
+    lines = [json.dumps(json.loads(line), sort_keys=True) for line in canonical(20)]
+    two = lines[5] + "," + lines[6]
+    split = lines[7][:-1] + ',"x":[{}', '{}]}'
+    lines[5:8] = [two, *split]
+    with pytest.raises(RecordError, match="^f:6: not a JSON object"):
+        read_fingerprint_files([("f", io.BytesIO(("\n".join(lines) + "\n").encode()))])
+    lines[5] = json.dumps(json.loads(canonical(20)[5]), sort_keys=True)
+    with pytest.raises(RecordError, match="^f:7: not a JSON object"):
+        read_fingerprint_files([("f", io.BytesIO(("\n".join(lines) + "\n").encode()))])

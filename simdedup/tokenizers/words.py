@@ -23,7 +23,8 @@ from . import Tokenizer
 
 # Han (with extensions A and compatibility), kana, Hangul syllables.
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
-_TOKEN = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+")
+#: a token of lower-cased text (the compiled path classes characters by it: simdedup.fastpath)
+TOKEN = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+")
 
 
 class WordsTokenizer(Tokenizer):
@@ -34,4 +35,4 @@ class WordsTokenizer(Tokenizer):
     optional = {"lowercase": True}
 
     def tokens(self, text: str) -> list[str]:
-        return _TOKEN.findall(text.lower() if self.option("lowercase") else text)
+        return TOKEN.findall(text.lower() if self.option("lowercase") else text)
