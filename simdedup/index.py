@@ -196,6 +196,12 @@ def _clustered(fps: np.ndarray, masks: list[np.ndarray]) -> bool:
 
 def _brute_pairs(fps: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     n = len(fps)
+    if fps.shape[1] == 1 and n * (n - 1) // 2 >= KERNEL_AFTER_CANDIDATES:
+        from . import fastpath
+
+        kernel = fastpath.pair_kernel()
+        if kernel is not None:  # every row in one run of the pair kernel: all pairs, compiled
+            return kernel.pairs(fps[:, 0], np.arange(n, dtype=np.int64), np.zeros(n, dtype=np.uint64), k)
     left_parts, right_parts = [], []
     step = max(1, (1 << 22) // max(n, 1))
     for start in range(0, n, step):

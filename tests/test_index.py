@@ -182,7 +182,7 @@ def test_the_pair_kernel_equals_brute_force(values, k, data):
     values = values + extra + values[:3]  # identical fingerprints too
     saved, index.KERNEL_AFTER_CANDIDATES = index.KERNEL_AFTER_CANDIDATES, 0
     try:
-        for blocks in (None, k + 1, k + 3):
+        for blocks in (None, 0, k + 1, k + 3):  # 0: all pairs, as one run of the kernel
             assert found(values, k, 64, blocks=blocks) == oracle(values, k)
     finally:
         index.KERNEL_AFTER_CANDIDATES = saved
