@@ -356,6 +356,15 @@ def real_rows(python_a: str, python_b: str, out: str) -> None:
         print(row(job, f"{label}: speed-up over simhash-pybind", figures, mb, docs, base["pybind-xxh3"]))
     print(row(job, "simdedup defaults, -j 2", two, mb, docs, default))
     print(row(job, "two processes on halves (-j 2 ceiling)", ceiling, mb, docs, default))
+    subprocess.run(fingerprint_of(listing, out), check=False)  # the records cluster reads
+    clustered = measure(SIMDEDUP + ["cluster", "-o", os.devnull, "--force", out])
+    print(row(f"cluster real-en ({docs:,} records)", "simdedup cluster (CLI, JSON lines)", clustered, docs=docs))
+    rensa = anchor(python_a, "rensa", listing)
+    print(row(f"dedup real-en {mb:.0f} MB", "rensa MinHash-LSH (3-shingles, 128 perms)", rensa, mb, docs))
+    for jobs in (1, 2):
+        command = " ".join(SIMDEDUP) + f" dedup --silent -j {jobs} -o /dev/null - < \"$1\""
+        dedup = measure(["sh", "-c", command, "sh", str(listing)])
+        print(row(f"dedup real-en {mb:.0f} MB", f"simdedup dedup defaults, -j {jobs}", dedup, mb, docs, rensa))
     for name in ("real-zh", "real-mixed"):
         listing = listings[name]
         paths = listing.read_text().splitlines()
