@@ -35,6 +35,7 @@ from typing import Sequence
 import numpy as np
 
 from .index import near_pairs
+from .similarity import ExactIndex, ExactSets, passes
 from .sketch import pair_similarity
 
 MEDOID_LIMIT = 2048
@@ -134,22 +135,82 @@ def _unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 class _PairTest:
-    """Whether two units may be in one cluster: verified similarity, or distance <= k."""
+    """Whether two units may be in one cluster: the similarity ``measure`` verified (exactly
+    where ``exact`` has both units' sets, else the sketches' bag estimate), or distance <= k."""
 
-    def __init__(self, units: _Units, k: int, min_similarity: float):
+    def __init__(self, units: _Units, k: int, min_similarity: float, exact: ExactIndex | None = None,
+                 measure: str = "bag", min_resemblance: float = 1.0):
         self.units, self.k, self.min_similarity = units, k, min_similarity
+        self.exact, self.measure, self.min_resemblance = exact, measure, min_resemblance
 
-    def scores(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    def _bag(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         units = self.units
         if units.sketches is not None:
-            return pair_similarity(units.sketches, a, b)
+            estimate = pair_similarity(units.sketches, a, b)
+            if self.exact is None:
+                return estimate
+            exact = self.exact.jaccard("bag", a, b)
+            return np.where(np.isnan(exact), estimate, exact)
         distance = np.bitwise_count(units.fps[a] ^ units.fps[b]).sum(axis=1)
         return 1.0 - distance / (64 * units.fps.shape[1])
 
+    def scores(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """The bag similarity of each pair (exact or estimated; from the distance without sketches)."""
+        return self.scores_passes(a, b)[0]
+
     def passes(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        if self.units.sketches is not None:
-            return self.scores(a, b) >= self.min_similarity
-        return np.bitwise_count(self.units.fps[a] ^ self.units.fps[b]).sum(axis=1) <= self.k
+        return self.scores_passes(a, b)[1]
+
+    def scores_passes(self, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        bag = self._bag(a, b)
+        if self.units.sketches is None:
+            return bag, np.bitwise_count(self.units.fps[a] ^ self.units.fps[b]).sum(axis=1) <= self.k
+        grams = self.exact.jaccard("grams", a, b) if self.exact is not None else np.full(len(a), np.nan)
+        return bag, passes(self.measure, bag, grams, self.min_similarity, self.min_resemblance)
+
+
+def _digest(sets: ExactSets | None) -> int:
+    """A 64-bit digest of a document's exact sets (0 without)."""
+    if sets is None:
+        return 0
+    import xxhash
+
+    return xxhash.xxh3_64_intdigest(sets.words.tobytes() + sets.counts.tobytes() + sets.grams.tobytes()) or 1
+
+
+#: LSH over the sketch: a second candidate source. Units whose sketches agree in all
+#: BAND_BINS bins of one of the bins // BAND_BINS bands are candidates too (two documents of
+#: weighted Jaccard 0.8 share some band with probability 1 - (1 - 0.8**8)**16 = 0.95).
+#: A band value shared by more than BAND_LIMIT units is boilerplate and gives no pairs.
+BAND_BINS = 8
+BAND_LIMIT = 100
+
+
+def share_a_band(a: bytes, b: bytes) -> bool:
+    """Whether two sketches agree in every bin of one band (band candidates, bar BAND_LIMIT)."""
+    agree = np.frombuffer(a, dtype=np.uint8) == np.frombuffer(b, dtype=np.uint8)
+    return bool(agree[: len(agree) // BAND_BINS * BAND_BINS].reshape(-1, BAND_BINS).all(axis=1).any())
+
+
+def _with_band_pairs(left: np.ndarray, right: np.ndarray, sketches: np.ndarray,
+                     eligible: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs ``(left, right)`` (distinct, left < right) and those of the sketch's bands,
+    without repeats, in order."""
+    found = [left * len(sketches) + right]
+    rows = np.ascontiguousarray(sketches[eligible])
+    for band in range(rows.shape[1] // BAND_BINS):
+        keys = np.ascontiguousarray(rows[:, band * BAND_BINS : (band + 1) * BAND_BINS]).view(np.uint64).ravel()
+        order = np.argsort(keys, kind="stable")
+        ordered = keys[order]
+        starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
+        sizes = np.diff(np.append(starts, len(ordered)))
+        for size in np.unique(sizes[(sizes >= 2) & (sizes <= BAND_LIMIT)]).tolist():
+            groups = order[starts[sizes == size][:, None] + np.arange(size)]
+            i, j = np.triu_indices(size, 1)
+            a, b = eligible[groups[:, i]].ravel(), eligible[groups[:, j]].ravel()
+            found.append(np.minimum(a, b) * len(sketches) + np.maximum(a, b))
+    pairs = np.unique(np.concatenate(found))
+    return pairs // len(sketches), pairs % len(sketches)
 
 
 def _link_single(n: int, left: list[int], right: list[int]) -> np.ndarray:
@@ -239,6 +300,10 @@ def find_clusters(
     linkage: str = "single",
     min_features: int = 0,
     new: np.ndarray | None = None,
+    exact: Sequence[ExactSets | None] | None = None,
+    similarity: str = "bag",
+    min_resemblance: float = 1.0,
+    bands: bool = False,
 ) -> list[Cluster]:
     """Cluster near-duplicate documents.
 
@@ -255,6 +320,12 @@ def find_clusters(
         min_features: documents with fewer features only group with exact copies.
         new: for incremental runs, which documents are new (bool per document): pairs of two
             old documents are not looked at, and only clusters with a new document are returned.
+        exact: the exact sets of each document (:mod:`simdedup.similarity`; None for a
+            document without), to verify with exact similarities instead of the sketches.
+        similarity: the measure of :func:`simdedup.similarity.passes` (with sketches).
+        min_resemblance: its smallest resemblance of a duplicate.
+        bands: with sketches, also the pairs of units that share a band of their sketches
+            (:func:`_with_band_pairs`) are candidates.
 
     Returns:
         Clusters sorted by their first member id; members sorted by id.
@@ -267,7 +338,10 @@ def find_clusters(
     if fps.shape[0] != n or (sketches is not None and len(sketches) != n):
         raise ValueError("ids, fps and sketches differ in length")
     by_id = np.array(sorted(range(n), key=ids.__getitem__), dtype=np.int64)
-    units = _units(ids, fps, sketches, by_id)
+    exact_keys = None if exact is None else np.array([_digest(e) for e in exact], dtype=np.uint64).reshape(-1, 1)
+    units = _units(ids, fps if exact_keys is None else np.hstack([fps, exact_keys]), sketches, by_id)
+    if exact_keys is not None:  # the digest was part of the unit only: documents of one unit share their sets
+        units.fps = np.ascontiguousarray(units.fps[:, :-1])
     count = len(units.fps)
     eligible = np.arange(count)
     if features is not None and min_features > 0:
@@ -279,16 +353,22 @@ def find_clusters(
         left, right = eligible[left], eligible[right]
     else:
         left = right = np.empty(0, dtype=np.int64)
+    if bands and units.sketches is not None and len(eligible) > 1:
+        left, right = _with_band_pairs(left, right, units.sketches, eligible)
     if new is not None:
         unit_new = np.zeros(count, dtype=bool)
         unit_new[units.of_doc[np.asarray(new, dtype=bool)]] = True
         involves_new = unit_new[left] | unit_new[right]
         left, right = left[involves_new], right[involves_new]
-    test = _PairTest(units, k, min_similarity)
-    scores = test.scores(left, right)
+    unit_exact = None
+    if exact is not None:
+        some_doc = np.empty(count, dtype=np.int64)
+        some_doc[units.of_doc] = np.arange(n)
+        unit_exact = ExactIndex([exact[d] for d in some_doc.tolist()])
+    test = _PairTest(units, k, min_similarity, unit_exact, similarity, min_resemblance)
+    scores, verified = test.scores_passes(left, right)
     if units.sketches is not None:
-        keep = scores >= min_similarity
-        left, right, scores = left[keep], right[keep], scores[keep]
+        left, right, scores = left[verified], right[verified], scores[verified]
     left_list, right_list = left.tolist(), right.tolist()
     if linkage == "single":
         label = _link_single(count, left_list, right_list)
@@ -296,14 +376,14 @@ def find_clusters(
         label = _link_star(count, left_list, right_list, units.rank)
     else:
         label = _link_complete(count, left_list, right_list, scores, units.rank, test)
-    clusters = _describe(ids, fps, units, label[units.of_doc], by_id, singletons)
+    clusters = _describe(ids, fps, units, label[units.of_doc], by_id, singletons, test)
     if new is not None:
         clusters = [c for c in clusters if any(new[m] for m in c.members)]
     return clusters
 
 
 def _describe(ids: Sequence[str], fps: np.ndarray, units: _Units, doc_label: np.ndarray,
-              by_id: np.ndarray, singletons: bool) -> list[Cluster]:
+              by_id: np.ndarray, singletons: bool, test: _PairTest) -> list[Cluster]:
     if not singletons:  # most documents of a large corpus have no duplicate: drop them first
         by_id = by_id[np.bincount(doc_label)[doc_label[by_id]] >= 2]
     if len(by_id) == 0:
@@ -332,7 +412,7 @@ def _describe(ids: Sequence[str], fps: np.ndarray, units: _Units, doc_label: np.
         representatives += [rep_unit] * len(docs)
         clusters.append(Cluster(tuple(docs), rep, dist, None))
     if units.sketches is not None and members:
-        raw = pair_similarity(units.sketches, np.array(members), np.array(representatives)).tolist()
+        raw = test.scores(np.array(members), np.array(representatives)).tolist()
         position = 0
         for i, cluster in enumerate(clusters):
             if cluster.similarities is None:
