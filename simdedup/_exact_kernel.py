@@ -68,3 +68,26 @@ def token_arrays(points, classes, lower, punctuation, lowercase, n):  # pragma: 
             gram = _mix(gram * _GOLDEN + tokens[i + j])
         grams[i] = gram
     return tokens[:count], is_word[:count], grams
+
+
+@numba.njit(cache=True, nogil=True)
+def shared_weights(hashes, weights, offsets, left, right, weighted):  # pragma: no cover - compiled
+    """For each pair, the sum over the hashes both documents hold of the smaller weight (1 each
+    without ``weighted``): a merge of the two sorted runs ``offsets[d]:offsets[d + 1]``."""
+    out = np.zeros(len(left), dtype=np.int64)
+    for p in range(len(left)):
+        i, i_end = offsets[left[p]], offsets[left[p] + 1]
+        j, j_end = offsets[right[p]], offsets[right[p] + 1]
+        total = 0
+        while i < i_end and j < j_end:
+            x, y = hashes[i], hashes[j]
+            if x < y:
+                i += 1
+            elif y < x:
+                j += 1
+            else:
+                total += min(weights[i], weights[j]) if weighted else 1
+                i += 1
+                j += 1
+        out[p] = total
+    return out

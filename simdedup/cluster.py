@@ -35,7 +35,7 @@ from typing import Sequence
 import numpy as np
 
 from .index import near_pairs
-from .similarity import ExactIndex, ExactSets, passes
+from .similarity import ExactIndex, KeptText, passes
 from .sketch import pair_similarity
 
 MEDOID_LIMIT = 2048
@@ -169,14 +169,10 @@ class _PairTest:
         return bag, passes(self.measure, bag, grams, self.min_similarity, self.min_resemblance)
 
 
-def _digest(sets: ExactSets | None) -> int:
-    """A 64-bit digest of a document's exact sets (0 without)."""
-    if sets is None:
-        return 0
-    import xxhash
-
-    return xxhash.xxh3_64_intdigest(sets.words.tobytes() + sets.counts.tobytes() + sets.grams.tobytes()) or 1
-
+#: with exact verification, candidate pairs whose sketch estimate of the bag similarity is this
+#: far below the lower threshold are not measured: about eight standard errors of the 128-byte
+#: sketch, and a pair that shares 3-grams shares their words, so its bag similarity is not lower
+EXACT_MARGIN = 0.25
 
 #: LSH over the sketch: a second candidate source. Units whose sketches agree in all
 #: BAND_BINS bins of one of the bins // BAND_BINS bands are candidates too (two documents of
@@ -300,7 +296,7 @@ def find_clusters(
     linkage: str = "single",
     min_features: int = 0,
     new: np.ndarray | None = None,
-    exact: Sequence[ExactSets | None] | None = None,
+    exact: Sequence[KeptText | None] | None = None,
     similarity: str = "bag",
     min_resemblance: float = 1.0,
     bands: bool = False,
@@ -320,7 +316,7 @@ def find_clusters(
         min_features: documents with fewer features only group with exact copies.
         new: for incremental runs, which documents are new (bool per document): pairs of two
             old documents are not looked at, and only clusters with a new document are returned.
-        exact: the exact sets of each document (:mod:`simdedup.similarity`; None for a
+        exact: the text of each document (:class:`simdedup.similarity.KeptText`; None for a
             document without), to verify with exact similarities instead of the sketches.
         similarity: the measure of :func:`simdedup.similarity.passes` (with sketches).
         min_resemblance: its smallest resemblance of a duplicate.
@@ -338,9 +334,11 @@ def find_clusters(
     if fps.shape[0] != n or (sketches is not None and len(sketches) != n):
         raise ValueError("ids, fps and sketches differ in length")
     by_id = np.array(sorted(range(n), key=ids.__getitem__), dtype=np.int64)
-    exact_keys = None if exact is None else np.array([_digest(e) for e in exact], dtype=np.uint64).reshape(-1, 1)
+    exact_keys = None
+    if exact is not None:  # documents of one unit have one text
+        exact_keys = np.array([0 if e is None else e.digest() for e in exact], dtype=np.uint64).reshape(-1, 1)
     units = _units(ids, fps if exact_keys is None else np.hstack([fps, exact_keys]), sketches, by_id)
-    if exact_keys is not None:  # the digest was part of the unit only: documents of one unit share their sets
+    if exact_keys is not None:  # the digest was part of the unit only
         units.fps = np.ascontiguousarray(units.fps[:, :-1])
     count = len(units.fps)
     eligible = np.arange(count)
@@ -361,10 +359,16 @@ def find_clusters(
         involves_new = unit_new[left] | unit_new[right]
         left, right = left[involves_new], right[involves_new]
     unit_exact = None
-    if exact is not None:
-        some_doc = np.empty(count, dtype=np.int64)
-        some_doc[units.of_doc] = np.arange(n)
-        unit_exact = ExactIndex([exact[d] for d in some_doc.tolist()])
+    if exact is not None and units.sketches is not None:
+        # Exact sets only for the units of the pairs the sketches cannot rule out (every other
+        # pair linkage tests is inside a cluster, so between such units)
+        possible = pair_similarity(units.sketches, left, right) >= min(min_similarity, min_resemblance) - EXACT_MARGIN
+        left, right = left[possible], right[possible]
+        some_doc = np.full(count, -1, dtype=np.int64)
+        some_doc[np.concatenate((left, right))] = 0
+        some_doc[units.of_doc] = np.where(some_doc[units.of_doc] == 0, np.arange(n), -1)
+        unit_exact = ExactIndex([exact[d].sets() if d >= 0 and exact[d] is not None else None
+                                 for d in some_doc.tolist()])
     test = _PairTest(units, k, min_similarity, unit_exact, similarity, min_resemblance)
     scores, verified = test.scores_passes(left, right)
     if units.sketches is not None:

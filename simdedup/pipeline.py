@@ -109,7 +109,7 @@ class DocumentFingerprinter(Method):
     weighting: str | None = None  # None: the tokenizer's default
     html: bool = False  # read documents as HTML: only their visible text
     ties: str = "zero"  # what a bit whose votes tie becomes (simdedup.fingerprint.TIES)
-    exact: bool = False  # keep each record's exact sets (:meth:`verify_exactly`)
+    exact: bool = False  # keep each record's text for exact verification (:meth:`verify_exactly`)
     fingerprinter: Fingerprinter = field(init=False)
     fast: bool = field(init=False)
 
@@ -131,13 +131,9 @@ class DocumentFingerprinter(Method):
 
     def prepare(self) -> None:
         self.tokenizer.prepare()
-        if self.exact:  # the kernel and its tables, once here rather than in every worker
-            from .similarity import exact_sets
-
-            exact_sets("a")
 
     def verify_exactly(self) -> None:
-        """Keep each record's exact sets (:mod:`simdedup.similarity`) when they describe its
+        """Keep each record's text for its exact sets (:mod:`simdedup.similarity`) when they describe its
         features: the `words` tokenizer without shingles, documents read as text."""
         self.exact = (type(self) is DocumentFingerprinter and self.tokenizer.name == "words"
                       and self.tokenizer.option("shingle") == 1)
@@ -149,12 +145,13 @@ class DocumentFingerprinter(Method):
         self._add_exact(record, text)
         return record
 
-    def _add_exact(self, record: FingerprintRecord, text: list[str] | None) -> None:
-        """With :attr:`exact`, the exact sets of the text (its chunks) for the record."""
+    def _add_exact(self, record: FingerprintRecord, text: list[str] | bytes | None) -> None:
+        """With :attr:`exact`, the text (its chunks, or ASCII bytes) for the record."""
         if self.exact and text is not None:
-            from .similarity import exact_sets
+            from .similarity import KeptText
 
-            record.exact = exact_sets("".join(text), self.tokenizer.option("lowercase"))
+            record.exact = KeptText(text if isinstance(text, bytes) else "".join(text),
+                                    self.tokenizer.option("lowercase"))
 
     def fingerprint_text(self, doc_id: str, text: str) -> FingerprintRecord:
         """Fingerprint a text held in memory.
@@ -321,7 +318,7 @@ class DocumentFingerprinter(Method):
                 record = FingerprintRecord(doc_id, value, self.bits, count, self.settings, size,
                                            sketch.tobytes() if self.sketch_bins else None)
                 if len(text) <= MAX_DOCUMENT_CHARS:
-                    self._add_exact(record, [text.decode("ascii")])
+                    self._add_exact(record, text)
                 results[position] = record
 
 
@@ -636,8 +633,8 @@ class FingerprintSet:
     sizes: np.ndarray | list[int] | None = None  # bytes of each document, -1 when unknown
     sources: np.ndarray | None = None  # the file each record was read from, an index into ``files``
     files: list[str] | None = None  # the names of the files the records were read from
-    exact: list[Any] | None = None  # ExactSets (or None) of each document read in this run
-    exact_dropped: int = 0  # documents whose exact sets were left out: over the memory budget
+    exact: list[Any] | None = None  # simdedup.similarity.KeptText (or None) of each document read in this run
+    exact_dropped: int = 0  # documents whose text was left out: over the memory budget
 
     @property
     def method(self) -> str:

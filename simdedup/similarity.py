@@ -35,9 +35,10 @@ RESEMBLANCE_N = 3  # tokens per n-gram (Broder's w; word 3-grams, as the English
 DEFAULT_MIN_RESEMBLANCE = 0.8
 #: combined: the share of shared 3-grams a pair that passes on its words still needs
 RESEMBLANCE_FLOOR = 0.5
-#: exact sets kept for at most this many bytes in all (12 per distinct word, 8 per distinct
-#: 3-gram: at most 20 per token, about 2.5 bytes per byte of English text); documents read after
-#: that, and documents of more than MAX_DOCUMENT_CHARS characters, are verified with their sketches
+#: texts kept for at most this many characters in all (a character of ASCII text is a byte);
+#: documents read after that, and documents of more than MAX_DOCUMENT_CHARS characters, are
+#: verified with their sketches. The exact sets (12 bytes per distinct word, 8 per distinct
+#: 3-gram) are made for the documents of candidate pairs only.
 BUDGET_BYTES = 2 << 30
 MAX_DOCUMENT_CHARS = 4 << 20
 
@@ -75,6 +76,30 @@ class ExactSets:
         return self.words.nbytes + self.counts.nbytes + self.grams.nbytes
 
 
+@dataclass
+class KeptText:
+    """A document's text kept for exact verification: its sets are made only if it is in a
+    candidate pair (:meth:`sets`)."""
+
+    text: str | bytes  # bytes: ASCII
+    lowercase: bool = True
+
+    @property
+    def nbytes(self) -> int:
+        return len(self.text)
+
+    def digest(self) -> int:
+        """A 64-bit hash of the text (documents with equal texts have equal sets)."""
+        import xxhash
+
+        data = self.text if isinstance(self.text, bytes) else self.text.encode("utf-8", "surrogatepass")
+        return xxhash.xxh3_64_intdigest(data) or 1
+
+    def sets(self) -> ExactSets | None:
+        text = self.text.decode("ascii") if isinstance(self.text, bytes) else self.text
+        return exact_sets(text, self.lowercase)
+
+
 def exact_sets(text: str, lowercase: bool = True) -> ExactSets | None:
     """The exact sets of a text, or None when it has no word token."""
     from ._exact_kernel import token_arrays
@@ -92,64 +117,41 @@ def exact_sets(text: str, lowercase: bool = True) -> ExactSets | None:
 
 
 class ExactIndex:
-    """The exact sets of many documents, to compute both measures for many pairs at once.
-
-    Each kind is one sorted array of keys ``document << h | top h bits of the hash`` (h = 64
-    minus the bits of the number of documents) with a weight per key (word counts; 1 for
-    3-grams), so the elements of document a are looked up in document b with one
-    ``searchsorted``: the weighted Jaccard ``sum(min) / (total a + total b - sum(min))``.
-    """
+    """The exact sets of many documents, to compute both measures for many pairs at once: each
+    kind is one array of the documents' sorted hashes back to back, with a weight per hash
+    (word counts; 1 for 3-grams), and a pair's shared weight is a merge of its two runs
+    (compiled): the weighted Jaccard ``sum(min) / (total a + total b - sum(min))``."""
 
     def __init__(self, sets: list[ExactSets | None]):
         self.n = len(sets)
-        doc_bits = max(1, self.n.bit_length())
-        if doc_bits > 32:
-            raise ValueError("too many documents for exact verification")
-        self.hash_bits = 64 - doc_bits
         self.has = np.array([s is not None for s in sets], dtype=bool)
         present = [s for s in sets if s is not None]
-        self.kinds = {"bag": self._keys(sets, [s.words for s in present], [s.counts for s in present]),
-                      "grams": self._keys(sets, [s.grams for s in present], None)}
+        self.kinds = {"bag": self._runs([s.words for s in present], [s.counts for s in present]),
+                      "grams": self._runs([s.grams for s in present], None)}
 
-    def _keys(self, sets: list[ExactSets | None], arrays: list[np.ndarray],
-              weights: list[np.ndarray] | None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Keys, the weight of each, the offset of each document's keys, and each document's total."""
+    def _runs(self, arrays: list[np.ndarray], weights: list[np.ndarray] | None) -> tuple:
+        """Hashes, their weights (None: 1 each), the offset of each document's run, and each
+        document's total weight."""
         sizes = np.zeros(self.n, dtype=np.int64)
         sizes[self.has] = [len(a) for a in arrays]
-        docs = np.repeat(np.arange(self.n, dtype=np.uint64), sizes)
-        hashes = np.concatenate(arrays) if arrays else np.empty(0, dtype=np.uint64)
-        keys = (docs << np.uint64(self.hash_bits)) | (hashes >> np.uint64(64 - self.hash_bits))
-        weight = np.concatenate(weights).astype(np.int64) if weights else np.ones(len(keys), dtype=np.int64)
         offsets = np.concatenate(([0], np.cumsum(sizes)))
-        totals = np.bincount(docs.astype(np.int64), weight, minlength=self.n)
-        return keys, weight, offsets, totals
+        hashes = np.concatenate(arrays) if arrays else np.empty(0, dtype=np.uint64)
+        if weights is None:
+            return hashes, np.empty(0, dtype=np.uint32), offsets, sizes
+        totals = np.zeros(self.n, dtype=np.int64)
+        totals[self.has] = [int(w.sum()) for w in weights]
+        return hashes, np.concatenate(weights) if weights else np.empty(0, dtype=np.uint32), offsets, totals
 
     def jaccard(self, kind: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """Exact (weighted) Jaccard of documents ``a[i]`` and ``b[i]`` (NaN where one has no sets)."""
-        keys, weight, offsets, totals = self.kinds[kind]
+        from ._exact_kernel import shared_weights
+
+        hashes, weights, offsets, totals = self.kinds[kind]
         a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
-        sizes = np.diff(offsets)
         out = np.full(len(a), np.nan)
         known = np.flatnonzero(self.has[a] & self.has[b])
-        mask = np.uint64((1 << self.hash_bits) - 1)
-        start = 0
-        while start < len(known):  # chunks of about 2**20 looked-up keys
-            query_len = np.minimum(sizes[a[known[start:]]], sizes[b[known[start:]]])
-            end = start + max(1, int(np.searchsorted(np.cumsum(query_len), 1 << 20, "right")))
-            pairs = known[start:end]
-            small_first = sizes[a[pairs]] <= sizes[b[pairs]]
-            small = np.where(small_first, a[pairs], b[pairs])
-            large = np.where(small_first, b[pairs], a[pairs])
-            lengths = sizes[small]
-            owner = np.repeat(np.arange(len(pairs)), lengths)
-            position = offsets[small][owner] + np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-            query = (large[owner].astype(np.uint64) << np.uint64(self.hash_bits)) | (keys[position] & mask)
-            found = np.minimum(np.searchsorted(keys, query), len(keys) - 1)
-            hit = keys[found] == query
-            shared = np.bincount(owner[hit], np.minimum(weight[position[hit]], weight[found[hit]]),
-                                 minlength=len(pairs))
-            out[pairs] = shared / (totals[a[pairs]] + totals[b[pairs]] - shared)
-            start = end
+        shared = shared_weights(hashes, weights, offsets, a[known], b[known], kind == "bag")
+        out[known] = shared / (totals[a[known]] + totals[b[known]] - shared)
         return out
 
 
