@@ -693,6 +693,9 @@ def _open_inputs(files: tuple[str, ...]) -> Iterator[tuple[str, Any]]:
 @cli.command()
 @_fingerprint_options
 @_cluster_options
+@click.option("--verify", type=click.Choice(["exact", "sketch"]), default="exact", show_default=True,
+              help="exact: keep the texts and measure candidate pairs exactly (README, \"How it decides\"); "
+                   "sketch: verify with the sketches' bag estimate, as cluster does (faster, less memory).")
 @click.option("--exact-first", is_flag=True,
               help="Group text-identical documents by a content hash first and fingerprint one of each.")
 @click.option("--unique-out", type=click.Path(), metavar="DIR|FILE.jsonl",
@@ -701,8 +704,8 @@ def _open_inputs(files: tuple[str, ...]) -> Iterator[tuple[str, Any]]:
 @_output_options
 def dedup(paths: tuple[str, ...], jobs: int | None, silent: bool, verbose: bool, output: str | None,
           force: bool, k: int | None, similarity: str, min_similarity: float, min_resemblance: float, linkage: str,
-          min_features: int, min_score: int | None, singletons: bool, output_format: str, exact_first: bool,
-          unique_out: str | None, **features: Any) -> None:
+          min_features: int, min_score: int | None, singletons: bool, output_format: str, verify: str,
+          exact_first: bool, unique_out: str | None, **features: Any) -> None:
     """Fingerprint documents and cluster them in one process.
 
     Takes the options of both `fingerprint` and `cluster`; writes clusters.
@@ -720,7 +723,7 @@ def dedup(paths: tuple[str, ...], jobs: int | None, silent: bool, verbose: bool,
     fingerprinter = _make_fingerprinter(_given_features(inputs), **features)
     options = _cluster_settings(k, min_similarity, linkage, min_features, singletons, min_score, similarity,
                                 min_resemblance)
-    if hasattr(fingerprinter, "verify_exactly"):
+    if verify == "exact" and hasattr(fingerprinter, "verify_exactly"):
         fingerprinter.verify_exactly()  # the texts are read here: keep what exact verification needs
     try:
         options.resolve(fingerprinter.bits, getattr(fingerprinter, "sketch_bins", 0) > 0,

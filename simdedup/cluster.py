@@ -3,9 +3,11 @@
 1. Documents with identical fingerprints (and identical sketches, when there are sketches) form
    one *unit*: 100,000 copies of one document cost linear work, and the pair search runs on
    distinct units only.
-2. Candidate pairs are units whose fingerprints are within ``k`` bits (:mod:`simdedup.index`).
-3. Verification: with sketches, a candidate becomes an edge only when the sketches' estimated
-   similarity is at least ``min_similarity`` (:mod:`simdedup.sketch`). Units of documents with
+2. Candidate pairs are units whose fingerprints are within ``k`` bits (:mod:`simdedup.index`),
+   and with ``bands`` also units whose sketches share a band (:func:`_with_band_pairs`).
+3. Verification: with sketches, a candidate becomes an edge only when it passes the similarity
+   measure (:func:`simdedup.similarity.passes`): exactly where the documents' texts were kept
+   (``exact``), else on the sketches' estimate (:mod:`simdedup.sketch`). Units of documents with
    fewer than ``min_features`` features never pair up: they only group with exact copies.
 4. Linkage turns edges into clusters:
 

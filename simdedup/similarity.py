@@ -23,6 +23,7 @@ compiled kernel (:mod:`simdedup._exact_kernel`): no Python work per token or per
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -35,7 +36,7 @@ RESEMBLANCE_N = 3  # tokens per n-gram (Broder's w; word 3-grams, as the English
 DEFAULT_MIN_RESEMBLANCE = 0.8
 #: combined: the share of shared 3-grams a pair that passes on its words still needs
 RESEMBLANCE_FLOOR = 0.5
-#: texts kept for at most this many characters in all (a character of ASCII text is a byte);
+#: texts kept for at most this many bytes of memory in all (1 to 4 per character);
 #: documents read after that, and documents of more than MAX_DOCUMENT_CHARS characters, are
 #: verified with their sketches. The exact sets (12 bytes per distinct word, 8 per distinct
 #: 3-gram) are made for the documents of candidate pairs only.
@@ -86,7 +87,8 @@ class KeptText:
 
     @property
     def nbytes(self) -> int:
-        return len(self.text)
+        """Memory the text takes (1 to 4 bytes per character for a str)."""
+        return len(self.text) if isinstance(self.text, bytes) else sys.getsizeof(self.text)
 
     def digest(self) -> int:
         """A 64-bit hash of the text (documents with equal texts have equal sets)."""

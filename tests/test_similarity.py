@@ -140,3 +140,14 @@ def test_an_explicit_k_is_the_whole_candidate_search(tmp_path):
     (tmp_path / "b.txt").write_text("\n".join(near))
     assert len(dedup([tmp_path])) == 1
     assert dedup([tmp_path], "-k", "0") == []
+
+
+def test_verify_sketch_is_what_cluster_does_on_stored_fingerprints(tmp_path):
+    words = " ".join(lines_of_words(7)).split()
+    (tmp_path / "a.txt").write_text(" ".join(words))
+    (tmp_path / "b.txt").write_text(" ".join(sorted(words)))  # same words, no order left
+    runner = CliRunner()
+    fingerprints = runner.invoke(cli, ["fingerprint", str(tmp_path)]).stdout
+    clustered = runner.invoke(cli, ["cluster"], input=fingerprints).stdout
+    assert runner.invoke(cli, ["dedup", "--verify", "sketch", str(tmp_path)]).stdout == clustered != ""
+    assert runner.invoke(cli, ["dedup", str(tmp_path)]).stdout == ""  # exactly: 3-grams differ
