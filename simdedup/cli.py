@@ -235,8 +235,16 @@ def _cluster_options(func: Callable) -> Callable:
         click.option("-k", "--k", "k", type=click.IntRange(0, 63),
                      help="Largest Hamming distance of a candidate pair "
                           "[default: 10 with sketches, 3 without; doubled for 128 bits]."),
-        click.option("--min-similarity", type=click.FloatRange(0, 1), default=0.87, show_default=True,
-                     help="Smallest estimated similarity (weighted Jaccard, from the sketches) of a duplicate."),
+        click.option("--similarity", type=click.Choice(["combined", "bag", "resemblance"]), default="combined",
+                     show_default=True,
+                     help="bag: weighted Jaccard of word counts (order and punctuation do not count); "
+                          "resemblance: Jaccard of token 3-grams, punctuation kept (order counts); combined: "
+                          "resemblance at least --min-resemblance, or bag at least --min-similarity with half "
+                          "the 3-grams shared. Exact in dedup and explain; cluster (no texts) uses the sketches' bag."),
+        click.option("--min-similarity", type=click.FloatRange(0, 1), default=0.88, show_default=True,
+                     help="Smallest bag similarity (weighted Jaccard of word counts) of a duplicate."),
+        click.option("--min-resemblance", type=click.FloatRange(0, 1), default=0.8, show_default=True,
+                     help="Smallest resemblance (Jaccard of token 3-grams) of a duplicate."),
         click.option("--linkage", type=click.Choice(["complete", "star", "single"]), default="complete",
                      show_default=True, help="complete: every pair in a cluster is verified; star: every "
                                              "member against the centre; single: plain union-find."),
@@ -252,10 +260,11 @@ def _cluster_options(func: Callable) -> Callable:
 
 
 def _cluster_settings(k: int | None, min_similarity: float, linkage: str, min_features: int,
-                      singletons: bool, min_score: int | None) -> Any:
+                      singletons: bool, min_score: int | None, similarity: str = "combined",
+                      min_resemblance: float = 0.8) -> Any:
     from .pipeline import ClusterOptions
 
-    return ClusterOptions(k, min_similarity, linkage, min_features, singletons, min_score)
+    return ClusterOptions(k, min_similarity, linkage, min_features, singletons, min_score, similarity, min_resemblance)
 
 
 def _make_fingerprinter(given: bool = False, **options: Any) -> Any:
@@ -518,6 +527,12 @@ def _clusters(fingerprints: Any, options: Any, new: Any = None) -> list[Any]:
                                    len(fingerprints.ids))
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
+    if fingerprints.exact_dropped:
+        message(f"simdedup: note: {fingerprints.exact_dropped:,} documents beyond the memory budget of exact "
+                f"verification are verified with their sketches")
+    if options.similarity == "resemblance" and fingerprints.exact is None and fingerprints.sketches is not None:
+        message("simdedup: note: these fingerprints carry no text to measure resemblance with: "
+                "pairs are verified with the sketches' bag similarity")
     if options.k is None and fingerprints.sketches is not None and resolved.k < options.DEFAULT_K_VERIFIED:
         message(f"simdedup: {len(fingerprints.ids):,} documents: k = {resolved.k} by default at this size "
                 f"(the pair search for k = 10 would take long); give -k to choose")
@@ -685,6 +700,9 @@ def _open_inputs(files: tuple[str, ...]) -> Iterator[tuple[str, Any]]:
 @cli.command()
 @_fingerprint_options
 @_cluster_options
+@click.option("--verify", type=click.Choice(["exact", "sketch"]), default="exact", show_default=True,
+              help="exact: keep the texts and measure candidate pairs exactly (README, \"How it decides\"); "
+                   "sketch: verify with the sketches' bag estimate, as cluster does (faster, less memory).")
 @click.option("--exact-first", is_flag=True,
               help="Group text-identical documents by a content hash first and fingerprint one of each.")
 @click.option("--unique-out", type=click.Path(), metavar="DIR|FILE.jsonl",
@@ -692,9 +710,9 @@ def _open_inputs(files: tuple[str, ...]) -> Iterator[tuple[str, Any]]:
                    "JSON lines into FILE.jsonl. The inputs are never changed.")
 @_output_options
 def dedup(paths: tuple[str, ...], jobs: int | None, silent: bool, verbose: bool, output: str | None,
-          force: bool, k: int | None, min_similarity: float, linkage: str, min_features: int,
-          min_score: int | None, singletons: bool, output_format: str, exact_first: bool, unique_out: str | None,
-          **features: Any) -> None:
+          force: bool, k: int | None, similarity: str, min_similarity: float, min_resemblance: float, linkage: str,
+          min_features: int, min_score: int | None, singletons: bool, output_format: str, verify: str,
+          exact_first: bool, unique_out: str | None, **features: Any) -> None:
     """Fingerprint documents and cluster them in one process.
 
     Takes the options of both `fingerprint` and `cluster`; writes clusters.
@@ -710,7 +728,10 @@ def dedup(paths: tuple[str, ...], jobs: int | None, silent: bool, verbose: bool,
     jsonl_files: list[str] = []
     inputs["jsonl_files"] = jsonl_files
     fingerprinter = _make_fingerprinter(_given_features(inputs), **features)
-    options = _cluster_settings(k, min_similarity, linkage, min_features, singletons, min_score)
+    options = _cluster_settings(k, min_similarity, linkage, min_features, singletons, min_score, similarity,
+                                min_resemblance)
+    if verify == "exact" and hasattr(fingerprinter, "verify_exactly"):
+        fingerprinter.verify_exactly()  # the texts are read here: keep what exact verification needs
     try:
         options.resolve(fingerprinter.bits, getattr(fingerprinter, "sketch_bins", 0) > 0,
                         fingerprinter.settings["method"])
@@ -765,8 +786,11 @@ def explain(document_a: str, document_b: str, top: int, as_json: bool, **feature
     \b
     simdedup explain corpus/a.txt corpus/b.txt
     """
+    import numpy as np
+
     from .explain import explain as explain_documents
     from .pipeline import ClusterOptions
+    from .similarity import RESEMBLANCE_FLOOR, passes as similarity_passes
 
     if features["method"] == "sentences":
         raise click.UsageError("explain compares simhash features or nilsimsa digests; use --method simhash or nilsimsa")
@@ -780,7 +804,12 @@ def explain(document_a: str, document_b: str, top: int, as_json: bool, **feature
         return
     defaults = ClusterOptions().resolve(result.bits, result.estimated_similarity is not None)
     candidate = result.distance <= defaults.k  # type: ignore[operator]
-    verified = result.estimated_similarity is None or result.estimated_similarity >= defaults.min_similarity
+    estimate_passes = result.estimated_similarity is None or result.estimated_similarity >= defaults.min_similarity
+    verified = estimate_passes
+    if result.resemblance is not None:  # dedup verifies these exactly, with the default measure
+        verified = bool(similarity_passes(defaults.similarity, np.array([result.similarity]),
+                                          np.array([result.resemblance]), defaults.min_similarity,
+                                          defaults.min_resemblance)[0])
     lines = [
         f"A: {result.a} ({result.features[0]} features)",
         f"B: {result.b} ({result.features[1]} features)",
@@ -789,8 +818,12 @@ def explain(document_a: str, document_b: str, top: int, as_json: bool, **feature
     ]
     if result.estimated_similarity is not None:
         lines.append(f"estimated similarity (sketch): {result.estimated_similarity:.3f} "
-                     f"({'at least' if verified else 'below'} the default --min-similarity {defaults.min_similarity})")
-    lines.append(f"exact weighted Jaccard of the features: {result.similarity:.3f}")
+                     f"({'at least' if estimate_passes else 'below'} the default --min-similarity {defaults.min_similarity})")
+    lines.append(f"bag: exact weighted Jaccard of the features: {result.similarity:.3f}")
+    if result.resemblance is not None:
+        lines.append(f"resemblance: exact Jaccard of the token 3-grams: {result.resemblance:.3f}")
+        lines.append(f"default --similarity {defaults.similarity}: resemblance at least {defaults.min_resemblance}, "
+                     f"or bag at least {defaults.min_similarity} and resemblance at least {RESEMBLANCE_FLOOR}")
     lines.append(f"verdict with default settings: {'near-duplicates' if candidate and verified else 'not near-duplicates'}")
     lines.append("pulling together (shared, weight in A / B):")
     lines += [f"  {f!r} {wa:g} / {wb:g}" for f, wa, wb in result.together] or ["  (none)"]
@@ -824,7 +857,7 @@ def _explain_nilsimsa(fingerprinter: Any, document_a: str, document_b: str, as_j
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True, readable=False))
 @click.option("--max-k", type=click.IntRange(1, 31), default=12, show_default=True,
               help="Largest nearest-neighbour distance searched exactly.")
-@click.option("--min-similarity", type=click.FloatRange(0, 1), default=0.87, show_default=True,
+@click.option("--min-similarity", type=click.FloatRange(0, 1), default=0.88, show_default=True,
               help="Similarity of a verified pair (with sketches).")
 @click.option("--plot", type=click.Path(dir_okay=False), help="Also draw the histograms to this PNG file.")
 @click.option("--force", is_flag=True, help="Replace the --plot file if it exists.")

@@ -3,9 +3,11 @@
 1. Documents with identical fingerprints (and identical sketches, when there are sketches) form
    one *unit*: 100,000 copies of one document cost linear work, and the pair search runs on
    distinct units only.
-2. Candidate pairs are units whose fingerprints are within ``k`` bits (:mod:`simdedup.index`).
-3. Verification: with sketches, a candidate becomes an edge only when the sketches' estimated
-   similarity is at least ``min_similarity`` (:mod:`simdedup.sketch`). Units of documents with
+2. Candidate pairs are units whose fingerprints are within ``k`` bits (:mod:`simdedup.index`),
+   and with ``bands`` also units whose sketches share a band (:func:`_with_band_pairs`).
+3. Verification: with sketches, a candidate becomes an edge only when it passes the similarity
+   measure (:func:`simdedup.similarity.passes`): exactly where the documents' texts were kept
+   (``exact``), else on the sketches' estimate (:mod:`simdedup.sketch`). Units of documents with
    fewer than ``min_features`` features never pair up: they only group with exact copies.
 4. Linkage turns edges into clusters:
 
@@ -35,6 +37,7 @@ from typing import Sequence
 import numpy as np
 
 from .index import near_pairs
+from .similarity import ExactIndex, KeptText, passes
 from .sketch import agreement_similarity, pair_similarity
 
 MEDOID_LIMIT = 2048
@@ -134,22 +137,78 @@ def _unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 class _PairTest:
-    """Whether two units may be in one cluster: verified similarity, or distance <= k."""
+    """Whether two units may be in one cluster: the similarity ``measure`` verified (exactly
+    where ``exact`` has both units' sets, else the sketches' bag estimate), or distance <= k."""
 
-    def __init__(self, units: _Units, k: int, min_similarity: float):
+    def __init__(self, units: _Units, k: int, min_similarity: float, exact: ExactIndex | None = None,
+                 measure: str = "bag", min_resemblance: float = 1.0):
         self.units, self.k, self.min_similarity = units, k, min_similarity
+        self.exact, self.measure, self.min_resemblance = exact, measure, min_resemblance
 
-    def scores(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    def _bag(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         units = self.units
         if units.sketches is not None:
-            return pair_similarity(units.sketches, a, b)
+            estimate = pair_similarity(units.sketches, a, b)
+            if self.exact is None:
+                return estimate
+            exact = self.exact.jaccard("bag", a, b)
+            return np.where(np.isnan(exact), estimate, exact)
         distance = np.bitwise_count(units.fps[a] ^ units.fps[b]).sum(axis=1)
         return 1.0 - distance / (64 * units.fps.shape[1])
 
+    def scores(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """The bag similarity of each pair (exact or estimated; from the distance without sketches)."""
+        return self.scores_passes(a, b)[0]
+
     def passes(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        if self.units.sketches is not None:
-            return self.scores(a, b) >= self.min_similarity
-        return np.bitwise_count(self.units.fps[a] ^ self.units.fps[b]).sum(axis=1) <= self.k
+        return self.scores_passes(a, b)[1]
+
+    def scores_passes(self, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        bag = self._bag(a, b)
+        if self.units.sketches is None:
+            return bag, np.bitwise_count(self.units.fps[a] ^ self.units.fps[b]).sum(axis=1) <= self.k
+        grams = self.exact.jaccard("grams", a, b) if self.exact is not None else np.full(len(a), np.nan)
+        return bag, passes(self.measure, bag, grams, self.min_similarity, self.min_resemblance)
+
+
+#: with exact verification, candidate pairs whose sketch estimate of the bag similarity is this
+#: far below the lower threshold are not measured: about eight standard errors of the 128-byte
+#: sketch, and a pair that shares 3-grams shares their words, so its bag similarity is not lower
+EXACT_MARGIN = 0.25
+
+#: LSH over the sketch: a second candidate source. Units whose sketches agree in all
+#: BAND_BINS bins of one of the bins // BAND_BINS bands are candidates too (two documents of
+#: weighted Jaccard 0.8 share some band with probability 1 - (1 - 0.8**8)**16 = 0.95).
+#: A band value shared by more than BAND_LIMIT units is boilerplate and gives no pairs.
+BAND_BINS = 8
+BAND_LIMIT = 100
+
+
+def share_a_band(a: bytes, b: bytes) -> bool:
+    """Whether two sketches agree in every bin of one band (band candidates, bar BAND_LIMIT)."""
+    agree = np.frombuffer(a, dtype=np.uint8) == np.frombuffer(b, dtype=np.uint8)
+    return bool(agree[: len(agree) // BAND_BINS * BAND_BINS].reshape(-1, BAND_BINS).all(axis=1).any())
+
+
+def _with_band_pairs(left: np.ndarray, right: np.ndarray, sketches: np.ndarray,
+                     eligible: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs ``(left, right)`` (distinct, left < right) and those of the sketch's bands,
+    without repeats, in order."""
+    found = [left * len(sketches) + right]
+    rows = np.ascontiguousarray(sketches[eligible])
+    for band in range(rows.shape[1] // BAND_BINS):
+        keys = np.ascontiguousarray(rows[:, band * BAND_BINS : (band + 1) * BAND_BINS]).view(np.uint64).ravel()
+        order = np.argsort(keys, kind="stable")
+        ordered = keys[order]
+        starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
+        sizes = np.diff(np.append(starts, len(ordered)))
+        for size in np.unique(sizes[(sizes >= 2) & (sizes <= BAND_LIMIT)]).tolist():
+            groups = order[starts[sizes == size][:, None] + np.arange(size)]
+            i, j = np.triu_indices(size, 1)
+            a, b = eligible[groups[:, i]].ravel(), eligible[groups[:, j]].ravel()
+            found.append(np.minimum(a, b) * len(sketches) + np.maximum(a, b))
+    pairs = np.unique(np.concatenate(found))
+    return pairs // len(sketches), pairs % len(sketches)
 
 
 def _link_single(n: int, left: list[int], right: list[int]) -> np.ndarray:
@@ -198,7 +257,7 @@ def _link_complete(n: int, left: np.ndarray, right: np.ndarray, scores: np.ndarr
     """
     order = np.lexsort((rank[left] * n + rank[right], -scores))  # the two ranks as one key: a third faster
     left, right = left[order], right[order]
-    if len(left) >= KERNEL_AFTER_EDGES:
+    if len(left) >= KERNEL_AFTER_EDGES and test.exact is None:  # the kernel tests the sketches' estimate alone
         from . import fastpath
 
         kernel = fastpath.linkage_kernel()
@@ -289,6 +348,10 @@ def find_clusters(
     linkage: str = "single",
     min_features: int = 0,
     new: np.ndarray | None = None,
+    exact: Sequence[KeptText | None] | None = None,
+    similarity: str = "bag",
+    min_resemblance: float = 1.0,
+    bands: bool = False,
 ) -> list[Cluster]:
     """Cluster near-duplicate documents.
 
@@ -305,6 +368,12 @@ def find_clusters(
         min_features: documents with fewer features only group with exact copies.
         new: for incremental runs, which documents are new (bool per document): pairs of two
             old documents are not looked at, and only clusters with a new document are returned.
+        exact: the text of each document (:class:`simdedup.similarity.KeptText`; None for a
+            document without), to verify with exact similarities instead of the sketches.
+        similarity: the measure of :func:`simdedup.similarity.passes` (with sketches).
+        min_resemblance: its smallest resemblance of a duplicate.
+        bands: with sketches, also the pairs of units that share a band of their sketches
+            (:func:`_with_band_pairs`) are candidates.
 
     Returns:
         Clusters sorted by their first member id; members sorted by id.
@@ -317,7 +386,12 @@ def find_clusters(
     if fps.shape[0] != n or (sketches is not None and len(sketches) != n):
         raise ValueError("ids, fps and sketches differ in length")
     by_id = np.array(sorted(range(n), key=ids.__getitem__), dtype=np.int64)
-    units = _units(ids, fps, sketches, by_id)
+    exact_keys = None
+    if exact is not None:  # documents of one unit have one text
+        exact_keys = np.array([0 if e is None else e.digest() for e in exact], dtype=np.uint64).reshape(-1, 1)
+    units = _units(ids, fps if exact_keys is None else np.hstack([fps, exact_keys]), sketches, by_id)
+    if exact_keys is not None:  # the digest was part of the unit only
+        units.fps = np.ascontiguousarray(units.fps[:, :-1])
     count = len(units.fps)
     eligible = np.arange(count)
     if features is not None and min_features > 0:
@@ -329,30 +403,42 @@ def find_clusters(
         left, right = eligible[left], eligible[right]
     else:
         left = right = np.empty(0, dtype=np.int64)
+    if bands and units.sketches is not None and len(eligible) > 1:
+        left, right = _with_band_pairs(left, right, units.sketches, eligible)
     if new is not None:
         unit_new = np.zeros(count, dtype=bool)
         unit_new[units.of_doc[np.asarray(new, dtype=bool)]] = True
         involves_new = unit_new[left] | unit_new[right]
         left, right = left[involves_new], right[involves_new]
-    test = _PairTest(units, k, min_similarity)
-    scores = test.scores(left, right)
+    unit_exact = None
+    if exact is not None and units.sketches is not None:
+        # Exact sets only for the units of the pairs the sketches cannot rule out (every other
+        # pair linkage tests is inside a cluster, so between such units)
+        possible = pair_similarity(units.sketches, left, right) >= min(min_similarity, min_resemblance) - EXACT_MARGIN
+        left, right = left[possible], right[possible]
+        some_doc = np.full(count, -1, dtype=np.int64)
+        some_doc[np.concatenate((left, right))] = 0
+        some_doc[units.of_doc] = np.where(some_doc[units.of_doc] == 0, np.arange(n), -1)
+        unit_exact = ExactIndex([exact[d].sets() if d >= 0 and exact[d] is not None else None
+                                 for d in some_doc.tolist()])
+    test = _PairTest(units, k, min_similarity, unit_exact, similarity, min_resemblance)
+    scores, verified = test.scores_passes(left, right)
     if units.sketches is not None:
-        keep = scores >= min_similarity
-        left, right, scores = left[keep], right[keep], scores[keep]
+        left, right, scores = left[verified], right[verified], scores[verified]
     if linkage == "single":
         label = _link_single(count, left.tolist(), right.tolist())
     elif linkage == "star":
         label = _link_star(count, left.tolist(), right.tolist(), units.rank)
     else:
         label = _link_complete(count, left, right, scores, units.rank, test)
-    clusters = _describe(ids, fps, units, label[units.of_doc], by_id, singletons)
+    clusters = _describe(ids, fps, units, label[units.of_doc], by_id, singletons, test)
     if new is not None:
         clusters = [c for c in clusters if any(new[m] for m in c.members)]
     return clusters
 
 
 def _describe(ids: Sequence[str], fps: np.ndarray, units: _Units, doc_label: np.ndarray,
-              by_id: np.ndarray, singletons: bool) -> list[Cluster]:
+              by_id: np.ndarray, singletons: bool, test: _PairTest) -> list[Cluster]:
     if not singletons:  # most documents of a large corpus have no duplicate: drop them first
         by_id = by_id[np.bincount(doc_label)[doc_label[by_id]] >= 2]
     if len(by_id) == 0:
@@ -381,7 +467,7 @@ def _describe(ids: Sequence[str], fps: np.ndarray, units: _Units, doc_label: np.
         representatives += [rep_unit] * len(docs)
         clusters.append(Cluster(tuple(docs), rep, dist, None))
     if units.sketches is not None and members:
-        raw = pair_similarity(units.sketches, np.array(members), np.array(representatives)).tolist()
+        raw = test.scores(np.array(members), np.array(representatives)).tolist()
         position = 0
         for i, cluster in enumerate(clusters):
             if cluster.similarities is None:

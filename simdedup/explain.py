@@ -21,16 +21,18 @@ class Explanation:
     bits: int
     distance: int
     estimated_similarity: float | None  # from the sketches, as cluster sees it
-    similarity: float  # exact weighted Jaccard of the two feature multisets
+    similarity: float  # exact weighted Jaccard of the two feature multisets (the bag measure)
     features: tuple[int, int]
     together: list[tuple[str, float, float]] = field(default_factory=list)  # shared, heaviest first
     apart_a: list[tuple[str, float]] = field(default_factory=list)  # weight in a beyond b
     apart_b: list[tuple[str, float]] = field(default_factory=list)
+    resemblance: float | None = None  # exact Jaccard of the token 3-grams (None: not the words tokenizer)
 
     def as_dict(self) -> dict:
         return {
             "a": self.a, "b": self.b, "bits": self.bits, "distance": self.distance,
             "estimated_similarity": self.estimated_similarity, "similarity": self.similarity,
+            "resemblance": self.resemblance,
             "features": list(self.features),
             "together": [{"feature": f, "a": wa, "b": wb} for f, wa, wb in self.together],
             "apart_a": [{"feature": f, "excess": w} for f, w in self.apart_a],
@@ -50,12 +52,20 @@ def explain(fingerprinter: DocumentFingerprinter, path_a: str, path_b: str, top:
     from .corpus import DocumentReader
     from .errors import SkipDocument
 
-    features = []
+    from .similarity import ExactIndex, exact_sets
+
+    features, texts = [], []
     for path in (path_a, path_b):
-        found = fingerprinter.tokenizer.features(DocumentReader(path, fingerprinter.encoding))
+        chunks = list(DocumentReader(path, fingerprinter.encoding))
+        found = fingerprinter.tokenizer.features(chunks)
         if not found:
             raise SkipDocument(path, "no text to fingerprint")
         features.append(found)
+        texts.append("".join(chunks))
+    resemblance = None
+    if fingerprinter.tokenizer.name == "words" and fingerprinter.tokenizer.option("shingle") == 1:
+        sets = [exact_sets(text, fingerprinter.tokenizer.option("lowercase")) for text in texts]
+        resemblance = round(float(ExactIndex(sets).jaccard("grams", [0], [1])[0]), 3)
     fa, fb = features
     ra, rb = fingerprinter.fingerprinter(fa), fingerprinter.fingerprinter(fb)
     keys = fa.keys() | fb.keys()
@@ -70,7 +80,7 @@ def explain(fingerprinter: DocumentFingerprinter, path_a: str, path_b: str, top:
     return Explanation(
         path_a, path_b, fingerprinter.bits, (ra.simhash ^ rb.simhash).bit_count(), estimated,
         round(low / high, 3) if high else 1.0, (len(fa), len(fb)),
-        shared[:top], excess_a[:top], excess_b[:top],
+        shared[:top], excess_a[:top], excess_b[:top], resemblance,
     )
 
 

@@ -23,6 +23,7 @@ from .errors import RecordError, SkipDocument
 from .fingerprint import Fingerprinter
 from .index import as_words
 from .records import FingerprintRecord, json_lines, read_fingerprint_files
+from .similarity import BUDGET_BYTES as EXACT_BUDGET_BYTES, DEFAULT_MEASURE, DEFAULT_MIN_RESEMBLANCE, MAX_DOCUMENT_CHARS, MEASURES
 from .sketch import DEFAULT_BINS
 from .tokenizers import Tokenizer
 
@@ -108,6 +109,7 @@ class DocumentFingerprinter(Method):
     weighting: str | None = None  # None: the tokenizer's default
     html: bool = False  # read documents as HTML: only their visible text
     ties: str = "zero"  # what a bit whose votes tie becomes (simdedup.fingerprint.TIES)
+    exact: bool = False  # keep each record's text for exact verification (:meth:`verify_exactly`)
     fingerprinter: Fingerprinter = field(init=False)
     fast: bool = field(init=False)
 
@@ -130,9 +132,26 @@ class DocumentFingerprinter(Method):
     def prepare(self) -> None:
         self.tokenizer.prepare()
 
-    def record(self, doc_id: str, features: dict[str, float], size: int | None) -> FingerprintRecord:
+    def verify_exactly(self) -> None:
+        """Keep each record's text for its exact sets (:mod:`simdedup.similarity`) when they describe its
+        features: the `words` tokenizer without shingles, documents read as text."""
+        self.exact = (type(self) is DocumentFingerprinter and self.tokenizer.name == "words"
+                      and self.tokenizer.option("shingle") == 1)
+
+    def record(self, doc_id: str, features: dict[str, float], size: int | None,
+               text: list[str] | None = None) -> FingerprintRecord:
         value, sketch = self.fingerprinter(features)
-        return FingerprintRecord(doc_id, value, self.bits, len(features), self.settings, size, sketch)
+        record = FingerprintRecord(doc_id, value, self.bits, len(features), self.settings, size, sketch)
+        self._add_exact(record, text)
+        return record
+
+    def _add_exact(self, record: FingerprintRecord, text: list[str] | bytes | None) -> None:
+        """With :attr:`exact`, the text (its chunks, or ASCII bytes) for the record."""
+        if self.exact and text is not None:
+            from .similarity import KeptText
+
+            record.exact = KeptText(text if isinstance(text, bytes) else "".join(text),
+                                    self.tokenizer.option("lowercase"))
 
     def fingerprint_text(self, doc_id: str, text: str) -> FingerprintRecord:
         """Fingerprint a text held in memory.
@@ -149,16 +168,18 @@ class DocumentFingerprinter(Method):
 
     def _text_record(self, doc_id: str, text: str) -> FingerprintRecord:
         """:meth:`fingerprint_text` on the Python path."""
-        features = self.tokenizer.features(visible_text(text_chunks(text), self.html))
+        kept = _KeptText(visible_text(text_chunks(text), self.html), self.exact)
+        features = self.tokenizer.features(kept)
         if not features:
             raise SkipDocument(doc_id, "no text to fingerprint")
-        return self.record(doc_id, features, _utf8_size(text))
+        return self.record(doc_id, features, _utf8_size(text), kept.chunks)
 
     def record_from_reader(self, reader: DocumentReader) -> FingerprintRecord:
-        features = self.tokenizer.features(visible_text(reader, self.html))
+        text = _KeptText(visible_text(reader, self.html), self.exact)
+        features = self.tokenizer.features(text)
         if not features:
             raise SkipDocument(reader.path, _NO_FEATURES)
-        record = self.record(reader.path, features, reader.bytes_read)
+        record = self.record(reader.path, features, reader.bytes_read, text.chunks)
         record.encoding = reader.detected
         return record
 
@@ -286,8 +307,8 @@ class DocumentFingerprinter(Method):
         values, features, sketches = kernel.fingerprint(texts, self.tokenizer.name, self.sketch_bins,
                                                         self.weighting == "binary", self.tokenizer.options["shingle"],
                                                         [0 if file else fastpath.SURROGATES for file in files])
-        for (position, data, size), file, value, count, sketch in zip(pending, files, values.tolist(),
-                                                                      features.tolist(), sketches):
+        for (position, data, size), file, value, count, sketch, text in zip(pending, files, values.tolist(),
+                                                                            features.tolist(), sketches, texts):
             doc_id = sources[position].path
             if count < 0:  # not UTF-8 (or beyond the kernel): the Python path says why
                 results[position] = self._python_pending(sources[position], data)
@@ -297,12 +318,33 @@ class DocumentFingerprinter(Method):
                 record = FingerprintRecord(doc_id, value, self.bits, count, self.settings, size,
                                            sketch.tobytes() if self.sketch_bins else None)
                 record.encoding = "utf-8" if file and self.encoding == "auto" else None  # what auto finds in UTF-8
+                if len(text) <= MAX_DOCUMENT_CHARS:
+                    self._add_exact(record, text)
                 results[position] = record
 
     def _python_pending(self, source: Source, data: bytes) -> FingerprintRecord | Source:
         """The Python path for a document read for the kernel (``data``: as :meth:`_fast_input` gave it)."""
         reader = None if source.text is not None else DocumentReader(source.path, self.encoding, data=data)
         return self._python_record(source, reader)
+
+
+class _KeptText:
+    """A document's text chunks passed through once; with ``keep``, also kept in ``chunks``
+    (None beyond :data:`simdedup.similarity.MAX_DOCUMENT_CHARS` characters)."""
+
+    def __init__(self, chunks: Iterable[str], keep: bool):
+        self._chunks = chunks
+        self.chunks: list[str] | None = [] if keep else None
+        self.chars = 0
+
+    def __iter__(self) -> Iterator[str]:
+        for chunk in self._chunks:
+            self.chars += len(chunk)
+            if self.chunks is not None:
+                self.chunks.append(chunk)
+                if self.chars > MAX_DOCUMENT_CHARS:
+                    self.chunks = None
+            yield chunk
 
 
 @dataclass
@@ -628,6 +670,8 @@ class FingerprintSet:
     sizes: np.ndarray | list[int] | None = None  # bytes of each document, -1 when unknown
     sources: np.ndarray | None = None  # the file each record was read from, an index into ``files``
     files: list[str] | None = None  # the names of the files the records were read from
+    exact: list[Any] | None = None  # simdedup.similarity.KeptText (or None) of each document read in this run
+    exact_dropped: int = 0  # documents whose text was left out: over the memory budget
 
     @property
     def method(self) -> str:
@@ -679,6 +723,8 @@ def collect_records(records: Iterable[tuple[str, FingerprintRecord]]) -> Fingerp
     features: list[int] = []
     sizes: list[int] = []
     sketches = bytearray()
+    exact: list[Any] = []
+    exact_bytes, exact_dropped = 0, 0
     seen: set[str] = set()
     repeated: list[str] = []
     bits, settings = 64, None
@@ -693,12 +739,18 @@ def collect_records(records: Iterable[tuple[str, FingerprintRecord]]) -> Fingerp
         sizes.append(-1 if record.bytes is None else record.bytes)
         if record.sketch:
             sketches += record.sketch
+        if record.exact is not None and exact_bytes + record.exact.nbytes > EXACT_BUDGET_BYTES:
+            exact_dropped += 1
+            record.exact = None
+        exact_bytes += record.exact.nbytes if record.exact is not None else 0
+        exact.append(record.exact)
         bits, settings = record.bits, record.settings
     sketch_array = None
     if sketches:
         sketch_array = np.frombuffer(sketches, dtype=np.uint8).reshape(len(ids), -1)
     return FingerprintSet(ids, as_words(values, bits), bits, settings, repeated,
-                          np.array(features, dtype=np.int64), sketch_array, sizes)
+                          np.array(features, dtype=np.int64), sketch_array, sizes,
+                          exact=exact if any(e is not None for e in exact) else None, exact_dropped=exact_dropped)
 
 
 @dataclass(frozen=True)
@@ -706,11 +758,13 @@ class ClusterOptions:
     """How ``cluster`` decides; None values take the defaults for the input (:meth:`resolve`)."""
 
     k: int | None = None
-    min_similarity: float = 0.87
+    min_similarity: float = 0.88
     linkage: str = "complete"
     min_features: int = 10
     singletons: bool = False
     min_score: int | None = None  # nilsimsa only: k = 128 - min_score
+    similarity: str = DEFAULT_MEASURE  # simdedup.similarity.MEASURES
+    min_resemblance: float = DEFAULT_MIN_RESEMBLANCE
 
     #: k when the records carry sketches (the sketch gives the precision, a larger k the recall)
     #: and when they do not (Manku et al.'s setting for 64-bit fingerprints).
@@ -757,9 +811,11 @@ class ClusterOptions:
             k = k * bits // 64
         if method != "nilsimsa":  # a nilsimsa score of S or more is any distance up to 128 - S
             check_k(k, bits)
-        if not 0.0 <= self.min_similarity <= 1.0:
-            raise ValueError("min-similarity must be between 0 and 1")
-        return ClusterOptions(k, self.min_similarity, self.linkage, min_features, self.singletons, self.min_score)
+        if not 0.0 <= self.min_similarity <= 1.0 or not 0.0 <= self.min_resemblance <= 1.0:
+            raise ValueError("min-similarity and min-resemblance must be between 0 and 1")
+        if self.similarity not in MEASURES:
+            raise ValueError(f"similarity must be one of {', '.join(MEASURES)}")
+        return replace(self, k=k, min_features=min_features)
 
 
 def cluster_fingerprints(fingerprints: FingerprintSet, options: ClusterOptions = ClusterOptions(),
@@ -772,6 +828,7 @@ def cluster_fingerprints(fingerprints: FingerprintSet, options: ClusterOptions =
     Raises:
         ValueError: an option out of range for the fingerprints.
     """
+    bands = options.k is None  # a k given is the whole candidate search: only the pairs within k
     options = options.resolve(fingerprints.bits, fingerprints.sketches is not None, fingerprints.method,
                               len(fingerprints.ids))
     return find_clusters(
@@ -785,6 +842,10 @@ def cluster_fingerprints(fingerprints: FingerprintSet, options: ClusterOptions =
         linkage=options.linkage,
         min_features=options.min_features,
         new=new,
+        exact=fingerprints.exact,
+        similarity=options.similarity,
+        min_resemblance=options.min_resemblance,
+        bands=bands,
     )
 
 

@@ -59,6 +59,7 @@ class FingerprintRecord:
     bytes: int | None = None
     sketch: bytes | None = None
     encoding: str | None = None  # what --encoding auto chose (not written to the record)
+    exact: Any = None  # simdedup.similarity.ExactSets of the text read in this run (not written)
 
     def to_json(self) -> str:
         """The record as one JSON line (without the newline)."""

@@ -742,8 +742,14 @@ def test_dedup_equals_fingerprint_then_cluster(run, dup_corpus, options):
     two_step = run(["cluster", *cl_options], input=fps.stdout)
     one_step = run(["dedup", *options, "dups"])
     assert one_step.exit_code == two_step.exit_code == 0
-    assert one_step.stdout == two_step.stdout
+    # dedup reads the texts and reports exact similarities; cluster has the sketches' estimates
+    assert without_similarities(one_step.records) == without_similarities(two_step.records)
     assert one_step.stderr == ""
+
+
+def without_similarities(records: list[dict]) -> list[dict]:
+    return [{**{k: v for k, v in r.items() if k != "min_similarity"},
+             "members": [{k: v for k, v in m.items() if k != "similarity"} for m in r["members"]]} for r in records]
 
 
 def test_dedup_default_groups(run, dup_corpus):

@@ -1,0 +1,93 @@
+"""numba source of :func:`simdedup.similarity.exact_sets` (compiled on first use, cached on disk)."""
+
+import numba
+import numpy as np
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_PRIME = np.uint64(0x100000001B3)
+_WORD, _ONE = 1, 2
+
+
+@numba.njit(inline="always")
+def _mix(x):  # pragma: no cover - compiled; splitmix64's finalizer, as simdedup.sketch._mix
+    x = x ^ (x >> np.uint64(30))
+    x = x * np.uint64(0xBF58476D1CE4E5B9)
+    x = x ^ (x >> np.uint64(27))
+    x = x * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+@numba.njit(cache=True, nogil=True)
+def token_arrays(points, classes, lower, punctuation, lowercase, n):  # pragma: no cover - compiled
+    """``(token hashes, whether each is a word, n-gram hashes)`` of the code points of one text.
+
+    A token is a run of code points of class word, or one code point of class one (beyond the
+    tables' range: one); its hash mixes the polynomial hash of its code points with its length.
+    Words are the tokens that are not punctuation; n-grams chain all tokens (one n-gram of all
+    of them when there are fewer than n).
+    """
+    size = len(points)
+    tokens = np.empty(size, dtype=np.uint64)
+    is_word = np.empty(size, dtype=np.bool_)
+    count = 0
+    run = np.uint64(0)
+    length = np.uint64(0)
+    limit = np.uint32(len(classes))
+    for i in range(size + 1):
+        kind = np.uint8(0)
+        punct = False
+        code = np.uint64(0)
+        if i < size:
+            point = points[i]
+            code = np.uint64(point)
+            kind = np.uint8(_ONE)
+            if point < limit:
+                kind = classes[point]
+                punct = punctuation[point]
+                if lowercase:
+                    code = np.uint64(lower[point])
+        if kind == _WORD:
+            run = run * _PRIME + code
+            length += np.uint64(1)
+            continue
+        if length > 0:
+            tokens[count] = _mix(run ^ (length * _GOLDEN))
+            is_word[count] = True
+            count += 1
+            run = np.uint64(0)
+            length = np.uint64(0)
+        if kind == _ONE:
+            tokens[count] = _mix(code ^ _GOLDEN)
+            is_word[count] = not punct
+            count += 1
+    grams_n = min(n, count)
+    grams = np.empty(max(count - grams_n + 1, 0), dtype=np.uint64)
+    for i in range(len(grams)):
+        gram = np.uint64(0)
+        for j in range(grams_n):
+            gram = _mix(gram * _GOLDEN + tokens[i + j])
+        grams[i] = gram
+    return tokens[:count], is_word[:count], grams
+
+
+@numba.njit(cache=True, nogil=True)
+def shared_weights(hashes, weights, offsets, left, right, weighted):  # pragma: no cover - compiled
+    """For each pair, the sum over the hashes both documents hold of the smaller weight (1 each
+    without ``weighted``): a merge of the two sorted runs ``offsets[d]:offsets[d + 1]``."""
+    out = np.zeros(len(left), dtype=np.int64)
+    for p in range(len(left)):
+        i, i_end = offsets[left[p]], offsets[left[p] + 1]
+        j, j_end = offsets[right[p]], offsets[right[p] + 1]
+        total = 0
+        while i < i_end and j < j_end:
+            x, y = hashes[i], hashes[j]
+            if x < y:
+                i += 1
+            elif y < x:
+                j += 1
+            else:
+                total += min(weights[i], weights[j]) if weighted else 1
+                i += 1
+                j += 1
+        out[p] = total
+    return out

@@ -1,0 +1,170 @@
+"""Exact similarities of documents whose text was read in this run (``dedup``, ``explain``).
+
+Two measures, both set Jaccard similarities of 64-bit hashes:
+
+- **bag**: the weighted Jaccard of the documents' word counts (the ``words`` tokens:
+  ``sum(min) / sum(max)`` over counts), as the set Jaccard of the elements
+  ``(token, 0) .. (token, count - 1)``, the multiset the sketch samples (:mod:`simdedup.sketch`).
+  Order and punctuation do not count.
+- **resemblance** (Broder 1997): the Jaccard of the sets of token 3-grams, where a token is a
+  run of letters and digits, one CJK character, or one punctuation or symbol character. Order,
+  punctuation and table drawing count.
+
+``combined`` (the default) calls a pair a duplicate when its resemblance is at least
+``min_resemblance`` (0.8), or when its bag similarity is at least ``min_similarity`` (0.88) and
+at least half of its 3-grams are shared: reworded or reflowed copies pass on their words,
+reordered ones (same vocabulary in another order: tables, generated code, templates) fail on
+their 3-grams.
+
+Tokens are cut by per-code-point tables (the tokenizer's ``\\w``, CJK ranges and lower-casing for
+the Basic Multilingual Plane; a code point beyond it is a token of its own) and hashed by a
+compiled kernel (:mod:`simdedup._exact_kernel`): no Python work per token or per pair.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+
+MEASURES = ("combined", "bag", "resemblance")
+DEFAULT_MEASURE = "combined"
+RESEMBLANCE_N = 3  # tokens per n-gram (Broder's w; word 3-grams, as the English gold)
+DEFAULT_MIN_RESEMBLANCE = 0.8
+#: combined: the share of shared 3-grams a pair that passes on its words still needs
+RESEMBLANCE_FLOOR = 0.5
+#: texts kept for at most this many bytes of memory in all (1 to 4 per character);
+#: documents read after that, and documents of more than MAX_DOCUMENT_CHARS characters, are
+#: verified with their sketches. The exact sets (12 bytes per distinct word, 8 per distinct
+#: 3-gram) are made for the documents of candidate pairs only.
+BUDGET_BYTES = 2 << 30
+MAX_DOCUMENT_CHARS = 4 << 20
+
+_SPACE, _WORD, _ONE = 0, 1, 2  # classes of code points: separator, part of a run, token of its own
+_BMP = 0x10000
+_CJK = ((0x3040, 0x30FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF), (0xAC00, 0xD7AF))
+
+
+@lru_cache(maxsize=1)
+def _tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Class of each BMP code point, its lower-case code point, and whether it is punctuation
+    (a token for resemblance only)."""
+    chars = [chr(c) for c in range(_BMP)]
+    word = np.array([c.isalnum() or c == "_" for c in chars])
+    space = np.array([c.isspace() for c in chars])
+    cls = np.where(word, _WORD, np.where(space, _SPACE, _ONE)).astype(np.uint8)
+    for low, high in _CJK:
+        cls[low : high + 1] = _ONE
+    punct = ~word & ~space
+    lower = np.array([ord(low) if len(low := c.lower()) == 1 else ord(c) for c in chars], dtype=np.uint32)
+    return cls, lower, punct
+
+
+@dataclass
+class ExactSets:
+    """One document's distinct word hashes (sorted) with their counts, and its distinct 3-gram
+    hashes (sorted)."""
+
+    words: np.ndarray  # uint64
+    counts: np.ndarray  # uint32
+    grams: np.ndarray  # uint64
+
+    @property
+    def nbytes(self) -> int:
+        return self.words.nbytes + self.counts.nbytes + self.grams.nbytes
+
+
+@dataclass
+class KeptText:
+    """A document's text kept for exact verification: its sets are made only if it is in a
+    candidate pair (:meth:`sets`)."""
+
+    text: str | bytes  # bytes: UTF-8 as the kernel read it (lone surrogates as ``surrogatepass`` writes them)
+    lowercase: bool = True
+
+    @property
+    def nbytes(self) -> int:
+        """Memory the text takes (1 to 4 bytes per character for a str)."""
+        return len(self.text) if isinstance(self.text, bytes) else sys.getsizeof(self.text)
+
+    def digest(self) -> int:
+        """A 64-bit hash of the text (documents with equal texts have equal sets)."""
+        import xxhash
+
+        data = self.text if isinstance(self.text, bytes) else self.text.encode("utf-8", "surrogatepass")
+        return xxhash.xxh3_64_intdigest(data) or 1
+
+    def sets(self) -> ExactSets | None:
+        text = self.text.decode("utf-8", "surrogatepass") if isinstance(self.text, bytes) else self.text
+        return exact_sets(text, self.lowercase)
+
+
+def exact_sets(text: str, lowercase: bool = True) -> ExactSets | None:
+    """The exact sets of a text, or None when it has no word token."""
+    from ._exact_kernel import token_arrays
+
+    classes, lower, punctuation = _tables()
+    points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    tokens, is_word, grams = token_arrays(points, classes, lower, punctuation, lowercase, RESEMBLANCE_N)
+    words = np.sort(tokens[is_word])  # numpy sorts several times faster than numba's np.sort
+    if len(words) == 0:
+        return None
+    first = np.flatnonzero(np.concatenate(([True], words[1:] != words[:-1])))
+    counts = np.diff(np.append(first, len(words))).astype(np.uint32)
+    grams = np.sort(grams)
+    return ExactSets(words[first], counts, grams[np.concatenate(([True], grams[1:] != grams[:-1]))])
+
+
+class ExactIndex:
+    """The exact sets of many documents, to compute both measures for many pairs at once: each
+    kind is one array of the documents' sorted hashes back to back, with a weight per hash
+    (word counts; 1 for 3-grams), and a pair's shared weight is a merge of its two runs
+    (compiled): the weighted Jaccard ``sum(min) / (total a + total b - sum(min))``."""
+
+    def __init__(self, sets: list[ExactSets | None]):
+        self.n = len(sets)
+        self.has = np.array([s is not None for s in sets], dtype=bool)
+        present = [s for s in sets if s is not None]
+        self.kinds = {"bag": self._runs([s.words for s in present], [s.counts for s in present]),
+                      "grams": self._runs([s.grams for s in present], None)}
+
+    def _runs(self, arrays: list[np.ndarray], weights: list[np.ndarray] | None) -> tuple:
+        """Hashes, their weights (None: 1 each), the offset of each document's run, and each
+        document's total weight."""
+        sizes = np.zeros(self.n, dtype=np.int64)
+        sizes[self.has] = [len(a) for a in arrays]
+        offsets = np.concatenate(([0], np.cumsum(sizes)))
+        hashes = np.concatenate(arrays) if arrays else np.empty(0, dtype=np.uint64)
+        if weights is None:
+            return hashes, np.empty(0, dtype=np.uint32), offsets, sizes
+        totals = np.zeros(self.n, dtype=np.int64)
+        totals[self.has] = [int(w.sum()) for w in weights]
+        return hashes, np.concatenate(weights) if weights else np.empty(0, dtype=np.uint32), offsets, totals
+
+    def jaccard(self, kind: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Exact (weighted) Jaccard of documents ``a[i]`` and ``b[i]`` (NaN where one has no sets)."""
+        from ._exact_kernel import shared_weights
+
+        hashes, weights, offsets, totals = self.kinds[kind]
+        a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
+        out = np.full(len(a), np.nan)
+        known = np.flatnonzero(self.has[a] & self.has[b])
+        shared = shared_weights(hashes, weights, offsets, a[known], b[known], kind == "bag")
+        out[known] = shared / (totals[a[known]] + totals[b[known]] - shared)
+        return out
+
+
+def passes(measure: str, bag: np.ndarray, grams: np.ndarray, min_similarity: float,
+           min_resemblance: float) -> np.ndarray:
+    """Whether pairs with these similarities are duplicates under ``measure``; a pair without a
+    resemblance (NaN: no exact sets) is judged on ``bag`` alone."""
+    no_order = np.isnan(grams)
+    if measure == "bag":
+        return bag >= min_similarity
+    if measure == "resemblance":
+        return np.where(no_order, bag >= min_similarity, grams >= min_resemblance)
+    combined = (grams >= min_resemblance) | ((bag >= min_similarity) & (grams >= RESEMBLANCE_FLOOR))
+    return np.where(no_order, bag >= min_similarity, combined)

@@ -1,0 +1,153 @@
+"""The similarity measures (bag, resemblance, combined), exact verification in dedup and
+explain, and the sketch-band candidates: against brute force over Python sets."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections import Counter
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from simdedup.cli import cli
+from simdedup.similarity import ExactIndex, exact_sets
+
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+WORDS = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+")
+TOKENS = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+|[^\w\s]")
+
+
+def brute_bag(a: str, b: str) -> float:
+    ca, cb = Counter(WORDS.findall(a.lower())), Counter(WORDS.findall(b.lower()))
+    keys = ca.keys() | cb.keys()
+    return sum(min(ca[k], cb[k]) for k in keys) / sum(max(ca[k], cb[k]) for k in keys)
+
+
+def brute_resemblance(a: str, b: str) -> float:
+    def grams(text: str) -> set[tuple[str, ...]]:
+        tokens = TOKENS.findall(text.lower())
+        return {tuple(tokens[i : i + 3]) for i in range(max(1, len(tokens) - 2))}
+
+    ga, gb = grams(a), grams(b)
+    return len(ga & gb) / len(ga | gb)
+
+
+ALPHABET = st.sampled_from(list("abcAB 中文字，。!?-+|─│\n_1é") + ["ab ", "cd ", "中文 "])
+TEXTS = st.lists(ALPHABET, min_size=1, max_size=40).map("".join).filter(lambda t: WORDS.search(t) is not None)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(TEXTS, min_size=2, max_size=6), st.data())
+def test_exact_measures_equal_brute_force(texts, data):
+    index = ExactIndex([exact_sets(t) for t in texts])
+    pairs = data.draw(st.lists(st.tuples(st.integers(0, len(texts) - 1), st.integers(0, len(texts) - 1)),
+                               min_size=1, max_size=10))
+    a, b = np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
+    bag, grams = index.jaccard("bag", a, b), index.jaccard("grams", a, b)
+    for (i, j), x, y in zip(pairs, bag.tolist(), grams.tolist()):
+        assert x == pytest.approx(brute_bag(texts[i], texts[j]))
+        assert y == pytest.approx(brute_resemblance(texts[i], texts[j]))
+
+
+def test_no_word_token_has_no_sets():
+    assert exact_sets("  ,.!  \n") is None
+    index = ExactIndex([exact_sets("some words here"), None])
+    assert np.isnan(index.jaccard("bag", [0], [1])[0])
+
+
+def lines_of_words(seed: int, n: int = 60) -> list[str]:
+    r = random.Random(seed)
+    vocab = [f"w{r.randrange(10**6)}" for _ in range(400)]
+    return [" ".join(r.choice(vocab) for _ in range(6)) for _ in range(n)]
+
+
+def dedup(paths, *options) -> list[dict]:
+    result = CliRunner().invoke(cli, ["dedup", *map(str, options), *map(str, paths)])
+    assert result.exit_code == 0, result.output
+    return [json.loads(line) for line in result.stdout.splitlines()]
+
+
+def test_reordered_text_is_not_a_duplicate_by_default(tmp_path):
+    lines = lines_of_words(1)
+    shuffled = lines[:]
+    random.Random(2).shuffle(shuffled)
+    words = " ".join(lines).split()
+    random.Random(3).shuffle(words)
+    a, b, c = tmp_path / "a.txt", tmp_path / "lines.txt", tmp_path / "words.txt"
+    a.write_text("\n".join(lines))
+    b.write_text("\n".join(shuffled))  # same lines, other order: most 3-grams kept
+    c.write_text(" ".join(words))  # same words, no order left
+    by_default = dedup([a, b, c])
+    assert [[m["id"] for m in r["members"]] for r in by_default] == [[str(a), str(b)]]
+    assert by_default[0]["min_similarity"] == 1.0  # the exact bag similarity
+    as_bags = dedup([a, b, c], "--similarity", "bag")
+    assert [[m["id"] for m in r["members"]] for r in as_bags] == [[str(a), str(b), str(c)]]
+
+
+def test_punctuation_and_table_drawing_count_for_resemblance(tmp_path):
+    rows = ["名称", "类型", "默认值", "说明", "尺寸", "字符串", "中等", "组件大小"] * 3
+    boxed = "\n".join(f"│{x}│{y}│" for x, y in zip(rows, rows[1:]))
+    ascii_ = "\n".join(f"|{x}|{y}|" for x, y in zip(rows, rows[1:])).replace("|", "+--|")
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    a.write_text(boxed, encoding="utf-8")
+    b.write_text(ascii_, encoding="utf-8")
+    assert brute_bag(boxed, ascii_) == 1.0 and brute_resemblance(boxed, ascii_) < 0.5
+    assert dedup([a, b]) == []
+    assert dedup([a, b], "--similarity", "resemblance") == []
+    assert len(dedup([a, b], "--similarity", "bag")) == 1
+
+
+def test_explain_shows_every_measure(tmp_path):
+    lines = lines_of_words(4)
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    a.write_text("\n".join(lines))
+    b.write_text("\n".join(reversed(lines)))
+    text_a, text_b = a.read_text(), b.read_text()
+    result = CliRunner().invoke(cli, ["explain", "--json", str(a), str(b)])
+    assert result.exit_code == 0
+    got = json.loads(result.stdout)
+    assert got["similarity"] == round(brute_bag(text_a, text_b), 3) == 1.0
+    assert got["resemblance"] == round(brute_resemblance(text_a, text_b), 3)
+    text = CliRunner().invoke(cli, ["explain", str(a), str(b)]).stdout
+    assert f"resemblance: exact Jaccard of the token 3-grams: {got['resemblance']:.3f}" in text
+
+
+def test_dedup_output_is_the_same_at_any_jobs(tmp_path):
+    base = lines_of_words(5, 200)
+    for i in range(12):
+        r = random.Random(i)
+        doc = base[:]
+        for _ in range(i):
+            doc[r.randrange(len(doc))] = " ".join(lines_of_words(100 + i, 1))
+        (tmp_path / f"d{i:02}.txt").write_text("\n".join(doc))
+    one = CliRunner().invoke(cli, ["dedup", "-j", "1", str(tmp_path)]).stdout
+    two = CliRunner().invoke(cli, ["dedup", "-j", "2", str(tmp_path)]).stdout
+    assert one == two and one
+
+
+def test_an_explicit_k_is_the_whole_candidate_search(tmp_path):
+    """By default pairs that share a band of their sketches are candidates too; with -k only
+    the pairs within k bits are (here -k 0: exact fingerprint copies only)."""
+    base = lines_of_words(6, 100)
+    near = base[:]
+    near[3] = "changed line here now"
+    (tmp_path / "a.txt").write_text("\n".join(base))
+    (tmp_path / "b.txt").write_text("\n".join(near))
+    assert len(dedup([tmp_path])) == 1
+    assert dedup([tmp_path], "-k", "0") == []
+
+
+def test_verify_sketch_is_what_cluster_does_on_stored_fingerprints(tmp_path):
+    words = " ".join(lines_of_words(7)).split()
+    (tmp_path / "a.txt").write_text(" ".join(words))
+    (tmp_path / "b.txt").write_text(" ".join(sorted(words)))  # same words, no order left
+    runner = CliRunner()
+    fingerprints = runner.invoke(cli, ["fingerprint", str(tmp_path)]).stdout
+    clustered = runner.invoke(cli, ["cluster"], input=fingerprints).stdout
+    assert runner.invoke(cli, ["dedup", "--verify", "sketch", str(tmp_path)]).stdout == clustered != ""
+    assert runner.invoke(cli, ["dedup", str(tmp_path)]).stdout == ""  # exactly: 3-grams differ
