@@ -357,7 +357,9 @@ def _bind_symbols(llvm: Any, names: list[str]) -> None:
     around the kernel also names Python's error functions (found in the process) and numba's
     GIL and refcount helpers, on error paths the kernel never takes (it raises nothing and
     allocates nothing); those are bound to ``abort``, so that such a path, were it ever taken,
-    would stop the process rather than jump to nowhere.
+    would stop the process rather than jump to nowhere, unless numba is loaded and has bound
+    them already (binding them over would make every function numba compiles later in the
+    process abort).
 
     Raises:
         LookupError: a symbol is nowhere to be found (then the Python path does the work).
@@ -367,6 +369,8 @@ def _bind_symbols(llvm: Any, names: list[str]) -> None:
     libraries = [ctypes.CDLL(xxhash._xxhash.__file__), ctypes.pythonapi]
     abort = ctypes.cast(ctypes.CDLL(None).abort, ctypes.c_void_p).value
     for name in names:
+        if name.startswith(("numba_", "NRT_")) and llvm.address_of_symbol(name):
+            continue  # numba, imported in this process, registered its own: functions it compiles call them
         address = abort if name.startswith(("numba_", "NRT_")) else None
         for library in libraries if address is None else ():
             try:

@@ -257,3 +257,30 @@ def test_the_python_path_together_equals_one_document_at_a_time(tmp_path, monkey
     assert [getattr(r, "reason", None) or (r.to_json(), r.encoding) for r in together] == \
            [getattr(r, "reason", None) or (r.to_json(), r.encoding) for r in alone]
     assert sum(isinstance(r, Source) for r in together) >= 3
+
+
+def test_numba_functions_compiled_after_a_kernel_still_run():
+    """A kernel compiled in this process (the first run on a machine) must not bind numba's
+    runtime helpers to abort: then every function numba compiled later (the exact-similarity
+    kernels of dedup) aborted the process. Run in a process of its own, with nothing cached."""
+    import subprocess
+    import sys
+
+    code = """
+import numpy as np
+import simdedup.cache, simdedup.fastpath as fastpath
+simdedup.cache.read = lambda name: None  # compile the kernel here, as on a new machine
+simdedup.cache.write = lambda name, data: None
+assert fastpath.kernel() is not None
+import numba
+@numba.njit
+def shared(left, right):
+    out = np.zeros(len(left), dtype=np.int64)
+    for i in range(len(left)):
+        out[i] = left[i] & right[i]
+    return out
+print(shared(np.arange(5), np.arange(5)).sum())
+"""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip() == "10"
