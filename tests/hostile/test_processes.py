@@ -98,7 +98,7 @@ class Run:
             out = os.open(stdout, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         with open(self.stderr_path, "wb") as err:
             self.process = subprocess.Popen([*launcher, sys.executable, "-m", "simdedup", *args], cwd=cwd, stdout=out,
-                                            stderr=err, start_new_session=True)
+                                            stderr=err, start_new_session=True, preexec_fn=_default_signals)
         os.close(out)
         self.sid = self.process.pid
 
@@ -138,6 +138,14 @@ class Run:
             self.process.wait()
         if self.pipe is not None:
             os.close(self.pipe)
+
+
+def _default_signals() -> None:
+    """The run starts as from an interactive shell, whatever started the tests: a background job
+    of a script (``make test &``) ignores SIGINT, ``nohup`` SIGHUP, and a run inherits both."""
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM, signal.SIGHUP})
 
 
 @pytest.fixture
