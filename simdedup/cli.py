@@ -428,17 +428,16 @@ def _without_links(sources: Iterator[Any], verbose: bool) -> Iterator[Any]:
                 f"once{'' if verbose else ' (-v lists them)'}")
 
 
-def _identities(fd: Any, *paths: str | None) -> tuple[tuple[int, int], ...]:
-    """(st_dev, st_ino) of an output's file descriptor and of the named files that exist."""
-    found = []
-    for target in (fd, *paths):
-        try:
-            st = os.fstat(target) if isinstance(target, int) else os.stat(target) if target else None
-        except (OSError, TypeError, ValueError):
-            st = None
-        if st is not None and stat.S_ISREG(st.st_mode):
-            found.append((st.st_dev, st.st_ino))
-    return tuple(found)
+def _own_file(target: Any) -> tuple[tuple[int, int], ...]:
+    """(st_dev, st_ino) of the regular file an output descriptor writes into (a temporary
+    ``-o`` file, or the file stdout is redirected to): the walk never reads it."""
+    if not isinstance(target, int):
+        return ()
+    try:
+        st = os.fstat(target)
+    except OSError:
+        return ()
+    return ((st.st_dev, st.st_ino),) if stat.S_ISREG(st.st_mode) else ()
 
 
 def _fingerprint_batches(fingerprinter: Any, paths: tuple[str, ...], inputs: dict[str, Any], jobs: int | None,
@@ -593,7 +592,7 @@ def fingerprint(paths: tuple[str, ...], jobs: int | None, silent: bool, verbose:
     with out.open() as fd:
         writer = _record_writer(fd, binary)
         for batch in _fingerprint_batches(fingerprinter, paths, inputs, jobs, silent, skipped, verbose=verbose,
-                                          render=not binary, exclude=_identities(fd)):
+                                          render=not binary, exclude=_own_file(fd)):
             if binary:
                 writer.write_records(batch.records)
             else:
@@ -750,7 +749,7 @@ def dedup(paths: tuple[str, ...], jobs: int | None, silent: bool, verbose: bool,
     skipped: list[str] = []
     duplicates: dict[str, str] | None = {} if exact_first else None
     records = _fingerprint_records(fingerprinter, paths, inputs, jobs, silent, skipped, duplicates, verbose,
-                                   exclude=_identities(None if output else stdout_target()),
+                                   exclude=() if output else _own_file(stdout_target()),
                                    tee=unique.tee if isinstance(unique, KeptLines) else None)
     if duplicates is not None:
         records = add_exact_duplicates(records, duplicates)
@@ -957,7 +956,7 @@ def exact(paths: tuple[str, ...], encoding: str, bloom_capacity: int | None, err
         raise click.UsageError(str(exc)) from None
     out = output_file(output, force, paths, "-" in paths)
     sources, total, _ = _sources(paths, **inputs, overwritten=overwritten_files([out]),
-                                 exclude=_identities(None if output else stdout_target()))
+                                 exclude=() if output else _own_file(stdout_target()))
     skipped: list[str] = []
     done = 0
     with out.open() as fd:

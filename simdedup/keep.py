@@ -22,6 +22,7 @@ from typing import Callable, Iterable, Iterator
 
 from .errors import RecordError, SimdedupError
 from .jsonline import parse_json_line
+from .output import identity
 
 POLICIES = ("representative", "first", "longest", "shortest", "newest", "oldest")
 
@@ -96,15 +97,6 @@ class Selection:
     held: list[tuple[str, str]] = field(default_factory=list)
 
 
-def _identity(path: str) -> tuple[int, int] | None:
-    """(st_dev, st_ino) of the file a member names, following links; None if it is not a file."""
-    try:
-        st = os.stat(path)
-    except (OSError, ValueError):
-        return None
-    return st.st_dev, st.st_ino
-
-
 def _is_link(path: str) -> bool:
     try:
         return os.path.islink(path)
@@ -116,11 +108,11 @@ def _real_member(members: list[dict], keep: str) -> str:
     """``keep``, or the member it is a symbolic link to: a link never wins over its target."""
     if not _is_link(keep):
         return keep
-    target = _identity(keep)
+    target = identity(keep)
     if target is None:
         return keep
     for member in members:
-        if member["id"] != keep and not _is_link(member["id"]) and _identity(member["id"]) == target:
+        if member["id"] != keep and not _is_link(member["id"]) and identity(member["id"]) == target:
             return member["id"]
     return keep
 
@@ -137,7 +129,7 @@ def selection(clusters: Iterable[tuple[list[dict], str | None]], policy: str) ->
         keep = _real_member(members, kept_member(members, policy, representative))
         chosen.append((members, keep))
         kept_ids.add(keep)
-    kept_files = set(map(_identity, kept_ids)) - {None}
+    kept_files = set(map(identity, kept_ids)) - {None}
     result = Selection()
     kept_listed: set[str] = set()
     decided: set[str] = set()  # ids dropped or held back, and kept ids reported as held
@@ -153,7 +145,7 @@ def selection(clusters: Iterable[tuple[list[dict], str | None]], policy: str) ->
                     result.held.append((doc_id, "kept by another cluster"))
             elif doc_id not in decided:
                 decided.add(doc_id)
-                if _identity(doc_id) in kept_files:
+                if identity(doc_id) in kept_files:
                     result.held.append((doc_id, "the same file as a kept member (a hard or symbolic link)"))
                 else:
                     result.dropped.append(doc_id)
