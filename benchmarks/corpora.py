@@ -88,7 +88,7 @@ def _read(path: Path) -> bytes:
 
 def html_text(data: bytes) -> bytes:
     """The visible text of an HTML page (simdedup's own reader of HTML), blank lines squeezed."""
-    from simdedup.web import html_text as visible_text
+    from simdedup.read.web import html_text as visible_text
 
     text = "".join(visible_text([data.decode("utf-8", "replace")]))
     return re.sub(r"\n\s*\n+", "\n\n", text).strip().encode("utf-8") + b"\n"

@@ -1,7 +1,18 @@
 """simdedup: near-duplicate detection with simhash fingerprints.
 
-The library behind the ``simdedup`` command. Names are imported lazily so that importing the
-package (and ``simdedup --help``) stays fast.
+The library behind the ``simdedup`` command, one module per stage:
+
+    read (simdedup.read) → tokenize (simdedup.tokenizers) → fingerprint (simdedup.methods,
+    simdedup.fingerprints) → index (simdedup.index) → group (simdedup.group) → write
+    (simdedup.write, simdedup.unique)
+
+and one call per command (simdedup.run): :func:`fingerprint`, :func:`cluster`, :func:`dedup`.
+
+>>> import simdedup
+>>> simdedup.dedup("examples/en")[0]
+['examples/en/bicycle-chain-care-reposted.txt', 'examples/en/bicycle-chain-care.txt']
+
+Names are imported lazily so that importing the package (and ``simdedup --help``) stays fast.
 """
 
 from __future__ import annotations
@@ -12,21 +23,28 @@ from typing import Any
 __version__ = "0.1.0"
 
 _EXPORTS = {
-    "Cluster": "simdedup.cluster",
-    "DocumentFingerprinter": "simdedup.pipeline",
-    "FingerprintRecord": "simdedup.records",
-    "Fingerprinter": "simdedup.fingerprint",
+    "fingerprint": "simdedup.run",
+    "cluster": "simdedup.run",
+    "dedup": "simdedup.run",
+    "Cluster": "simdedup.group",
+    "ClusterOptions": "simdedup.group",
+    "FingerprintRecord": "simdedup.fingerprints",
+    "FingerprintSet": "simdedup.fingerprints",
+    "Inputs": "simdedup.read",
+    "Method": "simdedup.methods",
+    "SimhashMethod": "simdedup.methods",
+    "Simhasher": "simdedup.simhash",
     "SimdedupError": "simdedup.errors",
     "Tokenizer": "simdedup.tokenizers",
-    "UnionFind": "simdedup.cluster",
-    "find_clusters": "simdedup.cluster",
-    "fingerprint_sources": "simdedup.pipeline",
+    "UnionFind": "simdedup.group",
+    "cluster_fingerprints": "simdedup.group",
+    "collect_records": "simdedup.fingerprints",
+    "find_clusters": "simdedup.group",
     "get_tokenizer": "simdedup.tokenizers",
-    "hamming": "simdedup.fingerprint",
-    "iter_sources": "simdedup.corpus",
-    "load_fingerprints": "simdedup.pipeline",
+    "hamming": "simdedup.simhash",
+    "load_fingerprints": "simdedup.fingerprints",
+    "make_method": "simdedup.methods",
     "near_pairs": "simdedup.index",
-    "simhash": "simdedup.fingerprint",
 }
 
 __all__ = sorted(_EXPORTS)

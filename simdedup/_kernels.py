@@ -244,7 +244,7 @@ def fingerprint_batch(data_p, offsets_p, ndocs, flags_p, blocks_p, entries_p, ne
     every token of a document with fewer. Each distinct feature's XXH3-64 hash is counted in an
     open-addressing table (``table`` holds key and count side by side, so a probe touches one
     cache line; at most ``capacity`` slots, a power of two at least 1024; counts are all zero on
-    entry and are left so). The arithmetic is that of :func:`simdedup.fingerprint.simhash_words`
+    entry and are left so). The arithmetic is that of :func:`simdedup.simhash.simhash_words`
     and :func:`simdedup.sketch.make_sketch`: bit ``b`` is set when the votes of the features with
     bit ``b`` set are a strict majority of all votes, each feature voting once (``binary``) or
     by count; bin minima of the ranked feature copies, densified from the next filled bin to
@@ -661,7 +661,7 @@ LINKAGE_SIGNATURE = types.int64(types.int64, types.int64, _i64p, _i64p, _i64p, _
 
 def link_complete(n, nedges, left_p, right_p, offsets_p, adjacency_p, sketches_p, bins, passing_p, fps_p, words, k,
                   parent_p, size_p, volume_p, next_p, keys_p, good_p, bad_p, capacity):  # pragma: no cover
-    """Complete linkage of ``n`` units (:func:`simdedup.cluster._link_complete`): the verified
+    """Complete linkage of ``n`` units (:func:`simdedup.group._link_complete`): the verified
     edges ``left[e]``-``right[e]`` are taken in order, and each joins its two clusters when every
     pair across them passes the test.
 

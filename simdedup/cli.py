@@ -11,7 +11,6 @@ import itertools
 import json
 import os
 import signal
-import stat
 import sys
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
@@ -21,7 +20,7 @@ import click
 from .compat import PRESETS
 from .errors import RecordError, SimdedupError, UsageError
 from .hashing import HASHES
-from .output import stdout_target, write_all
+from .write import stdout_target, write_all
 
 EXIT_SKIPPED = 3
 EXIT_BUG = 70  # EX_SOFTWARE
@@ -91,7 +90,7 @@ def message(text: str) -> None:
 
 def echo(text: str) -> None:
     """``text`` and a newline on stdout (an error when it cannot be written)."""
-    from .output import write_all
+    from .write import write_all
 
     with output_file(None, False).open() as fd:
         write_all(fd, (text + "\n").encode("utf-8", "surrogateescape"))
@@ -117,9 +116,9 @@ def progress(iterable: Any, silent: bool, **kwargs: Any) -> Any:
 
 def output_file(path: str | None, force: bool, inputs: tuple[str, ...] = (), stdin: bool = False,
                 binary: bool = False) -> Any:
-    """The output ``-o`` names (:class:`simdedup.output.OutputFile`), refused when it would
+    """The output ``-o`` names (:class:`simdedup.write.OutputFile`), refused when it would
     replace one of the named ``inputs`` or, with ``stdin``, the file on stdin."""
-    from .output import OutputFile
+    from .write import OutputFile
 
     output = OutputFile(path, force, binary)
     output.refuse_inputs(inputs, stdin)
@@ -189,26 +188,19 @@ _INPUT_OPTIONS = [
 ]
 
 
-def _inputs(kwargs: dict[str, Any]) -> dict[str, Any]:
-    """Take the input options out of a command's keyword arguments; with ``--features-field``,
-    the field read is that one, as a :class:`simdedup.corpus.FeaturesField`."""
-    inputs = {name: kwargs.pop(name) for name in ("null", "jsonl", "text_field", "id_field", "globs", "excludes",
-                                                   "min_bytes", "max_line_bytes")}
-    features_field = kwargs.pop("features_field")
-    if features_field is not None:
-        from .corpus import FeaturesField
+def _inputs(kwargs: dict[str, Any]) -> Any:
+    """Take the input options out of a command's keyword arguments (:class:`simdedup.read.Inputs`);
+    with ``--features-field``, the field read is that one, as a :class:`simdedup.read.FeaturesField`."""
+    from .read import FeaturesField, Inputs
 
+    inputs = Inputs(*(kwargs.pop(name) for name in ("null", "jsonl", "text_field", "id_field", "globs", "excludes",
+                                                    "min_bytes", "max_line_bytes")))
+    features_field = kwargs.pop("features_field", None)
+    if features_field is not None:
         if _given_on_command_line("text_field"):
             raise click.UsageError("give --text-field or --features-field, not both")
-
-        inputs["text_field"] = FeaturesField(features_field)
+        inputs.text_field = FeaturesField(features_field)
     return inputs
-
-
-def _given_features(inputs: dict[str, Any]) -> bool:
-    from .corpus import FeaturesField
-
-    return isinstance(inputs["text_field"], FeaturesField)
 
 
 def _fingerprint_options(func: Callable) -> Callable:
@@ -262,7 +254,7 @@ def _cluster_options(func: Callable) -> Callable:
 def _cluster_settings(k: int | None, min_similarity: float, linkage: str, min_features: int,
                       singletons: bool, min_score: int | None, similarity: str = "combined",
                       min_resemblance: float = 0.8) -> Any:
-    from .pipeline import ClusterOptions
+    from .group import ClusterOptions
 
     return ClusterOptions(k, min_similarity, linkage, min_features, singletons, min_score, similarity, min_resemblance)
 
@@ -331,19 +323,8 @@ def _preset_options(compat: str, options: dict[str, Any], given: bool) -> dict[s
 def _fingerprinter(method: str, sentence_count: int, hash_name: str, tokenizer_name: str, shingle: int | None,
                    topk: int | None, tokenizer_options: tuple[str, ...], bits: str, weighting: str | None,
                    ties: str | None, sketch_bins: int, encoding: str, html: bool = False, given: bool = False) -> Any:
-    """The fingerprinting method the (final) feature options name."""
-    from .pipeline import DocumentFingerprinter, GivenFeaturesFingerprinter, NilsimsaFingerprinter, SentencesFingerprinter
-    from .tokenizers import get_tokenizer
-
-    if method != "simhash":
-        if shingle is not None or topk is not None or tokenizer_options or weighting or html or ties or given:
-            raise click.UsageError(f"--method {method} takes no tokenizer options")
-        try:
-            if method == "nilsimsa":
-                return NilsimsaFingerprinter(encoding)
-            return SentencesFingerprinter(sentence_count, encoding)
-        except ValueError as exc:
-            raise click.UsageError(str(exc)) from None
+    """The fingerprinting method (:func:`simdedup.methods.make_method`) the final feature options name."""
+    from .methods import make_method
 
     options: dict[str, Any] = {}
     for item in tokenizer_options:
@@ -356,134 +337,11 @@ def _fingerprinter(method: str, sentence_count: int, hash_name: str, tokenizer_n
     if topk is not None:
         options["topk"] = topk
     try:
-        if given:
-            from .features import GivenFeatures
-
-            return GivenFeaturesFingerprinter(GivenFeatures(), int(bits), hash_name, encoding=encoding,
-                                              sketch_bins=sketch_bins, weighting=weighting, ties=ties or "zero")
-        tokenizer = get_tokenizer(tokenizer_name, **options)
-        return DocumentFingerprinter(tokenizer, int(bits), hash_name, encoding=encoding, sketch_bins=sketch_bins,
-                                     weighting=weighting, html=html, ties=ties or "zero")
-    except (SimdedupError, ValueError) as exc:
+        return make_method(method, tokenizer=tokenizer_name, tokenizer_options=options, bits=int(bits),
+                           hash_name=hash_name, weighting=weighting, ties=ties, sketch_bins=sketch_bins,
+                           encoding=encoding, html=html, sentences=sentence_count, given_features=given)
+    except SimdedupError as exc:
         raise click.UsageError(str(exc)) from None
-
-
-def _sources(paths: tuple[str, ...], null: bool, jsonl: bool | None = False, text_field: str = "text",
-             id_field: str | None = None, globs: tuple[str, ...] = (), excludes: tuple[str, ...] = (),
-             min_bytes: int = 0, jsonl_files: list[str] | None = None, max_line_bytes: int | None = None,
-             count: bool = True,
-             verbose: bool = False, exclude: tuple[tuple[int, int], ...] = (),
-             overwritten: dict[tuple[int, int], str] | None = None) -> tuple[Any, int | None, int | None]:
-    """Sources named on the command line, their number when it is known up front, and, for files
-    holding many documents (counted only as they are read), the files' total size in bytes.
-
-    Without ``count`` (no progress bar to show), directories are walked as the sources are
-    consumed, so that the walk overlaps with fingerprinting instead of coming before it.
-    Names that lead to a file read under another name (links) are left out and reported;
-    ``exclude`` names files (st_dev, st_ino) never to read: the run's own output.
-    ``overwritten``: the files outputs write over (identity: name); meeting one is a usage error."""
-    from .corpus import WalkFilter, expand_jsonl, iter_sources, read_path_list, table_kind
-    from .output import refuse_overwritten_inputs
-
-    walk_filter = WalkFilter(globs, excludes, min_bytes)
-
-    def found(names: Any) -> Any:
-        return refuse_overwritten_inputs(_without_links(iter_sources(names, walk_filter, exclude), verbose),
-                                         overwritten or {})
-
-    if not paths:
-        raise click.UsageError("give at least one PATH, or - to read paths from stdin")
-    if "-" in paths:
-        def named() -> Iterator[str]:
-            for path in paths:
-                if path == "-":
-                    yield from read_path_list(sys.stdin.buffer, null)
-                else:
-                    yield path
-
-        return expand_jsonl(found(named()), jsonl, text_field, id_field, jsonl_files, max_line_bytes), None, None
-    if not count:
-        return expand_jsonl(found(paths), jsonl, text_field, id_field, jsonl_files, max_line_bytes), None, None
-    sources = list(found(paths))
-    if jsonl or (jsonl is None and any(table_kind(s.path) for s in sources)):
-        total_bytes = sum(os.path.getsize(s.path) for s in sources if s.reason is None and os.path.isfile(s.path))
-        return expand_jsonl(sources, jsonl, text_field, id_field, jsonl_files, max_line_bytes), None, total_bytes
-    return sources, len(sources), None
-
-
-def _without_links(sources: Iterator[Any], verbose: bool) -> Iterator[Any]:
-    """``sources`` without the further names of files read once; each is listed with ``-v``,
-    and a count is given at the end."""
-    links = 0
-    for source in sources:
-        if not source.same_file:
-            yield source
-            continue
-        links += 1
-        if verbose:
-            message(f"simdedup: {source.path}: {source.reason}")
-    if links:
-        names = "1 name leads" if links == 1 else f"{links} names lead"
-        message(f"simdedup: {names} to a file read under another name (links); each file was read "
-                f"once{'' if verbose else ' (-v lists them)'}")
-
-
-def _own_file(target: Any) -> tuple[tuple[int, int], ...]:
-    """(st_dev, st_ino) of the regular file an output descriptor writes into (a temporary
-    ``-o`` file, or the file stdout is redirected to): the walk never reads it."""
-    if not isinstance(target, int):
-        return ()
-    try:
-        st = os.fstat(target)
-    except OSError:
-        return ()
-    return ((st.st_dev, st.st_ino),) if stat.S_ISREG(st.st_mode) else ()
-
-
-def _fingerprint_batches(fingerprinter: Any, paths: tuple[str, ...], inputs: dict[str, Any], jobs: int | None,
-                         silent: bool, skipped: list[str], duplicates: dict[str, str] | None = None,
-                         verbose: bool = False, render: bool = False,
-                         exclude: tuple[tuple[int, int], ...] = (),
-                         tee: Callable[[Iterator[Any]], Iterator[Any]] | None = None) -> Iterator[Any]:
-    """Batches of records (:class:`simdedup.pipeline.Batch`) of the named documents; a skipped
-    one is warned about and listed in ``skipped``. With ``render``, records come as JSON lines.
-
-    With ``duplicates`` (a dict), documents whose text was seen before are not fingerprinted
-    but listed there (the exact pre-pass). ``tee`` sees every source first.
-    """
-    from .pipeline import default_jobs, exact_duplicates, fingerprint_batches
-
-    sources, total, total_bytes = _sources(paths, **inputs, count=not silent and sys.stderr.isatty(),
-                                           verbose=verbose, exclude=exclude)
-    if tee is not None:
-        sources = tee(sources)
-    if duplicates is not None:
-        from .exact import SeenDigests
-
-        sources = exact_duplicates(sources, fingerprinter.encoding, SeenDigests(), duplicates)
-    jobs = jobs or default_jobs()
-    if jobs > 1:  # a pool is not worth it for a handful of documents
-        sources = iter(sources)  # a list (counted for the progress bar) would give its head twice
-        head = list(itertools.islice(sources, 4 * jobs))
-        jobs = max(1, min(jobs, len(head) // 4))
-        sources = itertools.chain(head, sources)
-    with _progress_bar(silent, total_bytes or total, "B" if total_bytes else "doc") as bar:
-        for batch in fingerprint_batches(sources, fingerprinter, jobs, render):
-            for source in batch.skipped:
-                skipped.append(source.path)
-                message(f"simdedup: warning: {source.path}: {source.reason}")
-            if verbose:
-                for note in batch.notes:
-                    message(f"simdedup: {note}")
-            if bar is not None:
-                bar.update(batch.size if total_bytes else batch.count + len(batch.skipped))
-            yield batch
-
-
-def _fingerprint_records(*args: Any, **kwargs: Any) -> Iterator[Any]:
-    """The records of :func:`_fingerprint_batches`, one by one."""
-    for batch in _fingerprint_batches(*args, **kwargs):
-        yield from batch.records
 
 
 @contextmanager
@@ -499,57 +357,44 @@ def _progress_bar(silent: bool, total: int | None, unit: str) -> Iterator[Any]:
         yield bar
 
 
-def _report_skipped(skipped: list[str], done: int, verb: str = "fingerprinted") -> None:
-    if skipped:
-        message(f"simdedup: {verb} {done} documents, skipped {len(skipped)} (see warnings above)")
+def _fingerprint_run(paths: tuple[str, ...], method: Any, inputs: Any, jobs: int | None, silent: bool, verbose: bool,
+                     **options: Any) -> Any:
+    """A :class:`simdedup.run.FingerprintRun` that warns on stderr, and walks the paths first
+    when a progress bar will show."""
+    from .run import FingerprintRun
+
+    return FingerprintRun(paths, method, inputs, jobs, count=not silent and sys.stderr.isatty(), note=message,
+                          verbose=verbose, **options)
 
 
-def _write_unique(unique: Any, clusters: list[Any], ids: list[str], jsonl_files: list[str], inputs: dict[str, Any],
-                  read: list[str]) -> None:
+def _with_progress(run: Any, silent: bool) -> Iterator[Any]:
+    """The batches of a fingerprint run, behind a progress bar (in bytes or documents)."""
+    with _progress_bar(silent, run.total, run.unit) as bar:
+        for batch in run:
+            if bar is not None:
+                bar.update(batch.size if run.unit == "B" else batch.count + len(batch.skipped))
+            yield batch
+
+
+def _end(run: Any, records: int, verb: str = "fingerprinted") -> None:
+    """Say how many documents were skipped, and exit with :data:`EXIT_SKIPPED` if any were."""
+    closing = run.done(records, verb)
+    if closing:
+        message(closing)
+        sys.exit(EXIT_SKIPPED)
+
+
+def _write_unique(unique: Any, clustered: Any, run: Any, inputs: Any, read: list[str]) -> None:
     """Write --unique-out: ``read`` are the files the run read and its other outputs."""
     from .unique import KeptLines, dropped_ids
 
-    drop = dropped_ids(clusters, ids)
+    ids = clustered.fingerprints.ids
+    drop = dropped_ids(clustered.clusters, ids)
     if isinstance(unique, KeptLines):
-        count = unique.write(ids, drop, jsonl_files, inputs["text_field"], inputs["id_field"],
-                             inputs["max_line_bytes"])
+        count = unique.write(ids, drop, run.tables, inputs.text_field, inputs.id_field, inputs.max_line_bytes)
     else:
-        count = unique.write(ids, drop, jsonl_files, read)
+        count = unique.write(ids, drop, run.tables, read)
     message(f"simdedup: wrote {count} documents without their {len(drop)} duplicates to {unique.name}")
-
-
-def _clusters(fingerprints: Any, options: Any, new: Any = None) -> list[Any]:
-    from .pipeline import cluster_fingerprints
-
-    try:
-        resolved = options.resolve(fingerprints.bits, fingerprints.sketches is not None, fingerprints.method,
-                                   len(fingerprints.ids))
-    except ValueError as exc:
-        raise click.UsageError(str(exc)) from None
-    if fingerprints.exact_dropped:
-        message(f"simdedup: note: {fingerprints.exact_dropped:,} documents beyond the memory budget of exact "
-                f"verification are verified with their sketches")
-    if options.similarity == "resemblance" and fingerprints.exact is None and fingerprints.sketches is not None:
-        message("simdedup: note: these fingerprints carry no text to measure resemblance with: "
-                "pairs are verified with the sketches' bag similarity")
-    if options.k is None and fingerprints.sketches is not None and resolved.k < options.DEFAULT_K_VERIFIED:
-        message(f"simdedup: {len(fingerprints.ids):,} documents: k = {resolved.k} by default at this size "
-                f"(the pair search for k = 10 would take long); give -k to choose")
-    return cluster_fingerprints(fingerprints, options, new)
-
-
-def _write_clusters(fd: Any, clusters: list[Any], fingerprints: Any, form: str = "clusters", new: Any = None) -> None:
-    from .cluster import cluster_record, member_records
-    from .output import LineWriter
-
-    writer = LineWriter(fd)
-    ids = fingerprints.ids
-    for cluster in clusters:
-        records = ([cluster_record(cluster, ids, fingerprints.sizes, new)] if form == "clusters"
-                   else member_records(cluster, ids))
-        for record in records:
-            writer.write_line(json.dumps(record, ensure_ascii=False, separators=(",", ":")))
-    writer.flush()
 
 
 # --- commands -------------------------------------------------------------------------------
@@ -580,36 +425,33 @@ def fingerprint(paths: tuple[str, ...], jobs: int | None, silent: bool, verbose:
     simdedup fingerprint --tokenizer jieba --topk 20 news-zh/ > zh.jsonl
     simdedup fingerprint --format binary -o fingerprints.sdfp corpus/
     """
-    from .output import overwritten_files
+    from .write import overwritten_files, own_file
 
     inputs = _inputs(features)
-    fingerprinter = _make_fingerprinter(_given_features(inputs), **features)
-    skipped: list[str] = []
-    done = 0
+    method = _make_fingerprinter(inputs.given_features, **features)
     binary = record_format == "binary"
     out = output_file(output, force, paths, "-" in paths, binary)
-    inputs["overwritten"] = overwritten_files([out])
+    done = 0
     with out.open() as fd:
+        run = _fingerprint_run(paths, method, inputs, jobs, silent, verbose, render=not binary,
+                               exclude=own_file(fd), overwritten=overwritten_files([out]))
         writer = _record_writer(fd, binary)
-        for batch in _fingerprint_batches(fingerprinter, paths, inputs, jobs, silent, skipped, verbose=verbose,
-                                          render=not binary, exclude=_own_file(fd)):
+        for batch in _with_progress(run, silent):
             if binary:
                 writer.write_records(batch.records)
             else:
                 writer.write_lines(batch.lines)
             done += batch.count
         writer.flush()
-    _report_skipped(skipped, done)
-    if skipped:
-        sys.exit(EXIT_SKIPPED)
+    _end(run, done)
 
 
 def _record_writer(fd: Any, binary: bool) -> Any:
     if binary:
-        from .binary import BinaryWriter
+        from .fingerprints.binary import BinaryWriter
 
         return BinaryWriter(fd)
-    from .output import LineWriter
+    from .write import LineWriter
 
     return LineWriter(fd)
 
@@ -627,7 +469,7 @@ def convert(files: tuple[str, ...], output: str | None, force: bool, record_form
     simdedup convert --to binary -o fingerprints.sdfp fingerprints.jsonl
     simdedup convert --to jsonl fingerprints.sdfp | head
     """
-    from .records import json_lines, read_fingerprint_files, records_of
+    from .fingerprints import json_lines, read_fingerprint_files
 
     binary = record_format == "binary"
     out = output_file(output, force, files, not files or "-" in files, binary)
@@ -635,11 +477,11 @@ def convert(files: tuple[str, ...], output: str | None, force: bool, record_form
     with out.open() as fd:
         writer = _record_writer(fd, binary)
         if binary:
-            from .binary import write_columns
+            from .fingerprints.binary import write_columns
 
             write_columns(writer, columns)
         else:
-            for records in records_of(columns):
+            for records in columns.records():
                 writer.write_lines(json_lines(records))
         writer.flush()
 
@@ -665,22 +507,14 @@ def cluster(files: tuple[str, ...], output: str | None, force: bool, output_form
     simdedup fingerprint corpus/ | simdedup cluster
     simdedup cluster --k 3 --linkage single plain-simhash.jsonl
     """
-    from .pipeline import load_fingerprints
+    from .run import cluster_files
+    from .write import write_clusters
 
     inputs = ((against,) + (files or ("-",))) if against else files
     out = output_file(output, force, inputs, not files or "-" in files)
-    fingerprints = load_fingerprints(_open_inputs(inputs))
-    for repeated in fingerprints.repeated:
-        message(f"simdedup: warning: {repeated}: id seen before; this record is ignored")
-    new = None
-    if against:
-        import numpy as np
-
-        from_new_files = np.array([name != against for name in fingerprints.files or []], dtype=bool)
-        new = from_new_files[fingerprints.sources] if fingerprints.sources is not None else None
-    clusters = _clusters(fingerprints, _cluster_settings(**decision), new)
+    clustered = cluster_files(_open_inputs(inputs), _cluster_settings(**decision), against, message)
     with out.open() as fd:
-        _write_clusters(fd, clusters, fingerprints, output_format, new)
+        write_clusters(fd, clustered, output_format)
 
 
 def _open_inputs(files: tuple[str, ...]) -> Iterator[tuple[str, Any]]:
@@ -719,23 +553,15 @@ def dedup(paths: tuple[str, ...], jobs: int | None, silent: bool, verbose: bool,
     \b
     simdedup dedup corpus/ > clusters.jsonl
     """
-    from .output import overwritten_files
-    from .pipeline import add_exact_duplicates, collect_records
+    from .run import dedup_run, prepare_dedup
     from .unique import KeptLines, unique_output
+    from .write import overwritten_files, own_file, write_clusters
 
     inputs = _inputs(features)
-    jsonl_files: list[str] = []
-    inputs["jsonl_files"] = jsonl_files
-    fingerprinter = _make_fingerprinter(_given_features(inputs), **features)
+    method = _make_fingerprinter(inputs.given_features, **features)
     options = _cluster_settings(k, min_similarity, linkage, min_features, singletons, min_score, similarity,
                                 min_resemblance)
-    if verify == "exact" and hasattr(fingerprinter, "verify_exactly"):
-        fingerprinter.verify_exactly()  # the texts are read here: keep what exact verification needs
-    try:
-        options.resolve(fingerprinter.bits, getattr(fingerprinter, "sketch_bins", 0) > 0,
-                        fingerprinter.settings["method"])
-    except ValueError as exc:
-        raise click.UsageError(str(exc)) from None
+    prepare_dedup(method, options, verify)
     # Every output is checked before the run: a run of hours must not end in "cannot write".
     out = output_file(output, force, paths, "-" in paths)
     unique = unique_output(unique_out, force) if unique_out is not None else None
@@ -745,28 +571,16 @@ def dedup(paths: tuple[str, ...], jobs: int | None, silent: bool, verbose: bool,
             raise UsageError("-o and --unique-out name one file")
         unique.output.refuse_inputs(paths, "-" in paths)
         outputs.append(unique.output)
-    inputs["overwritten"] = overwritten_files(outputs)
-    skipped: list[str] = []
-    duplicates: dict[str, str] | None = {} if exact_first else None
-    records = _fingerprint_records(fingerprinter, paths, inputs, jobs, silent, skipped, duplicates, verbose,
-                                   exclude=() if output else _own_file(stdout_target()),
-                                   tee=unique.tee if isinstance(unique, KeptLines) else None)
-    if duplicates is not None:
-        records = add_exact_duplicates(records, duplicates)
-    fingerprints = collect_records((record.id, record) for record in records)
-    for repeated in fingerprints.repeated:  # two documents under one id: only the first is clustered
-        doc_id = repeated.split(": ", 1)[0]
-        skipped.append(doc_id)
-        message(f"simdedup: warning: {doc_id}: id of an earlier document; this one is left out")
-    clusters = _clusters(fingerprints, options)
+    run = _fingerprint_run(paths, method, inputs, jobs, silent, verbose, exact_first=exact_first,
+                           exclude=() if output else own_file(stdout_target()), overwritten=overwritten_files(outputs),
+                           tee=unique.tee if isinstance(unique, KeptLines) else None)
+    clustered = dedup_run(run, options, _with_progress(run, silent))
     with out.open() as fd:
-        _write_clusters(fd, clusters, fingerprints, output_format)
+        write_clusters(fd, clustered, output_format)
         if unique is not None:
-            _write_unique(unique, clusters, fingerprints.ids, jsonl_files, inputs,
-                          [*fingerprints.ids, *skipped, *([out.path] if out.path else [])])
-    _report_skipped(skipped, len(fingerprints.ids))
-    if skipped:
-        sys.exit(EXIT_SKIPPED)
+            _write_unique(unique, clustered, run, inputs, [*clustered.fingerprints.ids, *run.skipped,
+                                                           *([out.path] if out.path else [])])
+    _end(run, len(clustered.fingerprints.ids))
 
 
 @cli.command()
@@ -788,16 +602,16 @@ def explain(document_a: str, document_b: str, top: int, as_json: bool, **feature
     import numpy as np
 
     from .explain import explain as explain_documents
-    from .pipeline import ClusterOptions
+    from .group import ClusterOptions
     from .similarity import RESEMBLANCE_FLOOR, passes as similarity_passes
 
     if features["method"] == "sentences":
         raise click.UsageError("explain compares simhash features or nilsimsa digests; use --method simhash or nilsimsa")
-    fingerprinter = _make_fingerprinter(**features)
+    method = _make_fingerprinter(**features)
     if features["method"] == "nilsimsa":
-        _explain_nilsimsa(fingerprinter, document_a, document_b, as_json)
+        _explain_nilsimsa(method, document_a, document_b, as_json)
         return
-    result = explain_documents(fingerprinter, document_a, document_b, top)
+    result = explain_documents(method, document_a, document_b, top)
     if as_json:
         echo(json.dumps(result.as_dict(), ensure_ascii=False))
         return
@@ -833,11 +647,11 @@ def explain(document_a: str, document_b: str, top: int, as_json: bool, **feature
     echo("\n".join(lines))
 
 
-def _explain_nilsimsa(fingerprinter: Any, document_a: str, document_b: str, as_json: bool) -> None:
+def _explain_nilsimsa(method: Any, document_a: str, document_b: str, as_json: bool) -> None:
     from .explain import compare_nilsimsa
-    from .pipeline import ClusterOptions
+    from .group import ClusterOptions
 
-    result = compare_nilsimsa(fingerprinter, document_a, document_b)
+    result = compare_nilsimsa(method, document_a, document_b)
     if as_json:
         click.echo(json.dumps(result.as_dict(), ensure_ascii=False))
         return
@@ -869,7 +683,8 @@ def stats(files: tuple[str, ...], max_k: int, min_similarity: float, plot: str |
     simdedup stats fingerprints.jsonl
     simdedup stats --plot distances.png fingerprints.jsonl
     """
-    from .pipeline import ClusterOptions, load_fingerprints
+    from .fingerprints import load_fingerprints
+    from .group import ClusterOptions
     from .stats import fingerprint_stats, histogram
 
     if plot:
@@ -881,7 +696,7 @@ def stats(files: tuple[str, ...], max_k: int, min_similarity: float, plot: str |
     fingerprints = load_fingerprints(_open_inputs(files))
     result = fingerprint_stats(fingerprints, max_k, ClusterOptions(min_similarity=min_similarity))
     if drawing is not None:
-        from .output import output_call
+        from .write import output_call
         from .plot import plot_stats
 
         with drawing.open() as fd:
@@ -912,7 +727,7 @@ def evaluate(gold: str, match: str, clusters: str) -> None:
     simdedup cluster fp.jsonl > clusters.jsonl
     simdedup eval --gold pairs.tsv clusters.jsonl
     """
-    from .evaluate import read_cluster_members, read_gold_pairs, score_pairs
+    from .eval import read_cluster_members, read_gold_pairs, score_pairs
 
     with open(gold, encoding="utf-8") as handle:
         pairs = read_gold_pairs(handle, gold, match)
@@ -942,12 +757,10 @@ def exact(paths: tuple[str, ...], encoding: str, bloom_capacity: int | None, err
     simdedup exact corpus/ > repeats.jsonl
     find crawl -type f -print0 | simdedup exact -0 --bloom 100000000 - > repeats.jsonl
     """
-    from .corpus import DocumentReader
-    from .corpus import documents
     from .errors import SkipDocument
-    from .exact import BloomFilter, SeenDigests
-    from .output import LineWriter, overwritten_files
-    from .pipeline import source_digest
+    from .exact import BloomFilter, SeenDigests, source_digest
+    from .read import DocumentReader, documents, read_sources
+    from .write import LineWriter, overwritten_files, own_file
 
     try:
         DocumentReader("", encoding)
@@ -955,8 +768,10 @@ def exact(paths: tuple[str, ...], encoding: str, bloom_capacity: int | None, err
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     out = output_file(output, force, paths, "-" in paths)
-    sources, total, _ = _sources(paths, **inputs, overwritten=overwritten_files([out]),
-                                 exclude=() if output else _own_file(stdout_target()))
+    plan = read_sources(paths, _inputs({**inputs, "features_field": None}), True,
+                        exclude=() if output else own_file(stdout_target()), overwritten=overwritten_files([out]),
+                        note=message)
+    sources, total = plan.sources, plan.count
     skipped: list[str] = []
     done = 0
     with out.open() as fd:
@@ -976,8 +791,8 @@ def exact(paths: tuple[str, ...], encoding: str, bloom_capacity: int | None, err
                 writer.write_line(json.dumps({"id": source.path, "duplicate_of": earlier or None},
                                              ensure_ascii=False, separators=(",", ":")))
         writer.flush()
-    _report_skipped(skipped, done, "read")
     if skipped:
+        message(f"simdedup: read {done} documents, skipped {len(skipped)} (see warnings above)")
         sys.exit(EXIT_SKIPPED)
 
 
@@ -998,7 +813,7 @@ def select(files: tuple[str, ...], policy: str, kept: bool, null: bool) -> None:
     simdedup cluster fp.jsonl | simdedup select --keep longest -0 | xargs -0 rm --
     simdedup select --kept clusters.jsonl > survivors.txt
     """
-    from .keep import read_clusters, selection
+    from .select import read_clusters, selection
 
     end = b"\0" if null else b"\n"
     chosen = selection(itertools.chain.from_iterable(
@@ -1037,7 +852,7 @@ def _is_path_text(doc_id: str) -> bool:
 @cli.command()
 def tokenizers() -> None:
     """List the available tokenizers as JSON lines (built-in and plugins)."""
-    from .output import LineWriter
+    from .write import LineWriter
     from .tokenizers import available_tokenizers
 
     with output_file(None, False).open() as fd:
@@ -1065,7 +880,7 @@ def main() -> None:
     # simdedup does no multi-threaded linear algebra; OpenBLAS's thread pool would only double
     # numpy's import time (0.07 s of every run) and sit beside the -j worker processes.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    from .output import reserve_standard_descriptors
+    from .write import reserve_standard_descriptors
 
     reserve_standard_descriptors()
     for signum in (signal.SIGTERM, signal.SIGHUP):

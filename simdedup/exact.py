@@ -16,10 +16,17 @@ default, 3.6 MB per million documents), and a true duplicate is never missed.
 
 from __future__ import annotations
 
+import itertools
 import math
-from typing import Iterable
+import os
+from dataclasses import replace
+from typing import Any, Iterable, Iterator
 
 import numpy as np
+
+from .errors import SkipDocument
+from .fingerprints import FingerprintRecord
+from .read import Source, documents, open_documents, text_chunks
 
 
 def content_digest(chunks: Iterable[str]) -> bytes:
@@ -84,3 +91,49 @@ class BloomFilter:
     def check(self, digest: bytes, doc_id: str) -> str | None:
         """Same contract as :meth:`SeenDigests.check`; a bloom filter cannot name the earlier id."""
         return "" if self.add(digest) else None
+
+
+def source_digest(source: Source, encoding: str = "utf-8") -> bytes:
+    """Content hash of one document's whitespace-normalised text (:func:`content_digest`).
+
+    Raises:
+        SkipDocument: it cannot be read as text.
+    """
+    (document,) = open_documents([source], encoding)  # (a single JSON line is parsed here)
+    if document.reason is not None:
+        raise SkipDocument(document.id, document.reason)
+    return content_digest(text_chunks(document.text) if document.text is not None else document.reader)  # type: ignore[arg-type]
+
+
+def exact_duplicates(sources: Iterable[Source], encoding: str, seen: Any,
+                     duplicates: dict[str, str]) -> Iterator[Source]:
+    """The sources whose normalised text was not seen before: the pre-pass of ``dedup
+    --exact-first``.
+
+    A source whose text was seen is left out and recorded in ``duplicates`` as ``path -> first
+    path`` ("" when ``seen`` is a bloom filter, which cannot say). A source that cannot be read
+    is passed on, so that fingerprinting reports why.
+    """
+    for source in itertools.chain.from_iterable(map(documents, sources)):
+        if source.reason is None:
+            try:
+                earlier = seen.check(source_digest(source, encoding), source.path)
+            except SkipDocument:
+                earlier = None
+            if earlier is not None:
+                duplicates[source.path] = earlier
+                continue
+        yield source
+
+
+def add_exact_duplicates(records: Iterable[FingerprintRecord], duplicates: dict[str, str]) -> Iterator[FingerprintRecord]:
+    """``records``, then a copy of the first record for each exact duplicate found before."""
+    by_id: dict[str, FingerprintRecord] = {}
+    for record in records:
+        by_id[record.id] = record
+        yield record
+    for path, first in duplicates.items():
+        original = by_id.get(first)
+        if original is not None:
+            size = os.path.getsize(path) if os.path.isfile(path) else original.bytes
+            yield replace(original, id=path, bytes=size)

@@ -6,9 +6,9 @@ Simhash fingerprints are explained by their features; nilsimsa digests by their 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
-from .pipeline import DocumentFingerprinter
+from .methods import NilsimsaMethod, SimhashMethod
+from .read import open_document
 from .sketch import similarity as sketch_similarity
 
 
@@ -40,7 +40,7 @@ class Explanation:
         }
 
 
-def explain(fingerprinter: DocumentFingerprinter, path_a: str, path_b: str, top: int = 10) -> Explanation:
+def explain(method: SimhashMethod, path_a: str, path_b: str, top: int = 10) -> Explanation:
     """Fingerprint two files and compare them feature by feature.
 
     Features push two fingerprints together when both documents carry them (heaviest shared
@@ -49,25 +49,23 @@ def explain(fingerprinter: DocumentFingerprinter, path_a: str, path_b: str, top:
     Raises:
         SkipDocument: a file cannot be fingerprinted.
     """
-    from .corpus import DocumentReader
     from .errors import SkipDocument
-
     from .similarity import ExactIndex, exact_sets
 
     features, texts = [], []
     for path in (path_a, path_b):
-        chunks = list(DocumentReader(path, fingerprinter.encoding))
-        found = fingerprinter.tokenizer.features(chunks)
+        chunks = list(open_document(path, method.encoding).reader)  # type: ignore[arg-type]
+        found = method.tokenizer.features(chunks)
         if not found:
             raise SkipDocument(path, "no text to fingerprint")
         features.append(found)
         texts.append("".join(chunks))
     resemblance = None
-    if fingerprinter.tokenizer.name == "words" and fingerprinter.tokenizer.option("shingle") == 1:
-        sets = [exact_sets(text, fingerprinter.tokenizer.option("lowercase")) for text in texts]
+    if method.tokenizer.name == "words" and method.tokenizer.option("shingle") == 1:
+        sets = [exact_sets(text, method.tokenizer.option("lowercase")) for text in texts]
         resemblance = round(float(ExactIndex(sets).jaccard("grams", [0], [1])[0]), 3)
     fa, fb = features
-    ra, rb = fingerprinter.fingerprinter(fa), fingerprinter.fingerprinter(fb)
+    ra, rb = method.simhasher(fa), method.simhasher(fb)
     keys = fa.keys() | fb.keys()
     low = sum(min(fa.get(f, 0), fb.get(f, 0)) for f in keys)
     high = sum(max(fa.get(f, 0), fb.get(f, 0)) for f in keys)
@@ -78,7 +76,7 @@ def explain(fingerprinter: DocumentFingerprinter, path_a: str, path_b: str, top:
     if ra.sketch is not None and rb.sketch is not None:
         estimated = round(sketch_similarity(ra.sketch, rb.sketch), 3)
     return Explanation(
-        path_a, path_b, fingerprinter.bits, (ra.simhash ^ rb.simhash).bit_count(), estimated,
+        path_a, path_b, method.bits, (ra.simhash ^ rb.simhash).bit_count(), estimated,
         round(low / high, 3) if high else 1.0, (len(fa), len(fb)),
         shared[:top], excess_a[:top], excess_b[:top], resemblance,
     )
@@ -103,15 +101,14 @@ class NilsimsaComparison:
                 "bytes": list(self.sizes), "score": self.score, "differing_bits": self.differing_bits}
 
 
-def compare_nilsimsa(fingerprinter: Any, path_a: str, path_b: str) -> NilsimsaComparison:
-    """The nilsimsa digests of two files (``fingerprinter``: a
-    :class:`simdedup.pipeline.NilsimsaFingerprinter`) and their score.
+def compare_nilsimsa(method: NilsimsaMethod, path_a: str, path_b: str) -> NilsimsaComparison:
+    """The nilsimsa digests of two files and their score.
 
     Raises:
         SkipDocument: a file cannot be read.
     """
-    from .nilsimsa import compare
+    from .methods.nilsimsa import compare
 
-    ra, rb = fingerprinter.fingerprint_file(path_a), fingerprinter.fingerprint_file(path_b)
+    ra, rb = (method.record(open_document(path, method.encoding)) for path in (path_a, path_b))
     digests = (format(ra.simhash, "064x"), format(rb.simhash, "064x"))
     return NilsimsaComparison(path_a, path_b, digests, (ra.bytes, rb.bytes), compare(*digests))

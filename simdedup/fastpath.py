@@ -20,7 +20,7 @@ the same results.
 - :class:`KeywordKernel`: ``jieba-fast``'s TF-IDF keywords of a batch of segmented documents
   (:mod:`simdedup.tokenizers.jieba_tfidf`).
 - :class:`PairKernel`: the candidate pairs of a crowded block table (:mod:`simdedup.index`).
-- :class:`LinkageKernel`: complete linkage over many verified pairs (:mod:`simdedup.cluster`).
+- :class:`LinkageKernel`: complete linkage over many verified pairs (:mod:`simdedup.group`).
 
 Loading: numba compiles a kernel once (about 2 s) and its machine code is kept in a cache file
 (:mod:`simdedup.cache`), keyed by the kernel source, the llvmlite version, the CPU and the
@@ -439,7 +439,7 @@ def _load() -> Kernel:
     kernel = Kernel(*_load_code("fastpath", "compile_batch"), unicode_tables())
     # Run it once now against the Python arithmetic, so that a failure (a symbol bound wrong,
     # stale machine code) shows here, and the Python path takes over, not mid-corpus.
-    from .fingerprint import simhash
+    from .simhash import simhash
 
     values, features, _ = kernel.fingerprint(["Ab ab c \u00c9\u00e9".encode()], "whitespace", 8, True)
     if features.tolist() != [3] or int(values[0]) != simhash({"ab": 1, "c": 1, "\u00e9\u00e9": 1}):

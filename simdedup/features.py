@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .fingerprint import MAX_WEIGHT_SUM, integer_weights
+from .simhash import MAX_WEIGHT_SUM, integer_weights
 from .tokenizers import Tokenizer
 
 

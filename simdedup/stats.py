@@ -18,7 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .index import near_pairs
-from .pipeline import ClusterOptions, FingerprintSet, cluster_fingerprints
+from .fingerprints import FingerprintSet
+from .group import ClusterOptions, cluster_fingerprints
 from .sketch import pair_similarity
 
 SIZE_BINS = ((2, 2), (3, 3), (4, 5), (6, 10), (11, 100), (101, None))

@@ -21,9 +21,11 @@ import tempfile
 from contextlib import suppress
 from typing import BinaryIO, Iterable, Iterator
 
-from .corpus import Source, documents, is_compressed, is_jsonl, iter_jsonl_lines
+from .read.document import is_compressed
+from .read.source import Source
+from .read.tables import documents, is_jsonl, iter_jsonl_lines
 from .errors import OutputError, SimdedupError, UsageError
-from .output import TEMP_PREFIX, Identity, LineWriter, OutputFile, check_writable, output_call, write_all
+from .write import TEMP_PREFIX, Identity, LineWriter, OutputFile, check_writable, output_call, write_all
 
 _COPY_CHUNK = 1 << 20
 
@@ -106,7 +108,7 @@ class KeptFiles:
             raise UsageError(f"{directory} exists; use --force to write into it")
         check_writable(directory, directory)
 
-    def write(self, ids: list[str], drop: set[str], jsonl_files: list[str], read: Iterable[str]) -> int:
+    def write(self, ids: list[str], drop: set[str], tables: list[tuple[str, str]], read: Iterable[str]) -> int:
         """Copy every kept file (of ``ids``, those not in ``drop``); returns how many.
 
         ``read`` are the files the run read, and the other outputs: none of them is replaced.
@@ -118,7 +120,7 @@ class KeptFiles:
                 link; a kept file cannot be read again (a pipe).
             OutputError: writing failed (what was written before is whole).
         """
-        if jsonl_files:
+        if tables:
             raise UsageError("documents of JSON-lines input need --unique-out FILE.jsonl")
         names = target_names(i for i in ids if i not in drop)
         inputs = _Inputs(read)
@@ -302,7 +304,7 @@ class KeptLines:
     pipe, a FIFO, a device) are kept in a temporary file as the run reads them (:meth:`tee`).
 
     Raises:
-        UsageError, OutputError: as :class:`simdedup.output.OutputFile`; a compressed name.
+        UsageError, OutputError: as :class:`simdedup.write.OutputFile`; a compressed name.
     """
 
     def __init__(self, path: str, force: bool):
@@ -335,19 +337,19 @@ class KeptLines:
                                                           name=f"a copy of {path}")
         return self._copies[path]
 
-    def write(self, ids: list[str], drop: set[str], jsonl_files: list[str], text_field: str,
+    def write(self, ids: list[str], drop: set[str], tables: list[tuple[str, str]], text_field: str,
               id_field: str | None, max_line: int | None = None) -> int:
         """Write the lines of the kept documents (of ``ids``, those not in ``drop``); returns how
-        many. Every kept document must be a line of ``jsonl_files``, or nothing is written.
+        many. Every kept document must be a line of a JSON-lines file of ``tables``, or nothing is written.
 
         Raises:
             UsageError: the input has CSV, Parquet or WARC files.
             SimdedupError: a kept document is not a JSON line (or its file changed).
             OutputError: writing failed.
         """
-        if any(":" in name and name.split(":", 1)[0] in ("csv", "parquet", "warc") for name in jsonl_files):
+        if any(kind != "jsonl" for kind, _ in tables):
             raise UsageError("--unique-out writes files and JSON lines; CSV, Parquet and WARC input are not supported")
-        if not jsonl_files:
+        if not tables:
             raise UsageError("--unique-out FILE.jsonl needs JSON-lines input; give a directory for files")
         kept = {doc_id for doc_id in ids if doc_id not in drop}
         written: set[str] = set()
@@ -355,7 +357,7 @@ class KeptLines:
         try:
             with self.output.open() as fd:
                 writer = LineWriter(fd)
-                for path in jsonl_files:
+                for _, path in tables:
                     for source, raw in self._lines(path, text_field, id_field, max_line):
                         if source.reason is not None:
                             continue

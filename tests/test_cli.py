@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from simdedup.cli import cli
-from simdedup.fingerprint import simhash
+from simdedup.simhash import simhash
 
 REPO = Path(__file__).resolve().parents[1]
 RECORD_FIELDS = {"id", "simhash", "bits", "features", "bytes", "method", "tokenizer", "options", "hash", "weighting", "sketch"}

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simdedup.cluster import UnionFind, cluster_id, cluster_record, find_clusters
+from simdedup.group import UnionFind, cluster_id, cluster_record, find_clusters
 from simdedup.index import as_words
 
 
@@ -134,7 +134,7 @@ def test_mismatched_lengths():
 @settings(max_examples=50, deadline=None)
 @given(st.lists(st.lists(st.integers(0, 3), min_size=3, max_size=3), min_size=1, max_size=60))
 def test_unique_rows_equals_numpy(raw):
-    from simdedup.cluster import _unique_rows
+    from simdedup.group import _unique_rows
 
     rows = np.array(raw, dtype=np.uint64)
     distinct, of_row = _unique_rows(rows)

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simdedup.cli import cli
-from simdedup.fingerprint import Fingerprinter, simhash
+from simdedup.simhash import Simhasher, simhash
 from simdedup.hashing import get_feature_hash
 
 REPO = Path(__file__).resolve().parents[1]
@@ -60,7 +60,7 @@ def test_ties_follow_the_definition(features, ties):
     hashfunc = get_feature_hash("md5", 64)
     expected = votes_simhash(features, hashfunc, ties == "one")
     assert simhash(features, 64, hashfunc, ties) == expected
-    fingerprinter = Fingerprinter(64, "md5", ties=ties, sketch_bins=128)
+    fingerprinter = Simhasher(64, "md5", ties=ties, sketch_bins=128)
     assert fingerprinter(features).simhash == expected
     # many documents at once: the same sums
     many = fingerprinter.many([features, {"x": 1}, features])

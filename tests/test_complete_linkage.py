@@ -1,7 +1,7 @@
 """Complete linkage against a plain reference of its definition, ties included, on the compiled
 loop and on the Python path.
 
-The definition (simdedup.cluster): documents with the same fingerprint and sketch form a unit;
+The definition (simdedup.group): documents with the same fingerprint and sketch form a unit;
 units are ordered by fingerprint and sketch, ranked by their smallest id. Candidate pairs are
 units (earlier, later in that order) within k bits, each unit with at least ``min_features``;
 with sketches a candidate is an edge when its similarity is at least ``min_similarity``. Edges
@@ -21,8 +21,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from simdedup import cluster, fastpath
-from simdedup.cluster import find_clusters
+import simdedup.group as grouping
+from simdedup import fastpath
+from simdedup.group import find_clusters
 from simdedup.sketch import similarity
 
 
@@ -118,7 +119,7 @@ def path(request, monkeypatch):
     else:
         if fastpath.linkage_kernel() is None:
             pytest.skip("the linkage kernel cannot be loaded here")
-        monkeypatch.setattr(cluster, "KERNEL_AFTER_EDGES", 0)
+        monkeypatch.setattr(grouping, "KERNEL_AFTER_EDGES", 0)
     return request.param
 
 

@@ -12,9 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simdedup.cli import cli
-from simdedup.corpus import Source, expand_jsonl, iter_jsonl
-from simdedup.keep import POLICIES, kept_member, selection
-from simdedup.pipeline import DocumentFingerprinter
+from simdedup.read import Source
+from simdedup.read.tables import expand_tables, iter_jsonl_lines
+from simdedup.select import POLICIES, kept_member, selection
+from simdedup.methods import SimhashMethod
+from simdedup.run import fingerprint_batch
 from simdedup.tokenizers import get_tokenizer
 
 
@@ -50,13 +52,13 @@ def test_iter_jsonl_fields_ids_and_bad_lines(tmp_path):
     path = tmp_path / "d.jsonl"
     lines = [json.dumps(r) for r in rows()] + ["not json", json.dumps({"id": "x"}), json.dumps({"id": "y", "body": {"text": 3}}), ""]
     path.write_text("\n".join(lines) + "\n")
-    got = list(iter_jsonl(str(path), "body.text", "id"))
+    got = [s for s, _ in iter_jsonl_lines(str(path), "body.text", "id")]
     assert [s.path for s in got[:3]] == ["a", "b", "c"] and got[0].text == TEXT
     assert got[3].path == f"{path}:4" and got[3].reason.startswith("not a JSON object (")
     assert got[4].path == f"{path}:5" and "no field 'body.text'" in got[4].reason
     assert got[5].path == f"{path}:6" and "not a string" in got[5].reason
     assert len(got) == 6
-    default_ids = [s.path for s in iter_jsonl(str(path), "body.text")][:3]
+    default_ids = [s.path for s, _ in iter_jsonl_lines(str(path), "body.text")][:3]
     assert default_ids == [f"{path}:1", f"{path}:2", f"{path}:3"]
 
 
@@ -87,9 +89,9 @@ def test_jsonl_dedup_and_bad_lines_are_counted(tmp_path):
     assert len(whole.stdout.splitlines()) == 1
 
 
-def test_expand_jsonl_leaves_text_files(tmp_path):
+def test_expand_tables_leaves_text_files(tmp_path):
     sources = [Source("a.txt"), Source("b.jsonl", "missing"), Source("x", text="t")]
-    assert list(expand_jsonl(sources, None)) == sources
+    assert list(expand_tables(sources, None)) == sources
 
 
 def test_members_format(tmp_path):
@@ -173,7 +175,7 @@ def test_select_cli(tmp_path):
 
 
 def test_walk_filters(tmp_path):
-    from simdedup.corpus import WalkFilter, iter_sources
+    from simdedup.read import WalkFilter, iter_sources
 
     for rel, size in (("keep/a.txt", 50), ("keep/b.md", 50), ("keep/tiny.txt", 3), ("drafts/c.txt", 50)):
         path = tmp_path / rel
@@ -323,26 +325,26 @@ json_lines = st.lists(
 @given(json_lines, st.sampled_from([1, 7, 64, 1 << 18]), st.booleans(), st.sampled_from([None, "id"]))
 def test_stretches_of_lines_give_the_documents_line_by_line(tmp_path_factory, lines, span, final_newline, id_field):
     """Every way of cutting a JSON-lines file into stretches gives the eager reader's documents."""
-    import simdedup.corpus as corpus
+    import simdedup.read.tables as tables
 
     path = tmp_path_factory.mktemp("jsonl") / "d.jsonl"
     path.write_bytes(("\n".join(lines) + ("\n" if final_newline else "")).encode())
-    old = corpus.SPAN_BYTES
-    corpus.SPAN_BYTES = span
+    old = tables.SPAN_BYTES
+    tables.SPAN_BYTES = span
     try:
-        stretches = list(corpus.iter_jsonl_unparsed(str(path), "text", id_field))
+        stretches = list(tables.iter_jsonl_unparsed(str(path), "text", id_field))
     finally:
-        corpus.SPAN_BYTES = old
-    got = [(d.path, d.reason, d.text) for s in stretches for d in corpus.documents(s)]
-    want = [(d.path, d.reason, d.text) for d in iter_jsonl(str(path), "text", id_field)]
+        tables.SPAN_BYTES = old
+    got = [(d.path, d.reason, d.text) for s in stretches for d in tables.documents(s)]
+    want = [(d.path, d.reason, d.text) for d, _ in iter_jsonl_lines(str(path), "text", id_field)]
     assert got == want
     assert all(s.span is not None for s in stretches)
 
 
 def test_jsonl_on_two_workers_equals_one(tmp_path, monkeypatch):
-    import simdedup.corpus as corpus
+    import simdedup.read.tables as tables
 
-    monkeypatch.setattr(corpus, "SPAN_BYTES", 300)  # many stretches, so both workers take some
+    monkeypatch.setattr(tables, "SPAN_BYTES", 300)  # many stretches, so both workers take some
     lines = [json.dumps({"text": f"{TEXT} {i % 7} variant {i}", "id": f"d{i}"}) for i in range(200)]
     lines[50] = "not json"
     (tmp_path / "d.jsonl").write_text("\n".join(lines) + "\n")
@@ -353,21 +355,22 @@ def test_jsonl_on_two_workers_equals_one(tmp_path, monkeypatch):
     assert "d.jsonl:51: not a JSON object" in two.stderr
 
 
-class _DiesOnSomeDocument(DocumentFingerprinter):
+class _DiesOnSomeDocument(SimhashMethod):
     """Kills its own (worker) process when it meets the document named "die"."""
 
-    def fingerprint_batch(self, sources):
+    def fingerprint_batch(self, documents):
         import signal
 
-        if any(source.path.endswith("die") for source in sources):
+        documents = list(documents)
+        if any(document.id.endswith("die") for document in documents):
             os.kill(os.getpid(), signal.SIGKILL)
-        return super().fingerprint_batch(sources)
+        return super().fingerprint_batch(documents)
 
 
 def test_a_killed_worker_stops_the_run_with_a_message(tmp_path, alarm):
     """multiprocessing.Pool would wait forever for the lost batch."""
     from simdedup.errors import SimdedupError
-    from simdedup.pipeline import BATCH_SOURCES, fingerprint_batches
+    from simdedup.run import BATCH_SOURCES, fingerprint_batches
 
     sources = [Source(f"t{i}", text=f"document number {i}") for i in range(5 * BATCH_SOURCES)]
     sources[3 * BATCH_SOURCES] = Source("die", text="the end")

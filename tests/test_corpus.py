@@ -1,4 +1,4 @@
-"""Library tests for simdedup.corpus: finding documents and reading them in chunks."""
+"""Library tests for simdedup.read: finding documents and reading them in chunks."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ import os
 
 import pytest
 
-import simdedup.corpus as corpus
-from simdedup.corpus import DocumentReader, Source, iter_sources, read_path_list
+import simdedup.read.document as document
+import simdedup.read.tables as tables
+from simdedup.read import DocumentReader, Source, iter_sources, read_path_list
 from simdedup.errors import SkipDocument
 
 
@@ -178,7 +179,7 @@ def test_utf8_bom_is_dropped_and_counted_in_bytes(tmp_path):
 
 
 def test_long_run_without_whitespace_is_read_fully(tmp_path, monkeypatch):
-    monkeypatch.setattr(corpus, "MAX_CARRY", 40)
+    monkeypatch.setattr(document, "MAX_CARRY", 40)
     text = "start " + "x" * 500 + "ü" * 100 + " tail words\n"
     path = _write(tmp_path / "run.txt", text)
     chunks, reader = _read_all(path, chunk_bytes=8)

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from simdedup.errors import RecordError
-from simdedup.evaluate import read_cluster_members, read_gold_pairs, score_pairs
+from simdedup.eval import read_cluster_members, read_gold_pairs, score_pairs
 
 
 def test_perfect_and_empty():

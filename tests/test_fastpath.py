@@ -8,9 +8,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import simdedup.fastpath as fastpath
-from simdedup.corpus import Source
+from simdedup.read import Source
 from simdedup.errors import SkipDocument
-from simdedup.pipeline import DocumentFingerprinter
+from simdedup.methods import SimhashMethod
+from simdedup.run import fingerprint_batch
 from simdedup.tokenizers import get_tokenizer
 
 needs_kernels = pytest.mark.skipif(fastpath.kernel() is None, reason="numba or the XXH3 symbol is not available")
@@ -24,22 +25,24 @@ ASCII = string.ascii_letters + string.digits + "_ \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f
 
 
 def both_paths(tmp_path, text: bytes, tokenizer: str, sketch_bins: int = 128, weighting=None):
-    """The kernel's record (None when the document went to the Python path) and the Python path's."""
+    """The record of the batch path with the kernel loaded, checked to be the kernel's own
+    answer, and the record of the Python path (:meth:`SimhashMethod.record`)."""
+    from simdedup.read import open_document
+
     path = tmp_path / "doc.txt"
     path.write_bytes(text)
-    fingerprinter = DocumentFingerprinter(get_tokenizer(tokenizer), sketch_bins=sketch_bins, weighting=weighting)
-    assert fingerprinter.fast
-    from simdedup.corpus import DocumentReader
-
-    fast = None
-    ascii_text, _, _ = fingerprinter._fast_input(Source(str(path)))
-    if ascii_text is not None:
-        results: list = [None]
-        fingerprinter._fast_records([Source(str(path))], [(0, ascii_text, len(text))], results)
-        fast = results[0]
-        if isinstance(fast, Source):
-            raise SkipDocument(fast.path, fast.reason)
-    slow = fingerprinter.record_from_reader(DocumentReader(str(path), data=path.read_bytes()))
+    method = SimhashMethod(get_tokenizer(tokenizer), sketch_bins=sketch_bins, weighting=weighting)
+    assert method.fast
+    fastpath.preload()
+    (fast,) = fingerprint_batch([Source(str(path))], method).results
+    slow = method.record(open_document(str(path)))
+    if isinstance(fast, Source):
+        raise SkipDocument(fast.path, fast.reason)
+    body = text[3:] if text.startswith(b"\xef\xbb\xbf") else text
+    values, counts, sketches = fastpath.kernel().fingerprint([body], tokenizer, sketch_bins, method.weighting == "binary",
+                                                            1, [0])
+    assert (int(values[0]), int(counts[0])) == (fast.simhash, fast.features)  # the kernel's answer
+    assert sketch_bins == 0 or sketches[0].tobytes() == fast.sketch
     return fast, slow
 
 
@@ -70,11 +73,11 @@ def test_same_record_on_a_long_document(tmp_path):
 
 
 def test_not_used_where_it_would_differ():
-    assert DocumentFingerprinter(get_tokenizer("words", shingle=2)).fast
-    assert not DocumentFingerprinter(get_tokenizer("words"), bits=128).fast
-    assert not DocumentFingerprinter(get_tokenizer("jieba")).fast
-    assert not DocumentFingerprinter(get_tokenizer("words"), encoding="latin-1").fast
-    assert not DocumentFingerprinter(get_tokenizer("words"), hash_name="md5").fast
+    assert SimhashMethod(get_tokenizer("words", shingle=2)).fast
+    assert not SimhashMethod(get_tokenizer("words"), bits=128).fast
+    assert not SimhashMethod(get_tokenizer("jieba")).fast
+    assert not SimhashMethod(get_tokenizer("words"), encoding="latin-1").fast
+    assert not SimhashMethod(get_tokenizer("words"), hash_name="md5").fast
 
 
 @needs_kernels
@@ -98,10 +101,9 @@ def test_without_kernels_the_python_path_answers(tmp_path, monkeypatch):
     (tmp_path / "a.txt").write_text("plain ascii words " * 50)
     monkeypatch.setitem(fastpath._loaded, "fastpath", False)  # as if numba were missing
     assert fastpath.ready(1 << 30) is None
-    fingerprinter = DocumentFingerprinter(get_tokenizer("words"))
-    record = fingerprinter.fingerprint_file(str(tmp_path / "a.txt"))
+    (record,) = fingerprint_batch([Source(str(tmp_path / "a.txt"))], SimhashMethod(get_tokenizer("words"))).results
     monkeypatch.setenv("SIMDEDUP_FASTPATH", "0")
-    assert DocumentFingerprinter(get_tokenizer("words")).fingerprint_file(str(tmp_path / "a.txt")) == record
+    assert fingerprint_batch([Source(str(tmp_path / "a.txt"))], SimhashMethod(get_tokenizer("words"))).results == [record]
 
 
 @needs_kernels
@@ -137,9 +139,9 @@ def test_a_batch_equals_the_python_path_document_by_document(tmp_path, monkeypat
         (tmp_path / f"d{i:02d}.txt").write_text(text)
         sources.append(Source(str(tmp_path / f"d{i:02d}.txt")))
     for tokenizer in ("words", "whitespace"):
-        fast = DocumentFingerprinter(get_tokenizer(tokenizer)).fingerprint_batch(sources)
+        fast = fingerprint_batch(sources, SimhashMethod(get_tokenizer(tokenizer))).results
         monkeypatch.setenv("SIMDEDUP_FASTPATH", "0")
-        slow = DocumentFingerprinter(get_tokenizer(tokenizer)).fingerprint_batch(sources)
+        slow = fingerprint_batch(sources, SimhashMethod(get_tokenizer(tokenizer))).results
         monkeypatch.delenv("SIMDEDUP_FASTPATH")
         assert [getattr(r, "reason", None) or r.to_json() for r in fast] == \
                [getattr(r, "reason", None) or r.to_json() for r in slow]
@@ -167,10 +169,10 @@ def test_the_batch_that_starts_the_kernel_equals_the_python_path(tmp_path, monke
     def outcomes(results):
         return [getattr(r, "reason", None) or r.to_json() for r in results]
 
-    batch = DocumentFingerprinter(get_tokenizer("words")).fingerprint_batch(sources)
+    batch = fingerprint_batch(sources, SimhashMethod(get_tokenizer("words"))).results
     assert fastpath._bytes_seen >= 6000
     monkeypatch.setenv("SIMDEDUP_FASTPATH", "0")
-    assert outcomes(batch) == outcomes(DocumentFingerprinter(get_tokenizer("words")).fingerprint_batch(sources))
+    assert outcomes(batch) == outcomes(fingerprint_batch(sources, SimhashMethod(get_tokenizer("words"))).results)
 
 
 @needs_kernels
@@ -191,9 +193,9 @@ def test_cached_machine_code_loads_without_numba(tmp_path):
             "v, f, s = k.fingerprint([b'Hello hello world'], 'words', 16, True); "
             "print(int(v[0]), int(f[0]), s.tobytes().hex(), 'numba' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
-    from simdedup.fingerprint import Fingerprinter
+    from simdedup.simhash import Simhasher
 
-    value, sketch = Fingerprinter(64, "xxh3", sketch_bins=16, weighting="binary")({"hello": 2, "world": 1})
+    value, sketch = Simhasher(64, "xxh3", sketch_bins=16, weighting="binary")({"hello": 2, "world": 1})
     assert out == [str(value), "2", sketch.hex(), "False"]
 
 
@@ -202,10 +204,10 @@ def test_short_texts_before_the_kernel_starts_take_the_python_path(monkeypatch):
     path again, and again, until the recursion limit)."""
     monkeypatch.setattr(fastpath, "START_AFTER_BYTES", 1 << 30)
     monkeypatch.setattr(fastpath, "_bytes_seen", 0)
-    fingerprinter = DocumentFingerprinter(get_tokenizer("words"))
+    fingerprinter = SimhashMethod(get_tokenizer("words"))
     record = fingerprinter.fingerprint_text("t", "a short text " * 3)
     assert record.features == 3
-    results = fingerprinter.fingerprint_batch([Source(f"t{i}", text="more short text") for i in range(3000)])
+    results = fingerprint_batch([Source(f"t{i}", text="more short text") for i in range(3000)], fingerprinter).results
     assert [r.features for r in results] == [3] * 3000
 
 
@@ -247,13 +249,13 @@ def test_the_python_path_together_equals_one_document_at_a_time(tmp_path, monkey
     (tmp_path / "binary.txt").write_bytes(b"\0\1\2 binary")
     with gzip.open(tmp_path / "packed.txt.gz", "wt", encoding="utf-8") as handle:
         handle.write("compressed caf\u00e9 text " * 50)
-    monkeypatch.setattr("simdedup.pipeline.TOGETHER_BYTES", 5000)  # big.txt streams
+    monkeypatch.setattr("simdedup.methods.simhash.TOGETHER_BYTES", 5000)  # big.txt streams
     sources = [Source(str(p)) for p in sorted(tmp_path.iterdir())]
     sources += [Source("t-ascii", text="short ascii text"), Source("t-zh", text="\u4e2d\u6587\u6587\u672c"),
                 Source("t-empty", text="  "), Source("gone", reason="no such file")]
-    fingerprinter = DocumentFingerprinter(tokenizer, **options)
-    together = fingerprinter.fingerprint_batch(sources)
-    alone = [fingerprinter._one(source) for source in sources]
+    fingerprinter = SimhashMethod(tokenizer, **options)
+    together = fingerprint_batch(sources, fingerprinter).results
+    alone = [one_at_a_time(fingerprinter, source) for source in sources]
     assert [getattr(r, "reason", None) or (r.to_json(), r.encoding) for r in together] == \
            [getattr(r, "reason", None) or (r.to_json(), r.encoding) for r in alone]
     assert sum(isinstance(r, Source) for r in together) >= 3
@@ -284,3 +286,17 @@ print(shared(np.arange(5), np.arange(5)).sum())
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip() == "10"
+
+
+def one_at_a_time(method, source):
+    """The Python path of one document, streamed: the reference for the batch paths."""
+    from simdedup.errors import SkipDocument
+    from simdedup.read import open_documents
+
+    (document,) = open_documents([source], method.encoding)
+    if document.reason is not None:
+        return document.skipped
+    try:
+        return method.record(document)
+    except SkipDocument as exc:
+        return Source(document.id, exc.reason)

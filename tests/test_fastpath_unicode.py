@@ -10,8 +10,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import simdedup.fastpath as fastpath
-from simdedup.corpus import Source
-from simdedup.pipeline import DocumentFingerprinter
+from simdedup.read import Source
+from simdedup.methods import SimhashMethod
+from simdedup.run import fingerprint_batch
 from simdedup.tokenizers import get_tokenizer
 
 needs_kernels = pytest.mark.skipif(fastpath.kernel() is None, reason="numba or the XXH3 symbol is not available")
@@ -55,10 +56,10 @@ def outcomes(results):
 
 def both_paths(monkeypatch, sources, tokenizer="words", shingle=1, **options):
     """The outcomes of the batch of ``sources`` with the kernel and on the Python path."""
-    fast = DocumentFingerprinter(get_tokenizer(tokenizer, shingle=shingle), **options).fingerprint_batch(sources)
+    fast = fingerprint_batch(sources, SimhashMethod(get_tokenizer(tokenizer, shingle=shingle), **options)).results
     with monkeypatch.context() as patch:
         patch.setenv("SIMDEDUP_FASTPATH", "0")
-        slow = DocumentFingerprinter(get_tokenizer(tokenizer, shingle=shingle), **options).fingerprint_batch(sources)
+        slow = fingerprint_batch(sources, SimhashMethod(get_tokenizer(tokenizer, shingle=shingle), **options)).results
     return outcomes(fast), outcomes(slow)
 
 
@@ -121,11 +122,11 @@ def test_the_special_cases_of_unicode(monkeypatch, text, tokenizer, shingle):
 @given(st.lists(texts.filter(str.strip), min_size=1, max_size=5), st.sampled_from(["words", "whitespace"]))
 def test_the_kernel_itself_takes_every_utf8_text(batch, tokenizer):
     """Not a fallback: the kernel makes the Python path's simhash, feature count and sketch."""
-    fingerprinter = DocumentFingerprinter(get_tokenizer(tokenizer))
+    fingerprinter = SimhashMethod(get_tokenizer(tokenizer))
     expected = []
     for text in batch:
         features = get_tokenizer(tokenizer).features([text])
-        expected.append((*fingerprinter.fingerprinter(features), len(features)) if features else None)
+        expected.append((*fingerprinter.simhasher(features), len(features)) if features else None)
     values, counts, sketches = fastpath.kernel().fingerprint([text.encode() for text in batch], tokenizer, 128,
                                                              fingerprinter.weighting == "binary")
     got = [(value, sketch.tobytes(), count) if count else None
@@ -147,7 +148,7 @@ def test_invalid_utf8_is_refused_by_the_kernel_and_skipped_as_the_python_path_sa
 def test_a_run_longer_than_the_reader_carries_is_cut_as_the_reader_cuts_it(tmp_path, monkeypatch):
     """The reader cuts a run of more than MAX_CARRY characters without whitespace where it
     stands; such a document takes the Python path, so the tokens are the same."""
-    from simdedup.corpus import MAX_CARRY
+    from simdedup.read import MAX_CARRY
 
     (tmp_path / "long.txt").write_bytes(b"first words " + "\u00e9x".encode() * (MAX_CARRY // 2 + 1000) + b" last")
     (tmp_path / "short.txt").write_bytes(b"first words " + b"x" * (MAX_CARRY - 1000) + b" last" * 1000)

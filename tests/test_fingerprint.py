@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simdedup.fingerprint import Fingerprinter, hamming, integer_weights, simhash, to_hex
+from simdedup.simhash import Simhasher, hamming, integer_weights, simhash
 from simdedup.hashing import get_feature_hash
 
 # Feature "a" hashes to 0b0011, "b" to 0b0101, "c" to 0b1000 (width 64).
@@ -52,19 +52,17 @@ def test_fractional_weights_decide_votes():
     assert simhash({"a": 0.3, "b": 0.2}, 64, TRIVIAL) == 0b0011
 
 
-def test_hamming_and_hex():
+def test_hamming():
     assert hamming(0b1011, 0b0001) == 2
-    assert to_hex(0xAB, 64) == "00000000000000ab"
-    assert len(to_hex(1, 128)) == 32
 
 
 def test_fingerprinter_equals_simhash():
-    fp = Fingerprinter(64)
+    fp = Simhasher(64)
     features = {"hello": 2, "world": 1}
     assert fp(features).simhash == simhash(features, 64)
-    assert Fingerprinter(64, hashfunc=TRIVIAL)({"a": 1, "b": 2}).simhash == 0b0101
+    assert Simhasher(64, hashfunc=TRIVIAL)({"a": 1, "b": 2}).simhash == 0b0101
     assert fp(features).sketch is None
-    assert Fingerprinter(64)({"\udc80": 1}).simhash == simhash({"\udc80": 1}, 64)  # lone surrogate
+    assert Simhasher(64)({"\udc80": 1}).simhash == simhash({"\udc80": 1}, 64)  # lone surrogate
 
 
 def test_xxh3_values_are_pinned():
@@ -82,7 +80,7 @@ def test_unknown_hash_and_bits():
         get_feature_hash("xxh3", 32)
 
 
-CODE = "from simdedup.fingerprint import simhash; print(simhash({'alpha': 3, 'beta': 1, '中文': 2}, 128))"
+CODE = "from simdedup.simhash import simhash; print(simhash({'alpha': 3, 'beta': 1, '中文': 2}, 128))"
 
 
 def test_stable_across_processes_with_different_hash_seeds():
@@ -103,14 +101,14 @@ _weights = st.one_of(st.integers(0, 6), st.floats(0, 50, allow_nan=False), st.sa
 @given(st.lists(st.dictionaries(st.text("abcdé中", min_size=1, max_size=3), _weights, max_size=12), max_size=8),
        st.sampled_from([64, 128]), st.sampled_from([0, 8, 128]), st.sampled_from(["feature", "binary"]))
 def test_many_documents_at_once_equal_one_at_a_time(documents, bits, bins, weighting):
-    """Fingerprinter.many does the sums for a batch at once: the same fingerprints and sketches,
+    """Simhasher.many does the sums for a batch at once: the same fingerprints and sketches,
     whole and fractional weights, empty documents and zero weights included."""
-    fingerprinter = Fingerprinter(bits, sketch_bins=bins, weighting=weighting)
+    fingerprinter = Simhasher(bits, sketch_bins=bins, weighting=weighting)
     assert fingerprinter.many(documents) == [fingerprinter(features) for features in documents]
 
 
 def test_many_reports_a_bad_weight_as_one_document_does():
-    fingerprinter = Fingerprinter(64)
+    fingerprinter = Simhasher(64)
     with pytest.raises(ValueError, match="finite and non-negative"):
         fingerprinter.many([{"a": 1.0}, {"b": -1.0}])
 
@@ -119,6 +117,6 @@ def test_many_sketches_with_large_counts_expand_in_pieces(monkeypatch):
     import simdedup.sketch as sketch
 
     monkeypatch.setattr(sketch, "_EXPAND_BATCH", 50)
-    fingerprinter = Fingerprinter(64, sketch_bins=16)
+    fingerprinter = Simhasher(64, sketch_bins=16)
     documents = [{"a": 40, "b": 30}, {"c": 3}, {"a": 2.5}]
     assert fingerprinter.many(documents) == [fingerprinter(features) for features in documents]

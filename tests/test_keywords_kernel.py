@@ -7,8 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import simdedup.fastpath as fastpath
-from simdedup.corpus import Source
-from simdedup.pipeline import DocumentFingerprinter
+from simdedup.read import Source
+from simdedup.methods import SimhashMethod
+from simdedup.run import fingerprint_batch
 from simdedup.tokenizers import get_tokenizer
 from simdedup.tokenizers import jieba_tfidf
 
@@ -92,13 +93,13 @@ def test_pipeline_batches_equal_one_document_at_a_time(tmp_path, monkeypatch):
     (tmp_path / "f.txt").write_text("鸡尾酒会 我们" * 300, encoding="utf-8")
     for i in range(12):  # more than one group of 4 * TOGETHER_BYTES
         (tmp_path / f"g{i:02d}.txt").write_text("数据分词测试" * (100 + 20 * i), encoding="utf-8")
-    monkeypatch.setattr("simdedup.pipeline.TOGETHER_BYTES", 2000)  # f.txt streams
+    monkeypatch.setattr("simdedup.methods.simhash.TOGETHER_BYTES", 2000)  # f.txt streams
     sources = [Source(str(p)) for p in sorted(tmp_path.iterdir())] + [Source("t1", text="数据 测试 数据"),
                                                                       Source("missing", reason="gone")]
     for encoding in ("utf-8", "auto"):
-        fingerprinter = DocumentFingerprinter(get_tokenizer("jieba-fast"), encoding=encoding)
-        together = fingerprinter.fingerprint_batch(sources)
-        alone = [fingerprinter._one(source) for source in sources]
+        fingerprinter = SimhashMethod(get_tokenizer("jieba-fast"), encoding=encoding)
+        together = fingerprint_batch(sources, fingerprinter).results
+        alone = [one_at_a_time(fingerprinter, source) for source in sources]
         assert [getattr(r, "reason", None) or (r.to_json(), r.encoding) for r in together] == \
                [getattr(r, "reason", None) or (r.to_json(), r.encoding) for r in alone]
         assert sum(isinstance(r, Source) for r in together) >= 3
@@ -132,3 +133,17 @@ def test_lone_surrogates_are_words_of_their_own_as_in_jieba():
     exact, fast = get_tokenizer("jieba"), get_tokenizer("jieba-fast")
     assert list(fast.tokens(text)) == list(exact.tokens(text))
     assert fast.features_many([[text]]) == [exact.text_features(text)]
+
+
+def one_at_a_time(method, source):
+    """The Python path of one document, streamed: the reference for the batch paths."""
+    from simdedup.errors import SkipDocument
+    from simdedup.read import open_documents
+
+    (document,) = open_documents([source], method.encoding)
+    if document.reason is not None:
+        return document.skipped
+    try:
+        return method.record(document)
+    except SkipDocument as exc:
+        return Source(document.id, exc.reason)

@@ -11,10 +11,10 @@ import pytest
 from click.testing import CliRunner
 
 from simdedup.cli import cli
-from simdedup.fingerprint import Fingerprinter, simhash
+from simdedup.simhash import Simhasher, simhash
 from simdedup.hashing import get_feature_hash, python_hashes
-from simdedup.nilsimsa import compare, nilsimsa_digest
-from simdedup.sentences import longest_sentences
+from simdedup.methods.nilsimsa import compare, nilsimsa_digest
+from simdedup.methods.sentences import longest_sentences
 from simdedup.tokenizers import get_tokenizer
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
@@ -119,7 +119,7 @@ def test_python_hashes_formula():
     assert python_hashes("", 64) == 0
     assert python_hashes("hello" * 50, 64) < 2**64
     assert get_feature_hash("python-hashes", 128)("hello") == python_hashes("hello", 128)
-    fp = Fingerprinter(64, "python-hashes")
+    fp = Simhasher(64, "python-hashes")
     assert fp({"a": 1}).simhash == python_hashes("a", 64)
 
 
@@ -133,7 +133,7 @@ def test_simhash_pypi_mode_equals_the_package():
     docs += ["ab", "Hello, World"]
     assert len(docs) >= 200
     for bits in (64, 128):
-        fingerprinter = Fingerprinter(bits, "md5")
+        fingerprinter = Simhasher(bits, "md5")
         for text in docs:
             tokens = reference._tokenize(text)
             features = tokenizer.text_features(text)

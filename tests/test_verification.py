@@ -1,5 +1,6 @@
 """Sketches, verified candidates, linkage modes and the short-text rule."""
 
+import io
 import random
 from collections import Counter
 
@@ -9,10 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import simdedup.sketch as sketch_module
-from simdedup.cluster import find_clusters
-from simdedup.fingerprint import Fingerprinter
+from simdedup.group import find_clusters
+from simdedup.simhash import Simhasher
 from simdedup.index import as_words
-from simdedup.records import RecordError, parse_record
+from simdedup.errors import RecordError
+from simdedup.fingerprints import read_fingerprint_files
 from simdedup.sketch import decode, encode, make_sketch, pair_similarity, similarity
 from simdedup.tokenizers import get_tokenizer
 
@@ -22,7 +24,7 @@ def weighted_jaccard(a: Counter, b: Counter) -> float:
 
 
 def sketch_of(counter: Counter, bins=128) -> bytes:
-    fp = Fingerprinter(64, sketch_bins=bins)
+    fp = Simhasher(64, sketch_bins=bins)
     return fp(counter).sketch
 
 
@@ -97,16 +99,22 @@ def test_bad_bins():
 LINE = '{"id":"a","simhash":"00000000000000ff","bits":64,"features":3,"sketch":"%s"}'
 
 
+def read_record(line: str, name: str = "f"):
+    ((record,),) = read_fingerprint_files([(name, io.BytesIO(line.encode() + b"\n"))]).records()
+    return record
+
+
 def test_record_round_trip_with_sketch():
     sk = bytes(range(128))
-    record = parse_record(LINE % encode(sk), "f:1")
+    record = read_record(LINE % encode(sk))
     assert record.sketch == sk and record.settings["sketch"] == 128
-    assert parse_record(record.to_json(), "f:1").sketch == sk
+    assert read_record(record.to_json()).sketch == sk
 
 
 def test_bad_sketch_is_a_record_error():
+    lines = "\n".join([LINE % encode(bytes(128))] * 6 + [LINE % "not base64 !!"])
     with pytest.raises(RecordError, match="f:7: field 'sketch'"):
-        parse_record(LINE % "not base64 !!", "f:7")
+        read_record(lines)
 
 
 # --- verification and linkage ---------------------------------------------------------------
@@ -114,7 +122,7 @@ def test_bad_sketch_is_a_record_error():
 
 def docs_to_arrays(texts):
     tok = get_tokenizer("words")
-    fp = Fingerprinter(64, sketch_bins=128)
+    fp = Simhasher(64, sketch_bins=128)
     values, sketches, features = [], [], []
     for text in texts:
         f = tok.text_features(text)
@@ -196,16 +204,16 @@ def test_verified_output_independent_of_order():
 
 def test_binary_weighting_counts_each_feature_once():
     counts = Counter({"the": 50, "rare": 1})
-    once = Fingerprinter(64, weighting="binary")(counts)
-    assert once.simhash == Fingerprinter(64)(dict.fromkeys(counts, 1)).simhash
+    once = Simhasher(64, weighting="binary")(counts)
+    assert once.simhash == Simhasher(64)(dict.fromkeys(counts, 1)).simhash
     # the sketch keeps the counts whatever the weighting
-    assert Fingerprinter(64, sketch_bins=128, weighting="binary")(counts).sketch == sketch_of(counts)
+    assert Simhasher(64, sketch_bins=128, weighting="binary")(counts).sketch == sketch_of(counts)
     with pytest.raises(ValueError):
-        Fingerprinter(64, weighting="tfidf")
+        Simhasher(64, weighting="tfidf")
 
 
 def test_default_k_shrinks_for_large_corpora():
-    from simdedup.pipeline import ClusterOptions
+    from simdedup.group import ClusterOptions
 
     assert [ClusterOptions().resolve(64, True, "simhash", n).k for n in (10, 200_000, 200_001, 3_000_000)] == [10, 10, 8, 6]
     assert ClusterOptions().resolve(64, False, "simhash", 3_000_000).k == 3  # plain simhash: Manku's k

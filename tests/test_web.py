@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from simdedup.cli import cli
-from simdedup.web import html_text, looks_like_http, parse_http_response
+from simdedup.read.web import html_text, looks_like_http, parse_http_response
 
 PAGE = """<!doctype html><html><head><title>Ferry times</title>
 <style>body { color: red }</style><script>var hidden = "do not index";</script></head>

@@ -55,7 +55,7 @@ class Tokenizer:
     optional: ClassVar[dict[str, Any]] = {}
     #: joins the tokens of a shingle
     shingle_separator: ClassVar[str] = " "
-    #: how its features vote in the simhash unless the user says (see simdedup.fingerprint)
+    #: how its features vote in the simhash unless the user says (see simdedup.simhash)
     weighting: ClassVar[str] = "feature"
 
     def __init__(self, **options: Any):

@@ -1,7 +1,7 @@
 """jieba TF-IDF keywords: the Chinese recipe of the simhash literature.
 
 Features are the ``topk`` words with the highest TF-IDF score, weighted by that score as a float
-(the fingerprint turns it into exact fixed-point, see :mod:`simdedup.fingerprint`). The widely
+(the fingerprint turns it into exact fixed-point, see :mod:`simdedup.simhash`). The widely
 copied ``int(weight * 20)`` is not used: on long documents TF is small and that rounds most
 weights to zero.
 

@@ -254,7 +254,7 @@ def test_damaged_binary_fingerprints_are_one_error_line(tmp_path, monkeypatch):
     """Every byte of a small binary fingerprint file overwritten in turn: the file reads (a
     changed value), or is refused with one line naming it; never a crash."""
     from simdedup.errors import RecordError
-    from simdedup.records import read_fingerprint_files
+    from simdedup.fingerprints import read_fingerprint_files
 
     monkeypatch.chdir(tmp_path)
     for seed in range(3):
@@ -395,18 +395,18 @@ def test_json_lines_over_the_limit_are_skipped_alone(tmp_path):
 def test_stretches_skip_the_lines_that_streaming_skips(tmp_path_factory, lines, span, limit, final_newline):
     """Handing out a plain JSON-lines file in stretches (for -j N) and streaming it line by line
     (compressed files, pipes) skip the same long lines and read the same documents."""
-    import simdedup.corpus as corpus
+    import simdedup.read.tables as tables
 
     path = tmp_path_factory.mktemp("jsonl") / "d.jsonl"
     path.write_bytes(("\n".join(lines) + ("\n" if final_newline else "")).encode())
-    old = corpus.SPAN_BYTES
-    corpus.SPAN_BYTES = span
+    old = tables.SPAN_BYTES
+    tables.SPAN_BYTES = span
     try:
-        stretches = list(corpus.iter_jsonl_unparsed(str(path), max_line=limit))
+        stretches = list(tables.iter_jsonl_unparsed(str(path), max_line=limit))
     finally:
-        corpus.SPAN_BYTES = old
-    got = [(d.path, d.reason, d.text) for s in stretches for d in corpus.documents(s)]
-    want = [(d.path, d.reason, d.text) for d in corpus.iter_jsonl(str(path), max_line=limit)]
+        tables.SPAN_BYTES = old
+    got = [(d.path, d.reason, d.text) for s in stretches for d in tables.documents(s)]
+    want = [(d.path, d.reason, d.text) for d, _ in tables.iter_jsonl_lines(str(path), max_line=limit)]
     assert got == want
     numbered = ("\n".join(lines)).split("\n")
     too_long = [f"{path}:{n}" for n, line in enumerate(numbered, 1) if len(line.encode()) > limit]
@@ -514,7 +514,7 @@ def test_a_damaged_parquet_row_group_costs_no_other_row_group(tmp_path):
 # --- memory that does not grow with how often a word occurs ------------------------------------
 
 _MASK = (1 << 64) - 1
-CHUNK = 1 << 20  # simdedup.corpus.CHUNK_BYTES, the size of the chunks a document is read in
+CHUNK = 1 << 20  # simdedup.read.CHUNK_BYTES, the size of the chunks a document is read in
 
 
 def reference_sketch(hashes: list[int], counts: list[int], bins: int) -> bytes:
@@ -594,10 +594,10 @@ def test_a_compression_bomb_of_one_word_is_read_in_bounded_memory(tmp_path, code
     result = run_limited(["fingerprint", "-j", "1", tmp_path / f"bomb.txt.{codec}"], 400 << 20)
     assert result.returncode == 0, result.stderr.decode()
     record = json.loads(result.stdout)
-    from simdedup.fingerprint import Fingerprinter
+    from simdedup.simhash import Simhasher
     from simdedup.sketch import encode
 
-    expected = Fingerprinter(64, sketch_bins=128, weighting="binary")({"word": copies})
+    expected = Simhasher(64, sketch_bins=128, weighting="binary")({"word": copies})
     assert (record["features"], record["bytes"]) == (1, 5 * copies)
     assert record["simhash"] == format(expected.simhash, "016x") and record["sketch"] == encode(expected.sketch)
 
@@ -673,7 +673,7 @@ def test_longest_sentences_of_chunks_are_those_of_the_whole_text(text_, cuts, ca
     import heapq
     import re
 
-    import simdedup.sentences as sentences
+    import simdedup.methods.sentences as sentences
 
     boundary = re.compile(r"(?<=[.!?;。！？；])\s+|(?<=[。！？；])|\n\s*\n")
 

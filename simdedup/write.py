@@ -373,3 +373,32 @@ def refuse_overwritten_inputs(sources: Iterable[Any], overwritten: dict[Identity
 def _is_input(output: str, path: str) -> UsageError:
     named = "" if path == output else f" ({path})"
     return UsageError(f"{output} is an input{named}; an output never writes over an input")
+
+
+def own_file(target: int | BinaryIO | None) -> tuple[tuple[int, int], ...]:
+    """(st_dev, st_ino) of the regular file an output descriptor writes into (a temporary ``-o``
+    file, or the file stdout is redirected to): the run's walk never reads it."""
+    if not isinstance(target, int):
+        return ()
+    try:
+        st = os.fstat(target)
+    except OSError:
+        return ()
+    return ((st.st_dev, st.st_ino),) if stat.S_ISREG(st.st_mode) else ()
+
+
+def write_clusters(fd: int | BinaryIO, clustered: Any, form: str = "clusters") -> None:
+    """Clusters (:class:`simdedup.run.Clustered`) as JSON lines: one per cluster, or with
+    ``form="members"`` one per member (see README, Output formats)."""
+    import json
+
+    from .group import cluster_record, member_records
+
+    writer = LineWriter(fd)
+    ids = clustered.fingerprints.ids
+    for cluster in clustered.clusters:
+        records = ([cluster_record(cluster, ids, clustered.fingerprints.sizes, clustered.new)] if form == "clusters"
+                   else member_records(cluster, ids))
+        for record in records:
+            writer.write_line(json.dumps(record, ensure_ascii=False, separators=(",", ":")))
+    writer.flush()

@@ -28,10 +28,10 @@ from typing import Any, BinaryIO, Iterable, Iterator
 
 import numpy as np
 
-from .errors import RecordError
-from .jsonline import parse_json_line
-from .output import write_all
-from .records import FingerprintRecord
+from ..errors import RecordError
+from ..jsonline import parse_json_line
+from ..write import write_all
+from .record import FingerprintRecord, record_fields
 
 MAGIC = b"SIMDEDUP-FP 1\n"
 _COUNTS = struct.Struct("<QQ")
@@ -53,7 +53,7 @@ def encode_block(records: list[FingerprintRecord]) -> bytes:
 
 def encode_columns(first: FingerprintRecord, ids: list[str], values: np.ndarray, features: np.ndarray,
                    sizes: np.ndarray, sketches: np.ndarray | None) -> bytes:
-    """One block from columns (as :class:`simdedup.records.FingerprintColumns` holds them);
+    """One block from columns (as :class:`simdedup.fingerprints.FingerprintColumns` holds them);
     ``first`` is a record with the block's settings."""
     encoded = [i.encode("utf-8", "surrogatepass") for i in ids]
     blob = b"\n".join(encoded)
@@ -66,29 +66,29 @@ def encode_columns(first: FingerprintRecord, ids: list[str], values: np.ndarray,
 
 
 def write_columns(writer: "BinaryWriter", columns: Any) -> None:
-    """Write :class:`simdedup.records.FingerprintColumns` as blocks, without making records."""
-    from .records import records_of
+    """Write :class:`simdedup.fingerprints.FingerprintColumns` as blocks, without making records."""
 
     writer.flush()
     for start in range(0, len(columns.ids), BLOCK_RECORDS):
         stop = start + BLOCK_RECORDS
-        (first,) = next(records_of(columns, 1, start))
+        (first,) = next(columns.records(1, start))
         sketches = columns.sketches[start:stop] if columns.sketches is not None else None
         write_all(writer.target, encode_columns(first, columns.ids[start:stop], columns.values[start:stop],
                                                 columns.features[start:stop], columns.sizes[start:stop], sketches))
 
 
 class BinaryWriter:
-    """Writes records as blocks of up to :data:`BLOCK_RECORDS` to a file descriptor or stream."""
+    """Writes records as blocks of up to ``block_records`` to a file descriptor or stream."""
 
-    def __init__(self, target: int | BinaryIO):
+    def __init__(self, target: int | BinaryIO, block_records: int = BLOCK_RECORDS):
         self.target = target
+        self.block_records = block_records
         self._pending: list[FingerprintRecord] = []
 
     def write_records(self, records: Iterable[FingerprintRecord]) -> None:
         self._pending.extend(records)
-        while len(self._pending) >= BLOCK_RECORDS:
-            block, self._pending = self._pending[:BLOCK_RECORDS], self._pending[BLOCK_RECORDS:]
+        while len(self._pending) >= self.block_records:
+            block, self._pending = self._pending[:self.block_records], self._pending[self.block_records:]
             self._write(encode_block(block))
 
     def flush(self) -> None:
@@ -102,7 +102,7 @@ class BinaryWriter:
 
 @dataclass
 class Block:
-    """One block read back: the settings key of its template (see :mod:`simdedup.records`) and
+    """One block read back: the settings key of its template (see :mod:`simdedup.fingerprints.record`) and
     its columns."""
 
     key: tuple
@@ -122,7 +122,6 @@ def read_blocks(stream: BinaryIO, name: str, first: bytes = b"") -> Iterator[Blo
         RecordError: a block that does not start with :data:`MAGIC`, a bad template line, or a
             stream cut short.
     """
-    from .records import _fields
 
     number = 0
     head = first
@@ -144,7 +143,7 @@ def read_blocks(stream: BinaryIO, name: str, first: bytes = b"") -> Iterator[Blo
             obj = parse_json_line(template)
         except ValueError as exc:
             raise RecordError(f"{where}: its settings line: {exc}") from None
-        _, _, bits, _, _, _, key = _fields(obj, where)
+        _, _, bits, _, _, _, key = record_fields(obj, where)
         n, id_bytes = _COUNTS.unpack(_read_exactly(stream, _COUNTS.size, where))
         blob = _read_exactly(stream, id_bytes, where)
         lengths = np.frombuffer(_read_exactly(stream, 4 * n, where), dtype="<u4")

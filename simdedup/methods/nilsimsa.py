@@ -14,9 +14,14 @@ The hex digest equals the PyPI ``nilsimsa`` package's ``hexdigest()`` (checked i
 
 from __future__ import annotations
 
-from typing import Iterable
+from dataclasses import dataclass
+from typing import Any, Iterable
 
 import numpy as np
+
+from ..fingerprints import FingerprintRecord
+from ..read import Document, DocumentReader, text_chunks
+from .base import Method
 
 # The Trans53 permutation of 0..255 that defines nilsimsa's trigram hash.
 TRAN = np.frombuffer(bytes.fromhex(
@@ -93,3 +98,30 @@ def compare(a: bytes | str, b: bytes | str) -> int:
     x = bytes.fromhex(a) if isinstance(a, str) else a
     y = bytes.fromhex(b) if isinstance(b, str) else b
     return 128 - (int.from_bytes(x, "big") ^ int.from_bytes(y, "big")).bit_count()
+
+
+@dataclass
+class NilsimsaMethod(Method):
+    """Nilsimsa digests of the documents' raw bytes."""
+
+    encoding: str = "utf-8"
+    bits: int = 256
+
+    def __post_init__(self) -> None:
+        DocumentReader("", self.encoding)  # fail early on an encoding that is unknown or not text
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        return {"method": "nilsimsa", "bits": 256}
+
+    def record(self, document: Document) -> FingerprintRecord:
+        if document.text is not None:
+            blocks: Iterable[bytes] = (chunk.encode("utf-8", "surrogatepass") for chunk in text_chunks(document.text))
+        else:
+            blocks = document.reader.raw_blocks()  # type: ignore[union-attr]
+        acc = NilsimsaAccumulator()
+        for block in blocks:
+            acc.update(block)
+        # Under 3 bytes there is no trigram: the digest is all zeros, as the reference's.
+        return FingerprintRecord(document.id, int.from_bytes(acc.digest(), "big"), 256, acc.trigrams, self.settings,
+                                 acc.length)

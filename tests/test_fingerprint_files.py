@@ -1,18 +1,21 @@
 """Reading fingerprint lines: the block reader (regular expression + numpy) gives what reading
 every line with json.loads gives, and says where a line is wrong."""
 
+import base64
 import io
 import json
 import re
+from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import simdedup.records as records
+
 from simdedup.errors import IncompatibleSettingsError, RecordError
-from simdedup.records import FingerprintRecord, parse_record, read_fingerprint_files
+from simdedup.fingerprints import FingerprintRecord, read_fingerprint_files
 
 SETTINGS = {"method": "simhash", "tokenizer": "words", "options": {"shingle": 1}, "bits": 64, "hash": "xxh3",
             "weighting": "binary", "sketch": 16}
@@ -33,8 +36,24 @@ def corpora(draw):
 
 
 def by_lines(data: bytes):
-    """The reference: every line parsed alone."""
-    return [parse_record(line.decode(), f"f:{n}") for n, line in enumerate(data.splitlines(), 1) if line.strip()]
+    """The reference: every line decoded alone with json.loads and base64."""
+    out = []
+    for line in data.splitlines():
+        if not line.strip():
+            continue
+        obj = json.loads(line)
+        (value,) = (obj[name] for name in ("simhash", "nilsimsa", "signature") if name in obj)
+        sketch = base64.urlsafe_b64decode(obj["sketch"] + "=" * (-len(obj["sketch"]) % 4)) if obj.get("sketch") else None
+        settings_ = {k: obj[k] for k in ("method", "tokenizer", "options", "bits", "hash", "weighting", "ties")
+                     if obj.get(k) is not None}
+        out.append(SimpleNamespace(id=obj["id"], simhash=int(value, 16), features=obj["features"],
+                                   bytes=obj.get("bytes"), sketch=sketch,
+                                   settings={"method": "simhash", **settings_, "sketch": len(sketch or b"")}))
+    return out
+
+
+def given_settings(columns):
+    return {k: v for k, v in columns.settings.items() if v is not None}
 
 
 def columns_as_records(columns):
@@ -49,20 +68,13 @@ def columns_as_records(columns):
 
 @settings(max_examples=120, deadline=None)
 @given(corpora(), st.sampled_from([1 << 25, 64, 200]))
-def test_block_reader_equals_line_by_line(monkeypatch_module, rows, block_bytes):
-    monkeypatch_module.setattr(records, "_BLOCK_BYTES", block_bytes)  # lines cut across blocks
+def test_block_reader_equals_line_by_line(rows, block_bytes):  # small blocks: lines cut across blocks
     data = "".join(r.to_json() + "\n" for r in rows).encode()
-    columns = read_fingerprint_files([("f", io.BytesIO(data))])
+    columns = read_fingerprint_files([("f", io.BytesIO(data))], block_bytes)
     expected = [(r.id, r.simhash, r.features, r.bytes, r.sketch) for r in by_lines(data)]
     assert columns_as_records(columns) == expected
-    assert columns.bits == rows[0].bits and columns.settings == by_lines(data)[0].settings
+    assert columns.bits == rows[0].bits and given_settings(columns) == by_lines(data)[0].settings
     assert columns.lines.tolist() == list(range(1, len(rows) + 1))
-
-
-@pytest.fixture(scope="module")
-def monkeypatch_module():
-    with pytest.MonkeyPatch.context() as patch:
-        yield patch
 
 
 def canonical(n):
@@ -73,14 +85,13 @@ def canonical(n):
 
 @settings(max_examples=80, deadline=None)
 @given(corpora(), st.sampled_from([1 << 25, 64, 200]), st.data())
-def test_canonical_and_other_json_forms_mixed_read_as_line_by_line(monkeypatch_module, rows, block_bytes, data):
+def test_canonical_and_other_json_forms_mixed_read_as_line_by_line(rows, block_bytes, data):
     """Blocks of canonical lines, blocks with other JSON spellings of the same records (which
     go line by line), and the first canonical line anywhere."""
-    monkeypatch_module.setattr(records, "_BLOCK_BYTES", block_bytes)
     spelled = data.draw(st.lists(st.booleans(), min_size=len(rows), max_size=len(rows)))
     lines = [json.dumps(json.loads(r.to_json())) if other else r.to_json() for r, other in zip(rows, spelled)]
     text = "".join(line + "\n" for line in lines).encode()
-    columns = read_fingerprint_files([("f", io.BytesIO(text))])
+    columns = read_fingerprint_files([("f", io.BytesIO(text))], block_bytes)
     assert columns_as_records(columns) == [(r.id, r.simhash, r.features, r.bytes, r.sketch) for r in by_lines(text)]
     assert columns.lines.tolist() == list(range(1, len(rows) + 1))
 
@@ -152,38 +163,27 @@ def test_hand_written_records_are_read_too():
     assert columns.ids == ["x"] and columns.values.tolist() == [[255]] and columns.sizes.tolist() == [-1]
 
 
-def test_sketch_decoding_matches_base64():
+def test_sketches_read_back_as_written():
+    """Sketches of every size decode to their bytes, whole blocks of them at once."""
     rng = np.random.default_rng(0)
-    for size in (1, 2, 3, 16, 128):
+    for size in (8, 16, 128, 4096):
         raw = rng.integers(0, 256, (7, size), dtype=np.uint8)
-        texts = [records.encode_sketch(row.tobytes()) for row in raw]
-        assert np.array_equal(records._decode_sketches(texts), raw)
+        rows = [FingerprintRecord(f"d{i}", i, 64, 10, {**SETTINGS, "sketch": size}, None, row.tobytes())
+                for i, row in enumerate(raw)]
+        columns = read_fingerprint_files([("f", io.BytesIO("".join(r.to_json() + "\n" for r in rows).encode()))])
+        assert np.array_equal(columns.sketches, raw)
 
 
-def test_canonical_lines_skip_json_loads(monkeypatch):
-    calls = []
-    real = json.loads
-    monkeypatch.setattr(records.json, "loads", lambda text, *a, **k: calls.append(text) or real(text, *a, **k))
-    lines = canonical(1000) + [FingerprintRecord('q"uote\\', 1, 64, 30, SETTINGS, None, bytes(16)).to_json()]
-    columns = read_fingerprint_files([("f", io.BytesIO(("\n".join(lines) + "\n").encode()))])
-    assert len(columns.ids) == 1001 and columns.ids[-1] == 'q"uote\\'
-    assert len(calls) == 2  # the first record, checked in full, and the escaped id
 
-
-# --- the compact binary form (simdedup.binary) ---------------------------------------------------
+# --- the compact binary form (simdedup.fingerprints.binary) ---------------------------------------------------
 
 def binary_of(rows, block_records=1 << 16):
-    from simdedup import binary
+    from simdedup.fingerprints import BinaryWriter
 
     out = io.BytesIO()
-    old = binary.BLOCK_RECORDS
-    binary.BLOCK_RECORDS = block_records
-    try:
-        writer = binary.BinaryWriter(out)
-        writer.write_records(rows)
-        writer.flush()
-    finally:
-        binary.BLOCK_RECORDS = old
+    writer = BinaryWriter(out, block_records)
+    writer.write_records(rows)
+    writer.flush()
     return out.getvalue()
 
 
@@ -197,7 +197,7 @@ def test_binary_form_reads_back_as_the_json_lines(rows, block_records):
     assert columns_as_records(from_binary) == columns_as_records(from_json)
     assert from_binary.settings == from_json.settings and from_binary.bits == from_json.bits
     assert from_binary.lines.tolist() == list(range(1, len(rows) + 1))
-    again = [r for part in records.records_of(from_binary, size=7) for r in part]
+    again = [r for part in from_binary.records(size=7) for r in part]
     assert "".join(r.to_json() + "\n" for r in again).encode() == lines
 
 
@@ -231,7 +231,7 @@ def test_cli_binary_output_clusters_and_converts_like_json_lines(tmp_path):
 
     from simdedup.cli import cli
 
-    examples = str(records.__file__).rsplit("/simdedup/", 1)[0] + "/examples"
+    examples = str(Path(__file__).parent.parent / "examples")
     runner = CliRunner()
     lines = runner.invoke(cli, ["fingerprint", "--silent", examples])
     made = runner.invoke(cli, ["fingerprint", "--silent", "--format", "binary", "-o", str(tmp_path / "f.sdfp"), examples])
@@ -271,20 +271,19 @@ def spelled(record, style):
 
 @settings(max_examples=120, deadline=None)
 @given(corpora(), st.sampled_from([1 << 25, 64, 300]), st.data())
-def test_other_json_spellings_read_as_line_by_line(monkeypatch_module, rows, block_bytes, data):
+def test_other_json_spellings_read_as_line_by_line(rows, block_bytes, data):
     """Whole blocks in one other spelling, or spellings mixed line by line, with canonical
     lines among them or not: the records and line numbers of reading every line alone."""
-    monkeypatch_module.setattr(records, "_BLOCK_BYTES", block_bytes)
     styles = data.draw(st.lists(st.sampled_from(["jq", "pandas", "reversed", "canonical"]), min_size=1, max_size=1)
                        | st.lists(st.sampled_from(["jq", "pandas", "reversed", "canonical"]),
                                   min_size=len(rows), max_size=len(rows)))
     lines = [r.to_json() if style == "canonical" else spelled(r, style)
              for r, style in zip(rows, styles * len(rows) if len(styles) == 1 else styles)]
     text = "".join(line + "\n" for line in lines).encode()
-    columns = read_fingerprint_files([("f", io.BytesIO(text))])
+    columns = read_fingerprint_files([("f", io.BytesIO(text))], block_bytes)
     assert columns_as_records(columns) == [(r.id, r.simhash, r.features, r.bytes, r.sketch) for r in by_lines(text)]
     assert columns.lines.tolist() == list(range(1, len(rows) + 1))
-    assert columns.settings == by_lines(text)[0].settings
+    assert given_settings(columns) == by_lines(text)[0].settings
 
 
 @pytest.mark.parametrize("change, error, message", [

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from html.parser import HTMLParser
 from typing import Any, BinaryIO, Iterable, Iterator
 
-from .errors import DamagedInput, first_line
+from ..errors import DamagedInput, first_line
 
 _HIDDEN = {"script", "style", "noscript", "template", "svg"}
 _BLOCK = {

@@ -22,7 +22,7 @@ from typing import Callable, Iterable, Iterator
 
 from .errors import RecordError, SimdedupError
 from .jsonline import parse_json_line
-from .output import identity
+from .write import identity
 
 POLICIES = ("representative", "first", "longest", "shortest", "newest", "oldest")
 

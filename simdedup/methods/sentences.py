@@ -13,7 +13,13 @@ from __future__ import annotations
 
 import heapq
 import re
-from typing import Iterable
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from ..errors import SkipDocument
+from ..fingerprints import FingerprintRecord
+from ..read import Document, DocumentReader, text_chunks, utf8_size
+from .base import Method
 
 _BOUNDARY = re.compile(r"(?<=[.!?;。！？；])\s+|(?<=[。！？；])|\n\s*\n")
 _MARKS = ".!?;。！？；\n"  # every boundary holds one: text without them is not split (fast)
@@ -78,3 +84,29 @@ def signature(sentences: list[str]) -> int:
     import xxhash
 
     return xxhash.xxh3_64_intdigest("\n".join(sentences).encode("utf-8", "surrogatepass"))
+
+
+@dataclass
+class SentencesMethod(Method):
+    """Signature of the ``n`` longest sentences."""
+
+    n: int = 3
+    encoding: str = "utf-8"
+    bits: int = 64
+
+    def __post_init__(self) -> None:
+        if self.n < 1:
+            raise ValueError("the number of sentences must be at least 1")
+        DocumentReader("", self.encoding)
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        return {"method": "sentences", "options": {"n": self.n}, "bits": 64}
+
+    def record(self, document: Document) -> FingerprintRecord:
+        chunks: Iterable[str] = text_chunks(document.text) if document.text is not None else document.reader  # type: ignore[assignment]
+        count, longest = longest_sentences(chunks, self.n)
+        if not longest:
+            raise SkipDocument(document.id, "no sentence to sign")
+        size = utf8_size(document.text) if document.text is not None else document.reader.bytes_read  # type: ignore[union-attr]
+        return FingerprintRecord(document.id, signature(longest), 64, count, self.settings, size)

@@ -24,7 +24,7 @@ import numpy as np
 
 from .hashing import BatchHash, FeatureHash, batch_of, get_batch_hash, get_feature_hash
 
-#: How features vote in the simhash (see :class:`Fingerprinter`).
+#: How features vote in the simhash (see :class:`Simhasher`).
 WEIGHTINGS = ("feature", "binary")
 #: What a bit whose votes tie becomes: 0 (the default, as PyPI simhash) or 1 (as python-hashes).
 TIES = ("zero", "one")
@@ -32,7 +32,7 @@ TIES = ("zero", "one")
 #: Fixed-point scale for non-integer weights (24 fractional bits).
 WEIGHT_SCALE = 1 << 24
 
-#: features whose votes :meth:`Fingerprinter.many` adds up in one step (a 4 MB int64 matrix)
+#: features whose votes :meth:`Simhasher.many` adds up in one step (a 4 MB int64 matrix)
 FEATURES_AT_ONCE = 1 << 13
 
 #: Largest sum of a document's weights: scaled by :data:`WEIGHT_SCALE`, twice the sum still fits
@@ -49,11 +49,6 @@ _MASK64 = (1 << 64) - 1
 def hamming(a: int, b: int) -> int:
     """Number of differing bits between two fingerprints given as integers."""
     return (a ^ b).bit_count()
-
-
-def to_hex(value: int, bits: int) -> str:
-    """Fixed-width lower-case hex of a fingerprint."""
-    return format(value, f"0{bits // 4}x")
 
 
 def integer_weights(weights: Iterable[float]) -> np.ndarray:
@@ -131,7 +126,7 @@ class Fingerprint(NamedTuple):
 
 
 @dataclass
-class Fingerprinter:
+class Simhasher:
     """Turns weighted features into fingerprints with one fixed width, feature hash and sketch.
 
     ``weighting`` is how features vote in the simhash: ``feature`` with their own weights

@@ -1,198 +1,24 @@
-"""Fingerprint records and their JSON-lines form.
-
-One record per document::
-
-    {"id": "corpus/a.txt", "simhash": "8f3a...", "bits": 64, "features": 312, "bytes": 2048,
-     "tokenizer": "words", "options": {"shingle": 1}, "hash": "xxh3", "sketch": "q83F..."}
-
-``simhash`` is fixed-width lower-case hex (never a JSON number: jq and JavaScript read numbers as
-doubles and corrupt values above 2**53). ``sketch`` (optional) is URL-safe base64 of the
-feature sketch (:mod:`simdedup.sketch`). ``method``, ``tokenizer``, ``options``, ``bits``,
-``hash``, ``weighting``, ``ties`` and the sketch size are the record's *settings*; fingerprints
-are only comparable when their settings are equal. ``ties`` is written only when it is not the
-default ``zero`` (``"ties":"one"``), so records made before it existed read as they were.
-"""
+"""Fingerprint files read column-wise into numpy arrays, in either form: JSON lines
+(:mod:`.record`) or the compact binary form (:mod:`.binary`)."""
 
 from __future__ import annotations
 
 import gc
 import json
-import math
 import operator
 import re
 import secrets
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, BinaryIO, Iterable, Iterator
 
 import numpy as np
 
-from .errors import IncompatibleSettingsError, RecordError
-from .output import json_text_bytes
-from .jsonline import parse_json_line
-from .sketch import decode as decode_sketch
-from .sketch import encode as encode_sketch
-
-_HEX = re.compile(r"[0-9a-fA-F]+")
-_INT64_END = 1 << 63  # features and bytes are kept as int64
-_BASE64 = re.compile(r"[A-Za-z0-9_-]+")
-SETTING_KEYS = ("method", "tokenizer", "options", "bits", "hash", "weighting", "ties")  # and "sketch": its size
-#: the settings a JSON line carries, in the order it carries them
-_WRITTEN_SETTINGS = ("method", "tokenizer", "options", "hash", "weighting", "ties")
-#: the field holding the fingerprint, and the widths allowed, for each method
-VALUE_FIELDS = {"simhash": "simhash", "nilsimsa": "nilsimsa", "sentences": "signature"}
-WIDTHS = {"simhash": (64, 128), "nilsimsa": (256,), "sentences": (64,)}
-
-
-@dataclass
-class FingerprintRecord:
-    """A document's fingerprint and what it was made with.
-
-    ``simhash`` holds the fingerprint value whatever the method; the JSON field that carries it
-    is named after the method (:data:`VALUE_FIELDS`).
-    """
-
-    id: str
-    simhash: int
-    bits: int
-    features: int
-    settings: dict[str, Any] = field(default_factory=dict)
-    bytes: int | None = None
-    sketch: bytes | None = None
-    encoding: str | None = None  # what --encoding auto chose (not written to the record)
-    exact: Any = None  # simdedup.similarity.ExactSets of the text read in this run (not written)
-
-    def to_json(self) -> str:
-        """The record as one JSON line (without the newline)."""
-        method = self.settings.get("method") or "simhash"
-        parts = ['{"id":', _json_string(self.id), ',"', VALUE_FIELDS[method], '":"',
-                 format(self.simhash, f"0{self.bits // 4}x"), '","bits":', str(self.bits),
-                 ',"features":', str(self.features)]
-        if self.bytes is not None:
-            parts += [',"bytes":', str(self.bytes)]
-        parts.append(_settings_json(self.settings))
-        if self.sketch is not None:
-            parts += [',"sketch":"', encode_sketch(self.sketch), '"']
-        parts.append("}")
-        return "".join(parts)
-
-
-_json_string = json.encoder.encode_basestring  # as json.dumps(text, ensure_ascii=False)
-_settings_text: dict[int, tuple[dict[str, Any], str]] = {}
-
-
-def _settings_json(settings: dict[str, Any]) -> str:
-    """The settings fields of a JSON line, from ``,"method":``; the records of one run share one
-    settings dict, so its text is made once (keyed by identity, checked)."""
-    cached = _settings_text.get(id(settings))
-    if cached is not None and cached[0] is settings:
-        return cached[1]
-    text = "".join(f',"{key}":' + json.dumps(settings[key], ensure_ascii=False, separators=(",", ":"))
-                   for key in _WRITTEN_SETTINGS if settings.get(key) is not None)
-    if len(_settings_text) > 64:
-        _settings_text.clear()
-    _settings_text[id(settings)] = (settings, text)
-    return text
-
-
-def json_lines(records: Iterable[FingerprintRecord]) -> bytes:
-    """The records as JSON lines, each ending with a newline, encoded as the writers send them."""
-    return json_text_bytes("".join([record.to_json() + "\n" for record in records]))
-
-
-def describe_settings(settings: dict[str, Any]) -> str:
-    """Settings in a short human form, e.g. ``whitespace(shingle=1) xxh3 64-bit``."""
-    options = ",".join(f"{k}={v}" for k, v in sorted((settings.get("options") or {}).items()))
-    method = settings.get("method") or "simhash"
-    if method != "simhash":
-        return f"{method}({options}) {settings.get('bits')}-bit"
-    sketch = f"{settings['sketch']}-byte sketch" if settings.get("sketch") else "no sketch"
-    ties = ", ties give 1" if settings.get("ties") == "one" else ""
-    return (f"simhash {settings.get('tokenizer')}({options}) {settings.get('hash')} {settings.get('bits')}-bit, "
-            f"{settings.get('weighting')} weights{ties}, {sketch}")
-
-
-def _fields(obj: Any, where: str) -> tuple[str, str, int, int, Any, Any, tuple]:
-    """Check a decoded record: ``(id, hex, bits, features, bytes, sketch text, settings key)``.
-
-    The settings key is a tuple in :data:`SETTING_KEYS` order plus the sketch size in bytes
-    (:func:`settings_dict` turns it into the settings dict); tuples compare fast.
-    """
-    if not isinstance(obj, dict):
-        raise RecordError(f"{where}: not a JSON object")
-    method = obj.get("method", "simhash")
-    field_name = VALUE_FIELDS.get(method) if isinstance(method, str) else None
-    if field_name is None:
-        raise RecordError(f"{where}: unknown method {method!r}")
-    for key in ("id", field_name, "bits"):
-        if key not in obj:
-            raise RecordError(f"{where}: missing field {key!r}")
-    doc_id, hexdigest, bits = obj["id"], obj[field_name], obj["bits"]
-    if not isinstance(doc_id, str):
-        raise RecordError(f"{where}: field 'id' must be a string")
-    if type(bits) is not int or bits not in WIDTHS[method]:
-        allowed = " or ".join(map(str, WIDTHS[method]))
-        raise RecordError(f"{where}: field 'bits' must be {allowed} for {method}, not {bits!r}")
-    if not isinstance(hexdigest, str) or len(hexdigest) != bits // 4:
-        raise RecordError(
-            f"{where}: field {field_name!r} must be {bits // 4} hex digits for {bits} bits"
-            + (f", got {len(hexdigest)}" if isinstance(hexdigest, str) else "")
-        )
-    if not _HEX.fullmatch(hexdigest):
-        raise RecordError(f"{where}: field {field_name!r} is not hexadecimal")
-    features = obj.get("features", 0)
-    if type(features) is not int or not 0 <= features < _INT64_END:
-        raise RecordError(f"{where}: field 'features' must be a non-negative integer below 2**63")
-    size = obj.get("bytes")
-    if size is not None and (type(size) is not int or not -_INT64_END <= size < _INT64_END):
-        raise RecordError(f"{where}: field 'bytes' must be an integer of 64 bits")
-    sketch = obj.get("sketch")
-    if sketch is not None and (not isinstance(sketch, str) or not _BASE64.fullmatch(sketch)):
-        raise RecordError(f"{where}: field 'sketch' is not URL-safe base64")
-    sketch_size = len(sketch) * 3 // 4 if sketch else 0
-    if sketch and (sketch_size not in SKETCH_SIZES or len(sketch) != -(-sketch_size * 4 // 3)):
-        raise RecordError(f"{where}: field 'sketch' must hold a power of two of 8 to 4096 bytes "
-                          f"(unpadded base64), not {len(sketch)} characters")
-    weighting = obj.get("weighting", "feature" if method == "simhash" else None)
-    for name in ("tokenizer", "hash", "weighting"):
-        if not isinstance(obj.get(name), (str, type(None))):
-            raise RecordError(f"{where}: field {name!r} must be a string")
-    options = obj.get("options")
-    if options is not None and not (isinstance(options, dict) and all(map(_is_scalar, options.values()))):
-        raise RecordError(f"{where}: field 'options' must be an object of strings, numbers and booleans")
-    ties = obj.get("ties", "zero")
-    if ties not in ("zero", "one"):
-        raise RecordError(f'{where}: field \'ties\' must be "zero" or "one"')
-    key = (method, obj.get("tokenizer"), options, bits, obj.get("hash"), weighting,
-           "one" if ties == "one" else None, sketch_size)
-    return doc_id, hexdigest, bits, features, size, sketch, key
-
-
-#: the sketch sizes :class:`simdedup.fingerprint.Fingerprinter` makes (bytes)
-SKETCH_SIZES = frozenset(1 << n for n in range(3, 13))
-
-
-def _is_scalar(value: Any) -> bool:
-    return isinstance(value, (str, int, type(None))) or (isinstance(value, float) and math.isfinite(value))
-
-
-def settings_dict(key: tuple) -> dict[str, Any]:
-    """The settings dict of a settings key from :func:`_fields`."""
-    return {**dict(zip(SETTING_KEYS, key)), "sketch": key[-1]}
-
-
-def parse_record(line: str, where: str) -> FingerprintRecord:
-    """Parse one JSON line; ``where`` (``FILE:LINE``) starts every error message.
-
-    Raises:
-        RecordError: not JSON, a missing or mistyped field, a fingerprint of the wrong width.
-    """
-    try:
-        obj = parse_json_line(line)
-    except ValueError as exc:
-        raise RecordError(f"{where}: {exc}") from None
-    doc_id, hexdigest, bits, features, size, sketch, key = _fields(obj, where)
-    return FingerprintRecord(doc_id, int(hexdigest, 16), bits, features, settings_dict(key), size,
-                             decode_sketch(sketch) if sketch else None)
+from ..errors import IncompatibleSettingsError, RecordError
+from ..jsonline import parse_json_line
+from ..sketch import decode as decode_sketch
+from .binary import MAGIC, read_blocks
+from .record import (_BASE64, _HEX, _INT64_END, SETTING_KEYS, VALUE_FIELDS, FingerprintRecord, describe_settings,
+                     record_fields, settings_dict)
 
 
 @dataclass
@@ -209,6 +35,22 @@ class FingerprintColumns:
     lines: np.ndarray  # int64: the line of each record in its file
     bits: int = 64
     settings: dict[str, Any] | None = None
+
+    def records(self, size: int = 1 << 16, first: int = 0) -> Iterator[list[FingerprintRecord]]:
+        """The records held here from record ``first`` on, ``size`` at a time."""
+        settings = {k: v for k, v in (self.settings or {}).items() if v is not None}
+        words = self.values.shape[1]
+        for start in range(first, len(self.ids), size):
+            stop = start + size
+            values = [0] * len(self.ids[start:stop])
+            for w in range(words):
+                values = [v | (int(x) << (64 * w)) for v, x in zip(values, self.values[start:stop, w].tolist())]
+            sketches = self.sketches[start:stop] if self.sketches is not None else None
+            yield [FingerprintRecord(doc_id, value, self.bits, features, settings, None if size_ == -1 else size_,
+                                     sketches[i].tobytes() if sketches is not None else None)
+                   for i, (doc_id, value, features, size_) in enumerate(zip(self.ids[start:stop], values,
+                                                                            self.features[start:stop].tolist(),
+                                                                            self.sizes[start:stop].tolist()))]
 
 
 _ID = r'^\{"id":"((?:[^"\\\x00-\x1f]|\\[^\x00-\x1f])*)",'
@@ -238,7 +80,8 @@ def _same_form(first: re.Match) -> re.Pattern:
     )
 
 
-_BLOCK_BYTES = 1 << 25
+#: bytes of a JSON-lines fingerprint file read (and parsed) at once
+BLOCK_BYTES = 1 << 25
 _MARK = secrets.token_hex(16)  # between the lines of a block read as one JSON array
 _LINE_MARK = f',"{_MARK}",'
 _BASE64_VALUES = np.full(256, 255, dtype=np.uint8)
@@ -262,7 +105,8 @@ def _decode_sketches(texts: list[str]) -> np.ndarray:
 class _ColumnReader:
     """Gathers records block by block, checking every one against the first record's settings."""
 
-    def __init__(self) -> None:
+    def __init__(self, block_bytes: int = BLOCK_BYTES) -> None:
+        self.block_bytes = block_bytes
         self.ids: list[str] = []
         self.parts: dict[str, list[np.ndarray]] = {"values": [], "features": [], "sizes": [], "sketches": [],
                                                    "file_index": [], "lines": []}
@@ -274,7 +118,6 @@ class _ColumnReader:
         self.same_form: re.Pattern | None = None  # canonical lines with the first canonical record's settings
 
     def add_file(self, name: str, stream: BinaryIO) -> None:
-        from .binary import MAGIC
 
         file_number = len(self.files)
         self.files.append(name)
@@ -284,7 +127,7 @@ class _ColumnReader:
             self._add_binary(name, file_number, stream, pending)
             return
         while True:
-            block = stream.read(_BLOCK_BYTES)
+            block = stream.read(self.block_bytes)
             if not block:
                 break
             block = pending + block
@@ -296,9 +139,8 @@ class _ColumnReader:
             self._add_block(name, file_number, line, pending)
 
     def _add_binary(self, name: str, file_number: int, stream: BinaryIO, first: bytes) -> None:
-        """Records of a binary fingerprint file (:mod:`simdedup.binary`); their "line" is their
+        """Records of a binary fingerprint file (:mod:`simdedup.fingerprints.binary`); their "line" is their
         position in the file."""
-        from .binary import read_blocks
 
         position = 1
         for number, block in enumerate(read_blocks(stream, name, first), 1):
@@ -382,7 +224,7 @@ class _ColumnReader:
             return False
         first = objects[0]
         try:
-            key = _fields(first, "")[6]
+            key = record_fields(first, "")[6]
         except RecordError:
             return False
         if self.first_key is not None and key != self.first_key:
@@ -440,7 +282,7 @@ class _ColumnReader:
                 raise RecordError(f"{name}:{number}: not UTF-8 text") from None
             except ValueError as exc:
                 raise RecordError(f"{name}:{number}: {exc}") from None
-            doc_id, hexdigest, bits, count, size, sketch, key = _fields(obj, f"{name}:{number}")
+            doc_id, hexdigest, bits, count, size, sketch, key = record_fields(obj, f"{name}:{number}")
             self._check_key(key, bits, f"{name}:{number}")
             ids.append(doc_id)
             hexes.append(hexdigest)
@@ -471,23 +313,6 @@ class _ColumnReader:
                                   joined("file_index", np.int32), joined("lines", np.int64), self.bits, self.settings)
 
 
-def records_of(columns: FingerprintColumns, size: int = 1 << 16, first: int = 0) -> Iterator[list[FingerprintRecord]]:
-    """The records held by ``columns`` from record ``first`` on, ``size`` at a time."""
-    settings = {k: v for k, v in (columns.settings or {}).items() if v is not None}
-    words = columns.values.shape[1]
-    for start in range(first, len(columns.ids), size):
-        stop = start + size
-        values = [0] * len(columns.ids[start:stop])
-        for w in range(words):
-            values = [v | (int(x) << (64 * w)) for v, x in zip(values, columns.values[start:stop, w].tolist())]
-        sketches = columns.sketches[start:stop] if columns.sketches is not None else None
-        yield [FingerprintRecord(doc_id, value, columns.bits, features, settings, None if size_ == -1 else size_,
-                                 sketches[i].tobytes() if sketches is not None else None)
-               for i, (doc_id, value, features, size_) in enumerate(zip(columns.ids[start:stop], values,
-                                                                        columns.features[start:stop].tolist(),
-                                                                        columns.sizes[start:stop].tolist()))]
-
-
 def _integers(texts: tuple[str, ...]) -> np.ndarray:
     """Decimal texts as int64, -1 for an empty one (a field the line does not have).
 
@@ -510,14 +335,15 @@ def _words_from_hex(hexes: Iterable[str], bits: int) -> np.ndarray:
     return np.ascontiguousarray(big_endian[:, ::-1].astype(np.uint64))
 
 
-def read_fingerprint_files(files: Iterable[tuple[str, BinaryIO]]) -> FingerprintColumns:
-    """Every record of the named binary streams, all with equal settings.
+def read_fingerprint_files(files: Iterable[tuple[str, BinaryIO]], block_bytes: int = BLOCK_BYTES) -> FingerprintColumns:
+    """Every record of the named binary streams, all with equal settings; JSON lines are read
+    ``block_bytes`` at a time.
 
     Raises:
         RecordError: a malformed line (stops at the first), with ``FILE:LINE:``.
         IncompatibleSettingsError: a record whose settings differ from the first one's.
     """
-    reader = _ColumnReader()
+    reader = _ColumnReader(block_bytes)
     collecting = gc.isenabled()
     gc.disable()  # millions of short-lived match tuples would set off full collections, for nothing
     try:
@@ -527,3 +353,4 @@ def read_fingerprint_files(files: Iterable[tuple[str, BinaryIO]]) -> Fingerprint
         if collecting:
             gc.enable()
     return reader.finish()
+

@@ -1,0 +1,173 @@
+"""A fingerprint record and its JSON-line form.
+
+One record per document::
+
+    {"id": "corpus/a.txt", "simhash": "8f3a...", "bits": 64, "features": 312, "bytes": 2048,
+     "tokenizer": "words", "options": {"shingle": 1}, "hash": "xxh3", "sketch": "q83F..."}
+
+``simhash`` is fixed-width lower-case hex (never a JSON number: jq and JavaScript read numbers as
+doubles and corrupt values above 2**53). ``sketch`` (optional) is URL-safe base64 of the
+feature sketch (:mod:`simdedup.sketch`). ``method``, ``tokenizer``, ``options``, ``bits``,
+``hash``, ``weighting``, ``ties`` and the sketch size are the record's *settings*; fingerprints
+are only comparable when their settings are equal. ``ties`` is written only when it is not the
+default ``zero`` (``"ties":"one"``), so records made before it existed read as they were.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from ..errors import RecordError
+from ..write import json_text_bytes
+from ..sketch import encode as encode_sketch
+
+_HEX = re.compile(r"[0-9a-fA-F]+")
+_INT64_END = 1 << 63  # features and bytes are kept as int64
+_BASE64 = re.compile(r"[A-Za-z0-9_-]+")
+SETTING_KEYS = ("method", "tokenizer", "options", "bits", "hash", "weighting", "ties")  # and "sketch": its size
+#: the settings a JSON line carries, in the order it carries them
+_WRITTEN_SETTINGS = ("method", "tokenizer", "options", "hash", "weighting", "ties")
+#: the field holding the fingerprint, and the widths allowed, for each method
+VALUE_FIELDS = {"simhash": "simhash", "nilsimsa": "nilsimsa", "sentences": "signature"}
+WIDTHS = {"simhash": (64, 128), "nilsimsa": (256,), "sentences": (64,)}
+
+
+@dataclass
+class FingerprintRecord:
+    """A document's fingerprint and what it was made with.
+
+    ``simhash`` holds the fingerprint value whatever the method; the JSON field that carries it
+    is named after the method (:data:`VALUE_FIELDS`).
+    """
+
+    id: str
+    simhash: int
+    bits: int
+    features: int
+    settings: dict[str, Any] = field(default_factory=dict)
+    bytes: int | None = None
+    sketch: bytes | None = None
+    encoding: str | None = None  # what --encoding auto chose (not written to the record)
+    exact: Any = None  # simdedup.similarity.ExactSets of the text read in this run (not written)
+
+    def to_json(self) -> str:
+        """The record as one JSON line (without the newline)."""
+        method = self.settings.get("method") or "simhash"
+        parts = ['{"id":', _json_string(self.id), ',"', VALUE_FIELDS[method], '":"',
+                 format(self.simhash, f"0{self.bits // 4}x"), '","bits":', str(self.bits),
+                 ',"features":', str(self.features)]
+        if self.bytes is not None:
+            parts += [',"bytes":', str(self.bytes)]
+        parts.append(_settings_json(self.settings))
+        if self.sketch is not None:
+            parts += [',"sketch":"', encode_sketch(self.sketch), '"']
+        parts.append("}")
+        return "".join(parts)
+
+
+_json_string = json.encoder.encode_basestring  # as json.dumps(text, ensure_ascii=False)
+_settings_text: dict[int, tuple[dict[str, Any], str]] = {}
+
+
+def _settings_json(settings: dict[str, Any]) -> str:
+    """The settings fields of a JSON line, from ``,"method":``; the records of one run share one
+    settings dict, so its text is made once (keyed by identity, checked)."""
+    cached = _settings_text.get(id(settings))
+    if cached is not None and cached[0] is settings:
+        return cached[1]
+    text = "".join(f',"{key}":' + json.dumps(settings[key], ensure_ascii=False, separators=(",", ":"))
+                   for key in _WRITTEN_SETTINGS if settings.get(key) is not None)
+    if len(_settings_text) > 64:
+        _settings_text.clear()
+    _settings_text[id(settings)] = (settings, text)
+    return text
+
+
+def json_lines(records: Iterable[FingerprintRecord]) -> bytes:
+    """The records as JSON lines, each ending with a newline, encoded as the writers send them."""
+    return json_text_bytes("".join([record.to_json() + "\n" for record in records]))
+
+
+def describe_settings(settings: dict[str, Any]) -> str:
+    """Settings in a short human form, e.g. ``whitespace(shingle=1) xxh3 64-bit``."""
+    options = ",".join(f"{k}={v}" for k, v in sorted((settings.get("options") or {}).items()))
+    method = settings.get("method") or "simhash"
+    if method != "simhash":
+        return f"{method}({options}) {settings.get('bits')}-bit"
+    sketch = f"{settings['sketch']}-byte sketch" if settings.get("sketch") else "no sketch"
+    ties = ", ties give 1" if settings.get("ties") == "one" else ""
+    return (f"simhash {settings.get('tokenizer')}({options}) {settings.get('hash')} {settings.get('bits')}-bit, "
+            f"{settings.get('weighting')} weights{ties}, {sketch}")
+
+
+def record_fields(obj: Any, where: str) -> tuple[str, str, int, int, Any, Any, tuple]:
+    """Check a decoded record: ``(id, hex, bits, features, bytes, sketch text, settings key)``.
+
+    The settings key is a tuple in :data:`SETTING_KEYS` order plus the sketch size in bytes
+    (:func:`settings_dict` turns it into the settings dict); tuples compare fast.
+    """
+    if not isinstance(obj, dict):
+        raise RecordError(f"{where}: not a JSON object")
+    method = obj.get("method", "simhash")
+    field_name = VALUE_FIELDS.get(method) if isinstance(method, str) else None
+    if field_name is None:
+        raise RecordError(f"{where}: unknown method {method!r}")
+    for key in ("id", field_name, "bits"):
+        if key not in obj:
+            raise RecordError(f"{where}: missing field {key!r}")
+    doc_id, hexdigest, bits = obj["id"], obj[field_name], obj["bits"]
+    if not isinstance(doc_id, str):
+        raise RecordError(f"{where}: field 'id' must be a string")
+    if type(bits) is not int or bits not in WIDTHS[method]:
+        allowed = " or ".join(map(str, WIDTHS[method]))
+        raise RecordError(f"{where}: field 'bits' must be {allowed} for {method}, not {bits!r}")
+    if not isinstance(hexdigest, str) or len(hexdigest) != bits // 4:
+        raise RecordError(
+            f"{where}: field {field_name!r} must be {bits // 4} hex digits for {bits} bits"
+            + (f", got {len(hexdigest)}" if isinstance(hexdigest, str) else "")
+        )
+    if not _HEX.fullmatch(hexdigest):
+        raise RecordError(f"{where}: field {field_name!r} is not hexadecimal")
+    features = obj.get("features", 0)
+    if type(features) is not int or not 0 <= features < _INT64_END:
+        raise RecordError(f"{where}: field 'features' must be a non-negative integer below 2**63")
+    size = obj.get("bytes")
+    if size is not None and (type(size) is not int or not -_INT64_END <= size < _INT64_END):
+        raise RecordError(f"{where}: field 'bytes' must be an integer of 64 bits")
+    sketch = obj.get("sketch")
+    if sketch is not None and (not isinstance(sketch, str) or not _BASE64.fullmatch(sketch)):
+        raise RecordError(f"{where}: field 'sketch' is not URL-safe base64")
+    sketch_size = len(sketch) * 3 // 4 if sketch else 0
+    if sketch and (sketch_size not in SKETCH_SIZES or len(sketch) != -(-sketch_size * 4 // 3)):
+        raise RecordError(f"{where}: field 'sketch' must hold a power of two of 8 to 4096 bytes "
+                          f"(unpadded base64), not {len(sketch)} characters")
+    weighting = obj.get("weighting", "feature" if method == "simhash" else None)
+    for name in ("tokenizer", "hash", "weighting"):
+        if not isinstance(obj.get(name), (str, type(None))):
+            raise RecordError(f"{where}: field {name!r} must be a string")
+    options = obj.get("options")
+    if options is not None and not (isinstance(options, dict) and all(map(_is_scalar, options.values()))):
+        raise RecordError(f"{where}: field 'options' must be an object of strings, numbers and booleans")
+    ties = obj.get("ties", "zero")
+    if ties not in ("zero", "one"):
+        raise RecordError(f'{where}: field \'ties\' must be "zero" or "one"')
+    key = (method, obj.get("tokenizer"), options, bits, obj.get("hash"), weighting,
+           "one" if ties == "one" else None, sketch_size)
+    return doc_id, hexdigest, bits, features, size, sketch, key
+
+
+#: the sketch sizes :class:`simdedup.simhash.Simhasher` makes (bytes)
+SKETCH_SIZES = frozenset(1 << n for n in range(3, 13))
+
+
+def _is_scalar(value: Any) -> bool:
+    return isinstance(value, (str, int, type(None))) or (isinstance(value, float) and math.isfinite(value))
+
+
+def settings_dict(key: tuple) -> dict[str, Any]:
+    """The settings dict of a settings key from :func:`record_fields`."""
+    return {**dict(zip(SETTING_KEYS, key)), "sketch": key[-1]}

@@ -1,0 +1,312 @@
+"""Simhash records: a document's text tokenized into weighted features, and the features'
+simhash (:mod:`simdedup.simhash`) and sketch (:mod:`simdedup.sketch`).
+
+UTF-8 documents of the ``words`` and ``whitespace`` tokenizers go to a compiled kernel a batch
+at a time (:mod:`simdedup.fastpath`), which gives the records the Python path gives; a tokenizer
+that makes features faster for many documents at once (:meth:`Tokenizer.features_many`) gets
+them together; everything else streams through the tokenizer a chunk at a time.
+"""
+
+from __future__ import annotations
+
+import codecs
+import itertools
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator
+
+import numpy as np
+
+from .. import fastpath
+from ..errors import SkipDocument
+from ..fingerprints import FingerprintRecord
+from ..read import CHUNK_BYTES, MAX_CARRY, Document, DocumentReader, Source, text_chunks, utf8_size
+from ..read.web import looks_like_http
+from ..similarity import MAX_DOCUMENT_CHARS
+from ..simhash import Simhasher
+from ..sketch import DEFAULT_BINS
+from ..tokenizers import Tokenizer
+from .base import Method
+
+NO_FEATURES = "no text to fingerprint (only whitespace or no features)"
+NO_TEXT_FEATURES = "no text to fingerprint"
+#: documents up to this size go to a tokenizer's ``features_many`` whole; larger ones stream
+TOGETHER_BYTES = 1 << 20
+
+
+def visible_text(chunks: Iterable[str], html: bool = False) -> Iterator[str]:
+    """The text chunks, reduced to the visible text of HTML when ``html`` is set or the reader
+    found an HTTP response that says it carries HTML."""
+    iterator = iter(chunks)
+    first = next(iterator, None)
+    if first is None:
+        return
+    rest = itertools.chain([first], iterator)
+    if html or getattr(chunks, "is_html", False):
+        from ..read.web import html_text
+
+        yield from html_text(rest)
+    else:
+        yield from rest
+
+
+@dataclass
+class SimhashMethod(Method):
+    """Tokenizes a document and makes its simhash (and sketch) with fixed settings."""
+
+    tokenizer: Tokenizer
+    bits: int = 64
+    hash_name: str = "xxh3"
+    encoding: str = "utf-8"
+    sketch_bins: int = DEFAULT_BINS
+    weighting: str | None = None  # None: the tokenizer's default
+    html: bool = False  # read documents as HTML: only their visible text
+    ties: str = "zero"  # what a bit whose votes tie becomes (simdedup.simhash.TIES)
+    exact: bool = False  # keep each record's text for exact verification (:meth:`verify_exactly`)
+    simhasher: Simhasher = field(init=False)
+    fast: bool = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.weighting = self.weighting or self.tokenizer.weighting
+        self.simhasher = Simhasher(self.bits, self.hash_name, sketch_bins=self.sketch_bins,
+                                   weighting=self.weighting, ties=self.ties)
+        DocumentReader("", self.encoding)  # fail early on an unknown encoding
+        self.fast = (not self.html and self.ties == "zero"  # the kernel gives ties 0
+                     and fastpath.eligible(self.tokenizer, self.bits, self.hash_name, self.encoding))
+        if self.fast:
+            self.whole_bytes = fastpath.MAX_BYTES
+        elif self._together_pays():
+            self.whole_bytes = TOGETHER_BYTES
+        self._settings = {"method": "simhash", **self.tokenizer.settings(), "bits": self.bits,
+                          "hash": self.hash_name, "weighting": self.weighting, "sketch": self.sketch_bins}
+        if self.ties != "zero":  # written only when not the default, as records before it had none
+            self._settings["ties"] = self.ties
+
+    def _together_pays(self) -> bool:
+        return type(self.tokenizer).features_many is not Tokenizer.features_many
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        return self._settings
+
+    def prepare(self) -> None:
+        self.tokenizer.prepare()
+
+    def verify_exactly(self) -> None:
+        """Keep each record's text for its exact sets (:mod:`simdedup.similarity`) when they describe its
+        features: the `words` tokenizer without shingles, documents read as text."""
+        self.exact = (type(self) is SimhashMethod and self.tokenizer.name == "words"
+                      and self.tokenizer.option("shingle") == 1)
+
+    def make_record(self, doc_id: str, features: dict[str, float], size: int | None,
+                    text: list[str] | None = None) -> FingerprintRecord:
+        """The record of a document's features (``text``: its chunks, kept with :attr:`exact`)."""
+        value, sketch = self.simhasher(features)
+        record = FingerprintRecord(doc_id, value, self.bits, len(features), self.settings, size, sketch)
+        self._add_exact(record, text)
+        return record
+
+    def _add_exact(self, record: FingerprintRecord, text: list[str] | bytes | None) -> None:
+        """With :attr:`exact`, the text (its chunks, or UTF-8 bytes) for the record."""
+        if self.exact and text is not None:
+            from ..similarity import KeptText
+
+            record.exact = KeptText(text if isinstance(text, bytes) else "".join(text),
+                                    self.tokenizer.option("lowercase"))
+
+    def record(self, document: Document) -> FingerprintRecord:
+        """The record of one document on the Python path (tokenizer, then simhash)."""
+        if document.text is not None:
+            kept = _KeptText(visible_text(text_chunks(document.text), self.html), self.exact)
+            features = self.tokenizer.features(kept)
+            if not features:
+                raise SkipDocument(document.id, NO_TEXT_FEATURES)
+            return self.make_record(document.id, features, utf8_size(document.text), kept.chunks)
+        reader = document.reader
+        assert reader is not None
+        kept = _KeptText(visible_text(reader, self.html), self.exact)
+        features = self.tokenizer.features(kept)
+        if not features:
+            raise SkipDocument(document.id, NO_FEATURES)
+        record = self.make_record(document.id, features, reader.bytes_read, kept.chunks)
+        record.encoding = reader.detected
+        return record
+
+    def fingerprint_batch(self, documents: Iterable[Document]) -> list[FingerprintRecord | Source]:
+        """As the base method; UTF-8 documents go to the compiled kernel (:mod:`simdedup.fastpath`)
+        together, in batches of about :data:`~simdedup.fastpath.BATCH_BYTES`."""
+        if not self.fast:
+            if not self._together_pays():
+                return super().fingerprint_batch(documents)
+            return self._together(list(documents))
+        documents = list(documents)
+        results: list[FingerprintRecord | Source | None] = [None] * len(documents)
+        pending: list[tuple[int, bytes]] = []  # (position, bytes read or text encoded)
+        pending_bytes = 0
+        for position, document in enumerate(documents):
+            data = self._kernel_input(document)
+            if data is None:
+                results[position] = self._one(document)
+                continue
+            pending.append((position, data))
+            pending_bytes += len(data)
+            if pending_bytes >= fastpath.BATCH_BYTES:
+                self._kernel_records(documents, pending, results)
+                pending, pending_bytes = [], 0
+        self._kernel_records(documents, pending, results)
+        return results  # type: ignore[return-value]
+
+    def _kernel_input(self, document: Document) -> bytes | None:
+        """The bytes for the kernel: a file's bytes as read (byte-order mark included), a text's
+        UTF-8 (lone surrogates as ``surrogatepass`` writes them); None when the Python path
+        should take the document (it says why it skips, reads an HTTP response, cuts a run
+        without whitespace as it reads, or streams a large file)."""
+        if document.reason is not None:
+            return None
+        if document.text is not None:
+            data = document.text.encode("utf-8", "surrogatepass")
+            return data if len(data) <= fastpath.MAX_BYTES else None
+        data = document.data
+        if not data or b"\0" in data[:8192] or looks_like_http(data) or _may_be_cut_inside_a_word(data):
+            return None
+        return data
+
+    def _kernel_records(self, documents: list[Document], pending: list[tuple[int, bytes]],
+                        results: list[FingerprintRecord | Source | None]) -> None:
+        """Fingerprint the pending documents in one kernel call, into ``results``; on the Python
+        path while this process has seen too little text to load the kernel for."""
+        if not pending:
+            return
+        kernel = fastpath.ready(sum(len(data) for _, data in pending))
+        if kernel is None:
+            for position, _ in pending:
+                results[position] = self._one(documents[position])
+            return
+        files = [documents[position].text is None for position, _ in pending]
+        texts = [_without_bom(data) if file else data for (_, data), file in zip(pending, files)]
+        values, features, sketches = kernel.fingerprint(texts, self.tokenizer.name, self.sketch_bins,
+                                                        self.weighting == "binary", self.tokenizer.options["shingle"],
+                                                        [0 if file else fastpath.SURROGATES for file in files])
+        for (position, data), file, value, count, sketch, text in zip(pending, files, values.tolist(),
+                                                                      features.tolist(), sketches, texts):
+            document = documents[position]
+            if count < 0:  # not UTF-8 (or beyond the kernel): the Python path says why
+                results[position] = self._one(document)
+            elif count == 0:  # the reasons of the Python path
+                results[position] = Source(document.id, NO_FEATURES if file else NO_TEXT_FEATURES)
+            else:
+                record = FingerprintRecord(document.id, value, self.bits, count, self.settings, len(data),
+                                           sketch.tobytes() if self.sketch_bins else None)
+                record.encoding = "utf-8" if file and self.encoding == "auto" else None  # what auto finds in UTF-8
+                if len(text) <= MAX_DOCUMENT_CHARS:
+                    self._add_exact(record, text)
+                results[position] = record
+
+    def _together(self, documents: list[Document]) -> list[FingerprintRecord | Source]:
+        """The Python path for a tokenizer that makes features faster for many documents at
+        once (:meth:`Tokenizer.features_many`): documents read whole (up to
+        :data:`TOGETHER_BYTES`) go to it, and to :meth:`Simhasher.many`, about
+        :data:`TOGETHER_BYTES` times four at a time; larger ones stream."""
+        results: list[FingerprintRecord | Source | None] = [None] * len(documents)
+        pending: list[tuple[int, list[str], DocumentReader | None]] = []
+        pending_chars = 0
+        for position, document in enumerate(documents):
+            if document.reason is not None or (document.text is None and document.data is None):
+                results[position] = self._one(document)  # skipped, or a file that streams
+                continue
+            try:
+                if document.text is not None:
+                    chunks, reader = list(visible_text(text_chunks(document.text), self.html)), None
+                else:
+                    reader = document.reader
+                    chunks = list(visible_text(reader, self.html))  # type: ignore[arg-type]
+            except SkipDocument as exc:
+                results[position] = Source(document.id, exc.reason)
+                continue
+            pending.append((position, chunks, reader))
+            pending_chars += sum(map(len, chunks))
+            if pending_chars >= 4 * TOGETHER_BYTES:
+                self._records_together(documents, pending, results)
+                pending, pending_chars = [], 0
+        self._records_together(documents, pending, results)
+        return results  # type: ignore[return-value]
+
+    def _records_together(self, documents: list[Document], pending: list[tuple[int, list[str], DocumentReader | None]],
+                          results: list[FingerprintRecord | Source | None]) -> None:
+        if not pending:
+            return
+        features = self.tokenizer.features_many([chunks for _, chunks, _ in pending])
+        kept = []
+        for (position, _, reader), f in zip(pending, features):
+            if f:
+                kept.append((position, f, reader))
+            else:  # the reasons of the one-document path
+                results[position] = Source(documents[position].id, NO_FEATURES if reader is not None else NO_TEXT_FEATURES)
+        for (position, f, reader), (value, sketch) in zip(kept, self.simhasher.many([f for _, f, _ in kept])):
+            document = documents[position]
+            size = utf8_size(document.text) if reader is None else reader.bytes_read  # type: ignore[arg-type]
+            record = FingerprintRecord(document.id, value, self.bits, len(f), self.settings, size, sketch)
+            record.encoding = reader.detected if reader is not None else None
+            results[position] = record
+
+
+class _KeptText:
+    """A document's text chunks passed through once; with ``keep``, also kept in ``chunks``
+    (None beyond :data:`simdedup.similarity.MAX_DOCUMENT_CHARS` characters)."""
+
+    def __init__(self, chunks: Iterable[str], keep: bool):
+        self._chunks = chunks
+        self.chunks: list[str] | None = [] if keep else None
+        self.chars = 0
+
+    def __iter__(self) -> Iterator[str]:
+        for chunk in self._chunks:
+            self.chars += len(chunk)
+            if self.chunks is not None:
+                self.chunks.append(chunk)
+                if self.chars > MAX_DOCUMENT_CHARS:
+                    self.chunks = None
+            yield chunk
+
+
+@dataclass
+class GivenFeaturesMethod(SimhashMethod):
+    """Records of documents whose features the input gives (``--features-field``: JSON lines
+    read with :class:`simdedup.read.FeaturesField`); the tokenizer is
+    :class:`simdedup.features.GivenFeatures`. A document given as text is skipped."""
+
+    def fingerprint_batch(self, documents: Iterable[Document]) -> list[FingerprintRecord | Source]:
+        results: list[FingerprintRecord | Source] = []
+        for document in documents:
+            if document.reason is not None:
+                results.append(document.skipped)
+            elif document.features is None:
+                results.append(Source(document.id, "not a JSON line: --features-field reads features from JSON lines"))
+            elif not document.features:
+                results.append(Source(document.id, "no features (an empty list or object)"))
+            else:
+                results.append(self.make_record(document.id, document.features, None))
+        return results
+
+
+def _without_bom(data: bytes) -> bytes:
+    return data[len(codecs.BOM_UTF8):] if data.startswith(codecs.BOM_UTF8) else data
+
+
+_ASCII_SPACE = np.zeros(256, dtype=bool)
+_ASCII_SPACE[[9, 10, 11, 12, 13, 28, 29, 30, 31, 32]] = True  # the ASCII characters str.isspace takes
+
+
+def _may_be_cut_inside_a_word(data: bytes) -> bool:
+    """Whether :class:`DocumentReader` could cut the document elsewhere than at whitespace: it
+    does so in a run of :data:`~simdedup.read.MAX_CARRY` characters without whitespace (so of
+    at least as many bytes without ASCII whitespace), where the kernel would not."""
+    if len(data) <= MAX_CARRY:
+        return False
+    view = np.frombuffer(data, dtype=np.uint8)
+    last_space = -1
+    for start in range(0, len(view), CHUNK_BYTES):  # a slice at a time: bounded memory
+        spaces = np.concatenate(([last_space], start + np.flatnonzero(_ASCII_SPACE[view[start : start + CHUNK_BYTES]])))
+        if np.diff(spaces).max(initial=0) > MAX_CARRY:
+            return True
+        last_space = int(spaces[-1])
+    return len(view) - last_space > MAX_CARRY

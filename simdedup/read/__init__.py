@@ -1,0 +1,153 @@
+"""The read stage: the only code that opens an input path.
+
+:func:`read_sources` turns what the command line names (paths, directories, ``-`` for a list of
+paths, tables of documents) into :class:`Source` objects, each file once; :func:`open_documents`
+turns sources into :class:`Document` objects that a fingerprinting method takes: texts, bytes
+read whole, or readers that stream a file's text in chunks.
+
+- :mod:`.walk`: paths and directory walks (each file once, links last);
+- :mod:`.tables`: JSON lines, CSV, Parquet and WARC files, one source per row;
+- :mod:`.document`: one document opened, decompressed and decoded in bounded memory;
+- :mod:`.web`: HTTP responses, HTML's visible text, WARC records.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from typing import Callable, Iterable, Iterator
+
+from ..errors import UsageError
+from .document import (CHUNK_BYTES, MAX_CARRY, Document, DocumentReader, is_compressed, text_chunks, utf8_size,
+                       whole_file)
+from .source import Source
+from .tables import MAX_LINE_BYTES, FeaturesField, documents, expand_tables, table_kind
+from .walk import WalkFilter, iter_sources, read_path_list
+
+__all__ = ["CHUNK_BYTES", "MAX_CARRY", "MAX_LINE_BYTES", "Document", "DocumentReader", "FeaturesField", "Inputs",
+           "Source", "WalkFilter", "documents", "is_compressed", "iter_sources", "open_document", "open_documents",
+           "read_sources", "text_chunks", "utf8_size"]
+
+
+def open_documents(sources: Iterable[Source], encoding: str = "utf-8", whole_bytes: int = 0) -> Iterator[Document]:
+    """The documents of ``sources``, ready for a method (see :class:`Document`): JSON lines
+    parsed, table rows as texts, and files of up to ``whole_bytes`` bytes read whole (not
+    compressed ones, which stream); the others stream from their reader."""
+    for source in sources:
+        for document in documents(source):
+            if document.reason is not None:
+                yield Document(document.path, document.reason)
+            elif document.text is not None:
+                yield Document(document.path, text=document.text)
+            elif document.features is not None:
+                yield Document(document.path, features=document.features)
+            else:
+                data = None
+                if whole_bytes and not is_compressed(document.path):
+                    data = whole_file(document, whole_bytes)
+                yield Document(document.path, data=data, reader=DocumentReader(document.path, encoding, data=data))
+
+
+def open_document(path: str, encoding: str = "utf-8", whole_bytes: int = 0) -> Document:
+    """The document of the file at ``path`` (see :func:`open_documents`)."""
+    (document,) = open_documents([Source(path)], encoding, whole_bytes)
+    return document
+
+
+@dataclass
+class Inputs:
+    """How the named paths become documents: the input options of ``fingerprint`` and ``dedup``."""
+
+    null: bool = False  # a path list on stdin is NUL-separated
+    jsonl: bool | None = None  # every file is JSON lines (True), none is (False), by name (None)
+    text_field: str = "text"  # or a FeaturesField
+    id_field: str | None = None
+    globs: tuple[str, ...] = ()
+    excludes: tuple[str, ...] = ()
+    min_bytes: int = 0
+    max_line_bytes: int | None = None
+
+    @property
+    def given_features(self) -> bool:
+        """Whether the documents' features are given (``--features-field``) instead of their text."""
+        return isinstance(self.text_field, FeaturesField)
+
+
+@dataclass
+class SourcePlan:
+    """What :func:`read_sources` found: the sources (an iterator when they are found as they
+    are consumed), their number when known up front, and, for tables (counted only as they are
+    read), their total size in bytes."""
+
+    sources: Iterable[Source]
+    count: int | None = None
+    table_bytes: int | None = None
+
+
+def read_sources(paths: Iterable[str], inputs: Inputs = Inputs(), count: bool = False,
+                 tables: list[tuple[str, str]] | None = None, exclude: Iterable[tuple[int, int]] = (),
+                 overwritten: dict[tuple[int, int], str] | None = None,
+                 note: Callable[[str], None] | None = None, verbose: bool = False) -> SourcePlan:
+    """The sources ``paths`` name: files, directories (walked), ``-`` (a list of paths on stdin).
+
+    With ``count`` the paths are walked before this returns, so that their number is known (for
+    a progress bar); otherwise directories are walked as the sources are consumed, so that the
+    walk overlaps with fingerprinting. Files of many documents are replaced by their rows; each
+    is listed in ``tables`` as ``(kind, path)``.
+
+    Names that lead to a file read under another name (links) are left out, each named to
+    ``note`` with ``verbose`` and counted at the end; ``exclude`` names files (st_dev, st_ino)
+    never to read (the run's own output). ``overwritten`` maps the files outputs write over to
+    their names: meeting one is a usage error (:func:`simdedup.write.refuse_overwritten_inputs`).
+
+    Raises:
+        UsageError: no path given.
+    """
+    from ..write import refuse_overwritten_inputs
+
+    paths = tuple(paths)
+    if not paths:
+        raise UsageError("give at least one PATH, or - to read paths from stdin")
+    walk_filter = WalkFilter(inputs.globs, inputs.excludes, inputs.min_bytes)
+
+    def found(names: Iterable[str]) -> Iterator[Source]:
+        return refuse_overwritten_inputs(_without_links(iter_sources(names, walk_filter, exclude), note, verbose),
+                                         overwritten or {})
+
+    def expanded(sources: Iterable[Source]) -> Iterator[Source]:
+        return expand_tables(sources, inputs.jsonl, inputs.text_field, inputs.id_field, tables, inputs.max_line_bytes)
+
+    if "-" in paths:
+        def named() -> Iterator[str]:
+            for path in paths:
+                if path == "-":
+                    yield from read_path_list(sys.stdin.buffer, inputs.null)
+                else:
+                    yield path
+
+        return SourcePlan(expanded(found(named())))
+    if not count:
+        return SourcePlan(expanded(found(paths)))
+    sources = list(found(paths))
+    if inputs.jsonl or (inputs.jsonl is None and any(table_kind(s.path) for s in sources)):
+        size = sum(os.path.getsize(s.path) for s in sources if s.reason is None and os.path.isfile(s.path))
+        return SourcePlan(expanded(sources), None, size)
+    return SourcePlan(sources, len(sources))
+
+
+def _without_links(sources: Iterator[Source], note: Callable[[str], None] | None, verbose: bool) -> Iterator[Source]:
+    """``sources`` without the further names of files read once; each is named with ``verbose``,
+    and a count is given at the end."""
+    links = 0
+    for source in sources:
+        if not source.same_file:
+            yield source
+            continue
+        links += 1
+        if verbose and note is not None:
+            note(f"simdedup: {source.path}: {source.reason}")
+    if links and note is not None:
+        names = "1 name leads" if links == 1 else f"{links} names lead"
+        note(f"simdedup: {names} to a file read under another name (links); each file was read "
+             f"once{'' if verbose else ' (-v lists them)'}")

@@ -1,0 +1,30 @@
+"""What the read stage hands on: a document to read, or one skipped and why."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Source:
+    """A document to read (``reason`` is None) or one that is skipped and why.
+
+    ``path`` is the document's id; a document that came from a JSON-lines file carries its
+    ``text`` and has no file of its own.
+    """
+
+    path: str
+    reason: str | None = None
+    text: str | None = None
+    #: the weighted features a JSON line gives instead of text (:class:`FeaturesField`)
+    features: dict[str, float] | None = field(default=None, compare=False, repr=False)
+    size: int | None = field(default=None, compare=False)  # bytes, when known (a regular file)
+    #: a regular file when it was found (safe to open without blocking: not a FIFO)
+    regular: bool = field(default=False, compare=False, repr=False)
+    #: a JSON line not parsed yet, and its (text field, id field): see :func:`documents`
+    line: tuple[bytes, str, str | None] | None = field(default=None, compare=False, repr=False)
+    #: a stretch of whole lines of a JSON-lines file not read yet: (offset, length, number of
+    #: its first line, text field, id field); see :func:`documents`
+    span: tuple[int, int, int, str, str | None] | None = field(default=None, compare=False, repr=False)
+    #: not read because it names a file read under another name (a link); ``reason`` says which
+    same_file: bool = field(default=False, compare=False)

@@ -1,0 +1,208 @@
+"""Finding documents on disk: paths as given, directories walked in sorted order.
+
+A symlink to a directory is followed when its target lies outside the walked tree (once, however
+many links lead there); a target inside the tree is walked under its own path, so loops end and
+nothing is read twice through links. FIFOs, sockets and device files met during a walk are
+reported and skipped, because opening them can block forever. A FIFO named explicitly
+(``<(zcat x.gz)``) is read. Each file is read once, whatever the names that lead to it
+(:class:`_FileIdentities`).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import stat
+from dataclasses import dataclass
+from typing import BinaryIO, Iterable, Iterator
+
+from .source import Source
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device file"
+    return "not a regular file"
+
+
+@dataclass(frozen=True)
+class WalkFilter:
+    """Which files a directory walk takes.
+
+    ``globs``: a file is taken when its name or its path inside the walked directory matches one
+    (all files when empty); ``excludes``: a file or directory matching one is left out;
+    ``min_bytes``: smaller files are left out. Patterns are shell globs (``*.txt``, ``drafts/*``).
+    """
+
+    globs: tuple[str, ...] = ()
+    excludes: tuple[str, ...] = ()
+    min_bytes: int = 0
+
+    def _matches(self, patterns: tuple[str, ...], path: str, root: str) -> bool:
+        if not patterns:
+            return False
+        relative = os.path.relpath(path, root)
+        name = os.path.basename(path)
+        return any(fnmatch.fnmatch(name, p) or fnmatch.fnmatch(relative, p) for p in patterns)
+
+    def takes_dir(self, path: str, root: str) -> bool:
+        return not self._matches(self.excludes, path, root)
+
+    def takes_file(self, path: str, root: str, size: int) -> bool:
+        if size < self.min_bytes or self._matches(self.excludes, path, root):
+            return False
+        return not self.globs or self._matches(self.globs, path, root)
+
+
+class _FileIdentities:
+    """The files a run has taken, by device and inode, so that each is read once whatever the
+    names that lead to it (hard links, symbolic links, a file named twice), as jdupes and rmlint
+    do. A second name would be clustered with the first as an exact copy, and a drop list could
+    then name the only real copy while keeping a link to it.
+
+    A real name wins over a symbolic link: links to regular files are held back until every
+    path has been walked, and one is read (under its own name) only when its target was not.
+    Memory: one integer per file taken.
+    """
+
+    def __init__(self, exclude: Iterable[tuple[int, int]] = ()):
+        self.excluded = {_identity(dev, ino) for dev, ino in exclude}
+        self.taken: set[int] = set()
+        self.links: list[tuple[str, int, int]] = []  # (path, identity, size)
+
+    def take(self, path: str, identity: int, size: int | None = None) -> Source | None:
+        """The Source of a regular file met under a real (not symbolic-link) name; None for an
+        excluded file."""
+        if identity in self.excluded:
+            return None
+        if identity in self.taken:
+            return Source(path, "the same file (device and inode) as one read under another name: a hard link, or named twice; read once", same_file=True)
+        self.taken.add(identity)
+        return Source(path, size=size, regular=True)
+
+    def take_or_hold(self, path: str, is_link: bool, st: os.stat_result) -> Source | None:
+        """A regular file's Source under a real name; a symbolic link is held back (None)."""
+        identity = _identity(st.st_dev, st.st_ino)
+        if not is_link:
+            return self.take(path, identity, st.st_size)
+        self.links.append((path, identity, st.st_size))
+        return None
+
+    def held_links(self) -> Iterator[Source]:
+        for path, identity, size in self.links:
+            if identity in self.excluded:
+                continue
+            if identity in self.taken:
+                target = os.path.realpath(path)
+                yield Source(path, f"a symbolic link to {target}, which is read under its own name", same_file=True)
+            else:
+                self.taken.add(identity)
+                yield Source(path, size=size, regular=True)
+        self.links.clear()
+
+
+def _identity(dev: int, ino: int) -> int:
+    return dev << 64 | ino
+
+
+def _walk(top: str, root: str, dev: int, visited: set[tuple[int, int]], walk_filter: WalkFilter,
+          files: _FileIdentities) -> Iterator[Source]:
+    try:
+        entries = sorted(os.scandir(top), key=lambda e: e.name)
+    except OSError as exc:
+        yield Source(top, f"cannot list directory: {exc.strerror or exc}")
+        return
+    for entry in entries:
+        path = entry.path
+        if not walk_filter.min_bytes and entry.is_file(follow_symlinks=False):
+            # A regular file by its directory entry: no stat needed (its size is read where it is
+            # read; its inode number comes with the entry).
+            if walk_filter.takes_file(path, root, 0):
+                source = files.take(path, _identity(dev, entry.inode()))
+                if source is not None:
+                    yield source
+            continue
+        try:
+            st = entry.stat(follow_symlinks=True)
+        except OSError:
+            yield Source(path, "broken symbolic link" if entry.is_symlink() else "cannot stat")
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            key = (st.st_dev, st.st_ino)
+            if entry.is_symlink() and _inside(os.path.realpath(path), os.path.realpath(root)):
+                continue  # its target is walked under its own path (or is an ancestor: a loop)
+            if key in visited or not walk_filter.takes_dir(path, root):
+                continue  # reached before through another link, or excluded
+            visited.add(key)
+            yield from _walk(path, root, st.st_dev, visited, walk_filter, files)
+        elif stat.S_ISREG(st.st_mode):
+            if walk_filter.takes_file(path, root, st.st_size):
+                source = files.take_or_hold(path, entry.is_symlink(), st)
+                if source is not None:
+                    yield source
+        else:
+            yield Source(path, f"{_kind(st.st_mode)}; skipped during the walk")
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def iter_sources(paths: Iterable[str], walk_filter: WalkFilter = WalkFilter(),
+                 exclude: Iterable[tuple[int, int]] = ()) -> Iterator[Source]:
+    """Documents named by ``paths``: files as given, directories walked recursively in sorted order.
+
+    ``walk_filter`` chooses the files of walked directories; a file named explicitly is always read.
+    Each file is read once (see :class:`_FileIdentities`): a further name for it comes as a Source
+    with ``same_file`` set and a reason saying what it is; symbolic links to files come last.
+    ``exclude`` holds (st_dev, st_ino) pairs of files never to read, such as the run's own output.
+    """
+    files = _FileIdentities(exclude)
+    for path in paths:
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            yield Source(path, "no such file or directory" if not os.path.islink(path) else "broken symbolic link")
+            continue
+        except OSError as exc:
+            yield Source(path, f"cannot stat: {exc.strerror or exc}")
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            yield from _walk(path, path, st.st_dev, {(st.st_dev, st.st_ino)}, walk_filter, files)
+        elif stat.S_ISREG(st.st_mode):
+            source = files.take_or_hold(path, os.path.islink(path), st)
+            if source is not None:
+                yield source
+        elif stat.S_ISFIFO(st.st_mode):
+            yield Source(path)
+        else:
+            yield Source(path, _kind(st.st_mode))
+    yield from files.held_links()
+
+
+def read_path_list(stream: BinaryIO, null: bool = False) -> Iterator[str]:
+    """Paths listed on a binary stream, one per line or NUL-separated; empty entries are ignored."""
+    sep = b"\0" if null else b"\n"
+    pending = b""
+    while True:
+        block = stream.read(1 << 16)
+        if not block:
+            break
+        pending += block
+        *complete, pending = pending.split(sep)
+        for raw in complete:
+            name = _path_name(raw, null)
+            if name:
+                yield name
+    name = _path_name(pending, null)
+    if name:
+        yield name
+
+
+def _path_name(raw: bytes, null: bool) -> str:
+    if not null and raw.endswith(b"\r"):
+        raw = raw[:-1]
+    return os.fsdecode(raw)

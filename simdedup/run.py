@@ -1,0 +1,373 @@
+"""The stages run in order, one library call per command: read → method → fingerprints →
+group, on one process or ``jobs`` worker processes.
+
+Fingerprinting streams (a batch of :data:`BATCH_SOURCES` sources at a time, in input order on
+any number of processes); clustering is a barrier that needs every fingerprint first. This is
+where an engine plugs in: it runs the same stage functions (:func:`fingerprint_batch` on a
+batch of sources, :func:`simdedup.group.cluster_fingerprints` on the columns) elsewhere.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO, Callable, Iterable, Iterator
+
+from . import fastpath, workers
+from .errors import SimdedupError
+from .fingerprints import FingerprintRecord, FingerprintSet, collect_records, json_lines, load_fingerprints
+from .group import Cluster, ClusterOptions, cluster_fingerprints
+from .methods import Method, make_method
+from .read import Inputs, Source, open_documents, read_sources
+
+#: sources fingerprinted together: one kernel call, or one task for a worker process
+BATCH_SOURCES = 64
+
+
+@dataclass
+class Batch:
+    """What one batch of sources gave, in source order: records and skipped sources (with their
+    reasons). When rendered where it was made, the records are JSON lines in ``lines`` and
+    ``results`` keeps only the skipped sources."""
+
+    results: list[FingerprintRecord | Source]
+    notes: list[str]  # "ID: read as ENCODING" for documents whose encoding was detected
+    size: int  # bytes of the documents fingerprinted
+    count: int  # records made
+    lines: bytes = b""
+
+    @property
+    def skipped(self) -> list[Source]:
+        return [r for r in self.results if isinstance(r, Source)]
+
+    @property
+    def records(self) -> list[FingerprintRecord]:
+        return [r for r in self.results if not isinstance(r, Source)]
+
+    @classmethod
+    def of(cls, results: list[FingerprintRecord | Source], render: bool) -> "Batch":
+        records = [r for r in results if not isinstance(r, Source)]
+        notes = [f"{r.id}: read as {r.encoding}" for r in records if r.encoding]
+        size = sum(r.bytes or 0 for r in records)
+        if not render:
+            return cls(results, notes, size, len(records))
+        lines = json_lines(records)
+        return cls([r for r in results if isinstance(r, Source)], notes, size, len(records), lines)
+
+
+def fingerprint_batch(sources: list[Source], method: Method, render: bool = False) -> Batch:
+    """One batch of sources read and fingerprinted: the unit of work of a worker process."""
+    return Batch.of(method.fingerprint_batch(open_documents(sources, method.encoding, method.whole_bytes)), render)
+
+
+_worker: tuple[Method, bool] | None = None
+
+
+def _init_worker(method: Method, render: bool) -> None:
+    global _worker
+    _worker = (method, render)
+
+
+def _work(task: list[Source] | tuple[list[str], list[int | None]]) -> Batch:
+    assert _worker is not None
+    method, render = _worker
+    if isinstance(task, tuple):
+        task = [Source(path, size=size, regular=True) for path, size in zip(*task)]
+    return fingerprint_batch(task, method, render)
+
+
+def _task(sources: list[Source]) -> list[Source] | tuple[list[str], list[int | None]]:
+    """A batch as it goes to a worker: regular files as their paths and sizes, which pickle
+    about fifteen times faster than the Source objects (many small files)."""
+    if all(s.regular and s.reason is None and s.text is None and s.line is None and s.span is None for s in sources):
+        return [s.path for s in sources], [s.size for s in sources]
+    return sources
+
+
+def default_jobs() -> int:
+    """Number of cores this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def fingerprint_batches(sources: Iterable[Source], method: Method, jobs: int = 1,
+                        render: bool = False) -> Iterator[Batch]:
+    """Fingerprint the sources :data:`BATCH_SOURCES` at a time, in order; the batches, and so
+    the output, are the same for any ``jobs``.
+
+    With ``render``, each batch carries its records as JSON lines instead of objects, made by
+    the worker process that fingerprinted them: the parent only writes bytes, so ``jobs``
+    workers keep ``jobs`` cores busy.
+    """
+    method.prepare()  # loaded once here, inherited by forked workers
+    if jobs > 1 and getattr(method, "fast", False):
+        fastpath.preload()  # once, before the fork, instead of once in every worker
+    batches = _batches(sources, BATCH_SOURCES)
+    if jobs <= 1:
+        for batch in batches:
+            yield fingerprint_batch(batch, method, render)
+        return
+    yield from workers.in_order(map(_task, batches), jobs, _work, _init_worker, (method, render))
+
+
+def _batches(sources: Iterable[Source], size: int) -> Iterator[list[Source]]:
+    iterator = iter(sources)
+    while batch := list(itertools.islice(iterator, size)):
+        yield batch
+
+
+def _no_note(text: str) -> None:
+    pass
+
+
+@dataclass
+class FingerprintRun:
+    """Fingerprinting the documents ``paths`` name (:func:`simdedup.read.read_sources`): iterate
+    once for the :class:`Batch` objects, in input order.
+
+    Skipped documents are collected in :attr:`skipped` and each is told to ``note`` as a
+    warning as it is met (with ``verbose``, also the encodings ``--encoding auto`` chose).
+    With ``exact_first``, documents whose text was seen before are not fingerprinted but listed
+    in :attr:`duplicates` (``path -> first path``); :meth:`records` adds them back as copies.
+    ``count`` walks the paths first, so that :attr:`total` is known (for a progress bar).
+    """
+
+    paths: tuple[str, ...]
+    method: Method
+    inputs: Inputs = field(default_factory=Inputs)
+    jobs: int | None = None  # None: every core
+    render: bool = False
+    exact_first: bool = False
+    count: bool = False
+    exclude: tuple[tuple[int, int], ...] = ()  # files never to read: the run's own output
+    overwritten: dict[tuple[int, int], str] | None = None  # files the outputs write over
+    tee: Callable[[Iterator[Source]], Iterator[Source]] | None = None  # sees every source first
+    note: Callable[[str], None] = _no_note
+    verbose: bool = False
+    skipped: list[str] = field(default_factory=list, init=False)
+    tables: list[tuple[str, str]] = field(default_factory=list, init=False)  # (kind, path) of tables read
+    duplicates: dict[str, str] | None = field(default=None, init=False)
+    total: int | None = field(default=None, init=False)  # documents, or bytes of tables (see unit)
+    unit: str = field(default="doc", init=False)
+
+    def __post_init__(self) -> None:
+        plan = read_sources(self.paths, self.inputs, self.count, self.tables, self.exclude, self.overwritten,
+                            self.note, self.verbose)
+        self._sources = plan.sources
+        self.duplicates = {} if self.exact_first else None
+        self.total, self.unit = (plan.table_bytes, "B") if plan.table_bytes else (plan.count, "doc")
+
+    def __iter__(self) -> Iterator[Batch]:
+        sources: Iterable[Source] = self._sources
+        if self.tee is not None:
+            sources = self.tee(iter(sources))
+        if self.duplicates is not None:
+            from .exact import SeenDigests, exact_duplicates
+
+            sources = exact_duplicates(sources, self.method.encoding, SeenDigests(), self.duplicates)
+        jobs = self.jobs or default_jobs()
+        if jobs > 1:  # a pool is not worth it for a handful of documents
+            sources = iter(sources)  # a list (counted for the progress bar) would give its head twice
+            head = list(itertools.islice(sources, 4 * jobs))
+            jobs = max(1, min(jobs, len(head) // 4))
+            sources = itertools.chain(head, sources)
+        for batch in fingerprint_batches(sources, self.method, jobs, self.render):
+            for source in batch.skipped:
+                self.skipped.append(source.path)
+                self.note(f"simdedup: warning: {source.path}: {source.reason}")
+            if self.verbose:
+                for note in batch.notes:
+                    self.note(f"simdedup: {note}")
+            yield batch
+
+    def records(self, batches: Iterable[Batch] | None = None) -> Iterator[FingerprintRecord]:
+        """The records of the run (of ``batches``: the run's batches as the caller iterates
+        them), then, with ``exact_first``, a copy of the first record for each exact duplicate."""
+        records = (record for batch in (self if batches is None else batches) for record in batch.records)
+        if self.duplicates is None:
+            yield from records
+            return
+        from .exact import add_exact_duplicates
+
+        yield from add_exact_duplicates(records, self.duplicates)
+
+    def done(self, records: int, verb: str = "fingerprinted") -> str | None:
+        """The closing line when documents were skipped."""
+        if not self.skipped:
+            return None
+        return f"simdedup: {verb} {records} documents, skipped {len(self.skipped)} (see warnings above)"
+
+
+def _resolved(options: ClusterOptions, fingerprints: FingerprintSet, note: Callable[[str], None]) -> ClusterOptions:
+    """``options`` resolved for the fingerprints, with a note for each default chosen for the user.
+
+    Raises:
+        UsageError: an option out of range for the fingerprints.
+    """
+    from .errors import UsageError
+
+    try:
+        resolved = options.for_fingerprints(fingerprints)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if fingerprints.exact_dropped:
+        note(f"simdedup: note: {fingerprints.exact_dropped:,} documents beyond the memory budget of exact "
+             f"verification are verified with their sketches")
+    if options.similarity == "resemblance" and fingerprints.exact is None and fingerprints.sketches is not None:
+        note("simdedup: note: these fingerprints carry no text to measure resemblance with: "
+             "pairs are verified with the sketches' bag similarity")
+    if options.k is None and fingerprints.sketches is not None and resolved.k < options.DEFAULT_K_VERIFIED:  # type: ignore[operator]
+        note(f"simdedup: {len(fingerprints.ids):,} documents: k = {resolved.k} by default at this size "
+             f"(the pair search for k = 10 would take long); give -k to choose")
+    return resolved
+
+
+@dataclass
+class Clustered:
+    """What ``cluster`` and ``dedup`` find: the fingerprints and their clusters (member indices
+    into ``fingerprints.ids``); ``new`` marks the documents of an incremental run."""
+
+    fingerprints: FingerprintSet
+    clusters: list[Cluster]
+    options: ClusterOptions  # resolved
+    new: Any = None
+
+    def id_clusters(self) -> list[list[str]]:
+        """The clusters as lists of ids, the representative first."""
+        ids = self.fingerprints.ids
+        return [[ids[c.representative], *(ids[m] for m in c.members if m != c.representative)] for c in self.clusters]
+
+
+def cluster_files(files: Iterable[tuple[str, BinaryIO]], options: ClusterOptions = ClusterOptions(),
+                  against: str | None = None, note: Callable[[str], None] = _no_note) -> Clustered:
+    """``cluster``: the clusters of the fingerprint records in ``files`` (named binary streams).
+
+    With ``against`` (the name of one of the files), an incremental run: only clusters holding a
+    document of the other files, and no pair of two documents of ``against``. A record whose id
+    was read before is left out, with a warning to ``note``.
+    """
+    import numpy as np
+
+    fingerprints = load_fingerprints(files)
+    for repeated in fingerprints.repeated:
+        note(f"simdedup: warning: {repeated}: id seen before; this record is ignored")
+    new = None
+    if against is not None and fingerprints.sources is not None:
+        new = np.array([name != against for name in fingerprints.files or []], dtype=bool)[fingerprints.sources]
+    resolved = _resolved(options, fingerprints, note)
+    return Clustered(fingerprints, cluster_fingerprints(fingerprints, resolved, new), resolved, new)
+
+
+def dedup_run(run: FingerprintRun, options: ClusterOptions = ClusterOptions(),
+              batches: Iterable[Batch] | None = None) -> Clustered:
+    """``dedup``: the clusters of the documents a fingerprint run makes (of its ``batches``, as
+    the caller iterates them, e.g. behind a progress bar). Two documents under one id: only the
+    first is clustered, and the other is counted as skipped."""
+    fingerprints = collect_records(run.records(batches))
+    for doc_id in fingerprints.repeated:
+        run.skipped.append(doc_id)
+        run.note(f"simdedup: warning: {doc_id}: id of an earlier document; this one is left out")
+    resolved = _resolved(options, fingerprints, run.note)
+    return Clustered(fingerprints, cluster_fingerprints(fingerprints, resolved), resolved)
+
+
+def prepare_dedup(method: Method, options: ClusterOptions, verify: str = "exact") -> None:
+    """Check ``options`` against ``method`` before any document is read (a run of hours must not
+    end in a usage error), and with ``verify="exact"`` have the method keep the texts exact
+    verification measures.
+
+    Raises:
+        UsageError: an option out of range for the method's fingerprints.
+    """
+    from .errors import UsageError
+
+    if verify not in ("exact", "sketch"):
+        raise UsageError("verify must be exact or sketch")
+    if verify == "exact" and hasattr(method, "verify_exactly"):
+        method.verify_exactly()
+    try:
+        options.resolve(method.bits, getattr(method, "sketch_bins", 0) > 0, method.settings["method"])
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+# --- the library in one call ----------------------------------------------------------------
+
+
+def fingerprint(paths: Iterable[str] | str, method: Method | None = None, *, jobs: int = 1,
+                inputs: Inputs | None = None, **method_options: Any) -> Iterator[FingerprintRecord]:
+    """The fingerprint records of the documents ``paths`` name (files, directories, JSON-lines
+    and other tables), in input order; skipped documents are left out with a warning
+    (:mod:`warnings`). ``method``, or the options of :func:`simdedup.methods.make_method`.
+
+    >>> import simdedup
+    >>> records = list(simdedup.fingerprint(["examples/en"]))
+    >>> records[0].id, records[0].bits
+    ('examples/en/bicycle-chain-care-reposted.txt', 64)
+    """
+    import warnings
+
+    method = method or make_method(**method_options)
+    run = FingerprintRun((paths,) if isinstance(paths, str) else tuple(paths), method, inputs or Inputs(), jobs,
+                         note=lambda text: warnings.warn(text, stacklevel=3))
+    yield from run.records()
+
+
+def cluster(records: Iterable[FingerprintRecord] | FingerprintSet | Iterable[str] | str,
+            options: ClusterOptions | None = None, **option_values: Any) -> list[list[str]]:
+    """Clusters of near-duplicates among fingerprint records (or the fingerprint files named),
+    as lists of ids, the representative first. ``options``, or the fields of
+    :class:`simdedup.group.ClusterOptions` (``k=3``, ``linkage="single"``, ...).
+
+    >>> import simdedup
+    >>> records = simdedup.fingerprint(["examples/en"])
+    >>> simdedup.cluster(records)[1]
+    ['examples/en/lighthouses-edited-1.txt', 'examples/en/lighthouses-edited-2.txt', 'examples/en/lighthouses.txt']
+    """
+    options = options or ClusterOptions(**option_values)
+    if isinstance(records, str):
+        records = [records]
+    if isinstance(records, FingerprintSet):
+        fingerprints = records
+    else:
+        records = list(records)
+        if records and isinstance(records[0], str):
+            from contextlib import ExitStack
+
+            with ExitStack() as stack:
+                files = [(name, stack.enter_context(open(name, "rb"))) for name in records]
+                return cluster_files(files, options).id_clusters()
+        fingerprints = collect_records(records)  # type: ignore[arg-type]
+    resolved = _resolved(options, fingerprints, _no_note)
+    return Clustered(fingerprints, cluster_fingerprints(fingerprints, resolved), resolved).id_clusters()
+
+
+def dedup(paths: Iterable[str] | str, method: Method | None = None, options: ClusterOptions | None = None, *,
+          jobs: int = 1, inputs: Inputs | None = None, verify: str = "exact", exact_first: bool = False,
+          **option_values: Any) -> list[list[str]]:
+    """Fingerprint the documents ``paths`` name and cluster them in one go: lists of ids, the
+    representative first. Keyword options go to :func:`simdedup.methods.make_method` or
+    :class:`simdedup.group.ClusterOptions`, whichever takes them.
+
+    >>> import simdedup
+    >>> clusters = simdedup.dedup(["examples/en", "examples/zh"])
+    >>> len(clusters), clusters[-1]
+    (5, ['examples/zh/tea-making-extended.txt', 'examples/zh/tea-making.txt'])
+    """
+    import warnings
+    from dataclasses import fields
+
+    cluster_names = {f.name for f in fields(ClusterOptions)}
+    cluster_values = {k: v for k, v in option_values.items() if k in cluster_names}
+    if method is None:
+        method = make_method(**{k: v for k, v in option_values.items() if k not in cluster_names})
+    elif len(cluster_values) < len(option_values):
+        raise SimdedupError("give a method or its options, not both")
+    options = options or ClusterOptions(**cluster_values)
+    prepare_dedup(method, options, verify)
+    run = FingerprintRun((paths,) if isinstance(paths, str) else tuple(paths), method, inputs or Inputs(), jobs,
+                         exact_first=exact_first, note=lambda text: warnings.warn(text, stacklevel=3))
+    return dedup_run(run, options).id_clusters()
