@@ -518,16 +518,9 @@ def cluster(files: tuple[str, ...], output: str | None, force: bool, output_form
 
 
 def _open_inputs(files: tuple[str, ...]) -> Iterator[tuple[str, Any]]:
-    for name in files or ("-",):
-        if name == "-":
-            yield "<stdin>", sys.stdin.buffer
-            continue
-        try:
-            handle = open(name, "rb")
-        except OSError as exc:
-            raise click.ClickException(f"cannot read {name}: {exc.strerror or exc}") from None
-        with handle:
-            yield name, handle
+    from .read import named_streams
+
+    return named_streams(files)
 
 
 @cli.command()

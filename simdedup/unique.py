@@ -21,14 +21,11 @@ import tempfile
 from contextlib import suppress
 from typing import BinaryIO, Iterable, Iterator
 
-from .read.document import is_compressed
+from .read.document import file_blocks, is_compressed
 from .read.source import Source
 from .read.tables import documents, is_jsonl, iter_jsonl_lines
 from .errors import OutputError, SimdedupError, UsageError
 from .write import TEMP_PREFIX, Identity, LineWriter, OutputFile, check_writable, output_call, write_all
-
-_COPY_CHUNK = 1 << 20
-
 
 def dropped_ids(clusters: Iterable, ids: list[str]) -> set[str]:
     """Ids of the members that are not their cluster's representative."""
@@ -264,35 +261,35 @@ class _Directories:
 def _copy_file(source: str, directory: int, name: str, shown: str) -> None:
     """Copy ``source`` to ``name`` in the open ``directory``: into a new temporary file there,
     renamed over ``name`` once complete (a link there is replaced, never followed)."""
-    try:
-        handle = open(source, "rb")
-    except OSError as exc:
-        raise SimdedupError(f"cannot read {source} again: {exc.strerror or exc}") from None
+    blocks = _blocks_again(source)
+    first = next(blocks, b"")  # opened before anything is created
     tmp = TEMP_PREFIX + secrets.token_hex(8)
-    with handle:
-        fd = output_call(os.open, tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666,
-                         dir_fd=directory, name=shown)
-        done = False
-        try:
-            while chunk := _read(handle, source):
-                write_all(fd, chunk)
-            closing, fd = fd, -1
-            output_call(os.close, closing, name=shown)
-            output_call(os.rename, tmp, name, src_dir_fd=directory, dst_dir_fd=directory, name=shown)
-            done = True
-        except OutputError as exc:
-            raise OutputError(exc.reason, exc.name or shown) from None
-        finally:
-            if fd >= 0:
-                os.close(fd)
-            if not done:
-                with suppress(OSError):
-                    os.unlink(tmp, dir_fd=directory)
-
-
-def _read(handle: BinaryIO, source: str) -> bytes:
+    fd = output_call(os.open, tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666,
+                     dir_fd=directory, name=shown)
+    done = False
     try:
-        return handle.read(_COPY_CHUNK)
+        write_all(fd, first)
+        for block in blocks:
+            write_all(fd, block)
+        closing, fd = fd, -1
+        output_call(os.close, closing, name=shown)
+        output_call(os.rename, tmp, name, src_dir_fd=directory, dst_dir_fd=directory, name=shown)
+        done = True
+    except OutputError as exc:
+        raise OutputError(exc.reason, exc.name or shown) from None
+    finally:
+        blocks.close()
+        if fd >= 0:
+            os.close(fd)
+        if not done:
+            with suppress(OSError):
+                os.unlink(tmp, dir_fd=directory)
+
+
+def _blocks_again(source: str) -> Iterator[bytes]:
+    """The bytes of a kept file, read again to be copied."""
+    try:
+        yield from file_blocks(source)
     except OSError as exc:
         raise SimdedupError(f"cannot read {source} again: {exc.strerror or exc}") from None
 

@@ -16,18 +16,18 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator
+from typing import BinaryIO, Callable, Iterable, Iterator
 
-from ..errors import UsageError
-from .document import (CHUNK_BYTES, MAX_CARRY, Document, DocumentReader, is_compressed, text_chunks, utf8_size,
-                       whole_file)
+from ..errors import SimdedupError, UsageError
+from .document import (CHUNK_BYTES, MAX_CARRY, Document, DocumentReader, file_blocks, is_compressed, text_chunks,
+                       utf8_size, whole_file)
 from .source import Source
 from .tables import MAX_LINE_BYTES, FeaturesField, documents, expand_tables, table_kind
 from .walk import WalkFilter, iter_sources, read_path_list
 
 __all__ = ["CHUNK_BYTES", "MAX_CARRY", "MAX_LINE_BYTES", "Document", "DocumentReader", "FeaturesField", "Inputs",
-           "Source", "WalkFilter", "documents", "is_compressed", "iter_sources", "open_document", "open_documents",
-           "read_sources", "text_chunks", "utf8_size"]
+           "Source", "WalkFilter", "documents", "file_blocks", "is_compressed", "iter_sources", "named_streams",
+           "open_document", "open_documents", "read_sources", "text_chunks", "utf8_size"]
 
 
 def open_documents(sources: Iterable[Source], encoding: str = "utf-8", whole_bytes: int = 0) -> Iterator[Document]:
@@ -151,3 +151,23 @@ def _without_links(sources: Iterator[Source], note: Callable[[str], None] | None
         names = "1 name leads" if links == 1 else f"{links} names lead"
         note(f"simdedup: {names} to a file read under another name (links); each file was read "
              f"once{'' if verbose else ' (-v lists them)'}")
+
+
+def named_streams(names: Iterable[str]) -> Iterator[tuple[str, BinaryIO]]:
+    """Each named file (``-``: standard input) opened for reading bytes, one after another, with
+    its name (``<stdin>`` for standard input): the fingerprint files of ``cluster``, the cluster
+    files of ``select``. No name: standard input.
+
+    Raises:
+        SimdedupError: a file cannot be opened.
+    """
+    for name in tuple(names) or ("-",):
+        if name == "-":
+            yield "<stdin>", sys.stdin.buffer
+            continue
+        try:
+            handle = open(name, "rb")
+        except OSError as exc:
+            raise SimdedupError(f"cannot read {name}: {exc.strerror or exc}") from None
+        with handle:
+            yield name, handle

@@ -420,3 +420,15 @@ class Document:
     def skipped(self) -> Source:
         """The document as a skipped source, with its reason."""
         return Source(self.id, self.reason)
+
+
+def file_blocks(path: str, size: int = CHUNK_BYTES) -> Iterator[bytes]:
+    """The bytes of the file at ``path`` as stored, ``size`` at a time (a kept document that
+    ``--unique-out`` copies). The file is opened at the first block.
+
+    Raises:
+        OSError: it cannot be opened or read.
+    """
+    with open(path, "rb") as handle:
+        while block := handle.read(size):
+            yield block
