@@ -1,0 +1,90 @@
+"""The library as a user (or an engine) calls it: one call per command, stages as modules."""
+
+from __future__ import annotations
+
+import ast
+import doctest
+import importlib
+import os
+import pkgutil
+from pathlib import Path
+
+import pytest
+
+import simdedup
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.parametrize("module", ["simdedup", "simdedup.run"])
+def test_docstring_examples_hold(module, monkeypatch):
+    monkeypatch.chdir(ROOT)  # the examples name examples/ from the repository's root
+    failed, attempted = doctest.testmod(importlib.import_module(module), verbose=False)
+    assert attempted > 0 and failed == 0
+
+
+def test_top_level_calls_stay_functions_after_every_module_is_imported():
+    """A module named like a top-level call would replace it as an attribute once imported."""
+    for info in pkgutil.walk_packages(simdedup.__path__, "simdedup."):
+        if not info.name.endswith(("__main__", "_kernels", "_exact_kernel")):
+            importlib.import_module(info.name)
+    for name in ("fingerprint", "cluster", "dedup"):
+        assert callable(getattr(simdedup, name)) and not isinstance(getattr(simdedup, name), type(simdedup)), name
+    for name in simdedup.__all__:
+        assert getattr(simdedup, name) is not None
+
+
+def test_dedup_equals_fingerprint_then_cluster(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    records = list(simdedup.fingerprint(["examples/en", "examples/zh"]))
+    assert simdedup.cluster(records, k=10) == simdedup.dedup(["examples/en", "examples/zh"], k=10, verify="sketch")
+
+
+def _module_imports(path: Path, package: str) -> set[str]:
+    """The simdedup modules a module imports, at its top or inside functions (a lazy import is
+    still a dependency)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = set()
+    for node in tree.body:
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.dump(node.test):
+            continue  # for annotations only
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.ImportFrom) and sub.level:
+                base = package.split(".")[: len(package.split(".")) - sub.level + 1]
+                target = ".".join(base + ([sub.module] if sub.module else []))
+                found.add(target)
+                if not sub.module:
+                    found.update(f"{target}.{alias.name}" for alias in sub.names)
+            elif isinstance(sub, ast.Import):
+                found.update(alias.name for alias in sub.names if alias.name.startswith("simdedup"))
+    return found
+
+
+def test_the_import_graph_has_no_circle():
+    """Data flows one way through the stages: no module imports one that imports it back."""
+    modules = {}
+    for path in (ROOT / "simdedup").rglob("*.py"):
+        relative = path.relative_to(ROOT).with_suffix("")
+        name = ".".join(relative.parts[:-1] if relative.name == "__init__" else relative.parts)
+        package = name if relative.name == "__init__" else name.rsplit(".", 1)[0]
+        modules[name] = path, package
+    graph = {name: {m for m in _module_imports(path, package) if m in modules and m != name}
+             for name, (path, package) in modules.items()}
+    # a package's __init__ re-exporting its own modules is not a circle of stages
+    state: dict[str, int] = {}
+
+    def visit(name: str, trail: list[str]) -> None:
+        state[name] = 1
+        for target in graph[name]:
+            if target.startswith(name + "."):
+                continue
+            if state.get(target) == 1:
+                raise AssertionError(" -> ".join(trail[trail.index(target):] + [target]))
+            if target not in state:
+                visit(target, trail + [target])
+        state[name] = 2
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name, [name])
+    assert os.path.isdir(ROOT / "simdedup" / "read") and "simdedup.pipeline" not in modules
