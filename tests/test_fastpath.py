@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 import simdedup.fastpath as fastpath
 from simdedup.read import Source
 from simdedup.errors import SkipDocument
-from simdedup.methods import SimhashMethod
+from simdedup.methods import Method, SimhashMethod
+from simdedup.read import open_documents
 from simdedup.run import fingerprint_batch
 from simdedup.tokenizers import get_tokenizer
 
@@ -255,7 +256,7 @@ def test_the_python_path_together_equals_one_document_at_a_time(tmp_path, monkey
                 Source("t-empty", text="  "), Source("gone", reason="no such file")]
     fingerprinter = SimhashMethod(tokenizer, **options)
     together = fingerprint_batch(sources, fingerprinter).results
-    alone = [one_at_a_time(fingerprinter, source) for source in sources]
+    alone = Method.fingerprint_batch(fingerprinter, open_documents(sources, fingerprinter.encoding))  # streamed, one at a time
     assert [getattr(r, "reason", None) or (r.to_json(), r.encoding) for r in together] == \
            [getattr(r, "reason", None) or (r.to_json(), r.encoding) for r in alone]
     assert sum(isinstance(r, Source) for r in together) >= 3
@@ -286,17 +287,3 @@ print(shared(np.arange(5), np.arange(5)).sum())
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip() == "10"
-
-
-def one_at_a_time(method, source):
-    """The Python path of one document, streamed: the reference for the batch paths."""
-    from simdedup.errors import SkipDocument
-    from simdedup.read import open_documents
-
-    (document,) = open_documents([source], method.encoding)
-    if document.reason is not None:
-        return document.skipped
-    try:
-        return method.record(document)
-    except SkipDocument as exc:
-        return Source(document.id, exc.reason)

@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 
 import simdedup.fastpath as fastpath
 from simdedup.read import Source
-from simdedup.methods import SimhashMethod
+from simdedup.methods import Method, SimhashMethod
+from simdedup.read import open_documents
 from simdedup.run import fingerprint_batch
 from simdedup.tokenizers import get_tokenizer
 from simdedup.tokenizers import jieba_tfidf
@@ -99,7 +100,7 @@ def test_pipeline_batches_equal_one_document_at_a_time(tmp_path, monkeypatch):
     for encoding in ("utf-8", "auto"):
         fingerprinter = SimhashMethod(get_tokenizer("jieba-fast"), encoding=encoding)
         together = fingerprint_batch(sources, fingerprinter).results
-        alone = [one_at_a_time(fingerprinter, source) for source in sources]
+        alone = Method.fingerprint_batch(fingerprinter, open_documents(sources, fingerprinter.encoding))  # streamed, one at a time
         assert [getattr(r, "reason", None) or (r.to_json(), r.encoding) for r in together] == \
                [getattr(r, "reason", None) or (r.to_json(), r.encoding) for r in alone]
         assert sum(isinstance(r, Source) for r in together) >= 3
@@ -133,17 +134,3 @@ def test_lone_surrogates_are_words_of_their_own_as_in_jieba():
     exact, fast = get_tokenizer("jieba"), get_tokenizer("jieba-fast")
     assert list(fast.tokens(text)) == list(exact.tokens(text))
     assert fast.features_many([[text]]) == [exact.text_features(text)]
-
-
-def one_at_a_time(method, source):
-    """The Python path of one document, streamed: the reference for the batch paths."""
-    from simdedup.errors import SkipDocument
-    from simdedup.read import open_documents
-
-    (document,) = open_documents([source], method.encoding)
-    if document.reason is not None:
-        return document.skipped
-    try:
-        return method.record(document)
-    except SkipDocument as exc:
-        return Source(document.id, exc.reason)
