@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from .index import near_pairs
+from .index import distinct, near_pairs
 from .similarity import DEFAULT_MEASURE, DEFAULT_MIN_RESEMBLANCE, MEASURES, ExactIndex, KeptText, passes
 from .sketch import agreement_similarity, pair_similarity
 
@@ -210,7 +210,7 @@ def _with_band_pairs(left: np.ndarray, right: np.ndarray, sketches: np.ndarray,
             i, j = np.triu_indices(size, 1)
             a, b = eligible[groups[:, i]].ravel(), eligible[groups[:, j]].ravel()
             found.append(np.minimum(a, b) * len(sketches) + np.maximum(a, b))
-    pairs = np.unique(np.concatenate(found))
+    pairs = distinct(np.concatenate(found))
     return pairs // len(sketches), pairs % len(sketches)
 
 
@@ -450,7 +450,7 @@ def _describe(ids: Sequence[str], fps: np.ndarray, units: _Units, doc_label: np.
     grouped = by_id[np.argsort(doc_label[by_id], kind="stable")]
     bounds = [0, *(np.flatnonzero(np.diff(doc_label[grouped])) + 1).tolist(), len(grouped)]
     grouped_list, of_doc = grouped.tolist(), units.of_doc
-    needed = np.unique(of_doc[grouped])
+    needed = distinct(of_doc[grouped])
     values = dict(zip(needed.tolist(), (sum(int(word) << (64 * w) for w, word in enumerate(row))
                                         for row in units.fps[needed].tolist())))
     unit_of = dict(zip(grouped_list, of_doc[grouped].tolist()))

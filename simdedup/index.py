@@ -256,10 +256,23 @@ def near_pairs(fps: np.ndarray, k: int, blocks: int | None = None) -> tuple[np.n
             parts.append(_codes(a, b, n))
             pending += len(a)
             if pending > _COMPACT_AFTER:
-                parts, pending = [np.unique(np.concatenate(parts))], 0
-        code = np.unique(np.concatenate(parts)) if parts else np.empty(0, dtype=np.int64)
+                parts, pending = [distinct(np.concatenate(parts))], 0
+        code = distinct(np.concatenate(parts)) if parts else np.empty(0, dtype=np.int64)
     lo, hi = code // max(n, 1), code % max(n, 1)
     return lo, hi, popcount_distance(fps[lo], fps[hi])
+
+
+def distinct(values: np.ndarray) -> np.ndarray:
+    """The distinct values, sorted: ``np.unique`` by a sort. numpy 2's default hash-based
+    ``np.unique`` takes seconds on the millions of repeated pair codes of a duplicate-dense
+    corpus (1.7 s for 2·10^6, against 0.1 s sorted)."""
+    ordered = np.sort(values)
+    if len(ordered) < 2:
+        return ordered
+    keep = np.empty(len(ordered), dtype=bool)
+    keep[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=keep[1:])
+    return ordered[keep]
 
 
 def _codes(left: np.ndarray, right: np.ndarray, n: int) -> np.ndarray:
