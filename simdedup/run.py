@@ -12,14 +12,16 @@ from __future__ import annotations
 import itertools
 import os
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO, Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Iterable, Iterator
 
-from . import fastpath, workers
+from . import workers
 from .errors import SimdedupError
 from .fingerprints import FingerprintRecord, FingerprintSet, collect_records, json_lines, load_fingerprints
 from .group import Cluster, ClusterOptions, cluster_fingerprints
-from .methods import Method, make_method
 from .read import Inputs, Source, open_documents, read_sources
+
+if TYPE_CHECKING:
+    from .methods import Method
 
 #: sources fingerprinted together: one kernel call, or one task for a worker process
 BATCH_SOURCES = 64
@@ -104,6 +106,8 @@ def fingerprint_batches(sources: Iterable[Source], method: Method, jobs: int = 1
     """
     method.prepare()  # loaded once here, inherited by forked workers
     if jobs > 1 and getattr(method, "fast", False):
+        from . import fastpath
+
         fastpath.preload()  # once, before the fork, instead of once in every worker
     batches = _batches(sources, BATCH_SOURCES)
     if jobs <= 1:
@@ -310,6 +314,8 @@ def fingerprint(paths: Iterable[str] | str, method: Method | None = None, *, job
     """
     import warnings
 
+    from .methods import make_method
+
     method = method or make_method(**method_options)
     run = FingerprintRun((paths,) if isinstance(paths, str) else tuple(paths), method, inputs or Inputs(), jobs,
                          note=lambda text: warnings.warn(text, stacklevel=3))
@@ -359,6 +365,8 @@ def dedup(paths: Iterable[str] | str, method: Method | None = None, options: Clu
     """
     import warnings
     from dataclasses import fields
+
+    from .methods import make_method
 
     cluster_names = {f.name for f in fields(ClusterOptions)}
     cluster_values = {k: v for k, v in option_values.items() if k in cluster_names}
