@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterator
 import click
 
 from .compat import PRESETS
-from .errors import RecordError, SimdedupError, UsageError
+from .errors import SimdedupError, UsageError
 from .hashing import HASHES
 from .write import stdout_target, write_all
 
@@ -806,40 +806,13 @@ def select(files: tuple[str, ...], policy: str, kept: bool, null: bool) -> None:
     simdedup cluster fp.jsonl | simdedup select --keep longest -0 | xargs -0 rm --
     simdedup select --kept clusters.jsonl > survivors.txt
     """
-    from .select import read_clusters, selection
+    from .read import named_streams
+    from .select import id_list, select_files
 
-    end = b"\0" if null else b"\n"
-    chosen = selection(itertools.chain.from_iterable(
-        read_clusters(_text_lines(stream, name), name) for name, stream in _open_inputs(files)), policy)
+    chosen = select_files(named_streams(files), policy)
     for doc_id, why in chosen.held:
         message(f"simdedup: warning: {doc_id}: not listed: {why}")
-    out = bytearray()
-    for doc_id in chosen.kept if kept else chosen.dropped:
-        name = os.fsencode(doc_id) if _is_path_text(doc_id) else None
-        if name is None or end in name:
-            raise SimdedupError(f"the id {doc_id!r} cannot be listed as a path"
-                                + ("; use -0" if name is not None else ""))
-        out += name + end
-    write_all(stdout_target(), bytes(out))
-
-
-def _text_lines(stream: Any, name: str) -> Iterator[str]:
-    """The lines of a binary stream as text, with ``FILE:LINE`` errors for bytes that are not UTF-8."""
-    for number, raw in enumerate(stream, 1):
-        try:
-            yield raw.decode("utf-8")
-        except UnicodeDecodeError:
-            raise RecordError(f"{name}:{number}: not UTF-8 text") from None
-
-
-def _is_path_text(doc_id: str) -> bool:
-    """Whether an id is a name the file system can take: no NUL, and no lone surrogate other
-    than the ones that stand for a file name's undecodable bytes."""
-    try:
-        os.fsencode(doc_id)
-    except UnicodeEncodeError:
-        return False
-    return "\0" not in doc_id
+    write_all(stdout_target(), id_list(chosen.kept if kept else chosen.dropped, null))
 
 
 @cli.command()

@@ -16,9 +16,10 @@ A drop list is read by ``xargs rm``, so it never names the only real copy of a f
 
 from __future__ import annotations
 
+import itertools
 import os
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator
+from typing import Any, BinaryIO, Callable, Iterable, Iterator
 
 from .errors import RecordError, SimdedupError
 from .jsonline import parse_json_line
@@ -150,3 +151,49 @@ def selection(clusters: Iterable[tuple[list[dict], str | None]], policy: str) ->
                 else:
                     result.dropped.append(doc_id)
     return result
+
+
+def select_files(files: Iterable[tuple[str, BinaryIO]], policy: str = "representative") -> Selection:
+    """The selection (:func:`selection`) over the cluster lines of named binary streams, all
+    read before anything is decided.
+
+    Raises:
+        RecordError: a line that is not UTF-8 or not a cluster, as ``FILE:LINE``.
+    """
+    return selection(itertools.chain.from_iterable(read_clusters(_text_lines(stream, name), name)
+                                                   for name, stream in files), policy)
+
+
+def id_list(ids: Iterable[str], null: bool = False) -> bytes:
+    """The ids as file names for ``xargs``: each ended by a newline, or by NUL with ``null``.
+
+    Raises:
+        SimdedupError: an id that cannot name a file, or holds the end character.
+    """
+    end = b"\0" if null else b"\n"
+    out = bytearray()
+    for doc_id in ids:
+        name = os.fsencode(doc_id) if _is_path_text(doc_id) else None
+        if name is None or end in name:
+            raise SimdedupError(f"the id {doc_id!r} cannot be listed as a path" + ("; use -0" if name is not None else ""))
+        out += name + end
+    return bytes(out)
+
+
+def _text_lines(stream: Any, name: str) -> Iterator[str]:
+    """The lines of a binary stream as text, with ``FILE:LINE`` errors for bytes that are not UTF-8."""
+    for number, raw in enumerate(stream, 1):
+        try:
+            yield raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise RecordError(f"{name}:{number}: not UTF-8 text") from None
+
+
+def _is_path_text(doc_id: str) -> bool:
+    """Whether an id is a name the file system can take: no NUL, and no lone surrogate other
+    than the ones that stand for a file name's undecodable bytes."""
+    try:
+        os.fsencode(doc_id)
+    except UnicodeEncodeError:
+        return False
+    return "\0" not in doc_id
