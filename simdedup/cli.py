@@ -7,7 +7,6 @@ closed pipe); 2 usage error; 3 finished, but some inputs were skipped (each with
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import signal
@@ -750,9 +749,8 @@ def exact(paths: tuple[str, ...], encoding: str, bloom_capacity: int | None, err
     simdedup exact corpus/ > repeats.jsonl
     find crawl -type f -print0 | simdedup exact -0 --bloom 100000000 - > repeats.jsonl
     """
-    from .errors import SkipDocument
-    from .exact import BloomFilter, SeenDigests, source_digest
-    from .read import DocumentReader, documents, read_sources
+    from .exact import BloomFilter, SeenDigests, repeats
+    from .read import DocumentReader, read_sources
     from .write import LineWriter, overwritten_files, own_file
 
     try:
@@ -769,19 +767,15 @@ def exact(paths: tuple[str, ...], encoding: str, bloom_capacity: int | None, err
     done = 0
     with out.open() as fd:
         writer = LineWriter(fd)
-        progressing = progress(sources, silent, total=total, unit="doc", desc="exact")
-        for source in itertools.chain.from_iterable(map(documents, progressing)):
-            try:
-                if source.reason is not None:
-                    raise SkipDocument(source.path, source.reason)
-                earlier = seen.check(source_digest(source, encoding), source.path)
-            except SkipDocument as exc:
-                skipped.append(exc.path)
-                message(f"simdedup: warning: {exc.path}: {exc.reason}")
+        for doc_id, earlier, reason in repeats(progress(sources, silent, total=total, unit="doc", desc="exact"),
+                                               encoding, seen):
+            if reason is not None:
+                skipped.append(doc_id)
+                message(f"simdedup: warning: {doc_id}: {reason}")
                 continue
             done += 1
             if earlier is not None:
-                writer.write_line(json.dumps({"id": source.path, "duplicate_of": earlier or None},
+                writer.write_line(json.dumps({"id": doc_id, "duplicate_of": earlier or None},
                                              ensure_ascii=False, separators=(",", ":")))
         writer.flush()
     if skipped:

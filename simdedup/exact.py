@@ -105,6 +105,19 @@ def source_digest(source: Source, encoding: str = "utf-8") -> bytes:
     return content_digest(text_chunks(document.text) if document.text is not None else document.reader)  # type: ignore[arg-type]
 
 
+def repeats(sources: Iterable[Source], encoding: str, seen: Any) -> Iterator[tuple[str, str | None, str | None]]:
+    """``exact``: for each document of ``sources``, ``(id, earlier id, None)`` with the id of the
+    first document of the same text (None: its text is new; "" when ``seen`` is a bloom filter,
+    which cannot say), or ``(id, None, reason)`` for a document that cannot be read."""
+    for source in itertools.chain.from_iterable(map(documents, sources)):
+        try:
+            if source.reason is not None:
+                raise SkipDocument(source.path, source.reason)
+            yield source.path, seen.check(source_digest(source, encoding), source.path), None
+        except SkipDocument as exc:
+            yield exc.path, None, exc.reason
+
+
 def exact_duplicates(sources: Iterable[Source], encoding: str, seen: Any,
                      duplicates: dict[str, str]) -> Iterator[Source]:
     """The sources whose normalised text was not seen before: the pre-pass of ``dedup
