@@ -555,12 +555,8 @@ def test_sketches_of_large_counts_expand_in_pieces_and_equal_the_definition(pair
 
     hashes = [h for h, _ in pairs]
     counts = [c for _, c in pairs]
-    old = sketch._EXPAND_BATCH
-    sketch._EXPAND_BATCH = batch
-    try:
-        got = sketch.make_sketch(np.array(hashes, dtype=np.uint64), np.array(counts, dtype=np.int64), bins)
-    finally:
-        sketch._EXPAND_BATCH = old
+    got = sketch.make_sketch(np.array(hashes, dtype=np.uint64), np.array(counts, dtype=np.int64), bins,
+                             expand_batch=batch)
     assert got == reference_sketch(hashes, counts, bins)
 
 
