@@ -128,12 +128,7 @@ def test_stretches_of_lines_give_the_documents_line_by_line(tmp_path_factory, li
 
     path = tmp_path_factory.mktemp("jsonl") / "d.jsonl"
     path.write_bytes(("\n".join(lines) + ("\n" if final_newline else "")).encode())
-    old = tables.SPAN_BYTES
-    tables.SPAN_BYTES = span
-    try:
-        stretches = list(tables.iter_jsonl_unparsed(str(path), "text", id_field))
-    finally:
-        tables.SPAN_BYTES = old
+    stretches = list(tables.iter_jsonl_unparsed(str(path), "text", id_field, span_bytes=span))
     got = [(d.path, d.reason, d.text) for s in stretches for d in tables.documents(s)]
     want = [(d.path, d.reason, d.text) for d, _ in iter_jsonl_lines(str(path), "text", id_field)]
     assert got == want
