@@ -29,7 +29,8 @@ import numpy as np
 
 DEFAULT_BINS = 128
 VALUE_BITS = 8
-_EXPAND_BATCH = 1 << 20
+#: elements expanded at once in :func:`sketch_minima`: memory does not grow with a count
+EXPAND_BATCH = 1 << 20
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 EMPTY = np.uint64(1 << 40)  # above every 32-bit value
 _LOW32 = np.uint64(0xFFFFFFFF)
@@ -50,18 +51,21 @@ def _check_bins(bins: int) -> int:
     return bins.bit_length() - 1
 
 
-def make_sketch(hashes: np.ndarray, counts: np.ndarray | None, bins: int = DEFAULT_BINS) -> bytes:
+def make_sketch(hashes: np.ndarray, counts: np.ndarray | None, bins: int = DEFAULT_BINS,
+                expand_batch: int = EXPAND_BATCH) -> bytes:
     """Sketch of a multiset given as distinct 64-bit feature hashes and their integer counts.
 
     Args:
         hashes: uint64 hash of each distinct feature.
         counts: int64 count of each feature, or None for a set (every count 1).
         bins: number of bins (a power of two); the sketch has this many bytes.
+        expand_batch: elements expanded at once (bounds memory; the sketch is the same for any).
     """
-    return finish_sketch(sketch_minima(hashes, counts, bins))
+    return finish_sketch(sketch_minima(hashes, counts, bins, expand_batch))
 
 
-def sketch_minima(hashes: np.ndarray, counts: np.ndarray | None, bins: int = DEFAULT_BINS) -> np.ndarray:
+def sketch_minima(hashes: np.ndarray, counts: np.ndarray | None, bins: int = DEFAULT_BINS,
+                  expand_batch: int = EXPAND_BATCH) -> np.ndarray:
     """Per bin, the smallest low-32-bit value of the elements that fall in it (empty: above 32 bits)."""
     shift = np.uint64(64 - _check_bins(bins))
     hashes = np.asarray(hashes, dtype=np.uint64)
@@ -69,14 +73,14 @@ def sketch_minima(hashes: np.ndarray, counts: np.ndarray | None, bins: int = DEF
         counts = np.ones(len(hashes), dtype=np.int64)
     minima = np.full(bins, EMPTY, dtype=np.uint64)
     counts = np.asarray(counts, dtype=np.int64)
-    # The elements, feature by feature, are expanded _EXPAND_BATCH at a time, so that memory
+    # The elements, feature by feature, are expanded expand_batch at a time, so that memory
     # does not grow with a count: a document of one word repeated 10^9 times has 10^9 elements.
     # A batch may end inside a feature's copies; the next one goes on from that rank.
     ends = np.cumsum(counts)
     starts = ends - counts
     total = int(ends[-1]) if len(ends) else 0
-    for begin in range(0, total, _EXPAND_BATCH):
-        stop = min(begin + _EXPAND_BATCH, total)
+    for begin in range(0, total, expand_batch):
+        stop = min(begin + expand_batch, total)
         first, last = np.searchsorted(ends, [begin, stop - 1], "right").tolist()
         part = np.minimum(ends[first : last + 1], stop) - np.maximum(starts[first : last + 1], begin)
         rank = np.arange(begin, stop, dtype=np.int64) - np.repeat(starts[first : last + 1], part)
@@ -149,7 +153,7 @@ def sketches_of(hashes: np.ndarray, counts: np.ndarray, sizes: np.ndarray, bins:
     """:func:`make_sketch` of many documents at once: document ``d`` is the next ``sizes[d]``
     (at least one) of ``hashes`` with their ``counts``."""
     shift = np.uint64(64 - _check_bins(bins))
-    if int(counts.sum()) > _EXPAND_BATCH:  # as many elements as make_sketch expands at once
+    if int(counts.sum()) > EXPAND_BATCH:  # as many elements as make_sketch expands at once
         starts = np.cumsum(sizes) - sizes
         return [make_sketch(hashes[a : a + n], counts[a : a + n], bins) for a, n in zip(starts.tolist(), sizes.tolist())]
     offsets = np.cumsum(counts) - counts

@@ -2,6 +2,11 @@ import os
 import signal
 
 import pytest
+from click.testing import CliRunner
+
+from simdedup.cli import cli
+
+from helpers import WALK_ORDER, Run, near_copy, words, write
 
 # Tests never load tokenizer plugins that happen to be installed on the machine.
 os.environ["SIMDEDUP_LOAD_PLUGINS"] = ""
@@ -25,3 +30,52 @@ def alarm():
     yield
     signal.alarm(0)
     signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.fixture
+def run():
+    """Invoke the CLI in-process; returns a :class:`Run`."""
+
+    def _run(args, input=None, catch=True) -> Run:
+        result = CliRunner().invoke(cli, [str(a) for a in args], input=input, catch_exceptions=catch)
+        return Run(result.exit_code, result.stdout, result.stderr, result.exception)
+
+    return _run
+
+
+@pytest.fixture
+def small_corpus(tmp_path, monkeypatch):
+    """A small tree under tmp_path/corpus; cwd is tmp_path so ids are relative paths."""
+    monkeypatch.chdir(tmp_path)
+    texts = {}
+    for i, name in enumerate(reversed(WALK_ORDER)):  # created out of order
+        texts[name] = f"Document {i} says\nhello   World {i * 7} ünï 中文\n"
+        write(tmp_path / name, texts[name])
+    return texts
+
+
+@pytest.fixture
+def dup_corpus(tmp_path, monkeypatch):
+    """Near-duplicate pairs and unrelated documents; returns the expected groups of ids."""
+    monkeypatch.chdir(tmp_path)
+    base, other = words(1), words(2)
+    write(tmp_path / "dups/base.txt", base)
+    write(tmp_path / "dups/copy.txt", near_copy(base))
+    write(tmp_path / "dups/exact.txt", base)
+    write(tmp_path / "dups/other.txt", other)
+    write(tmp_path / "dups/other-copy.txt", near_copy(other))
+    for seed in range(3, 8):
+        write(tmp_path / f"dups/unrelated-{seed}.txt", words(seed))
+    return {
+        ("dups/base.txt", "dups/copy.txt", "dups/exact.txt"),
+        ("dups/other-copy.txt", "dups/other.txt"),
+    }
+
+
+@pytest.fixture
+def good_pair(tmp_path, monkeypatch):
+    """Two good documents under tmp_path/corpus; cwd is tmp_path."""
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path / "corpus/good-1.txt", "the first good document")
+    write(tmp_path / "corpus/good-2.txt", "the second good document")
+    return tmp_path / "corpus"

@@ -1,6 +1,6 @@
 """Tokenizers and their registry."""
 
-import importlib.metadata
+import sys
 
 import pytest
 from hypothesis import given, settings
@@ -95,21 +95,32 @@ def test_register_and_use_a_tokenizer():
         get_tokenizer("letters")
 
 
-class FakeEntryPoint:
-    def __init__(self, name, target):
-        self.name, self.value, self._target = name, "fake:" + name, target
+LETTERS_PLUGIN = """
+from simdedup.tokenizers import Tokenizer
 
-    def load(self):
-        if isinstance(self._target, Exception):
-            raise self._target
-        return self._target
+
+class Letters(Tokenizer):
+    name = "letters"
+    description = "one token per letter"
+
+    def tokens(self, text):
+        return [c for c in text if c.isalpha()]
+"""
 
 
 @pytest.fixture
-def entry_points(monkeypatch):
-    points = [FakeEntryPoint("letters", Letters), FakeEntryPoint("broken", ImportError("no module named x"))]
-    monkeypatch.setattr(importlib.metadata, "entry_points", lambda group: points if group == registry.ENTRY_POINT_GROUP else [])
-    monkeypatch.setattr(registry, "_registry", None)
+def entry_points(tmp_path, monkeypatch):
+    """Two plugins installed as an installer leaves them: a distribution whose entry_points.txt
+    names a working tokenizer and one whose module is missing. The registry is read afresh."""
+    (tmp_path / "letters_plugin.py").write_text(LETTERS_PLUGIN, encoding="utf-8")
+    dist_info = tmp_path / "letters_plugin-1.0.dist-info"
+    dist_info.mkdir()
+    (dist_info / "METADATA").write_text("Metadata-Version: 2.1\nName: letters-plugin\nVersion: 1.0\n")
+    (dist_info / "entry_points.txt").write_text(
+        f"[{registry.ENTRY_POINT_GROUP}]\nletters = letters_plugin:Letters\nbroken = no_module_named_x:Broken\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "letters_plugin", raising=False)
+    monkeypatch.setattr(registry, "_registry", None)  # the registry is read once per process
     yield
     registry._registry = None
 

@@ -9,7 +9,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import simdedup.sketch as sketch_module
 from simdedup.group import find_clusters
 from simdedup.simhash import Simhasher
 from simdedup.index import as_words
@@ -57,13 +56,12 @@ def test_counts_matter():
     assert similarity(sketch_of(a), sketch_of(Counter(a))) == 1.0
 
 
-def test_batched_expansion_equals_one_batch(monkeypatch):
+def test_batched_expansion_equals_one_batch():
     rng = random.Random(5)
     hashes = np.array([rng.getrandbits(64) for _ in range(300)], dtype=np.uint64)
     counts = np.array([rng.randrange(1, 50) for _ in range(300)], dtype=np.int64)
     whole = make_sketch(hashes, counts)
-    monkeypatch.setattr(sketch_module, "_EXPAND_BATCH", 37)
-    assert make_sketch(hashes, counts) == whole
+    assert make_sketch(hashes, counts, expand_batch=37) == whole
 
 
 @settings(max_examples=50, deadline=None)

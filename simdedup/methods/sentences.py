@@ -35,8 +35,9 @@ def _normalise(sentence: str) -> str:
 MAX_SENTENCE = 1 << 22
 
 
-def longest_sentences(chunks: Iterable[str], n: int) -> tuple[int, list[str]]:
-    """Number of sentences and the ``n`` longest of a text given in chunks (bounded memory)."""
+def longest_sentences(chunks: Iterable[str], n: int, max_sentence: int = MAX_SENTENCE) -> tuple[int, list[str]]:
+    """Number of sentences and the ``n`` longest of a text given in chunks (bounded memory: a
+    sentence longer than ``max_sentence`` characters counts as pieces of that length)."""
     heap: list[tuple[int, str]] = []  # (length, sentence): the n largest so far
     count = 0
 
@@ -45,8 +46,8 @@ def longest_sentences(chunks: Iterable[str], n: int) -> tuple[int, list[str]]:
         nonlocal count
         if whole:  # its pieces are counted from its first character that is not whitespace
             sentence = sentence.lstrip()
-        for start in range(0, len(sentence), MAX_SENTENCE):
-            piece = _normalise(sentence[start : start + MAX_SENTENCE])
+        for start in range(0, len(sentence), max_sentence):
+            piece = _normalise(sentence[start : start + max_sentence])
             if piece:
                 count += 1
                 item = (len(piece), piece)
@@ -68,10 +69,10 @@ def longest_sentences(chunks: Iterable[str], n: int) -> tuple[int, list[str]]:
         for number, sentence in enumerate(parts):
             offer(sentence, whole or number > 0)
         whole = whole or bool(parts)
-        if len(carry) > MAX_SENTENCE:  # its first pieces, as offer would cut them
+        if len(carry) > max_sentence:  # its first pieces, as offer would cut them
             carry = carry.lstrip() if whole else carry
             # (not its last character: whitespace in the next chunk could end the sentence there)
-            cut = (len(carry) - 1) // MAX_SENTENCE * MAX_SENTENCE
+            cut = (len(carry) - 1) // max_sentence * max_sentence
             if cut:
                 offer(carry[:cut], False)
                 carry, whole = carry[cut:], False

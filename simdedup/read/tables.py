@@ -295,11 +295,13 @@ SPAN_BYTES = 1 << 18
 
 
 def iter_jsonl_unparsed(path: str, text_field: str = "text", id_field: str | None = None,
-                        max_line: int | None = None) -> Iterator[Source]:
+                        max_line: int | None = None, span_bytes: int | None = None) -> Iterator[Source]:
     """As :func:`iter_jsonl`, but read and parsed only by :func:`documents`, where they are used:
     stretches of whole lines of a plain file, single lines of a compressed one. Only the line
-    ends are looked for here; a line over ``max_line`` bytes is reported, and left out."""
+    ends are looked for here; a line over ``max_line`` bytes is reported, and left out. A
+    stretch is read ``span_bytes`` (default :data:`SPAN_BYTES`) at a time."""
     limit = max_line or MAX_LINE_BYTES
+    span_bytes = span_bytes or SPAN_BYTES
     try:
         handle = open_binary(path)
     except SkipDocument as exc:
@@ -316,7 +318,7 @@ def iter_jsonl_unparsed(path: str, text_field: str = "text", id_field: str | Non
         start, line, position, skipping = 0, 1, 0, False
         while True:
             try:
-                block = handle.read(min(SPAN_BYTES, limit))
+                block = handle.read(min(span_bytes, limit))
             except OSError as exc:
                 yield Source(f"{path}:{line}", f"read error: {exc.strerror or exc}")
                 return

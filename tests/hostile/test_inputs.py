@@ -399,12 +399,7 @@ def test_stretches_skip_the_lines_that_streaming_skips(tmp_path_factory, lines, 
 
     path = tmp_path_factory.mktemp("jsonl") / "d.jsonl"
     path.write_bytes(("\n".join(lines) + ("\n" if final_newline else "")).encode())
-    old = tables.SPAN_BYTES
-    tables.SPAN_BYTES = span
-    try:
-        stretches = list(tables.iter_jsonl_unparsed(str(path), max_line=limit))
-    finally:
-        tables.SPAN_BYTES = old
+    stretches = list(tables.iter_jsonl_unparsed(str(path), max_line=limit, span_bytes=span))
     got = [(d.path, d.reason, d.text) for s in stretches for d in tables.documents(s)]
     want = [(d.path, d.reason, d.text) for d, _ in tables.iter_jsonl_lines(str(path), max_line=limit)]
     assert got == want
@@ -555,12 +550,8 @@ def test_sketches_of_large_counts_expand_in_pieces_and_equal_the_definition(pair
 
     hashes = [h for h, _ in pairs]
     counts = [c for _, c in pairs]
-    old = sketch._EXPAND_BATCH
-    sketch._EXPAND_BATCH = batch
-    try:
-        got = sketch.make_sketch(np.array(hashes, dtype=np.uint64), np.array(counts, dtype=np.int64), bins)
-    finally:
-        sketch._EXPAND_BATCH = old
+    got = sketch.make_sketch(np.array(hashes, dtype=np.uint64), np.array(counts, dtype=np.int64), bins,
+                             expand_batch=batch)
     assert got == reference_sketch(hashes, counts, bins)
 
 
@@ -685,12 +676,7 @@ def test_longest_sentences_of_chunks_are_those_of_the_whole_text(text_, cuts, ca
 
     bounds = sorted({min(c, len(text_)) for c in cuts} | {0, len(text_)})
     chunks = [text_[a:b] for a, b in zip(bounds, bounds[1:])]
-    old = sentences.MAX_SENTENCE
-    sentences.MAX_SENTENCE = cap
-    try:
-        assert sentences.longest_sentences(chunks, 3) == reference(3)
-    finally:
-        sentences.MAX_SENTENCE = old
+    assert sentences.longest_sentences(chunks, 3, max_sentence=cap) == reference(3)
 
 
 @settings(max_examples=150, deadline=None)

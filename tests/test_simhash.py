@@ -113,10 +113,11 @@ def test_many_reports_a_bad_weight_as_one_document_does():
         fingerprinter.many([{"a": 1.0}, {"b": -1.0}])
 
 
-def test_many_sketches_with_large_counts_expand_in_pieces(monkeypatch):
-    import simdedup.sketch as sketch
+def test_many_sketches_with_large_counts_expand_in_pieces():
+    from simdedup.sketch import EXPAND_BATCH
 
-    monkeypatch.setattr(sketch, "_EXPAND_BATCH", 50)
     fingerprinter = Simhasher(64, sketch_bins=16)
-    documents = [{"a": 40, "b": 30}, {"c": 3}, {"a": 2.5}]
+    # more elements than are expanded at once, the cut falling inside b's copies
+    documents = [{"a": EXPAND_BATCH // 2 + 75_712, "b": EXPAND_BATCH // 2}, {"c": 3}, {"a": 2.5}]
+    assert sum(documents[0].values()) > EXPAND_BATCH > documents[0]["a"]
     assert fingerprinter.many(documents) == [fingerprinter(features) for features in documents]

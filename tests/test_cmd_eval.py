@@ -1,4 +1,4 @@
-"""simdedup eval: pairwise scores on small hand-made cases."""
+"""simdedup eval: pairwise scores on small hand-made cases, and the command."""
 
 import json
 
@@ -6,6 +6,8 @@ import pytest
 
 from simdedup.errors import RecordError
 from simdedup.eval import read_cluster_members, read_gold_pairs, score_pairs
+
+from helpers import invoke
 
 
 def test_perfect_and_empty():
@@ -51,3 +53,20 @@ def test_cluster_lines():
     assert list(read_cluster_members(lines, "c", "stem")) == [["a", "b"], ["c", "d"]]
     with pytest.raises(RecordError, match="c:1"):
         list(read_cluster_members(["{not json"], "c"))
+
+
+def test_eval_command(tmp_path):
+    clusters = tmp_path / "c.jsonl"
+    clusters.write_text(json.dumps({"members": [{"id": "a"}, {"id": "b"}, {"id": "c"}]}) + "\n")
+    gold = tmp_path / "gold.tsv"
+    gold.write_text("a\tb\nc\td\n")
+    result = invoke("eval", "--gold", gold, clusters)
+    assert result.exit_code == 0, result.stderr
+    scores = json.loads(result.stdout)
+    assert scores["true_pairs"] == 1 and scores["predicted_pairs"] == 3 and scores["gold_pairs"] == 2
+    assert scores["precision"] == round(1 / 3, 4) and scores["recall"] == 0.5
+    # clusters on stdin
+    assert json.loads(invoke("eval", "--gold", gold, input=clusters.read_text()).stdout) == scores
+    gold.write_text("a b c\n")
+    bad = invoke("eval", "--gold", gold, clusters)
+    assert bad.exit_code == 1 and f"{gold}:1" in bad.stderr

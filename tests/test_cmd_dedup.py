@@ -1,0 +1,103 @@
+"""simdedup dedup: fingerprint and cluster in one step, --format members, --unique-out."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from helpers import TEXT, check_cluster, invoke, member_sets, rows, write
+
+
+@pytest.mark.parametrize("options", [[], ["--singletons"], ["-k", "0"], ["--shingle", "2", "-k", "10"]])
+def test_dedup_equals_fingerprint_then_cluster(run, dup_corpus, options):
+    fp_options = [o for o in options if o in ("--shingle", "2")]
+    cl_options = [o for o in options if o not in ("--shingle", "2")]
+    fps = run(["fingerprint", *fp_options, "dups"])
+    two_step = run(["cluster", *cl_options], input=fps.stdout)
+    one_step = run(["dedup", *options, "dups"])
+    assert one_step.exit_code == two_step.exit_code == 0
+    # dedup reads the texts and reports exact similarities; cluster has the sketches' estimates
+    assert without_similarities(one_step.records) == without_similarities(two_step.records)
+    assert one_step.stderr == ""
+
+
+def without_similarities(records: list[dict]) -> list[dict]:
+    return [{**{k: v for k, v in r.items() if k != "min_similarity"},
+             "members": [{k: v for k, v in m.items() if k != "similarity"} for m in r["members"]]} for r in records]
+
+
+def test_dedup_default_groups(run, dup_corpus):
+    result = run(["dedup", "dups"])
+    assert member_sets(result.records) == dup_corpus
+    for rec in result.records:
+        check_cluster(rec)
+
+
+def test_dedup_with_skipped_inputs(run, dup_corpus, tmp_path):
+    write(tmp_path / "dups/zz-empty.txt", "")
+    result = run(["dedup", "dups"])
+    assert result.exit_code == 3
+    assert member_sets(result.records) == dup_corpus
+    assert "dups/zz-empty.txt" in result.err_lines[0]
+    assert "skipped 1" in result.err_lines[-1]
+
+
+def test_dedup_path_named_twice(run, dup_corpus):
+    result = run(["dedup", "--singletons", "dups/base.txt", "dups/base.txt", "dups/copy.txt"])
+    assert result.exit_code == 0
+    assert member_sets(result.records) == {("dups/base.txt", "dups/copy.txt")}
+    assert "1 name leads to a file read under another name" in result.stderr
+
+
+def test_dedup_k_checked_before_reading(run, dup_corpus):
+    result = run(["dedup", "-k", "40", "dups"])
+    assert result.exit_code == 2
+    assert result.stdout == ""
+
+
+def test_members_format(tmp_path):
+    for name, text in (("a.txt", TEXT), ("b.txt", TEXT + " plus"), ("c.txt", "unrelated words " * 30)):
+        (tmp_path / name).write_text(text)
+    result = invoke("dedup", "--silent", "--format", "members", tmp_path)
+    assert result.exit_code == 0, result.stderr
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [os.path.basename(line["id"]) for line in lines] == ["a.txt", "b.txt"]
+    assert {line["cluster"] for line in lines} == {lines[0]["cluster"]}
+    assert sum(line["kept"] for line in lines) == 1
+    assert all(set(line) == {"id", "cluster", "kept", "distance", "similarity"} for line in lines)
+
+
+def test_unique_out_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for name, text in (("a.txt", TEXT), ("b.txt", TEXT + " plus"), ("c.txt", "unrelated words " * 30)):
+        (corpus / name).write_text(text)
+    before = {p.name: p.read_bytes() for p in corpus.iterdir()}
+    result = invoke("dedup", "--silent", "--unique-out", "out", "corpus")
+    assert result.exit_code == 0, result.stderr
+    clusters = [json.loads(line) for line in result.stdout.splitlines()]
+    kept = {clusters[0]["representative"], "corpus/c.txt"}
+    written = {str(p.relative_to(tmp_path / "out")) for p in (tmp_path / "out").rglob("*") if p.is_file()}
+    assert written == kept
+    assert {p.name: p.read_bytes() for p in corpus.iterdir()} == before  # inputs untouched
+    again = invoke("dedup", "--silent", "--unique-out", "out", "corpus")
+    assert again.exit_code == 2 and "--force" in again.stderr
+    assert invoke("dedup", "--silent", "--force", "--unique-out", "out", "corpus").exit_code == 0
+
+
+def test_unique_out_jsonl(tmp_path):
+    dump = tmp_path / "dump.jsonl"
+    lines = [json.dumps(r) for r in rows()] + ["{broken"]
+    dump.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "unique.jsonl"
+    result = invoke("dedup", "--silent", "--text-field", "body.text", "--id-field", "id", "--unique-out", out, dump)
+    assert result.exit_code == 3  # the broken line is skipped and counted
+    kept = out.read_text().splitlines()
+    representative = json.loads(result.stdout)["representative"]
+    assert kept == [line for line in lines[:3] if json.loads(line)["id"] in (representative, "c")]
+    assert dump.read_text() == "\n".join(lines) + "\n"
+    same = invoke("dedup", "--silent", "--force", "--text-field", "body.text", "--unique-out", dump, dump)
+    assert same.exit_code == 2 and "is an input" in same.stderr

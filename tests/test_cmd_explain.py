@@ -1,0 +1,34 @@
+"""simdedup explain: why two documents are or are not near-duplicates."""
+
+from __future__ import annotations
+
+import json
+
+from helpers import EXAMPLES, invoke
+
+
+def test_explain_near_duplicates():
+    result = invoke("explain", EXAMPLES / "en/lighthouses.txt", EXAMPLES / "en/lighthouses-edited-1.txt")
+    assert result.exit_code == 0, result.stderr
+    assert "verdict with default settings: near-duplicates" in result.stdout
+    assert "Hamming distance:" in result.stdout
+
+
+def test_explain_json_lists_features_pushing_apart():
+    result = invoke("explain", "--json", EXAMPLES / "en/lighthouses.txt", EXAMPLES / "en/home-composting.txt")
+    assert result.exit_code == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["similarity"] < 0.5
+    assert data["apart_a"] and data["apart_b"] and data["together"]
+    apart_a = {item["feature"] for item in data["apart_a"]}
+    assert "light" in apart_a  # the lighthouse text's own words push it away from composting
+    assert invoke("explain", EXAMPLES / "en/lighthouses.txt", EXAMPLES / "en/home-composting.txt").stdout.count(
+        "not near-duplicates") == 1
+
+
+def test_explain_bad_file(tmp_path):
+    empty = tmp_path / "empty.txt"
+    empty.write_bytes(b"")
+    result = invoke("explain", empty, EXAMPLES / "en/lighthouses.txt")
+    assert result.exit_code == 1
+    assert "empty file" in result.stderr and "Traceback" not in result.stderr
