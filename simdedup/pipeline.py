@@ -819,11 +819,13 @@ class ClusterOptions:
 
 
 def cluster_fingerprints(fingerprints: FingerprintSet, options: ClusterOptions = ClusterOptions(),
-                         new: np.ndarray | None = None) -> list[Cluster]:
+                         new: np.ndarray | None = None,
+                         pairs: tuple[np.ndarray, np.ndarray] | None = None) -> list[Cluster]:
     """Clusters of a loaded fingerprint set (see :func:`simdedup.cluster.find_clusters`).
 
     With ``new`` (bool per document), only clusters with a new document, and no pair of two old
-    documents (an incremental run against an old corpus).
+    documents (an incremental run against an old corpus). With ``pairs``, the candidate pairs of
+    documents found before (a persistent index), instead of a search.
 
     Raises:
         ValueError: an option out of range for the fingerprints.
@@ -846,6 +848,7 @@ def cluster_fingerprints(fingerprints: FingerprintSet, options: ClusterOptions =
         similarity=options.similarity,
         min_resemblance=options.min_resemblance,
         bands=bands,
+        pairs=pairs,
     )
 
 
