@@ -1047,6 +1047,9 @@ def tokenizers() -> None:
         writer.flush()
 
 
+cli.add_command(__import__(f"{__package__}.store.commands", fromlist=["index"]).index)  # simdedup index ...
+
+
 class Terminated(BaseException):
     """SIGTERM or SIGHUP, raised where the process is, so that it ends as after an error: worker
     processes stopped, temporary output removed. Not an Exception, which code may catch."""
