@@ -354,18 +354,19 @@ class Index:
 
     def add(self, fingerprints: FingerprintSet, replace: bool = False, files: Iterable[str] = (),
             linkage: str = "complete", singletons: bool = False, wait: bool = True,
-            on_wait: Callable[[str], None] | None = None) -> AddResult:
-        """Add a batch of fingerprints (ids new to the index, or ``replace``).
+            on_wait: Callable[[str], None] | None = None, report: bool = True) -> AddResult:
+        """Add a batch of fingerprints (ids new to the index, or ``replace``); with ``report``,
+        the result holds the clusters with new documents (else none).
 
         Raises:
             IncompatibleSettingsError: made with other settings than the index's.
             IndexUseError: an id already present (without ``replace``); another writer (without ``wait``).
         """
         with WriterLock(self.directory, "index add", wait, on_wait):
-            return self._add(fingerprints, replace, list(files), linkage, singletons)
+            return self._add(fingerprints, replace, list(files), linkage, singletons, report)
 
     def _add(self, fingerprints: FingerprintSet, replace: bool, files: list[str], linkage: str,
-             singletons: bool) -> AddResult:
+             singletons: bool, report: bool) -> AddResult:
         catalog = self.catalog
         n = len(fingerprints.ids)
         if n and fingerprint_settings(fingerprints.settings or {}) != self.settings:
@@ -375,6 +376,12 @@ class Index:
                 f"{self.directory} holds {describe_settings(self.settings)}")
         if n and (fingerprints.sketches is None) != (self.sketch_bytes == 0):
             raise IncompatibleSettingsError(f"{self.directory}: fingerprints with and without sketches")
+        try:
+            "\n".join(fingerprints.ids).encode("utf-8")
+        except UnicodeEncodeError:
+            bad = next(i for i in fingerprints.ids if not _is_unicode(i))
+            raise IndexUseError(f"{self.directory}: the id {bad!r} is not Unicode text (a lone surrogate): "
+                                f"the catalog cannot hold it") from None
         present = catalog.present(fingerprints.ids)
         if present and not replace:
             raise IndexUseError(f"{self.directory}: {len(present)} ids are already in the index (such as "
@@ -427,7 +434,7 @@ class Index:
         codes = np.unique(np.stack([np.minimum(pair_a, pair_b)[distinct], np.maximum(pair_a, pair_b)[distinct]], axis=1),
                           axis=0) if distinct.any() else np.zeros((0, 2), np.int64)
         # The old documents of the clusters that may hold new ones (read before the commit).
-        old = self._rows_of_units(np.concatenate(old_units)) if n else self._concat([])
+        old = self._rows_of_units(np.concatenate(old_units)) if n and report else self._concat([])
         old_ids = catalog.ids_of(old.seqs) if len(old.seqs) else []
         add_number = catalog.connection.execute("SELECT coalesce(max(add_number), 0) + 1 FROM adds").fetchone()[0]
 
@@ -438,9 +445,8 @@ class Index:
                 connection.executemany("DELETE FROM documents WHERE seq = ?", ((s,) for s in replaced.tolist()))
                 connection.executemany("INSERT INTO removed VALUES (?)", ((s,) for s in replaced.tolist()))
             by_seq = np.argsort(batch.seqs)
-            connection.executemany("INSERT INTO documents VALUES (?, ?, ?, ?)",
-                                   ((s, ids[i], u, add_number) for i, s, u in
-                                    zip(by_seq.tolist(), batch.seqs[by_seq].tolist(), batch.units[by_seq].tolist())))
+            catalog.insert_documents(settings["next_seq"], [ids[i] for i in by_seq.tolist()],
+                                     batch.units[by_seq].tolist(), add_number)
             connection.executemany("INSERT OR IGNORE INTO pairs VALUES (?, ?)", codes.tolist())
             connection.execute("INSERT INTO adds VALUES (?, ?, ?, ?, ?)",
                                (add_number, now(), json.dumps(files), n, len(codes)))
@@ -457,7 +463,8 @@ class Index:
         new = np.zeros(len(together.seqs), dtype=bool)
         new[:n] = True
         fingerprint_set = self._fingerprint_set(together, ids + old_ids)
-        clusters = self._clusters(fingerprint_set, together.units, codes[:, 0], codes[:, 1], linkage, singletons, new)
+        clusters = (self._clusters(fingerprint_set, together.units, codes[:, 0], codes[:, 1], linkage, singletons, new)
+                    if report else [])
         return AddResult(n, len(replaced), len(codes), clusters, fingerprint_set, new, list(fingerprints.repeated))
 
     def compact(self, wait: bool = True, on_wait: Callable[[str], None] | None = None) -> int:
@@ -498,6 +505,14 @@ def _expand(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     if total == 0:
         return np.zeros(0, dtype=np.int64)
     return np.repeat(lo - np.cumsum(counts) + counts, counts) + np.arange(total)
+
+
+def _is_unicode(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _select(rows: _Rows, which: np.ndarray) -> _Rows:

@@ -155,24 +155,26 @@ class Catalog:
                         dtype=np.int64)
 
     def present(self, ids: list[str]) -> list[tuple[int, str]]:
-        """``(seq, id)`` of the documents among ``ids`` already in the index."""
-        connection = self.connection
-        connection.execute("CREATE TEMP TABLE IF NOT EXISTS incoming (id TEXT PRIMARY KEY)")
-        connection.execute("DELETE FROM incoming")
-        connection.executemany("INSERT OR IGNORE INTO incoming VALUES (?)", ((i,) for i in ids))
-        found = list(connection.execute("SELECT seq, id FROM documents JOIN incoming USING (id)"))
-        connection.execute("DELETE FROM incoming")
-        return found
+        """``(seq, id)`` of the documents among ``ids`` already in the index (looked up in id
+        order: the index's pages are then read in order)."""
+        if self.connection.execute("SELECT 1 FROM documents LIMIT 1").fetchone() is None:
+            return []
+        return self.connection.execute("SELECT d.seq, d.id FROM json_each(?) AS j JOIN documents d ON d.id = j.value",
+                                       (json.dumps(sorted(ids), ensure_ascii=False),)).fetchall()
 
     def ids_of(self, seqs: np.ndarray) -> list[str]:
         """The ids of the documents ``seqs`` (all present), in that order."""
-        connection = self.connection
-        connection.execute("CREATE TEMP TABLE IF NOT EXISTS wanted (seq INTEGER PRIMARY KEY)")
-        connection.execute("DELETE FROM wanted")
-        connection.executemany("INSERT OR IGNORE INTO wanted VALUES (?)", ((s,) for s in np.asarray(seqs).tolist()))
-        found = dict(connection.execute("SELECT seq, id FROM documents JOIN wanted USING (seq)"))
-        connection.execute("DELETE FROM wanted")
-        return [found[s] for s in np.asarray(seqs).tolist()]
+        wanted = np.asarray(seqs, dtype=np.int64)
+        found = dict(self.connection.execute(
+            "SELECT d.seq, d.id FROM json_each(?) AS j JOIN documents d ON d.seq = j.value",
+            (json.dumps(np.unique(wanted).tolist()),)).fetchall())
+        return [found[s] for s in wanted.tolist()]
+
+    def insert_documents(self, first_seq: int, ids: list[str], units: list[int], add_number: int) -> None:
+        """Add documents numbered from ``first_seq`` on, in one statement (inside a transaction)."""
+        self.connection.execute("INSERT INTO documents SELECT ? + key, json_extract(value, '$[0]'), json_extract(value, '$[1]'), ? "
+                                "FROM json_each(?)",
+                                (first_seq, add_number, json.dumps(list(zip(ids, units)), ensure_ascii=False)))
 
     def all_ids(self) -> tuple[np.ndarray, list[str]]:
         """``(seqs, ids)`` of every document, by seq."""

@@ -93,7 +93,7 @@ def create(directory: str, k: int, from_files: tuple[str, ...], blocks: int | No
         raise UsageError(str(exc)) from None
     if fingerprints is not None:
         with api.Index(directory) as opened:
-            result = opened.add(fingerprints, files=from_files)
+            result = opened.add(fingerprints, files=from_files, report=False)
         message(f"simdedup: {directory}: created with {result.added:,} documents, {result.pairs:,} verified pairs")
 
 

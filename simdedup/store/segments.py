@@ -114,12 +114,24 @@ def sort_by_key(keys: np.ndarray, key_bits: int) -> tuple[np.ndarray, np.ndarray
 
 
 def content_order(fps: np.ndarray, sketches: np.ndarray | None) -> np.ndarray:
-    """The order of rows by content: fingerprint words (word 0 first), then sketch bytes."""
-    columns = [fps[:, w] for w in range(fps.shape[1])]
-    if sketches is not None:
-        words = np.ascontiguousarray(sketches).view(">u8")  # big-endian: byte order is value order
-        columns += [words[:, w] for w in range(words.shape[1])]
-    return np.lexsort(columns[::-1])
+    """The order of rows by content: fingerprint words (word 0 first), then sketch bytes. The
+    sketches only order rows of equal fingerprints, which are few: they are sorted apart."""
+    order = np.lexsort([fps[:, w] for w in range(fps.shape[1])][::-1])
+    if sketches is None or len(order) < 2:
+        return order
+    ordered = fps[order]
+    tied_with_next = (ordered[1:] == ordered[:-1]).all(axis=1)
+    if not tied_with_next.any():
+        return order
+    tied = np.zeros(len(order), dtype=bool)
+    tied[:-1] |= tied_with_next
+    tied[1:] |= tied_with_next
+    positions = np.flatnonzero(tied)
+    run = np.cumsum(np.concatenate(([True], ~tied_with_next)))[positions]  # the run of equal fingerprints
+    words = np.ascontiguousarray(sketches[order[positions]]).view(">u8")  # big-endian: byte order is value order
+    within = np.lexsort([words[:, w] for w in range(words.shape[1])][::-1] + [run])
+    order[positions] = order[positions][within]
+    return order
 
 
 def same_as_previous(fps: np.ndarray, sketches: np.ndarray | None) -> np.ndarray:
@@ -321,7 +333,13 @@ class Segment:
         fences = self._fences.get(name)
         if fences is None:
             fences = self._fences[name] = self.column(f"fence_{name}")
-        found = np.searchsorted(array, values, side=side).astype(np.int64)
+        values = np.asarray(values, dtype=array.dtype)
+        if len(values) > 64:  # in order, each search starts where the last ended: far fewer page visits
+            order = np.argsort(values, kind="stable")
+            found = np.empty(len(values), dtype=np.int64)
+            found[order] = np.searchsorted(array, values[order], side=side)
+        else:
+            found = np.searchsorted(array, values, side=side).astype(np.int64)
         if n == 0:
             return found
         stretch = np.searchsorted(fences, values, side=side).astype(np.int64)
