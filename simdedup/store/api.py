@@ -123,15 +123,18 @@ class Index:
         files of the one read just before: read again)."""
         for attempt in range(3):
             rows, self._removed = self.catalog.segments(), self.catalog.removed()
-            try:
-                opened = [Segment(os.path.join(self.directory, SEGMENTS, file), file, size, checksum)
+            kept = {(segment.name, segment.checksum): segment for segment in self._segments}
+            try:  # segments already open stay open (with the blocks they checked)
+                opened = [kept.get((file, checksum)) or
+                          Segment(os.path.join(self.directory, SEGMENTS, file), file, size, checksum)
                           for _, file, _, size, checksum in rows]
             except DamagedIndexError:
                 if attempt == 2 or [r[0] for r in self.catalog.segments()] == [r[0] for r in rows]:
                     raise
                 continue
             for segment in self._segments:
-                segment.close()
+                if segment not in opened:
+                    segment.close()
             self._segments = opened
             return
 

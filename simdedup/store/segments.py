@@ -29,6 +29,7 @@ import mmap
 import os
 from dataclasses import dataclass
 from itertools import combinations
+from typing import Iterable
 
 import numpy as np
 import xxhash
@@ -205,7 +206,7 @@ class Segment:
     """An open segment file, memory-mapped; reads are verified block by block (see the module)."""
 
     def __init__(self, path: str, name: str, size: int, checksum: str):
-        self.path, self.name = path, name
+        self.path, self.name, self.checksum = path, name, checksum
         try:
             with open(path, "rb") as handle:
                 actual = os.fstat(handle.fileno()).st_size
@@ -223,7 +224,7 @@ class Segment:
             raise DamagedIndexError(f"{name}: segment file is damaged: its checksum table does not match the catalog")
         self._sums = np.frombuffer(data, dtype="<u8", count=(size - _TRAILER - checksums_at) // 8, offset=checksums_at)
         self._end = checksums_at
-        self._verified = np.zeros(len(self._sums), dtype=bool)
+        self._verified = bytearray(len(self._sums))
         if len(self._sums) != -(-checksums_at // BLOCK_BYTES):
             raise DamagedIndexError(f"{name}: segment file is damaged: wrong number of block checksums")
         self.verify_bytes(np.array([0]), np.array([min(4096, checksums_at)]))
@@ -241,16 +242,22 @@ class Segment:
         self.tables = sum(1 for key in self._layout if key.endswith("_keys") and key.startswith("t"))
         self.has_sketches = "sketches" in self._layout
         self._fences: dict[str, np.ndarray] = {}
+        self._arrays: dict[str, np.ndarray] = {}
 
     def close(self) -> None:
         self._fences.clear()
+        self._arrays.clear()
         # The arrays handed out keep the map alive; it closes when the last goes.
         self._map = None
 
     def _array(self, name: str) -> np.ndarray:
-        offset, dtype, shape = self._layout[name]
-        count = int(np.prod(shape)) if shape else 1
-        return np.frombuffer(self._map, dtype=dtype, count=count, offset=offset).reshape(shape)
+        array = self._arrays.get(name)
+        if array is None:
+            offset, dtype, shape = self._layout[name]
+            count = int(np.prod(shape)) if shape else 1
+            array = self._arrays[name] = np.frombuffer(self._map, dtype=dtype, count=count,
+                                                       offset=offset).reshape(shape)
+        return array
 
     def verify_bytes(self, starts: np.ndarray, ends: np.ndarray) -> None:
         """Check the blocks of the byte ranges ``[starts, ends)`` not yet checked.
@@ -258,6 +265,11 @@ class Segment:
         Raises:
             DamagedIndexError: a block does not match its checksum.
         """
+        if len(starts) <= 4:  # a query's few reads: plain integers cost less than numpy's calls
+            for start, end in zip(np.asarray(starts).tolist(), np.asarray(ends).tolist()):
+                if end > start:
+                    self._check_blocks(range(start // BLOCK_BYTES, (end - 1) // BLOCK_BYTES + 1))
+            return
         starts, ends = np.asarray(starts, dtype=np.int64), np.asarray(ends, dtype=np.int64)
         keep = ends > starts
         if not keep.any():
@@ -270,14 +282,18 @@ class Segment:
             np.add.at(cover, first, 1)
             np.add.at(cover, last + 1, -1)
             needed = np.flatnonzero(np.cumsum(cover[:-1]) > 0)
-        needed = needed[~self._verified[needed]]
-        data = self._map
-        for block in needed.tolist():
+        self._check_blocks(needed.tolist())
+
+    def _check_blocks(self, blocks: Iterable[int]) -> None:
+        data, verified, sums = self._map, self._verified, self._sums
+        for block in blocks:
+            if verified[block]:
+                continue
             start = block * BLOCK_BYTES
-            if xxhash.xxh3_64_intdigest(data[start:min(start + BLOCK_BYTES, self._end)]) != int(self._sums[block]):
+            if xxhash.xxh3_64_intdigest(data[start:min(start + BLOCK_BYTES, self._end)]) != int(sums[block]):
                 raise DamagedIndexError(f"{self.name}: segment file is damaged at byte {start} "
                                         f"(block checksum does not match)")
-        self._verified[needed] = True
+            verified[block] = True
 
     def verify_all(self) -> None:
         """Check every block of the file."""
@@ -286,6 +302,10 @@ class Segment:
     def _verify_rows(self, name: str, lo: np.ndarray, hi: np.ndarray) -> None:
         offset, dtype, shape = self._layout[name]
         row_bytes = dtype.itemsize * (int(np.prod(shape[1:])) if len(shape) > 1 else 1)
+        if len(lo) <= 4:
+            self.verify_bytes([offset + x * row_bytes for x in np.asarray(lo).tolist()],
+                              [offset + x * row_bytes for x in np.asarray(hi).tolist()])
+            return
         lo, hi = np.asarray(lo, dtype=np.int64), np.asarray(hi, dtype=np.int64)
         self.verify_bytes(offset + lo * row_bytes, offset + hi * row_bytes)
 
