@@ -330,3 +330,18 @@ def test_kill_9_at_any_point_of_add_or_compact_leaves_before_or_after(tmp_path):
         run("index", "compact", victim)
         assert all(not name.startswith(".") for name in os.listdir(victim / "segments"))
         assert run("index", "cluster", victim).stdout_bytes == states[-1]
+
+
+def test_a_reader_whose_snapshot_a_compaction_replaced_reads_the_new_one(tmp_path):
+    records = make_records(6, 120)
+    run("index", "create", tmp_path / "idx", "-k", 3, "--from", write(tmp_path / "a.jsonl", records[:60]))
+    run("index", "add", tmp_path / "idx", write(tmp_path / "b.jsonl", records[60:]))
+    expected = run("index", "cluster", tmp_path / "idx").stdout_bytes
+    with store.Index(str(tmp_path / "idx")) as reader:
+        with reader.catalog.snapshot():
+            assert len(reader.catalog.segments()) == 2  # the snapshot starts: two segments
+            assert store.compact(str(tmp_path / "idx")) == 2  # their files are gone now
+            reader._open_segments()
+            assert [s.name for s in reader._segments] == [f for f in os.listdir(tmp_path / "idx" / "segments")]
+        clusters, fingerprints = reader.cluster()
+    assert len(clusters) and run("index", "cluster", tmp_path / "idx").stdout_bytes == expected

@@ -129,7 +129,12 @@ class Index:
                           Segment(os.path.join(self.directory, SEGMENTS, file), file, size, checksum)
                           for _, file, _, size, checksum in rows]
             except DamagedIndexError:
-                if attempt == 2 or [r[0] for r in self.catalog.segments()] == [r[0] for r in rows]:
+                connection = self.catalog.connection
+                if attempt == 2 or not connection.in_transaction:
+                    raise
+                connection.execute("COMMIT")  # a newer snapshot: did a compaction replace the files?
+                connection.execute("BEGIN")
+                if [r[0] for r in self.catalog.segments()] == [r[0] for r in rows]:
                     raise
                 continue
             for segment in self._segments:
