@@ -464,8 +464,6 @@ class Index:
 
         if n:
             self._write(batch, commit)
-        elif len(replaced):  # nothing to add (cannot be: replaced ids come with their new records)
-            raise AssertionError("replaced without records")
         # Clusters with new documents, as cluster --against: pairs of two old units are not used.
         together = self._concat([batch, old])
         new = np.zeros(len(together.seqs), dtype=bool)
