@@ -21,7 +21,7 @@ from simdedup.fingerprint import simhash
 REPO = Path(__file__).resolve().parents[1]
 RECORD_FIELDS = {"id", "simhash", "bits", "features", "bytes", "method", "tokenizer", "options", "hash", "weighting", "sketch"}
 CLUSTER_FIELDS = {"cluster", "size", "representative", "max_distance", "min_similarity", "members"}
-COMMANDS = ["fingerprint", "cluster", "dedup", "exact", "select", "explain", "stats", "eval", "tokenizers", "convert"]
+COMMANDS = ["fingerprint", "cluster", "dedup", "exact", "select", "explain", "stats", "eval", "tokenizers", "convert", "index"]
 
 
 # --- running the CLI ------------------------------------------------------------------------

@@ -57,7 +57,8 @@ def index() -> None:
               help="Fingerprint files to add at once (repeatable); their settings are the index's "
                    "unless feature options are given.")
 @click.option("--blocks", type=click.IntRange(min=1),
-              help="Manku blocks (C(blocks, k) tables) [default: k + 2].")
+              help="Manku blocks (C(blocks, k) tables) [default: the fewest from k + 2 whose keys hold "
+                   "20 bits: 5 for k = 3, 9 for k = 6].")
 @click.option("--similarity", type=click.Choice(["combined", "bag", "resemblance"]), default="combined",
               show_default=True, help="As cluster's --similarity (sketches give the bag similarity).")
 @click.option("--min-similarity", type=click.FloatRange(0, 1), default=0.88, show_default=True,

@@ -25,6 +25,7 @@ only (:meth:`Segment.search`). A damaged file raises :class:`DamagedIndexError` 
 from __future__ import annotations
 
 import json
+import math
 import mmap
 import os
 from dataclasses import dataclass
@@ -94,10 +95,17 @@ class Tables:
         return sum(ranges[i][1] for i in self.chosen[table])
 
 
-def default_blocks(k: int, bits: int) -> int:
-    """Blocks of a new index: k + 2, so C(k + 2, 2) tables (10 for k = 3) whose keys hold two
-    blocks' bits; a query meets n / 2^(bits * 2 / (k + 2)) unrelated rows per table."""
-    return min(bits, k + 2) if k > 0 else 1
+def default_blocks(k: int, bits: int, expected: int = 10**7) -> int:
+    """Blocks of a new index: the fewest (from k + 2) whose table keys are long enough that a
+    query meets few unrelated rows per table at ``expected`` documents (keys of at least
+    log2(expected) - 3 bits: under 8 each). k = 3: 5 blocks, 10 tables; k = 6: 9 blocks, 84
+    tables (k + 2 = 8 blocks would give 16-bit keys: 150 rows per table and query at 10^7)."""
+    if k == 0:
+        return 1
+    for blocks in range(k + 2, bits + 1):
+        if bits * (blocks - k) / blocks >= math.log2(expected) - 3:
+            return blocks
+    return bits
 
 
 def sort_by_key(keys: np.ndarray, key_bits: int) -> tuple[np.ndarray, np.ndarray]:
