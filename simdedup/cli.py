@@ -11,17 +11,17 @@ import json
 import os
 import signal
 import sys
-from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import click
 
-from .compat import PRESETS
+from .cli_options import (EXIT_SKIPPED, INPUT_OPTIONS, apply_options, cluster_options, cluster_settings, echo,
+                          end_run, feature_options, fingerprint_options, fingerprint_run, message, method_from_options,
+                          output_file, output_options, printable, progress, take_inputs, with_progress)
 from .errors import SimdedupError, UsageError
-from .hashing import HASHES
+from .read import named_streams
 from .write import stdout_target, write_all
 
-EXIT_SKIPPED = 3
 EXIT_BUG = 70  # EX_SOFTWARE
 
 
@@ -68,321 +68,6 @@ def cli() -> None:
     """
 
 
-# --- shared helpers -------------------------------------------------------------------------
-
-
-def message(text: str) -> None:
-    """A line on stderr that does not break a progress bar (dropped when stderr cannot take it).
-    Names in it come from files and their contents, so control characters are shown escaped: an
-    id can neither drive the terminal nor start a line of its own."""
-    text = printable(text)
-    try:
-        if "tqdm" in sys.modules:
-            from tqdm import tqdm
-
-            tqdm.write(text, file=sys.stderr)
-        else:
-            click.echo(text, err=True)
-    except OSError:
-        pass
-
-
-def echo(text: str) -> None:
-    """``text`` and a newline on stdout (an error when it cannot be written)."""
-    from .write import write_all
-
-    with output_file(None, False).open() as fd:
-        write_all(fd, (text + "\n").encode("utf-8", "surrogateescape"))
-
-
-def printable(text: str) -> str:
-    """``text`` with every character that is not printable (controls such as ESC and newline,
-    format characters such as bidirectional overrides, lone surrogates) as a Python escape."""
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() or c == " " else c.encode("unicode_escape", "backslashreplace").decode("ascii")
-                   for c in text)
-
-
-def progress(iterable: Any, silent: bool, **kwargs: Any) -> Any:
-    """``iterable`` wrapped in a tqdm bar on stderr, when stderr is a terminal and not silent."""
-    if silent or not sys.stderr.isatty():
-        return iterable
-    from tqdm import tqdm
-
-    return tqdm(iterable, file=sys.stderr, dynamic_ncols=True, **kwargs)
-
-
-def output_file(path: str | None, force: bool, inputs: tuple[str, ...] = (), stdin: bool = False,
-                binary: bool = False) -> Any:
-    """The output ``-o`` names (:class:`simdedup.write.OutputFile`), refused when it would
-    replace one of the named ``inputs`` or, with ``stdin``, the file on stdin."""
-    from .write import OutputFile
-
-    output = OutputFile(path, force, binary)
-    output.refuse_inputs(inputs, stdin)
-    return output
-
-
-def _apply(options: list[Callable], func: Callable) -> Callable:
-    for option in reversed(options):
-        func = option(func)
-    return func
-
-
-# How features and fingerprints are made: shared by fingerprint, dedup and explain.
-_FEATURE_OPTIONS = [
-    click.option("--method", type=click.Choice(["simhash", "nilsimsa", "sentences"]), default="simhash",
-                 show_default=True, help="Fingerprint kind: simhash of features; nilsimsa digest of the raw "
-                                         "bytes; signature of the longest sentences."),
-    click.option("--sentences", "sentence_count", type=click.IntRange(min=1), default=3, show_default=True,
-                 help="--method sentences: how many of the longest sentences to sign."),
-    click.option("--hash", "hash_name", type=click.Choice(HASHES), default="xxh3", show_default=True,
-                 help="Feature hash; md5, python-hashes and jenkins (64 bits) reproduce other tools' fingerprints."),
-    click.option("--tokenizer", "tokenizer_name", default="words", show_default=True,
-                 help="Tokenizer name (see `simdedup tokenizers`)."),
-    click.option("--shingle", type=click.IntRange(min=1), help="Use N-grams of N tokens as features."),
-    click.option("--topk", type=click.IntRange(min=1), help="Keywords kept by the jieba tokenizer (default 20)."),
-    click.option("-O", "--tokenizer-option", "tokenizer_options", multiple=True, metavar="KEY=VALUE",
-                 help="Any tokenizer option (repeatable)."),
-    click.option("--bits", type=click.Choice(["64", "128"]), default="64", show_default=True,
-                 help="Fingerprint width."),
-    click.option("--weighting", type=click.Choice(["binary", "feature"]),
-                 help="Simhash votes: once per distinct feature, or by the tokenizer's weights "
-                      "[default: binary for words, feature for the others]."),
-    click.option("--ties", type=click.Choice(["zero", "one"]),
-                 help="What a bit whose votes tie becomes (one: as python-hashes) [default: zero]."),
-    click.option("--compat", type=click.Choice(list(PRESETS)),
-                 help="Reproduce another tool's fingerprints: sets the options listed in the README "
-                      "(Other methods); options given beside it must agree."),
-    click.option("--sketch", "sketch_bins", type=int, default=128, show_default=True,
-                 help="Bytes of feature sketch per record, used to verify candidates (0: none)."),
-    click.option("--encoding", default="utf-8", show_default=True,
-                 help="Encoding of the documents; auto: a byte-order mark, else UTF-8 if it fits, else detected."),
-    click.option("--html", is_flag=True, help="Documents are HTML: use their visible text (HTTP responses "
-                                              "that say text/html are handled so anyway)."),
-]
-
-
-def _feature_options(func: Callable) -> Callable:
-    return _apply(_FEATURE_OPTIONS, func)
-
-
-_INPUT_OPTIONS = [
-    click.argument("paths", nargs=-1, type=click.Path(dir_okay=True, allow_dash=True, readable=False)),
-    click.option("-0", "--null", is_flag=True, help="Paths read from stdin (-) are NUL-separated."),
-    click.option("--jsonl/--no-jsonl", default=None,
-                 help="Read files as JSON lines, one document per line [default: files named "
-                      ".jsonl or .ndjson, compressed or not]."),
-    click.option("--text-field", default="text", show_default=True, help="JSON lines: field with the text (a.b for nested)."),
-    click.option("--id-field", help="JSON lines: field with the document id [default: FILE:LINE]."),
-    click.option("--glob", "globs", multiple=True, metavar="PATTERN",
-                 help="Directory walks take only files whose name or relative path matches (repeatable)."),
-    click.option("--exclude", "excludes", multiple=True, metavar="PATTERN",
-                 help="Directory walks leave out files and directories that match (repeatable)."),
-    click.option("--min-bytes", type=click.IntRange(min=0), default=0, help="Directory walks leave out smaller files."),
-    click.option("--max-line-bytes", type=click.IntRange(min=1 << 20),
-                 help="Skip longer JSON lines, CSV rows, Parquet texts and WARC record bodies, which are "
-                      "read into memory whole [default: 128 MiB]."),
-]
-
-
-def _inputs(kwargs: dict[str, Any]) -> Any:
-    """Take the input options out of a command's keyword arguments (:class:`simdedup.read.Inputs`);
-    with ``--features-field``, the field read is that one, as a :class:`simdedup.read.FeaturesField`."""
-    from .read import FeaturesField, Inputs
-
-    inputs = Inputs(*(kwargs.pop(name) for name in ("null", "jsonl", "text_field", "id_field", "globs", "excludes",
-                                                    "min_bytes", "max_line_bytes")))
-    features_field = kwargs.pop("features_field", None)
-    if features_field is not None:
-        if _given_on_command_line("text_field"):
-            raise click.UsageError("give --text-field or --features-field, not both")
-        inputs.text_field = FeaturesField(features_field)
-    return inputs
-
-
-def _fingerprint_options(func: Callable) -> Callable:
-    return _apply([
-        *_INPUT_OPTIONS,
-        click.option("--features-field", metavar="FIELD",
-                     help="JSON lines: the field holds the document's features instead of its text: a list "
-                          "of tokens, of [token, weight] pairs, or an object token -> weight (dotted for nested)."),
-        *_FEATURE_OPTIONS,
-        click.option("-j", "--jobs", type=click.IntRange(min=1), help="Processes to use [default: all cores]."),
-        click.option("--silent", is_flag=True, help="No progress bar."),
-        click.option("-v", "--verbose", is_flag=True, help="Say which encoding --encoding auto chose for each file."),
-    ], func)
-
-
-def _output_options(func: Callable) -> Callable:
-    func = click.option("--force", is_flag=True, help="Replace the -o file if it exists.")(func)
-    return click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True),
-                        help="Write to this file instead of stdout.")(func)
-
-
-def _cluster_options(func: Callable) -> Callable:
-    return _apply([
-        click.option("-k", "--k", "k", type=click.IntRange(0, 63),
-                     help="Largest Hamming distance of a candidate pair "
-                          "[default: 10 with sketches, 3 without; doubled for 128 bits]."),
-        click.option("--similarity", type=click.Choice(["combined", "bag", "resemblance"]), default="combined",
-                     show_default=True,
-                     help="bag: weighted Jaccard of word counts (order and punctuation do not count); "
-                          "resemblance: Jaccard of token 3-grams, punctuation kept (order counts); combined: "
-                          "resemblance at least --min-resemblance, or bag at least --min-similarity with half "
-                          "the 3-grams shared. Exact in dedup and explain; cluster (no texts) uses the sketches' bag."),
-        click.option("--min-similarity", type=click.FloatRange(0, 1), default=0.88, show_default=True,
-                     help="Smallest bag similarity (weighted Jaccard of word counts) of a duplicate."),
-        click.option("--min-resemblance", type=click.FloatRange(0, 1), default=0.8, show_default=True,
-                     help="Smallest resemblance (Jaccard of token 3-grams) of a duplicate."),
-        click.option("--linkage", type=click.Choice(["complete", "star", "single"]), default="complete",
-                     show_default=True, help="complete: every pair in a cluster is verified; star: every "
-                                             "member against the centre; single: plain union-find."),
-        click.option("--min-features", type=click.IntRange(min=0), default=10, show_default=True,
-                     help="Documents with fewer features only group with exact copies."),
-        click.option("--min-score", type=click.IntRange(-128, 128),
-                     help="nilsimsa fingerprints: smallest nilsimsa score of a duplicate [default: 90]."),
-        click.option("--singletons", is_flag=True, help="Also print documents with no duplicate."),
-        click.option("--format", "output_format", type=click.Choice(["clusters", "members"]), default="clusters",
-                     show_default=True, help="One line per cluster, or one per document (id, cluster, kept, "
-                                             "distance) for joining back."),
-    ], func)
-
-
-def _cluster_settings(k: int | None, min_similarity: float, linkage: str, min_features: int,
-                      singletons: bool, min_score: int | None, similarity: str = "combined",
-                      min_resemblance: float = 0.8) -> Any:
-    from .group import ClusterOptions
-
-    return ClusterOptions(k, min_similarity, linkage, min_features, singletons, min_score, similarity, min_resemblance)
-
-
-def _make_fingerprinter(given: bool = False, **options: Any) -> Any:
-    """The fingerprinting method the feature options describe, with ``--compat``'s filled in
-    (usage errors for bad values); ``given``: the input gives the features (``--features-field``)."""
-    compat = options.pop("compat")
-    if compat is not None:
-        options = _preset_options(compat, options, given)
-    elif given:
-        _refuse_tokenizer_options(options)
-    return _fingerprinter(given=given, **options)
-
-
-def _given_on_command_line(name: str) -> bool:
-    from click.core import ParameterSource
-
-    source = click.get_current_context().get_parameter_source(name)
-    return source in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)
-
-
-def _flag(name: str) -> str:
-    """The command-line flag of the parameter called ``name``."""
-    (param,) = [p for p in click.get_current_context().command.params if p.name == name]
-    return max(param.opts, key=len)
-
-
-def _refuse_tokenizer_options(options: dict[str, Any]) -> None:
-    from .compat import TOKENIZER_SETTINGS
-
-    for name in (*TOKENIZER_SETTINGS, "html"):
-        if _given_on_command_line(name):
-            raise click.UsageError(f"--features-field gives the features: {_flag(name)} does not apply")
-
-
-def _preset_options(compat: str, options: dict[str, Any], given: bool) -> dict[str, Any]:
-    """``options`` with those of the ``--compat`` preset; an option given on the command line
-    that says otherwise is a usage error."""
-    from .compat import ADJUSTABLE, PRESETS, TOKENIZER_SETTINGS
-
-    if options["method"] != "simhash":
-        raise click.UsageError(f"--compat {compat} makes simhash fingerprints; it takes no --method {options['method']}")
-    if given:
-        _refuse_tokenizer_options(options)
-    merged = dict(options)
-    for name, value in PRESETS[compat].items():
-        if given and name in TOKENIZER_SETTINGS:
-            continue
-        if name == "tokenizer_options":
-            preset = dict(item.split("=", 1) for item in value)
-            for item in options[name]:
-                key, _, own = (part.strip() for part in item.partition("="))
-                if preset.get(key, own.lower()) != own.lower():
-                    raise click.UsageError(f"--compat {compat} sets -O {key}={preset[key]}; "
-                                           f"it cannot be used with -O {item}")
-            merged[name] = (*value, *options[name])
-        elif not _given_on_command_line(name):
-            merged[name] = value
-        elif options[name] != value and name not in ADJUSTABLE:
-            raise click.UsageError(f"--compat {compat} sets {_flag(name)} {value}; "
-                                   f"it cannot be used with {_flag(name)} {options[name]}")
-    return merged
-
-
-def _fingerprinter(method: str, sentence_count: int, hash_name: str, tokenizer_name: str, shingle: int | None,
-                   topk: int | None, tokenizer_options: tuple[str, ...], bits: str, weighting: str | None,
-                   ties: str | None, sketch_bins: int, encoding: str, html: bool = False, given: bool = False) -> Any:
-    """The fingerprinting method (:func:`simdedup.methods.make_method`) the final feature options name."""
-    from .methods import make_method
-
-    options: dict[str, Any] = {}
-    for item in tokenizer_options:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="--tokenizer-option")
-        options[key.strip()] = value
-    if shingle is not None:
-        options["shingle"] = shingle
-    if topk is not None:
-        options["topk"] = topk
-    try:
-        return make_method(method, tokenizer=tokenizer_name, tokenizer_options=options, bits=int(bits),
-                           hash_name=hash_name, weighting=weighting, ties=ties, sketch_bins=sketch_bins,
-                           encoding=encoding, html=html, sentences=sentence_count, given_features=given)
-    except SimdedupError as exc:
-        raise click.UsageError(str(exc)) from None
-
-
-@contextmanager
-def _progress_bar(silent: bool, total: int | None, unit: str) -> Iterator[Any]:
-    """A tqdm bar on stderr (in bytes or documents), or None when silent or not on a terminal."""
-    if silent or not sys.stderr.isatty():
-        yield None
-        return
-    from tqdm import tqdm
-
-    with tqdm(total=total, unit=unit, unit_scale=unit == "B", file=sys.stderr, dynamic_ncols=True,
-              desc="fingerprint") as bar:
-        yield bar
-
-
-def _fingerprint_run(paths: tuple[str, ...], method: Any, inputs: Any, jobs: int | None, silent: bool, verbose: bool,
-                     **options: Any) -> Any:
-    """A :class:`simdedup.run.FingerprintRun` that warns on stderr, and walks the paths first
-    when a progress bar will show."""
-    from .run import FingerprintRun
-
-    return FingerprintRun(paths, method, inputs, jobs, count=not silent and sys.stderr.isatty(), note=message,
-                          verbose=verbose, **options)
-
-
-def _with_progress(run: Any, silent: bool) -> Iterator[Any]:
-    """The batches of a fingerprint run, behind a progress bar (in bytes or documents)."""
-    with _progress_bar(silent, run.total, run.unit) as bar:
-        for batch in run:
-            if bar is not None:
-                bar.update(batch.size if run.unit == "B" else batch.count + len(batch.skipped))
-            yield batch
-
-
-def _end(run: Any, records: int, verb: str = "fingerprinted") -> None:
-    """Say how many documents were skipped, and exit with :data:`EXIT_SKIPPED` if any were."""
-    closing = run.done(records, verb)
-    if closing:
-        message(closing)
-        sys.exit(EXIT_SKIPPED)
-
-
 def _write_unique(unique: Any, clustered: Any, run: Any, inputs: Any, read: list[str]) -> None:
     """Write --unique-out: ``read`` are the files the run read and its other outputs."""
     from .unique import KeptLines, dropped_ids
@@ -406,8 +91,8 @@ _RECORD_FORMAT = click.option(
 
 
 @cli.command()
-@_fingerprint_options
-@_output_options
+@fingerprint_options
+@output_options
 @_RECORD_FORMAT
 def fingerprint(paths: tuple[str, ...], jobs: int | None, silent: bool, verbose: bool, output: str | None,
                 force: bool, record_format: str, **features: Any) -> None:
@@ -426,23 +111,23 @@ def fingerprint(paths: tuple[str, ...], jobs: int | None, silent: bool, verbose:
     """
     from .write import overwritten_files, own_file
 
-    inputs = _inputs(features)
-    method = _make_fingerprinter(inputs.given_features, **features)
+    inputs = take_inputs(features)
+    method = method_from_options(inputs.given_features, **features)
     binary = record_format == "binary"
     out = output_file(output, force, paths, "-" in paths, binary)
     done = 0
     with out.open() as fd:
-        run = _fingerprint_run(paths, method, inputs, jobs, silent, verbose, render=not binary,
+        run = fingerprint_run(paths, method, inputs, jobs, silent, verbose, render=not binary,
                                exclude=own_file(fd), overwritten=overwritten_files([out]))
         writer = _record_writer(fd, binary)
-        for batch in _with_progress(run, silent):
+        for batch in with_progress(run, silent):
             if binary:
                 writer.write_records(batch.records)
             else:
                 writer.write_lines(batch.lines)
             done += batch.count
         writer.flush()
-    _end(run, done)
+    end_run(run, done)
 
 
 def _record_writer(fd: Any, binary: bool) -> Any:
@@ -457,7 +142,7 @@ def _record_writer(fd: Any, binary: bool) -> Any:
 
 @cli.command()
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True, readable=False))
-@_output_options
+@output_options
 @click.option("--to", "record_format", type=click.Choice(["jsonl", "binary"]), required=True,
               help="The form to write: JSON lines or the compact binary form.")
 def convert(files: tuple[str, ...], output: str | None, force: bool, record_format: str) -> None:
@@ -472,7 +157,7 @@ def convert(files: tuple[str, ...], output: str | None, force: bool, record_form
 
     binary = record_format == "binary"
     out = output_file(output, force, files, not files or "-" in files, binary)
-    columns = read_fingerprint_files(_open_inputs(files))
+    columns = read_fingerprint_files(named_streams(files))
     with out.open() as fd:
         writer = _record_writer(fd, binary)
         if binary:
@@ -487,8 +172,8 @@ def convert(files: tuple[str, ...], output: str | None, force: bool, record_form
 
 @cli.command()
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True, readable=False))
-@_cluster_options
-@_output_options
+@cluster_options
+@output_options
 @click.option("--against", type=click.Path(dir_okay=False, exists=True, readable=False), metavar="OLD.jsonl",
               help="Incremental run: report only new documents (FILES or stdin) that duplicate a document "
                    "of OLD.jsonl or each other; OLD is not re-clustered.")
@@ -511,20 +196,14 @@ def cluster(files: tuple[str, ...], output: str | None, force: bool, output_form
 
     inputs = ((against,) + (files or ("-",))) if against else files
     out = output_file(output, force, inputs, not files or "-" in files)
-    clustered = cluster_files(_open_inputs(inputs), _cluster_settings(**decision), against, message)
+    clustered = cluster_files(named_streams(inputs), cluster_settings(**decision), against, message)
     with out.open() as fd:
-        write_clusters(fd, clustered, output_format)
-
-
-def _open_inputs(files: tuple[str, ...]) -> Iterator[tuple[str, Any]]:
-    from .read import named_streams
-
-    return named_streams(files)
+        write_clusters(fd, clustered.clusters, clustered.fingerprints, output_format, clustered.new)
 
 
 @cli.command()
-@_fingerprint_options
-@_cluster_options
+@fingerprint_options
+@cluster_options
 @click.option("--verify", type=click.Choice(["exact", "sketch"]), default="exact", show_default=True,
               help="exact: keep the texts and measure candidate pairs exactly (README, \"How it decides\"); "
                    "sketch: verify with the sketches' bag estimate, as cluster does (faster, less memory).")
@@ -533,7 +212,7 @@ def _open_inputs(files: tuple[str, ...]) -> Iterator[tuple[str, Any]]:
 @click.option("--unique-out", type=click.Path(), metavar="DIR|FILE.jsonl",
               help="Also write the corpus without its duplicates: files copied into DIR, or the kept "
                    "JSON lines into FILE.jsonl. The inputs are never changed.")
-@_output_options
+@output_options
 def dedup(paths: tuple[str, ...], jobs: int | None, silent: bool, verbose: bool, output: str | None,
           force: bool, k: int | None, similarity: str, min_similarity: float, min_resemblance: float, linkage: str,
           min_features: int, min_score: int | None, singletons: bool, output_format: str, verify: str,
@@ -549,9 +228,9 @@ def dedup(paths: tuple[str, ...], jobs: int | None, silent: bool, verbose: bool,
     from .unique import KeptLines, unique_output
     from .write import overwritten_files, own_file, write_clusters
 
-    inputs = _inputs(features)
-    method = _make_fingerprinter(inputs.given_features, **features)
-    options = _cluster_settings(k, min_similarity, linkage, min_features, singletons, min_score, similarity,
+    inputs = take_inputs(features)
+    method = method_from_options(inputs.given_features, **features)
+    options = cluster_settings(k, min_similarity, linkage, min_features, singletons, min_score, similarity,
                                 min_resemblance)
     prepare_dedup(method, options, verify)
     # Every output is checked before the run: a run of hours must not end in "cannot write".
@@ -563,22 +242,22 @@ def dedup(paths: tuple[str, ...], jobs: int | None, silent: bool, verbose: bool,
             raise UsageError("-o and --unique-out name one file")
         unique.output.refuse_inputs(paths, "-" in paths)
         outputs.append(unique.output)
-    run = _fingerprint_run(paths, method, inputs, jobs, silent, verbose, exact_first=exact_first,
+    run = fingerprint_run(paths, method, inputs, jobs, silent, verbose, exact_first=exact_first,
                            exclude=() if output else own_file(stdout_target()), overwritten=overwritten_files(outputs),
                            tee=unique.tee if isinstance(unique, KeptLines) else None)
-    clustered = dedup_run(run, options, _with_progress(run, silent))
+    clustered = dedup_run(run, options, with_progress(run, silent))
     with out.open() as fd:
-        write_clusters(fd, clustered, output_format)
+        write_clusters(fd, clustered.clusters, clustered.fingerprints, output_format, clustered.new)
         if unique is not None:
             _write_unique(unique, clustered, run, inputs, [*clustered.fingerprints.ids, *run.skipped,
                                                            *([out.path] if out.path else [])])
-    _end(run, len(clustered.fingerprints.ids))
+    end_run(run, len(clustered.fingerprints.ids))
 
 
 @cli.command()
 @click.argument("document_a", type=click.Path(dir_okay=False, allow_dash=False, readable=False))
 @click.argument("document_b", type=click.Path(dir_okay=False, allow_dash=False, readable=False))
-@_feature_options
+@feature_options
 @click.option("--top", type=click.IntRange(min=1), default=10, show_default=True, help="Features listed per side.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object instead of text.")
 def explain(document_a: str, document_b: str, top: int, as_json: bool, **features: Any) -> None:
@@ -599,7 +278,7 @@ def explain(document_a: str, document_b: str, top: int, as_json: bool, **feature
 
     if features["method"] == "sentences":
         raise click.UsageError("explain compares simhash features or nilsimsa digests; use --method simhash or nilsimsa")
-    method = _make_fingerprinter(**features)
+    method = method_from_options(**features)
     if features["method"] == "nilsimsa":
         _explain_nilsimsa(method, document_a, document_b, as_json)
         return
@@ -685,7 +364,7 @@ def stats(files: tuple[str, ...], max_k: int, min_similarity: float, plot: str |
         except ImportError:
             raise click.ClickException("--plot needs matplotlib: pip install 'simdedup[plot]'") from None
     drawing = output_file(plot, force, files, not files or "-" in files) if plot else None
-    fingerprints = load_fingerprints(_open_inputs(files))
+    fingerprints = load_fingerprints(named_streams(files))
     result = fingerprint_stats(fingerprints, max_k, ClusterOptions(min_similarity=min_similarity))
     if drawing is not None:
         from .write import output_call
@@ -729,14 +408,14 @@ def evaluate(gold: str, match: str, clusters: str) -> None:
 
 
 @cli.command()
-@lambda func: _apply(_INPUT_OPTIONS, func)
+@lambda func: apply_options(INPUT_OPTIONS, func)
 @click.option("--encoding", default="utf-8", show_default=True, help="Encoding of the documents.")
 @click.option("--bloom", "bloom_capacity", type=click.IntRange(min=1), metavar="N",
               help="Use a bloom filter sized for N documents instead of remembering every hash.")
 @click.option("--error-rate", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=1e-6,
               show_default=True, help="Bloom filter: chance that a new document is reported as seen.")
 @click.option("--silent", is_flag=True, help="No progress bar.")
-@_output_options
+@output_options
 def exact(paths: tuple[str, ...], encoding: str, bloom_capacity: int | None, error_rate: float,
           silent: bool, output: str | None, force: bool, **inputs: Any) -> None:
     """List documents whose text (whitespace aside) appeared earlier in the input.
@@ -759,7 +438,7 @@ def exact(paths: tuple[str, ...], encoding: str, bloom_capacity: int | None, err
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     out = output_file(output, force, paths, "-" in paths)
-    plan = read_sources(paths, _inputs({**inputs, "features_field": None}), True,
+    plan = read_sources(paths, take_inputs({**inputs, "features_field": None}), True,
                         exclude=() if output else own_file(stdout_target()), overwritten=overwritten_files([out]),
                         note=message)
     sources, total = plan.sources, plan.count
@@ -820,6 +499,15 @@ def tokenizers() -> None:
         for info in available_tokenizers():
             writer.write_line(json.dumps(info, ensure_ascii=False, separators=(",", ":")))
         writer.flush()
+
+
+def _index_commands() -> None:
+    from .store.commands import index
+
+    cli.add_command(index)
+
+
+_index_commands()
 
 
 class Terminated(BaseException):

@@ -355,6 +355,7 @@ def find_clusters(
     similarity: str = "bag",
     min_resemblance: float = 1.0,
     bands: bool = False,
+    pairs: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> list[Cluster]:
     """Cluster near-duplicate documents.
 
@@ -377,6 +378,9 @@ def find_clusters(
         min_resemblance: its smallest resemblance of a duplicate.
         bands: with sketches, also the pairs of units that share a band of their sketches
             (:func:`_with_band_pairs`) are candidates.
+        pairs: candidate pairs of documents (two arrays of rows) found before, used instead of
+            the search (a persistent index keeps its verified pairs): they must hold a pair of
+            every two units within k that may pair, as the search would find them.
 
     Returns:
         Clusters sorted by their first member id; members sorted by id.
@@ -401,7 +405,9 @@ def find_clusters(
         smallest = np.full(count, np.iinfo(np.int64).max)
         np.minimum.at(smallest, units.of_doc, np.asarray(features, dtype=np.int64))
         eligible = np.flatnonzero(smallest >= min_features)
-    if k > 0 and len(eligible) > 1:
+    if pairs is not None:
+        left, right = _unit_pairs(pairs, units.of_doc, eligible, count)
+    elif k > 0 and len(eligible) > 1:
         left, right, _ = near_pairs(units.fps[eligible], k, blocks)
         left, right = eligible[left], eligible[right]
     else:
@@ -438,6 +444,19 @@ def find_clusters(
     if new is not None:
         clusters = [c for c in clusters if any(new[m] for m in c.members)]
     return clusters
+
+
+def _unit_pairs(pairs: tuple[np.ndarray, np.ndarray], of_doc: np.ndarray, eligible: np.ndarray,
+                count: int) -> tuple[np.ndarray, np.ndarray]:
+    """Pairs of documents as the distinct pairs of their units (both eligible), left < right,
+    in order: the form :func:`simdedup.index.near_pairs` gives."""
+    a = of_doc[np.asarray(pairs[0], dtype=np.int64)]
+    b = of_doc[np.asarray(pairs[1], dtype=np.int64)]
+    may_pair = np.zeros(count, dtype=bool)
+    may_pair[eligible] = True
+    keep = (a != b) & may_pair[a] & may_pair[b]
+    code = np.unique(np.minimum(a, b)[keep] * count + np.maximum(a, b)[keep])
+    return code // count, code % count
 
 
 def _describe(ids: Sequence[str], fps: np.ndarray, units: _Units, doc_label: np.ndarray,
@@ -606,12 +625,14 @@ class ClusterOptions:
 
 
 def cluster_fingerprints(fingerprints: "FingerprintSet", options: ClusterOptions = ClusterOptions(),
-                         new: np.ndarray | None = None) -> list[Cluster]:
+                         new: np.ndarray | None = None,
+                         pairs: tuple[np.ndarray, np.ndarray] | None = None) -> list[Cluster]:
     """Clusters of a loaded fingerprint set (see :func:`find_clusters`), with ``options``
     resolved for it unless they are already (:meth:`ClusterOptions.for_fingerprints`).
 
     With ``new`` (bool per document), only clusters with a new document, and no pair of two old
-    documents (an incremental run against an old corpus).
+    documents (an incremental run against an old corpus). With ``pairs``, the candidate pairs of
+    documents found before (a persistent index), instead of a search.
 
     Raises:
         ValueError: an option out of range for the fingerprints.
@@ -633,6 +654,7 @@ def cluster_fingerprints(fingerprints: "FingerprintSet", options: ClusterOptions
         similarity=options.similarity,
         min_resemblance=options.min_resemblance,
         bands=bool(options.bands),
+        pairs=pairs,
     )
 
 

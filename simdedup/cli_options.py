@@ -1,0 +1,328 @@
+"""The command line's shared parts: option groups, messages on stderr, progress bars and output
+checks, used by :mod:`simdedup.cli` and the command groups of :mod:`simdedup.store`."""
+
+from __future__ import annotations
+
+import sys
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
+
+import click
+
+from .compat import PRESETS
+from .errors import SimdedupError
+from .hashing import HASHES
+
+EXIT_SKIPPED = 3
+
+
+def message(text: str) -> None:
+    """A line on stderr that does not break a progress bar (dropped when stderr cannot take it).
+    Names in it come from files and their contents, so control characters are shown escaped: an
+    id can neither drive the terminal nor start a line of its own."""
+    text = printable(text)
+    try:
+        if "tqdm" in sys.modules:
+            from tqdm import tqdm
+
+            tqdm.write(text, file=sys.stderr)
+        else:
+            click.echo(text, err=True)
+    except OSError:
+        pass
+
+
+def echo(text: str) -> None:
+    """``text`` and a newline on stdout (an error when it cannot be written)."""
+    from .write import write_all
+
+    with output_file(None, False).open() as fd:
+        write_all(fd, (text + "\n").encode("utf-8", "surrogateescape"))
+
+
+def printable(text: str) -> str:
+    """``text`` with every character that is not printable (controls such as ESC and newline,
+    format characters such as bidirectional overrides, lone surrogates) as a Python escape."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() or c == " " else c.encode("unicode_escape", "backslashreplace").decode("ascii")
+                   for c in text)
+
+
+def progress(iterable: Any, silent: bool, **kwargs: Any) -> Any:
+    """``iterable`` wrapped in a tqdm bar on stderr, when stderr is a terminal and not silent."""
+    if silent or not sys.stderr.isatty():
+        return iterable
+    from tqdm import tqdm
+
+    return tqdm(iterable, file=sys.stderr, dynamic_ncols=True, **kwargs)
+
+
+def output_file(path: str | None, force: bool, inputs: tuple[str, ...] = (), stdin: bool = False,
+                binary: bool = False) -> Any:
+    """The output ``-o`` names (:class:`simdedup.write.OutputFile`), refused when it would
+    replace one of the named ``inputs`` or, with ``stdin``, the file on stdin."""
+    from .write import OutputFile
+
+    output = OutputFile(path, force, binary)
+    output.refuse_inputs(inputs, stdin)
+    return output
+
+
+def apply_options(options: list[Callable], func: Callable) -> Callable:
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+# How features and fingerprints are made: shared by fingerprint, dedup and explain.
+FEATURE_OPTIONS = [
+    click.option("--method", type=click.Choice(["simhash", "nilsimsa", "sentences"]), default="simhash",
+                 show_default=True, help="Fingerprint kind: simhash of features; nilsimsa digest of the raw "
+                                         "bytes; signature of the longest sentences."),
+    click.option("--sentences", "sentence_count", type=click.IntRange(min=1), default=3, show_default=True,
+                 help="--method sentences: how many of the longest sentences to sign."),
+    click.option("--hash", "hash_name", type=click.Choice(HASHES), default="xxh3", show_default=True,
+                 help="Feature hash; md5, python-hashes and jenkins (64 bits) reproduce other tools' fingerprints."),
+    click.option("--tokenizer", "tokenizer_name", default="words", show_default=True,
+                 help="Tokenizer name (see `simdedup tokenizers`)."),
+    click.option("--shingle", type=click.IntRange(min=1), help="Use N-grams of N tokens as features."),
+    click.option("--topk", type=click.IntRange(min=1), help="Keywords kept by the jieba tokenizer (default 20)."),
+    click.option("-O", "--tokenizer-option", "tokenizer_options", multiple=True, metavar="KEY=VALUE",
+                 help="Any tokenizer option (repeatable)."),
+    click.option("--bits", type=click.Choice(["64", "128"]), default="64", show_default=True,
+                 help="Fingerprint width."),
+    click.option("--weighting", type=click.Choice(["binary", "feature"]),
+                 help="Simhash votes: once per distinct feature, or by the tokenizer's weights "
+                      "[default: binary for words, feature for the others]."),
+    click.option("--ties", type=click.Choice(["zero", "one"]),
+                 help="What a bit whose votes tie becomes (one: as python-hashes) [default: zero]."),
+    click.option("--compat", type=click.Choice(list(PRESETS)),
+                 help="Reproduce another tool's fingerprints: sets the options listed in the README "
+                      "(Other methods); options given beside it must agree."),
+    click.option("--sketch", "sketch_bins", type=int, default=128, show_default=True,
+                 help="Bytes of feature sketch per record, used to verify candidates (0: none)."),
+    click.option("--encoding", default="utf-8", show_default=True,
+                 help="Encoding of the documents; auto: a byte-order mark, else UTF-8 if it fits, else detected."),
+    click.option("--html", is_flag=True, help="Documents are HTML: use their visible text (HTTP responses "
+                                              "that say text/html are handled so anyway)."),
+]
+
+
+def feature_options(func: Callable) -> Callable:
+    return apply_options(FEATURE_OPTIONS, func)
+
+
+INPUT_OPTIONS = [
+    click.argument("paths", nargs=-1, type=click.Path(dir_okay=True, allow_dash=True, readable=False)),
+    click.option("-0", "--null", is_flag=True, help="Paths read from stdin (-) are NUL-separated."),
+    click.option("--jsonl/--no-jsonl", default=None,
+                 help="Read files as JSON lines, one document per line [default: files named "
+                      ".jsonl or .ndjson, compressed or not]."),
+    click.option("--text-field", default="text", show_default=True, help="JSON lines: field with the text (a.b for nested)."),
+    click.option("--id-field", help="JSON lines: field with the document id [default: FILE:LINE]."),
+    click.option("--glob", "globs", multiple=True, metavar="PATTERN",
+                 help="Directory walks take only files whose name or relative path matches (repeatable)."),
+    click.option("--exclude", "excludes", multiple=True, metavar="PATTERN",
+                 help="Directory walks leave out files and directories that match (repeatable)."),
+    click.option("--min-bytes", type=click.IntRange(min=0), default=0, help="Directory walks leave out smaller files."),
+    click.option("--max-line-bytes", type=click.IntRange(min=1 << 20),
+                 help="Skip longer JSON lines, CSV rows, Parquet texts and WARC record bodies, which are "
+                      "read into memory whole [default: 128 MiB]."),
+]
+
+
+def take_inputs(kwargs: dict[str, Any]) -> Any:
+    """Take the input options out of a command's keyword arguments (:class:`simdedup.read.Inputs`);
+    with ``--features-field``, the field read is that one, as a :class:`simdedup.read.FeaturesField`."""
+    from .read import FeaturesField, Inputs
+
+    inputs = Inputs(*(kwargs.pop(name) for name in ("null", "jsonl", "text_field", "id_field", "globs", "excludes",
+                                                    "min_bytes", "max_line_bytes")))
+    features_field = kwargs.pop("features_field", None)
+    if features_field is not None:
+        if given_on_command_line("text_field"):
+            raise click.UsageError("give --text-field or --features-field, not both")
+        inputs.text_field = FeaturesField(features_field)
+    return inputs
+
+
+def fingerprint_options(func: Callable) -> Callable:
+    return apply_options([
+        *INPUT_OPTIONS,
+        click.option("--features-field", metavar="FIELD",
+                     help="JSON lines: the field holds the document's features instead of its text: a list "
+                          "of tokens, of [token, weight] pairs, or an object token -> weight (dotted for nested)."),
+        *FEATURE_OPTIONS,
+        click.option("-j", "--jobs", type=click.IntRange(min=1), help="Processes to use [default: all cores]."),
+        click.option("--silent", is_flag=True, help="No progress bar."),
+        click.option("-v", "--verbose", is_flag=True, help="Say which encoding --encoding auto chose for each file."),
+    ], func)
+
+
+def output_options(func: Callable) -> Callable:
+    func = click.option("--force", is_flag=True, help="Replace the -o file if it exists.")(func)
+    return click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True),
+                        help="Write to this file instead of stdout.")(func)
+
+
+def cluster_options(func: Callable) -> Callable:
+    return apply_options([
+        click.option("-k", "--k", "k", type=click.IntRange(0, 63),
+                     help="Largest Hamming distance of a candidate pair "
+                          "[default: 10 with sketches, 3 without; doubled for 128 bits]."),
+        click.option("--similarity", type=click.Choice(["combined", "bag", "resemblance"]), default="combined",
+                     show_default=True,
+                     help="bag: weighted Jaccard of word counts (order and punctuation do not count); "
+                          "resemblance: Jaccard of token 3-grams, punctuation kept (order counts); combined: "
+                          "resemblance at least --min-resemblance, or bag at least --min-similarity with half "
+                          "the 3-grams shared. Exact in dedup and explain; cluster (no texts) uses the sketches' bag."),
+        click.option("--min-similarity", type=click.FloatRange(0, 1), default=0.88, show_default=True,
+                     help="Smallest bag similarity (weighted Jaccard of word counts) of a duplicate."),
+        click.option("--min-resemblance", type=click.FloatRange(0, 1), default=0.8, show_default=True,
+                     help="Smallest resemblance (Jaccard of token 3-grams) of a duplicate."),
+        click.option("--linkage", type=click.Choice(["complete", "star", "single"]), default="complete",
+                     show_default=True, help="complete: every pair in a cluster is verified; star: every "
+                                             "member against the centre; single: plain union-find."),
+        click.option("--min-features", type=click.IntRange(min=0), default=10, show_default=True,
+                     help="Documents with fewer features only group with exact copies."),
+        click.option("--min-score", type=click.IntRange(-128, 128),
+                     help="nilsimsa fingerprints: smallest nilsimsa score of a duplicate [default: 90]."),
+        click.option("--singletons", is_flag=True, help="Also print documents with no duplicate."),
+        click.option("--format", "output_format", type=click.Choice(["clusters", "members"]), default="clusters",
+                     show_default=True, help="One line per cluster, or one per document (id, cluster, kept, "
+                                             "distance) for joining back."),
+    ], func)
+
+
+def cluster_settings(k: int | None, min_similarity: float, linkage: str, min_features: int,
+                      singletons: bool, min_score: int | None, similarity: str = "combined",
+                      min_resemblance: float = 0.8) -> Any:
+    from .group import ClusterOptions
+
+    return ClusterOptions(k, min_similarity, linkage, min_features, singletons, min_score, similarity, min_resemblance)
+
+
+def method_from_options(given: bool = False, **options: Any) -> Any:
+    """The fingerprinting method the feature options describe, with ``--compat``'s filled in
+    (usage errors for bad values); ``given``: the input gives the features (``--features-field``)."""
+    compat = options.pop("compat")
+    if compat is not None:
+        options = _preset_options(compat, options, given)
+    elif given:
+        _refuse_tokenizer_options(options)
+    return _fingerprinter(given=given, **options)
+
+
+def given_on_command_line(name: str) -> bool:
+    from click.core import ParameterSource
+
+    source = click.get_current_context().get_parameter_source(name)
+    return source in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)
+
+
+def _flag(name: str) -> str:
+    """The command-line flag of the parameter called ``name``."""
+    (param,) = [p for p in click.get_current_context().command.params if p.name == name]
+    return max(param.opts, key=len)
+
+
+def _refuse_tokenizer_options(options: dict[str, Any]) -> None:
+    from .compat import TOKENIZER_SETTINGS
+
+    for name in (*TOKENIZER_SETTINGS, "html"):
+        if given_on_command_line(name):
+            raise click.UsageError(f"--features-field gives the features: {_flag(name)} does not apply")
+
+
+def _preset_options(compat: str, options: dict[str, Any], given: bool) -> dict[str, Any]:
+    """``options`` with those of the ``--compat`` preset; an option given on the command line
+    that says otherwise is a usage error."""
+    from .compat import ADJUSTABLE, PRESETS, TOKENIZER_SETTINGS
+
+    if options["method"] != "simhash":
+        raise click.UsageError(f"--compat {compat} makes simhash fingerprints; it takes no --method {options['method']}")
+    if given:
+        _refuse_tokenizer_options(options)
+    merged = dict(options)
+    for name, value in PRESETS[compat].items():
+        if given and name in TOKENIZER_SETTINGS:
+            continue
+        if name == "tokenizer_options":
+            preset = dict(item.split("=", 1) for item in value)
+            for item in options[name]:
+                key, _, own = (part.strip() for part in item.partition("="))
+                if preset.get(key, own.lower()) != own.lower():
+                    raise click.UsageError(f"--compat {compat} sets -O {key}={preset[key]}; "
+                                           f"it cannot be used with -O {item}")
+            merged[name] = (*value, *options[name])
+        elif not given_on_command_line(name):
+            merged[name] = value
+        elif options[name] != value and name not in ADJUSTABLE:
+            raise click.UsageError(f"--compat {compat} sets {_flag(name)} {value}; "
+                                   f"it cannot be used with {_flag(name)} {options[name]}")
+    return merged
+
+
+def _fingerprinter(method: str, sentence_count: int, hash_name: str, tokenizer_name: str, shingle: int | None,
+                   topk: int | None, tokenizer_options: tuple[str, ...], bits: str, weighting: str | None,
+                   ties: str | None, sketch_bins: int, encoding: str, html: bool = False, given: bool = False) -> Any:
+    """The fingerprinting method (:func:`simdedup.methods.make_method`) the final feature options name."""
+    from .methods import make_method
+
+    options: dict[str, Any] = {}
+    for item in tokenizer_options:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="--tokenizer-option")
+        options[key.strip()] = value
+    if shingle is not None:
+        options["shingle"] = shingle
+    if topk is not None:
+        options["topk"] = topk
+    try:
+        return make_method(method, tokenizer=tokenizer_name, tokenizer_options=options, bits=int(bits),
+                           hash_name=hash_name, weighting=weighting, ties=ties, sketch_bins=sketch_bins,
+                           encoding=encoding, html=html, sentences=sentence_count, given_features=given)
+    except SimdedupError as exc:
+        raise click.UsageError(str(exc)) from None
+
+
+@contextmanager
+def progress_bar(silent: bool, total: int | None, unit: str) -> Iterator[Any]:
+    """A tqdm bar on stderr (in bytes or documents), or None when silent or not on a terminal."""
+    if silent or not sys.stderr.isatty():
+        yield None
+        return
+    from tqdm import tqdm
+
+    with tqdm(total=total, unit=unit, unit_scale=unit == "B", file=sys.stderr, dynamic_ncols=True,
+              desc="fingerprint") as bar:
+        yield bar
+
+
+def fingerprint_run(paths: tuple[str, ...], method: Any, inputs: Any, jobs: int | None, silent: bool, verbose: bool,
+                     **options: Any) -> Any:
+    """A :class:`simdedup.run.FingerprintRun` that warns on stderr, and walks the paths first
+    when a progress bar will show."""
+    from .run import FingerprintRun
+
+    return FingerprintRun(paths, method, inputs, jobs, count=not silent and sys.stderr.isatty(), note=message,
+                          verbose=verbose, **options)
+
+
+def with_progress(run: Any, silent: bool) -> Iterator[Any]:
+    """The batches of a fingerprint run, behind a progress bar (in bytes or documents)."""
+    with progress_bar(silent, run.total, run.unit) as bar:
+        for batch in run:
+            if bar is not None:
+                bar.update(batch.size if run.unit == "B" else batch.count + len(batch.skipped))
+            yield batch
+
+
+def end_run(run: Any, records: int, verb: str = "fingerprinted") -> None:
+    """Say how many documents were skipped, and exit with :data:`EXIT_SKIPPED` if any were."""
+    closing = run.done(records, verb)
+    if closing:
+        message(closing)
+        sys.exit(EXIT_SKIPPED)

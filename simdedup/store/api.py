@@ -1,0 +1,617 @@
+"""A persistent index of fingerprints: add batches, query one document, cluster everything.
+
+An index is a directory: the SQLite catalog (:mod:`simdedup.store.catalog`) and immutable
+segment files (:mod:`simdedup.store.segments`). Its fingerprint settings, k, Manku blocks and
+verification options are fixed when it is created.
+
+*Equivalence.* Documents of equal fingerprint and sketch share a *unit* (as in
+:mod:`simdedup.cluster`). Each add searches its new units against every segment's tables and
+against each other, verifies the candidates as ``cluster`` does, and logs the verified pairs
+of units in the catalog. Every verified pair of units that may pair (their documents have
+``min_features`` features) is then in the log: of two such units, the one added last was
+searched against a segment holding the other, or both came in one batch. :func:`cluster` hands
+the log to :func:`simdedup.pipeline.cluster_fingerprints` instead of searching again, which
+makes its output byte for byte that of ``simdedup cluster -k K`` over every fingerprint added.
+
+*Safety.* One writer at a time (:class:`WriterLock`); a new segment file is written and
+fsynced under a name the catalog does not know, then one catalog transaction makes it and the
+add visible. A process killed before the commit leaves an unknown file, which the next writer
+removes; after it, the add is complete. Readers take one catalog snapshot.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Iterable
+
+import numpy as np
+
+from ..group import Cluster, ClusterOptions, cluster_fingerprints
+from ..errors import IncompatibleSettingsError, SimdedupError
+from ..index import near_pairs, popcount_distance
+from ..fingerprints import FingerprintSet, load_fingerprints
+from ..fingerprints.record import SETTING_KEYS, FingerprintRecord, describe_settings
+from ..similarity import passes
+from ..sketch import pair_similarity
+from .catalog import SEGMENTS, Catalog, IndexUseError, WriterLock, create_catalog, now
+from .segments import DamagedIndexError, Segment, Tables, content_order, default_blocks, same_as_previous, write_segment
+
+__all__ = ["Index", "IndexUseError", "DamagedIndexError", "AddResult", "Match", "create", "add", "query", "cluster",
+           "compact", "stats"]
+
+#: the options of ``cluster`` an index fixes when created (they decide which pairs are verified)
+VERIFICATION = ("k", "min_similarity", "similarity", "min_resemblance", "min_features")
+
+
+def fingerprint_settings(settings: dict[str, Any]) -> dict[str, Any]:
+    """Settings of records or of a fingerprinting method in one comparable form."""
+    normal = {key: settings.get(key) for key in SETTING_KEYS}
+    normal["ties"] = None if normal["ties"] in (None, "zero") else normal["ties"]
+    normal["sketch"] = settings.get("sketch") or 0
+    return normal
+
+
+@dataclass
+class AddResult:
+    """What an add did: the documents added, and the clusters that hold new documents (as
+    ``cluster --against`` gives them) over ``fingerprints`` with ``new`` marking the batch."""
+
+    added: int
+    replaced: int
+    pairs: int
+    clusters: list[Cluster]
+    fingerprints: FingerprintSet
+    new: np.ndarray
+    repeated: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Match:
+    """A document of the index that is a near-duplicate of the query."""
+
+    id: str
+    distance: int
+    similarity: float | None
+    cluster: str  # the id of its cluster in :meth:`Index.cluster`
+
+
+@dataclass
+class _Rows:
+    """Rows gathered from segments: their columns side by side."""
+
+    seqs: np.ndarray
+    units: np.ndarray
+    fps: np.ndarray
+    sketches: np.ndarray | None
+    features: np.ndarray
+    sizes: np.ndarray
+
+
+class Index:
+    """An open index. Use as a context manager, or call :meth:`close`."""
+
+    def __init__(self, directory: str):
+        self.directory = directory
+        self.catalog = Catalog(directory)
+        settings = self.catalog.settings
+        self.settings: dict[str, Any] = settings["fingerprints"]
+        self.bits: int = self.settings["bits"]
+        self.words = self.bits // 64
+        self.sketch_bytes: int = self.settings["sketch"]
+        self.options = ClusterOptions(**settings["verification"], linkage="complete")
+        self.k: int = self.options.k  # type: ignore[assignment]
+        self.tables = Tables(self.bits, self.k, settings["blocks"])
+        self._segments: list[Segment] = []
+        self._removed = np.zeros(0, dtype=np.int64)
+
+    def __enter__(self) -> "Index":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        for segment in self._segments:
+            segment.close()
+        self.catalog.close()
+
+    # --- reading -------------------------------------------------------------------------
+
+    def _open_segments(self) -> None:
+        """The segments and removed rows of the current snapshot (a compaction may remove the
+        files of the one read just before: read again)."""
+        for attempt in range(3):
+            rows, self._removed = self.catalog.segments(), self.catalog.removed()
+            kept = {(segment.name, segment.checksum): segment for segment in self._segments}
+            try:  # segments already open stay open (with the blocks they checked)
+                opened = [kept.get((file, checksum)) or
+                          Segment(os.path.join(self.directory, SEGMENTS, file), file, size, checksum)
+                          for _, file, _, size, checksum in rows]
+            except DamagedIndexError:
+                connection = self.catalog.connection
+                if attempt == 2 or not connection.in_transaction:
+                    raise
+                connection.execute("COMMIT")  # a newer snapshot: did a compaction replace the files?
+                connection.execute("BEGIN")
+                if [r[0] for r in self.catalog.segments()] == [r[0] for r in rows]:
+                    raise
+                continue
+            for segment in self._segments:
+                if segment not in opened:
+                    segment.close()
+            self._segments = opened
+            return
+
+    def _alive(self, seqs: np.ndarray) -> np.ndarray:
+        return ~np.isin(seqs, self._removed) if len(self._removed) else np.ones(len(seqs), dtype=bool)
+
+    def _gather(self, segment: Segment, rows: np.ndarray) -> _Rows:
+        sketches = segment.take("sketches", rows) if segment.has_sketches else None
+        return _Rows(segment.take("seqs", rows), segment.take("units", rows), segment.take("fps", rows), sketches,
+                     segment.take("features", rows), segment.take("sizes", rows))
+
+    def _concat(self, parts: list[_Rows]) -> _Rows:
+        words, bins = self.words, self.sketch_bytes
+        if not parts:
+            return _Rows(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, words), np.uint64),
+                         np.zeros((0, bins), np.uint8) if bins else None, np.zeros(0, np.int64), np.zeros(0, np.int64))
+        return _Rows(*(np.concatenate([getattr(p, name) for p in parts]) if getattr(parts[0], name) is not None
+                       else None for name in ("seqs", "units", "fps", "sketches", "features", "sizes")))
+
+    def _rows_of_units(self, units: np.ndarray) -> _Rows:
+        """Every row alive of ``units``, in every segment."""
+        units = np.unique(np.asarray(units, dtype=np.int64))
+        parts = []
+        for segment in self._segments:
+            lo, hi = segment.ranges("units_sorted", units)
+            rows = segment.take("units_rows", _expand(lo, hi)).astype(np.int64)
+            part = self._gather(segment, np.sort(rows))
+            parts.append(_select(part, self._alive(part.seqs)))
+        return self._concat(parts)
+
+    def _units_of_contents(self, fps: np.ndarray, sketches: np.ndarray | None) -> np.ndarray:
+        """The unit of each content (fingerprint and sketch) in any segment, removed rows
+        included (a content keeps its unit), -1 for a content not there."""
+        found = np.full(len(fps), -1, dtype=np.int64)
+        for segment in self._segments:
+            lo, hi = segment.ranges("fps", fps[:, 0])
+            rows = _expand(lo, hi)
+            which = np.repeat(np.arange(len(fps)), hi - lo)
+            if not len(rows):
+                continue
+            same = (segment.take("fps", rows) == fps[which]).all(axis=1)
+            if sketches is not None:
+                same &= (segment.take("sketches", rows) == sketches[which]).all(axis=1)
+            found[which[same]] = segment.take("units", rows[same])
+        return found
+
+    def _near(self, segment: Segment, fps: np.ndarray, sketches: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        """``(query, row)``: the pairs of a query content and a row of the tables of ``segment``
+        that are within k and verified."""
+        parts = []
+        for t in range(segment.tables):
+            lo, hi = segment.ranges(f"t{t}_keys", self.tables.keys(fps, t))
+            positions = _expand(lo, hi)
+            if len(positions):
+                rows = segment.take(f"t{t}_rows", positions).astype(np.int64)
+                parts.append(np.repeat(np.arange(len(fps), dtype=np.int64), hi - lo) * segment.rows + rows)
+        if not parts:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        codes = np.unique(np.concatenate(parts))
+        which, rows = codes // segment.rows, codes % segment.rows
+        close = popcount_distance(fps[which], segment.take("fps", rows)) <= self.k
+        which, rows = which[close], rows[close]
+        if sketches is not None:
+            verified = self._verified(sketches[which], segment.take("sketches", rows))
+            which, rows = which[verified], rows[verified]
+        return which, rows
+
+    def _verified(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Whether pairs of sketches pass the index's similarity test (as ``cluster`` verifies)."""
+        both = np.concatenate([a, b])
+        bag = pair_similarity(both, np.arange(len(a)), np.arange(len(a), 2 * len(a)))
+        options = self.options
+        return passes(options.similarity, bag, np.full(len(a), np.nan), options.min_similarity,
+                      options.min_resemblance)
+
+    def _pairable(self, features: np.ndarray) -> np.ndarray:
+        return features >= self.options.min_features
+
+    def _fingerprint_set(self, rows: _Rows, ids: list[str]) -> FingerprintSet:
+        return FingerprintSet(ids, rows.fps, self.bits, self.settings, [], rows.features, rows.sketches, rows.sizes)
+
+    def _clusters(self, fingerprints: FingerprintSet, units: np.ndarray, pair_a: np.ndarray, pair_b: np.ndarray,
+                  linkage: str, singletons: bool, new: np.ndarray | None = None) -> list[Cluster]:
+        """Clusters of ``fingerprints`` (whose units are ``units``) with the verified pairs of
+        units given (pairs of units not among them are left out)."""
+        present, first = np.unique(units, return_index=True)
+        docs = []
+        for side in (pair_a, pair_b):
+            at = np.minimum(np.searchsorted(present, side), max(len(present) - 1, 0))
+            docs.append((at, present[at] == side) if len(present) else (at, np.zeros(len(side), bool)))
+        known = docs[0][1] & docs[1][1]
+        pairs = (first[docs[0][0][known]], first[docs[1][0][known]])
+        options = replace(self.options, linkage=linkage, singletons=singletons)
+        return cluster_fingerprints(fingerprints, options, new, pairs=pairs)
+
+    # --- commands ------------------------------------------------------------------------
+
+    def cluster(self, linkage: str = "complete", singletons: bool = False) -> tuple[list[Cluster], FingerprintSet]:
+        """Clusters over every document, from the pair log (no search); as ``cluster -k K``."""
+        with self.catalog.snapshot():
+            self._open_segments()
+            parts = []
+            for segment in self._segments:
+                segment.verify_all()
+                part = self._gather(segment, np.arange(segment.rows))
+                parts.append(_select(part, self._alive(part.seqs)))
+            rows = self._concat(parts)
+            order = np.argsort(rows.seqs)
+            rows = _select(rows, order)
+            seqs, ids = self.catalog.all_ids()
+            if not np.array_equal(seqs, rows.seqs):
+                raise DamagedIndexError(f"{self.directory}: the segments and the catalog's documents disagree")
+            pair_a, pair_b = self.catalog.pairs()
+        fingerprints = self._fingerprint_set(rows, ids)
+        return self._clusters(fingerprints, rows.units, pair_a, pair_b, linkage, singletons), fingerprints
+
+    def query_record(self, record: FingerprintRecord) -> list[Match]:
+        """The documents of the index that are near-duplicates of a fingerprinted document:
+        its exact copies (same fingerprint and sketch), and the documents within k that pass
+        verification (when it has ``min_features`` features, and they do), best first."""
+        if fingerprint_settings(record.settings) != self.settings:
+            raise IncompatibleSettingsError(f"{record.id}: fingerprint made with {describe_settings(record.settings)}, "
+                                            f"but the index holds {describe_settings(self.settings)}")
+        fps = np.array([[(record.simhash >> (64 * w)) & ((1 << 64) - 1) for w in range(self.words)]], dtype=np.uint64)
+        sketches = np.frombuffer(record.sketch, dtype=np.uint8).reshape(1, -1) if self.sketch_bytes else None
+        with self.catalog.snapshot():
+            self._open_segments()
+            copies = self._units_of_contents(fps, sketches)
+            units = [copies[copies >= 0]]
+            if self._pairable(np.array([record.features]))[0]:
+                for segment in self._segments:
+                    _, rows = self._near(segment, fps, sketches)
+                    units.append(segment.take("units", rows))
+            rows = self._rows_of_units(np.concatenate(units))
+            # a unit pairs only when all its documents may pair; copies always match
+            copy = (rows.fps == fps).all(axis=1)
+            if sketches is not None:
+                copy &= (rows.sketches == sketches).all(axis=1)
+            unpairable = np.unique(rows.units[~self._pairable(rows.features)])
+            rows = _select(rows, copy | ~np.isin(rows.units, unpairable))
+            if not len(rows.seqs):
+                return []
+            ids = self.catalog.ids_of(rows.seqs)
+            labels = self._cluster_ids(rows.units)
+        distances = popcount_distance(rows.fps, np.repeat(fps, len(rows.seqs), axis=0))
+        similarities = None
+        if sketches is not None:
+            both = np.concatenate([rows.sketches, sketches])
+            similarities = np.round(pair_similarity(both, np.arange(len(rows.seqs)), np.full(len(rows.seqs), len(rows.seqs))), 3)
+        matches = [Match(i, int(d), None if similarities is None else float(similarities[n]), labels[u])
+                   for n, (i, d, u) in enumerate(zip(ids, distances.tolist(), rows.units.tolist()))]
+        return sorted(matches, key=lambda m: (-(m.similarity or 0.0), m.distance, m.id))
+
+    def _cluster_ids(self, units: np.ndarray) -> dict[int, str]:
+        """The cluster id of each of ``units`` in :meth:`cluster`: clusters form within the
+        components of the pair log, so each component is clustered alone."""
+        from ..group import cluster_id
+
+        labels: dict[int, str] = {}
+        for unit in np.unique(units).tolist():
+            if unit in labels:
+                continue
+            members, pairs = self.catalog.component([unit])
+            rows = self._rows_of_units(np.array(sorted(members), dtype=np.int64))
+            ids = self.catalog.ids_of(rows.seqs)
+            pair_array = np.array(pairs, dtype=np.int64).reshape(-1, 2)
+            fingerprints = self._fingerprint_set(rows, ids)
+            for found in self._clusters(fingerprints, rows.units, pair_array[:, 0], pair_array[:, 1], "complete", True):
+                name = cluster_id(ids[found.representative])
+                for member in found.members:
+                    labels[int(rows.units[member])] = name
+        return labels
+
+    def stats(self, verify: bool = False) -> dict[str, Any]:
+        """Counts and sizes; with ``verify``, every block of every segment is checked."""
+        with self.catalog.snapshot():
+            self._open_segments()
+            if verify:
+                for segment in self._segments:
+                    segment.verify_all()
+            connection = self.catalog.connection
+            documents = connection.execute("SELECT count(*) FROM documents").fetchone()[0]
+            pairs = connection.execute("SELECT count(*) FROM pairs").fetchone()[0]
+            adds = connection.execute("SELECT count(*) FROM adds").fetchone()[0]
+            segment_rows = sum(s.rows for s in self._segments)
+        on_disk = sum(os.path.getsize(os.path.join(root, name))
+                      for root, _, names in os.walk(self.directory) for name in names)
+        return {"documents": documents, "rows": segment_rows, "removed": len(self._removed), "pairs": pairs,
+                "adds": adds, "segments": len(self._segments), "bytes": on_disk,
+                "bytes_per_document": round(on_disk / documents, 1) if documents else None,
+                "k": self.k, "blocks": self.tables.blocks, "tables": len(self.tables.chosen),
+                "settings": describe_settings(self.settings), "verified": verify}
+
+    # --- writing -------------------------------------------------------------------------
+
+    def _clean(self) -> None:
+        """Remove segment files the catalog does not know: left by a writer that was killed
+        before its commit, or replaced by a compaction (the writer lock is held)."""
+        known = {file for _, file, _, _, _ in self.catalog.segments()}
+        folder = os.path.join(self.directory, SEGMENTS)
+        for name in os.listdir(folder):
+            if name not in known:
+                os.unlink(os.path.join(folder, name))
+
+    def _write(self, rows: _Rows, connection_work: Callable[[Any, str, int, str], None]) -> None:
+        """Write ``rows`` (in content order) as a new segment, then commit it with what
+        ``connection_work(connection, file, bytes, checksum)`` adds to the transaction."""
+        number = self.catalog.settings["next_segment"]
+        file = f"seg-{number:06d}.sdseg"
+        folder = os.path.join(self.directory, SEGMENTS)
+        temporary = os.path.join(folder, f".{file}.tmp")
+        size, checksum = write_segment(temporary, self.tables, rows.fps, rows.sketches, rows.features, rows.sizes,
+                                       rows.seqs, rows.units, self._pairable(rows.features))
+        os.rename(temporary, os.path.join(folder, file))
+        _sync_directory(folder)
+        with self.catalog.transaction() as connection:
+            connection.execute("INSERT INTO segments VALUES (?, ?, ?, ?, ?)", (number, file, len(rows.seqs), size, checksum))
+            connection.execute("UPDATE settings SET value = ? WHERE name = 'next_segment'", (str(number + 1),))
+            connection_work(connection, file, size, checksum)
+
+    def add(self, fingerprints: FingerprintSet, replace: bool = False, files: Iterable[str] = (),
+            linkage: str = "complete", singletons: bool = False, wait: bool = True,
+            on_wait: Callable[[str], None] | None = None, report: bool = True) -> AddResult:
+        """Add a batch of fingerprints (ids new to the index, or ``replace``); with ``report``,
+        the result holds the clusters with new documents (else none).
+
+        Raises:
+            IncompatibleSettingsError: made with other settings than the index's.
+            IndexUseError: an id already present (without ``replace``); another writer (without ``wait``).
+        """
+        with WriterLock(self.directory, "index add", wait, on_wait):
+            return self._add(fingerprints, replace, list(files), linkage, singletons, report)
+
+    def _add(self, fingerprints: FingerprintSet, replace: bool, files: list[str], linkage: str,
+             singletons: bool, report: bool) -> AddResult:
+        catalog = self.catalog
+        n = len(fingerprints.ids)
+        if n and fingerprint_settings(fingerprints.settings or {}) != self.settings:
+            where = files[0] if files else "the fingerprints"
+            raise IncompatibleSettingsError(
+                f"{where}: fingerprints made with {describe_settings(fingerprints.settings or {})}, but "
+                f"{self.directory} holds {describe_settings(self.settings)}")
+        if n and (fingerprints.sketches is None) != (self.sketch_bytes == 0):
+            raise IncompatibleSettingsError(f"{self.directory}: fingerprints with and without sketches")
+        try:
+            "\n".join(fingerprints.ids).encode("utf-8")
+        except UnicodeEncodeError:
+            bad = next(i for i in fingerprints.ids if not _is_unicode(i))
+            raise IndexUseError(f"{self.directory}: the id {bad!r} is not Unicode text (a lone surrogate): "
+                                f"the catalog cannot hold it") from None
+        present = catalog.present(fingerprints.ids)
+        if present and not replace:
+            raise IndexUseError(f"{self.directory}: {len(present)} ids are already in the index (such as "
+                                f"{present[0][1]!r}); use --replace to replace their fingerprints")
+        self._clean()
+        self._open_segments()
+        settings = catalog.settings
+        replaced = np.array(sorted(seq for seq, _ in present), dtype=np.int64)
+        self._removed = np.union1d(self._removed, replaced)
+        # The batch in content order; its seqs in id order (so the catalog's rows go in as appends).
+        order = content_order(fingerprints.fps, fingerprints.sketches)
+        rank = np.empty(n, dtype=np.int64)
+        rank[np.array(sorted(range(n), key=fingerprints.ids.__getitem__), dtype=np.int64)] = np.arange(n)
+        sizes = np.asarray(fingerprints.sizes if fingerprints.sizes is not None else np.full(n, -1), dtype=np.int64)
+        batch = _Rows(settings["next_seq"] + rank[order], np.zeros(n, np.int64), fingerprints.fps[order],
+                      None if fingerprints.sketches is None else fingerprints.sketches[order],
+                      fingerprints.features[order].astype(np.int64), sizes[order])
+        ids = [fingerprints.ids[i] for i in order.tolist()]
+        starts = np.flatnonzero(~same_as_previous(batch.fps, batch.sketches))
+        of_row = np.cumsum(~same_as_previous(batch.fps, batch.sketches)) - 1
+        content_fps = batch.fps[starts]
+        content_sketches = None if batch.sketches is None else batch.sketches[starts]
+        units = self._units_of_contents(content_fps, content_sketches)
+        existed = units >= 0
+        fresh = np.flatnonzero(~existed)
+        units[fresh] = settings["next_unit"] + np.arange(len(fresh))
+        batch.units = units[of_row]
+        pairable = np.logical_or.reduceat(self._pairable(batch.features), starts) if n else np.zeros(0, bool)
+        # Verified pairs: new units with each other, and with every segment's tables.
+        found_a, found_b, old_units = [], [], [units[existed]]
+        eligible = np.flatnonzero(pairable)
+        if self.k > 0 and len(eligible) > 1:
+            left, right, _ = near_pairs(content_fps[eligible], self.k)
+            left, right = eligible[left], eligible[right]
+            if content_sketches is not None:
+                verified = self._verified(content_sketches[left], content_sketches[right])
+                left, right = left[verified], right[verified]
+            found_a.append(units[left])
+            found_b.append(units[right])
+        for segment in self._segments:
+            which, rows = self._near(segment, content_fps[eligible],
+                                     None if content_sketches is None else content_sketches[eligible])
+            theirs = segment.take("units", rows)
+            found_a.append(units[eligible[which]])
+            found_b.append(theirs)
+            old_units.append(theirs)
+        pair_a = np.concatenate(found_a) if found_a else np.zeros(0, np.int64)
+        pair_b = np.concatenate(found_b) if found_b else np.zeros(0, np.int64)
+        distinct = pair_a != pair_b
+        codes = np.unique(np.stack([np.minimum(pair_a, pair_b)[distinct], np.maximum(pair_a, pair_b)[distinct]], axis=1),
+                          axis=0) if distinct.any() else np.zeros((0, 2), np.int64)
+        # The old documents of the clusters that may hold new ones (read before the commit).
+        old = self._rows_of_units(np.concatenate(old_units)) if n and report else self._concat([])
+        old_ids = catalog.ids_of(old.seqs) if len(old.seqs) else []
+        add_number = catalog.connection.execute("SELECT coalesce(max(add_number), 0) + 1 FROM adds").fetchone()[0]
+
+        def commit(connection: Any, file: str, size: int, checksum: str) -> None:
+            import json
+
+            if len(replaced):
+                connection.executemany("DELETE FROM documents WHERE seq = ?", ((s,) for s in replaced.tolist()))
+                connection.executemany("INSERT INTO removed VALUES (?)", ((s,) for s in replaced.tolist()))
+            by_seq = np.argsort(batch.seqs)
+            catalog.insert_documents(settings["next_seq"], [ids[i] for i in by_seq.tolist()],
+                                     batch.units[by_seq].tolist(), add_number)
+            connection.executemany("INSERT OR IGNORE INTO pairs VALUES (?, ?)", codes.tolist())
+            connection.execute("INSERT INTO adds VALUES (?, ?, ?, ?, ?)",
+                               (add_number, now(), json.dumps(files), n, len(codes)))
+            connection.execute("UPDATE settings SET value = ? WHERE name = 'next_seq'", (str(settings["next_seq"] + n),))
+            connection.execute("UPDATE settings SET value = ? WHERE name = 'next_unit'",
+                               (str(settings["next_unit"] + len(fresh)),))
+
+        if n:
+            self._write(batch, commit)
+        # Clusters with new documents, as cluster --against: pairs of two old units are not used.
+        together = self._concat([batch, old])
+        new = np.zeros(len(together.seqs), dtype=bool)
+        new[:n] = True
+        fingerprint_set = self._fingerprint_set(together, ids + old_ids)
+        clusters = (self._clusters(fingerprint_set, together.units, codes[:, 0], codes[:, 1], linkage, singletons, new)
+                    if report else [])
+        return AddResult(n, len(replaced), len(codes), clusters, fingerprint_set, new, list(fingerprints.repeated))
+
+    def compact(self, wait: bool = True, on_wait: Callable[[str], None] | None = None) -> int:
+        """Merge every segment into one without the replaced rows; returns the segments merged."""
+        with WriterLock(self.directory, "index compact", wait, on_wait):
+            self._clean()
+            self._open_segments()
+            merged = len(self._segments)
+            if merged <= 1 and not len(self._removed):
+                return merged
+            parts = []
+            for segment in self._segments:
+                segment.verify_all()
+                part = self._gather(segment, np.arange(segment.rows))
+                parts.append(_select(part, self._alive(part.seqs)))
+            rows = self._concat(parts)
+            rows = _select(rows, content_order(rows.fps, rows.sketches))
+            old = [(number, file) for number, file, _, _, _ in self.catalog.segments()]
+
+            def commit(connection: Any, file: str, size: int, checksum: str) -> None:
+                connection.executemany("DELETE FROM segments WHERE segment = ?", ((number,) for number, _ in old))
+                connection.execute("DELETE FROM removed")
+
+            if len(rows.seqs):
+                self._write(rows, commit)
+            else:
+                with self.catalog.transaction() as connection:
+                    commit(connection, "", 0, "")
+            for _, file in old:
+                os.unlink(os.path.join(self.directory, SEGMENTS, file))
+            return merged
+
+
+def _expand(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """The positions of the ranges ``[lo, hi)``, one after another."""
+    counts = hi - lo
+    total = int(counts.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    return np.repeat(lo - np.cumsum(counts) + counts, counts) + np.arange(total)
+
+
+def _is_unicode(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _select(rows: _Rows, which: np.ndarray) -> _Rows:
+    return _Rows(rows.seqs[which], rows.units[which], rows.fps[which],
+                 None if rows.sketches is None else rows.sketches[which], rows.features[which], rows.sizes[which])
+
+
+def _sync_directory(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+# --- one call each -----------------------------------------------------------------------------
+
+
+def create(directory: str, settings: dict[str, Any], k: int, *, blocks: int | None = None,
+           min_similarity: float = 0.88, similarity: str = "combined", min_resemblance: float = 0.8,
+           min_features: int = 10) -> None:
+    """Create an empty index for fingerprints made with ``settings`` (a fingerprinting method's
+    or a record's), with an explicit ``k`` and the verification options of ``cluster``.
+
+    Raises:
+        ValueError: an option out of range for the fingerprints.
+        IndexUseError: the directory exists and is not empty.
+    """
+    normal = fingerprint_settings(settings)
+    options = ClusterOptions(k, min_similarity, "complete", min_features, False, None, similarity, min_resemblance)
+    options = options.resolve(normal["bits"], normal["sketch"] > 0, normal["method"] or "simhash")
+    blocks = default_blocks(options.k, normal["bits"]) if blocks is None else blocks  # type: ignore[arg-type]
+    if options.k and not options.k < blocks <= normal["bits"]:
+        raise ValueError(f"blocks must be between k + 1 = {options.k + 1} and {normal['bits']}")
+    create_catalog(directory, {"fingerprints": normal, "blocks": blocks,
+                               "verification": {name: getattr(options, name) for name in VERIFICATION}})
+
+
+def add(directory: str, files: list[str], replace: bool = False, **options: Any) -> AddResult:
+    """Add the fingerprint files ``files`` to the index (see :meth:`Index.add`)."""
+    handles = [open(name, "rb") for name in files]
+    try:
+        fingerprints = load_fingerprints(zip(files, handles))
+    finally:
+        for handle in handles:
+            handle.close()
+    with Index(directory) as index:
+        return index.add(fingerprints, replace, files, **options)
+
+
+def query(directory: str, text: str, doc_id: str = "<query>", encoding: str = "utf-8", html: bool = False) -> list[Match]:
+    """The near-duplicates in the index of a document's text."""
+    with Index(directory) as index:
+        return index.query_record(fingerprinter_for(index.settings, encoding, html).fingerprint_text(doc_id, text))
+
+
+def cluster(directory: str, linkage: str = "complete", singletons: bool = False) -> tuple[list[Cluster], FingerprintSet]:
+    with Index(directory) as index:
+        return index.cluster(linkage, singletons)
+
+
+def compact(directory: str) -> int:
+    with Index(directory) as index:
+        return index.compact()
+
+
+def stats(directory: str, verify: bool = False) -> dict[str, Any]:
+    with Index(directory) as index:
+        return index.stats(verify)
+
+
+def fingerprinter_for(settings: dict[str, Any], encoding: str = "utf-8", html: bool = False) -> Any:
+    """A fingerprinting method that makes records with the index's ``settings``.
+
+    Raises:
+        SimdedupError: the settings name features no document text gives (``--features-field``).
+    """
+    from ..methods import NilsimsaMethod, SentencesMethod, SimhashMethod
+    from ..tokenizers import get_tokenizer
+
+    method = settings["method"] or "simhash"
+    if method == "nilsimsa":
+        made = NilsimsaMethod(encoding)
+    elif method == "sentences":
+        made = SentencesMethod((settings["options"] or {}).get("n", 3), encoding)
+    elif settings["tokenizer"] == "given":
+        raise SimdedupError("the index holds fingerprints of given features (--features-field): "
+                            "a document's text cannot be queried")
+    else:
+        made = SimhashMethod(get_tokenizer(settings["tokenizer"], **(settings["options"] or {})),
+                              settings["bits"], settings["hash"], encoding=encoding,
+                              sketch_bins=settings["sketch"], weighting=settings["weighting"], html=html,
+                              ties=settings["ties"] or "zero")
+    if fingerprint_settings(made.settings) != settings:
+        raise SimdedupError(f"cannot fingerprint with the index's settings ({describe_settings(settings)})")
+    return made

@@ -1,0 +1,254 @@
+"""The catalog of an index: one SQLite database in WAL mode, ``IDX/catalog.sqlite``.
+
+It holds what the index is (settings), which documents it has, which segment files hold their
+fingerprints, and every verified pair found; a commit of its transaction is what makes an add
+or a compaction happen. The schema (format 1), for users who join ids back to their own data::
+
+    settings(name TEXT PRIMARY KEY, value TEXT)   -- JSON values: format, fingerprint settings,
+                                                  -- k, blocks, verification, counters
+    adds(add_number INTEGER PRIMARY KEY, time TEXT, files TEXT, documents INTEGER, pairs INTEGER)
+    documents(seq INTEGER PRIMARY KEY, id TEXT UNIQUE, unit INTEGER, add_number INTEGER)
+                                                  -- one row per document in the index; unit:
+                                                  -- documents with equal fingerprint and sketch
+                                                  -- share it (exact copies)
+    segments(segment INTEGER PRIMARY KEY, file TEXT, rows INTEGER, bytes INTEGER, checksum TEXT)
+    removed(seq INTEGER PRIMARY KEY)              -- rows of segments whose document was replaced
+    pairs(a INTEGER, b INTEGER, PRIMARY KEY (a, b))  -- verified pairs of units, a < b
+
+Near-duplicate pairs of documents by id::
+
+    SELECT x.id, y.id FROM pairs JOIN documents x ON x.unit = pairs.a
+                                 JOIN documents y ON y.unit = pairs.b;
+"""
+
+from __future__ import annotations
+
+import datetime
+import fcntl
+import json
+import os
+import sqlite3
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+import numpy as np
+
+from ..errors import SimdedupError
+
+FORMAT = 1
+CATALOG = "catalog.sqlite"
+LOCK = "writer.lock"
+SEGMENTS = "segments"
+
+_SCHEMA = """
+CREATE TABLE settings (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE adds (add_number INTEGER PRIMARY KEY, time TEXT NOT NULL, files TEXT NOT NULL,
+                   documents INTEGER NOT NULL, pairs INTEGER NOT NULL);
+CREATE TABLE documents (seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, unit INTEGER NOT NULL,
+                        add_number INTEGER NOT NULL);
+CREATE TABLE segments (segment INTEGER PRIMARY KEY, file TEXT NOT NULL UNIQUE, rows INTEGER NOT NULL,
+                       bytes INTEGER NOT NULL, checksum TEXT NOT NULL);
+CREATE TABLE removed (seq INTEGER PRIMARY KEY);
+CREATE TABLE pairs (a INTEGER NOT NULL, b INTEGER NOT NULL, PRIMARY KEY (a, b)) WITHOUT ROWID;
+CREATE INDEX pairs_by_b ON pairs (b, a);
+"""
+
+
+class IndexUseError(SimdedupError):
+    """An index cannot be used as asked: not an index, a newer format, other settings, ids
+    already present, another writer."""
+
+
+def _connect(path: str) -> sqlite3.Connection:
+    connection = sqlite3.connect(path, isolation_level=None, timeout=60)
+    connection.execute("PRAGMA busy_timeout = 60000")
+    connection.execute("PRAGMA synchronous = FULL")
+    connection.execute("PRAGMA cache_size = -262144")  # 256 MiB
+    return connection
+
+
+def create_catalog(directory: str, settings: dict[str, Any]) -> None:
+    """Make ``directory`` (new, or empty) an index with ``settings``, in one transaction.
+
+    Raises:
+        IndexUseError: the directory holds files.
+    """
+    try:
+        os.makedirs(directory, exist_ok=True)
+        if os.listdir(directory):
+            raise IndexUseError(f"{directory} exists and is not empty; an index is created in a new directory")
+        os.makedirs(os.path.join(directory, SEGMENTS))
+    except OSError as exc:
+        raise IndexUseError(f"cannot create {directory}: {exc.strerror or exc}") from None
+    connection = _connect(os.path.join(directory, CATALOG))
+    try:
+        connection.execute("PRAGMA journal_mode = WAL")
+        connection.execute("BEGIN IMMEDIATE")
+        for statement in _SCHEMA.split(";"):
+            if statement.strip():
+                connection.execute(statement)
+        connection.executemany("INSERT INTO settings VALUES (?, ?)",
+                               [(name, json.dumps(value)) for name, value in
+                                {"format": FORMAT, **settings, "next_seq": 0, "next_unit": 0,
+                                 "next_segment": 1}.items()])
+        connection.execute("COMMIT")
+    finally:
+        connection.close()
+
+
+class Catalog:
+    """An open catalog. Readers keep one read transaction (a consistent snapshot) while they
+    work; the writer holds :class:`WriterLock` and commits through :meth:`transaction`."""
+
+    def __init__(self, directory: str):
+        self.directory = directory
+        path = os.path.join(directory, CATALOG)
+        if not os.path.isfile(path):
+            raise IndexUseError(f"{directory} is not a simdedup index (no {CATALOG})")
+        self.connection = _connect(path)
+        try:
+            rows = dict(self.connection.execute("SELECT name, value FROM settings"))
+        except sqlite3.DatabaseError as exc:
+            self.connection.close()
+            raise IndexUseError(f"{directory}: the catalog cannot be read: {exc}") from None
+        if "format" not in rows:
+            self.connection.close()
+            raise IndexUseError(f"{directory}: the catalog has no settings (its creation did not finish); "
+                              f"remove it and create the index again")
+        if json.loads(rows["format"]) > FORMAT:
+            self.connection.close()
+            raise IndexUseError(f"{directory}: index format {json.loads(rows['format'])} is newer than this "
+                              f"simdedup reads (format {FORMAT}); upgrade simdedup")
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        return {name: json.loads(value) for name, value in self.connection.execute("SELECT name, value FROM settings")}
+
+    def close(self) -> None:
+        self.connection.close()
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """A read transaction: what is read inside it is one committed state."""
+        self.connection.execute("BEGIN")
+        try:
+            yield
+        finally:
+            self.connection.execute("COMMIT")
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction, committed when the block ends without an error."""
+        self.connection.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.connection
+        except BaseException:
+            self.connection.execute("ROLLBACK")
+            raise
+        self.connection.execute("COMMIT")
+
+    def segments(self) -> list[tuple[int, str, int, int, str]]:
+        return list(self.connection.execute("SELECT segment, file, rows, bytes, checksum FROM segments ORDER BY segment"))
+
+    def removed(self) -> np.ndarray:
+        return np.array([seq for (seq,) in self.connection.execute("SELECT seq FROM removed ORDER BY seq")],
+                        dtype=np.int64)
+
+    def present(self, ids: list[str]) -> list[tuple[int, str]]:
+        """``(seq, id)`` of the documents among ``ids`` already in the index (looked up in id
+        order: the index's pages are then read in order)."""
+        if self.connection.execute("SELECT 1 FROM documents LIMIT 1").fetchone() is None:
+            return []
+        return self.connection.execute("SELECT d.seq, d.id FROM json_each(?) AS j JOIN documents d ON d.id = j.value",
+                                       (json.dumps(sorted(ids), ensure_ascii=False),)).fetchall()
+
+    def ids_of(self, seqs: np.ndarray) -> list[str]:
+        """The ids of the documents ``seqs`` (all present), in that order."""
+        wanted = np.asarray(seqs, dtype=np.int64)
+        found = dict(self.connection.execute(
+            "SELECT d.seq, d.id FROM json_each(?) AS j JOIN documents d ON d.seq = j.value",
+            (json.dumps(np.unique(wanted).tolist()),)).fetchall())
+        return [found[s] for s in wanted.tolist()]
+
+    def insert_documents(self, first_seq: int, ids: list[str], units: list[int], add_number: int) -> None:
+        """Add documents numbered from ``first_seq`` on, in one statement (inside a transaction)."""
+        self.connection.execute("INSERT INTO documents SELECT ? + key, json_extract(value, '$[0]'), json_extract(value, '$[1]'), ? "
+                                "FROM json_each(?)",
+                                (first_seq, add_number, json.dumps(list(zip(ids, units)), ensure_ascii=False)))
+
+    def all_ids(self) -> tuple[np.ndarray, list[str]]:
+        """``(seqs, ids)`` of every document, by seq."""
+        seqs, ids = [], []
+        cursor = self.connection.execute("SELECT seq, id FROM documents ORDER BY seq")
+        while rows := cursor.fetchmany(1 << 16):
+            s, i = zip(*rows)
+            seqs += s
+            ids += i
+        return np.array(seqs, dtype=np.int64), ids
+
+    def pairs(self) -> tuple[np.ndarray, np.ndarray]:
+        rows = self.connection.execute("SELECT a, b FROM pairs").fetchall()
+        array = np.array(rows, dtype=np.int64).reshape(-1, 2)
+        return array[:, 0], array[:, 1]
+
+    def component(self, units: list[int]) -> tuple[set[int], list[tuple[int, int]]]:
+        """The units connected to ``units`` through the pair log, and the pairs among them."""
+        seen, frontier, pairs = set(units), list(units), set()
+        while frontier:
+            found = []
+            for start in range(0, len(frontier), 500):
+                chunk = frontier[start:start + 500]
+                marks = ",".join("?" * len(chunk))
+                found += self.connection.execute(
+                    f"SELECT a, b FROM pairs WHERE a IN ({marks}) UNION SELECT a, b FROM pairs WHERE b IN ({marks})",
+                    chunk + chunk).fetchall()
+            frontier = []
+            for a, b in found:
+                pairs.add((a, b))
+                for unit in (a, b):
+                    if unit not in seen:
+                        seen.add(unit)
+                        frontier.append(unit)
+        return seen, sorted(pairs)
+
+
+def now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+class WriterLock:
+    """The one writer of an index: ``flock`` on ``IDX/writer.lock`` (released by the kernel when
+    the process ends, however it ends), which names its holder for the next writer."""
+
+    def __init__(self, directory: str, command: str, wait: bool = True, on_wait: Any = None):
+        self.path = os.path.join(directory, LOCK)
+        self.command, self.wait, self.on_wait = command, wait, on_wait
+        self.fd = -1
+
+    def __enter__(self) -> "WriterLock":
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = self.holder()
+            if not self.wait:
+                os.close(self.fd)
+                raise IndexUseError(f"{os.path.dirname(self.path)} is being written by {holder}") from None
+            if self.on_wait is not None:
+                self.on_wait(holder)
+            fcntl.flock(self.fd, fcntl.LOCK_EX)
+        os.ftruncate(self.fd, 0)
+        os.pwrite(self.fd, json.dumps({"pid": os.getpid(), "command": self.command, "since": now()}).encode(), 0)
+        return self
+
+    def holder(self) -> str:
+        try:
+            with open(self.path, "rb") as handle:
+                info = json.loads(handle.read() or b"{}")
+            return f"pid {info['pid']} ({info['command']}, since {info['since']})"
+        except (OSError, ValueError, KeyError):
+            return "another process"
+
+    def __exit__(self, *exc: Any) -> None:
+        os.ftruncate(self.fd, 0)
+        os.close(self.fd)  # releases the lock

@@ -1,0 +1,212 @@
+"""``simdedup index ...``: the persistent index on the command line (registered by
+:mod:`simdedup.cli`; a thin layer over :mod:`simdedup.store.api`)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+
+from ..cli_options import (echo, feature_options, given_on_command_line, message, method_from_options, output_file,
+                           output_options)
+from ..read import named_streams
+from ..errors import SimdedupError, UsageError
+
+_INDEX = click.argument("directory", metavar="IDX", type=click.Path(file_okay=False))
+_WAIT = click.option("--no-wait", "no_wait", is_flag=True,
+                     help="Fail at once, naming the writer, when another process is writing the index.")
+_LINKAGE = [
+    click.option("--linkage", type=click.Choice(["complete", "star", "single"]), default="complete",
+                 show_default=True, help="As cluster's --linkage."),
+    click.option("--singletons", is_flag=True, help="Also print documents with no duplicate."),
+    click.option("--format", "output_format", type=click.Choice(["clusters", "members"]), default="clusters",
+                 show_default=True, help="One line per cluster, or one per document (as cluster's --format)."),
+]
+
+
+def _linkage_options(func: Any) -> Any:
+    for option in reversed(_LINKAGE):
+        func = option(func)
+    return func
+
+
+def _waiting(directory: str) -> Any:
+    return lambda holder: message(f"simdedup: {directory} is being written by {holder}; waiting")
+
+
+@click.group()
+def index() -> None:
+    """A persistent index: add batches of fingerprints, query one document, cluster all.
+
+    \b
+    simdedup index create IDX -k 3 --from day1.jsonl
+    simdedup index add IDX day2.jsonl > new-clusters.jsonl
+    simdedup index query IDX page.html
+    simdedup index cluster IDX > clusters.jsonl
+    """
+
+
+@index.command()
+@_INDEX
+@click.option("-k", "--k", "k", type=click.IntRange(0, 127), required=True,
+              help="Largest Hamming distance of a candidate pair (fixed for the index).")
+@click.option("--from", "from_files", multiple=True, type=click.Path(dir_okay=False, allow_dash=True),
+              help="Fingerprint files to add at once (repeatable); their settings are the index's "
+                   "unless feature options are given.")
+@click.option("--blocks", type=click.IntRange(min=1),
+              help="Manku blocks (C(blocks, k) tables) [default: the fewest from k + 2 whose keys hold "
+                   "20 bits: 5 for k = 3, 9 for k = 6].")
+@click.option("--similarity", type=click.Choice(["combined", "bag", "resemblance"]), default="combined",
+              show_default=True, help="As cluster's --similarity (sketches give the bag similarity).")
+@click.option("--min-similarity", type=click.FloatRange(0, 1), default=0.88, show_default=True,
+              help="As cluster's --min-similarity.")
+@click.option("--min-resemblance", type=click.FloatRange(0, 1), default=0.8, show_default=True,
+              help="As cluster's --min-resemblance.")
+@click.option("--min-features", type=click.IntRange(min=0), default=10, show_default=True,
+              help="As cluster's --min-features.")
+@feature_options
+def create(directory: str, k: int, from_files: tuple[str, ...], blocks: int | None, similarity: str,
+           min_similarity: float, min_resemblance: float, min_features: int, **features: Any) -> None:
+    """Create the index IDX (a new directory) for fingerprints made with the feature options
+    (or those of the --from files), with k and the verification options of cluster fixed.
+
+    \b
+    simdedup index create IDX -k 3 --from fingerprints.jsonl
+    simdedup index create IDX -k 6 --tokenizer jieba
+    """
+    from ..fingerprints import load_fingerprints
+    from . import api
+
+    fingerprints = None
+    if from_files:
+        fingerprints = load_fingerprints(named_streams(from_files))
+        for repeated in fingerprints.repeated:
+            message(f"simdedup: warning: {repeated}: id seen before; this record is ignored")
+    given = any(given_on_command_line(name) for name in features)
+    if fingerprints is not None and fingerprints.settings is not None and not given:
+        settings = {**fingerprints.settings, "bits": fingerprints.bits}
+    else:
+        settings = method_from_options(**features).settings
+    try:
+        api.create(directory, settings, k, blocks=blocks, min_similarity=min_similarity, similarity=similarity,
+                   min_resemblance=min_resemblance, min_features=min_features)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if fingerprints is not None:
+        with api.Index(directory) as opened:
+            result = opened.add(fingerprints, files=from_files, report=False)
+        message(f"simdedup: {directory}: created with {result.added:,} documents, {result.pairs:,} verified pairs")
+
+
+@index.command()
+@_INDEX
+@click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True, readable=False))
+@click.option("--replace", is_flag=True, help="Ids already in the index get their new fingerprints.")
+@_WAIT
+@_linkage_options
+@output_options
+def add(directory: str, files: tuple[str, ...], replace: bool, no_wait: bool, linkage: str, singletons: bool,
+        output_format: str, output: str | None, force: bool) -> None:
+    """Add fingerprint FILES (or stdin) to IDX; print the clusters that hold new documents,
+    as cluster --against does (members say whether they are new).
+
+    \b
+    simdedup fingerprint crawl-day2/ | simdedup index add IDX > new-clusters.jsonl
+    """
+    from ..fingerprints import load_fingerprints
+    from ..write import write_clusters
+    from . import api
+
+    out = output_file(output, force, files, not files or "-" in files)
+    fingerprints = load_fingerprints(named_streams(files))
+    for repeated in fingerprints.repeated:
+        message(f"simdedup: warning: {repeated}: id seen before; this record is ignored")
+    with api.Index(directory) as opened:
+        names = ["<stdin>" if name == "-" else name for name in files or ("-",)]
+        result = opened.add(fingerprints, replace, names, linkage, singletons, not no_wait, _waiting(directory))
+    with out.open() as fd:
+        write_clusters(fd, result.clusters, result.fingerprints, output_format, result.new)
+    replaced = f" ({result.replaced:,} replaced)" if result.replaced else ""
+    message(f"simdedup: {directory}: added {result.added:,} documents{replaced}, {result.pairs:,} verified pairs")
+
+
+@index.command()
+@_INDEX
+@click.argument("document", type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--json", "as_json", is_flag=True, help="One JSON object instead of text.")
+@click.option("--encoding", default="utf-8", show_default=True, help="Encoding of the document.")
+@click.option("--html", is_flag=True, help="The document is HTML: use its visible text.")
+def query(directory: str, document: str, as_json: bool, encoding: str, html: bool) -> None:
+    """Print the near-duplicates in IDX of DOCUMENT (- for stdin): its fingerprint is made
+    with the index's settings. Each line: similarity, distance, cluster, id.
+    """
+    from . import api
+
+    with api.Index(directory) as opened:
+        fingerprinter = api.fingerprinter_for(opened.settings, encoding, html)
+        if document == "-":
+            text = sys.stdin.buffer.read().decode(encoding, "replace")
+            record = fingerprinter.fingerprint_text("<stdin>", text)
+        else:
+            from ..read import Source
+            from ..run import fingerprint_batch
+
+            (record,) = fingerprint_batch([Source(document)], fingerprinter).results
+            if isinstance(record, Source):
+                raise SimdedupError(f"{document}: {record.reason}")
+        matches = opened.query_record(record)
+    if as_json:
+        echo(json.dumps({"document": record.id, "matches": [m.__dict__ for m in matches]},
+                        ensure_ascii=False, separators=(",", ":")))
+        return
+    for match in matches:
+        similarity = "-" if match.similarity is None else f"{match.similarity:.3f}"
+        echo(f"{similarity}\t{match.distance}\t{match.cluster}\t{match.id}")
+
+
+@index.command(name="cluster")
+@_INDEX
+@_linkage_options
+@output_options
+def cluster_command(directory: str, linkage: str, singletons: bool, output_format: str, output: str | None,
+                    force: bool) -> None:
+    """Print the clusters over every document of IDX, as cluster -k K over all the
+    fingerprints added would (from the verified pairs kept: no search)."""
+    from ..write import write_clusters
+    from . import api
+
+    out = output_file(output, force)
+    clusters, fingerprints = api.cluster(directory, linkage, singletons)
+    with out.open() as fd:
+        write_clusters(fd, clusters, fingerprints, output_format)
+
+
+@index.command()
+@_INDEX
+@_WAIT
+def compact(directory: str, no_wait: bool) -> None:
+    """Merge the segments of IDX into one, without the rows of replaced documents."""
+    from . import api
+
+    with api.Index(directory) as opened:
+        merged = opened.compact(not no_wait, _waiting(directory))
+    message(f"simdedup: {directory}: {merged} segments merged" if merged > 1 else
+            f"simdedup: {directory}: nothing to compact")
+
+
+@index.command()
+@_INDEX
+@click.option("--json", "as_json", is_flag=True, help="One JSON object instead of text.")
+@click.option("--verify", is_flag=True, help="Check every block of every segment against its checksum.")
+def stats(directory: str, as_json: bool, verify: bool) -> None:
+    """Print what IDX holds: documents, pairs, segments, bytes on disk, settings."""
+    from . import api
+
+    figures = api.stats(directory, verify)
+    if as_json:
+        echo(json.dumps(figures, ensure_ascii=False, separators=(",", ":")))
+        return
+    for name, value in figures.items():
+        echo(f"{name}: {value}")

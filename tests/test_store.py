@@ -1,0 +1,347 @@
+"""The persistent index (simdedup.store): equivalence with ``cluster``, queries against brute
+force, refusals, damage, the writer lock, and kill -9 at many points of add and compact."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import sys
+import threading
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from simdedup import store
+from simdedup.cli import cli
+from simdedup.fingerprints import FingerprintRecord, json_lines, load_fingerprints
+from simdedup.methods import SimhashMethod
+from simdedup.similarity import passes
+from simdedup.sketch import pair_similarity
+from simdedup.store.catalog import WriterLock
+from simdedup.tokenizers import get_tokenizer
+
+
+def _settings(bits: int = 64, sketch: int = 32) -> dict:
+    return {"method": "simhash", "tokenizer": "words", "options": {"shingle": 1}, "bits": bits, "hash": "xxh3",
+            "weighting": "feature", "sketch": sketch}
+
+
+def make_records(seed: int, n: int, bits: int = 64, sketch: int = 32, prefix: str = "d") -> list[FingerprintRecord]:
+    """Families of near-duplicates: perturbed fingerprints and sketches, exact copies (some with
+    fewer than 10 features), and unrelated documents."""
+    rng = np.random.default_rng(seed)
+    settings = _settings(bits, sketch)
+    records: list[FingerprintRecord] = []
+    names = rng.permutation(n)
+    for i in range(n):
+        doc_id = f"{prefix}{names[i]:05d}"
+        features = int(rng.integers(4, 40))
+        if records and rng.random() < 0.6:
+            base = records[int(rng.integers(len(records)))]
+            value, sk = base.simhash, bytearray(base.sketch or b"")
+            if rng.random() < 0.75:  # else an exact copy
+                for bit in rng.choice(bits, int(rng.integers(0, 2 * bits // 64 + 4)), replace=False):
+                    value ^= 1 << int(bit)
+                for j in rng.choice(sketch, int(rng.integers(0, max(1, sketch // 5))), replace=False) if sketch else []:
+                    sk[j] = int(rng.integers(256))
+            records.append(FingerprintRecord(doc_id, value, bits, features, settings, int(rng.integers(-1, 500)) or None,
+                                             bytes(sk) if sketch else None))
+        else:
+            records.append(FingerprintRecord(doc_id, int.from_bytes(rng.bytes(bits // 8), "little"), bits, features,
+                                             settings, None, rng.bytes(sketch) if sketch else None))
+    return records
+
+
+def write(path, records) -> str:
+    path.write_bytes(json_lines(records))
+    return str(path)
+
+
+def run(*args, ok: bool = True):
+    result = CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
+    if ok:
+        assert result.exit_code == 0, result.output
+    return result
+
+
+def index_state(directory) -> tuple:
+    """What the catalog holds, and the segment files."""
+    with sqlite3.connect(os.path.join(directory, "catalog.sqlite")) as db:
+        tables = tuple(tuple(db.execute(f"SELECT * FROM {t} ORDER BY 1").fetchall())
+                       for t in ("documents", "pairs", "segments", "removed", "settings"))
+    return tables, tuple(sorted(os.listdir(os.path.join(directory, "segments"))))
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 10**6), n=st.integers(1, 120), cuts=st.lists(st.floats(0, 1), max_size=4),
+       bits=st.sampled_from([64, 64, 128]), sketch=st.sampled_from([32, 32, 0]),
+       linkage=st.sampled_from(["complete", "star", "single"]), compact_after=st.integers(0, 5))
+def test_index_cluster_equals_one_cluster_run(tmp_path_factory, seed, n, cuts, bits, sketch, linkage, compact_after):
+    tmp = tmp_path_factory.mktemp("eq")
+    k = 3 if bits == 64 else 6
+    records = make_records(seed, n, bits, sketch)
+    bounds = sorted({0, n, *(int(c * n) for c in cuts)})
+    batches = [records[a:b] for a, b in zip(bounds, bounds[1:])]
+    np.random.default_rng(seed).shuffle(batches)
+    files = [write(tmp / f"b{i}.jsonl", batch) for i, batch in enumerate(batches)]
+    run("index", "create", tmp / "idx", "-k", k, "--from", files[0])
+    for number, name in enumerate(files[1:], 1):
+        run("index", "add", tmp / "idx", name)
+        if number == compact_after:
+            run("index", "compact", tmp / "idx")
+    together = tmp / "all.jsonl"
+    together.write_bytes(b"".join(open(f, "rb").read() for f in files))
+    for form in ("clusters", "members"):
+        expected = run("cluster", "-k", k, "--linkage", linkage, "--format", form, together).stdout_bytes
+        assert run("index", "cluster", tmp / "idx", "--linkage", linkage, "--format", form).stdout_bytes == expected
+    assert run("index", "cluster", tmp / "idx", "--singletons").stdout_bytes == \
+        run("cluster", "-k", k, "--singletons", together).stdout_bytes
+
+
+@pytest.mark.parametrize("sketch", [32, 0])
+def test_add_prints_what_cluster_against_prints(tmp_path, sketch):
+    old = make_records(7, 300, sketch=sketch)
+    new = make_records(8, 200, sketch=sketch, prefix="n")
+    # the new batch also holds near-duplicates and exact copies of old documents
+    new += [FingerprintRecord(f"m{i:03d}", r.simhash ^ (1 << (i % 64)) if i % 3 else r.simhash, 64, r.features,
+                              r.settings, r.bytes, r.sketch) for i, r in enumerate(old[::5])]
+    old_file, new_file = write(tmp_path / "old.jsonl", old), write(tmp_path / "new.jsonl", new)
+    run("index", "create", tmp_path / "idx", "-k", 3, "--from", old_file)
+    printed = run("index", "add", tmp_path / "idx", new_file).stdout_bytes
+    expected = run("cluster", "-k", 3, "--against", old_file, new_file).stdout_bytes
+    assert printed == expected
+    assert printed.count(b"\n") > 20 and b'"new":false' in printed
+
+
+def test_replace_and_refusals_write_nothing(tmp_path):
+    records = make_records(3, 200)
+    first = write(tmp_path / "a.jsonl", records[:150])
+    run("index", "create", tmp_path / "idx", "-k", 3, "--from", first)
+    before = index_state(tmp_path / "idx")
+    # an id already present
+    again = write(tmp_path / "again.jsonl", records[140:200])
+    result = run("index", "add", tmp_path / "idx", again, ok=False)
+    assert result.exit_code == 1 and "10 ids are already in the index" in result.output
+    assert len(result.output.strip().splitlines()) == 1
+    # other settings
+    other = [FingerprintRecord(r.id + "x", r.simhash, 64, r.features, _settings(sketch=64), None, (r.sketch or b"") * 2)
+             for r in records[:5]]
+    result = run("index", "add", tmp_path / "idx", write(tmp_path / "other.jsonl", other), ok=False)
+    assert result.exit_code == 1 and "64-byte sketch" in result.output and "32-byte sketch" in result.output
+    assert len(result.output.strip().splitlines()) == 1
+    # a newer format
+    newer = tmp_path / "newer"
+    shutil.copytree(tmp_path / "idx", newer)
+    with sqlite3.connect(newer / "catalog.sqlite") as db:
+        db.execute("UPDATE settings SET value = '2' WHERE name = 'format'")
+    newer_state = index_state(newer)
+    result = run("index", "add", newer, again, "--replace", ok=False)
+    assert result.exit_code == 1 and "index format 2 is newer" in result.output
+    assert index_state(newer) == newer_state
+    assert index_state(tmp_path / "idx") == before
+    # --replace: the index then equals one cluster run over the latest fingerprint of each id
+    changed = [FingerprintRecord(r.id, r.simhash ^ 0b101, 64, r.features, r.settings, r.bytes, r.sketch)
+               for r in records[140:200]]
+    run("index", "add", tmp_path / "idx", write(tmp_path / "changed.jsonl", changed), "--replace")
+    latest = tmp_path / "latest.jsonl"
+    write(latest, records[:140] + changed)
+    expected = run("cluster", "-k", 3, latest).stdout_bytes
+    assert run("index", "cluster", tmp_path / "idx").stdout_bytes == expected
+    assert store.stats(str(tmp_path / "idx"))["removed"] == 10
+    run("index", "compact", tmp_path / "idx")
+    figures = store.stats(str(tmp_path / "idx"), verify=True)
+    assert (figures["removed"], figures["documents"], figures["rows"], figures["segments"]) == (0, 200, 200, 1)
+    assert run("index", "cluster", tmp_path / "idx").stdout_bytes == expected
+
+
+def _brute_matches(records, record, k, min_features=10, min_similarity=0.88):
+    """Who a query matches, by comparing it with every record (exact copies always)."""
+    found = {}
+    for other in records:
+        distance = (other.simhash ^ record.simhash).bit_count()
+        sketches = np.frombuffer(other.sketch + record.sketch, dtype=np.uint8).reshape(2, -1)
+        similarity = float(pair_similarity(sketches, np.array([0]), np.array([1]))[0])
+        copy = other.simhash == record.simhash and other.sketch == record.sketch
+        may = (record.features >= min_features and
+               all(r.features >= min_features for r in records if r.simhash == other.simhash and r.sketch == other.sketch))
+        verified = passes("combined", np.array([similarity]), np.array([np.nan]), min_similarity, 0.8)[0]
+        if copy or (may and distance <= k and verified):
+            found[other.id] = (distance, round(similarity, 3))
+    return found
+
+
+def test_query_matches_brute_force_and_names_clusters(tmp_path):
+    fingerprinter = SimhashMethod(get_tokenizer("words", shingle=1), sketch_bins=32)
+    words = [f"w{i}" for i in range(400)]
+    rng = np.random.default_rng(5)
+    texts = {}
+    for family in range(30):
+        base = list(rng.choice(words, 60))
+        for member in range(int(rng.integers(1, 6))):
+            text = list(base)
+            for _ in range(int(rng.integers(0, 4))):
+                text[int(rng.integers(len(text)))] = str(rng.choice(words))
+            texts[f"f{family:02d}-{member}"] = " ".join(text)
+    records = [fingerprinter.fingerprint_text(doc_id, text) for doc_id, text in texts.items()]
+    half = len(records) // 2
+    run("index", "create", tmp_path / "idx", "-k", 3, "--sketch", 32,
+        "--from", write(tmp_path / "a.jsonl", records[:half]))
+    run("index", "add", tmp_path / "idx", write(tmp_path / "b.jsonl", records[half:]))
+    labels = {line["id"]: line["cluster"] for line in map(json.loads, run(
+        "index", "cluster", tmp_path / "idx", "--singletons", "--format", "members").stdout.splitlines())}
+    checked = 0
+    for doc_id, text in list(texts.items())[::3]:
+        query_text = text + " extra"
+        path = tmp_path / "q.txt"
+        path.write_text(query_text)
+        printed = json.loads(run("index", "query", tmp_path / "idx", path, "--json").stdout)
+        expected = _brute_matches(records, fingerprinter.fingerprint_text("q", query_text), 3)
+        assert {m["id"]: (m["distance"], m["similarity"]) for m in printed["matches"]} == expected
+        assert all(m["cluster"] == labels[m["id"]] for m in printed["matches"])
+        checked += bool(expected)
+    assert checked > 10
+    assert store.query(str(tmp_path / "idx"), texts["f00-0"])[0].id == "f00-0"
+
+
+def test_damaged_and_truncated_segments_are_named(tmp_path):
+    run("index", "create", tmp_path / "idx", "-k", 3, "--from", write(tmp_path / "a.jsonl", make_records(1, 3000)))
+    run("index", "add", tmp_path / "idx", write(tmp_path / "b.jsonl", make_records(2, 50, prefix="b")))
+    segments = tmp_path / "idx" / "segments"
+    first = sorted(os.listdir(segments))[0]
+    intact = (segments / first).read_bytes()
+    for damage, words in ((lambda data: data[:-100], "truncated"), (lambda data: data[:70000] + bytes([data[70000] ^ 1]) + data[70001:],
+                                                                     "damaged at byte 65536")):
+        (segments / first).write_bytes(damage(intact))
+        result = run("index", "cluster", tmp_path / "idx", ok=False)
+        assert result.exit_code == 1 and first in result.output and words in result.output
+        assert len(result.output.strip().splitlines()) == 1
+        result = run("index", "stats", tmp_path / "idx", "--verify", ok=False)
+        assert result.exit_code == 1 and first in result.output
+    # a table block a query reads: damage every byte past the header, so any block read is caught
+    data = bytearray(intact)
+    for at in range(65536, len(data) - 4096, 4096):
+        data[at] ^= 0xFF
+    (segments / first).write_bytes(bytes(data))
+    with pytest.raises(store.DamagedIndexError, match=first):
+        store.query(str(tmp_path / "idx"), "some words to look up in the index here")
+
+
+def test_one_writer_waits_or_names_the_holder_and_readers_go_on(tmp_path):
+    records = make_records(4, 100)
+    run("index", "create", tmp_path / "idx", "-k", 3, "--from", write(tmp_path / "a.jsonl", records[:50]))
+    batch = write(tmp_path / "b.jsonl", records[50:])
+    with WriterLock(str(tmp_path / "idx"), "a test"):
+        result = run("index", "add", tmp_path / "idx", batch, "--no-wait", ok=False)
+        assert result.exit_code == 1 and f"pid {os.getpid()} (a test, since" in result.output
+        run("index", "cluster", tmp_path / "idx")  # readers need no lock
+        run("index", "stats", tmp_path / "idx")
+    # a second writer waits until the first is done
+    waited = []
+    holder = WriterLock(str(tmp_path / "idx"), "a test").__enter__()
+    threading.Timer(0.3, holder.__exit__).start()
+    with store.Index(str(tmp_path / "idx")) as opened:
+        added = opened.add(load_fingerprints([("b", open(batch, "rb"))]), on_wait=waited.append)
+    assert added.added == 50 and waited and "a test" in waited[0]
+
+
+def _kill_at(point: int | None, work, report=None) -> int:
+    """Run ``work`` in a forked child that SIGKILLs itself at the ``point``-th line run in
+    simdedup.store (never with None); returns the number of lines run."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child
+        os.close(read_end)
+        count = [0]
+        marker = os.sep + "store" + os.sep
+
+        def trace(frame, event, arg):
+            if marker not in frame.f_code.co_filename:
+                return None
+            if event == "line":
+                count[0] += 1
+                if count[0] == point:
+                    os.kill(os.getpid(), signal.SIGKILL)
+            return trace
+
+        try:
+            sys.settrace(trace)
+            work()
+            sys.settrace(None)
+            os.write(write_end, str(count[0]).encode())
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end) as pipe:
+        lines = pipe.read()
+    _, status = os.waitpid(pid, 0)
+    if point is None:
+        assert status == 0
+        return int(lines)
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+    return -1
+
+
+def test_kill_9_at_any_point_of_add_or_compact_leaves_before_or_after(tmp_path):
+    records = make_records(9, 400)
+    start = tmp_path / "start"
+    run("index", "create", start, "-k", 3, "--from", write(tmp_path / "a.jsonl", records[:200]))
+    run("index", "add", start, write(tmp_path / "b.jsonl", records[200:300]))
+    batch = write(tmp_path / "c.jsonl", records[300:] + [FingerprintRecord(
+        records[0].id, records[0].simhash ^ 1, 64, 30, records[0].settings, None, records[0].sketch)])
+    fingerprints = load_fingerprints([("c", open(batch, "rb"))])
+    before = run("index", "cluster", start).stdout_bytes
+    after_dir = tmp_path / "after"
+    shutil.copytree(start, after_dir)
+    store.Index(str(after_dir)).add(fingerprints, replace=True)
+    after = run("index", "cluster", after_dir).stdout_bytes
+    compacted = tmp_path / "compacted"
+    shutil.copytree(after_dir, compacted)
+
+    def add_to(directory):
+        return lambda: store.Index(str(directory)).add(fingerprints, replace=True)
+
+    def compact(directory):
+        return lambda: store.Index(str(directory)).compact()
+
+    for work, origin, states in ((add_to, start, (before, after)), (compact, compacted, (after,))):
+        probe = tmp_path / "probe"
+        shutil.rmtree(probe, ignore_errors=True)
+        shutil.copytree(origin, probe)
+        lines = _kill_at(None, work(probe))
+        assert lines > 200
+        seen = set()
+        for point in sorted(set(np.linspace(1, lines, 40).astype(int).tolist())):
+            victim = tmp_path / "victim"
+            shutil.rmtree(victim, ignore_errors=True)
+            shutil.copytree(origin, victim)
+            _kill_at(point, work(victim))
+            printed = run("index", "cluster", victim).stdout_bytes
+            assert printed in states, point
+            seen.add(printed)
+            store.stats(str(victim), verify=True)
+        assert len(seen) == len(states)  # killed before the commit, and after it
+        # the next writer removes what a killed one left
+        run("index", "compact", victim)
+        assert all(not name.startswith(".") for name in os.listdir(victim / "segments"))
+        assert run("index", "cluster", victim).stdout_bytes == states[-1]
+
+
+def test_a_reader_whose_snapshot_a_compaction_replaced_reads_the_new_one(tmp_path):
+    records = make_records(6, 120)
+    run("index", "create", tmp_path / "idx", "-k", 3, "--from", write(tmp_path / "a.jsonl", records[:60]))
+    run("index", "add", tmp_path / "idx", write(tmp_path / "b.jsonl", records[60:]))
+    expected = run("index", "cluster", tmp_path / "idx").stdout_bytes
+    with store.Index(str(tmp_path / "idx")) as reader:
+        with reader.catalog.snapshot():
+            assert len(reader.catalog.segments()) == 2  # the snapshot starts: two segments
+            assert store.compact(str(tmp_path / "idx")) == 2  # their files are gone now
+            reader._open_segments()
+            assert [s.name for s in reader._segments] == [f for f in os.listdir(tmp_path / "idx" / "segments")]
+        clusters, fingerprints = reader.cluster()
+    assert len(clusters) and run("index", "cluster", tmp_path / "idx").stdout_bytes == expected
