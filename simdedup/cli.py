@@ -84,6 +84,11 @@ def _write_unique(unique: Any, clustered: Any, run: Any, inputs: Any, read: list
 # --- commands -------------------------------------------------------------------------------
 
 
+_INDEX_OPTION = click.option("--index", "index_directory", type=click.Path(file_okay=False), metavar="IDX",
+                             help="Also add the records to the persistent index IDX (simdedup index create), "
+                                  "in one transaction at the end.")
+
+
 _RECORD_FORMAT = click.option(
     "--format", "record_format", type=click.Choice(["jsonl", "binary"]), default="jsonl", show_default=True,
     help="JSON lines, or the compact binary form (about half the size, read several times faster by "
@@ -94,8 +99,9 @@ _RECORD_FORMAT = click.option(
 @fingerprint_options
 @output_options
 @_RECORD_FORMAT
+@_INDEX_OPTION
 def fingerprint(paths: tuple[str, ...], jobs: int | None, silent: bool, verbose: bool, output: str | None,
-                force: bool, record_format: str, **features: Any) -> None:
+                force: bool, record_format: str, index_directory: str | None, **features: Any) -> None:
     """Write one JSON line with the simhash fingerprint of each document.
 
     PATHS are files, directories (walked recursively, in sorted order) or - to read
@@ -109,25 +115,49 @@ def fingerprint(paths: tuple[str, ...], jobs: int | None, silent: bool, verbose:
     simdedup fingerprint --tokenizer jieba --topk 20 news-zh/ > zh.jsonl
     simdedup fingerprint --format binary -o fingerprints.sdfp corpus/
     """
+    from .fingerprints import collect_records, json_lines
     from .write import overwritten_files, own_file
 
     inputs = take_inputs(features)
     method = method_from_options(inputs.given_features, **features)
     binary = record_format == "binary"
     out = output_file(output, force, paths, "-" in paths, binary)
+    adding = _adding_to(index_directory, method)
+    kept: list[Any] = []  # the records for --index
     done = 0
     with out.open() as fd:
-        run = fingerprint_run(paths, method, inputs, jobs, silent, verbose, render=not binary,
-                               exclude=own_file(fd), overwritten=overwritten_files([out]))
+        run = fingerprint_run(paths, method, inputs, jobs, silent, verbose, render=not binary and adding is None,
+                              exclude=own_file(fd), overwritten=overwritten_files([out]))
         writer = _record_writer(fd, binary)
         for batch in with_progress(run, silent):
             if binary:
                 writer.write_records(batch.records)
+            elif adding is not None:
+                writer.write_lines(json_lines(batch.records))
             else:
                 writer.write_lines(batch.lines)
+            if adding is not None:
+                kept += batch.records
             done += batch.count
         writer.flush()
+        if adding is not None:  # inside the output's block: a refused add leaves no output either
+            _add_to_index(adding, collect_records(kept))
     end_run(run, done)
+
+
+def _adding_to(directory: str | None, method: Any) -> Any:
+    """The index ``--index`` names, checked against the method's settings (None without it)."""
+    if directory is None:
+        return None
+    from .store.api import AddingTo
+
+    return AddingTo(directory, method.settings)
+
+
+def _add_to_index(adding: Any, fingerprints: Any) -> None:
+    result = adding.add(fingerprints, lambda holder: message(f"simdedup: {adding.directory} is being written by "
+                                                             f"{holder}; waiting"))
+    message(f"simdedup: {adding.directory}: added {result.added:,} documents, {result.pairs:,} verified pairs")
 
 
 def _record_writer(fd: Any, binary: bool) -> Any:
@@ -213,10 +243,11 @@ def cluster(files: tuple[str, ...], output: str | None, force: bool, output_form
               help="Also write the corpus without its duplicates: files copied into DIR, or the kept "
                    "JSON lines into FILE.jsonl. The inputs are never changed.")
 @output_options
+@_INDEX_OPTION
 def dedup(paths: tuple[str, ...], jobs: int | None, silent: bool, verbose: bool, output: str | None,
           force: bool, k: int | None, similarity: str, min_similarity: float, min_resemblance: float, linkage: str,
           min_features: int, min_score: int | None, singletons: bool, output_format: str, verify: str,
-          exact_first: bool, unique_out: str | None, **features: Any) -> None:
+          exact_first: bool, unique_out: str | None, index_directory: str | None, **features: Any) -> None:
     """Fingerprint documents and cluster them in one process.
 
     Takes the options of both `fingerprint` and `cluster`; writes clusters.
@@ -242,6 +273,7 @@ def dedup(paths: tuple[str, ...], jobs: int | None, silent: bool, verbose: bool,
             raise UsageError("-o and --unique-out name one file")
         unique.output.refuse_inputs(paths, "-" in paths)
         outputs.append(unique.output)
+    adding = _adding_to(index_directory, method)
     run = fingerprint_run(paths, method, inputs, jobs, silent, verbose, exact_first=exact_first,
                            exclude=() if output else own_file(stdout_target()), overwritten=overwritten_files(outputs),
                            tee=unique.tee if isinstance(unique, KeptLines) else None)
@@ -251,6 +283,8 @@ def dedup(paths: tuple[str, ...], jobs: int | None, silent: bool, verbose: bool,
         if unique is not None:
             _write_unique(unique, clustered, run, inputs, [*clustered.fingerprints.ids, *run.skipped,
                                                            *([out.path] if out.path else [])])
+        if adding is not None:
+            _add_to_index(adding, clustered.fingerprints)
     end_run(run, len(clustered.fingerprints.ids))
 
 

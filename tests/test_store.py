@@ -345,3 +345,27 @@ def test_a_reader_whose_snapshot_a_compaction_replaced_reads_the_new_one(tmp_pat
             assert [s.name for s in reader._segments] == [f for f in os.listdir(tmp_path / "idx" / "segments")]
         clusters, fingerprints = reader.cluster()
     assert len(clusters) and run("index", "cluster", tmp_path / "idx").stdout_bytes == expected
+
+
+EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples")
+
+
+def test_fingerprint_and_dedup_add_to_an_index(tmp_path):
+    """--index: the records a run makes go into the index as `index add` would put them, and
+    an index of other settings is refused before a document is read, with nothing written."""
+    en, zh = os.path.join(EXAMPLES, "en"), os.path.join(EXAMPLES, "zh")
+    idx = tmp_path / "idx"
+    run("index", "create", idx, "-k", "3")
+    first = run("fingerprint", "--silent", "--index", idx, en)
+    again = run("fingerprint", "--silent", en)
+    assert first.stdout == again.stdout  # the output is the same with --index
+    run("dedup", "--silent", "--index", idx, zh)
+    (tmp_path / "all.jsonl").write_text(run("fingerprint", "--silent", en, zh).stdout)
+    assert run("index", "cluster", idx).stdout == run("cluster", "-k", "3", tmp_path / "all.jsonl").stdout
+    before = index_state(idx)
+    refused = run("fingerprint", "--silent", "--tokenizer", "whitespace", "--index", idx, "-o", tmp_path / "w.jsonl",
+                  en, ok=False)
+    assert refused.exit_code == 1 and "holds fingerprints made with" in refused.stderr
+    assert not (tmp_path / "w.jsonl").exists() and index_state(idx) == before
+    present = run("dedup", "--silent", "--index", idx, "-o", tmp_path / "c.jsonl", en, ok=False)
+    assert present.exit_code == 1 and not (tmp_path / "c.jsonl").exists() and index_state(idx) == before

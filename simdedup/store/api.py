@@ -615,3 +615,25 @@ def fingerprinter_for(settings: dict[str, Any], encoding: str = "utf-8", html: b
     if fingerprint_settings(made.settings) != settings:
         raise SimdedupError(f"cannot fingerprint with the index's settings ({describe_settings(settings)})")
     return made
+
+
+class AddingTo:
+    """The index a ``fingerprint --index`` or ``dedup --index`` run adds its records to: opened
+    and checked against the method's settings before any document is read (a run of hours must
+    not end in "other settings"), added to in one transaction at the end."""
+
+    def __init__(self, directory: str, method_settings: dict[str, Any]):
+        self.directory = directory
+        self.index = Index(directory)
+        if fingerprint_settings(method_settings) != self.index.settings:
+            self.index.close()
+            raise IncompatibleSettingsError(
+                f"{directory} holds fingerprints made with {describe_settings(self.index.settings)}; these options "
+                f"make {describe_settings(method_settings)}")
+
+    def add(self, fingerprints: FingerprintSet, on_wait: Callable[[str], None] | None = None) -> AddResult:
+        """Add the run's fingerprints (ids new to the index); nothing is reported."""
+        try:
+            return self.index.add(fingerprints, on_wait=on_wait, report=False)
+        finally:
+            self.index.close()
