@@ -235,18 +235,23 @@ class Index:
         options = replace(self.options, linkage=linkage, singletons=singletons)
         return cluster_fingerprints(fingerprints, options, new, pairs=pairs)
 
+    def _all_live_rows(self) -> Any:
+        """Every row of every open segment, checked against its checksums, without the rows of
+        replaced documents."""
+        parts = []
+        for segment in self._segments:
+            segment.verify_all()
+            part = self._gather(segment, np.arange(segment.rows))
+            parts.append(_select(part, self._alive(part.seqs)))
+        return self._concat(parts)
+
     # --- commands ------------------------------------------------------------------------
 
     def cluster(self, linkage: str = "complete", singletons: bool = False) -> tuple[list[Cluster], FingerprintSet]:
         """Clusters over every document, from the pair log (no search); as ``cluster -k K``."""
         with self.catalog.snapshot():
             self._open_segments()
-            parts = []
-            for segment in self._segments:
-                segment.verify_all()
-                part = self._gather(segment, np.arange(segment.rows))
-                parts.append(_select(part, self._alive(part.seqs)))
-            rows = self._concat(parts)
+            rows = self._all_live_rows()
             order = np.argsort(rows.seqs)
             rows = _select(rows, order)
             seqs, ids = self.catalog.all_ids()
@@ -481,12 +486,7 @@ class Index:
             merged = len(self._segments)
             if merged <= 1 and not len(self._removed):
                 return merged
-            parts = []
-            for segment in self._segments:
-                segment.verify_all()
-                part = self._gather(segment, np.arange(segment.rows))
-                parts.append(_select(part, self._alive(part.seqs)))
-            rows = self._concat(parts)
+            rows = self._all_live_rows()
             rows = _select(rows, content_order(rows.fps, rows.sketches))
             old = [(number, file) for number, file, _, _, _ in self.catalog.segments()]
 
