@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterator
 import click
 
 from .compat import PRESETS
+from .distributed.commands import engine_options
 from .errors import RecordError, SimdedupError, UsageError
 from .hashing import HASHES
 from .output import stdout_target, write_all
@@ -562,6 +563,7 @@ _RECORD_FORMAT = click.option(
 
 
 @cli.command()
+@engine_options("fingerprint")
 @_fingerprint_options
 @_output_options
 @_RECORD_FORMAT
@@ -645,6 +647,7 @@ def convert(files: tuple[str, ...], output: str | None, force: bool, record_form
 
 
 @cli.command()
+@engine_options("cluster")
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True, readable=False))
 @_cluster_options
 @_output_options
@@ -697,6 +700,7 @@ def _open_inputs(files: tuple[str, ...]) -> Iterator[tuple[str, Any]]:
 
 
 @cli.command()
+@engine_options("dedup")
 @_fingerprint_options
 @_cluster_options
 @click.option("--verify", type=click.Choice(["exact", "sketch"]), default="exact", show_default=True,
