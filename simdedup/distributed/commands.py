@@ -16,7 +16,6 @@ from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
 import click
-import numpy as np
 
 from ..errors import SimdedupError, UsageError
 from .workdir import WorkDir
@@ -178,7 +177,7 @@ def run_fingerprint(connection: Connection, paths: tuple[str, ...], jobs: int | 
     from . import run
 
     inputs = cli._inputs(features)
-    recipe, method = _recipe(features, cli._given_features(inputs), False)
+    recipe, _ = _recipe(features, cli._given_features(inputs), False)
     shards, reading = _shards(paths, inputs, output)
     with work_directory(connection) as work:
         work.claim(run.settings_of(command="fingerprint", paths=list(paths), inputs=_jsonable(inputs),
@@ -186,21 +185,11 @@ def run_fingerprint(connection: Connection, paths: tuple[str, ...], jobs: int | 
                                    shards=run.shard_identity(shards)))
         target = output_directory(output, force, work)
         with dask_engine(connection, silent) as engine:
-            results, skipped = run.fingerprint_parts(engine, work, shards, recipe, reading, cli.message)
-            _notes(results, verbose)
-            parts = run.fingerprint_output(engine, work, results, target, record_format)
+            outcome = run.fingerprint(engine, work, shards, recipe, reading, record_format, target, cli.message,
+                                      verbose)
         if output is None:
-            run.stream(target, parts, _write_stdout)
-    _report(skipped, sum(r["count"] for r in results))
-
-
-def _notes(results: list[dict], verbose: bool) -> None:
-    from .. import cli
-
-    if verbose:
-        for result in results:
-            for note in result["notes"]:
-                cli.message(f"simdedup: {note}")
+            run.stream(target, outcome.parts, _write_stdout)
+    _report(outcome.skipped, outcome.documents)
 
 
 def _jsonable(values: dict[str, Any]) -> dict[str, Any]:
@@ -246,25 +235,17 @@ def run_dedup(connection: Connection, paths: tuple[str, ...], jobs: int | None, 
                                    decision=decision, shards=run.shard_identity(shards)))
         target = output_directory(output, force, work)
         with dask_engine(connection, silent) as engine:
-            results, skipped = run.fingerprint_parts(engine, work, shards, recipe, reading, cli.message)
-            _notes(results, verbose)
-            rows = run.load_rows(work, results)
-            repeated = np.flatnonzero(~rows.kept)
-            for doc_id in rows.ids_of(repeated) if len(repeated) else []:
-                skipped.append(doc_id)
-                cli.message(f"simdedup: warning: {doc_id}: id of an earlier document; this one is left out")
-            lowercase = all(r["lowercase"] for r in results)
-            outcome = run.cluster_rows(engine, work, rows, decision, run.Plan(), lowercase, target, cli.message)
+            outcome = run.dedup(engine, work, shards, recipe, reading, decision, target, run.Plan(), cli.message,
+                                verbose)
         if output is None:
             run.stream(target, outcome.parts, _write_stdout)
-    _report(skipped, outcome.documents)
+    _report(outcome.skipped, outcome.documents)
 
 
 def run_cluster(connection: Connection, files: tuple[str, ...], output: str | None, force: bool,
                 output_format: str, against: str | None, **decision: Any) -> None:
     from .. import cli
     from . import run
-    from .fingerprints import check_settings
 
     if against is not None:
         raise click.UsageError("--engine dask does not take --against")
@@ -273,25 +254,17 @@ def run_cluster(connection: Connection, files: tuple[str, ...], output: str | No
     options = cli._cluster_settings(**decision)
     if options.k is None:
         raise click.UsageError(K_NEEDED)
+
+    def resolve(bits: int, settings: dict) -> Any:
+        return _decision(options, bits, bool(settings.get("sketch")), settings.get("method") or "simhash",
+                         output_format)
+
     with work_directory(connection) as work:
         work.claim(run.settings_of(command="cluster", files=list(files), decision=_jsonable(decision),
                                    output_format=output_format, identity=_file_identity(files)))
         target = output_directory(output, force, work)
         with dask_engine(connection, False) as engine:
-            results = run.import_parts(engine, work, list(files))
-            settings = check_settings(results, list(files)) or {}
-            bits = next((r["bits"] for r in results if r["count"]), 64)
-            resolved = _decision(options, bits, bool(settings.get("sketch")), settings.get("method") or "simhash",
-                                 output_format)
-            rows = run.load_rows(work, results)
-            repeated = np.flatnonzero(~rows.kept)
-            if len(repeated):
-                part_of = np.searchsorted(rows.part_starts, repeated, side="right") - 1
-                for row, part, doc_id in zip(repeated.tolist(), part_of.tolist(), rows.ids_of(repeated)):
-                    line = results[part]["lines"][row - rows.part_starts[part]]
-                    cli.message(f"simdedup: warning: {files[part]}:{line}: {doc_id}: id seen before; "
-                                f"this record is ignored")
-            outcome = run.cluster_rows(engine, work, rows, resolved, run.Plan(), True, target, cli.message)
+            outcome = run.cluster(engine, work, list(files), resolve, target, run.Plan(), cli.message)
         if output is None:
             run.stream(target, outcome.parts, _write_stdout)
 

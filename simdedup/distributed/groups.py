@@ -13,8 +13,8 @@ members of one cluster). Groups are made coarse on purpose, from what the driver
   a document with fewer than ``--min-features`` features never pairs.
 
 Connected components by label propagation with pointer jumping (the minimum row of a component
-names it), on the driver; the linkage runs in tasks, one batch of groups each, and writes the
-groups' records with their sort keys (the first member's id).
+names it), on the driver; the linkage runs in tasks, one call for a batch of whole groups, and
+writes the records with their sort keys (the first member's id).
 """
 
 from __future__ import annotations
@@ -210,24 +210,17 @@ def _load(work: WorkDir, part_starts: np.ndarray, rows: np.ndarray, texts: np.nd
             np.concatenate(sketches) if sketches else None, exact if texts is not None else None)
 
 
-def linkage_task(work: WorkDir, name: str, part_starts: np.ndarray, rows: np.ndarray, group_of: np.ndarray,
-                 texts: np.ndarray | None, decision: Decision, lowercase: bool) -> dict:
-    """Cluster each group of a batch (``rows`` sorted, ``group_of`` their group), write the
+def linkage_task(work: WorkDir, name: str, part_starts: np.ndarray, rows: np.ndarray, texts: np.ndarray | None,
+                 decision: Decision, lowercase: bool) -> dict:
+    """Cluster a batch of whole groups (``rows``, sorted) in one call: a union of groups is
+    itself a union of components, so one call gives what one call per group would. Writes the
     records with their keys to ``records/NAME``."""
     ids, fps, features, sizes, sketches, exact = _load(work, part_starts, rows, texts, lowercase)
-    out = []
-    for group in np.unique(group_of).tolist():
-        members = np.flatnonzero(group_of == group)
-        group_ids = [ids[i] for i in members.tolist()]
-        clusters = find_clusters(
-            group_ids, fps[members], decision.k, decision.singletons,
-            sketches=None if sketches is None else sketches[members], features=features[members],
-            min_similarity=decision.min_similarity, linkage=decision.linkage, min_features=decision.min_features,
-            exact=None if exact is None else [exact[i] for i in members.tolist()],
-            similarity=decision.similarity, min_resemblance=decision.min_resemblance)
-        group_sizes = sizes[members]
-        out += [(group_ids[c.members[0]], _records(c, group_ids, group_sizes, decision)) for c in clusters]
-    return write_records(work, name, out)
+    clusters = find_clusters(ids, fps, decision.k, decision.singletons, sketches=sketches, features=features,
+                             min_similarity=decision.min_similarity, linkage=decision.linkage,
+                             min_features=decision.min_features, exact=exact, similarity=decision.similarity,
+                             min_resemblance=decision.min_resemblance)
+    return write_records(work, name, [(ids[c.members[0]], _records(c, ids, sizes, decision)) for c in clusters])
 
 
 def singletons_task(work: WorkDir, name: str, part: int, local: np.ndarray, decision: Decision) -> dict:

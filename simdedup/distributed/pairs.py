@@ -18,7 +18,10 @@ Two ways to hand the rows to the tasks:
 A **crowded key** (a run of more than ``crowd`` rows sharing a key) is not compared all against
 all: its rows agree on the table's blocks, so a pair within ``k`` differs only in the other bits,
 and those are searched again with Manku tables of their own (:func:`simdedup.index.near_pairs`
-on the remaining bits), which stays exact; memory follows the run, not its square.
+on the remaining bits), which stays exact; memory follows the run and its pairs. A run whose rows
+all agree in a block that comes before the table's last block and is not one of its blocks is
+skipped: none of its pairs is canonical there (a template family crowds many tables' keys, and
+only its canonical tables enumerate it).
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from math import comb
 
 import numpy as np
 
-from ..index import _MAX_TABLES, _pairs_in_table, block_ranges, choose_blocks, estimated_cost, near_pairs
+from ..index import _MAX_TABLES, _brute_pairs, _pairs_in_table, block_ranges, choose_blocks, estimated_cost
 
 #: runs of one key longer than this are searched again on their remaining bits
 CROWD = 1 << 12
@@ -110,10 +113,10 @@ def canonical(values: np.ndarray, left: np.ndarray, right: np.ndarray, bits: int
 
 
 def table_pairs(values: np.ndarray, rows: np.ndarray, keys: np.ndarray, bits: int, k: int, blocks: int,
-                chosen: tuple[int, ...], crowd: int = CROWD) -> tuple[np.ndarray, np.ndarray]:
-    """The pairs within ``k`` among ``values`` (distinct, with their global numbers ``rows``)
-    whose canonical table is the one of the ``chosen`` blocks (``keys``: their keys in it), as
-    global numbers ``(left < right)``."""
+                chosen: tuple[int, ...], crowd: int = CROWD, depth: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs within ``k`` among ``values`` (distinct, with their global numbers ``rows``;
+    ``bits`` of them are used) whose canonical table is the one of the ``chosen`` blocks
+    (``keys``: their keys in it), as global numbers ``(left < right)``."""
     n = len(values)
     empty = np.empty(0, dtype=np.int64)
     if n < 2:
@@ -132,21 +135,49 @@ def table_pairs(values: np.ndarray, rows: np.ndarray, keys: np.ndarray, bits: in
         a, b = _pairs_in_table(values, order[plain], run[plain].astype(np.uint64), k)
         lefts.append(a)
         rights.append(b)
-    other_ranges = [r for i, r in enumerate(block_ranges(bits, blocks)) if i not in set(chosen)]
+    ranges = block_ranges(bits, blocks)
+    other_ranges = [r for i, r in enumerate(ranges) if i not in set(chosen)]
+    # A pair is canonical here only if it differs in every other block before the last chosen one.
+    before_last = [ranges[i] for i in range(max(chosen)) if i not in set(chosen)]
     for start in starts[lengths > crowd].tolist():
         members = order[start : start + lengths[run[start]]]
+        if any((lambda b: (b == b[0]).all())(_bits(values[members], *r)) for r in before_last):
+            continue  # the whole run agrees in such a block: none of its pairs is canonical here
         rest = gather_bits(values[members], other_ranges)  # the run agrees on the chosen blocks
-        a, b, _ = near_pairs(rest, k)
-        lefts.append(members[a])
-        rights.append(members[b])
+        a, b = all_pairs(rest, members, sum(size for _, size in other_ranges), k, crowd, depth + 1)
+        lefts.append(a)
+        rights.append(b)
     if not lefts:
         return empty, empty
-    a, b = np.concatenate(lefts), np.concatenate(rights)
+    a, b = np.concatenate(lefts), np.concatenate(rights)  # positions in ``values``
     keep = canonical(values, a, b, bits, k, blocks, chosen)
     a, b = rows[a[keep]], rows[b[keep]]
     lo, hi = np.minimum(a, b), np.maximum(a, b)
     order = np.lexsort((hi, lo))
     return lo[order], hi[order]
+
+
+#: crowded runs are searched again on their remaining bits this many times, then compared all
+#: against all (a family of templates within k of each other is quadratic however it is cut)
+MAX_DEPTH = 2
+
+
+def all_pairs(values: np.ndarray, rows: np.ndarray, bits: int, k: int, crowd: int = CROWD,
+              depth: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Every pair within ``k`` among distinct ``values`` (their low ``bits`` used), once each, as
+    global numbers: Manku tables of their own with the canonical rule, or all pairs compared
+    (compiled for one word) when that is cheaper or the search is already ``MAX_DEPTH`` deep."""
+    blocks = choose_blocks(len(values), k, bits) if depth < MAX_DEPTH and k < bits else 0
+    if not blocks:
+        a, b = _brute_pairs(np.ascontiguousarray(values), k)
+        return rows[a], rows[b]
+    lefts, rights = [], []
+    for chosen in tables(bits, k, blocks):
+        a, b = table_pairs(values, rows, table_keys(values, bits, blocks, chosen), bits, k, blocks, chosen, crowd,
+                           depth)
+        lefts.append(a)
+        rights.append(b)
+    return np.concatenate(lefts), np.concatenate(rights)
 
 
 # --- broadcast ------------------------------------------------------------------------------

@@ -50,6 +50,12 @@ class Outcome:
     parts: list[str] = field(default_factory=list)  # output part names, in order
     documents: int = 0
     clusters: int = 0
+    target: WorkDir | None = None  # where the parts are
+
+    def read(self) -> bytes:
+        """The parts one after the other: the one-process output."""
+        assert self.target is not None
+        return b"".join(self.target.read_bytes(name) for name in self.parts)
 
 
 def _digest(*arrays: Any) -> str:
@@ -253,17 +259,15 @@ def cluster_rows(engine: Engine, work: WorkDir, rows: Rows, decision: group_stag
     order = np.argsort(group[grouped], kind="stable")
     members = kept_rows[grouped][order]
     member_groups = group[grouped][order]
-    group_numbers, group_sizes = np.unique(member_groups, return_counts=True)
+    group_sizes = np.unique(member_groups, return_counts=True)[1]
     ends = np.cumsum(group_sizes)
     for batch in group_stage.batches(group_sizes, plan.rows_per_task):
         first, last = (ends[batch[0]] - group_sizes[batch[0]]), ends[batch[-1]]
-        batch_rows, batch_groups = members[first:last], member_groups[first:last]
-        order = np.argsort(batch_rows)
-        batch_rows, batch_groups = batch_rows[order], batch_groups[order]
-        name = f"groups-{_digest(batch_rows, batch_groups, repr(decision))}"
+        batch_rows = np.sort(members[first:last])
+        name = f"groups-{_digest(batch_rows, repr(decision))}"
         tasks.append(Task(name, group_stage.linkage_task,
-                          (work, name, rows.part_starts, batch_rows, batch_groups,
-                           None if texts is None else texts[batch_rows], decision, lowercase)))
+                          (work, name, rows.part_starts, batch_rows, None if texts is None else texts[batch_rows],
+                           decision, lowercase)))
     if decision.singletons:
         alone = kept_rows[~grouped]
         part_of = np.searchsorted(rows.part_starts, alone, side="right") - 1
@@ -272,7 +276,7 @@ def cluster_rows(engine: Engine, work: WorkDir, rows: Rows, decision: group_stag
             name = f"alone-{part:05d}-{_digest(local, repr(decision))}"
             tasks.append(Task(name, group_stage.singletons_task, (work, name, part, local, decision)))
     results = engine.run(work, "records", tasks)
-    outcome = Outcome(documents=len(kept_rows), clusters=sum(r["count"] for r in results))
+    outcome = Outcome(documents=len(kept_rows), clusters=sum(r["count"] for r in results), target=target)
     parts = plan.output_parts or max(1, len(tasks))
     bounds = group_stage.output_bounds([key for r in results for key in r["sample"]], parts)
     names = [t.name for t in tasks]
@@ -321,3 +325,56 @@ def settings_of(**values: Any) -> dict[str, Any]:
 def stream(target: WorkDir, parts: Iterable[str], write: Callable[[bytes], None]) -> None:
     for name in parts:
         write(target.read_bytes(name))
+
+
+# --- the commands' stage sequences ------------------------------------------------------------
+
+
+def dedup(engine: Engine, work: WorkDir, shards: list[list[Any]], recipe: fp_stage.Recipe,
+          reading: fp_stage.Reading, decision: group_stage.Decision, target: WorkDir, plan: Plan,
+          warn: Callable[[str], None], verbose: bool = False) -> Outcome:
+    """Fingerprint and cluster: the output of ``dedup`` as part files in ``target``."""
+    results, skipped = fingerprint_parts(engine, work, shards, recipe, reading, warn)
+    if verbose:
+        for result in results:
+            for note in result["notes"]:
+                warn(f"simdedup: {note}")
+    rows = load_rows(work, results)
+    repeated = np.flatnonzero(~rows.kept)
+    for doc_id in rows.ids_of(repeated) if len(repeated) else []:
+        skipped.append(doc_id)
+        warn(f"simdedup: warning: {doc_id}: id of an earlier document; this one is left out")
+    lowercase = all(r["lowercase"] for r in results)
+    outcome = cluster_rows(engine, work, rows, decision, plan, lowercase, target, warn)
+    outcome.skipped = skipped
+    return outcome
+
+
+def cluster(engine: Engine, work: WorkDir, files: list[str], resolve: Callable[[int, dict], group_stage.Decision],
+            target: WorkDir, plan: Plan, warn: Callable[[str], None]) -> Outcome:
+    """Cluster fingerprint files: the output of ``cluster`` as part files in ``target``;
+    ``resolve(bits, settings)`` gives the decision for the fingerprints found."""
+    results = import_parts(engine, work, files)
+    settings = fp_stage.check_settings(results, files) or {}
+    decision = resolve(next((r["bits"] for r in results if r["count"]), 64), settings)
+    rows = load_rows(work, results)
+    repeated = np.flatnonzero(~rows.kept)
+    if len(repeated):
+        part_of = np.searchsorted(rows.part_starts, repeated, side="right") - 1
+        for row, part, doc_id in zip(repeated.tolist(), part_of.tolist(), rows.ids_of(repeated)):
+            line = results[part]["lines"][row - rows.part_starts[part]]
+            warn(f"simdedup: warning: {files[part]}:{line}: {doc_id}: id seen before; this record is ignored")
+    return cluster_rows(engine, work, rows, decision, plan, True, target, warn)
+
+
+def fingerprint(engine: Engine, work: WorkDir, shards: list[list[Any]], recipe: fp_stage.Recipe,
+                reading: fp_stage.Reading, record_format: str, target: WorkDir, warn: Callable[[str], None],
+                verbose: bool = False) -> Outcome:
+    """The output of ``fingerprint`` as part files in ``target``."""
+    results, skipped = fingerprint_parts(engine, work, shards, recipe, reading, warn)
+    if verbose:
+        for result in results:
+            for note in result["notes"]:
+                warn(f"simdedup: {note}")
+    parts = fingerprint_output(engine, work, results, target, record_format)
+    return Outcome(skipped, parts, sum(r["count"] for r in results), target=target)
