@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 
 
-def write_corpus(path: Path, documents: int, seed: int = 0, files: int = 1) -> list[Path]:
+def write_corpus(path: Path, documents: int, seed: int = 0, files: int = 1, template_share: float = 0.02) -> list[Path]:
     """``documents`` JSON lines over ``files`` files: a third unique texts, the rest edited or
-    exact copies of earlier ones, and 2% from one template that differs in a word or two (many
-    fingerprints within a few bits: a crowded key)."""
+    exact copies of earlier ones, and a share ``template_share`` from one template that differs in a
+    word or two (many fingerprints within a few bits: a crowded key, and one large group)."""
     rng = np.random.default_rng(seed)
     vocabulary = np.array([f"w{i}{chr(97 + i % 26)}" for i in range(20_000)])
     weights = 1.0 / np.arange(1, len(vocabulary) + 1)
@@ -22,11 +22,11 @@ def write_corpus(path: Path, documents: int, seed: int = 0, files: int = 1) -> l
     texts: list[str] = []
     for i in range(documents):
         roll = rng.random()
-        if roll < 0.02:
+        if roll < template_share:
             words = list(template)
             for _ in range(rng.integers(1, 3)):
                 words[rng.integers(0, len(words))] = str(vocabulary[rng.integers(0, len(vocabulary))])
-        elif texts and roll < 0.45:
+        elif texts and roll < template_share + 0.43:
             words = texts[rng.integers(max(0, len(texts) - 500), len(texts))].split()
             for _ in range(rng.integers(0, 4)):
                 words[rng.integers(0, len(words))] = next(pool)

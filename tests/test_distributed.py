@@ -110,15 +110,15 @@ def test_pairs_equal_near_pairs_and_brute_force(tmp_path_factory, case, crowd, b
     assert sorted(found) == list(zip(l0.tolist(), r0.tolist()))
 
 
-@pytest.mark.parametrize("words,k,crowded", [(1, 6, 3000), (2, 12, 600)])
+@pytest.mark.parametrize("words,k,crowded", [(1, 6, 1500), (2, 12, 400)])
 @pytest.mark.parametrize("broadcast", [True, False])
 def test_pairs_on_the_cluster_with_a_crowded_key(client, tmp_path, words, k, crowded, broadcast):
     """Distinct fingerprints that differ only in their 16 low bits share the key of most tables:
     their runs (over 256 rows) are searched again on the remaining bits."""
     rng = np.random.default_rng(7)
-    spread = rng.integers(0, 2**64, size=(4000, words), dtype=np.uint64)
-    near = spread[:1500].copy()
-    near[:, 0] ^= np.uint64(1) << rng.integers(0, 64, 1500).astype(np.uint64)
+    spread = rng.integers(0, 2**64, size=(3000, words), dtype=np.uint64)
+    near = spread[:1000].copy()
+    near[:, 0] ^= np.uint64(1) << rng.integers(0, 64, 1000).astype(np.uint64)
     crowd = np.repeat(spread[:1], crowded, axis=0)
     crowd[:, 0] ^= rng.choice(1 << 16, crowded, replace=False).astype(np.uint64)
     values = np.unique(np.concatenate([spread, near, crowd]), axis=0)
@@ -128,7 +128,7 @@ def test_pairs_on_the_cluster_with_a_crowded_key(client, tmp_path, words, k, cro
     assert len(np.unique(codes)) == len(codes)
     l0, r0, _ = near_pairs(values, k)
     assert np.array_equal(np.sort(codes), l0 * len(values) + r0)
-    assert len(codes) > crowded**2 // 4  # the crowd gave its quadratic number of pairs
+    assert len(codes) > crowded**2 // 10  # the crowd gave its quadratic number of pairs
 
 
 # --- the driver's pieces ------------------------------------------------------------------------
@@ -152,7 +152,7 @@ def test_components_are_union_find(n, edges):
 
 
 def test_budget_mask_as_the_one_process_run():
-    big = BUDGET_BYTES // 3
+    big = BUDGET_BYTES // 3 + 1
     nbytes = np.array([big, -1, big, big, 10, big, 5], dtype=np.int64)
     # the fourth text would pass the budget and is dropped; the small ones after it still fit
     assert budget_mask(nbytes).tolist() == [True, False, True, False, True, False, True]

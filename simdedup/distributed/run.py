@@ -37,6 +37,7 @@ class Plan:
     shard_bytes: int = fp_stage.SHARD_BYTES
     shard_documents: int = fp_stage.SHARD_DOCUMENTS
     broadcast_bytes: int = BROADCAST_BYTES
+    chunk_bytes: int = 256 << 20  # shuffle mode: bytes of the column per map task
     crowd: int = pair_stage.CROWD
     rows_per_task: int = ROWS_PER_TASK
     output_parts: int | None = None  # None: one per records task
@@ -197,7 +198,7 @@ def _shuffle_tasks(engine: Engine, work: WorkDir, values: np.ndarray, bits: int,
     """The map tasks run here (one per chunk of the column, which they read from the work
     dir); the reduce tasks of each (table, range) are returned to run."""
     n = len(values)
-    chunks = max(2, math.ceil(values.nbytes / max(plan.broadcast_bytes, 1)))
+    chunks = max(2, math.ceil(values.nbytes / plan.chunk_bytes))
     bounds = pair_stage.range_bounds(values[:: max(1, n // 100_000)], bits, k, blocks, ranges)
     mapped = f"{base}-r{ranges}-{_digest(bounds)}"
     starts = np.linspace(0, n, chunks + 1).astype(np.int64)
