@@ -80,6 +80,12 @@ class Engine:
         """``value`` as every task can take it (the Dask engine broadcasts it)."""
         return value
 
+    def note(self, line: str) -> None:
+        """A progress line of work done on the driver (not with ``silent``)."""
+        if not self.silent:
+            sys.stderr.write(line + "\n")
+            sys.stderr.flush()
+
     def run(self, work: WorkDir, stage: str, tasks: list[Task]) -> list[dict]:
         """The results of ``tasks``, in their order; finished ones read from their markers."""
         finished = work.finished(stage)

@@ -9,6 +9,7 @@ fingerprint (tasks) -> rows: repeated ids, text budget (driver) -> pairs (tasks)
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Iterable
 
@@ -245,9 +246,13 @@ def cluster_rows(engine: Engine, work: WorkDir, rows: Rows, decision: group_stag
     if decision.similarity == "resemblance" and not exact and rows.sketches is not None:
         warn("simdedup: note: these fingerprints carry no text to measure resemblance with: "
              "pairs are verified with the sketches' bag similarity")
+    start = time.perf_counter()
     fps, features = rows.fps[kept_rows], rows.features[kept_rows]
     values = group_stage.distinct_values(fps, features, decision.min_features)
+    engine.note(f"simdedup: distinct (driver): {len(kept_rows):,} rows, {len(values.values):,} distinct fingerprints, "
+                f"{time.perf_counter() - start:.1f} s")
     left, right = near_pairs(engine, work, values.values[values.searched], decision.k, plan)
+    start = time.perf_counter()
     left, right = values.searched[left], values.searched[right]
     sketches = None if rows.sketches is None else rows.sketches[kept_rows]
     verified = group_stage.verified_pairs(left, right, values.of_row, sketches,
@@ -261,6 +266,9 @@ def cluster_rows(engine: Engine, work: WorkDir, rows: Rows, decision: group_stag
     members = kept_rows[grouped][order]
     member_groups = group[grouped][order]
     group_sizes = np.unique(member_groups, return_counts=True)[1]
+    engine.note(f"simdedup: groups (driver): {int(verified.sum()):,} of {len(left):,} pairs kept, {len(group_sizes):,} "
+                f"groups of {len(members):,} rows, the largest {group_sizes.max(initial=0):,}, "
+                f"{time.perf_counter() - start:.1f} s")
     ends = np.cumsum(group_sizes)
     for batch in group_stage.batches(group_sizes, plan.rows_per_task):
         first, last = (ends[batch[0]] - group_sizes[batch[0]]), ends[batch[-1]]
@@ -340,7 +348,10 @@ def dedup(engine: Engine, work: WorkDir, shards: list[list[Any]], recipe: fp_sta
         for result in results:
             for note in result["notes"]:
                 warn(f"simdedup: {note}")
+    start = time.perf_counter()
     rows = load_rows(work, results)
+    engine.note(f"simdedup: rows (driver): {len(rows.kept):,} rows read from {len(results)} parts, "
+                f"{time.perf_counter() - start:.1f} s")
     repeated = np.flatnonzero(~rows.kept)
     for doc_id in rows.ids_of(repeated) if len(repeated) else []:
         skipped.append(doc_id)
@@ -358,7 +369,10 @@ def cluster(engine: Engine, work: WorkDir, files: list[str], resolve: Callable[[
     results = import_parts(engine, work, files)
     settings = fp_stage.check_settings(results, files) or {}
     decision = resolve(next((r["bits"] for r in results if r["count"]), 64), settings)
+    start = time.perf_counter()
     rows = load_rows(work, results)
+    engine.note(f"simdedup: rows (driver): {len(rows.kept):,} rows read from {len(results)} parts, "
+                f"{time.perf_counter() - start:.1f} s")
     repeated = np.flatnonzero(~rows.kept)
     if len(repeated):
         part_of = np.searchsorted(rows.part_starts, repeated, side="right") - 1
