@@ -23,7 +23,7 @@ from simdedup.distributed import Plan
 from simdedup.distributed import dedup as distributed_dedup
 from simdedup.distributed import run as stages
 from simdedup.distributed.engine import DaskEngine, Engine
-from simdedup.distributed.groups import budget_mask, components
+from simdedup.distributed.groups import Decision, budget_mask, components
 from simdedup.distributed.workdir import WorkDir
 from simdedup.cluster import UnionFind
 from simdedup.index import near_pairs
@@ -214,9 +214,26 @@ def test_cluster_of_fingerprint_files_in_many_parts(client, corpus, tmp_path):
     assert outcome.read() == single
 
 
-def _decision(k):
-    from simdedup.distributed.groups import Decision
+def test_cluster_reads_a_binary_file_in_block_ranges(client, corpus, tmp_path):
+    """Binary files concatenate: one file of three blocks, read by one task per block; a
+    repeated id is warned about at its position in the whole file, as in one process."""
+    joined = tmp_path / "joined.sdfp"
+    with open(joined, "wb") as out:
+        for name in sorted(corpus.iterdir()) + [sorted(corpus.iterdir())[0]]:
+            status, data, _ = simdedup("fingerprint", "--format", "binary", "--id-field", "id", name)
+            out.write(data)
+    status, single, single_err = simdedup("cluster", "-k", 10, joined)
+    assert status == 0 and "id seen before" in single_err
+    warnings = []
+    outcome = stages.cluster(DaskEngine(client), WorkDir(str(tmp_path / "work")), [str(joined)],
+                             lambda bits, settings: Decision(10), WorkDir(str(tmp_path / "parts")),
+                             Plan(import_records=1), warnings.append)
+    assert len(list((tmp_path / "work" / "done" / "fingerprint").iterdir())) == 4
+    assert outcome.read() == single
+    assert "".join(line + "\n" for line in warnings) == single_err
 
+
+def _decision(k):
     return Decision(k, singletons=True)
 
 

@@ -30,6 +30,8 @@ STAGE = "fingerprint"
 #: a shard of files or JSON-line stretches ends after this many bytes or documents
 SHARD_BYTES = 64 << 20
 SHARD_DOCUMENTS = 20_000
+#: records of a binary fingerprint file read by one task of ``cluster`` (whole blocks)
+IMPORT_RECORDS = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -180,15 +182,83 @@ def id_hash(doc_id: str) -> int:
     return xxhash.xxh3_64_intdigest(doc_id.encode("utf-8", "surrogatepass"))
 
 
-def import_file(work: WorkDir, index: int, path: str) -> dict:
-    """``cluster``'s first stage: one fingerprint file (either form) as a part."""
+@dataclass(frozen=True)
+class FileRange:
+    """Whole blocks of a binary fingerprint file (or the whole file: ``length`` None), with the
+    position of its first record and the number of its first block in the file."""
+
+    path: str
+    offset: int = 0
+    length: int | None = None
+    first_record: int = 1
+    first_block: int = 1
+
+
+def plan_imports(files: list[str], records_per_task: int = IMPORT_RECORDS) -> list[FileRange]:
+    """``cluster``'s shards: binary files cut at block bounds into ranges of about
+    ``records_per_task`` records (only the blocks' heads are read); other files whole, and so is
+    a binary file whose heads do not read back (its task then says what is wrong, as one
+    process would)."""
+    shards: list[FileRange] = []
+    for path in files:
+        try:
+            blocks = _block_heads(path)
+        except (OSError, ValueError, SimdedupError):
+            blocks = None
+        if not blocks:
+            shards.append(FileRange(path))
+            continue
+        start = records = 0
+        first_record = first_block = 1
+        for number, (offset, end, count) in enumerate(blocks, 1):
+            records += count
+            if records >= records_per_task or number == len(blocks):
+                shards.append(FileRange(path, start, end - start, first_record, first_block))
+                start, first_record, first_block, records = end, first_record + records, number + 1, 0
+    return shards
+
+
+def _block_heads(path: str) -> list[tuple[int, int, int]] | None:
+    """``(offset, end, records)`` of each block of a binary file, or None for another form."""
+    import os
+    import struct
+
+    from ..binary import MAGIC
+    from ..jsonline import parse_json_line
+    from ..records import _fields
+
+    heads = []
+    size = os.path.getsize(path)
+    with open(path, "rb") as handle:
+        offset = 0
+        while offset < size:
+            handle.seek(offset)
+            if handle.read(len(MAGIC)) != MAGIC:
+                return None
+            _, _, bits, _, _, _, key = _fields(parse_json_line(handle.readline()), path)
+            n, id_bytes = struct.unpack("<QQ", handle.read(16))
+            end = handle.tell() + id_bytes + n * (4 + 8 * (bits // 64) + 16 + key[-1])
+            if end > size:
+                return None
+            heads.append((offset, end, n))
+            offset = end
+    return heads
+
+
+def import_file(work: WorkDir, index: int, shard: FileRange) -> dict:
+    """``cluster``'s first stage: fingerprint records (either form) of one file or range as a part."""
+    import re
+
     try:
-        with open(path, "rb") as handle:
-            columns = read_fingerprint_files([(path, handle)])
+        with open(shard.path, "rb") as handle:
+            handle.seek(shard.offset)
+            data = handle.read() if shard.length is None else handle.read(shard.length)
+        columns = read_fingerprint_files([(shard.path, io.BytesIO(data))])
     except OSError as exc:
-        return {"error": f"cannot read {path}: {exc.strerror or exc}"}
-    except SimdedupError as exc:
-        return {"error": str(exc)}
+        return {"error": f"cannot read {shard.path}: {exc.strerror or exc}"}
+    except SimdedupError as exc:  # block numbers as in the whole file
+        return {"error": re.sub(r"binary block (\d+)", lambda m: f"binary block {int(m[1]) + shard.first_block - 1}",
+                                str(exc))}
     out = io.BytesIO()
     if columns.ids:
         write_columns(BinaryWriter(out), columns)
@@ -199,9 +269,9 @@ def import_file(work: WorkDir, index: int, path: str) -> dict:
     work.write_arrays(f"{name}.npz", id_hash=np.array([id_hash(i) for i in columns.ids], dtype=np.uint64),
                       text_offsets=np.zeros(n + 1, dtype=np.int64), text_nbytes=np.full(n, -1, dtype=np.int64),
                       text_kinds=np.zeros(n, dtype=np.int8))
-    return {"count": n, "bytes": 0, "skipped": [], "notes": [],
+    return {"count": n, "bytes": len(data), "skipped": [], "notes": [],
             "settings": columns.settings if n else None, "bits": columns.bits, "lowercase": True,
-            "lines": columns.lines.tolist()}
+            "lines": (columns.lines + shard.first_record - 1).tolist(), "path": shard.path}
 
 
 @dataclass

@@ -37,6 +37,7 @@ class Plan:
 
     shard_bytes: int = fp_stage.SHARD_BYTES
     shard_documents: int = fp_stage.SHARD_DOCUMENTS
+    import_records: int = fp_stage.IMPORT_RECORDS  # cluster: records of a binary file per task
     broadcast_bytes: int = BROADCAST_BYTES
     chunk_bytes: int = 256 << 20  # shuffle mode: bytes of the column per map task
     crowd: int = pair_stage.CROWD
@@ -97,8 +98,10 @@ def fingerprint_parts(engine: Engine, work: WorkDir, shards: list[list[Any]], re
     return results, skipped
 
 
-def import_parts(engine: Engine, work: WorkDir, files: list[str]) -> list[dict]:
-    tasks = [Task(f"{i:05d}", fp_stage.import_file, (work, i, path)) for i, path in enumerate(files)]
+def import_parts(engine: Engine, work: WorkDir, files: list[str], records_per_task: int) -> list[dict]:
+    shards = fp_stage.plan_imports(files, records_per_task)
+    tasks = [Task(f"{i:05d}-{_digest(repr(shard))}", fp_stage.import_file, (work, i, shard))
+             for i, shard in enumerate(shards)]
     results = engine.run(work, fp_stage.STAGE, tasks)
     for result in results:
         if "error" in result:
@@ -366,8 +369,8 @@ def cluster(engine: Engine, work: WorkDir, files: list[str], resolve: Callable[[
             target: WorkDir, plan: Plan, warn: Callable[[str], None]) -> Outcome:
     """Cluster fingerprint files: the output of ``cluster`` as part files in ``target``;
     ``resolve(bits, settings)`` gives the decision for the fingerprints found."""
-    results = import_parts(engine, work, files)
-    settings = fp_stage.check_settings(results, files) or {}
+    results = import_parts(engine, work, files, plan.import_records)
+    settings = fp_stage.check_settings(results, [r["path"] for r in results]) or {}
     decision = resolve(next((r["bits"] for r in results if r["count"]), 64), settings)
     start = time.perf_counter()
     rows = load_rows(work, results)
@@ -378,7 +381,8 @@ def cluster(engine: Engine, work: WorkDir, files: list[str], resolve: Callable[[
         part_of = np.searchsorted(rows.part_starts, repeated, side="right") - 1
         for row, part, doc_id in zip(repeated.tolist(), part_of.tolist(), rows.ids_of(repeated)):
             line = results[part]["lines"][row - rows.part_starts[part]]
-            warn(f"simdedup: warning: {files[part]}:{line}: {doc_id}: id seen before; this record is ignored")
+            warn(f"simdedup: warning: {results[part]['path']}:{line}: {doc_id}: id seen before; "
+                 f"this record is ignored")
     return cluster_rows(engine, work, rows, decision, plan, True, target, warn)
 
 
