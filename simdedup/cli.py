@@ -18,6 +18,7 @@ import click
 from .cli_options import (EXIT_SKIPPED, INPUT_OPTIONS, apply_options, cluster_options, cluster_settings, echo,
                           end_run, feature_options, fingerprint_options, fingerprint_run, message, method_from_options,
                           output_file, output_options, printable, progress, take_inputs, with_progress)
+from .distributed.commands import engine_options
 from .errors import SimdedupError, UsageError
 from .read import named_streams
 from .write import stdout_target, write_all
@@ -96,6 +97,7 @@ _RECORD_FORMAT = click.option(
 
 
 @cli.command()
+@engine_options("fingerprint")
 @fingerprint_options
 @output_options
 @_RECORD_FORMAT
@@ -201,6 +203,7 @@ def convert(files: tuple[str, ...], output: str | None, force: bool, record_form
 
 
 @cli.command()
+@engine_options("cluster")
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True, readable=False))
 @cluster_options
 @output_options
@@ -232,6 +235,7 @@ def cluster(files: tuple[str, ...], output: str | None, force: bool, output_form
 
 
 @cli.command()
+@engine_options("dedup")
 @fingerprint_options
 @cluster_options
 @click.option("--verify", type=click.Choice(["exact", "sketch"]), default="exact", show_default=True,

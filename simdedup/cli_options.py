@@ -203,15 +203,21 @@ def cluster_settings(k: int | None, min_similarity: float, linkage: str, min_fea
     return ClusterOptions(k, min_similarity, linkage, min_features, singletons, min_score, similarity, min_resemblance)
 
 
-def method_from_options(given: bool = False, **options: Any) -> Any:
-    """The fingerprinting method the feature options describe, with ``--compat``'s filled in
-    (usage errors for bad values); ``given``: the input gives the features (``--features-field``)."""
+def final_feature_options(options: dict[str, Any], given: bool = False) -> dict[str, Any]:
+    """The feature options with ``--compat``'s filled in (usage errors for options that
+    disagree); ``given``: the input gives the features (``--features-field``)."""
+    options = dict(options)
     compat = options.pop("compat")
     if compat is not None:
-        options = _preset_options(compat, options, given)
-    elif given:
+        return _preset_options(compat, options, given)
+    if given:
         _refuse_tokenizer_options(options)
-    return _fingerprinter(given=given, **options)
+    return options
+
+
+def method_from_options(given: bool = False, **options: Any) -> Any:
+    """The fingerprinting method the feature options describe (see :func:`final_feature_options`)."""
+    return method_of_options(given=given, **final_feature_options(options, given))
 
 
 def given_on_command_line(name: str) -> bool:
@@ -264,7 +270,7 @@ def _preset_options(compat: str, options: dict[str, Any], given: bool) -> dict[s
     return merged
 
 
-def _fingerprinter(method: str, sentence_count: int, hash_name: str, tokenizer_name: str, shingle: int | None,
+def method_of_options(method: str, sentence_count: int, hash_name: str, tokenizer_name: str, shingle: int | None,
                    topk: int | None, tokenizer_options: tuple[str, ...], bits: str, weighting: str | None,
                    ties: str | None, sketch_bins: int, encoding: str, html: bool = False, given: bool = False) -> Any:
     """The fingerprinting method (:func:`simdedup.methods.make_method`) the final feature options name."""

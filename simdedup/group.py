@@ -107,7 +107,7 @@ def _units(ids: Sequence[str], fps: np.ndarray, sketches: np.ndarray | None, by_
         uniq, of_doc = np.unique(rows[:, 0], return_inverse=True)
         uniq = uniq.reshape(-1, 1)
     else:
-        uniq, of_doc = _unique_rows(rows)
+        uniq, of_doc = unique_rows(rows)
     words = fps.shape[1]
     unit_sketches = None if sketches is None else np.ascontiguousarray(uniq[:, words:]).view(np.uint8)
     first_seen = np.full(len(uniq), len(ids), dtype=np.int64)
@@ -119,7 +119,7 @@ def _units(ids: Sequence[str], fps: np.ndarray, sketches: np.ndarray | None, by_
     return _Units(np.ascontiguousarray(uniq[:, :words]), unit_sketches, of_doc, rank)
 
 
-def _unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Distinct rows (in sorted order) and the index of each row's distinct row.
 
     Like ``np.unique(rows, axis=0, return_inverse=True)`` in a fraction of its memory: a

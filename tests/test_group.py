@@ -134,9 +134,9 @@ def test_mismatched_lengths():
 @settings(max_examples=50, deadline=None)
 @given(st.lists(st.lists(st.integers(0, 3), min_size=3, max_size=3), min_size=1, max_size=60))
 def test_unique_rows_equals_numpy(raw):
-    from simdedup.group import _unique_rows
+    from simdedup.group import unique_rows
 
     rows = np.array(raw, dtype=np.uint64)
-    distinct, of_row = _unique_rows(rows)
+    distinct, of_row = unique_rows(rows)
     expected, inverse = np.unique(rows, axis=0, return_inverse=True)
     assert np.array_equal(distinct, expected) and np.array_equal(of_row, inverse.reshape(-1))

@@ -27,7 +27,7 @@ from .walk import WalkFilter, iter_sources, read_path_list
 
 __all__ = ["CHUNK_BYTES", "MAX_CARRY", "MAX_LINE_BYTES", "Document", "DocumentReader", "FeaturesField", "Inputs",
            "Source", "WalkFilter", "documents", "file_blocks", "is_compressed", "iter_sources", "named_streams",
-           "open_document", "open_documents", "read_sources", "text_chunks", "utf8_size"]
+           "open_document", "open_documents", "read_sources", "text_chunks", "utf8_size", "without_links"]
 
 
 def open_documents(sources: Iterable[Source], encoding: str = "utf-8", whole_bytes: int = 0) -> Iterator[Document]:
@@ -112,7 +112,7 @@ def read_sources(paths: Iterable[str], inputs: Inputs = Inputs(), count: bool = 
     walk_filter = WalkFilter(inputs.globs, inputs.excludes, inputs.min_bytes)
 
     def found(names: Iterable[str]) -> Iterator[Source]:
-        return refuse_overwritten_inputs(_without_links(iter_sources(names, walk_filter, exclude), note, verbose),
+        return refuse_overwritten_inputs(without_links(iter_sources(names, walk_filter, exclude), note, verbose),
                                          overwritten or {})
 
     def expanded(sources: Iterable[Source]) -> Iterator[Source]:
@@ -136,7 +136,7 @@ def read_sources(paths: Iterable[str], inputs: Inputs = Inputs(), count: bool = 
     return SourcePlan(sources, len(sources))
 
 
-def _without_links(sources: Iterator[Source], note: Callable[[str], None] | None, verbose: bool) -> Iterator[Source]:
+def without_links(sources: Iterator[Source], note: Callable[[str], None] | None, verbose: bool) -> Iterator[Source]:
     """``sources`` without the further names of files read once; each is named with ``verbose``,
     and a count is given at the end."""
     links = 0

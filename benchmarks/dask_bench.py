@@ -1,0 +1,157 @@
+"""--engine dask against -j 2 on this machine, side by side in one run (make bench-dask).
+
+1. dedup of 10^6 generated documents (tests/distributed_corpus.py; 0.02% of them from one
+   template): `simdedup dedup -j 2 -k 8` against `--engine dask --local 2`, same output checked.
+2. cluster of 10^7 generated fingerprints (1% planted near copies), -k 3, both ways.
+
+For each: wall seconds, peak RSS of the largest process, the overhead of the engine, and per
+stage of the distributed run the rows per second per worker core (two workers, one thread
+each). Then the extrapolation to 10^9 documents from these rates. Corpora are kept in
+benchmarks/.dask (about 1 GB).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+DATA = HERE / ".dask"
+SIMDEDUP = [sys.executable, "-m", "simdedup"]
+WORKERS = 2
+sys.path.insert(0, str(HERE.parent / "tests"))
+
+
+def corpus(documents: int) -> Path:
+    from distributed_corpus import write_corpus
+
+    folder = DATA / f"corpus-{documents}"
+    done = folder / ".complete"
+    if not done.exists():
+        shutil.rmtree(folder, ignore_errors=True)
+        write_corpus(folder, documents, seed=1, files=8, template_share=0.0002)
+        done.touch()
+    return folder
+
+
+def fingerprints(count: int) -> Path:
+    """``count`` 64-bit fingerprints in the binary form: random, 1% planted copies 2 bits away."""
+    path = DATA / f"fingerprints-{count}.sdfp"
+    if path.exists():
+        return path
+    DATA.mkdir(parents=True, exist_ok=True)
+    text = path.with_suffix(".jsonl")
+    rng = random.Random(count)
+    with open(text, "w") as out:
+        values: list[int] = []
+        for i in range(count):
+            if values and rng.random() < 0.01:
+                value = rng.choice(values) ^ (1 << rng.randrange(64)) ^ (1 << rng.randrange(64))
+            else:
+                value = rng.getrandbits(64)
+                if len(values) < 10000:
+                    values.append(value)
+            out.write(f'{{"id":"d{i:08d}","simhash":"{value:016x}","bits":64,"features":100}}\n')
+    subprocess.run(SIMDEDUP + ["convert", "--to", "binary", "-o", str(path), str(text)], check=True)
+    text.unlink()
+    return path
+
+
+_WRAPPER = ("import resource, subprocess, sys; status = subprocess.run(sys.argv[1:]).returncode; "
+            "print('peak-kb', resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr); "
+            "sys.exit(status)")
+
+
+def measure(argv: list[str], output: Path) -> dict:
+    """Wall seconds, peak RSS (of the largest process of the run: ``RUSAGE_CHILDREN`` of a fresh
+    wrapper process) and stderr of one run."""
+    start = time.perf_counter()
+    with open(output, "wb") as out:
+        result = subprocess.run([sys.executable, "-c", _WRAPPER, *argv], stdout=out, stderr=subprocess.PIPE, text=True)
+    seconds = time.perf_counter() - start
+    if result.returncode not in (0, 3):
+        raise SystemExit(f"failed: {' '.join(argv)}\n{result.stderr}")
+    peak = int(result.stderr.rsplit("peak-kb ", 1)[1])
+    return {"seconds": round(seconds, 1), "peak_mb": round(peak / 1024), "stderr": result.stderr,
+            "sha256": hashlib.sha256(output.read_bytes()).hexdigest()}
+
+
+_STAGE = re.compile(r"simdedup: ([a-z-]+): (\d+)/(\d+) tasks.*?, ([\d,]+) rows, ([\d.]+ [kMG]?B), ([\d.]+) s")
+_DRIVER = re.compile(r"simdedup: ([a-z]+) \(driver\): .*?([\d.]+) s$", re.M)
+
+
+def stages(stderr: str, documents: int) -> list[dict]:
+    """Per stage: tasks, seconds, and documents per second per worker core (the stage's input
+    is every document; its rows are what it wrote)."""
+    out = []
+    for name, done, total, rows, size, seconds in _STAGE.findall(stderr):
+        seconds = float(seconds)
+        out.append({"stage": name, "tasks": int(total), "rows out": int(rows.replace(",", "")), "bytes out": size,
+                    "seconds": seconds,
+                    "docs/s per core": round(documents / seconds / WORKERS) if seconds else None})
+    for name, seconds in _DRIVER.findall(stderr):  # one process: per core is per second
+        seconds = float(seconds)
+        out.append({"stage": f"{name} (driver)", "seconds": seconds,
+                    "docs/s per core": round(documents / seconds) if seconds else None})
+    return out
+
+
+def compare(name: str, single: list[str], distributed: list[str], documents: int) -> dict:
+    work = DATA / f"work-{name}"
+    shutil.rmtree(work, ignore_errors=True)
+    one = measure(single, DATA / f"{name}.single")
+    dask = measure(distributed + ["--work-dir", str(work)], DATA / f"{name}.dask")
+    shutil.rmtree(work, ignore_errors=True)
+    return {"job": name, "documents": documents, "-j 2 s": one["seconds"], "dask s": dask["seconds"],
+            "overhead": f"{dask['seconds'] / one['seconds'] - 1:+.0%}", "same output": one["sha256"] == dask["sha256"],
+            "-j 2 peak MB": one["peak_mb"], "dask peak MB": dask["peak_mb"],
+            "end to end docs/s per core (dask)": round(documents / dask["seconds"] / WORKERS),
+            "stages": stages(dask["stderr"], documents)}
+
+
+def shuffle_bytes(n: int) -> dict:
+    """Per k (64 bits): the tables the cost model picks for ``n`` fingerprints and the bytes one
+    shuffle of the pair search moves (value and row, 16 bytes, per fingerprint per table); the
+    broadcast mode moves the 8-byte column to each worker instead."""
+    from simdedup.distributed.pairs import plan_blocks, tables
+
+    out = {"broadcast, per worker": f"{8 * n / 1e9:.0f} GB"}
+    for k in (3, 4, 6, 8):
+        blocks = plan_blocks(n, k, 64)
+        count = len(tables(64, k, blocks))
+        out[f"k={k}"] = f"{blocks} blocks, {count} tables, {16 * n * count / 1e12:.2f} TB"
+    return out
+
+
+def main() -> int:
+    documents = int(os.environ.get("DASK_BENCH_DOCUMENTS", 1_000_000))
+    count = int(os.environ.get("DASK_BENCH_FINGERPRINTS", 10_000_000))
+    folder = corpus(documents)
+    rows = [compare("dedup", SIMDEDUP + ["dedup", "-j", "2", "-k", "8", "--id-field", "id", str(folder)],
+                    SIMDEDUP + ["dedup", "--engine", "dask", "--local", str(WORKERS), "-k", "8", "--id-field", "id",
+                                str(folder)], documents)]
+    path = fingerprints(count)
+    rows.append(compare("cluster", SIMDEDUP + ["cluster", "-k", "3", str(path)],
+                        SIMDEDUP + ["cluster", "--engine", "dask", "--local", str(WORKERS), "-k", "3", str(path)],
+                        count))
+    print(json.dumps(rows, indent=1))
+    dedup = rows[0]
+    rate = {s["stage"]: s["docs/s per core"] for s in dedup["stages"]}
+    core_hours = {stage: round(1e9 / r / 3600, 1) for stage, r in rate.items() if r}
+    total = round(1e9 / dedup["end to end docs/s per core (dask)"] / 3600, 1)
+    print(json.dumps({"10^9 documents, core-hours by stage (from the dedup rates above)": core_hours,
+                      "10^9 documents, core-hours end to end": total,
+                      "shuffle of the pair search at 10^9 (16 bytes a row a table)": shuffle_bytes(10**9)}, indent=1))
+    return 0 if all(r["same output"] for r in rows) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,111 @@
+"""simdedup on a Dask cluster: ``fingerprint``, ``cluster`` and ``dedup`` as stages over files in a
+work directory, whose output is byte for byte the one-process output.
+
+    from distributed import Client
+    import simdedup.distributed as sd
+
+    with Client("tcp://head:8786") as client:
+        outcome = sd.dedup(["corpus/"], client=client, work_dir="s3://bucket/work", k=8)
+        clusters = outcome.read()        # the JSON lines `simdedup dedup -k 8 corpus/` prints
+
+The stages (:mod:`.fingerprints`, :mod:`.pairs`, :mod:`.groups`) are plain functions over files
+and numpy arrays; :mod:`.engine` runs them on Dask or in this process; :mod:`.run` composes them;
+:mod:`.commands` is the ``--engine dask`` of the command line.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .run import Outcome, Plan
+
+__all__ = ["Outcome", "Plan", "dedup", "cluster"]
+
+#: the feature options of the command line, at their defaults
+FEATURE_DEFAULTS = {"method": "simhash", "sentence_count": 3, "hash_name": "xxh3", "tokenizer_name": "words",
+                    "shingle": None, "topk": None, "tokenizer_options": (), "bits": "64", "weighting": None,
+                    "ties": None, "sketch_bins": 128, "encoding": "utf-8", "html": False}
+
+
+def _engine(client: Any, silent: bool) -> Any:
+    from .engine import DaskEngine, Engine
+
+    return Engine(silent) if client is None else DaskEngine(client, silent)
+
+
+def _target(output: str | None, work: Any) -> Any:
+    from .workdir import WorkDir
+
+    return WorkDir(output if output is not None else f"{work.url}/output")
+
+
+def dedup(paths: list[str], *, client: Any, work_dir: str, k: int, output: str | None = None,
+          linkage: str = "complete", similarity: str = "combined", min_similarity: float = 0.88,
+          min_resemblance: float = 0.8, min_features: int = 10, singletons: bool = False,
+          output_format: str = "clusters", verify: str = "exact", jsonl: bool | None = None,
+          text_field: str = "text", id_field: str | None = None, plan: Plan | None = None, silent: bool = True,
+          **features: Any) -> Outcome:
+    """``simdedup dedup -k K PATHS`` on the cluster of ``client`` (None: in this process).
+    ``features`` are the feature options by their command-line names (``bits="128"``,
+    ``tokenizer_name="jieba"``, ...); the output parts go to ``output`` (a directory or URL;
+    default: the work dir's ``output``), and :meth:`Outcome.read` gives them joined."""
+    from ..group import ClusterOptions
+    from ..read import WalkFilter, iter_sources
+    from . import run
+    from .fingerprints import Reading, Recipe, plan_shards
+    from .groups import Decision
+    from .workdir import WorkDir
+
+    plan = plan or Plan()
+    options = {**FEATURE_DEFAULTS, **features}
+    recipe = Recipe(tuple(sorted(options.items())), False, verify == "exact")
+    method = recipe.build()
+    resolved = ClusterOptions(k, min_similarity, linkage, min_features, singletons, None, similarity,
+                              min_resemblance).resolve(method.bits, method.sketch_bins > 0, "simhash")
+    decision = Decision(resolved.k, linkage, min_similarity, min_resemblance, similarity, resolved.min_features,
+                        singletons, output_format)
+    reading = Reading(jsonl, text_field, id_field, None)
+    sources = (s for s in iter_sources(paths, WalkFilter()) if not s.same_file)
+    shards = plan_shards(sources, reading, plan.shard_bytes, plan.shard_documents)
+    work = WorkDir(work_dir)
+    work.claim(run.settings_of(command="dedup", paths=list(paths), features={**options, "tokenizer_options": list(
+        options["tokenizer_options"])}, verify=verify, decision=decision, reading=reading,
+        shards=run.shard_identity(shards)))
+    return run.dedup(_engine(client, silent), work, shards, recipe, reading, decision, _target(output, work), plan,
+                     _ignore)
+
+
+def cluster(files: list[str], *, client: Any, work_dir: str, k: int, output: str | None = None,
+            linkage: str = "complete", similarity: str = "combined", min_similarity: float = 0.88,
+            min_resemblance: float = 0.8, min_features: int = 10, singletons: bool = False,
+            output_format: str = "clusters", plan: Plan | None = None, silent: bool = True) -> Outcome:
+    """``simdedup cluster -k K FILES`` on the cluster of ``client`` (None: in this process)."""
+    from ..group import ClusterOptions
+    from . import run
+    from .groups import Decision
+    from .workdir import WorkDir
+
+    options = ClusterOptions(k, min_similarity, linkage, min_features, singletons, None, similarity, min_resemblance)
+
+    def resolve(bits: int, settings: dict) -> Decision:
+        resolved = options.resolve(bits, bool(settings.get("sketch")), settings.get("method") or "simhash")
+        return Decision(resolved.k, linkage, min_similarity, min_resemblance, similarity, resolved.min_features,
+                        singletons, output_format)
+
+    work = WorkDir(work_dir)
+    work.claim(run.settings_of(command="cluster", files=list(files), options=options, output_format=output_format,
+                               identity=run.shard_identity([[_File(f)] for f in files])))
+    return run.cluster(_engine(client, silent), work, list(files), resolve, _target(output, work), plan or Plan(),
+                       _ignore)
+
+
+class _File:
+    def __init__(self, path: str):
+        self.path = path
+
+    def __repr__(self) -> str:
+        return self.path
+
+
+def _ignore(line: str) -> None:
+    """Warnings of the Python API: the outcome lists the skipped documents."""

@@ -1,0 +1,277 @@
+"""``--engine dask`` for ``fingerprint``, ``cluster`` and ``dedup``: the options, and the commands
+run as stages (:mod:`simdedup.distributed.run`) on a Dask cluster.
+
+``-o`` names a directory (or fsspec URL) that receives ``part-00000.jsonl`` ... whose
+concatenation is the one-process output; without ``-o`` the parts go to stdout one after the
+other. k must be given: a corpus that grows cannot follow the size-dependent default.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import os
+import sys
+import tempfile
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
+
+import click
+
+from ..cli_options import EXIT_SKIPPED, cluster_settings, message, take_inputs
+from ..errors import SimdedupError, UsageError
+from .workdir import WorkDir
+
+INSTALL = "--engine dask needs Dask: pip install 'simdedup[dask]'"
+K_NEEDED = ("--engine dask needs -k: the default k depends on the number of documents, which a distributed "
+            "run does not fix in advance")
+
+ENGINE_OPTIONS = [
+    click.option("--engine", type=click.Choice(["local", "dask"]), default="local", show_default=True,
+                 help="local: this machine (-j); dask: stages over a Dask cluster, resumable through --work-dir."),
+    click.option("--scheduler", metavar="ADDRESS", envvar="DASK_SCHEDULER_ADDRESS",
+                 help="--engine dask: the scheduler of a running cluster [env: DASK_SCHEDULER_ADDRESS]."),
+    click.option("--local", "local_workers", type=click.IntRange(min=1), metavar="N",
+                 help="--engine dask: start a local cluster of N worker processes [default: one per core]."),
+    click.option("--work-dir", metavar="DIR|URL",
+                 help="--engine dask: where the stages keep their files (any fsspec URL); a rerun with the same "
+                      "directory skips finished tasks [default: a temporary directory]."),
+]
+
+
+def engine_options(command: str) -> Callable[[Callable], Callable]:
+    """Add the engine options to a command (placed right under ``@cli.command()``): with
+    ``--engine dask`` the command runs here instead of its own body."""
+
+    def decorate(func: Callable) -> Callable:
+        @functools.wraps(func)
+        def wrapper(**kwargs: Any) -> Any:
+            engine = kwargs.pop("engine")
+            connection = Connection(kwargs.pop("scheduler"), kwargs.pop("local_workers"), kwargs.pop("work_dir"))
+            if engine != "dask":
+                if connection.local is not None or connection.work_dir is not None:
+                    raise click.UsageError("--local and --work-dir go with --engine dask")
+                if kwargs.get("output") and os.path.isdir(kwargs["output"]):
+                    raise click.BadParameter(f"File {kwargs['output']!r} is a directory.",
+                                             param_hint="'-o' / '--output'")
+                return func(**kwargs)
+            if kwargs.pop("index_directory", None) is not None:
+                raise click.UsageError("--index adds to a persistent index in one process; it does not go with "
+                                       "--engine dask")
+            return RUNNERS[command](connection, **kwargs)
+
+        for param in getattr(wrapper, "__click_params__", []):
+            if param.name == "output":  # part files go to a directory (or URL)
+                param.type = click.STRING
+        for option in reversed(ENGINE_OPTIONS):
+            wrapper = option(wrapper)
+        return wrapper
+
+    return decorate
+
+
+class Connection:
+    def __init__(self, scheduler: str | None, local: int | None, work_dir: str | None):
+        self.scheduler, self.local, self.work_dir = scheduler, local, work_dir
+
+
+@contextmanager
+def dask_engine(connection: Connection, silent: bool) -> Iterator[Any]:
+    """A :class:`DaskEngine` on the named scheduler, or on a local cluster started for the run."""
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise SimdedupError(INSTALL) from None
+    from .engine import DaskEngine
+
+    if connection.scheduler and connection.local is None:
+        with Client(connection.scheduler) as client:
+            yield DaskEngine(client, silent)
+        return
+    from ..run import default_jobs
+
+    with LocalCluster(n_workers=connection.local or default_jobs(), threads_per_worker=1, processes=True,
+                      dashboard_address=None) as cluster, Client(cluster) as client:
+        yield DaskEngine(client, silent)
+
+
+@contextmanager
+def work_directory(connection: Connection) -> Iterator[WorkDir]:
+    if connection.work_dir is not None:
+        yield WorkDir(connection.work_dir)
+        return
+    with tempfile.TemporaryDirectory(prefix="simdedup-work-") as directory:
+        yield WorkDir(directory)
+
+
+def output_directory(output: str | None, force: bool, work: WorkDir) -> WorkDir:
+    """Where the part files go: ``-o`` (empty or new, or emptied of part files with ``--force``),
+    else a folder of the work directory whose parts are then written to stdout."""
+    if output is None:
+        return WorkDir(f"{work.url}/output")
+    target = WorkDir(output)
+    try:
+        present = target.fs.ls(target.path(""), detail=False)
+    except FileNotFoundError:
+        present = []
+    except NotADirectoryError:
+        raise UsageError(f"-o {output}: with --engine dask, -o names a directory for the part files") from None
+    if present and target.fs.isfile(target.path("")):
+        raise UsageError(f"-o {output}: with --engine dask, -o names a directory for the part files")
+    if present and not force:
+        raise SimdedupError(f"-o {output} is not empty; --force replaces the part files in it")
+    for name in present:
+        if name.rstrip("/").rsplit("/", 1)[-1].startswith("part-"):
+            target.fs.rm(name)
+    return target
+
+
+def _write_stdout(data: bytes) -> None:
+    from ..write import stdout_target, write_all
+
+    if data:
+        write_all(stdout_target(), data)
+
+
+def _recipe(features: dict[str, Any], given: bool, exact: bool) -> tuple[Any, Any]:
+    """The fingerprinting recipe of the feature options (``--compat`` applied) and the method."""
+    from ..cli_options import final_feature_options, method_of_options
+    from .fingerprints import Recipe
+
+    options = final_feature_options(features, given)
+    recipe = Recipe(tuple(sorted(options.items())), given, exact)
+    method = method_of_options(given=given, **options)
+    if exact and hasattr(method, "verify_exactly"):
+        method.verify_exactly()
+    return recipe, method
+
+
+def _shards(paths: tuple[str, ...], inputs: Any, output: str | None) -> tuple[list, Any]:
+    from ..read import WalkFilter, iter_sources, without_links
+    from ..write import own_file, stdout_target
+    from .fingerprints import Reading, plan_shards
+
+    if not paths:
+        raise click.UsageError("give at least one PATH")
+    if "-" in paths:
+        raise click.UsageError("--engine dask reads the paths named, not a list on stdin")
+    reading = Reading(inputs.jsonl, inputs.text_field, inputs.id_field, inputs.max_line_bytes)
+    walk = WalkFilter(inputs.globs, inputs.excludes, inputs.min_bytes)
+    exclude = () if output else own_file(stdout_target())
+    sources = without_links(iter_sources(paths, walk, exclude), message, False)
+    return plan_shards(sources, reading), reading
+
+
+def _report(skipped: list[str], done: int, verb: str = "fingerprinted") -> None:
+    if skipped:
+        message(f"simdedup: {verb} {done} documents, skipped {len(skipped)} (see warnings above)")
+        sys.exit(EXIT_SKIPPED)
+
+
+def run_fingerprint(connection: Connection, paths: tuple[str, ...], jobs: int | None, silent: bool, verbose: bool,
+                    output: str | None, force: bool, record_format: str, **features: Any) -> None:
+    from . import run
+
+    inputs = take_inputs(features)
+    recipe, _ = _recipe(features, inputs.given_features, False)
+    shards, reading = _shards(paths, inputs, output)
+    with work_directory(connection) as work:
+        work.claim(run.settings_of(command="fingerprint", paths=list(paths), inputs=_jsonable(dataclasses.asdict(inputs)),
+                                   features=_jsonable(dict(recipe.options)), given=recipe.given,
+                                   shards=run.shard_identity(shards)))
+        target = output_directory(output, force, work)
+        with dask_engine(connection, silent) as engine:
+            outcome = run.fingerprint(engine, work, shards, recipe, reading, record_format, target, message,
+                                      verbose)
+        if output is None:
+            run.stream(target, outcome.parts, _write_stdout)
+    _report(outcome.skipped, outcome.documents)
+
+
+def _jsonable(values: dict[str, Any]) -> dict[str, Any]:
+    return {key: list(value) if isinstance(value, tuple) else value for key, value in values.items()}
+
+
+def _decision(options: Any, bits: int, verified: bool, method: str, output_format: str) -> Any:
+    from .groups import Decision
+
+    if options.k is None:
+        raise click.UsageError(K_NEEDED)
+    if method != "simhash":
+        raise click.UsageError("--engine dask clusters simhash fingerprints")
+    try:
+        resolved = options.resolve(bits, verified, method)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    return Decision(resolved.k, resolved.linkage, resolved.min_similarity, resolved.min_resemblance,
+                    resolved.similarity, resolved.min_features, resolved.singletons, output_format)
+
+
+def run_dedup(connection: Connection, paths: tuple[str, ...], jobs: int | None, silent: bool, verbose: bool,
+              output: str | None, force: bool, k: int | None, similarity: str, min_similarity: float,
+              min_resemblance: float, linkage: str, min_features: int, min_score: int | None, singletons: bool,
+              output_format: str, verify: str, exact_first: bool, unique_out: str | None, **features: Any) -> None:
+    from . import run
+
+    if exact_first or unique_out is not None:
+        raise click.UsageError("--engine dask does not take --exact-first or --unique-out")
+    if k is None:
+        raise click.UsageError(K_NEEDED)
+    inputs = take_inputs(features)
+    recipe, method = _recipe(features, inputs.given_features, verify == "exact")
+    options = cluster_settings(k, min_similarity, linkage, min_features, singletons, min_score, similarity,
+                                    min_resemblance)
+    decision = _decision(options, method.bits, getattr(method, "sketch_bins", 0) > 0, method.settings["method"],
+                         output_format)
+    shards, reading = _shards(paths, inputs, output)
+    with work_directory(connection) as work:
+        work.claim(run.settings_of(command="dedup", paths=list(paths), inputs=_jsonable(dataclasses.asdict(inputs)),
+                                   features=_jsonable(dict(recipe.options)), given=recipe.given, verify=verify,
+                                   decision=decision, shards=run.shard_identity(shards)))
+        target = output_directory(output, force, work)
+        with dask_engine(connection, silent) as engine:
+            outcome = run.dedup(engine, work, shards, recipe, reading, decision, target, run.Plan(), message,
+                                verbose)
+        if output is None:
+            run.stream(target, outcome.parts, _write_stdout)
+    _report(outcome.skipped, outcome.documents)
+
+
+def run_cluster(connection: Connection, files: tuple[str, ...], output: str | None, force: bool,
+                output_format: str, against: str | None, **decision: Any) -> None:
+    from . import run
+
+    if against is not None:
+        raise click.UsageError("--engine dask does not take --against")
+    if not files or "-" in files:
+        raise click.UsageError("--engine dask reads the fingerprint files named, not stdin")
+    options = cluster_settings(**decision)
+    if options.k is None:
+        raise click.UsageError(K_NEEDED)
+
+    def resolve(bits: int, settings: dict) -> Any:
+        return _decision(options, bits, bool(settings.get("sketch")), settings.get("method") or "simhash",
+                         output_format)
+
+    with work_directory(connection) as work:
+        work.claim(run.settings_of(command="cluster", files=list(files), decision=_jsonable(decision),
+                                   output_format=output_format, identity=_file_identity(files)))
+        target = output_directory(output, force, work)
+        with dask_engine(connection, False) as engine:
+            outcome = run.cluster(engine, work, list(files), resolve, target, run.Plan(), message)
+        if output is None:
+            run.stream(target, outcome.parts, _write_stdout)
+
+
+def _file_identity(files: tuple[str, ...]) -> list:
+    out = []
+    for name in files:
+        try:
+            st = os.stat(name)
+            out.append([name, st.st_size, st.st_mtime_ns])
+        except OSError:
+            out.append([name])
+    return out
+
+
+RUNNERS = {"fingerprint": run_fingerprint, "dedup": run_dedup, "cluster": run_cluster}

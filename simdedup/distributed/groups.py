@@ -1,0 +1,281 @@
+"""Stages 3 and 4: the rows cut into independent groups, then clustered group by group.
+
+A *group* is a union of connected components of the graph the one-process run links over, so
+clustering each group alone with :func:`simdedup.cluster.find_clusters` gives exactly the
+clusters the whole run gives (every step of every linkage only looks at verified pairs and at
+members of one cluster). Groups are made coarse on purpose, from what the driver holds cheaply:
+
+- rows with one fingerprint are in one group (the one-process units also tell sketches and
+  texts apart: finer, so contained);
+- two fingerprints within ``k`` are joined when some pair of their documents could be verified:
+  their sketches' estimate passes the test (``--verify sketch``, ``cluster``) or the looser
+  bound under which exact verification does not even look (:data:`simdedup.cluster.EXACT_MARGIN`);
+  a document with fewer than ``--min-features`` features never pairs.
+
+Connected components by label propagation with pointer jumping (the minimum row of a component
+names it), on the driver; the linkage runs in tasks, one call for a batch of whole groups, and
+writes the records with their sort keys (the first member's id).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..group import EXACT_MARGIN, Cluster, cluster_record, find_clusters, member_records, unique_rows
+from ..write import json_text_bytes
+from ..similarity import BUDGET_BYTES, passes
+from ..sketch import pair_similarity
+from .fingerprints import read_part, read_texts
+from .workdir import WorkDir
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The cluster options, resolved (k given)."""
+
+    k: int
+    linkage: str = "complete"
+    min_similarity: float = 0.88
+    min_resemblance: float = 0.8
+    similarity: str = "combined"
+    min_features: int = 10
+    singletons: bool = False
+    output_format: str = "clusters"
+
+
+def first_ids(hashes: np.ndarray, ids_of: Any) -> np.ndarray:
+    """Which rows keep their id (the first row with an id wins): ``ids_of(rows)`` gives the ids
+    of the rows whose 64-bit id hash is not unique, the only ones compared as text."""
+    keep = np.ones(len(hashes), dtype=bool)
+    values, inverse, counts = np.unique(hashes, return_inverse=True, return_counts=True)
+    shared = np.flatnonzero(counts[inverse] > 1)
+    if not len(shared):
+        return keep
+    seen: set[str] = set()
+    for row, doc_id in zip(shared.tolist(), ids_of(shared)):
+        if doc_id in seen:
+            keep[row] = False
+        seen.add(doc_id)
+    return keep
+
+
+def budget_mask(nbytes: np.ndarray) -> np.ndarray:
+    """Which kept texts the one-process run keeps under its memory budget (in row order, a text
+    that would pass the budget is dropped and later smaller ones may still fit)."""
+    has = nbytes >= 0
+    total = np.cumsum(np.where(has, nbytes, 0))
+    over = np.flatnonzero(total > BUDGET_BYTES)
+    if not len(over):
+        return has
+    keep = has.copy()
+    used = int(total[over[0]] - nbytes[over[0]])
+    for row in range(int(over[0]), len(nbytes)):
+        size = int(nbytes[row])
+        if size < 0:
+            continue
+        if used + size > BUDGET_BYTES:
+            keep[row] = False
+        else:
+            used += size
+    return keep
+
+
+@dataclass
+class Values:
+    """The distinct fingerprints of the kept rows, and what the pair search needs of them."""
+
+    values: np.ndarray  # (u, words) uint64, sorted
+    of_row: np.ndarray  # the value of each kept row
+    searched: np.ndarray  # values with a row of enough features: the pair search's input
+
+
+def distinct_values(fps: np.ndarray, features: np.ndarray, min_features: int) -> Values:
+    values, of_row = unique_rows(fps) if fps.shape[1] > 1 else _unique_column(fps)
+    eligible = np.zeros(len(values), dtype=bool)
+    eligible[of_row[features >= min_features]] = True
+    return Values(values, of_row, np.flatnonzero(eligible))
+
+
+def _unique_column(fps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    values, of_row = np.unique(fps[:, 0], return_inverse=True)
+    return values.reshape(-1, 1), of_row.ravel()
+
+
+def verified_pairs(left: np.ndarray, right: np.ndarray, of_row: np.ndarray, sketches: np.ndarray | None,
+                   eligible_rows: np.ndarray, decision: Decision, exact: bool) -> np.ndarray:
+    """Which value pairs (``left``, ``right``: value numbers) some pair of their rows with
+    enough features could pass: any combination of the two values' distinct sketches."""
+    if sketches is None or not len(left):
+        return np.ones(len(left), dtype=bool)
+    rows = np.flatnonzero(eligible_rows)
+    keyed = np.hstack([of_row[rows].astype(np.uint64).reshape(-1, 1),
+                       np.ascontiguousarray(sketches[rows]).view(np.uint64)])
+    variants, _ = unique_rows(keyed)  # sorted by value number, then sketch
+    owner = variants[:, 0].astype(np.int64)
+    variant_sketches = np.ascontiguousarray(variants[:, 1:]).view(np.uint8)
+    first = np.searchsorted(owner, np.arange(len(of_row) and of_row.max() + 1))
+    count = np.searchsorted(owner, np.arange(len(first)), side="right") - first
+
+    def test(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        bag = pair_similarity(variant_sketches, a, b)
+        if exact:
+            return bag >= min(decision.min_similarity, decision.min_resemblance) - EXACT_MARGIN
+        return passes(decision.similarity, bag, np.full(len(a), np.nan), decision.min_similarity,
+                      decision.min_resemblance)
+
+    single = (count[left] == 1) & (count[right] == 1)
+    out = np.zeros(len(left), dtype=bool)
+    out[single] = test(first[left[single]], first[right[single]])
+    for i in np.flatnonzero(~single).tolist():  # values with several sketches: every combination
+        a = np.arange(first[left[i]], first[left[i]] + count[left[i]])
+        b = np.arange(first[right[i]], first[right[i]] + count[right[i]])
+        out[i] = bool(test(np.repeat(a, len(b)), np.tile(b, len(a))).any())
+    return out
+
+
+def components(n: int, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """The smallest node of each node's connected component (edges ``left``-``right``)."""
+    label = np.arange(n, dtype=np.int64)
+    if not len(left):
+        return label
+    while True:
+        low = np.minimum(label[left], label[right])
+        new = label.copy()
+        np.minimum.at(new, left, low)
+        np.minimum.at(new, right, low)
+        np.minimum.at(new, label, new.copy())  # the node a node pointed to takes its new label too
+        while True:  # pointer jumping
+            jumped = new[new]
+            if np.array_equal(jumped, new):
+                break
+            new = jumped
+        if np.array_equal(new, label):
+            return label
+        label = new
+
+
+def batches(sizes: np.ndarray, rows_per_task: int) -> list[np.ndarray]:
+    """Consecutive groups (by number) cut into batches of about ``rows_per_task`` rows."""
+    cuts = [0]
+    total = 0
+    for i, size in enumerate(sizes.tolist()):
+        total += size
+        if total >= rows_per_task:
+            cuts.append(i + 1)
+            total = 0
+    if cuts[-1] != len(sizes):
+        cuts.append(len(sizes))
+    return [np.arange(a, b) for a, b in zip(cuts, cuts[1:])]
+
+
+# --- the tasks ----------------------------------------------------------------------------
+
+
+def _line(record: dict) -> bytes:
+    return json_text_bytes(json.dumps(record, ensure_ascii=False, separators=(",", ":"))) + b"\n"
+
+
+def _records(cluster: Cluster, ids: list[str], sizes: np.ndarray, decision: Decision) -> bytes:
+    if decision.output_format == "clusters":
+        return _line(cluster_record(cluster, ids, sizes))
+    return b"".join(map(_line, member_records(cluster, ids)))
+
+
+def _load(work: WorkDir, part_starts: np.ndarray, rows: np.ndarray, texts: np.ndarray | None,
+          lowercase: bool) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray | None, list | None]:
+    """ids, fingerprints, features, sizes, sketches and kept texts (where ``texts`` says) of
+    the global ``rows`` (sorted), read from the parts that hold them."""
+    part_of = np.searchsorted(part_starts, rows, side="right") - 1
+    ids: list[str] = []
+    fps, features, sizes, sketches, exact = [], [], [], [], []
+    for part in np.unique(part_of).tolist():
+        mine = part_of == part
+        local = rows[mine] - part_starts[part]
+        columns = read_part(work, part)
+        ids += [columns.ids[i] for i in local.tolist()]
+        fps.append(columns.values[local])
+        features.append(columns.features[local])
+        sizes.append(columns.sizes[local])
+        if columns.sketches is not None:
+            sketches.append(columns.sketches[local])
+        if texts is not None:
+            wanted = texts[mine]
+            read = read_texts(work, part, local, lowercase)
+            exact += [t if w else None for t, w in zip(read, wanted.tolist())]
+    return (ids, np.concatenate(fps), np.concatenate(features), np.concatenate(sizes),
+            np.concatenate(sketches) if sketches else None, exact if texts is not None else None)
+
+
+def linkage_task(work: WorkDir, name: str, part_starts: np.ndarray, rows: np.ndarray, texts: np.ndarray | None,
+                 decision: Decision, lowercase: bool) -> dict:
+    """Cluster a batch of whole groups (``rows``, sorted) in one call: a union of groups is
+    itself a union of components, so one call gives what one call per group would. Writes the
+    records with their keys to ``records/NAME``."""
+    ids, fps, features, sizes, sketches, exact = _load(work, part_starts, rows, texts, lowercase)
+    clusters = find_clusters(ids, fps, decision.k, decision.singletons, sketches=sketches, features=features,
+                             min_similarity=decision.min_similarity, linkage=decision.linkage,
+                             min_features=decision.min_features, exact=exact, similarity=decision.similarity,
+                             min_resemblance=decision.min_resemblance)
+    return write_records(work, name, [(ids[c.members[0]], _records(c, ids, sizes, decision)) for c in clusters])
+
+
+def singletons_task(work: WorkDir, name: str, part: int, local: np.ndarray, decision: Decision) -> dict:
+    """The one-member clusters (``--singletons``) of the rows ``local`` of a part that are in no group."""
+    columns = read_part(work, part)
+    out = []
+    sims = None if columns.sketches is None else (1.0,)
+    for row in local.tolist():
+        ids = [columns.ids[row]]
+        out.append((ids[0], _records(Cluster((0,), 0, (0,), sims), ids, columns.sizes[row : row + 1], decision)))
+    return write_records(work, name, out)
+
+
+def write_records(work: WorkDir, name: str, records: list[tuple[str, bytes]], sample: int = 64) -> dict:
+    """Records sorted by key, stored as ``records/NAME.npz``; returns their number, bytes and a
+    sample of the keys (for the output ranges)."""
+    records.sort(key=lambda item: item[0])
+    keys = [key.encode("utf-8", "surrogatepass") for key, _ in records]
+    lines = [line for _, line in records]
+    step = max(1, len(keys) // sample)
+    work.write_arrays(f"records/{name}.npz",
+                      keys=np.frombuffer(b"".join(keys), dtype=np.uint8),
+                      key_ends=np.cumsum([len(k) for k in keys], dtype=np.int64),
+                      lines=np.frombuffer(b"".join(lines), dtype=np.uint8),
+                      line_ends=np.cumsum([len(line) for line in lines], dtype=np.int64))
+    return {"count": len(records), "bytes": sum(map(len, lines)),
+            "sample": [key for key, _ in records[::step]]}
+
+
+def output_task(work: WorkDir, names: list[str], low: str | None, high: str | None, target: WorkDir,
+                part_name: str) -> dict:
+    """One output part: the records of every ``records/NAME`` with ``low <= key < high``, merged
+    in key order (the order of the one-process output), written to ``target``."""
+    import bisect
+    import heapq
+
+    runs = []
+    for name in names:
+        arrays = work.read_arrays(f"records/{name}.npz")
+        key_ends, line_ends = arrays["key_ends"], arrays["line_ends"]
+        key_blob, line_blob = arrays["keys"].tobytes(), arrays["lines"].tobytes()
+        key_starts = np.concatenate(([0], key_ends[:-1])).tolist()
+        keys = [key_blob[a:b].decode("utf-8", "surrogatepass") for a, b in zip(key_starts, key_ends.tolist())]
+        first = 0 if low is None else bisect.bisect_left(keys, low)
+        last = len(keys) if high is None else bisect.bisect_left(keys, high)
+        line_starts = np.concatenate(([0], line_ends[:-1]))
+        runs.append([(keys[i], line_blob[line_starts[i] : line_ends[i]]) for i in range(first, last)])
+    data = b"".join(line for _, line in heapq.merge(*runs, key=lambda item: item[0]))
+    target.write_bytes(part_name, data)
+    return {"count": sum(map(len, runs)), "bytes": len(data)}
+
+
+def output_bounds(samples: list[str], parts: int) -> list[str | None]:
+    """``parts + 1`` bounds of the output parts (None: open), from a sample of the keys."""
+    keys = sorted(set(samples))
+    inner = [keys[(i * len(keys)) // parts] for i in range(1, parts)] if keys else []
+    inner = sorted(set(inner))
+    return [None, *inner, None]

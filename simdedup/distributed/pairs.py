@@ -1,0 +1,242 @@
+"""Stage 2: every pair of distinct fingerprints within ``k`` bits, each found exactly once.
+
+Manku tables (:mod:`simdedup.index`) split across tasks: a task is one table ``t`` and one part
+``r`` of its keys. Equal keys never straddle two parts, so every pair within ``k`` meets in the
+task of each table whose blocks it agrees on. The **canonical-table rule** keeps a pair only in
+the first of those tables in the tables' (lexicographic) order: the first ``b - k`` blocks the
+two fingerprints agree on, a function of the two fingerprints alone. So each pair comes out of
+exactly one task, and no pass removes repeats.
+
+Two ways to hand the rows to the tasks:
+
+- **broadcast**: the fingerprint column (8 bytes a fingerprint per 64 bits) is sent to every
+  worker; a task computes its table's keys for all of it and keeps its part (a hash of the key).
+- **shuffle**: when the column does not fit a worker, map tasks cut it into chunks and write,
+  per table, their rows sorted by key with the offsets of each key range (ranges from a sample
+  of the keys); the task of (table, range) reads its slices only.
+
+A **crowded key** (a run of more than ``crowd`` rows sharing a key) is not compared all against
+all: its rows agree on the table's blocks, so a pair within ``k`` differs only in the other bits,
+and those are searched again with Manku tables of their own (:func:`simdedup.index.near_pairs`
+on the remaining bits), which stays exact; memory follows the run and its pairs. A run whose rows
+all agree in a block that comes before the table's last block and is not one of its blocks is
+skipped: none of its pairs is canonical there (a template family crowds many tables' keys, and
+only its canonical tables enumerate it).
+"""
+
+from __future__ import annotations
+
+import io
+from itertools import combinations
+from math import comb
+
+import numpy as np
+
+from ..index import _MAX_TABLES, _brute_pairs, _pairs_in_table, block_ranges, choose_blocks, estimated_cost
+
+#: runs of one key longer than this are searched again on their remaining bits
+CROWD = 1 << 12
+_MIX = np.uint64(0x9E3779B97F4A7C15)
+
+
+def plan_blocks(n: int, k: int, bits: int) -> int:
+    """Blocks of the tables for ``n`` distinct fingerprints: the cheapest by the one-process cost
+    model, and always a table search (the one-process search may compare all pairs instead)."""
+    chosen = choose_blocks(n, k, bits)
+    if chosen:
+        return chosen
+    candidates = [b for b in range(k + 1, bits + 1) if comb(b, k) <= _MAX_TABLES]
+    return min(candidates, key=lambda b: estimated_cost(max(n, 2), k, bits, b))
+
+
+def tables(bits: int, k: int, blocks: int) -> list[tuple[int, ...]]:
+    """The chosen blocks of each table, in the canonical order."""
+    return list(combinations(range(blocks), blocks - k))
+
+
+def _bits(values: np.ndarray, start: int, size: int) -> np.ndarray:
+    """Bits ``start .. start + size`` (size <= 64) of each row of ``(n, words)`` uint64."""
+    word, offset = divmod(start, 64)
+    out = values[:, word] >> np.uint64(offset)
+    if offset + size > 64:
+        out = out | (values[:, word + 1] << np.uint64(64 - offset))
+    if size < 64:
+        out = out & np.uint64((1 << size) - 1)
+    return out
+
+
+def gather_bits(values: np.ndarray, ranges: list[tuple[int, int]]) -> np.ndarray:
+    """The bits of the given ``(start, size)`` ranges packed one after the other into
+    ``(n, ceil(total / 64))`` uint64 words, the first range lowest."""
+    total = sum(size for _, size in ranges)
+    out = np.zeros((len(values), max(1, -(-total // 64))), dtype=np.uint64)
+    position = 0
+    for start, size in ranges:
+        piece = _bits(values, start, size)
+        word, offset = divmod(position, 64)
+        out[:, word] |= piece << np.uint64(offset)
+        if offset + size > 64:
+            out[:, word + 1] |= piece >> np.uint64(64 - offset)
+        position += size
+    return out
+
+
+def table_keys(values: np.ndarray, bits: int, blocks: int, chosen: tuple[int, ...]) -> np.ndarray:
+    """Each row's key in the table of the ``chosen`` blocks: their bits, packed, as
+    ``(n, words)`` uint64 (one word unless the key is over 64 bits)."""
+    ranges = block_ranges(bits, blocks)
+    return gather_bits(values, [ranges[i] for i in chosen])
+
+
+def key_hash(keys: np.ndarray) -> np.ndarray:
+    """A 64-bit mix of each key: equal keys have equal hashes (parts of the broadcast mode)."""
+    mixed = keys[:, 0] * _MIX
+    for w in range(1, keys.shape[1]):
+        mixed = (mixed ^ keys[:, w]) * _MIX
+    return mixed ^ (mixed >> np.uint64(29))
+
+
+def canonical(values: np.ndarray, left: np.ndarray, right: np.ndarray, bits: int, k: int, blocks: int,
+              chosen: tuple[int, ...]) -> np.ndarray:
+    """Whether the table of the ``chosen`` blocks is the canonical table of each pair: the
+    first ``blocks - k`` blocks the two fingerprints agree on are exactly its blocks."""
+    differ = values[left] ^ values[right]
+    agreed = np.zeros(len(left), dtype=np.int64)
+    keep = np.ones(len(left), dtype=bool)
+    wanted = set(chosen)
+    for block, (start, size) in enumerate(block_ranges(bits, blocks)):
+        agree = _bits(differ, start, size) == 0
+        agreed += agree
+        first = agree & (agreed <= blocks - k)
+        keep &= first if block in wanted else ~first
+    return keep
+
+
+def table_pairs(values: np.ndarray, rows: np.ndarray, keys: np.ndarray, bits: int, k: int, blocks: int,
+                chosen: tuple[int, ...], crowd: int = CROWD, depth: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs within ``k`` among ``values`` (distinct, with their global numbers ``rows``;
+    ``bits`` of them are used) whose canonical table is the one of the ``chosen`` blocks
+    (``keys``: their keys in it), as global numbers ``(left < right)``."""
+    n = len(values)
+    empty = np.empty(0, dtype=np.int64)
+    if n < 2:
+        return empty, empty
+    order = np.lexsort(keys.T[::-1]) if keys.shape[1] > 1 else np.argsort(keys[:, 0], kind="stable")
+    sorted_keys = keys[order]
+    new_run = np.ones(n, dtype=bool)
+    new_run[1:] = (sorted_keys[1:] != sorted_keys[:-1]).any(axis=1)
+    run = np.cumsum(new_run) - 1
+    starts = np.flatnonzero(new_run)
+    lengths = np.diff(np.append(starts, n))
+    crowded = np.repeat(lengths > crowd, lengths)
+    lefts, rights = [], []
+    plain = np.flatnonzero(~crowded & np.repeat(lengths > 1, lengths))
+    if len(plain):
+        a, b = _pairs_in_table(values, order[plain], run[plain].astype(np.uint64), k)
+        lefts.append(a)
+        rights.append(b)
+    ranges = block_ranges(bits, blocks)
+    other_ranges = [r for i, r in enumerate(ranges) if i not in set(chosen)]
+    # A pair is canonical here only if it differs in every other block before the last chosen one.
+    before_last = [ranges[i] for i in range(max(chosen)) if i not in set(chosen)]
+    for start in starts[lengths > crowd].tolist():
+        members = order[start : start + lengths[run[start]]]
+        if any((lambda b: (b == b[0]).all())(_bits(values[members], *r)) for r in before_last):
+            continue  # the whole run agrees in such a block: none of its pairs is canonical here
+        rest = gather_bits(values[members], other_ranges)  # the run agrees on the chosen blocks
+        a, b = all_pairs(rest, members, sum(size for _, size in other_ranges), k, crowd, depth + 1)
+        lefts.append(a)
+        rights.append(b)
+    if not lefts:
+        return empty, empty
+    a, b = np.concatenate(lefts), np.concatenate(rights)  # positions in ``values``
+    keep = canonical(values, a, b, bits, k, blocks, chosen)
+    a, b = rows[a[keep]], rows[b[keep]]
+    lo, hi = np.minimum(a, b), np.maximum(a, b)
+    order = np.lexsort((hi, lo))
+    return lo[order], hi[order]
+
+
+#: crowded runs are searched again on their remaining bits this many times, then compared all
+#: against all (a family of templates within k of each other is quadratic however it is cut)
+MAX_DEPTH = 2
+
+
+def all_pairs(values: np.ndarray, rows: np.ndarray, bits: int, k: int, crowd: int = CROWD,
+              depth: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Every pair within ``k`` among distinct ``values`` (their low ``bits`` used), once each, as
+    global numbers: Manku tables of their own with the canonical rule, or all pairs compared
+    (compiled for one word) when that is cheaper or the search is already ``MAX_DEPTH`` deep."""
+    blocks = choose_blocks(len(values), k, bits) if depth < MAX_DEPTH and k < bits else 0
+    if not blocks:
+        a, b = _brute_pairs(np.ascontiguousarray(values), k)
+        return rows[a], rows[b]
+    lefts, rights = [], []
+    for chosen in tables(bits, k, blocks):
+        a, b = table_pairs(values, rows, table_keys(values, bits, blocks, chosen), bits, k, blocks, chosen, crowd,
+                           depth)
+        lefts.append(a)
+        rights.append(b)
+    return np.concatenate(lefts), np.concatenate(rights)
+
+
+# --- broadcast ------------------------------------------------------------------------------
+
+
+def broadcast_task(values: np.ndarray, bits: int, k: int, blocks: int, table: int, part: int, parts: int,
+                   crowd: int = CROWD) -> tuple[np.ndarray, np.ndarray]:
+    """One task of the broadcast mode: the pairs of table ``table`` among the fingerprints
+    whose key falls in part ``part`` of ``parts`` (``values``: the whole distinct column)."""
+    chosen = tables(bits, k, blocks)[table]
+    keys = table_keys(values, bits, blocks, chosen)
+    rows = np.arange(len(values), dtype=np.int64)
+    if parts > 1:
+        rows = np.flatnonzero(key_hash(keys) % np.uint64(parts) == np.uint64(part))
+        keys = keys[rows]
+    return table_pairs(values[rows], rows, keys, bits, k, blocks, chosen, crowd)
+
+
+# --- shuffle --------------------------------------------------------------------------------
+
+
+def range_bounds(sample: np.ndarray, bits: int, k: int, blocks: int, ranges: int) -> np.ndarray:
+    """``(tables, ranges - 1)`` uint64 bounds of each table's key ranges (on the key's first
+    word), quantiles of a sample of the fingerprints."""
+    out = np.zeros((comb(blocks, k), max(ranges - 1, 0)), dtype=np.uint64)
+    if ranges <= 1 or not len(sample):
+        return out
+    for t, chosen in enumerate(tables(bits, k, blocks)):
+        first = np.sort(table_keys(sample, bits, blocks, chosen)[:, 0])
+        out[t] = first[(np.arange(1, ranges) * len(first)) // ranges]
+    return out
+
+
+def map_chunk(values: np.ndarray, rows: np.ndarray, bits: int, k: int, blocks: int, bounds: np.ndarray) -> list[bytes]:
+    """The map side of the shuffle, for one chunk of the column: per table, the chunk's rows
+    ordered by key range, and where each range starts (one file per table)."""
+    out = []
+    for t, chosen in enumerate(tables(bits, k, blocks)):
+        keys = table_keys(values, bits, blocks, chosen)
+        which = np.searchsorted(bounds[t], keys[:, 0], side="right")
+        order = np.argsort(which, kind="stable")
+        offsets = np.searchsorted(which[order], np.arange(bounds.shape[1] + 2))
+        buffer = io.BytesIO()
+        np.savez(buffer, values=values[order], rows=rows[order], offsets=offsets)
+        out.append(buffer.getvalue())
+    return out
+
+
+def reduce_slices(slices: list[tuple[np.ndarray, np.ndarray]], bits: int, k: int, blocks: int, table: int,
+                  crowd: int = CROWD) -> tuple[np.ndarray, np.ndarray]:
+    """The reduce side: the pairs of one (table, range) from the slices every map task wrote."""
+    values = np.concatenate([v for v, _ in slices]) if slices else np.empty((0, bits // 64), dtype=np.uint64)
+    rows = np.concatenate([r for _, r in slices]) if slices else np.empty(0, dtype=np.int64)
+    chosen = tables(bits, k, blocks)[table]
+    return table_pairs(values, rows, table_keys(values, bits, blocks, chosen), bits, k, blocks, chosen, crowd)
+
+
+def read_slice(data: bytes, which: int) -> tuple[np.ndarray, np.ndarray]:
+    with np.load(io.BytesIO(data), allow_pickle=False) as arrays:
+        offsets = arrays["offsets"]
+        first, last = int(offsets[which]), int(offsets[which + 1])
+        return arrays["values"][first:last], arrays["rows"][first:last]

@@ -1,0 +1,399 @@
+"""The stages composed, for ``fingerprint``, ``cluster`` and ``dedup`` on an engine.
+
+fingerprint (tasks) -> rows: repeated ids, text budget (driver) -> pairs (tasks) -> groups
+(driver) -> records: linkage per batch of groups (tasks) -> output parts sorted by first member
+(tasks). Every hand-off is a file in the work directory; task names say what the task covers
+(a hash of its rows or ranges), so a rerun reuses exactly the tasks it would run again.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, Iterable
+
+import numpy as np
+import xxhash
+
+from ..read import Source
+from ..errors import RecordError
+from . import fingerprints as fp_stage
+from . import groups as group_stage
+from . import pairs as pair_stage
+from .engine import Engine, Task
+from .workdir import WorkDir
+
+#: the pair search broadcasts the fingerprint column while it takes at most this many bytes
+#: (a quarter of a small worker's memory); beyond, it shuffles
+BROADCAST_BYTES = 1 << 30
+#: rows per linkage task (whole groups: a large group is one task)
+ROWS_PER_TASK = 200_000
+
+
+@dataclass
+class Plan:
+    """How the work is cut (none of it changes the output)."""
+
+    shard_bytes: int = fp_stage.SHARD_BYTES
+    shard_documents: int = fp_stage.SHARD_DOCUMENTS
+    import_records: int = fp_stage.IMPORT_RECORDS  # cluster: records of a binary file per task
+    broadcast_bytes: int = BROADCAST_BYTES
+    chunk_bytes: int = 256 << 20  # shuffle mode: bytes of the column per map task
+    crowd: int = pair_stage.CROWD
+    rows_per_task: int = ROWS_PER_TASK
+    output_parts: int | None = None  # None: one per records task
+
+
+@dataclass
+class Outcome:
+    """What a run did, for the caller to report."""
+
+    skipped: list[str] = field(default_factory=list)  # documents skipped (warned about)
+    parts: list[str] = field(default_factory=list)  # output part names, in order
+    documents: int = 0
+    clusters: int = 0
+    target: WorkDir | None = None  # where the parts are
+
+    def read(self) -> bytes:
+        """The parts one after the other: the one-process output."""
+        assert self.target is not None
+        return b"".join(self.target.read_bytes(name) for name in self.parts)
+
+
+def _digest(*arrays: Any) -> str:
+    h = xxhash.xxh3_64()
+    for a in arrays:
+        h.update(np.ascontiguousarray(a).tobytes() if isinstance(a, np.ndarray) else repr(a).encode())
+    return h.hexdigest()[:12]
+
+
+def shard_identity(shards: list[list[Any]]) -> str:
+    """A digest of the shards and the sizes and times of their files: a rerun on changed inputs
+    is refused instead of mixing old parts in."""
+    import os
+
+    h = xxhash.xxh3_64()
+    for shard in shards:
+        for entry in shard:
+            path = entry.path.rsplit(":", 1)[0] if isinstance(entry, Source) and entry.span else entry.path
+            try:
+                st = os.stat(path)
+                h.update(f"{entry!r}{st.st_size}:{st.st_mtime_ns}\n".encode("utf-8", "surrogatepass"))
+            except OSError:
+                h.update(f"{entry!r}\n".encode("utf-8", "surrogatepass"))
+    return h.hexdigest()
+
+
+def fingerprint_parts(engine: Engine, work: WorkDir, shards: list[list[Any]], recipe: fp_stage.Recipe,
+                      reading: fp_stage.Reading, warn: Callable[[str], None]) -> tuple[list[dict], list[str]]:
+    tasks = [Task(f"{i:05d}", fp_stage.fingerprint_shard, (work, i, shard, recipe, reading))
+             for i, shard in enumerate(shards)]
+    results = engine.run(work, fp_stage.STAGE, tasks)
+    skipped = []
+    for result in results:
+        for path, reason in result["skipped"]:
+            skipped.append(path)
+            warn(f"simdedup: warning: {path}: {reason}")
+    return results, skipped
+
+
+def import_parts(engine: Engine, work: WorkDir, files: list[str], records_per_task: int) -> list[dict]:
+    shards = fp_stage.plan_imports(files, records_per_task)
+    tasks = [Task(f"{i:05d}-{_digest(repr(shard))}", fp_stage.import_file, (work, i, shard))
+             for i, shard in enumerate(shards)]
+    results = engine.run(work, fp_stage.STAGE, tasks)
+    for result in results:
+        if "error" in result:
+            raise RecordError(result["error"])
+    return results
+
+
+@dataclass
+class Rows:
+    """The driver's columns of every row (in input order) and which rows take part."""
+
+    part_starts: np.ndarray
+    fps: np.ndarray
+    features: np.ndarray
+    sketches: np.ndarray | None
+    kept: np.ndarray  # not a repeat of an earlier id
+    texts: np.ndarray | None  # a kept text within the budget (exact verification), per row
+    nbytes: np.ndarray  # the size of each row's kept text as the budget counts it, -1: none
+    ids_of: Callable[[np.ndarray], list[str]]  # the ids of some rows (read from their parts)
+
+
+def load_rows(work: WorkDir, results: list[dict]) -> Rows:
+    counts = np.array([r["count"] for r in results], dtype=np.int64)
+    part_starts = np.concatenate(([0], np.cumsum(counts)))
+    fps, features, sketches, hashes, nbytes = [], [], [], [], []
+    for i in range(len(results)):
+        part = fp_stage.read_part(work, i)
+        if len(part.ids):
+            fps.append(part.values)
+        features.append(part.features)
+        if part.sketches is not None:
+            sketches.append(part.sketches)
+        arrays = work.read_arrays(f"{fp_stage.part_name(i)}.npz")
+        hashes.append(arrays["id_hash"])
+        nbytes.append(arrays["text_nbytes"])
+    all_fps = np.concatenate(fps) if fps else np.empty((0, 1), dtype=np.uint64)
+    hash_column = np.concatenate(hashes) if hashes else np.empty(0, dtype=np.uint64)
+
+    def ids_of(rows: np.ndarray) -> list[str]:
+        part_of = np.searchsorted(part_starts, rows, side="right") - 1
+        out: dict[int, str] = {}
+        for part in np.unique(part_of).tolist():
+            ids = fp_stage.read_part(work, part).ids
+            for row in rows[part_of == part].tolist():
+                out[row] = ids[row - part_starts[part]]
+        return [out[row] for row in rows.tolist()]
+
+    kept = group_stage.first_ids(hash_column, ids_of)
+    nbytes_column = np.concatenate(nbytes) if nbytes else np.empty(0, dtype=np.int64)
+    texts = None
+    if (nbytes_column >= 0).any():
+        texts = np.zeros(len(kept), dtype=bool)
+        texts[kept] = group_stage.budget_mask(nbytes_column[kept])
+    return Rows(part_starts, all_fps, np.concatenate(features) if features else np.empty(0, dtype=np.int64),
+                np.concatenate(sketches) if sketches else None, kept, texts, nbytes_column, ids_of)
+
+
+def near_pairs(engine: Engine, work: WorkDir, values: np.ndarray, k: int, plan: Plan) -> tuple[np.ndarray, np.ndarray]:
+    """Every pair of ``values`` (distinct) within ``k``, found in tasks (broadcast or shuffle)."""
+    n, words = values.shape
+    empty = np.empty(0, dtype=np.int64)
+    if k == 0 or n < 2:
+        return empty, empty
+    bits = 64 * words
+    blocks = pair_stage.plan_blocks(n, k, bits)
+    table_count = len(pair_stage.tables(bits, k, blocks))
+    parts = max(1, math.ceil(4 * engine.workers / table_count))
+    base = f"b{blocks}-k{k}-{_digest(values)}"
+    if values.nbytes <= plan.broadcast_bytes:
+        shared = engine.share(values)
+        names = [f"{base}-t{t:03d}-p{p:03d}of{parts}" for t in range(table_count) for p in range(parts)]
+        tasks = [Task(name, _broadcast_pairs, (work, name, shared, bits, k, blocks, i // parts, i % parts, parts,
+                                               plan.crowd))
+                 for i, name in enumerate(names)]
+    else:
+        tasks = _shuffle_tasks(engine, work, values, bits, k, blocks, parts, plan, base)
+    engine.run(work, "pairs", tasks)
+    lefts, rights = [], []
+    for task in tasks:
+        arrays = work.read_arrays(f"pairs/{task.name}.npz")
+        lefts.append(arrays["left"])
+        rights.append(arrays["right"])
+    return np.concatenate(lefts), np.concatenate(rights)
+
+
+def _write_pairs(work: WorkDir, name: str, left: np.ndarray, right: np.ndarray) -> dict:
+    work.write_arrays(f"pairs/{name}.npz", left=left, right=right)
+    return {"count": len(left), "bytes": 16 * len(left)}
+
+
+def _broadcast_pairs(work: WorkDir, name: str, values: np.ndarray, bits: int, k: int, blocks: int, table: int,
+                     part: int, parts: int, crowd: int) -> dict:
+    return _write_pairs(work, name, *pair_stage.broadcast_task(values, bits, k, blocks, table, part, parts, crowd))
+
+
+def _shuffle_tasks(engine: Engine, work: WorkDir, values: np.ndarray, bits: int, k: int, blocks: int, ranges: int,
+                   plan: Plan, base: str) -> list[Task]:
+    """The map tasks run here (one per chunk of the column, which they read from the work
+    dir); the reduce tasks of each (table, range) are returned to run."""
+    n = len(values)
+    chunks = max(2, math.ceil(values.nbytes / plan.chunk_bytes))
+    bounds = pair_stage.range_bounds(values[:: max(1, n // 100_000)], bits, k, blocks, ranges)
+    mapped = f"{base}-r{ranges}-{_digest(bounds)}"
+    starts = np.linspace(0, n, chunks + 1).astype(np.int64)
+    for c in range(chunks):
+        name = f"{mapped}-chunk{c:04d}"
+        if not work.exists(f"column/{name}.npz"):
+            work.write_arrays(f"column/{name}.npz", values=values[starts[c] : starts[c + 1]])
+    maps = [Task(f"{mapped}-map{c:04d}", _map_chunk, (work, f"{mapped}-chunk{c:04d}", f"{mapped}-map{c:04d}",
+                                                       int(starts[c]), bits, k, blocks, bounds))
+            for c in range(chunks)]
+    engine.run(work, "pairs-map", maps)
+    table_count = bounds.shape[0]
+    return [Task(f"{mapped}-t{t:03d}-r{r:03d}", _reduce_range,
+                 (work, [m.name for m in maps], f"{mapped}-t{t:03d}-r{r:03d}", bits, k, blocks, t, r, plan.crowd))
+            for t in range(table_count) for r in range(ranges)]
+
+
+def _map_chunk(work: WorkDir, chunk: str, name: str, start: int, bits: int, k: int, blocks: int,
+               bounds: np.ndarray) -> dict:
+    values = work.read_arrays(f"column/{chunk}.npz")["values"]
+    rows = np.arange(start, start + len(values), dtype=np.int64)
+    files = pair_stage.map_chunk(values, rows, bits, k, blocks, bounds)
+    for t, data in enumerate(files):
+        work.write_bytes(f"shuffle/{name}-t{t:03d}.npz", data)
+    return {"count": len(values), "bytes": sum(map(len, files))}
+
+
+def _reduce_range(work: WorkDir, maps: list[str], name: str, bits: int, k: int, blocks: int, table: int,
+                  which: int, crowd: int) -> dict:
+    slices = [pair_stage.read_slice(work.read_bytes(f"shuffle/{m}-t{table:03d}.npz"), which) for m in maps]
+    return _write_pairs(work, name, *pair_stage.reduce_slices(slices, bits, k, blocks, table, crowd))
+
+
+def cluster_rows(engine: Engine, work: WorkDir, rows: Rows, decision: group_stage.Decision, plan: Plan,
+                 lowercase: bool, target: WorkDir, warn: Callable[[str], None]) -> Outcome:
+    """Pairs, groups, linkage and the output parts, from the rows the first stage wrote."""
+    kept_rows = np.flatnonzero(rows.kept)
+    exact = rows.texts is not None and bool(rows.texts.any())
+    texts = rows.texts if exact else None
+    dropped = 0 if rows.texts is None else int(((rows.nbytes >= 0) & rows.kept & ~rows.texts).sum())
+    if dropped:
+        warn(f"simdedup: note: {dropped:,} documents beyond the memory budget of exact verification are "
+             f"verified with their sketches")
+    if decision.similarity == "resemblance" and not exact and rows.sketches is not None:
+        warn("simdedup: note: these fingerprints carry no text to measure resemblance with: "
+             "pairs are verified with the sketches' bag similarity")
+    start = time.perf_counter()
+    fps, features = rows.fps[kept_rows], rows.features[kept_rows]
+    values = group_stage.distinct_values(fps, features, decision.min_features)
+    engine.note(f"simdedup: distinct (driver): {len(kept_rows):,} rows, {len(values.values):,} distinct fingerprints, "
+                f"{time.perf_counter() - start:.1f} s")
+    left, right = near_pairs(engine, work, values.values[values.searched], decision.k, plan)
+    start = time.perf_counter()
+    left, right = values.searched[left], values.searched[right]
+    sketches = None if rows.sketches is None else rows.sketches[kept_rows]
+    verified = group_stage.verified_pairs(left, right, values.of_row, sketches,
+                                          features >= decision.min_features, decision, exact)
+    label = group_stage.components(len(values.values), left[verified], right[verified])
+    group = label[values.of_row]  # of each kept row
+    sizes = np.bincount(group, minlength=len(values.values))
+    grouped = sizes[group] >= 2
+    tasks: list[Task] = []
+    order = np.argsort(group[grouped], kind="stable")
+    members = kept_rows[grouped][order]
+    member_groups = group[grouped][order]
+    group_sizes = np.unique(member_groups, return_counts=True)[1]
+    engine.note(f"simdedup: groups (driver): {int(verified.sum()):,} of {len(left):,} pairs kept, {len(group_sizes):,} "
+                f"groups of {len(members):,} rows, the largest {group_sizes.max(initial=0):,}, "
+                f"{time.perf_counter() - start:.1f} s")
+    ends = np.cumsum(group_sizes)
+    for batch in group_stage.batches(group_sizes, plan.rows_per_task):
+        first, last = (ends[batch[0]] - group_sizes[batch[0]]), ends[batch[-1]]
+        batch_rows = np.sort(members[first:last])
+        name = f"groups-{_digest(batch_rows, repr(decision))}"
+        tasks.append(Task(name, group_stage.linkage_task,
+                          (work, name, rows.part_starts, batch_rows, None if texts is None else texts[batch_rows],
+                           decision, lowercase)))
+    if decision.singletons:
+        alone = kept_rows[~grouped]
+        part_of = np.searchsorted(rows.part_starts, alone, side="right") - 1
+        for part in np.unique(part_of).tolist():
+            local = alone[part_of == part] - rows.part_starts[part]
+            name = f"alone-{part:05d}-{_digest(local, repr(decision))}"
+            tasks.append(Task(name, group_stage.singletons_task, (work, name, part, local, decision)))
+    results = engine.run(work, "records", tasks)
+    outcome = Outcome(documents=len(kept_rows), clusters=sum(r["count"] for r in results), target=target)
+    parts = plan.output_parts or max(1, len(tasks))
+    bounds = group_stage.output_bounds([key for r in results for key in r["sample"]], parts)
+    names = [t.name for t in tasks]
+    out_tasks = []
+    for i, (low, high) in enumerate(zip(bounds, bounds[1:])):
+        part_name = f"part-{i:05d}.jsonl"
+        out_tasks.append(Task(f"{_digest(names, low, high, target.url)}-{part_name}", group_stage.output_task,
+                              (work, names, low, high, target, part_name)))
+        outcome.parts.append(part_name)
+    engine.run(work, "output", out_tasks)
+    return outcome
+
+
+def _fingerprint_output(work: WorkDir, index: int, target: WorkDir, part_name: str, render: str) -> dict:
+    """One part of ``fingerprint``'s output: the part's records as JSON lines or in the binary form."""
+    data = work.read_bytes(f"{fp_stage.part_name(index)}.sdfp")
+    if render == "jsonl":
+        from ..fingerprints import json_lines, read_fingerprint_files
+        import io
+
+        columns = read_fingerprint_files([(part_name, io.BytesIO(data))]) if data else None
+        data = b"" if columns is None else b"".join(json_lines(records) for records in columns.records())
+    target.write_bytes(part_name, data)
+    return {"count": 0, "bytes": len(data)}
+
+
+def fingerprint_output(engine: Engine, work: WorkDir, results: list[dict], target: WorkDir, render: str) -> list[str]:
+    suffix = "jsonl" if render == "jsonl" else "sdfp"
+    names = [f"part-{i:05d}.{suffix}" for i in range(len(results))]
+    tasks = [Task(f"{_digest(target.url, render)}-{name}", _fingerprint_output, (work, i, target, name, render))
+             for i, name in enumerate(names)]
+    engine.run(work, "output", tasks)
+    return names
+
+
+def settings_of(**values: Any) -> dict[str, Any]:
+    """Settings as the manifest keeps them (JSON values)."""
+    out = {}
+    for key, value in values.items():
+        if hasattr(value, "__dataclass_fields__"):
+            value = asdict(value)
+        out[key] = value
+    return out
+
+
+def stream(target: WorkDir, parts: Iterable[str], write: Callable[[bytes], None]) -> None:
+    for name in parts:
+        write(target.read_bytes(name))
+
+
+# --- the commands' stage sequences ------------------------------------------------------------
+
+
+def dedup(engine: Engine, work: WorkDir, shards: list[list[Any]], recipe: fp_stage.Recipe,
+          reading: fp_stage.Reading, decision: group_stage.Decision, target: WorkDir, plan: Plan,
+          warn: Callable[[str], None], verbose: bool = False) -> Outcome:
+    """Fingerprint and cluster: the output of ``dedup`` as part files in ``target``."""
+    results, skipped = fingerprint_parts(engine, work, shards, recipe, reading, warn)
+    if verbose:
+        for result in results:
+            for note in result["notes"]:
+                warn(f"simdedup: {note}")
+    start = time.perf_counter()
+    rows = load_rows(work, results)
+    engine.note(f"simdedup: rows (driver): {len(rows.kept):,} rows read from {len(results)} parts, "
+                f"{time.perf_counter() - start:.1f} s")
+    repeated = np.flatnonzero(~rows.kept)
+    for doc_id in rows.ids_of(repeated) if len(repeated) else []:
+        skipped.append(doc_id)
+        warn(f"simdedup: warning: {doc_id}: id of an earlier document; this one is left out")
+    lowercase = all(r["lowercase"] for r in results)
+    outcome = cluster_rows(engine, work, rows, decision, plan, lowercase, target, warn)
+    outcome.skipped = skipped
+    return outcome
+
+
+def cluster(engine: Engine, work: WorkDir, files: list[str], resolve: Callable[[int, dict], group_stage.Decision],
+            target: WorkDir, plan: Plan, warn: Callable[[str], None]) -> Outcome:
+    """Cluster fingerprint files: the output of ``cluster`` as part files in ``target``;
+    ``resolve(bits, settings)`` gives the decision for the fingerprints found."""
+    results = import_parts(engine, work, files, plan.import_records)
+    settings = fp_stage.check_settings(results, [r["path"] for r in results]) or {}
+    decision = resolve(next((r["bits"] for r in results if r["count"]), 64), settings)
+    start = time.perf_counter()
+    rows = load_rows(work, results)
+    engine.note(f"simdedup: rows (driver): {len(rows.kept):,} rows read from {len(results)} parts, "
+                f"{time.perf_counter() - start:.1f} s")
+    repeated = np.flatnonzero(~rows.kept)
+    if len(repeated):
+        part_of = np.searchsorted(rows.part_starts, repeated, side="right") - 1
+        for row, part, doc_id in zip(repeated.tolist(), part_of.tolist(), rows.ids_of(repeated)):
+            line = results[part]["lines"][row - rows.part_starts[part]]
+            warn(f"simdedup: warning: {results[part]['path']}:{line}: {doc_id}: id seen before; "
+                 f"this record is ignored")
+    return cluster_rows(engine, work, rows, decision, plan, True, target, warn)
+
+
+def fingerprint(engine: Engine, work: WorkDir, shards: list[list[Any]], recipe: fp_stage.Recipe,
+                reading: fp_stage.Reading, record_format: str, target: WorkDir, warn: Callable[[str], None],
+                verbose: bool = False) -> Outcome:
+    """The output of ``fingerprint`` as part files in ``target``."""
+    results, skipped = fingerprint_parts(engine, work, shards, recipe, reading, warn)
+    if verbose:
+        for result in results:
+            for note in result["notes"]:
+                warn(f"simdedup: {note}")
+    parts = fingerprint_output(engine, work, results, target, record_format)
+    return Outcome(skipped, parts, sum(r["count"] for r in results), target=target)

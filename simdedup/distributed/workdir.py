@@ -1,0 +1,139 @@
+"""The work directory of a distributed run: the only hand-off between its stages.
+
+Any fsspec URL whose filesystem package is installed (a local path, ``s3://``, ``gs://``). It
+holds ``manifest.json`` (the settings the directory was made with: a rerun with other settings
+is refused, so a stale stage output is never mixed in), each task's outputs, and one marker per
+finished task (``done/STAGE/TASK``), written after the outputs: a rerun skips the tasks that
+have one. Every file is written under a temporary name and renamed into place, so a task killed
+half-way leaves no file that looks finished.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import secrets
+from typing import Any
+
+import numpy as np
+
+from ..errors import SimdedupError
+
+MANIFEST = "manifest.json"
+FORMAT = 1
+
+
+class WorkDirError(SimdedupError):
+    """A work directory that cannot be used for this run."""
+
+
+class WorkDir:
+    """Files under one fsspec URL. Picklable: tasks on other machines open it by its URL."""
+
+    def __init__(self, url: str):
+        self.url = url.rstrip("/") or url
+        self._fs: Any = None
+        self._root = ""
+
+    def __getstate__(self) -> dict:
+        return {"url": self.url}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(state["url"])
+
+    @property
+    def fs(self) -> Any:
+        if self._fs is None:
+            import fsspec
+
+            try:
+                self._fs, self._root = fsspec.core.url_to_fs(self.url)
+            except (ImportError, ValueError) as exc:
+                raise WorkDirError(f"--work-dir {self.url}: {exc}") from None
+        return self._fs
+
+    def path(self, name: str) -> str:
+        self.fs  # noqa: B018 (sets the root)
+        return f"{self._root.rstrip('/')}/{name}"
+
+    def exists(self, name: str) -> bool:
+        return bool(self.fs.exists(self.path(name)))
+
+    def write_bytes(self, name: str, data: bytes) -> None:
+        """``data`` as the file ``name``, whole or not at all."""
+        target = self.path(name)
+        parent = target.rsplit("/", 1)[0]
+        self.fs.makedirs(parent, exist_ok=True)
+        temporary = f"{parent}/.tmp-{secrets.token_hex(6)}-{target.rsplit('/', 1)[1]}"
+        with self.fs.open(temporary, "wb") as handle:
+            handle.write(data)
+        self.fs.mv(temporary, target)
+
+    def read_bytes(self, name: str) -> bytes:
+        with self.fs.open(self.path(name), "rb") as handle:
+            return handle.read()
+
+    def write_json(self, name: str, value: Any) -> None:
+        self.write_bytes(name, json.dumps(value, ensure_ascii=False, sort_keys=True).encode("utf-8", "surrogatepass"))
+
+    def read_json(self, name: str) -> Any:
+        return json.loads(self.read_bytes(name).decode("utf-8", "surrogatepass"))
+
+    def write_arrays(self, name: str, **arrays: np.ndarray) -> None:
+        buffer = io.BytesIO()
+        np.savez(buffer, **arrays)
+        self.write_bytes(name, buffer.getvalue())
+
+    def read_arrays(self, name: str) -> dict[str, np.ndarray]:
+        with np.load(io.BytesIO(self.read_bytes(name)), allow_pickle=False) as data:
+            return {key: data[key] for key in data.files}
+
+    # --- completion markers ---------------------------------------------------------------
+
+    def done(self, stage: str, task: str) -> bool:
+        return self.exists(f"done/{stage}/{task}")
+
+    def mark_done(self, stage: str, task: str, result: Any = None) -> None:
+        """Record that a task finished (its outputs are in place), with its small JSON result."""
+        self.write_json(f"done/{stage}/{task}", result)
+
+    def result(self, stage: str, task: str) -> Any:
+        return self.read_json(f"done/{stage}/{task}")
+
+    def finished(self, stage: str) -> set[str]:
+        """The tasks of ``stage`` with a marker."""
+        try:
+            names = self.fs.ls(self.path(f"done/{stage}"), detail=False)
+        except FileNotFoundError:
+            return set()
+        return {name.rstrip("/").rsplit("/", 1)[1] for name in names if not name.rsplit("/", 1)[1].startswith(".tmp-")}
+
+    # --- the settings ---------------------------------------------------------------------
+
+    def claim(self, settings: dict[str, Any]) -> bool:
+        """Make the directory this run's, or check that it already is: the manifest written by
+        an earlier run must hold the same ``settings``. True when an earlier run started here.
+
+        Raises:
+            WorkDirError: made with other settings, or not a work directory of this format.
+        """
+        wanted = json.loads(json.dumps({"format": FORMAT, "settings": settings}, sort_keys=True))
+        if not self.exists(MANIFEST):
+            try:
+                if self.fs.exists(self.path("")) and self.fs.ls(self.path(""), detail=False):
+                    raise WorkDirError(f"--work-dir {self.url} is not empty and holds no {MANIFEST}: "
+                                       f"give an empty or new directory")
+            except FileNotFoundError:
+                pass
+            self.write_json(MANIFEST, wanted)
+            return False
+        try:
+            found = self.read_json(MANIFEST)
+        except ValueError:
+            raise WorkDirError(f"--work-dir {self.url}: {MANIFEST} is damaged") from None
+        if found != wanted:
+            changed = sorted(key for key in set(found.get("settings", {})) | set(settings)
+                             if found.get("settings", {}).get(key) != wanted["settings"].get(key))
+            raise WorkDirError(f"--work-dir {self.url} was made with other settings ({', '.join(changed) or 'format'} "
+                               f"differ): give a new directory, or the settings it was made with")
+        return True

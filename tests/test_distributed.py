@@ -1,0 +1,317 @@
+"""``--engine dask``: the same output as one process, byte for byte, on a real LocalCluster of two
+worker processes (one for the module); the pair search against ``near_pairs`` and brute force."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from itertools import combinations
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from simdedup.cli import cli
+from simdedup.distributed import Plan
+from simdedup.distributed import dedup as distributed_dedup
+from simdedup.distributed import run as stages
+from simdedup.distributed.engine import DaskEngine, Engine
+from simdedup.distributed.groups import Decision, budget_mask, components
+from simdedup.distributed.workdir import WorkDir
+from simdedup.group import UnionFind
+from simdedup.index import near_pairs
+from simdedup.similarity import BUDGET_BYTES
+
+from distributed_corpus import write_corpus
+
+distributed = pytest.importorskip("distributed")  # in the test extra; absent only in a bare install
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+@pytest.fixture(scope="module")
+def client():
+    """One LocalCluster of two worker processes for the module (starting one costs seconds)."""
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster:
+        with distributed.Client(cluster) as connected:
+            yield connected
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory) -> Path:
+    """10^4 generated documents in three JSON-lines files (10^5 takes minutes in one process)."""
+    folder = tmp_path_factory.mktemp("corpus")
+    write_corpus(folder, 10_000, seed=3, files=3)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def small_corpus(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("small")
+    write_corpus(folder, 1_500, seed=5, files=2)
+    return folder
+
+
+def simdedup(*args: object) -> tuple[int, bytes, str]:
+    result = CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
+    return result.exit_code, result.stdout_bytes, result.stderr
+
+
+def on_dask(client, work: Path, *args: object) -> tuple[int, bytes, str]:
+    return simdedup(*args[:1], "--engine", "dask", "--scheduler", client.scheduler.address, "--work-dir", work,
+                    *args[1:])
+
+
+# --- the pair search --------------------------------------------------------------------------
+
+
+def brute_force(values: np.ndarray, k: int) -> set[tuple[int, int]]:
+    ints = [sum(int(w) << (64 * i) for i, w in enumerate(row)) for row in values.tolist()]
+    return {(a, b) for a, b in combinations(range(len(ints)), 2) if (ints[a] ^ ints[b]).bit_count() <= k}
+
+
+@st.composite
+def fingerprint_sets(draw):
+    """Distinct fingerprints: random ones, near copies of them, and a crowd sharing all but a
+    few low bits (one key of most tables)."""
+    words = draw(st.sampled_from([1, 2]))
+    k = draw(st.integers(0, 10))
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    base = rng.integers(0, 2**64, size=(draw(st.integers(1, 30)), words), dtype=np.uint64)
+    copies = base[rng.integers(0, len(base), draw(st.integers(0, 30)))].copy()
+    for row in copies:
+        for bit in rng.integers(0, 64 * words, rng.integers(1, k + 3)):
+            row[bit // 64] ^= np.uint64(1) << np.uint64(bit % 64)
+    crowd = np.repeat(base[:1], draw(st.integers(0, 40)), axis=0)
+    crowd[:, 0] ^= rng.integers(0, 1 << 6, len(crowd)).astype(np.uint64)
+    values = np.unique(np.concatenate([base, copies, crowd]), axis=0)
+    return values, k
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(case=fingerprint_sets(), crowd=st.sampled_from([2, 4096]), broadcast=st.booleans())
+def test_pairs_equal_near_pairs_and_brute_force(tmp_path_factory, case, crowd, broadcast):
+    values, k = case
+    work = WorkDir(str(tmp_path_factory.mktemp("pairs")))
+    plan = Plan(broadcast_bytes=1 << 30 if broadcast else 0, crowd=crowd)
+    left, right = stages.near_pairs(Engine(), work, values, k, plan)
+    found = list(zip(left.tolist(), right.tolist()))
+    assert len(found) == len(set(found))  # each pair once: no pass removes repeats
+    assert set(found) == brute_force(values, k)
+    l0, r0, _ = near_pairs(values, k)
+    assert sorted(found) == list(zip(l0.tolist(), r0.tolist()))
+
+
+@pytest.mark.parametrize("words,k,crowded", [(1, 6, 1500), (2, 12, 400)])
+@pytest.mark.parametrize("broadcast", [True, False])
+def test_pairs_on_the_cluster_with_a_crowded_key(client, tmp_path, words, k, crowded, broadcast):
+    """Distinct fingerprints that differ only in their 16 low bits share the key of most tables:
+    their runs (over 256 rows) are searched again on the remaining bits."""
+    rng = np.random.default_rng(7)
+    spread = rng.integers(0, 2**64, size=(3000, words), dtype=np.uint64)
+    near = spread[:1000].copy()
+    near[:, 0] ^= np.uint64(1) << rng.integers(0, 64, 1000).astype(np.uint64)
+    crowd = np.repeat(spread[:1], crowded, axis=0)
+    crowd[:, 0] ^= rng.choice(1 << 16, crowded, replace=False).astype(np.uint64)
+    values = np.unique(np.concatenate([spread, near, crowd]), axis=0)
+    plan = Plan(broadcast_bytes=1 << 30 if broadcast else 0, crowd=256)
+    left, right = stages.near_pairs(DaskEngine(client), WorkDir(str(tmp_path)), values, k, plan)
+    codes = left * len(values) + right
+    assert len(np.unique(codes)) == len(codes)
+    l0, r0, _ = near_pairs(values, k)
+    assert np.array_equal(np.sort(codes), l0 * len(values) + r0)
+    assert len(codes) > crowded**2 // 10  # the crowd gave its quadratic number of pairs
+
+
+# --- the driver's pieces ------------------------------------------------------------------------
+
+
+@settings(max_examples=100, deadline=None)
+@given(n=st.integers(1, 80), edges=st.lists(st.tuples(st.integers(0, 79), st.integers(0, 79)), max_size=120))
+def test_components_are_union_find(n, edges):
+    edges = [(a % n, b % n) for a, b in edges]
+    left = np.array([a for a, _ in edges], dtype=np.int64)
+    right = np.array([b for _, b in edges], dtype=np.int64)
+    label = components(n, left, right)
+    uf = UnionFind(n)
+    for a, b in edges:
+        uf.union(a, b)
+    roots = uf.roots()
+    smallest = {}
+    for node in range(n):
+        smallest.setdefault(roots[node], node)
+    assert label.tolist() == [smallest[roots[node]] for node in range(n)]
+
+
+def test_budget_mask_as_the_one_process_run():
+    big = BUDGET_BYTES // 3 + 1
+    nbytes = np.array([big, -1, big, big, 10, big, 5], dtype=np.int64)
+    # the fourth text would pass the budget and is dropped; the small ones after it still fit
+    assert budget_mask(nbytes).tolist() == [True, False, True, False, True, False, True]
+
+
+# --- byte for byte ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("linkage", ["complete", "star", "single"])
+@pytest.mark.parametrize("bits,k", [("64", 10), ("128", 20)])
+def test_dedup_examples_byte_identical(client, tmp_path, linkage, bits, k):
+    args = ["-k", k, "--bits", bits, "--linkage", linkage, EXAMPLES]
+    status, single, _ = simdedup("dedup", *args)
+    assert status == 0 and single.count(b"\n") >= 3
+    status, parted, stderr = on_dask(client, tmp_path / "work", "dedup", *args)
+    assert status == 0, stderr
+    assert parted == single
+    assert "simdedup: pairs: " in stderr and " tasks" in stderr
+
+
+def test_dedup_generated_corpus_byte_identical_in_part_files(client, corpus, tmp_path):
+    args = ["-k", 10, "--id-field", "id", corpus]
+    status, single, _ = simdedup("dedup", *args)
+    assert status == 0 and single.count(b"\n") > 1000
+    status, _, stderr = on_dask(client, tmp_path / "work", "dedup", "-o", tmp_path / "out", *args)
+    assert status == 0, stderr
+    parts = sorted((tmp_path / "out").iterdir())
+    assert [p.name for p in parts] == ["part-00000.jsonl"]
+    assert b"".join(p.read_bytes() for p in parts) == single
+
+
+@pytest.mark.parametrize("linkage", ["complete", "star", "single"])
+@pytest.mark.parametrize("bits,k", [("64", 10), ("128", 20)])
+def test_dedup_small_generated_corpus_all_linkages(client, small_corpus, tmp_path, linkage, bits, k):
+    """The template family of the corpus is a crowded key; --format members and --singletons too."""
+    args = ["-k", k, "--bits", bits, "--linkage", linkage, "--id-field", "id", "--verify", "sketch",
+            "--format", "members", "--singletons", small_corpus]
+    status, single, _ = simdedup("dedup", *args)
+    assert status == 0 and single.count(b"\n") == 1500
+    status, parted, stderr = on_dask(client, tmp_path / "work", "dedup", *args)
+    assert status == 0, stderr
+    assert parted == single
+
+
+def test_cluster_of_fingerprint_files_in_many_parts(client, corpus, tmp_path):
+    files = []
+    for name in sorted(corpus.iterdir()):
+        out = tmp_path / f"{name.stem}.sdfp"
+        assert simdedup("fingerprint", "--format", "binary", "--id-field", "id", "-o", out, name)[0] == 0
+        files.append(out)
+    args = ["-k", 8, "--singletons", *files]
+    status, single, _ = simdedup("cluster", *args)
+    assert status == 0
+    work = WorkDir(str(tmp_path / "work"))
+    outcome = stages.cluster(DaskEngine(client), work, [str(f) for f in files],
+                             lambda bits, settings: _decision(8), WorkDir(str(tmp_path / "parts")),
+                             Plan(rows_per_task=1500), lambda line: None)
+    assert len(outcome.parts) > 3
+    assert outcome.read() == single
+
+
+def test_cluster_reads_a_binary_file_in_block_ranges(client, corpus, tmp_path):
+    """Binary files concatenate: one file of three blocks, read by one task per block; a
+    repeated id is warned about at its position in the whole file, as in one process."""
+    joined = tmp_path / "joined.sdfp"
+    with open(joined, "wb") as out:
+        for name in sorted(corpus.iterdir()) + [sorted(corpus.iterdir())[0]]:
+            status, data, _ = simdedup("fingerprint", "--format", "binary", "--id-field", "id", name)
+            out.write(data)
+    status, single, single_err = simdedup("cluster", "-k", 10, joined)
+    assert status == 0 and "id seen before" in single_err
+    warnings = []
+    outcome = stages.cluster(DaskEngine(client), WorkDir(str(tmp_path / "work")), [str(joined)],
+                             lambda bits, settings: Decision(10), WorkDir(str(tmp_path / "parts")),
+                             Plan(import_records=1), warnings.append)
+    assert len(list((tmp_path / "work" / "done" / "fingerprint").iterdir())) == 4
+    assert outcome.read() == single
+    assert "".join(line + "\n" for line in warnings) == single_err
+
+
+def _decision(k):
+    return Decision(k, singletons=True)
+
+
+def test_fingerprint_parts_are_the_one_process_output(client, corpus, tmp_path):
+    status, single, _ = simdedup("fingerprint", "--id-field", "id", corpus)
+    assert status == 0
+    status, parted, stderr = on_dask(client, tmp_path / "work", "fingerprint", "--id-field", "id", corpus)
+    assert status == 0, stderr
+    assert parted == single
+
+
+# --- resume, failures, refusals -------------------------------------------------------------------
+
+
+def test_a_run_interrupted_and_resumed_gives_the_same_output(client, corpus, tmp_path):
+    status, single, _ = simdedup("dedup", "-k", 10, "--id-field", "id", corpus)
+    work = tmp_path / "work"
+    command = [sys.executable, "-m", "simdedup", "dedup", "--engine", "dask", "--scheduler",
+               client.scheduler.address, "--work-dir", str(work), "-k", "10", "--id-field", "id",
+               "-o", str(tmp_path / "out"), str(corpus)]
+    first = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while not (work / "done" / "fingerprint").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    first.send_signal(signal.SIGTERM)
+    first.wait(30)
+    assert first.returncode == -signal.SIGTERM
+    assert not (work / "done" / "output").exists()  # it stopped before the end
+    second = subprocess.run(command[:-3] + ["--force", "-o", str(tmp_path / "out"), str(corpus)],
+                            capture_output=True)
+    assert second.returncode == 0, second.stderr
+    assert b"simdedup: fingerprint: 1/1 tasks (1 done before)" in second.stderr
+    assert b"".join(p.read_bytes() for p in sorted((tmp_path / "out").iterdir())) == single
+
+
+def test_a_worker_killed_mid_run_changes_nothing(client, corpus, tmp_path):
+    _, single, _ = simdedup("dedup", "-k", 10, "--id-field", "id", corpus)
+    work = tmp_path / "work"
+    outcome = {}
+
+    def run():
+        outcome["done"] = distributed_dedup([str(corpus)], client=client, work_dir=str(work), k=10, id_field="id",
+                                            plan=Plan(shard_bytes=1 << 18))
+    thread = threading.Thread(target=run)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not (work / "done" / "fingerprint").exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    pids = client.run(os.getpid)
+    killed = sorted(pids.values())[0]
+    fingerprinted = len(list((work / "done" / "fingerprint").iterdir()))
+    os.kill(killed, signal.SIGKILL)
+    thread.join(120)
+    assert fingerprinted < 24  # killed while shards were still being fingerprinted
+    assert outcome["done"].read() == single
+    client.wait_for_workers(2, timeout=30)
+    assert killed not in client.run(os.getpid).values()
+
+
+def test_a_work_dir_of_other_settings_is_refused(client, tmp_path):
+    work = tmp_path / "work"
+    assert on_dask(client, work, "dedup", "-k", 10, EXAMPLES)[0] == 0
+    status, out, stderr = on_dask(client, work, "dedup", "-k", 8, EXAMPLES)
+    assert status == 1 and out == b""
+    assert stderr.count("\n") == 1 and "was made with other settings (decision differ)" in stderr
+
+
+def test_k_is_needed(client, tmp_path):
+    status, _, stderr = on_dask(client, tmp_path / "work", "dedup", EXAMPLES)
+    assert status == 2 and "--engine dask needs -k" in stderr
+
+
+def test_without_dask_one_line_says_how_to_install(tmp_path):
+    blocker = tmp_path / "blocker" / "distributed"
+    blocker.mkdir(parents=True)
+    (blocker / "__init__.py").write_text("raise ImportError('no distributed here')\n")
+    env = {**os.environ, "PYTHONPATH": f"{blocker.parent}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    result = subprocess.run([sys.executable, "-m", "simdedup", "dedup", "--engine", "dask", "--local", "1",
+                             "-k", "3", str(EXAMPLES)], capture_output=True, env=env)
+    assert result.returncode == 1
+    assert result.stderr.decode().splitlines() == ["Error: --engine dask needs Dask: pip install 'simdedup[dask]'"]
