@@ -53,6 +53,14 @@ def corpus(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
+def corpus_clusters(corpus) -> bytes:
+    """`dedup -k 10` of the corpus in one process."""
+    status, single, _ = simdedup("dedup", "-k", 10, "--id-field", "id", corpus)
+    assert status == 0 and single.count(b"\n") > 1000
+    return single
+
+
+@pytest.fixture(scope="module")
 def small_corpus(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("small")
     write_corpus(folder, 1_500, seed=5, files=2)
@@ -173,15 +181,13 @@ def test_dedup_examples_byte_identical(client, tmp_path, linkage, bits, k):
     assert "simdedup: pairs: " in stderr and " tasks" in stderr
 
 
-def test_dedup_generated_corpus_byte_identical_in_part_files(client, corpus, tmp_path):
+def test_dedup_generated_corpus_byte_identical_in_part_files(client, corpus, corpus_clusters, tmp_path):
     args = ["-k", 10, "--id-field", "id", corpus]
-    status, single, _ = simdedup("dedup", *args)
-    assert status == 0 and single.count(b"\n") > 1000
     status, _, stderr = on_dask(client, tmp_path / "work", "dedup", "-o", tmp_path / "out", *args)
     assert status == 0, stderr
     parts = sorted((tmp_path / "out").iterdir())
     assert [p.name for p in parts] == ["part-00000.jsonl"]
-    assert b"".join(p.read_bytes() for p in parts) == single
+    assert b"".join(p.read_bytes() for p in parts) == corpus_clusters
 
 
 @pytest.mark.parametrize("linkage", ["complete", "star", "single"])
@@ -248,8 +254,7 @@ def test_fingerprint_parts_are_the_one_process_output(client, corpus, tmp_path):
 # --- resume, failures, refusals -------------------------------------------------------------------
 
 
-def test_a_run_interrupted_and_resumed_gives_the_same_output(client, corpus, tmp_path):
-    status, single, _ = simdedup("dedup", "-k", 10, "--id-field", "id", corpus)
+def test_a_run_interrupted_and_resumed_gives_the_same_output(client, corpus, corpus_clusters, tmp_path):
     work = tmp_path / "work"
     command = [sys.executable, "-m", "simdedup", "dedup", "--engine", "dask", "--scheduler",
                client.scheduler.address, "--work-dir", str(work), "-k", "10", "--id-field", "id",
@@ -266,11 +271,10 @@ def test_a_run_interrupted_and_resumed_gives_the_same_output(client, corpus, tmp
                             capture_output=True)
     assert second.returncode == 0, second.stderr
     assert b"simdedup: fingerprint: 1/1 tasks (1 done before)" in second.stderr
-    assert b"".join(p.read_bytes() for p in sorted((tmp_path / "out").iterdir())) == single
+    assert b"".join(p.read_bytes() for p in sorted((tmp_path / "out").iterdir())) == corpus_clusters
 
 
-def test_a_worker_killed_mid_run_changes_nothing(client, corpus, tmp_path):
-    _, single, _ = simdedup("dedup", "-k", 10, "--id-field", "id", corpus)
+def test_a_worker_killed_mid_run_changes_nothing(client, corpus, corpus_clusters, tmp_path):
     work = tmp_path / "work"
     outcome = {}
 
@@ -288,7 +292,7 @@ def test_a_worker_killed_mid_run_changes_nothing(client, corpus, tmp_path):
     os.kill(killed, signal.SIGKILL)
     thread.join(120)
     assert fingerprinted < 24  # killed while shards were still being fingerprinted
-    assert outcome["done"].read() == single
+    assert outcome["done"].read() == corpus_clusters
     client.wait_for_workers(2, timeout=30)
     assert killed not in client.run(os.getpid).values()
 

@@ -15,11 +15,22 @@ and numpy arrays; :mod:`.engine` runs them on Dask or in this process; :mod:`.ru
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .run import Outcome, Plan
+if TYPE_CHECKING:
+    from .run import Outcome, Plan
 
 __all__ = ["Outcome", "Plan", "dedup", "cluster"]
+
+
+def __getattr__(name: str) -> Any:
+    """``Outcome`` and ``Plan`` on first use: the command line imports this package on every
+    start, and :mod:`.run` brings numpy."""
+    if name in ("Outcome", "Plan"):
+        from . import run
+
+        return getattr(run, name)
+    raise AttributeError(name)
 
 #: the feature options of the command line, at their defaults
 FEATURE_DEFAULTS = {"method": "simhash", "sentence_count": 3, "hash_name": "xxh3", "tokenizer_name": "words",
@@ -56,7 +67,7 @@ def dedup(paths: list[str], *, client: Any, work_dir: str, k: int, output: str |
     from .groups import Decision
     from .workdir import WorkDir
 
-    plan = plan or Plan()
+    plan = plan or run.Plan()
     options = {**FEATURE_DEFAULTS, **features}
     recipe = Recipe(tuple(sorted(options.items())), False, verify == "exact")
     method = recipe.build()
@@ -95,8 +106,8 @@ def cluster(files: list[str], *, client: Any, work_dir: str, k: int, output: str
     work = WorkDir(work_dir)
     work.claim(run.settings_of(command="cluster", files=list(files), options=options, output_format=output_format,
                                identity=run.shard_identity([[_File(f)] for f in files])))
-    return run.cluster(_engine(client, silent), work, list(files), resolve, _target(output, work), plan or Plan(),
-                       _ignore)
+    return run.cluster(_engine(client, silent), work, list(files), resolve, _target(output, work),
+                       plan or run.Plan(), _ignore)
 
 
 class _File:

@@ -14,13 +14,15 @@ import os
 import sys
 import tempfile
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import click
 
 from ..cli_options import EXIT_SKIPPED, cluster_settings, message, take_inputs
 from ..errors import SimdedupError, UsageError
-from .workdir import WorkDir
+
+if TYPE_CHECKING:  # numpy comes with it: not on every command's start
+    from .workdir import WorkDir
 
 INSTALL = "--engine dask needs Dask: pip install 'simdedup[dask]'"
 K_NEEDED = ("--engine dask needs -k: the default k depends on the number of documents, which a distributed "
@@ -97,6 +99,8 @@ def dask_engine(connection: Connection, silent: bool) -> Iterator[Any]:
 
 @contextmanager
 def work_directory(connection: Connection) -> Iterator[WorkDir]:
+    from .workdir import WorkDir
+
     if connection.work_dir is not None:
         yield WorkDir(connection.work_dir)
         return
@@ -107,6 +111,8 @@ def work_directory(connection: Connection) -> Iterator[WorkDir]:
 def output_directory(output: str | None, force: bool, work: WorkDir) -> WorkDir:
     """Where the part files go: ``-o`` (empty or new, or emptied of part files with ``--force``),
     else a folder of the work directory whose parts are then written to stdout."""
+    from .workdir import WorkDir
+
     if output is None:
         return WorkDir(f"{work.url}/output")
     target = WorkDir(output)

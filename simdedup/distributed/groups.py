@@ -51,7 +51,7 @@ def first_ids(hashes: np.ndarray, ids_of: Any) -> np.ndarray:
     """Which rows keep their id (the first row with an id wins): ``ids_of(rows)`` gives the ids
     of the rows whose 64-bit id hash is not unique, the only ones compared as text."""
     keep = np.ones(len(hashes), dtype=bool)
-    values, inverse, counts = np.unique(hashes, return_inverse=True, return_counts=True)
+    _, inverse, counts = np.unique(hashes, return_inverse=True, return_counts=True)
     shared = np.flatnonzero(counts[inverse] > 1)
     if not len(shared):
         return keep
@@ -105,10 +105,11 @@ def _unique_column(fps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return values.reshape(-1, 1), of_row.ravel()
 
 
-def verified_pairs(left: np.ndarray, right: np.ndarray, of_row: np.ndarray, sketches: np.ndarray | None,
+def verified_pairs(left: np.ndarray, right: np.ndarray, values: Values, sketches: np.ndarray | None,
                    eligible_rows: np.ndarray, decision: Decision, exact: bool) -> np.ndarray:
     """Which value pairs (``left``, ``right``: value numbers) some pair of their rows with
     enough features could pass: any combination of the two values' distinct sketches."""
+    of_row = values.of_row
     if sketches is None or not len(left):
         return np.ones(len(left), dtype=bool)
     rows = np.flatnonzero(eligible_rows)
@@ -117,7 +118,7 @@ def verified_pairs(left: np.ndarray, right: np.ndarray, of_row: np.ndarray, sket
     variants, _ = unique_rows(keyed)  # sorted by value number, then sketch
     owner = variants[:, 0].astype(np.int64)
     variant_sketches = np.ascontiguousarray(variants[:, 1:]).view(np.uint8)
-    first = np.searchsorted(owner, np.arange(len(of_row) and of_row.max() + 1))
+    first = np.searchsorted(owner, np.arange(len(values.values)))
     count = np.searchsorted(owner, np.arange(len(first)), side="right") - first
 
     def test(a: np.ndarray, b: np.ndarray) -> np.ndarray:

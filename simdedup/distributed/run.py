@@ -258,7 +258,7 @@ def cluster_rows(engine: Engine, work: WorkDir, rows: Rows, decision: group_stag
     start = time.perf_counter()
     left, right = values.searched[left], values.searched[right]
     sketches = None if rows.sketches is None else rows.sketches[kept_rows]
-    verified = group_stage.verified_pairs(left, right, values.of_row, sketches,
+    verified = group_stage.verified_pairs(left, right, values, sketches,
                                           features >= decision.min_features, decision, exact)
     label = group_stage.components(len(values.values), left[verified], right[verified])
     group = label[values.of_row]  # of each kept row
