@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import random
 import re
 import shutil
 import subprocess
@@ -28,6 +27,7 @@ DATA = HERE / ".dask"
 SIMDEDUP = [sys.executable, "-m", "simdedup"]
 WORKERS = 2
 sys.path.insert(0, str(HERE.parent / "tests"))
+sys.path.insert(0, str(HERE))
 
 
 def corpus(documents: int) -> Path:
@@ -43,26 +43,11 @@ def corpus(documents: int) -> Path:
 
 
 def fingerprints(count: int) -> Path:
-    """``count`` 64-bit fingerprints in the binary form: random, 1% planted copies 2 bits away."""
-    path = DATA / f"fingerprints-{count}.sdfp"
-    if path.exists():
-        return path
-    DATA.mkdir(parents=True, exist_ok=True)
-    text = path.with_suffix(".jsonl")
-    rng = random.Random(count)
-    with open(text, "w") as out:
-        values: list[int] = []
-        for i in range(count):
-            if values and rng.random() < 0.01:
-                value = rng.choice(values) ^ (1 << rng.randrange(64)) ^ (1 << rng.randrange(64))
-            else:
-                value = rng.getrandbits(64)
-                if len(values) < 10000:
-                    values.append(value)
-            out.write(f'{{"id":"d{i:08d}","simhash":"{value:016x}","bits":64,"features":100}}\n')
-    subprocess.run(SIMDEDUP + ["convert", "--to", "binary", "-o", str(path), str(text)], check=True)
-    text.unlink()
-    return path
+    """``count`` 64-bit fingerprints in the binary form: random, 1% planted copies 2 bits away
+    (the generator of ``speed.py``, kept in benchmarks/.corpus)."""
+    from speed import binary_copy, make_fingerprints
+
+    return binary_copy(make_fingerprints(count))
 
 
 _WRAPPER = ("import resource, subprocess, sys; status = subprocess.run(sys.argv[1:]).returncode; "
