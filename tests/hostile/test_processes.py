@@ -280,3 +280,14 @@ def _check_orderly_end(r: Run, signum: int, out: Path) -> None:
         assert [p.name for p in out.parent.iterdir() if p.name.startswith(".simdedup-")] == []
     if signum in (signal.SIGTERM, signal.SIGHUP):  # and then dies of the signal, as the shell expects
         assert r.process.returncode == -signum
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL])
+def test_dask_workers_end_with_the_run(signum, many_files, tmp_path, run):
+    """--engine dask --local N starts a scheduler in the run and N worker processes: killed,
+    with a signal it can handle or with SIGKILL, the run leaves no worker behind."""
+    pytest.importorskip("distributed")
+    r = run(["dedup", "--engine", "dask", "--local", "2", "-k", "8", "--silent", many_files], tmp_path)
+    _wait_for(lambda: len(r.workers()) >= 2, "the local cluster's worker processes")
+    time.sleep(0.5)  # into the run
+    r.kill_and_check(signum)
