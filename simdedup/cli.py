@@ -124,7 +124,7 @@ def fingerprint(paths: tuple[str, ...], jobs: int | None, silent: bool, verbose:
     method = method_from_options(inputs.given_features, **features)
     binary = record_format == "binary"
     out = output_file(output, force, paths, "-" in paths, binary)
-    adding = _adding_to(index_directory, method)
+    adding = _adding_to(index_directory, method, [out])
     kept: list[Any] = []  # the records for --index
     done = 0
     with out.open() as fd:
@@ -147,12 +147,15 @@ def fingerprint(paths: tuple[str, ...], jobs: int | None, silent: bool, verbose:
     end_run(run, done)
 
 
-def _adding_to(directory: str | None, method: Any) -> Any:
-    """The index ``--index`` names, checked against the method's settings (None without it)."""
+def _adding_to(directory: str | None, method: Any, outputs: list[Any]) -> Any:
+    """The index ``--index`` names, checked against the method's settings and against the
+    run's ``outputs``, none of which may be inside it (None without it)."""
     if directory is None:
         return None
     from .store.api import AddingTo
 
+    for output in outputs:
+        output.refuse_inside(directory)
     return AddingTo(directory, method.settings)
 
 
@@ -277,7 +280,7 @@ def dedup(paths: tuple[str, ...], jobs: int | None, silent: bool, verbose: bool,
             raise UsageError("-o and --unique-out name one file")
         unique.output.refuse_inputs(paths, "-" in paths)
         outputs.append(unique.output)
-    adding = _adding_to(index_directory, method)
+    adding = _adding_to(index_directory, method, outputs)
     run = fingerprint_run(paths, method, inputs, jobs, silent, verbose, exact_first=exact_first,
                            exclude=() if output else own_file(stdout_target()), overwritten=overwritten_files(outputs),
                            tee=unique.tee if isinstance(unique, KeptLines) else None)

@@ -286,6 +286,19 @@ class OutputFile:
         if stdin and identity(0) == self.overwrites:
             raise _is_input(self.name, "stdin")
 
+    def refuse_inside(self, directory: str, what: str = "the index") -> None:
+        """Raises UsageError when this output would be a file inside ``directory`` (whose files
+        are a program's own, such as an index's), or writes over one of them through stdout."""
+        root = os.path.realpath(directory)
+        if self.path is not None:
+            target = os.path.realpath(os.path.abspath(self.path))
+            if target == root or target.startswith(root.rstrip(os.sep) + os.sep):
+                raise UsageError(f"{self.name} is inside {what} {directory}; write it elsewhere")
+        if self.overwrites is not None:
+            for folder, _, names in os.walk(root):
+                if any(identity(os.path.join(folder, name)) == self.overwrites for name in names):
+                    raise UsageError(f"stdout writes into a file of {what} {directory}; write it elsewhere")
+
     def same_file(self, other: "OutputFile") -> bool:
         """Whether both outputs name one file."""
         if self.overwrites is not None and self.overwrites == other.overwrites:

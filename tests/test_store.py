@@ -8,6 +8,7 @@ import os
 import shutil
 import signal
 import sqlite3
+import subprocess
 import sys
 import threading
 
@@ -369,3 +370,28 @@ def test_fingerprint_and_dedup_add_to_an_index(tmp_path):
     assert not (tmp_path / "w.jsonl").exists() and index_state(idx) == before
     present = run("dedup", "--silent", "--index", idx, "-o", tmp_path / "c.jsonl", en, ok=False)
     assert present.exit_code == 1 and not (tmp_path / "c.jsonl").exists() and index_state(idx) == before
+
+
+def test_no_output_goes_into_the_index(tmp_path):
+    """-o naming a file of the index (with --force), or stdout appending to one, is refused
+    before anything is written: the catalog and the segments are the index's, not outputs."""
+    records = make_records(7, 40)
+    fp = write(tmp_path / "fp.jsonl", records)
+    idx = tmp_path / "idx"
+    run("index", "create", idx, "-k", "3", "--from", fp)
+    before = index_state(idx)
+    catalog = idx / "catalog.sqlite"
+    segment = next((idx / "segments").iterdir())
+    catalog_bytes, segment_bytes = catalog.read_bytes(), segment.read_bytes()
+    for args in (["index", "cluster", idx, "--force", "-o", catalog],
+                 ["index", "add", idx, "--force", "-o", segment, fp],
+                 ["index", "cluster", idx, "-o", idx / "clusters.jsonl"],
+                 ["fingerprint", "--silent", "--index", idx, "--force", "-o", catalog, EXAMPLES]):
+        result = run(*args, ok=False)
+        assert result.exit_code == 2 and "inside the index" in result.stderr, args
+    with open(catalog, "ab") as appended:  # as `>> idx/catalog.sqlite` would give it
+        result = subprocess.run([sys.executable, "-m", "simdedup", "index", "cluster", str(idx)], stdout=appended,
+                                stderr=subprocess.PIPE)
+    assert result.returncode == 2 and b"writes into a file of the index" in result.stderr
+    assert catalog.read_bytes() == catalog_bytes and segment.read_bytes() == segment_bytes
+    assert index_state(idx) == before and not (idx / "clusters.jsonl").exists()

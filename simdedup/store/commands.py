@@ -120,6 +120,7 @@ def add(directory: str, files: tuple[str, ...], replace: bool, no_wait: bool, li
     from . import api
 
     out = output_file(output, force, files, not files or "-" in files)
+    out.refuse_inside(directory)
     fingerprints = load_fingerprints(named_streams(files))
     for repeated in fingerprints.repeated:
         message(f"simdedup: warning: {repeated}: id seen before; this record is ignored")
@@ -178,6 +179,7 @@ def cluster_command(directory: str, linkage: str, singletons: bool, output_forma
     from . import api
 
     out = output_file(output, force)
+    out.refuse_inside(directory)
     clusters, fingerprints = api.cluster(directory, linkage, singletons)
     with out.open() as fd:
         write_clusters(fd, clusters, fingerprints, output_format)
