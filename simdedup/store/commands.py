@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from ..cli_options import (echo, feature_options, given_on_command_line, message, method_from_options, output_file,
-                           output_options)
+                           output_options, printable)
 from ..read import named_streams
 from ..errors import SimdedupError, UsageError
 
@@ -164,7 +164,7 @@ def query(directory: str, document: str, as_json: bool, encoding: str, html: boo
         return
     for match in matches:
         similarity = "-" if match.similarity is None else f"{match.similarity:.3f}"
-        echo(f"{similarity}\t{match.distance}\t{match.cluster}\t{match.id}")
+        echo(f"{similarity}\t{match.distance}\t{match.cluster}\t{printable(match.id)}")  # an id cannot start a line
 
 
 @index.command(name="cluster")
