@@ -4,6 +4,7 @@ worker processes (one for the module); the pair search against ``near_pairs`` an
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -319,3 +320,20 @@ def test_without_dask_one_line_says_how_to_install(tmp_path):
                              "-k", "3", str(EXAMPLES)], capture_output=True, env=env)
     assert result.returncode == 1
     assert result.stderr.decode().splitlines() == ["Error: --engine dask needs Dask: pip install 'simdedup[dask]'"]
+
+
+@pytest.mark.parametrize("where", ["-o", "--work-dir"])
+def test_outputs_never_go_where_the_inputs_are(tmp_path, where):
+    """-o DIR (even with --force, which empties it of part files) and --work-dir must neither
+    hold an input nor lie inside an input directory: a part file could replace an input."""
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    shutil.copy(EXAMPLES / "en" / "lighthouses.txt", corpus)
+    (corpus / "part-00000.jsonl").write_text('{"id": "x", "text": "an input, not a part file"}\n')
+    before = {p.name: p.read_bytes() for p in corpus.iterdir()}
+    for target in (corpus, corpus / "inside"):
+        args = ["dedup", "--engine", "dask", "--local", "2", "-k", "8", "--silent", "--id-field", "id",
+                where, target, corpus] + (["--force"] if where == "-o" else [])
+        status, _, error = simdedup(*args)
+        assert status == 2 and "holds the input" in error
+    assert {p.name: p.read_bytes() for p in corpus.iterdir()} == before

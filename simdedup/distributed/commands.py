@@ -11,10 +11,11 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
+import re
 import sys
 import tempfile
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 import click
 
@@ -108,6 +109,25 @@ def work_directory(connection: Connection) -> Iterator[WorkDir]:
         yield WorkDir(directory)
 
 
+def refuse_overlap(directory: str | None, inputs: Iterable[str], option: str) -> None:
+    """Raises UsageError when a directory the run writes into (``-o``, ``--work-dir``) holds one
+    of the ``inputs`` or lies inside one: its part files could replace an input, and a walk of
+    the input would read them."""
+    if directory is None or ("://" in directory and not directory.startswith("file://")):
+        return
+    root = os.path.realpath(directory.removeprefix("file://"))
+    for path in inputs:
+        if path == "-":
+            continue
+        real = os.path.realpath(path)
+        if real == root or real.startswith(root.rstrip(os.sep) + os.sep) or root.startswith(real.rstrip(os.sep) + os.sep):
+            raise UsageError(f"{option} {directory} holds the input {path} or lies inside it; write elsewhere")
+
+
+#: the names of the part files the engine writes (``--force`` removes only these)
+PART_NAME = re.compile(r"part-[0-9]{5}\.(jsonl|sdfp)")
+
+
 def output_directory(output: str | None, force: bool, work: WorkDir) -> WorkDir:
     """Where the part files go: ``-o`` (empty or new, or emptied of part files with ``--force``),
     else a folder of the work directory whose parts are then written to stdout."""
@@ -127,7 +147,7 @@ def output_directory(output: str | None, force: bool, work: WorkDir) -> WorkDir:
     if present and not force:
         raise SimdedupError(f"-o {output} is not empty; --force replaces the part files in it")
     for name in present:
-        if name.rstrip("/").rsplit("/", 1)[-1].startswith("part-"):
+        if PART_NAME.fullmatch(name.rstrip("/").rsplit("/", 1)[-1]):
             target.fs.rm(name)
     return target
 
@@ -180,6 +200,8 @@ def run_fingerprint(connection: Connection, paths: tuple[str, ...], jobs: int | 
 
     inputs = take_inputs(features)
     recipe, _ = _recipe(features, inputs.given_features, False)
+    refuse_overlap(output, paths, "-o")
+    refuse_overlap(connection.work_dir, paths, "--work-dir")
     shards, reading = _shards(paths, inputs, output)
     with work_directory(connection) as work:
         work.claim(run.settings_of(command="fingerprint", paths=list(paths), inputs=_jsonable(dataclasses.asdict(inputs)),
@@ -229,6 +251,8 @@ def run_dedup(connection: Connection, paths: tuple[str, ...], jobs: int | None, 
                                     min_resemblance)
     decision = _decision(options, method.bits, getattr(method, "sketch_bins", 0) > 0, method.settings["method"],
                          output_format)
+    refuse_overlap(output, paths, "-o")
+    refuse_overlap(connection.work_dir, paths, "--work-dir")
     shards, reading = _shards(paths, inputs, output)
     with work_directory(connection) as work:
         work.claim(run.settings_of(command="dedup", paths=list(paths), inputs=_jsonable(dataclasses.asdict(inputs)),
@@ -259,6 +283,8 @@ def run_cluster(connection: Connection, files: tuple[str, ...], output: str | No
         return _decision(options, bits, bool(settings.get("sketch")), settings.get("method") or "simhash",
                          output_format)
 
+    refuse_overlap(output, files, "-o")
+    refuse_overlap(connection.work_dir, files, "--work-dir")
     with work_directory(connection) as work:
         work.claim(run.settings_of(command="cluster", files=list(files), decision=_jsonable(decision),
                                    output_format=output_format, identity=_file_identity(files)))
