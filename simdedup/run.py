@@ -23,6 +23,7 @@ from .read import Inputs, Source, open_documents, read_sources
 if TYPE_CHECKING:
     from .methods import Method
 
+
 #: sources fingerprinted together: one kernel call, or one task for a worker process
 BATCH_SOURCES = 64
 
@@ -301,11 +302,12 @@ def prepare_dedup(method: Method, options: ClusterOptions, verify: str = "exact"
 # --- the library in one call ----------------------------------------------------------------
 
 
-def fingerprint(paths: Iterable[str] | str, method: Method | None = None, *, jobs: int = 1,
+def fingerprint(paths: Iterable[str] | str, method: Method | str | None = None, *, jobs: int = 1,
                 inputs: Inputs | None = None, **method_options: Any) -> Iterator[FingerprintRecord]:
     """The fingerprint records of the documents ``paths`` name (files, directories, JSON-lines
     and other tables), in input order; skipped documents are left out with a warning
-    (:mod:`warnings`). ``method``, or the options of :func:`simdedup.methods.make_method`.
+    (:mod:`warnings`). ``method``: a :class:`~simdedup.methods.Method`, or its name with the
+    options of :func:`simdedup.methods.make_method`.
 
     >>> import simdedup
     >>> records = list(simdedup.fingerprint(["examples/en"]))
@@ -314,9 +316,10 @@ def fingerprint(paths: Iterable[str] | str, method: Method | None = None, *, job
     """
     import warnings
 
-    from .methods import make_method
+    from .methods import Method, make_method
 
-    method = method or make_method(**method_options)
+    if not isinstance(method, Method):  # None, or a method's name
+        method = make_method(method or "simhash", **method_options)
     run = FingerprintRun((paths,) if isinstance(paths, str) else tuple(paths), method, inputs or Inputs(), jobs,
                          note=lambda text: warnings.warn(text, stacklevel=3))
     yield from run.records()
@@ -341,17 +344,15 @@ def cluster(records: Iterable[FingerprintRecord] | FingerprintSet | Iterable[str
     else:
         records = list(records)
         if records and isinstance(records[0], str):
-            from contextlib import ExitStack
+            from .read import named_streams
 
-            with ExitStack() as stack:
-                files = [(name, stack.enter_context(open(name, "rb"))) for name in records]
-                return cluster_files(files, options).id_clusters()
+            return cluster_files(named_streams(records), options).id_clusters()  # type: ignore[arg-type]
         fingerprints = collect_records(records)  # type: ignore[arg-type]
     resolved = _resolved(options, fingerprints, _no_note)
     return Clustered(fingerprints, cluster_fingerprints(fingerprints, resolved), resolved).id_clusters()
 
 
-def dedup(paths: Iterable[str] | str, method: Method | None = None, options: ClusterOptions | None = None, *,
+def dedup(paths: Iterable[str] | str, method: Method | str | None = None, options: ClusterOptions | None = None, *,
           jobs: int = 1, inputs: Inputs | None = None, verify: str = "exact", exact_first: bool = False,
           **option_values: Any) -> list[list[str]]:
     """Fingerprint the documents ``paths`` name and cluster them in one go: lists of ids, the
@@ -366,12 +367,12 @@ def dedup(paths: Iterable[str] | str, method: Method | None = None, options: Clu
     import warnings
     from dataclasses import fields
 
-    from .methods import make_method
+    from .methods import Method, make_method
 
     cluster_names = {f.name for f in fields(ClusterOptions)}
     cluster_values = {k: v for k, v in option_values.items() if k in cluster_names}
-    if method is None:
-        method = make_method(**{k: v for k, v in option_values.items() if k not in cluster_names})
+    if not isinstance(method, Method):  # None, or a method's name
+        method = make_method(method or "simhash", **{k: v for k, v in option_values.items() if k not in cluster_names})
     elif len(cluster_values) < len(option_values):
         raise SimdedupError("give a method or its options, not both")
     options = options or ClusterOptions(**cluster_values)

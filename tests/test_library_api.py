@@ -88,3 +88,15 @@ def test_the_import_graph_has_no_circle():
         if name not in state:
             visit(name, [name])
     assert os.path.isdir(ROOT / "simdedup" / "read") and "simdedup.pipeline" not in modules
+
+
+def test_library_calls_fail_with_simdedup_errors_and_take_method_names(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    with pytest.raises(simdedup.SimdedupError, match="cannot read missing.jsonl"):
+        simdedup.cluster("missing.jsonl")
+    with pytest.raises(simdedup.SimdedupError, match="k must be between"):
+        simdedup.dedup("examples", k=99)
+    with pytest.raises(simdedup.SimdedupError, match="unknown tokenizer"):
+        simdedup.dedup("examples", tokenizer="nope")
+    digests = list(simdedup.fingerprint("examples/en", "nilsimsa"))
+    assert digests and {r.settings["method"] for r in digests} == {"nilsimsa"} and digests[0].bits == 256
