@@ -105,17 +105,26 @@ def source_digest(source: Source, encoding: str = "utf-8") -> bytes:
     return content_digest(text_chunks(document.text) if document.text is not None else document.reader)  # type: ignore[arg-type]
 
 
-def repeats(sources: Iterable[Source], encoding: str, seen: Any) -> Iterator[tuple[str, str | None, str | None]]:
-    """``exact``: for each document of ``sources``, ``(id, earlier id, None)`` with the id of the
-    first document of the same text (None: its text is new; "" when ``seen`` is a bloom filter,
-    which cannot say), or ``(id, None, reason)`` for a document that cannot be read."""
+def _checked(sources: Iterable[Source], encoding: str, seen: Any) -> Iterator[tuple[Source, str | None, str | None]]:
+    """For each document of ``sources``: ``(document, earlier id, None)``, with the id of the first
+    document of the same text in ``seen`` (None: its text is new; "" when ``seen`` is a bloom
+    filter, which cannot say), or ``(document, None, reason)`` for one that cannot be read."""
     for source in itertools.chain.from_iterable(map(documents, sources)):
+        if source.reason is not None:
+            yield source, None, source.reason
+            continue
         try:
-            if source.reason is not None:
-                raise SkipDocument(source.path, source.reason)
-            yield source.path, seen.check(source_digest(source, encoding), source.path), None
+            earlier = seen.check(source_digest(source, encoding), source.path)
         except SkipDocument as exc:
-            yield exc.path, None, exc.reason
+            yield source, None, exc.reason
+            continue
+        yield source, earlier, None
+
+
+def repeats(sources: Iterable[Source], encoding: str, seen: Any) -> Iterator[tuple[str, str | None, str | None]]:
+    """``exact``: ``(id, earlier id, reason)`` for each document of ``sources`` (see :func:`_checked`)."""
+    for source, earlier, reason in _checked(sources, encoding, seen):
+        yield source.path, earlier, reason
 
 
 def exact_duplicates(sources: Iterable[Source], encoding: str, seen: Any,
@@ -127,15 +136,10 @@ def exact_duplicates(sources: Iterable[Source], encoding: str, seen: Any,
     path`` ("" when ``seen`` is a bloom filter, which cannot say). A source that cannot be read
     is passed on, so that fingerprinting reports why.
     """
-    for source in itertools.chain.from_iterable(map(documents, sources)):
-        if source.reason is None:
-            try:
-                earlier = seen.check(source_digest(source, encoding), source.path)
-            except SkipDocument:
-                earlier = None
-            if earlier is not None:
-                duplicates[source.path] = earlier
-                continue
+    for source, earlier, _ in _checked(sources, encoding, seen):
+        if earlier is not None:
+            duplicates[source.path] = earlier
+            continue
         yield source
 
 
