@@ -63,7 +63,8 @@ def dedup(paths: list[str], *, client: Any, work_dir: str, k: int, output: str |
     from ..group import ClusterOptions
     from ..read import WalkFilter, iter_sources
     from . import run
-    from .fingerprints import Reading, Recipe, plan_shards
+    from ..read import Inputs
+    from .fingerprints import Recipe, plan_shards
     from .groups import Decision
     from .workdir import WorkDir
 
@@ -75,7 +76,7 @@ def dedup(paths: list[str], *, client: Any, work_dir: str, k: int, output: str |
                               min_resemblance).resolve(method.bits, method.sketch_bins > 0, "simhash")
     decision = Decision(resolved.k, linkage, min_similarity, min_resemblance, similarity, resolved.min_features,
                         singletons, output_format)
-    reading = Reading(jsonl, text_field, id_field, None)
+    reading = Inputs(jsonl=jsonl, text_field=text_field, id_field=id_field)
     sources = (s for s in iter_sources(paths, WalkFilter()) if not s.same_file)
     shards = plan_shards(sources, reading, plan.shard_bytes, plan.shard_documents)
     work = WorkDir(work_dir)

@@ -161,31 +161,27 @@ def _write_stdout(data: bytes) -> None:
 
 def _recipe(features: dict[str, Any], given: bool, exact: bool) -> tuple[Any, Any]:
     """The fingerprinting recipe of the feature options (``--compat`` applied) and the method."""
-    from ..cli_options import final_feature_options, method_of_options
+    from ..cli_options import final_feature_options
     from .fingerprints import Recipe
 
     options = final_feature_options(features, given)
     recipe = Recipe(tuple(sorted(options.items())), given, exact)
-    method = method_of_options(given=given, **options)
-    if exact and hasattr(method, "verify_exactly"):
-        method.verify_exactly()
-    return recipe, method
+    return recipe, recipe.build()
 
 
-def _shards(paths: tuple[str, ...], inputs: Any, output: str | None) -> tuple[list, Any]:
+def _shards(paths: tuple[str, ...], inputs: Any, output: str | None) -> list:
     from ..read import WalkFilter, iter_sources, without_links
     from ..write import own_file, stdout_target
-    from .fingerprints import Reading, plan_shards
+    from .fingerprints import plan_shards
 
     if not paths:
         raise click.UsageError("give at least one PATH")
     if "-" in paths:
         raise click.UsageError("--engine dask reads the paths named, not a list on stdin")
-    reading = Reading(inputs.jsonl, inputs.text_field, inputs.id_field, inputs.max_line_bytes)
     walk = WalkFilter(inputs.globs, inputs.excludes, inputs.min_bytes)
     exclude = () if output else own_file(stdout_target())
     sources = without_links(iter_sources(paths, walk, exclude), message, False)
-    return plan_shards(sources, reading), reading
+    return plan_shards(sources, inputs)
 
 
 def _report(skipped: list[str], done: int, verb: str = "fingerprinted") -> None:
@@ -202,14 +198,14 @@ def run_fingerprint(connection: Connection, paths: tuple[str, ...], jobs: int | 
     recipe, _ = _recipe(features, inputs.given_features, False)
     refuse_overlap(output, paths, "-o")
     refuse_overlap(connection.work_dir, paths, "--work-dir")
-    shards, reading = _shards(paths, inputs, output)
+    shards = _shards(paths, inputs, output)
     with work_directory(connection) as work:
         work.claim(run.settings_of(command="fingerprint", paths=list(paths), inputs=_jsonable(dataclasses.asdict(inputs)),
                                    features=_jsonable(dict(recipe.options)), given=recipe.given,
                                    shards=run.shard_identity(shards)))
         target = output_directory(output, force, work)
         with dask_engine(connection, silent) as engine:
-            outcome = run.fingerprint(engine, work, shards, recipe, reading, record_format, target, message,
+            outcome = run.fingerprint(engine, work, shards, recipe, inputs, record_format, target, message,
                                       verbose)
         if output is None:
             run.stream(target, outcome.parts, _write_stdout)
@@ -253,14 +249,14 @@ def run_dedup(connection: Connection, paths: tuple[str, ...], jobs: int | None, 
                          output_format)
     refuse_overlap(output, paths, "-o")
     refuse_overlap(connection.work_dir, paths, "--work-dir")
-    shards, reading = _shards(paths, inputs, output)
+    shards = _shards(paths, inputs, output)
     with work_directory(connection) as work:
         work.claim(run.settings_of(command="dedup", paths=list(paths), inputs=_jsonable(dataclasses.asdict(inputs)),
                                    features=_jsonable(dict(recipe.options)), given=recipe.given, verify=verify,
                                    decision=decision, shards=run.shard_identity(shards)))
         target = output_directory(output, force, work)
         with dask_engine(connection, silent) as engine:
-            outcome = run.dedup(engine, work, shards, recipe, reading, decision, target, run.Plan(), message,
+            outcome = run.dedup(engine, work, shards, recipe, inputs, decision, target, run.Plan(), message,
                                 verbose)
         if output is None:
             run.stream(target, outcome.parts, _write_stdout)

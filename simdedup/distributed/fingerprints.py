@@ -20,7 +20,7 @@ import numpy as np
 import xxhash
 
 from ..fingerprints.binary import BinaryWriter, read_blocks, write_columns
-from ..read import Source, is_compressed
+from ..read import Inputs, Source, is_compressed
 from ..read.tables import expand_tables, iter_jsonl_unparsed, table_kind
 from ..errors import IncompatibleSettingsError, SimdedupError
 from ..fingerprints import describe_settings, read_fingerprint_files
@@ -61,17 +61,7 @@ class Recipe:
         return method
 
 
-@dataclass(frozen=True)
-class Reading:
-    """How table files are read (the input options)."""
-
-    jsonl: bool | None = None
-    text_field: str = "text"
-    id_field: str | None = None
-    max_line_bytes: int | None = None
-
-
-def plan_shards(sources: Iterable[Source], reading: Reading, shard_bytes: int = SHARD_BYTES,
+def plan_shards(sources: Iterable[Source], reading: Inputs, shard_bytes: int = SHARD_BYTES,
                 shard_documents: int = SHARD_DOCUMENTS) -> list[list[Any]]:
     """The shards of the walked ``sources``, in order: lists of Sources and :class:`TableFile`.
     Plain JSON-lines files are cut into stretches of lines here (only their line ends are read)."""
@@ -106,7 +96,7 @@ def plan_shards(sources: Iterable[Source], reading: Reading, shard_bytes: int = 
     return shards
 
 
-def shard_sources(shard: list[Any], reading: Reading) -> Iterator[Source]:
+def shard_sources(shard: list[Any], reading: Inputs) -> Iterator[Source]:
     for entry in shard:
         if isinstance(entry, TableFile):
             yield from expand_tables([Source(entry.path)], True if entry.kind == "jsonl" else None,
@@ -123,7 +113,7 @@ def part_name(index: int) -> str:
 _BATCH = 64
 
 
-def fingerprint_shard(work: WorkDir, index: int, shard: list[Any], recipe: Recipe, reading: Reading) -> dict:
+def fingerprint_shard(work: WorkDir, index: int, shard: list[Any], recipe: Recipe, reading: Inputs) -> dict:
     """Fingerprint one shard into ``part-N.sdfp`` (+ ``.npz``, ``.texts``); returns what the
     driver needs: counts, the skipped documents with their reasons, notes, settings."""
     method = recipe.build()

@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 import xxhash
 
-from ..read import Source
+from ..read import Inputs, Source
 from ..errors import RecordError
 from . import fingerprints as fp_stage
 from . import groups as group_stage
@@ -86,7 +86,7 @@ def shard_identity(shards: list[list[Any]]) -> str:
 
 
 def fingerprint_parts(engine: Engine, work: WorkDir, shards: list[list[Any]], recipe: fp_stage.Recipe,
-                      reading: fp_stage.Reading, warn: Callable[[str], None]) -> tuple[list[dict], list[str]]:
+                      reading: Inputs, warn: Callable[[str], None]) -> tuple[list[dict], list[str]]:
     tasks = [Task(f"{i:05d}", fp_stage.fingerprint_shard, (work, i, shard, recipe, reading))
              for i, shard in enumerate(shards)]
     results = engine.run(work, fp_stage.STAGE, tasks)
@@ -343,7 +343,7 @@ def stream(target: WorkDir, parts: Iterable[str], write: Callable[[bytes], None]
 
 
 def dedup(engine: Engine, work: WorkDir, shards: list[list[Any]], recipe: fp_stage.Recipe,
-          reading: fp_stage.Reading, decision: group_stage.Decision, target: WorkDir, plan: Plan,
+          reading: Inputs, decision: group_stage.Decision, target: WorkDir, plan: Plan,
           warn: Callable[[str], None], verbose: bool = False) -> Outcome:
     """Fingerprint and cluster: the output of ``dedup`` as part files in ``target``."""
     results, skipped = fingerprint_parts(engine, work, shards, recipe, reading, warn)
@@ -387,7 +387,7 @@ def cluster(engine: Engine, work: WorkDir, files: list[str], resolve: Callable[[
 
 
 def fingerprint(engine: Engine, work: WorkDir, shards: list[list[Any]], recipe: fp_stage.Recipe,
-                reading: fp_stage.Reading, record_format: str, target: WorkDir, warn: Callable[[str], None],
+                reading: Inputs, record_format: str, target: WorkDir, warn: Callable[[str], None],
                 verbose: bool = False) -> Outcome:
     """The output of ``fingerprint`` as part files in ``target``."""
     results, skipped = fingerprint_parts(engine, work, shards, recipe, reading, warn)
