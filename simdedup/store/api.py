@@ -596,22 +596,18 @@ def fingerprinter_for(settings: dict[str, Any], encoding: str = "utf-8", html: b
     Raises:
         SimdedupError: the settings name features no document text gives (``--features-field``).
     """
-    from ..methods import NilsimsaMethod, SentencesMethod, SimhashMethod
-    from ..tokenizers import get_tokenizer
+    from ..methods import make_method
 
     method = settings["method"] or "simhash"
-    if method == "nilsimsa":
-        made = NilsimsaMethod(encoding)
-    elif method == "sentences":
-        made = SentencesMethod((settings["options"] or {}).get("n", 3), encoding)
-    elif settings["tokenizer"] == "given":
+    if method == "simhash" and settings["tokenizer"] == "given":
         raise SimdedupError("the index holds fingerprints of given features (--features-field): "
                             "a document's text cannot be queried")
+    if method == "simhash":
+        made = make_method(tokenizer=settings["tokenizer"], tokenizer_options=settings["options"] or {},
+                           bits=settings["bits"], hash_name=settings["hash"], weighting=settings["weighting"],
+                           ties=settings["ties"], sketch_bins=settings["sketch"], encoding=encoding, html=html)
     else:
-        made = SimhashMethod(get_tokenizer(settings["tokenizer"], **(settings["options"] or {})),
-                              settings["bits"], settings["hash"], encoding=encoding,
-                              sketch_bins=settings["sketch"], weighting=settings["weighting"], html=html,
-                              ties=settings["ties"] or "zero")
+        made = make_method(method, encoding=encoding, sentences=(settings["options"] or {}).get("n", 3))
     if fingerprint_settings(made.settings) != settings:
         raise SimdedupError(f"cannot fingerprint with the index's settings ({describe_settings(settings)})")
     return made
