@@ -160,8 +160,9 @@ def _adding_to(directory: str | None, method: Any, outputs: list[Any]) -> Any:
 
 
 def _add_to_index(adding: Any, fingerprints: Any) -> None:
-    result = adding.add(fingerprints, lambda holder: message(f"simdedup: {adding.directory} is being written by "
-                                                             f"{holder}; waiting"))
+    from .store.commands import waiting
+
+    result = adding.add(fingerprints, waiting(adding.directory))
     message(f"simdedup: {adding.directory}: added {result.added:,} documents, {result.pairs:,} verified pairs")
 
 

@@ -32,7 +32,8 @@ def _linkage_options(func: Any) -> Any:
     return func
 
 
-def _waiting(directory: str) -> Any:
+def waiting(directory: str) -> Any:
+    """What a writer that waits for the index's lock says (also for fingerprint/dedup --index)."""
     return lambda holder: message(f"simdedup: {directory} is being written by {holder}; waiting")
 
 
@@ -126,7 +127,7 @@ def add(directory: str, files: tuple[str, ...], replace: bool, no_wait: bool, li
         message(f"simdedup: warning: {repeated}: id seen before; this record is ignored")
     with api.Index(directory) as opened:
         names = ["<stdin>" if name == "-" else name for name in files or ("-",)]
-        result = opened.add(fingerprints, replace, names, linkage, singletons, not no_wait, _waiting(directory))
+        result = opened.add(fingerprints, replace, names, linkage, singletons, not no_wait, waiting(directory))
     with out.open() as fd:
         write_clusters(fd, result.clusters, result.fingerprints, output_format, result.new)
     replaced = f" ({result.replaced:,} replaced)" if result.replaced else ""
@@ -193,7 +194,7 @@ def compact(directory: str, no_wait: bool) -> None:
     from . import api
 
     with api.Index(directory) as opened:
-        merged = opened.compact(not no_wait, _waiting(directory))
+        merged = opened.compact(not no_wait, waiting(directory))
     message(f"simdedup: {directory}: {merged} segments merged" if merged > 1 else
             f"simdedup: {directory}: nothing to compact")
 
