@@ -91,3 +91,78 @@ def shared_weights(hashes, weights, offsets, left, right, weighted):  # pragma: 
                 j += 1
         out[p] = total
     return out
+
+
+@numba.njit(inline="always")
+def _popcount(x):  # pragma: no cover - compiled; SWAR (LLVM makes it one instruction)
+    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return (x * np.uint64(0x0101010101010101)) >> np.uint64(56)
+
+
+@numba.njit(inline="always")
+def _element(h, j):  # pragma: no cover - compiled
+    """The j-th copy of a hash: a multiset as a set (the hash itself first)."""
+    return h if j == 0 else _mix(h ^ (np.uint64(j) * _GOLDEN))
+
+
+@numba.njit(cache=True, nogil=True)
+def elements(hashes, weights, offsets, units, weighted):  # pragma: no cover - compiled
+    """The elements of ``units``' runs back to back: each hash ``weight`` times as its copies
+    (once each without ``weighted``)."""
+    total = 0
+    for u in units:
+        if weighted:
+            for i in range(offsets[u], offsets[u + 1]):
+                total += weights[i]
+        else:
+            total += offsets[u + 1] - offsets[u]
+    out = np.empty(total, dtype=np.uint64)
+    at = 0
+    for u in units:
+        for i in range(offsets[u], offsets[u + 1]):
+            copies = weights[i] if weighted else 1
+            for j in range(copies):
+                out[at] = _element(hashes[i], j)
+                at += 1
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def frequent_bits(hashes, weights, offsets, units, weighted, keys, ids, words):  # pragma: no cover - compiled
+    """Row r: the bitset of the elements of unit ``units[r]`` found in the open-addressing table
+    ``keys`` (power-of-two size, 0 empty) at bit ``ids[slot]``."""
+    bits = np.zeros((len(units), words), dtype=np.uint64)
+    mask = np.uint64(len(keys) - 1)
+    one = np.uint64(1)
+    for r in range(len(units)):
+        u = units[r]
+        for i in range(offsets[u], offsets[u + 1]):
+            copies = weights[i] if weighted else 1
+            for j in range(copies):
+                e = _element(hashes[i], j)
+                slot = e & mask
+                while keys[slot] != 0:
+                    if keys[slot] == e:
+                        at = ids[slot]
+                        bits[r, at >> 6] |= one << np.uint64(at & 63)
+                        break
+                    slot = (slot + one) & mask
+    return bits
+
+
+@numba.njit(cache=True, nogil=True)
+def bounded_jaccard(bits, sizes, free, left, right):  # pragma: no cover - compiled
+    """For each pair of rows, an upper bound of the Jaccard of their sets: the elements both
+    rows' bitsets hold, plus at most the smaller number of elements outside the bitsets."""
+    out = np.empty(len(left), dtype=np.float64)
+    words = bits.shape[1]
+    for p in range(len(left)):
+        a, b = left[p], right[p]
+        shared = 0
+        for w in range(words):
+            shared += _popcount(bits[a, w] & bits[b, w])
+        most = shared + min(free[a], free[b])
+        out[p] = most / (sizes[a] + sizes[b] - most)
+    return out

@@ -151,27 +151,47 @@ class _PairTest:
     def _bag(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         units = self.units
         if units.sketches is not None:
-            estimate = pair_similarity(units.sketches, a, b)
             if self.exact is None:
-                return estimate
-            exact = self.exact.jaccard("bag", a, b)
-            return np.where(np.isnan(exact), estimate, exact)
+                return pair_similarity(units.sketches, a, b)
+            return self._estimated(self.exact.jaccard("bag", a, b), a, b)
         distance = np.bitwise_count(units.fps[a] ^ units.fps[b]).sum(axis=1)
         return 1.0 - distance / (64 * units.fps.shape[1])
 
+    def _estimated(self, bag: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """``bag`` with the sketches' estimate where it is NaN (a unit without exact sets)."""
+        unknown = np.flatnonzero(np.isnan(bag))
+        if len(unknown):
+            bag[unknown] = pair_similarity(self.units.sketches, a[unknown], b[unknown])
+        return bag
+
     def scores(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """The bag similarity of each pair (exact or estimated; from the distance without sketches)."""
-        return self.scores_passes(a, b)[0]
+        return self._bag(np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64))
 
     def passes(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return self.scores_passes(a, b)[1]
 
     def scores_passes(self, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        bag = self._bag(a, b)
+        """The bag similarity of each pair that passes the test (NaN for some that fail), and
+        whether it passes."""
+        a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
         if self.units.sketches is None:
-            return bag, np.bitwise_count(self.units.fps[a] ^ self.units.fps[b]).sum(axis=1) <= self.k
-        grams = self.exact.jaccard("grams", a, b) if self.exact is not None else np.full(len(a), np.nan)
-        return bag, passes(self.measure, bag, grams, self.min_similarity, self.min_resemblance)
+            return self._bag(a, b), np.bitwise_count(self.units.fps[a] ^ self.units.fps[b]).sum(axis=1) <= self.k
+        if self.exact is None:
+            bag = self._bag(a, b)
+            return bag, passes(self.measure, bag, np.full(len(a), np.nan), self.min_similarity, self.min_resemblance)
+        bag, ok = np.full(len(a), np.nan), np.zeros(len(a), dtype=bool)
+        measured = np.arange(len(a))
+        if self.exact.bounds_pay(len(a)):  # measure only the pairs whose upper bounds may pass
+            most_bag = self.exact.upper_bounds("bag", a, b)
+            most_grams = self.exact.upper_bounds("grams", a, b)
+            may = passes(self.measure, most_bag, most_grams, self.min_similarity, self.min_resemblance)
+            measured = np.flatnonzero(may | np.isnan(most_bag))
+        a, b = a[measured], b[measured]
+        exact_bag, grams = self.exact.measures(a, b)
+        bag[measured] = exact_bag = self._estimated(exact_bag, a, b)
+        ok[measured] = passes(self.measure, exact_bag, grams, self.min_similarity, self.min_resemblance)
+        return bag, ok
 
 
 #: with exact verification, candidate pairs whose sketch estimate of the bag similarity is this

@@ -118,11 +118,39 @@ def exact_sets(text: str, lowercase: bool = True) -> ExactSets | None:
     return ExactSets(words[first], counts, grams[np.concatenate(([True], grams[1:] != grams[:-1]))])
 
 
+#: Upper bounds (:meth:`ExactIndex.upper_bounds`) are made when a call asks for at least this
+#: many pairs and twice as many as there are documents with sets: a merge per pair then costs
+#: more than a pass over every document.
+BOUND_AFTER_PAIRS = 4096
+#: the documents whose elements are counted to choose the frequent ones
+BOUND_SAMPLE = 1024
+#: at most this many 64-bit words of frequent elements per document and kind, and this many
+#: bytes for all documents' bitsets of one kind
+BOUND_WORDS = 128
+BOUND_BYTES = 128 << 20
+
+
+@dataclass
+class _Bounds:
+    """One kind's bitsets of frequent elements: a row per document with sets (``row``), each
+    row's number of elements (``sizes``) and of elements outside its bitset (``free``)."""
+
+    row: np.ndarray
+    bits: np.ndarray
+    sizes: np.ndarray
+    free: np.ndarray
+
+
 class ExactIndex:
     """The exact sets of many documents, to compute both measures for many pairs at once: each
     kind is one array of the documents' sorted hashes back to back, with a weight per hash
     (word counts; 1 for 3-grams), and a pair's shared weight is a merge of its two runs
-    (compiled): the weighted Jaccard ``sum(min) / (total a + total b - sum(min))``."""
+    (compiled): the weighted Jaccard ``sum(min) / (total a + total b - sum(min))``.
+
+    Template families (man pages, versions of one module) give hundreds of thousands of
+    candidate pairs that share most of their words yet fail the test. :meth:`upper_bounds`
+    settles most of them without a merge.
+    """
 
     def __init__(self, sets: list[ExactSets | None]):
         self.n = len(sets)
@@ -130,6 +158,7 @@ class ExactIndex:
         present = [s for s in sets if s is not None]
         self.kinds = {"bag": self._runs([s.words for s in present], [s.counts for s in present]),
                       "grams": self._runs([s.grams for s in present], None)}
+        self._bounds: dict[str, _Bounds] = {}
 
     def _runs(self, arrays: list[np.ndarray], weights: list[np.ndarray] | None) -> tuple:
         """Hashes, their weights (None: 1 each), the offset of each document's run, and each
@@ -146,15 +175,72 @@ class ExactIndex:
 
     def jaccard(self, kind: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """Exact (weighted) Jaccard of documents ``a[i]`` and ``b[i]`` (NaN where one has no sets)."""
+        return self.measures(a, b, (kind,))[0]
+
+    def measures(self, a: np.ndarray, b: np.ndarray, kinds: tuple[str, ...] = ("bag", "grams")) -> list[np.ndarray]:
+        """:meth:`jaccard` of each kind, in one pass over the pairs."""
         from ._exact_kernel import shared_weights
 
-        hashes, weights, offsets, totals = self.kinds[kind]
+        a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
+        pairs = len(a)
+        known = np.flatnonzero(self.has[a] & self.has[b])
+        a, b = a[known], b[known]
+        found = []
+        for kind in kinds:
+            hashes, weights, offsets, totals = self.kinds[kind]
+            shared = shared_weights(hashes, weights, offsets, a, b, kind == "bag")
+            out = np.full(pairs, np.nan)
+            out[known] = shared / (totals[a] + totals[b] - shared)
+            found.append(out)
+        return found
+
+    def bounds_pay(self, pairs: int) -> bool:
+        """Whether :meth:`upper_bounds` are made, or worth making for a call with this many pairs."""
+        if pairs < 64:  # a few merges cost less than the calls
+            return False
+        return bool(self._bounds) or (pairs >= BOUND_AFTER_PAIRS and pairs >= 2 * int(self.has.sum()))
+
+    def upper_bounds(self, kind: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """An upper bound of ``jaccard(kind, a, b)`` for each pair (NaN where one has no sets),
+        exact and cheap: elements that many documents hold get a bit each, and a pair's bound
+        counts the bits both documents set, plus the smaller number of their other elements as
+        if they were all shared. Bits are taken by the frequency of elements among
+        :data:`BOUND_SAMPLE` documents spread over the index; any choice keeps the bound exact."""
+        from ._exact_kernel import bounded_jaccard
+
+        bounds = self._bounds.get(kind) or self._bounds.setdefault(kind, self._make_bounds(kind))
         a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
         out = np.full(len(a), np.nan)
         known = np.flatnonzero(self.has[a] & self.has[b])
-        shared = shared_weights(hashes, weights, offsets, a[known], b[known], kind == "bag")
-        out[known] = shared / (totals[a[known]] + totals[b[known]] - shared)
+        out[known] = bounded_jaccard(bounds.bits, bounds.sizes, bounds.free, bounds.row[a[known]],
+                                     bounds.row[b[known]])
         return out
+
+    def _make_bounds(self, kind: str) -> _Bounds:
+        from ._exact_kernel import elements, frequent_bits
+
+        hashes, weights, offsets, totals = self.kinds[kind]
+        weighted = kind == "bag"  # a word counted c times is c elements
+        units = np.flatnonzero(self.has)
+        row = np.full(self.n, -1, dtype=np.int64)
+        row[units] = np.arange(len(units))
+        sample = units[np.unique(np.linspace(0, len(units) - 1, min(len(units), BOUND_SAMPLE)).astype(np.int64))]
+        counted, counts = np.unique(elements(hashes, weights, offsets, sample, weighted), return_counts=True)
+        words = max(1, min(BOUND_WORDS, BOUND_BYTES // (8 * max(1, len(units)))))
+        repeated = np.flatnonzero((counts >= 2) & (counted != 0))  # 0 marks an empty slot
+        chosen = counted[repeated[np.argsort(-counts[repeated], kind="stable")[: 64 * words]]]
+        words = max(1, -(-len(chosen) // 64))
+        size = 1 << max(1, (2 * len(chosen) - 1).bit_length())
+        keys, ids = np.zeros(size, dtype=np.uint64), np.zeros(size, dtype=np.int64)
+        mask = size - 1
+        for at, key in enumerate(chosen.tolist()):  # open addressing, linear probing (as the kernel)
+            slot = key & mask
+            while keys[slot]:
+                slot = (slot + 1) & mask
+            keys[slot], ids[slot] = key, at
+        bits = frequent_bits(hashes, weights, offsets, units, weighted, keys, ids, words)
+        sizes = totals[units].astype(np.int64)
+        return _Bounds(row, bits, sizes, sizes - np.bitwise_count(bits).sum(axis=1, dtype=np.int64))
 
 
 def passes(measure: str, bag: np.ndarray, grams: np.ndarray, min_similarity: float,

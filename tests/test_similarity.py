@@ -151,3 +151,48 @@ def test_verify_sketch_is_what_cluster_does_on_stored_fingerprints(tmp_path):
     clustered = runner.invoke(cli, ["cluster"], input=fingerprints).stdout
     assert runner.invoke(cli, ["dedup", "--verify", "sketch", str(tmp_path)]).stdout == clustered != ""
     assert runner.invoke(cli, ["dedup", str(tmp_path)]).stdout == ""  # exactly: 3-grams differ
+
+
+VOCABULARY = "the a of file option page see value name list".split()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.integers(0, len(VOCABULARY) - 1), min_size=1, max_size=80), min_size=2, max_size=30))
+def test_upper_bounds_are_never_below_the_exact_measures(docs):
+    texts = [" ".join(VOCABULARY[i] for i in doc) for doc in docs]  # few words, many repeats
+    index = ExactIndex([exact_sets(t) for t in texts])
+    a, b = np.triu_indices(len(texts))
+    for kind in ("bag", "grams"):
+        exact, bound = index.jaccard(kind, a, b), index.upper_bounds(kind, a, b)
+        assert (bound >= exact).all()
+        assert (bound[a == b] == 1.0).all()
+
+
+def test_bounds_leave_dedup_output_unchanged(tmp_path, monkeypatch):
+    """A template family: 120 versions of one page, each with up to 40 of its 200 lines
+    replaced, so that most of its 7,140 candidate pairs fail. The pairs the bounds settle
+    must be settled as the merges settle them."""
+    from simdedup import similarity
+
+    base = lines_of_words(8, 200)
+    for i in range(120):
+        r = random.Random(i)
+        doc = base[:]
+        for line in r.sample(range(len(doc)), r.randrange(41)):
+            doc[line] = " ".join(lines_of_words(1000 * i + line, 1))
+        (tmp_path / f"page{i:03}.txt").write_text("\n".join(doc))
+    bound_calls = []
+    upper_bounds = similarity.ExactIndex.upper_bounds
+    monkeypatch.setattr(similarity.ExactIndex, "upper_bounds",
+                        lambda self, *args: bound_calls.append(len(args[1])) or upper_bounds(self, *args))
+    runner = CliRunner()
+    for linkage in ("complete", "single"):
+        bounded = runner.invoke(cli, ["dedup", "-k", "30", "--linkage", linkage, str(tmp_path)]).stdout
+        assert max(bound_calls) >= similarity.BOUND_AFTER_PAIRS
+        with monkeypatch.context() as unbounded:
+            unbounded.setattr(similarity, "BOUND_AFTER_PAIRS", 10**12)
+            bound_calls.clear()
+            merged = runner.invoke(cli, ["dedup", "-k", "30", "--linkage", linkage, str(tmp_path)]).stdout
+            assert bound_calls == []
+        clustered = sum(json.loads(line)["size"] for line in bounded.splitlines())
+        assert bounded == merged and 0 < clustered < 120, linkage
