@@ -194,10 +194,19 @@ class _PairTest:
         return bag, ok
 
 
-#: with exact verification, candidate pairs whose sketch estimate of the bag similarity is this
-#: far below the lower threshold are not measured: about eight standard errors of the 128-byte
-#: sketch, and a pair that shares 3-grams shares their words, so its bag similarity is not lower
+#: with exact verification under the bag measure, candidate pairs whose sketch estimate is this
+#: far below the threshold are not measured: about eight standard errors of the 128-byte sketch
 EXACT_MARGIN = 0.25
+
+
+def exact_may_pass(estimate: np.ndarray, measure: str, min_similarity: float) -> np.ndarray:
+    """Which candidate pairs exact verification measures, from their sketches' estimate of the
+    bag similarity: all of them, unless the measure is the bag alone. The estimate says nothing
+    sure about 3-grams: a page whose words repeat more often than in its copy has a low bag
+    similarity and the same 3-grams."""
+    if measure != "bag":
+        return np.ones(len(estimate), dtype=bool)
+    return estimate >= min_similarity - EXACT_MARGIN
 
 #: LSH over the sketch: a second candidate source. Units whose sketches agree in all
 #: BAND_BINS bins of one of the bins // BAND_BINS bands are candidates too (two documents of
@@ -441,10 +450,11 @@ def find_clusters(
         left, right = left[involves_new], right[involves_new]
     unit_exact = None
     if exact is not None and units.sketches is not None:
-        # Exact sets only for the units of the pairs the sketches cannot rule out (every other
-        # pair linkage tests is inside a cluster, so between such units)
-        possible = pair_similarity(units.sketches, left, right) >= min(min_similarity, min_resemblance) - EXACT_MARGIN
-        left, right = left[possible], right[possible]
+        # Exact sets only for the units of the pairs that may pass (every other pair linkage
+        # tests is inside a cluster, so between such units)
+        if similarity == "bag":
+            possible = exact_may_pass(pair_similarity(units.sketches, left, right), similarity, min_similarity)
+            left, right = left[possible], right[possible]
         some_doc = np.full(count, -1, dtype=np.int64)
         some_doc[np.concatenate((left, right))] = 0
         some_doc[units.of_doc] = np.where(some_doc[units.of_doc] == 0, np.arange(n), -1)

@@ -196,3 +196,17 @@ def test_bounds_leave_dedup_output_unchanged(tmp_path, monkeypatch):
             assert bound_calls == []
         clustered = sum(json.loads(line)["size"] for line in bounded.splitlines())
         assert bounded == merged and 0 < clustered < 120, linkage
+
+
+def test_a_copy_whose_words_repeat_more_is_found_on_its_3grams(tmp_path):
+    """Repeated words weigh in the bag similarity, not in the set of 3-grams: a page and its
+    copy with one line repeated many times pass on resemblance, however low the sketches'
+    estimate of their bag similarity is."""
+    lines = lines_of_words(9, 80)
+    page, copy = "\n".join(lines), "\n".join(lines + [lines[0]] * 120)
+    assert brute_bag(page, copy) < 0.5 < 0.95 < brute_resemblance(page, copy)
+    (tmp_path / "page.txt").write_text(page)
+    (tmp_path / "copy.txt").write_text(copy)
+    assert [[m["id"] for m in r["members"]] for r in dedup([tmp_path])] == [[str(tmp_path / "copy.txt"),
+                                                                           str(tmp_path / "page.txt")]]
+    assert dedup([tmp_path], "--similarity", "bag") == []

@@ -1,15 +1,15 @@
 """Stages 3 and 4: the rows cut into independent groups, then clustered group by group.
 
 A *group* is a union of connected components of the graph the one-process run links over, so
-clustering each group alone with :func:`simdedup.cluster.find_clusters` gives exactly the
+clustering each group alone with :func:`simdedup.group.find_clusters` gives exactly the
 clusters the whole run gives (every step of every linkage only looks at verified pairs and at
 members of one cluster). Groups are made coarse on purpose, from what the driver holds cheaply:
 
 - rows with one fingerprint are in one group (the one-process units also tell sketches and
   texts apart: finer, so contained);
 - two fingerprints within ``k`` are joined when some pair of their documents could be verified:
-  their sketches' estimate passes the test (``--verify sketch``, ``cluster``) or the looser
-  bound under which exact verification does not even look (:data:`simdedup.cluster.EXACT_MARGIN`);
+  their sketches' estimate passes the test (``--verify sketch``, ``cluster``) or exact
+  verification may pass them (:func:`simdedup.group.exact_may_pass`);
   a document with fewer than ``--min-features`` features never pairs.
 
 Connected components by label propagation with pointer jumping (the minimum row of a component
@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from ..group import EXACT_MARGIN, Cluster, cluster_record, find_clusters, member_records, unique_rows
+from ..group import Cluster, cluster_record, exact_may_pass, find_clusters, member_records, unique_rows
 from ..write import json_text_bytes
 from ..similarity import BUDGET_BYTES, passes
 from ..sketch import pair_similarity
@@ -124,7 +124,7 @@ def verified_pairs(left: np.ndarray, right: np.ndarray, values: Values, sketches
     def test(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         bag = pair_similarity(variant_sketches, a, b)
         if exact:
-            return bag >= min(decision.min_similarity, decision.min_resemblance) - EXACT_MARGIN
+            return exact_may_pass(bag, decision.similarity, decision.min_similarity)
         return passes(decision.similarity, bag, np.full(len(a), np.nan), decision.min_similarity,
                       decision.min_resemblance)
 

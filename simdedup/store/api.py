@@ -5,7 +5,7 @@ segment files (:mod:`simdedup.store.segments`). Its fingerprint settings, k, Man
 verification options are fixed when it is created.
 
 *Equivalence.* Documents of equal fingerprint and sketch share a *unit* (as in
-:mod:`simdedup.cluster`). Each add searches its new units against every segment's tables and
+:mod:`simdedup.group`). Each add searches its new units against every segment's tables and
 against each other, verifies the candidates as ``cluster`` does, and logs the verified pairs
 of units in the catalog. Every verified pair of units that may pair (their documents have
 ``min_features`` features) is then in the log: of two such units, the one added last was
