@@ -35,6 +35,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from corpora import CORPUS, check_pins, real_corpus, summary  # noqa: E402
@@ -116,6 +118,46 @@ def make_fingerprints(count: int) -> Path:
                     values.append(value)
             out.write(f'{{"id":"d{i:08d}","simhash":"{value:016x}","bits":64,"features":100}}\n')
     return path
+
+
+def make_planted(count: int, share: float = 0.1, group: int = 10) -> tuple[Path, Path]:
+    """``count`` records as ``fingerprint`` writes them (with 128-byte sketches), ``share`` of
+    them in planted groups of ``group`` near copies (each within 2 bits of its group's base value
+    and with up to 10 of its base sketch's bins changed); and the same records in the spelling of
+    ``jq`` and pandas (keys sorted, spaces after the separators)."""
+    from simdedup.sketch import encode
+
+    canonical = CORPUS / f"planted-{count}.jsonl"
+    spelled = CORPUS / f"planted-{count}-jq.jsonl"
+    if canonical.exists() and spelled.exists():
+        return canonical, spelled
+    CORPUS.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(count)
+    values = rng.integers(0, 2**63, count, dtype=np.int64).astype(np.uint64) * np.uint64(2) + rng.integers(
+        0, 2, count, dtype=np.int64).astype(np.uint64)
+    sketches = rng.integers(0, 256, (count, 128), dtype=np.uint8)
+    planted = int(count * share) // group * group
+    members = rng.permutation(count)[:planted].reshape(-1, group)
+    for rows in members:
+        base, base_sketch = values[rows[0]], sketches[rows[0]]
+        for row in rows:
+            flips = rng.integers(0, 64, 2)
+            values[row] = base ^ (np.uint64(1) << np.uint64(flips[0])) ^ (np.uint64(1) << np.uint64(flips[1]))
+            sketch = base_sketch.copy()
+            changed = rng.integers(0, 128, rng.integers(0, 11))
+            sketch[changed] = rng.integers(0, 256, len(changed), dtype=np.uint8)
+            sketches[row] = sketch
+    settings = {"method": "simhash", "tokenizer": "words", "options": {"shingle": 1}, "hash": "xxh3",
+                "weighting": "binary"}
+    tail = json.dumps(settings, separators=(",", ":"))[1:-1]
+    with open(canonical, "w") as out, open(spelled, "w") as other:
+        for i, (value, sketch) in enumerate(zip(values.tolist(), sketches)):
+            text = encode(sketch.tobytes())
+            out.write(f'{{"id":"d{i:08d}","simhash":"{value:016x}","bits":64,"features":100,"bytes":800,'
+                      f'{tail},"sketch":"{text}"}}\n')
+            other.write(json.dumps({"id": f"d{i:08d}", "simhash": f"{value:016x}", "bits": 64, "features": 100,
+                                    "bytes": 800, **settings, "sketch": text}, sort_keys=True) + "\n")
+    return canonical, spelled
 
 
 def binary_copy(path: Path) -> Path:
@@ -453,6 +495,12 @@ def main() -> int:
         print(row(job, "simdedup cluster (CLI, JSON lines)", cli, docs=count, baseline=pybind))
         print(row(job, "simdedup cluster (CLI, binary form)", cli_binary, docs=count, baseline=pybind))
         print(row(job, "simdedup near_pairs (library, search only)", library, docs=count, baseline=pybind))
+    canonical, spelled = make_planted(10**6)
+    job = "cluster k=3, 10^6 fingerprints with sketches, 10% in planted groups"
+    plain = measure(SIMDEDUP + ["cluster", "-k", "3", str(canonical)])
+    print(row(job, "simdedup cluster (CLI, canonical JSON lines)", plain, docs=10**6))
+    print(row(job, "simdedup cluster (CLI, jq spelling; speed-up is canonical's)", measure(
+        SIMDEDUP + ["cluster", "-k", "3", str(spelled)]), docs=10**6, baseline=plain))
     folder = make_corpus("en", sizes[-1])
     listing = file_list(folder)
     docs = len(listing.read_text().splitlines())

@@ -122,17 +122,28 @@ def _units(ids: Sequence[str], fps: np.ndarray, sketches: np.ndarray | None, by_
 def unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Distinct rows (in sorted order) and the index of each row's distinct row.
 
-    Like ``np.unique(rows, axis=0, return_inverse=True)`` in a fraction of its memory: a
-    lexicographic argsort of the columns, then adjacent rows compared.
+    Like ``np.unique(rows, axis=0, return_inverse=True)`` in a fraction of its memory and time:
+    rows are sorted on their first column (mostly distinct: a fingerprint), and only the runs
+    that share it are sorted on all their columns and compared.
     """
-    order = np.lexsort(rows.T[::-1])
+    first = rows[:, 0]
+    order = np.argsort(first, kind="stable")
+    ordered = first[order]
+    same = ordered[1:] == ordered[:-1]
     new_group = np.ones(len(rows), dtype=bool)
-    for column in range(rows.shape[1]):  # column by column: no copy of the sorted rows
-        values = rows[order, column]
-        if column == 0:
-            new_group[1:] = values[1:] != values[:-1]
-        else:
-            new_group[1:] |= values[1:] != values[:-1]
+    new_group[1:] = ~same
+    if rows.shape[1] > 1 and same.any():
+        in_run = np.zeros(len(rows), dtype=bool)
+        in_run[1:] |= same
+        in_run[:-1] |= same
+        at = np.flatnonzero(in_run)
+        runs = order[at]
+        order[at] = runs = runs[np.lexsort(rows[runs].T[::-1])]  # stable: as a lexsort of all rows
+        differs = np.zeros(len(at) - 1, dtype=bool)
+        for column in range(1, rows.shape[1]):  # column by column: no copy of the sorted rows
+            values = rows[runs, column]
+            differs |= values[1:] != values[:-1]
+        new_group[at[1:][differs]] = True  # across two runs, the first column differs already
     group = np.cumsum(new_group) - 1
     of_row = np.empty(len(rows), dtype=np.int64)
     of_row[order] = group
