@@ -263,6 +263,7 @@ def dedup(paths: tuple[str, ...], jobs: int | None, silent: bool, verbose: bool,
     \b
     simdedup dedup corpus/ > clusters.jsonl
     """
+    from .group import StageTimes
     from .run import dedup_run, prepare_dedup
     from .unique import KeptLines, unique_output
     from .write import overwritten_files, own_file, write_clusters
@@ -285,7 +286,9 @@ def dedup(paths: tuple[str, ...], jobs: int | None, silent: bool, verbose: bool,
     run = fingerprint_run(paths, method, inputs, jobs, silent, verbose, exact_first=exact_first,
                            exclude=() if output else own_file(stdout_target()), overwritten=overwritten_files(outputs),
                            tee=unique.tee if isinstance(unique, KeptLines) else None)
-    clustered = dedup_run(run, options, with_progress(run, silent))
+    times = StageTimes()
+    clustered = dedup_run(run, options, with_progress(run, silent), times)
+    times.start("write")
     with out.open() as fd:
         write_clusters(fd, clustered.clusters, clustered.fingerprints, output_format, clustered.new)
         if unique is not None:
@@ -293,6 +296,8 @@ def dedup(paths: tuple[str, ...], jobs: int | None, silent: bool, verbose: bool,
                                                            *([out.path] if out.path else [])])
         if adding is not None:
             _add_to_index(adding, clustered.fingerprints)
+    if verbose:
+        message(f"simdedup: time: {times.line()}")
     end_run(run, len(clustered.fingerprints.ids))
 
 

@@ -31,6 +31,7 @@ ties between equally similar edges are broken by the units' smallest ids.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Sequence
 
@@ -89,6 +90,33 @@ class Cluster:
     @property
     def max_distance(self) -> int:
         return max(self.distances)
+
+
+class StageTimes:
+    """Where a run's time goes: seconds per stage, in order, with counts beside them (``-v``)."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self.counts: dict[str, list[str]] = {}
+        self._started = time.perf_counter()
+        self._stage: str | None = None
+
+    def start(self, stage: str) -> None:
+        """End the current stage and start ``stage``."""
+        now = time.perf_counter()
+        if self._stage is not None:
+            self.seconds[self._stage] = self.seconds.get(self._stage, 0.0) + now - self._started
+        self._stage, self._started = stage, now
+
+    def count(self, stage: str, number: int, what: str) -> None:
+        self.counts.setdefault(stage, []).append(f"{number:,} {what}")
+
+    def line(self) -> str:
+        """One line: every stage with its seconds and counts."""
+        self.start("")
+        return ", ".join(f"{stage} {seconds:.2f} s" + (f" ({', '.join(self.counts[stage])})"
+                                                      if stage in self.counts else "")
+                         for stage, seconds in self.seconds.items() if stage)
 
 
 @dataclass
@@ -396,6 +424,7 @@ def find_clusters(
     min_resemblance: float = 1.0,
     bands: bool = False,
     pairs: tuple[np.ndarray, np.ndarray] | None = None,
+    times: StageTimes | None = None,
 ) -> list[Cluster]:
     """Cluster near-duplicate documents.
 
@@ -421,6 +450,7 @@ def find_clusters(
         pairs: candidate pairs of documents (two arrays of rows) found before, used instead of
             the search (a persistent index keeps its verified pairs): they must hold a pair of
             every two units within k that may pair, as the search would find them.
+        times: where the time goes, stage by stage, with the pair counts (``dedup -v``).
 
     Returns:
         Clusters sorted by their first member id; members sorted by id.
@@ -432,6 +462,8 @@ def find_clusters(
         return []
     if fps.shape[0] != n or (sketches is not None and len(sketches) != n):
         raise ValueError("ids, fps and sketches differ in length")
+    times = times or StageTimes()
+    times.start("units")
     by_id = np.array(sorted(range(n), key=ids.__getitem__), dtype=np.int64)
     exact_keys = None
     if exact is not None:  # documents of one unit have one text
@@ -445,6 +477,7 @@ def find_clusters(
         smallest = np.full(count, np.iinfo(np.int64).max)
         np.minimum.at(smallest, units.of_doc, np.asarray(features, dtype=np.int64))
         eligible = np.flatnonzero(smallest >= min_features)
+    times.start("pair search")
     if pairs is not None:
         left, right = _unit_pairs(pairs, units.of_doc, eligible, count)
     elif k > 0 and len(eligible) > 1:
@@ -459,10 +492,12 @@ def find_clusters(
         unit_new[units.of_doc[np.asarray(new, dtype=bool)]] = True
         involves_new = unit_new[left] | unit_new[right]
         left, right = left[involves_new], right[involves_new]
+    times.count("pair search", len(left), "candidate pairs")
     unit_exact = None
     if exact is not None and units.sketches is not None:
         # Exact sets only for the units of the pairs that may pass (every other pair linkage
         # tests is inside a cluster, so between such units)
+        times.start("exact sets")
         if similarity == "bag":
             possible = exact_may_pass(pair_similarity(units.sketches, left, right), similarity, min_similarity)
             left, right = left[possible], right[possible]
@@ -471,19 +506,31 @@ def find_clusters(
         some_doc[units.of_doc] = np.where(some_doc[units.of_doc] == 0, np.arange(n), -1)
         unit_exact = ExactIndex([exact[d].sets() if d >= 0 and exact[d] is not None else None
                                  for d in some_doc.tolist()])
+        times.count("exact sets", int(unit_exact.has.sum()), "documents")
+    times.start("verification")
     test = _PairTest(units, k, min_similarity, unit_exact, similarity, min_resemblance)
     scores, verified = test.scores_passes(left, right)
     if units.sketches is not None:
         left, right, scores = left[verified], right[verified], scores[verified]
+    if unit_exact is not None:
+        times.count("verification", unit_exact.merged, "pairs merged")
+    times.count("verification", len(left), "verified")
+    times.start("linkage")
+    merged = unit_exact.merged if unit_exact is not None else 0
     if linkage == "single":
         label = _link_single(count, left.tolist(), right.tolist())
     elif linkage == "star":
         label = _link_star(count, left.tolist(), right.tolist(), units.rank)
     else:
         label = _link_complete(count, left, right, scores, units.rank, test)
+    if unit_exact is not None:
+        times.count("linkage", unit_exact.merged - merged, "pairs merged")
+    times.start("clusters")
     clusters = _describe(ids, fps, units, label[units.of_doc], by_id, singletons, test)
     if new is not None:
         clusters = [c for c in clusters if any(new[m] for m in c.members)]
+    times.count("clusters", len(clusters), "clusters")
+    times.start("")
     return clusters
 
 
@@ -666,8 +713,8 @@ class ClusterOptions:
 
 
 def cluster_fingerprints(fingerprints: "FingerprintSet", options: ClusterOptions = ClusterOptions(),
-                         new: np.ndarray | None = None,
-                         pairs: tuple[np.ndarray, np.ndarray] | None = None) -> list[Cluster]:
+                         new: np.ndarray | None = None, pairs: tuple[np.ndarray, np.ndarray] | None = None,
+                         times: StageTimes | None = None) -> list[Cluster]:
     """Clusters of a loaded fingerprint set (see :func:`find_clusters`), with ``options``
     resolved for it unless they are already (:meth:`ClusterOptions.for_fingerprints`).
 
@@ -696,6 +743,7 @@ def cluster_fingerprints(fingerprints: "FingerprintSet", options: ClusterOptions
         min_resemblance=options.min_resemblance,
         bands=bool(options.bands),
         pairs=pairs,
+        times=times,
     )
 
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Iterable, Iterator
 from . import workers
 from .errors import SimdedupError
 from .fingerprints import FingerprintRecord, FingerprintSet, collect_records, json_lines, load_fingerprints
-from .group import Cluster, ClusterOptions, cluster_fingerprints
+from .group import Cluster, ClusterOptions, StageTimes, cluster_fingerprints
 from .read import Inputs, Source, open_documents, read_sources
 
 if TYPE_CHECKING:
@@ -267,16 +267,20 @@ def cluster_files(files: Iterable[tuple[str, BinaryIO]], options: ClusterOptions
 
 
 def dedup_run(run: FingerprintRun, options: ClusterOptions = ClusterOptions(),
-              batches: Iterable[Batch] | None = None) -> Clustered:
+              batches: Iterable[Batch] | None = None, times: StageTimes | None = None) -> Clustered:
     """``dedup``: the clusters of the documents a fingerprint run makes (of its ``batches``, as
     the caller iterates them, e.g. behind a progress bar). Two documents under one id: only the
-    first is clustered, and the other is counted as skipped."""
+    first is clustered, and the other is counted as skipped. ``times`` records where the time
+    goes."""
+    times = times or StageTimes()
+    times.start("read and fingerprint")
     fingerprints = collect_records(run.records(batches))
+    times.count("read and fingerprint", len(fingerprints.ids), "documents")
     for doc_id in fingerprints.repeated:
         run.skipped.append(doc_id)
         run.note(f"simdedup: warning: {doc_id}: id of an earlier document; this one is left out")
     resolved = _resolved(options, fingerprints, run.note)
-    return Clustered(fingerprints, cluster_fingerprints(fingerprints, resolved), resolved)
+    return Clustered(fingerprints, cluster_fingerprints(fingerprints, resolved, times=times), resolved)
 
 
 def prepare_dedup(method: Method, options: ClusterOptions, verify: str = "exact") -> None:

@@ -159,6 +159,7 @@ class ExactIndex:
         self.kinds = {"bag": self._runs([s.words for s in present], [s.counts for s in present]),
                       "grams": self._runs([s.grams for s in present], None)}
         self._bounds: dict[str, _Bounds] = {}
+        self.merged = 0  # pairs merged so far (kinds apart)
 
     def _runs(self, arrays: list[np.ndarray], weights: list[np.ndarray] | None) -> tuple:
         """Hashes, their weights (None: 1 each), the offset of each document's run, and each
@@ -185,6 +186,7 @@ class ExactIndex:
         pairs = len(a)
         known = np.flatnonzero(self.has[a] & self.has[b])
         a, b = a[known], b[known]
+        self.merged += len(known)
         found = []
         for kind in kinds:
             hashes, weights, offsets, totals = self.kinds[kind]

@@ -101,3 +101,14 @@ def test_unique_out_jsonl(tmp_path):
     assert dump.read_text() == "\n".join(lines) + "\n"
     same = invoke("dedup", "--silent", "--force", "--text-field", "body.text", "--unique-out", dump, dump)
     assert same.exit_code == 2 and "is an input" in same.stderr
+
+
+def test_dedup_verbose_says_where_the_time_goes(run, dup_corpus):
+    result = run(["dedup", "-v", "dups"])
+    assert result.exit_code == 0, result.stderr
+    line = next(line for line in result.stderr.splitlines() if line.startswith("simdedup: time: "))
+    stages = [part.split(" ")[0] for part in line[len("simdedup: time: "):].split(", ") if part[0].isalpha()]
+    assert stages[0] == "read" and "pair" in stages and "verification" in stages and stages[-1] == "write"
+    clusters = len(result.records)
+    assert f"({clusters:,} clusters)" in line and "candidate pairs" in line and "verified" in line
+    assert "time:" not in run(["dedup", "dups"]).stderr
