@@ -54,7 +54,9 @@ class FingerprintColumns:
                                                                             self.sizes[start:stop].tolist()))]
 
 
-_ID = r'^\{"id":"((?:[^"\\\x00-\x1f]|\\[^\x00-\x1f])*)",'
+#: the id: plain characters and backslash escapes, unrolled (``a*(?:\\.a*)*``: the same strings as
+#: ``(?:a|\\.)*``, a quarter faster to match)
+_ID = r'^\{"id":"([^"\\\x00-\x1f]*(?:\\[^\x00-\x1f][^"\\\x00-\x1f]*)*)",'
 _NUMBERS = r'"features":(0|[1-9][0-9]*)(?:,"bytes":(-?(?:0|[1-9][0-9]*)))?'
 #: A line exactly as :meth:`FingerprintRecord.to_json` writes it: groups id, value field, hex,
 #: bits, features, bytes, the settings fields, sketch. Blocks whose every line has this form
