@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import subprocess
 import sys
 import tempfile
@@ -107,7 +108,9 @@ def main() -> int:
         lines = (tmp / "among.jsonl").read_text(encoding="utf-8").splitlines()
         members = [[m["id"] for m in json.loads(line)["members"]] for line in lines]
         clusters = read_clusters(tmp / "among.jsonl")
-    print(f"all sets together among the distractors: one `cluster` run of {among_seconds:.0f} s\n")
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024  # the largest child: that run
+    print(f"all sets together among the distractors: one `cluster` run of {among_seconds:.0f} s, "
+          f"peak RSS {peak:,.0f} MB\n")
     print("| set | documents | F1 alone | F1 among distractors | difference | P / R alone | P / R among | "
           "cluster s alone |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
