@@ -25,8 +25,8 @@ def _add(token, word, words, grams, n_words, tokens, p1, p2):  # pragma: no cove
     """Store a token: its hash at the end of ``words`` (counted if ``word``), and the 3-gram it
     ends at ``grams[tokens - 2]`` (``p1``, ``p2``: the chained hashes of the last one and two
     tokens before it). Returns the new ``n_words, tokens, p1, p2``."""
-    words[n_words] = token
-    grams[max(tokens - 2, 0)] = _mix(p2 * _GOLDEN + token)
+    words[np.uint64(n_words)] = token  # unsigned indices: numba tests signed ones for wrapping around
+    grams[np.uint64(max(tokens - 2, 0))] = _mix(p2 * _GOLDEN + token)
     return n_words + word, tokens + 1, _mix(token), _mix(p1 * _GOLDEN + token)
 
 
@@ -51,7 +51,7 @@ def token_arrays(data, table):  # pragma: no cover - compiled
     run = length = np.uint64(0)
     i = 0
     while i < size:
-        lead = np.int64(data[i])
+        lead = np.int64(data[np.uint64(i)])
         if lead < 0x80:
             entry = np.int64(table[lead])
             i += 1
@@ -122,11 +122,11 @@ def distinct_sets(words, grams):  # pragma: no cover - compiled
         distinct_words[0] = words[0]
         at = first = 0
         for i in range(1, len(words)):
-            counts[at] = i - first  # so far; final when the next hash differs
+            counts[np.uint64(at)] = i - first  # so far; final when the next hash differs
             new = words[i] != words[i - 1]
             at += new
             first = i if new else first
-            distinct_words[at] = words[i]
+            distinct_words[np.uint64(at)] = words[i]
         counts[at] = len(words) - first
     distinct_grams = np.empty(_count_distinct(grams), dtype=np.uint64)
     if len(grams):
@@ -134,7 +134,7 @@ def distinct_sets(words, grams):  # pragma: no cover - compiled
         at = 0
         for i in range(1, len(grams)):
             at += grams[i] != grams[i - 1]
-            distinct_grams[at] = grams[i]
+            distinct_grams[np.uint64(at)] = grams[i]
     return distinct_words, counts, distinct_grams
 
 
