@@ -33,7 +33,6 @@ import numpy as np
 
 MEASURES = ("combined", "bag", "resemblance")
 DEFAULT_MEASURE = "combined"
-RESEMBLANCE_N = 3  # tokens per n-gram (Broder's w; word 3-grams, as the English gold): what the kernel chains
 DEFAULT_MIN_RESEMBLANCE = 0.8
 #: combined: the share of shared 3-grams a pair that passes on its words still needs
 RESEMBLANCE_FLOOR = 0.5
@@ -115,7 +114,7 @@ def exact_sets(text: str | bytes, lowercase: bool = True) -> ExactSets | None:
     data = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
     words, grams, malformed = token_arrays(np.frombuffer(data, dtype=np.uint8), _tables(lowercase))
     if malformed >= 0:
-        data.decode("utf-8", "surrogatepass")  # raises, at that byte
+        data.decode("utf-8", "surrogatepass")  # raises the decoder's error at that byte
     if len(words) == 0:
         return None
     words.sort()  # in place; numpy sorts several times faster than numba's np.sort

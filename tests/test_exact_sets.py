@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simdedup.similarity import RESEMBLANCE_N, ExactSets, KeptText, exact_sets
+from simdedup.similarity import ExactSets, KeptText, exact_sets
 
 # ---- the oracle: exact_sets and its kernel before they read UTF-8 ----------------------------
 
@@ -94,7 +94,7 @@ def _old_token_arrays(points, classes, lower, punctuation, lowercase, n):
 def old_exact_sets(text: str, lowercase: bool = True) -> ExactSets | None:
     classes, lower, punctuation = OLD_TABLES
     points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    tokens, is_word, grams = _old_token_arrays(points, classes, lower, punctuation, lowercase, RESEMBLANCE_N)
+    tokens, is_word, grams = _old_token_arrays(points, classes, lower, punctuation, lowercase, 3)  # 3-grams
     words = np.sort(tokens[is_word])
     if len(words) == 0:
         return None
