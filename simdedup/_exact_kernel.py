@@ -5,7 +5,10 @@ import numpy as np
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _PRIME = np.uint64(0x100000001B3)
-_WORD, _ONE = 1, 2
+# kinds of code points in the table (as simdedup.similarity._tables): a separator, part of a run,
+# a token of its own that is a word (a CJK character, or any code point beyond the table), one
+# that is punctuation
+_SPACE, _RUN, _ONE_WORD, _ONE_PUNCT = 0, 1, 2, 3
 
 
 @numba.njit(inline="always")
@@ -17,57 +20,122 @@ def _mix(x):  # pragma: no cover - compiled; splitmix64's finalizer, as simdedup
     return x ^ (x >> np.uint64(31))
 
 
-@numba.njit(cache=True, nogil=True)
-def token_arrays(points, classes, lower, punctuation, lowercase, n):  # pragma: no cover - compiled
-    """``(token hashes, whether each is a word, n-gram hashes)`` of the code points of one text.
+@numba.njit(inline="always")
+def _add(token, word, words, grams, n_words, tokens, p1, p2):  # pragma: no cover - compiled
+    """Store a token: its hash at the end of ``words`` (counted if ``word``), and the 3-gram it
+    ends at ``grams[tokens - 2]`` (``p1``, ``p2``: the chained hashes of the last one and two
+    tokens before it). Returns the new ``n_words, tokens, p1, p2``."""
+    words[np.uint64(n_words)] = token  # unsigned indices: numba tests signed ones for wrapping around
+    grams[np.uint64(max(tokens - 2, 0))] = _mix(p2 * _GOLDEN + token)
+    return n_words + word, tokens + 1, _mix(token), _mix(p1 * _GOLDEN + token)
 
-    A token is a run of code points of class word, or one code point of class one (beyond the
-    tables' range: one); its hash mixes the polynomial hash of its code points with its length.
-    Words are the tokens that are not punctuation; n-grams chain all tokens (one n-gram of all
-    of them when there are fewer than n).
+
+@numba.njit(cache=True, nogil=True)
+def token_arrays(data, table):  # pragma: no cover - compiled
+    """``(word hashes, 3-gram hashes, -1)`` of one text in UTF-8 (``data``, uint8; surrogates as
+    ``surrogatepass`` writes them), both in text order; ``(empty, empty, position)`` at the first
+    byte where Python's decoder stops (nothing overlong, nothing beyond U+10FFFF).
+
+    ``table[c]`` is code point c's entry: the code point it counts as (lower-cased or not) << 2
+    | its kind. A token is a run of code points of kind run, or one code point of another kind
+    but separator (beyond the table: a word); its hash mixes the polynomial hash of its code
+    points with its length. Words are the tokens that are not punctuation; 3-grams chain all
+    tokens (one gram of all of them when there are fewer than 3). One pass, with the decoding
+    inline (a call costs more): each token is hashed, and its 3-gram chained, as it ends.
     """
-    size = len(points)
-    tokens = np.empty(size, dtype=np.uint64)
-    is_word = np.empty(size, dtype=np.bool_)
-    count = 0
-    run = np.uint64(0)
-    length = np.uint64(0)
-    limit = np.uint32(len(classes))
-    for i in range(size + 1):
-        kind = np.uint8(0)
-        punct = False
-        code = np.uint64(0)
-        if i < size:
-            point = points[i]
-            code = np.uint64(point)
-            kind = np.uint8(_ONE)
-            if point < limit:
-                kind = classes[point]
-                punct = punctuation[point]
-                if lowercase:
-                    code = np.uint64(lower[point])
-        if kind == _WORD:
+    size = len(data)
+    words = np.empty(size, dtype=np.uint64)
+    grams = np.empty(max(size, 1), dtype=np.uint64)
+    n_words, tokens = 0, 0
+    p1 = p2 = np.uint64(0)
+    run = length = np.uint64(0)
+    i = 0
+    while i < size:
+        lead = np.int64(data[np.uint64(i)])
+        if lead < 0x80:
+            entry = np.int64(table[lead])
+            i += 1
+        else:
+            if lead < 0xE0:
+                if lead < 0xC2 or i + 1 >= size:
+                    return words[:0], grams[:0], i
+                c1 = np.int64(data[i + 1])
+                if c1 & 0xC0 != 0x80:
+                    return words[:0], grams[:0], i
+                point = (lead & 0x1F) << 6 | c1 & 0x3F
+                i += 2
+            elif lead < 0xF0:
+                if i + 2 >= size:
+                    return words[:0], grams[:0], i
+                c1 = np.int64(data[i + 1])
+                c2 = np.int64(data[i + 2])
+                point = (lead & 0x0F) << 12 | (c1 & 0x3F) << 6 | c2 & 0x3F
+                if (c1 & 0xC0 != 0x80) | (c2 & 0xC0 != 0x80) | (point < 0x800):  # surrogates pass
+                    return words[:0], grams[:0], i
+                i += 3
+            else:
+                if i + 3 >= size:
+                    return words[:0], grams[:0], i
+                c1 = np.int64(data[i + 1])
+                c2 = np.int64(data[i + 2])
+                c3 = np.int64(data[i + 3])
+                point = (lead & 0x07) << 18 | (c1 & 0x3F) << 12 | (c2 & 0x3F) << 6 | c3 & 0x3F
+                if ((lead > 0xF4) | (c1 & 0xC0 != 0x80) | (c2 & 0xC0 != 0x80) | (c3 & 0xC0 != 0x80)
+                        | (point < 0x10000) | (point > 0x10FFFF)):
+                    return words[:0], grams[:0], i
+                i += 4
+            entry = np.int64(table[point]) if point < 0x10000 else point << 2 | _ONE_WORD
+        kind = entry & 3
+        code = np.uint64(entry >> 2)
+        if kind == _RUN:
             run = run * _PRIME + code
             length += np.uint64(1)
             continue
         if length > 0:
-            tokens[count] = _mix(run ^ (length * _GOLDEN))
-            is_word[count] = True
-            count += 1
-            run = np.uint64(0)
-            length = np.uint64(0)
-        if kind == _ONE:
-            tokens[count] = _mix(code ^ _GOLDEN)
-            is_word[count] = not punct
-            count += 1
-    grams_n = min(n, count)
-    grams = np.empty(max(count - grams_n + 1, 0), dtype=np.uint64)
-    for i in range(len(grams)):
-        gram = np.uint64(0)
-        for j in range(grams_n):
-            gram = _mix(gram * _GOLDEN + tokens[i + j])
-        grams[i] = gram
-    return tokens[:count], is_word[:count], grams
+            n_words, tokens, p1, p2 = _add(_mix(run ^ (length * _GOLDEN)), 1, words, grams, n_words, tokens, p1, p2)
+            run = length = np.uint64(0)
+        if kind != _SPACE:
+            n_words, tokens, p1, p2 = _add(_mix(code ^ _GOLDEN), kind == _ONE_WORD, words, grams, n_words, tokens,
+                                           p1, p2)
+    if length > 0:
+        n_words, tokens, p1, p2 = _add(_mix(run ^ (length * _GOLDEN)), 1, words, grams, n_words, tokens, p1, p2)
+    if tokens in (1, 2):
+        grams[0] = p1 if tokens == 1 else p2
+    return words[:n_words], grams[: max(tokens - 2, min(tokens, 1))], -1
+
+
+@numba.njit(inline="always")
+def _count_distinct(hashes):  # pragma: no cover - compiled
+    count = min(len(hashes), 1)
+    for i in range(1, len(hashes)):
+        count += hashes[i] != hashes[i - 1]
+    return count
+
+
+@numba.njit(cache=True, nogil=True)
+def distinct_sets(words, grams):  # pragma: no cover - compiled
+    """``(distinct words, how often each occurs (uint32), distinct grams)`` of sorted hashes: a
+    pass to count them, one without branches to copy them into arrays of their size."""
+    distinct_words = np.empty(_count_distinct(words), dtype=np.uint64)
+    counts = np.empty(len(distinct_words), dtype=np.uint32)
+    if len(words):
+        distinct_words[0] = words[0]
+        at = first = 0
+        for i in range(1, len(words)):
+            counts[np.uint64(at)] = i - first  # so far; final when the next hash differs
+            new = words[i] != words[i - 1]
+            at += new
+            first = i if new else first
+            distinct_words[np.uint64(at)] = words[i]
+        counts[at] = len(words) - first
+    distinct_grams = np.empty(_count_distinct(grams), dtype=np.uint64)
+    if len(grams):
+        distinct_grams[0] = grams[0]
+        at = 0
+        for i in range(1, len(grams)):
+            at += grams[i] != grams[i - 1]
+            distinct_grams[np.uint64(at)] = grams[i]
+    return distinct_words, counts, distinct_grams
 
 
 @numba.njit(cache=True, nogil=True)

@@ -18,7 +18,8 @@ their 3-grams.
 
 Tokens are cut by per-code-point tables (the tokenizer's ``\\w``, CJK ranges and lower-casing for
 the Basic Multilingual Plane; a code point beyond it is a token of its own) and hashed by a
-compiled kernel (:mod:`simdedup._exact_kernel`): no Python work per token or per pair.
+compiled kernel (:mod:`simdedup._exact_kernel`) that reads the UTF-8 itself, in one pass: no
+Python work per token or per pair, no decoded copy of the text.
 """
 
 from __future__ import annotations
@@ -32,7 +33,6 @@ import numpy as np
 
 MEASURES = ("combined", "bag", "resemblance")
 DEFAULT_MEASURE = "combined"
-RESEMBLANCE_N = 3  # tokens per n-gram (Broder's w; word 3-grams, as the English gold)
 DEFAULT_MIN_RESEMBLANCE = 0.8
 #: combined: the share of shared 3-grams a pair that passes on its words still needs
 RESEMBLANCE_FLOOR = 0.5
@@ -43,24 +43,28 @@ RESEMBLANCE_FLOOR = 0.5
 BUDGET_BYTES = 2 << 30
 MAX_DOCUMENT_CHARS = 4 << 20
 
-_SPACE, _WORD, _ONE = 0, 1, 2  # classes of code points: separator, part of a run, token of its own
+# kinds of code points (as simdedup._exact_kernel): a separator, part of a run of letters and
+# digits, a token of its own that is a word (a CJK character) or punctuation (a token for
+# resemblance only)
+_SPACE, _RUN, _ONE_WORD, _ONE_PUNCT = 0, 1, 2, 3
 _BMP = 0x10000
 _CJK = ((0x3040, 0x30FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF), (0xAC00, 0xD7AF))
 
 
-@lru_cache(maxsize=1)
-def _tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Class of each BMP code point, its lower-case code point, and whether it is punctuation
-    (a token for resemblance only)."""
+@lru_cache(maxsize=2)
+def _tables(lowercase: bool) -> np.ndarray:
+    """The kernel's entry of each BMP code point (uint32): the code point it counts as (its
+    lower case, when that is one code point, with ``lowercase``) << 2 | its kind."""
     chars = [chr(c) for c in range(_BMP)]
     word = np.array([c.isalnum() or c == "_" for c in chars])
     space = np.array([c.isspace() for c in chars])
-    cls = np.where(word, _WORD, np.where(space, _SPACE, _ONE)).astype(np.uint8)
-    for low, high in _CJK:
-        cls[low : high + 1] = _ONE
-    punct = ~word & ~space
-    lower = np.array([ord(low) if len(low := c.lower()) == 1 else ord(c) for c in chars], dtype=np.uint32)
-    return cls, lower, punct
+    kind = np.where(word, _RUN, np.where(space, _SPACE, _ONE_PUNCT))
+    for low, high in _CJK:  # each its own token; a word unless punctuation
+        kind[low : high + 1] = np.where(kind[low : high + 1] == _ONE_PUNCT, _ONE_PUNCT, _ONE_WORD)
+    codes = np.arange(_BMP)
+    if lowercase:
+        codes = np.array([ord(low) if len(low := c.lower()) == 1 else ord(c) for c in chars])
+    return (codes << 2 | kind).astype(np.uint32)
 
 
 @dataclass
@@ -98,24 +102,24 @@ class KeptText:
         return xxhash.xxh3_64_intdigest(data) or 1
 
     def sets(self) -> ExactSets | None:
-        text = self.text.decode("utf-8", "surrogatepass") if isinstance(self.text, bytes) else self.text
-        return exact_sets(text, self.lowercase)
+        return exact_sets(self.text, self.lowercase)
 
 
-def exact_sets(text: str, lowercase: bool = True) -> ExactSets | None:
-    """The exact sets of a text, or None when it has no word token."""
-    from ._exact_kernel import token_arrays
+def exact_sets(text: str | bytes, lowercase: bool = True) -> ExactSets | None:
+    """The exact sets of a text (bytes: UTF-8, lone surrogates as ``surrogatepass`` writes them),
+    or None when it has no word token. Bytes that are not such UTF-8 raise the
+    UnicodeDecodeError that decoding them raises."""
+    from ._exact_kernel import distinct_sets, token_arrays
 
-    classes, lower, punctuation = _tables()
-    points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    tokens, is_word, grams = token_arrays(points, classes, lower, punctuation, lowercase, RESEMBLANCE_N)
-    words = np.sort(tokens[is_word])  # numpy sorts several times faster than numba's np.sort
+    data = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
+    words, grams, malformed = token_arrays(np.frombuffer(data, dtype=np.uint8), _tables(lowercase))
+    if malformed >= 0:
+        data.decode("utf-8", "surrogatepass")  # raises the decoder's error at that byte
     if len(words) == 0:
         return None
-    first = np.flatnonzero(np.concatenate(([True], words[1:] != words[:-1])))
-    counts = np.diff(np.append(first, len(words))).astype(np.uint32)
-    grams = np.sort(grams)
-    return ExactSets(words[first], counts, grams[np.concatenate(([True], grams[1:] != grams[:-1]))])
+    words.sort()  # in place; numpy sorts several times faster than numba's np.sort
+    grams.sort()
+    return ExactSets(*distinct_sets(words, grams))
 
 
 #: Upper bounds (:meth:`ExactIndex.upper_bounds`) are made when a call asks for at least this
