@@ -23,6 +23,7 @@ from simdedup.cli import cli
 from simdedup.distributed import Plan
 from simdedup.distributed import dedup as distributed_dedup
 from simdedup.distributed import run as stages
+from simdedup.distributed.components import components as task_components
 from simdedup.distributed.engine import DaskEngine, Engine
 from simdedup.distributed.groups import Decision, budget_mask, components
 from simdedup.distributed.workdir import WorkDir
@@ -143,21 +144,93 @@ def test_pairs_on_the_cluster_with_a_crowded_key(client, tmp_path, words, k, cro
 # --- the driver's pieces ------------------------------------------------------------------------
 
 
+def union_find_labels(n: int, left: np.ndarray, right: np.ndarray) -> list[int]:
+    """The smallest node of each node's component, by the one-process union-find."""
+    uf = UnionFind(n)
+    for a, b in zip(left.tolist(), right.tolist()):
+        uf.union(a, b)
+    roots = uf.roots()
+    smallest: dict[int, int] = {}
+    for node in range(n):
+        smallest.setdefault(roots[node], node)
+    return [smallest[roots[node]] for node in range(n)]
+
+
 @settings(max_examples=100, deadline=None)
 @given(n=st.integers(1, 80), edges=st.lists(st.tuples(st.integers(0, 79), st.integers(0, 79)), max_size=120))
 def test_components_are_union_find(n, edges):
-    edges = [(a % n, b % n) for a, b in edges]
-    left = np.array([a for a, _ in edges], dtype=np.int64)
-    right = np.array([b for _, b in edges], dtype=np.int64)
-    label = components(n, left, right)
-    uf = UnionFind(n)
-    for a, b in edges:
-        uf.union(a, b)
-    roots = uf.roots()
-    smallest = {}
-    for node in range(n):
-        smallest.setdefault(roots[node], node)
-    assert label.tolist() == [smallest[roots[node]] for node in range(n)]
+    left = np.array([a % n for a, _ in edges], dtype=np.int64)
+    right = np.array([b % n for _, b in edges], dtype=np.int64)
+    assert components(n, left, right).tolist() == union_find_labels(n, left, right)
+
+
+@st.composite
+def graphs(draw):
+    """Nodes (some isolated) joined by random edges, long paths in a random order of their
+    nodes (the most rounds), and stars around a random node."""
+    n = draw(st.integers(1, 400))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    left, right = [], []
+    for kind in draw(st.lists(st.sampled_from(["random", "path", "star"]), max_size=4)):
+        nodes = rng.permutation(n)[: rng.integers(1, n + 1)]
+        if kind == "random":
+            count = int(rng.integers(0, 2 * len(nodes)))
+            left.append(rng.choice(nodes, count))
+            right.append(rng.choice(nodes, count))
+        elif kind == "path":
+            left.append(nodes[:-1])
+            right.append(nodes[1:])
+        else:
+            left.append(np.full(len(nodes) - 1, nodes[0]))
+            right.append(nodes[1:])
+    empty = [np.empty(0, dtype=np.int64)]
+    return n, np.concatenate(left or empty).astype(np.int64), np.concatenate(right or empty).astype(np.int64)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(graph=graphs(), parts=st.integers(1, 5))
+def test_components_in_tasks_are_union_find(tmp_path_factory, graph, parts):
+    """Large-star/small-star over edge files gives each node its component's smallest node."""
+    n, left, right = graph
+    work = WorkDir(str(tmp_path_factory.mktemp("components")))
+    label = task_components(Engine(), work, n, left, right, parts, "edges")
+    assert label.tolist() == union_find_labels(n, left, right)
+
+
+class StoppingEngine(Engine):
+    """The in-process engine, stopped (as by a kill) before its ``runs + 1``-th stage call; it
+    counts the tasks it ran."""
+
+    def __init__(self, runs: int | None = None):
+        super().__init__()
+        self.runs, self.ran = runs, 0
+
+    def run(self, work, stage, tasks):
+        if self.runs is not None:
+            if self.runs == 0:
+                raise KeyboardInterrupt
+            self.runs -= 1
+        return super().run(work, stage, tasks)
+
+    def _results(self, work, stage, tasks):
+        self.ran += len(tasks)
+        return super()._results(work, stage, tasks)
+
+
+def test_components_in_tasks_resume(tmp_path):
+    """Stopped after three stages of a long path, a rerun skips their tasks and ends the same."""
+    n = 3000
+    order = np.random.default_rng(1).permutation(n)
+    left, right = order[:-1], order[1:]
+    work = WorkDir(str(tmp_path / "work"))
+    with pytest.raises(KeyboardInterrupt):
+        task_components(StoppingEngine(3), work, n, left, right, 3, "path")
+    resumed = StoppingEngine()
+    label = task_components(resumed, work, n, left, right, 3, "path")
+    whole = StoppingEngine()
+    assert label.tolist() == task_components(whole, WorkDir(str(tmp_path / "again")), n, left, right, 3,
+                                             "path").tolist() == [0] * n
+    assert whole.ran > 12 and resumed.ran == whole.ran - 9
 
 
 def test_budget_mask_as_the_one_process_run():
@@ -202,6 +275,15 @@ def test_dedup_small_generated_corpus_all_linkages(client, small_corpus, tmp_pat
     status, parted, stderr = on_dask(client, tmp_path / "work", "dedup", *args)
     assert status == 0, stderr
     assert parted == single
+
+
+def test_dedup_with_components_in_tasks_byte_identical(client, corpus, corpus_clusters, tmp_path):
+    """The pair count over the threshold: large-star/small-star rounds on the cluster."""
+    work = tmp_path / "work"
+    outcome = distributed_dedup([str(corpus)], client=client, work_dir=str(work), k=10, id_field="id",
+                                plan=Plan(driver_pairs=0))
+    assert outcome.read() == corpus_clusters
+    assert len(list((work / "done" / "components").iterdir())) >= 4 * 3  # four tasks a stage, rounds
 
 
 def test_cluster_of_fingerprint_files_in_many_parts(client, corpus, tmp_path):

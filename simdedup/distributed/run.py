@@ -18,6 +18,7 @@ import xxhash
 
 from ..read import Inputs, Source
 from ..errors import RecordError
+from . import components as component_stage
 from . import fingerprints as fp_stage
 from . import groups as group_stage
 from . import pairs as pair_stage
@@ -27,6 +28,8 @@ from .workdir import WorkDir
 #: the pair search broadcasts the fingerprint column while it takes at most this many bytes
 #: (a quarter of a small worker's memory); beyond, it shuffles
 BROADCAST_BYTES = 1 << 30
+#: connected components run on the driver up to this many verified pairs; beyond, in tasks
+DRIVER_PAIRS = 10**8
 #: rows per linkage task (whole groups: a large group is one task)
 ROWS_PER_TASK = 200_000
 
@@ -41,6 +44,7 @@ class Plan:
     broadcast_bytes: int = BROADCAST_BYTES
     chunk_bytes: int = 256 << 20  # shuffle mode: bytes of the column per map task
     crowd: int = pair_stage.CROWD
+    driver_pairs: int = DRIVER_PAIRS  # connected components on the driver up to this many pairs, beyond in tasks
     rows_per_task: int = ROWS_PER_TASK
     output_parts: int | None = None  # None: one per records task
 
@@ -260,7 +264,15 @@ def cluster_rows(engine: Engine, work: WorkDir, rows: Rows, decision: group_stag
     sketches = None if rows.sketches is None else rows.sketches[kept_rows]
     verified = group_stage.verified_pairs(left, right, values, sketches,
                                           features >= decision.min_features, decision, exact)
-    label = group_stage.components(len(values.values), left[verified], right[verified])
+    left, right = left[verified], right[verified]
+    if len(left) > plan.driver_pairs:  # large-star/small-star in tasks, not timed as the driver's
+        driver_seconds = time.perf_counter() - start
+        parts = component_stage.plan_parts(len(left), engine.workers)
+        label = component_stage.components(engine, work, len(values.values), left, right, parts,
+                                           _digest(left, right))
+        start = time.perf_counter() - driver_seconds
+    else:
+        label = group_stage.components(len(values.values), left, right)
     group = label[values.of_row]  # of each kept row
     sizes = np.bincount(group, minlength=len(values.values))
     grouped = sizes[group] >= 2
@@ -269,7 +281,7 @@ def cluster_rows(engine: Engine, work: WorkDir, rows: Rows, decision: group_stag
     members = kept_rows[grouped][order]
     member_groups = group[grouped][order]
     group_sizes = np.unique(member_groups, return_counts=True)[1]
-    engine.note(f"simdedup: groups (driver): {int(verified.sum()):,} of {len(left):,} pairs kept, {len(group_sizes):,} "
+    engine.note(f"simdedup: groups (driver): {len(left):,} of {len(verified):,} pairs kept, {len(group_sizes):,} "
                 f"groups of {len(members):,} rows, the largest {group_sizes.max(initial=0):,}, "
                 f"{time.perf_counter() - start:.1f} s")
     ends = np.cumsum(group_sizes)
