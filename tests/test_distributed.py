@@ -107,11 +107,14 @@ def fingerprint_sets(draw):
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(case=fingerprint_sets(), crowd=st.sampled_from([2, 4096]), broadcast=st.booleans())
-def test_pairs_equal_near_pairs_and_brute_force(tmp_path_factory, case, crowd, broadcast):
+@given(case=fingerprint_sets(), crowd=st.sampled_from([2, 4096]), chunk=st.sampled_from([5, 4096]),
+       broadcast=st.booleans())
+def test_pairs_equal_near_pairs_and_brute_force(tmp_path_factory, case, crowd, chunk, broadcast):
+    """With ``crowd=2`` runs are searched again and then left as crowds to chunk-pair tasks
+    (of chunks of 5 rows: many per crowd)."""
     values, k = case
     work = WorkDir(str(tmp_path_factory.mktemp("pairs")))
-    plan = Plan(broadcast_bytes=1 << 30 if broadcast else 0, crowd=crowd)
+    plan = Plan(broadcast_bytes=1 << 30 if broadcast else 0, crowd=crowd, crowd_chunk=chunk)
     left, right = stages.near_pairs(Engine(), work, values, k, plan)
     found = list(zip(left.tolist(), right.tolist()))
     assert len(found) == len(set(found))  # each pair once: no pass removes repeats
@@ -124,7 +127,8 @@ def test_pairs_equal_near_pairs_and_brute_force(tmp_path_factory, case, crowd, b
 @pytest.mark.parametrize("broadcast", [True, False])
 def test_pairs_on_the_cluster_with_a_crowded_key(client, tmp_path, words, k, crowded, broadcast):
     """Distinct fingerprints that differ only in their 16 low bits share the key of most tables:
-    their runs (over 256 rows) are searched again on the remaining bits."""
+    their runs (over 256 rows) are searched again on the remaining bits, where they stay
+    crowded, and are compared in tasks of two chunks of 256 rows."""
     rng = np.random.default_rng(7)
     spread = rng.integers(0, 2**64, size=(3000, words), dtype=np.uint64)
     near = spread[:1000].copy()
@@ -132,13 +136,16 @@ def test_pairs_on_the_cluster_with_a_crowded_key(client, tmp_path, words, k, cro
     crowd = np.repeat(spread[:1], crowded, axis=0)
     crowd[:, 0] ^= rng.choice(1 << 16, crowded, replace=False).astype(np.uint64)
     values = np.unique(np.concatenate([spread, near, crowd]), axis=0)
-    plan = Plan(broadcast_bytes=1 << 30 if broadcast else 0, crowd=256)
+    plan = Plan(broadcast_bytes=1 << 30 if broadcast else 0, crowd=256, crowd_chunk=256)
     left, right = stages.near_pairs(DaskEngine(client), WorkDir(str(tmp_path)), values, k, plan)
     codes = left * len(values) + right
     assert len(np.unique(codes)) == len(codes)
     l0, r0, _ = near_pairs(values, k)
     assert np.array_equal(np.sort(codes), l0 * len(values) + r0)
     assert len(codes) > crowded**2 // 10  # the crowd gave its quadratic number of pairs
+    chunk_tasks = len(list((tmp_path / "done" / "pairs-crowded").iterdir()))
+    chunks = -(-crowded // 256)
+    assert chunk_tasks >= chunks * (chunks + 1) // 2  # of one crowd at least
 
 
 # --- the driver's pieces ------------------------------------------------------------------------

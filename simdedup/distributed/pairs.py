@@ -21,18 +21,22 @@ and those are searched again with Manku tables of their own (:func:`simdedup.ind
 on the remaining bits), which stays exact; memory follows the run and its pairs. A run whose rows
 all agree in a block that comes before the table's last block and is not one of its blocks is
 skipped: none of its pairs is canonical there (a template family crowds many tables' keys, and
-only its canonical tables enumerate it).
+only its canonical tables enumerate it). A run still crowded ``MAX_DEPTH`` searches deep (a
+family of templates within ``k`` of each other) is left as a :class:`Crowd`: cut into chunks,
+one task compares each pair of chunks ``i <= j`` (memory: two chunks and their pairs) and keeps
+a pair when every table that found the run is its canonical table at its level.
 """
 
 from __future__ import annotations
 
 import io
+from dataclasses import dataclass
 from itertools import combinations
 from math import comb
 
 import numpy as np
 
-from ..index import _MAX_TABLES, _brute_pairs, _pairs_in_table, block_ranges, choose_blocks, estimated_cost
+from ..index import _MAX_TABLES, _pairs_in_table, block_ranges, choose_blocks, estimated_cost
 
 #: runs of one key longer than this are searched again on their remaining bits
 CROWD = 1 << 12
@@ -112,11 +116,51 @@ def canonical(values: np.ndarray, left: np.ndarray, right: np.ndarray, bits: int
     return keep
 
 
+@dataclass
+class Crowd:
+    """Rows of a crowded run, as a search on their remaining bits sees them: ``values`` their
+    whole fingerprints, ``rows`` their global numbers, ``levels`` the ``(bits, blocks, chosen)``
+    of the table of each search that found the run, outermost first. A run that stays crowded
+    (``MAX_DEPTH`` searches deep, or where comparing all its pairs is cheaper than tables) is
+    left to chunk-pair tasks (:func:`chunk_pairs`), which keep a pair when each of those tables
+    is its canonical table at its level."""
+
+    values: np.ndarray
+    rows: np.ndarray
+    levels: tuple[tuple[int, int, tuple[int, ...]], ...]
+
+    def take(self, members: np.ndarray, level: tuple[int, int, tuple[int, ...]]) -> Crowd:
+        """The run of ``members`` found in the table ``level``."""
+        return Crowd(self.values[members], self.rows[members], (*self.levels, level))
+
+
+@dataclass
+class Found:
+    """The pairs of a task (global numbers, ``left < right``) and the crowds it left."""
+
+    left: np.ndarray
+    right: np.ndarray
+    crowds: list[Crowd]
+
+
 def table_pairs(values: np.ndarray, rows: np.ndarray, keys: np.ndarray, bits: int, k: int, blocks: int,
-                chosen: tuple[int, ...], crowd: int = CROWD, depth: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """The pairs within ``k`` among ``values`` (distinct, with their global numbers ``rows``;
-    ``bits`` of them are used) whose canonical table is the one of the ``chosen`` blocks
-    (``keys``: their keys in it), as global numbers ``(left < right)``."""
+                chosen: tuple[int, ...], crowd: int = CROWD) -> Found:
+    """The pairs within ``k`` among ``values`` (distinct, with their global numbers ``rows``)
+    whose canonical table is the one of the ``chosen`` blocks (``keys``: their keys in it)."""
+    crowds: list[Crowd] = []
+    a, b = _table_pairs(values, np.arange(len(values)), keys, bits, k, blocks, chosen, crowd, 0,
+                        Crowd(values, rows, ()), crowds)
+    a, b = rows[a], rows[b]
+    lo, hi = np.minimum(a, b), np.maximum(a, b)
+    order = np.lexsort((hi, lo))
+    return Found(lo[order], hi[order], crowds)
+
+
+def _table_pairs(values: np.ndarray, rows: np.ndarray, keys: np.ndarray, bits: int, k: int, blocks: int,
+                 chosen: tuple[int, ...], crowd: int, depth: int, origin: Crowd,
+                 crowds: list[Crowd]) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`table_pairs` at any depth: pairs as ``rows`` (the values' numbers in the search
+    above), unordered; crowds that stay crowded are added to ``crowds``."""
     n = len(values)
     empty = np.empty(0, dtype=np.int64)
     if n < 2:
@@ -144,47 +188,93 @@ def table_pairs(values: np.ndarray, rows: np.ndarray, keys: np.ndarray, bits: in
         if any((lambda b: (b == b[0]).all())(_bits(values[members], *r)) for r in before_last):
             continue  # the whole run agrees in such a block: none of its pairs is canonical here
         rest = gather_bits(values[members], other_ranges)  # the run agrees on the chosen blocks
-        a, b = all_pairs(rest, members, sum(size for _, size in other_ranges), k, crowd, depth + 1)
+        a, b = _all_pairs(rest, members, sum(size for _, size in other_ranges), k, crowd, depth + 1,
+                          origin.take(members, (bits, blocks, chosen)), crowds)
         lefts.append(a)
         rights.append(b)
     if not lefts:
         return empty, empty
     a, b = np.concatenate(lefts), np.concatenate(rights)  # positions in ``values``
     keep = canonical(values, a, b, bits, k, blocks, chosen)
-    a, b = rows[a[keep]], rows[b[keep]]
-    lo, hi = np.minimum(a, b), np.maximum(a, b)
-    order = np.lexsort((hi, lo))
-    return lo[order], hi[order]
+    return rows[a[keep]], rows[b[keep]]
 
 
-#: crowded runs are searched again on their remaining bits this many times, then compared all
-#: against all (a family of templates within k of each other is quadratic however it is cut)
+#: crowded runs are searched again on their remaining bits this many times, then left to
+#: chunk-pair tasks (a family of templates within k of each other is quadratic however it is cut)
 MAX_DEPTH = 2
 
 
-def all_pairs(values: np.ndarray, rows: np.ndarray, bits: int, k: int, crowd: int = CROWD,
-              depth: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Every pair within ``k`` among distinct ``values`` (their low ``bits`` used), once each, as
-    global numbers: Manku tables of their own with the canonical rule, or all pairs compared
-    (compiled for one word) when that is cheaper or the search is already ``MAX_DEPTH`` deep."""
+def _all_pairs(values: np.ndarray, rows: np.ndarray, bits: int, k: int, crowd: int, depth: int, origin: Crowd,
+               crowds: list[Crowd]) -> tuple[np.ndarray, np.ndarray]:
+    """Every pair within ``k`` among a crowded run's distinct ``values`` (their low ``bits``
+    used), once each, as ``rows``: Manku tables of their own with the canonical rule; or, when
+    comparing all pairs is cheaper or the search is already ``MAX_DEPTH`` deep, none here: the
+    run becomes a :class:`Crowd`."""
     blocks = choose_blocks(len(values), k, bits) if depth < MAX_DEPTH and k < bits else 0
     if not blocks:
-        a, b = _brute_pairs(np.ascontiguousarray(values), k)
-        return rows[a], rows[b]
+        crowds.append(origin)
+        empty = np.empty(0, dtype=np.int64)
+        return empty, empty
     lefts, rights = [], []
     for chosen in tables(bits, k, blocks):
-        a, b = table_pairs(values, rows, table_keys(values, bits, blocks, chosen), bits, k, blocks, chosen, crowd,
-                           depth)
+        a, b = _table_pairs(values, rows, table_keys(values, bits, blocks, chosen), bits, k, blocks, chosen, crowd,
+                            depth, origin, crowds)
         lefts.append(a)
         rights.append(b)
     return np.concatenate(lefts), np.concatenate(rights)
+
+
+#: candidate pairs compared at once in a chunk-pair task (about 40 MB of temporaries)
+_COMPARED_AT_ONCE = 1 << 22
+
+
+def chunk_spans(size: int, chunk: int) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """The chunk pairs ``(i, j)``, ``i <= j``, of a crowd of ``size`` rows cut in chunks of
+    ``chunk`` rows, as two ``(first, last)`` row spans: every pair of rows in exactly one."""
+    bounds = list(range(0, size, chunk)) + [size]
+    spans = list(zip(bounds, bounds[1:]))
+    return [(spans[i], spans[j]) for i in range(len(spans)) for j in range(i, len(spans))]
+
+
+def chunk_pairs(levels: tuple[tuple[int, int, tuple[int, ...]], ...], k: int, first: Crowd,
+                second: Crowd | None) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs of a crowd (found in the tables ``levels``) between the rows of chunk ``first``
+    and those of chunk ``second`` (None: within ``first``) that are within ``k`` and canonical at
+    every level, as global numbers ``(left < right)``. Memory: the two chunks and their pairs."""
+    size = len(first.rows)
+    values = first.values if second is None else np.concatenate([first.values, second.values])
+    rows = first.rows if second is None else np.concatenate([first.rows, second.rows])
+    other = values[size:] if second is not None else values
+    step = max(1, _COMPARED_AT_ONCE // max(1, len(other)))
+    lefts, rights = [], []
+    for start in range(0, size, step):
+        block = values[start : min(start + step, size)]
+        distance = np.zeros((len(block), len(other)), dtype=np.int32)
+        for word in range(values.shape[1]):
+            distance += np.bitwise_count(block[:, word, None] ^ other[None, :, word])
+        a, b = np.nonzero(distance <= k)
+        a += start
+        if second is None:
+            keep = b > a
+            a, b = a[keep], b[keep]
+        else:
+            b += size
+        lefts.append(a)
+        rights.append(b)
+    a, b = np.concatenate(lefts), np.concatenate(rights)  # positions in ``values``
+    for level_bits, blocks, chosen in levels:  # the run agrees on the blocks of each level's table
+        keep = canonical(values, a, b, level_bits, k, blocks, chosen)
+        a, b = a[keep], b[keep]
+        values = gather_bits(values, [r for i, r in enumerate(block_ranges(level_bits, blocks)) if i not in chosen])
+    a, b = rows[a], rows[b]
+    return np.minimum(a, b), np.maximum(a, b)
 
 
 # --- broadcast ------------------------------------------------------------------------------
 
 
 def broadcast_task(values: np.ndarray, bits: int, k: int, blocks: int, table: int, part: int, parts: int,
-                   crowd: int = CROWD) -> tuple[np.ndarray, np.ndarray]:
+                   crowd: int = CROWD) -> Found:
     """One task of the broadcast mode: the pairs of table ``table`` among the fingerprints
     whose key falls in part ``part`` of ``parts`` (``values``: the whole distinct column)."""
     chosen = tables(bits, k, blocks)[table]
@@ -227,7 +317,7 @@ def map_chunk(values: np.ndarray, rows: np.ndarray, bits: int, k: int, blocks: i
 
 
 def reduce_slices(slices: list[tuple[np.ndarray, np.ndarray]], bits: int, k: int, blocks: int, table: int,
-                  crowd: int = CROWD) -> tuple[np.ndarray, np.ndarray]:
+                  crowd: int = CROWD) -> Found:
     """The reduce side: the pairs of one (table, range) from the slices every map task wrote."""
     values = np.concatenate([v for v, _ in slices]) if slices else np.empty((0, bits // 64), dtype=np.uint64)
     rows = np.concatenate([r for _, r in slices]) if slices else np.empty(0, dtype=np.int64)

@@ -44,6 +44,7 @@ class Plan:
     broadcast_bytes: int = BROADCAST_BYTES
     chunk_bytes: int = 256 << 20  # shuffle mode: bytes of the column per map task
     crowd: int = pair_stage.CROWD
+    crowd_chunk: int = pair_stage.CROWD  # rows of a chunk of a run that stays crowded (a task: two chunks)
     driver_pairs: int = DRIVER_PAIRS  # connected components on the driver up to this many pairs, beyond in tasks
     rows_per_task: int = ROWS_PER_TASK
     output_parts: int | None = None  # None: one per records task
@@ -182,9 +183,16 @@ def near_pairs(engine: Engine, work: WorkDir, values: np.ndarray, k: int, plan: 
                  for i, name in enumerate(names)]
     else:
         tasks = _shuffle_tasks(engine, work, values, bits, k, blocks, parts, plan, base)
-    engine.run(work, "pairs", tasks)
+    results = engine.run(work, "pairs", tasks)
+    # the runs that stayed crowded: one task per pair of their chunks of ``plan.crowd_chunk`` rows
+    chunk_tasks = [Task(f"{crowd['name']}-{first[0]}-{second[0]}", _chunk_pairs,
+                        (work, f"{crowd['name']}-{first[0]}-{second[0]}", crowd["name"], words, crowd["levels"], k,
+                         first, second))
+                   for result in results for crowd in result["crowds"]
+                   for first, second in pair_stage.chunk_spans(crowd["rows"], plan.crowd_chunk)]
+    engine.run(work, "pairs-crowded", chunk_tasks)
     lefts, rights = [], []
-    for task in tasks:
+    for task in tasks + chunk_tasks:
         arrays = work.read_arrays(f"pairs/{task.name}.npz")
         lefts.append(arrays["left"])
         rights.append(arrays["right"])
@@ -196,9 +204,38 @@ def _write_pairs(work: WorkDir, name: str, left: np.ndarray, right: np.ndarray) 
     return {"count": len(left), "bytes": 16 * len(left)}
 
 
+def _write_found(work: WorkDir, name: str, found: pair_stage.Found) -> dict:
+    """A pair task's pairs, and each crowd it left as ``crowds/NAME-I.bin``: per row its number
+    and its fingerprint's words (uint64), so that a chunk task reads its rows only."""
+    crowds = []
+    for i, crowd in enumerate(found.crowds):
+        crowd_name = f"{name}-c{i:04d}"
+        work.write_bytes(f"crowds/{crowd_name}.bin", np.hstack([crowd.rows.astype(np.uint64).reshape(-1, 1),
+                                                                 crowd.values]).tobytes())
+        crowds.append({"name": crowd_name, "rows": len(crowd.rows),
+                       "levels": [[bits, blocks, list(chosen)] for bits, blocks, chosen in crowd.levels]})
+    return {**_write_pairs(work, name, found.left, found.right), "crowds": crowds}
+
+
+def _read_chunk(work: WorkDir, name: str, words: int, span: tuple[int, int]) -> pair_stage.Crowd:
+    width = 8 * (1 + words)
+    data = np.frombuffer(work.read_range(f"crowds/{name}.bin", width * span[0], width * span[1]), dtype=np.uint64)
+    data = data.reshape(-1, 1 + words)
+    return pair_stage.Crowd(np.ascontiguousarray(data[:, 1:]), data[:, 0].astype(np.int64), ())
+
+
+def _chunk_pairs(work: WorkDir, name: str, crowd: str, words: int, levels: list, k: int, first: tuple[int, int],
+                 second: tuple[int, int]) -> dict:
+    """The pairs of a crowd between two of its chunks (within one when they are the same)."""
+    levels = tuple((bits, blocks, tuple(chosen)) for bits, blocks, chosen in levels)
+    one = _read_chunk(work, crowd, words, first)
+    other = None if first == second else _read_chunk(work, crowd, words, second)
+    return _write_pairs(work, name, *pair_stage.chunk_pairs(levels, k, one, other))
+
+
 def _broadcast_pairs(work: WorkDir, name: str, values: np.ndarray, bits: int, k: int, blocks: int, table: int,
                      part: int, parts: int, crowd: int) -> dict:
-    return _write_pairs(work, name, *pair_stage.broadcast_task(values, bits, k, blocks, table, part, parts, crowd))
+    return _write_found(work, name, pair_stage.broadcast_task(values, bits, k, blocks, table, part, parts, crowd))
 
 
 def _shuffle_tasks(engine: Engine, work: WorkDir, values: np.ndarray, bits: int, k: int, blocks: int, ranges: int,
@@ -237,7 +274,7 @@ def _map_chunk(work: WorkDir, chunk: str, name: str, start: int, bits: int, k: i
 def _reduce_range(work: WorkDir, maps: list[str], name: str, bits: int, k: int, blocks: int, table: int,
                   which: int, crowd: int) -> dict:
     slices = [pair_stage.read_slice(work.read_bytes(f"shuffle/{m}-t{table:03d}.npz"), which) for m in maps]
-    return _write_pairs(work, name, *pair_stage.reduce_slices(slices, bits, k, blocks, table, crowd))
+    return _write_found(work, name, pair_stage.reduce_slices(slices, bits, k, blocks, table, crowd))
 
 
 def cluster_rows(engine: Engine, work: WorkDir, rows: Rows, decision: group_stage.Decision, plan: Plan,
