@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from simdedup.cli import cli
 from simdedup.distributed import Plan
 from simdedup.distributed import dedup as distributed_dedup
+from simdedup.distributed import pairs as pair_stage
 from simdedup.distributed import run as stages
 from simdedup.distributed.components import components as task_components
 from simdedup.distributed.engine import DaskEngine, Engine
@@ -121,6 +122,24 @@ def test_pairs_equal_near_pairs_and_brute_force(tmp_path_factory, case, crowd, c
     assert set(found) == brute_force(values, k)
     l0, r0, _ = near_pairs(values, k)
     assert sorted(found) == list(zip(l0.tolist(), r0.tolist()))
+
+
+@settings(max_examples=40, deadline=None)
+@given(case=fingerprint_sets(), parts=st.integers(2, 5))
+def test_broadcast_parts_split_each_table(case, parts):
+    """A table's parts (ranges of its first block's values) give what the whole table gives."""
+    values, k = case
+    bits = 64 * values.shape[1]
+    blocks = pair_stage.plan_blocks(len(values), max(k, 1), bits)
+    for table in range(len(pair_stage.tables(bits, max(k, 1), blocks))):
+        whole = pair_stage.broadcast_task(values, bits, max(k, 1), blocks, table, 0, 1, crowd=2)
+        split = [pair_stage.broadcast_task(values, bits, max(k, 1), blocks, table, p, parts, crowd=2)
+                 for p in range(parts)]
+        assert sorted(zip(np.concatenate([f.left for f in split]).tolist(),
+                          np.concatenate([f.right for f in split]).tolist())) == list(zip(whole.left.tolist(),
+                                                                                           whole.right.tolist()))
+        assert sorted((c.rows.tolist(), c.levels) for f in split for c in f.crowds) == sorted(
+            (c.rows.tolist(), c.levels) for c in whole.crowds)
 
 
 @pytest.mark.parametrize("words,k,crowded", [(1, 6, 1500), (2, 12, 400)])

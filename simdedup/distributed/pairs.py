@@ -10,7 +10,9 @@ exactly one task, and no pass removes repeats.
 Two ways to hand the rows to the tasks:
 
 - **broadcast**: the fingerprint column (8 bytes a fingerprint per 64 bits) is sent to every
-  worker; a task computes its table's keys for all of it and keeps its part (a hash of the key).
+  worker; a task takes its part of the rows (a range of the values of its table's first block,
+  so equal keys stay together), keys them and sorts them (packed with the row number, as plain
+  integers, where they fit).
 - **shuffle**: when the column does not fit a worker, map tasks cut it into chunks and write,
   per table, their rows sorted by key with the offsets of each key range (ranges from a sample
   of the keys); the task of (table, range) reads its slices only.
@@ -75,7 +77,7 @@ def gather_bits(values: np.ndarray, ranges: list[tuple[int, int]]) -> np.ndarray
     total = sum(size for _, size in ranges)
     out = np.zeros((len(values), max(1, -(-total // 64))), dtype=np.uint64)
     position = 0
-    for start, size in ranges:
+    for start, size in _joined(ranges):
         piece = _bits(values, start, size)
         word, offset = divmod(position, 64)
         out[:, word] |= piece << np.uint64(offset)
@@ -85,19 +87,74 @@ def gather_bits(values: np.ndarray, ranges: list[tuple[int, int]]) -> np.ndarray
     return out
 
 
+def _joined(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The same bits in fewer ranges: a range that goes on where the one before ends is joined
+    to it (up to 64 bits), so adjacent blocks are read in one step."""
+    out: list[tuple[int, int]] = []
+    for start, size in ranges:
+        if out and sum(out[-1]) == start and out[-1][1] + size <= 64:
+            out[-1] = (out[-1][0], out[-1][1] + size)
+        else:
+            out.append((start, size))
+    return out
+
+
+class SortedTable:
+    """The rows of a table sorted by key (equal keys in row order): ``same[p]`` tells whether
+    sorted positions ``p`` and ``p + 1`` share a key, :meth:`rows` which rows sit at some positions.
+
+    For one-word fingerprints whose key fits beside the row number in 64 bits, the key's bits
+    are gathered straight above the row number and the two are sorted as plain integers
+    (numpy's vectorised sort: about ten times an argsort); other keys are argsorted."""
+
+    def __init__(self, values: np.ndarray, bits: int, blocks: int, chosen: tuple[int, ...]):
+        n = len(values)
+        ranges = block_ranges(bits, blocks)
+        self.index_bits = max(1, (n - 1).bit_length())
+        if values.shape[1] > 1 or sum(ranges[i][1] for i in chosen) + self.index_bits > 64:
+            keys = table_keys(values, bits, blocks, chosen)
+            self.order: np.ndarray | None = (np.lexsort(keys.T[::-1]) if keys.shape[1] > 1
+                                             else np.argsort(keys[:, 0], kind="stable"))
+            self.packed: np.ndarray | None = None
+            keys = keys[self.order]
+            self.same = (keys[1:] == keys[:-1]).all(axis=1)
+            return
+        packed = _packed_keys(values[:, 0], _joined([ranges[i] for i in chosen]), self.index_bits)
+        packed |= np.arange(n, dtype=np.uint64)
+        packed.sort()
+        self.order, self.packed = None, packed
+        self.same = (packed[1:] ^ packed[:-1]) < np.uint64(1 << self.index_bits)
+
+    def rows(self, positions: np.ndarray) -> np.ndarray:
+        if self.packed is None:
+            return self.order[positions]  # type: ignore[index]
+        return (self.packed[positions] & np.uint64((1 << self.index_bits) - 1)).astype(np.int64)
+
+
+def _packed_keys(column: np.ndarray, ranges: list[tuple[int, int]], shift: int) -> np.ndarray:
+    """The bits of ``ranges`` of a uint64 column, one range after the other from bit ``shift``
+    up (three passes over the column a range, in place)."""
+    key = np.empty_like(column)
+    piece = np.empty_like(column)
+    position = shift
+    for i, (start, size) in enumerate(ranges):
+        target = key if i == 0 else piece
+        np.bitwise_and(column, np.uint64(((1 << size) - 1) << start), out=target)
+        if position > start:
+            np.left_shift(target, np.uint64(position - start), out=target)
+        elif position < start:
+            np.right_shift(target, np.uint64(start - position), out=target)
+        if i:
+            np.bitwise_or(key, piece, out=key)
+        position += size
+    return key
+
+
 def table_keys(values: np.ndarray, bits: int, blocks: int, chosen: tuple[int, ...]) -> np.ndarray:
     """Each row's key in the table of the ``chosen`` blocks: their bits, packed, as
     ``(n, words)`` uint64 (one word unless the key is over 64 bits)."""
     ranges = block_ranges(bits, blocks)
     return gather_bits(values, [ranges[i] for i in chosen])
-
-
-def key_hash(keys: np.ndarray) -> np.ndarray:
-    """A 64-bit mix of each key: equal keys have equal hashes (parts of the broadcast mode)."""
-    mixed = keys[:, 0] * _MIX
-    for w in range(1, keys.shape[1]):
-        mixed = (mixed ^ keys[:, w]) * _MIX
-    return mixed ^ (mixed >> np.uint64(29))
 
 
 def canonical(values: np.ndarray, left: np.ndarray, right: np.ndarray, bits: int, k: int, blocks: int,
@@ -143,12 +200,12 @@ class Found:
     crowds: list[Crowd]
 
 
-def table_pairs(values: np.ndarray, rows: np.ndarray, keys: np.ndarray, bits: int, k: int, blocks: int,
-                chosen: tuple[int, ...], crowd: int = CROWD) -> Found:
+def table_pairs(values: np.ndarray, rows: np.ndarray, bits: int, k: int, blocks: int, chosen: tuple[int, ...],
+                crowd: int = CROWD) -> Found:
     """The pairs within ``k`` among ``values`` (distinct, with their global numbers ``rows``)
-    whose canonical table is the one of the ``chosen`` blocks (``keys``: their keys in it)."""
+    whose canonical table is the one of the ``chosen`` blocks."""
     crowds: list[Crowd] = []
-    a, b = _table_pairs(values, np.arange(len(values)), keys, bits, k, blocks, chosen, crowd, 0,
+    a, b = _table_pairs(values, np.arange(len(values)), bits, k, blocks, chosen, crowd, 0,
                         Crowd(values, rows, ()), crowds)
     a, b = rows[a], rows[b]
     lo, hi = np.minimum(a, b), np.maximum(a, b)
@@ -156,7 +213,7 @@ def table_pairs(values: np.ndarray, rows: np.ndarray, keys: np.ndarray, bits: in
     return Found(lo[order], hi[order], crowds)
 
 
-def _table_pairs(values: np.ndarray, rows: np.ndarray, keys: np.ndarray, bits: int, k: int, blocks: int,
+def _table_pairs(values: np.ndarray, rows: np.ndarray, bits: int, k: int, blocks: int,
                  chosen: tuple[int, ...], crowd: int, depth: int, origin: Crowd,
                  crowds: list[Crowd]) -> tuple[np.ndarray, np.ndarray]:
     """:func:`table_pairs` at any depth: pairs as ``rows`` (the values' numbers in the search
@@ -165,26 +222,28 @@ def _table_pairs(values: np.ndarray, rows: np.ndarray, keys: np.ndarray, bits: i
     empty = np.empty(0, dtype=np.int64)
     if n < 2:
         return empty, empty
-    order = np.lexsort(keys.T[::-1]) if keys.shape[1] > 1 else np.argsort(keys[:, 0], kind="stable")
-    sorted_keys = keys[order]
-    new_run = np.ones(n, dtype=bool)
-    new_run[1:] = (sorted_keys[1:] != sorted_keys[:-1]).any(axis=1)
+    ranges = block_ranges(bits, blocks)
+    table = SortedTable(values, bits, blocks, chosen)
+    # Only positions in runs of two or more rows take part: for spread-out fingerprints a few.
+    same = table.same
+    paired = np.flatnonzero(np.concatenate(([False], same)) | np.concatenate((same, [False])))
+    new_run = np.ones(len(paired), dtype=bool)
+    new_run[1:] = ~same[paired[1:] - 1]
     run = np.cumsum(new_run) - 1
     starts = np.flatnonzero(new_run)
-    lengths = np.diff(np.append(starts, n))
+    lengths = np.diff(np.append(starts, len(paired)))
     crowded = np.repeat(lengths > crowd, lengths)
     lefts, rights = [], []
-    plain = np.flatnonzero(~crowded & np.repeat(lengths > 1, lengths))
+    plain = paired[~crowded]
     if len(plain):
-        a, b = _pairs_in_table(values, order[plain], run[plain].astype(np.uint64), k)
+        a, b = _pairs_in_table(values, table.rows(plain), run[~crowded].astype(np.uint64), k)
         lefts.append(a)
         rights.append(b)
-    ranges = block_ranges(bits, blocks)
     other_ranges = [r for i, r in enumerate(ranges) if i not in set(chosen)]
     # A pair is canonical here only if it differs in every other block before the last chosen one.
     before_last = [ranges[i] for i in range(max(chosen)) if i not in set(chosen)]
-    for start in starts[lengths > crowd].tolist():
-        members = order[start : start + lengths[run[start]]]
+    for start, length in zip(paired[starts[lengths > crowd]].tolist(), lengths[lengths > crowd].tolist()):
+        members = table.rows(np.arange(start, start + length))
         if any((lambda b: (b == b[0]).all())(_bits(values[members], *r)) for r in before_last):
             continue  # the whole run agrees in such a block: none of its pairs is canonical here
         rest = gather_bits(values[members], other_ranges)  # the run agrees on the chosen blocks
@@ -217,8 +276,7 @@ def _all_pairs(values: np.ndarray, rows: np.ndarray, bits: int, k: int, crowd: i
         return empty, empty
     lefts, rights = [], []
     for chosen in tables(bits, k, blocks):
-        a, b = _table_pairs(values, rows, table_keys(values, bits, blocks, chosen), bits, k, blocks, chosen, crowd,
-                            depth, origin, crowds)
+        a, b = _table_pairs(values, rows, bits, k, blocks, chosen, crowd, depth, origin, crowds)
         lefts.append(a)
         rights.append(b)
     return np.concatenate(lefts), np.concatenate(rights)
@@ -278,12 +336,15 @@ def broadcast_task(values: np.ndarray, bits: int, k: int, blocks: int, table: in
     """One task of the broadcast mode: the pairs of table ``table`` among the fingerprints
     whose key falls in part ``part`` of ``parts`` (``values``: the whole distinct column)."""
     chosen = tables(bits, k, blocks)[table]
-    keys = table_keys(values, bits, blocks, chosen)
     rows = np.arange(len(values), dtype=np.int64)
-    if parts > 1:
-        rows = np.flatnonzero(key_hash(keys) % np.uint64(parts) == np.uint64(part))
-        keys = keys[rows]
-    return table_pairs(values[rows], rows, keys, bits, k, blocks, chosen, crowd)
+    if parts > 1:  # a range of the first chosen block's values: equal keys are in one part
+        start, size = block_ranges(bits, blocks)[chosen[0]]
+        low, high = (part << size) // parts, ((part + 1) << size) // parts
+        first = _bits(values, start, size)
+        first -= np.uint64(low)  # below ``low`` wraps around to large values
+        rows = np.flatnonzero(first < np.uint64(high - low))
+        values = values[rows]
+    return table_pairs(values, rows, bits, k, blocks, chosen, crowd)
 
 
 # --- shuffle --------------------------------------------------------------------------------
@@ -322,7 +383,7 @@ def reduce_slices(slices: list[tuple[np.ndarray, np.ndarray]], bits: int, k: int
     values = np.concatenate([v for v, _ in slices]) if slices else np.empty((0, bits // 64), dtype=np.uint64)
     rows = np.concatenate([r for _, r in slices]) if slices else np.empty(0, dtype=np.int64)
     chosen = tables(bits, k, blocks)[table]
-    return table_pairs(values, rows, table_keys(values, bits, blocks, chosen), bits, k, blocks, chosen, crowd)
+    return table_pairs(values, rows, bits, k, blocks, chosen, crowd)
 
 
 def read_slice(data: bytes, which: int) -> tuple[np.ndarray, np.ndarray]:
