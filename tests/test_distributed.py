@@ -3,6 +3,7 @@ worker processes (one for the module); the pair search against ``near_pairs`` an
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -310,6 +311,24 @@ def test_dedup_with_components_in_tasks_byte_identical(client, corpus, corpus_cl
                                 plan=Plan(driver_pairs=0))
     assert outcome.read() == corpus_clusters
     assert len(list((work / "done" / "components").iterdir())) >= 4 * 3  # four tasks a stage, rounds
+
+
+def test_parquet_row_groups_are_shards(client, small_corpus, tmp_path):
+    """A Parquet file of six row groups read by three tasks of two; ids are row numbers in the
+    whole file (no id column), as one process numbers them."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    texts = [json.loads(line)["text"] for name in sorted(small_corpus.iterdir()) for line in name.open()]
+    table = tmp_path / "corpus.parquet"
+    pq.write_table(pa.table({"text": texts}), table, row_group_size=250)
+    assert pq.ParquetFile(table).num_row_groups == 6
+    status, single, _ = simdedup("dedup", "-k", 10, "--format", "members", table)
+    assert status == 0 and single.count(b"\n") > 300
+    work = tmp_path / "work"
+    outcome = distributed_dedup([str(table)], client=client, work_dir=str(work), k=10, output_format="members",
+                                plan=Plan(shard_documents=500))
+    assert len(list((work / "done" / "fingerprint").iterdir())) == 3
+    assert outcome.read() == single
 
 
 def test_cluster_of_fingerprint_files_in_many_parts(client, corpus, tmp_path):
