@@ -652,6 +652,39 @@ def compile_pairs():
     return numba.cfunc(PAIRS_SIGNATURE, nopython=True, error_model="numpy")(table_pairs)
 
 
+#: cross_pairs(first, n_first, second, n_second, k, left, right, capacity) -> pairs found
+CROSS_SIGNATURE = types.int64(_u64p, types.int64, _u64p, types.int64, types.int64, _i64p, _i64p, types.int64)
+
+
+def cross_pairs(first_p, n_first, second_p, n_second, k, left_p, right_p, capacity):  # pragma: no cover - compiled
+    """The pairs ``(i, j)`` of 64-bit fingerprints ``first[i]`` and ``second[j]`` within Hamming
+    distance ``k`` (the chunk pairs of :mod:`simdedup.distributed.pairs`); as in ``table_pairs``,
+    the first ``capacity`` go to ``left`` and ``right`` and the number of all is returned."""
+    first = carray(first_p, (max(n_first, 1),))
+    second = carray(second_p, (max(n_second, 1),))
+    left = carray(left_p, (max(capacity, 1),))
+    right = carray(right_p, (max(capacity, 1),))
+    found = 0
+    for i in range(n_first):
+        value = first[i]
+        for j in range(n_second):
+            x = value ^ second[j]
+            x = x - ((x >> ONE) & _M1)
+            x = (x & _M2) + ((x >> np.uint64(2)) & _M2)
+            x = (x + (x >> np.uint64(4))) & _M4
+            if np.int64((x * _H01) >> np.uint64(56)) <= k:
+                if found < capacity:
+                    left[found] = i
+                    right[found] = j
+                found += 1
+    return found
+
+
+def compile_cross_pairs():
+    """The compiled cross-pair kernel (a numba cfunc: ``.address``, ``._library``)."""
+    return numba.cfunc(CROSS_SIGNATURE, nopython=True, error_model="numpy")(cross_pairs)
+
+
 #: link_complete(n, nedges, left, right, offsets, adjacency, sketches, bins, passing, fps, words, k,
 #:               parent, size, volume, next_member, keys, good, bad, capacity) -> 0 (-1: a bug)
 LINKAGE_SIGNATURE = types.int64(types.int64, types.int64, _i64p, _i64p, _i64p, _i64p, _u8p, types.int64, _u8p,

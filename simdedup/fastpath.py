@@ -20,6 +20,7 @@ the same results.
 - :class:`KeywordKernel`: ``jieba-fast``'s TF-IDF keywords of a batch of segmented documents
   (:mod:`simdedup.tokenizers.jieba_tfidf`).
 - :class:`PairKernel`: the candidate pairs of a crowded block table (:mod:`simdedup.index`).
+- :class:`CrossKernel`: the pairs between two chunks of a crowd (:mod:`simdedup.distributed.pairs`).
 - :class:`LinkageKernel`: complete linkage over many verified pairs (:mod:`simdedup.group`).
 
 Loading: numba compiles a kernel once (about 2 s) and its machine code is kept in a cache file
@@ -338,6 +339,30 @@ class PairKernel:
             capacity = found
 
 
+class CrossKernel:
+    """The loaded cross-pair kernel (:func:`simdedup._kernels.cross_pairs`)."""
+
+    def __init__(self, address: int, engine: Any):
+        self._engine = engine
+        self._function = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p,
+                                          ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p,
+                                          ctypes.c_int64)(address)
+
+    def pairs(self, first: np.ndarray, second: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Positions ``(i, j)`` of the pairs within ``k`` of ``first[i]`` and ``second[j]``."""
+        first = np.ascontiguousarray(first, dtype=np.uint64)
+        second = np.ascontiguousarray(second, dtype=np.uint64)
+        capacity = 1 << 16
+        while True:
+            left = np.empty(capacity, dtype=np.int64)
+            right = np.empty(capacity, dtype=np.int64)
+            found = self._function(first.ctypes.data, len(first), second.ctypes.data, len(second), k,
+                                   left.ctypes.data, right.ctypes.data, capacity)
+            if found <= capacity:
+                return left[:found], right[:found]
+            capacity = found
+
+
 _loaded: dict[str, Any] = {}  # kernel name -> the loaded kernel, or False when it cannot load
 _bytes_seen = 0
 
@@ -468,6 +493,15 @@ def _load_pairs() -> PairKernel:
     return kernel
 
 
+def _load_cross_pairs() -> CrossKernel:
+    kernel = CrossKernel(*_load_code("cross", "compile_cross_pairs"))
+    # Checked as the others: 0b1 is 1 bit from 0b0 and 3 from 0b1111; 0b111 is 1 bit from 0b1111.
+    left, right = kernel.pairs(np.array([0b1, 0b111], dtype=np.uint64), np.array([0b0, 0b1111], dtype=np.uint64), 1)
+    if left.tolist() != [0, 1] or right.tolist() != [0, 1]:
+        raise RuntimeError("the cross-pair kernel gives wrong results")
+    return kernel
+
+
 def _get(name: str, load: Callable[[], Any]) -> Any:
     """The kernel ``name``, loaded on first use; None when it cannot be loaded or compiled, or
     is turned off."""
@@ -494,6 +528,11 @@ def keyword_kernel() -> KeywordKernel | None:
 def pair_kernel() -> PairKernel | None:
     """The pair kernel (see :func:`_get`)."""
     return _get("pairs", _load_pairs)
+
+
+def cross_pair_kernel() -> CrossKernel | None:
+    """The cross-pair kernel (see :func:`_get`)."""
+    return _get("cross", _load_cross_pairs)
 
 
 def preload() -> None:

@@ -125,6 +125,31 @@ def test_pairs_equal_near_pairs_and_brute_force(tmp_path_factory, case, crowd, c
     assert sorted(found) == list(zip(l0.tolist(), r0.tolist()))
 
 
+@pytest.mark.parametrize("fastpath", ["1", "0"])
+def test_chunk_pairs_are_brute_force(monkeypatch, fastpath):
+    """Within one chunk and between two, compiled (the pair kernels) and with numpy."""
+    monkeypatch.setenv("SIMDEDUP_FASTPATH", fastpath)
+    rng = np.random.default_rng(11)
+    for case in range(40):
+        words, k = 1 + case % 2, int(rng.integers(0, 12))
+        base = rng.integers(0, 2**64, size=(1, words), dtype=np.uint64)
+        values = np.unique(np.repeat(base, 120, axis=0) ^ rng.integers(0, 1 << 10, (120, words), dtype=np.uint64),
+                           axis=0)
+        rows = rng.permutation(1000)[: len(values)]
+        size = int(rng.integers(1, len(values)))
+        first = pair_stage.Crowd(values[:size], rows[:size], ())
+        second = pair_stage.Crowd(values[size:], rows[size:], ())
+        within = pair_stage.chunk_pairs((), k, first, None)
+        across = pair_stage.chunk_pairs((), k, first, second)
+        near = {(rows[a], rows[b]) for a, b in brute_force(values, k)}
+        expected_within = {(min(a, b), max(a, b)) for a, b in near if {a, b} <= set(rows[:size].tolist())}
+        expected_across = {(min(a, b), max(a, b)) for a, b in near} - expected_within - {
+            (min(a, b), max(a, b)) for a, b in near if {a, b} <= set(rows[size:].tolist())}
+        for found, expected in ((within, expected_within), (across, expected_across)):
+            pairs = list(zip(found[0].tolist(), found[1].tolist()))
+            assert len(pairs) == len(set(pairs)) and set(pairs) == expected
+
+
 @settings(max_examples=40, deadline=None)
 @given(case=fingerprint_sets(), parts=st.integers(2, 5))
 def test_broadcast_parts_split_each_table(case, parts):

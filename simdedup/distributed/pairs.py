@@ -294,15 +294,18 @@ def chunk_spans(size: int, chunk: int) -> list[tuple[tuple[int, int], tuple[int,
     return [(spans[i], spans[j]) for i in range(len(spans)) for j in range(i, len(spans))]
 
 
-def chunk_pairs(levels: tuple[tuple[int, int, tuple[int, ...]], ...], k: int, first: Crowd,
-                second: Crowd | None) -> tuple[np.ndarray, np.ndarray]:
-    """The pairs of a crowd (found in the tables ``levels``) between the rows of chunk ``first``
-    and those of chunk ``second`` (None: within ``first``) that are within ``k`` and canonical at
-    every level, as global numbers ``(left < right)``. Memory: the two chunks and their pairs."""
-    size = len(first.rows)
-    values = first.values if second is None else np.concatenate([first.values, second.values])
-    rows = first.rows if second is None else np.concatenate([first.rows, second.rows])
-    other = values[size:] if second is not None else values
+def _near_in_chunks(values: np.ndarray, size: int, within: bool, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Positions ``a < b`` of the pairs within ``k`` among ``values``: within the first ``size``
+    rows (``within``), or between them and the rest. Compiled for one-word fingerprints (the pair
+    kernels of :mod:`simdedup.fastpath`), else numpy in steps of bounded size."""
+    from .. import fastpath
+
+    if values.shape[1] == 1 and (kernel := fastpath.pair_kernel() if within else fastpath.cross_pair_kernel()):
+        if within:  # one run of equal keys: every pair, earlier position first
+            return kernel.pairs(values[:, 0], np.arange(size, dtype=np.int64), np.zeros(size, dtype=np.uint64), k)
+        a, b = kernel.pairs(values[:size, 0], values[size:, 0], k)
+        return a, b + size
+    other = values if within else values[size:]
     step = max(1, _COMPARED_AT_ONCE // max(1, len(other)))
     lefts, rights = [], []
     for start in range(0, size, step):
@@ -312,14 +315,25 @@ def chunk_pairs(levels: tuple[tuple[int, int, tuple[int, ...]], ...], k: int, fi
             distance += np.bitwise_count(block[:, word, None] ^ other[None, :, word])
         a, b = np.nonzero(distance <= k)
         a += start
-        if second is None:
+        if within:
             keep = b > a
             a, b = a[keep], b[keep]
         else:
             b += size
         lefts.append(a)
         rights.append(b)
-    a, b = np.concatenate(lefts), np.concatenate(rights)  # positions in ``values``
+    return np.concatenate(lefts), np.concatenate(rights)
+
+
+def chunk_pairs(levels: tuple[tuple[int, int, tuple[int, ...]], ...], k: int, first: Crowd,
+                second: Crowd | None) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs of a crowd (found in the tables ``levels``) between the rows of chunk ``first``
+    and those of chunk ``second`` (None: within ``first``) that are within ``k`` and canonical at
+    every level, as global numbers ``(left < right)``. Memory: the two chunks and their pairs."""
+    size = len(first.rows)
+    values = first.values if second is None else np.concatenate([first.values, second.values])
+    rows = first.rows if second is None else np.concatenate([first.rows, second.rows])
+    a, b = _near_in_chunks(values, size, second is None, k)  # positions in ``values``
     for level_bits, blocks, chosen in levels:  # the run agrees on the blocks of each level's table
         keep = canonical(values, a, b, level_bits, k, blocks, chosen)
         a, b = a[keep], b[keep]
