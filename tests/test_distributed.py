@@ -153,12 +153,21 @@ def test_chunk_pairs_are_brute_force(monkeypatch, fastpath):
 @settings(max_examples=40, deadline=None)
 @given(case=fingerprint_sets(), parts=st.integers(2, 5))
 def test_broadcast_parts_split_each_table(case, parts):
-    """A table's parts (ranges of its first block's values) give what the whole table gives."""
+    """A table's parts (ranges of its first block's values) give what the whole table gives,
+    and so does the table without the compiled pass over its runs."""
     values, k = case
     bits = 64 * values.shape[1]
     blocks = pair_stage.plan_blocks(len(values), max(k, 1), bits)
     for table in range(len(pair_stage.tables(bits, max(k, 1), blocks))):
         whole = pair_stage.broadcast_task(values, bits, max(k, 1), blocks, table, 0, 1, crowd=2)
+        os.environ["SIMDEDUP_FASTPATH"] = "0"
+        try:
+            numpy_only = pair_stage.broadcast_task(values, bits, max(k, 1), blocks, table, 0, 1, crowd=2)
+        finally:
+            del os.environ["SIMDEDUP_FASTPATH"]
+        assert whole.left.tolist() == numpy_only.left.tolist() and whole.right.tolist() == numpy_only.right.tolist()
+        assert [(c.rows.tolist(), c.levels) for c in whole.crowds] == [
+            (c.rows.tolist(), c.levels) for c in numpy_only.crowds]
         split = [pair_stage.broadcast_task(values, bits, max(k, 1), blocks, table, p, parts, crowd=2)
                  for p in range(parts)]
         assert sorted(zip(np.concatenate([f.left for f in split]).tolist(),

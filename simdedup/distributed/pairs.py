@@ -100,7 +100,7 @@ def _joined(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
 
 
 class SortedTable:
-    """The rows of a table sorted by key (equal keys in row order): ``same[p]`` tells whether
+    """The rows of a table sorted by key (equal keys in row order): :attr:`same` tells whether
     sorted positions ``p`` and ``p + 1`` share a key, :meth:`rows` which rows sit at some positions.
 
     For one-word fingerprints whose key fits beside the row number in 64 bits, the key's bits
@@ -117,13 +117,18 @@ class SortedTable:
                                              else np.argsort(keys[:, 0], kind="stable"))
             self.packed: np.ndarray | None = None
             keys = keys[self.order]
-            self.same = (keys[1:] == keys[:-1]).all(axis=1)
+            self._same = (keys[1:] == keys[:-1]).all(axis=1)
             return
         packed = _packed_keys(values[:, 0], _joined([ranges[i] for i in chosen]), self.index_bits)
         packed |= np.arange(n, dtype=np.uint64)
         packed.sort()
         self.order, self.packed = None, packed
-        self.same = (packed[1:] ^ packed[:-1]) < np.uint64(1 << self.index_bits)
+
+    @property
+    def same(self) -> np.ndarray:
+        if self.packed is None:
+            return self._same
+        return (self.packed[1:] ^ self.packed[:-1]) < np.uint64(1 << self.index_bits)
 
     def rows(self, positions: np.ndarray) -> np.ndarray:
         if self.packed is None:
@@ -224,6 +229,34 @@ def _table_pairs(values: np.ndarray, rows: np.ndarray, bits: int, k: int, blocks
         return empty, empty
     ranges = block_ranges(bits, blocks)
     table = SortedTable(values, bits, blocks, chosen)
+    a, b, crowded_starts, crowded_lengths = _runs(table, values, k, crowd)
+    lefts, rights = [a], [b]
+    other_ranges = [r for i, r in enumerate(ranges) if i not in set(chosen)]
+    # A pair is canonical here only if it differs in every other block before the last chosen one.
+    before_last = [ranges[i] for i in range(max(chosen)) if i not in set(chosen)]
+    for start, length in zip(crowded_starts.tolist(), crowded_lengths.tolist()):
+        members = table.rows(np.arange(start, start + length))
+        if any((lambda b: (b == b[0]).all())(_bits(values[members], *r)) for r in before_last):
+            continue  # the whole run agrees in such a block: none of its pairs is canonical here
+        rest = gather_bits(values[members], other_ranges)  # the run agrees on the chosen blocks
+        a, b = _all_pairs(rest, members, sum(size for _, size in other_ranges), k, crowd, depth + 1,
+                          origin.take(members, (bits, blocks, chosen)), crowds)
+        lefts.append(a)
+        rights.append(b)
+    a, b = np.concatenate(lefts), np.concatenate(rights)  # positions in ``values``
+    keep = canonical(values, a, b, bits, k, blocks, chosen)
+    return rows[a[keep]], rows[b[keep]]
+
+
+def _runs(table: SortedTable, values: np.ndarray, k: int,
+          crowd: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Positions in ``values`` of the pairs within ``k`` in the table's runs of equal keys of at
+    most ``crowd`` rows, and ``(start, length)`` of the longer runs: in one compiled pass over a
+    packed table of one-word fingerprints (:mod:`simdedup.fastpath`), else with numpy."""
+    from .. import fastpath
+
+    if table.packed is not None and (kernel := fastpath.packed_pair_kernel()):
+        return kernel.pairs(table.packed, table.index_bits, values[:, 0], k, crowd)
     # Only positions in runs of two or more rows take part: for spread-out fingerprints a few.
     same = table.same
     paired = np.flatnonzero(np.concatenate(([False], same)) | np.concatenate((same, [False])))
@@ -233,29 +266,9 @@ def _table_pairs(values: np.ndarray, rows: np.ndarray, bits: int, k: int, blocks
     starts = np.flatnonzero(new_run)
     lengths = np.diff(np.append(starts, len(paired)))
     crowded = np.repeat(lengths > crowd, lengths)
-    lefts, rights = [], []
     plain = paired[~crowded]
-    if len(plain):
-        a, b = _pairs_in_table(values, table.rows(plain), run[~crowded].astype(np.uint64), k)
-        lefts.append(a)
-        rights.append(b)
-    other_ranges = [r for i, r in enumerate(ranges) if i not in set(chosen)]
-    # A pair is canonical here only if it differs in every other block before the last chosen one.
-    before_last = [ranges[i] for i in range(max(chosen)) if i not in set(chosen)]
-    for start, length in zip(paired[starts[lengths > crowd]].tolist(), lengths[lengths > crowd].tolist()):
-        members = table.rows(np.arange(start, start + length))
-        if any((lambda b: (b == b[0]).all())(_bits(values[members], *r)) for r in before_last):
-            continue  # the whole run agrees in such a block: none of its pairs is canonical here
-        rest = gather_bits(values[members], other_ranges)  # the run agrees on the chosen blocks
-        a, b = _all_pairs(rest, members, sum(size for _, size in other_ranges), k, crowd, depth + 1,
-                          origin.take(members, (bits, blocks, chosen)), crowds)
-        lefts.append(a)
-        rights.append(b)
-    if not lefts:
-        return empty, empty
-    a, b = np.concatenate(lefts), np.concatenate(rights)  # positions in ``values``
-    keep = canonical(values, a, b, bits, k, blocks, chosen)
-    return rows[a[keep]], rows[b[keep]]
+    a, b = _pairs_in_table(values, table.rows(plain), run[~crowded].astype(np.uint64), k)
+    return a, b, paired[starts[lengths > crowd]], lengths[lengths > crowd]
 
 
 #: crowded runs are searched again on their remaining bits this many times, then left to

@@ -190,7 +190,8 @@ def near_pairs(engine: Engine, work: WorkDir, values: np.ndarray, k: int, plan: 
                          first, second))
                    for result in results for crowd in result["crowds"]
                    for first, second in pair_stage.chunk_spans(crowd["rows"], plan.crowd_chunk)]
-    engine.run(work, "pairs-crowded", chunk_tasks)
+    if chunk_tasks:
+        engine.run(work, "pairs-crowded", chunk_tasks)
     lefts, rights = [], []
     for task in tasks + chunk_tasks:
         arrays = work.read_arrays(f"pairs/{task.name}.npz")

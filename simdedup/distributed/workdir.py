@@ -20,7 +20,7 @@ import numpy as np
 from ..errors import SimdedupError
 
 MANIFEST = "manifest.json"
-FORMAT = 1
+FORMAT = 2  # 2: pair tasks report the crowds they leave
 
 
 class WorkDirError(SimdedupError):
