@@ -198,8 +198,8 @@ def table_work(count: int, k: int, parts_list: tuple[int, ...]) -> list[dict]:
     for parts in parts_list:
         runs = {}
         for label, revision in (("before", TABLE_WORK_BEFORE), ("now", None)):
-            out = subprocess.run([sys.executable, __file__, "--table-job", revision or "", str(path), str(k), str(parts)],
-                                 capture_output=True, text=True, check=True).stdout
+            argv = [sys.executable, __file__, "--table-job", revision or "", str(path), str(k), str(parts)]
+            out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
             runs[label] = json.loads(out)
         rate = {label: run["row-tables"] / run["seconds"] for label, run in runs.items()}
         rows.append({"k": k, "fingerprints": count, "tables": runs["now"]["tables"], "parts a table": parts,

@@ -1,7 +1,8 @@
 """The stages composed, for ``fingerprint``, ``cluster`` and ``dedup`` on an engine.
 
-fingerprint (tasks) -> rows: repeated ids, text budget (driver) -> pairs (tasks) -> groups
-(driver) -> records: linkage per batch of groups (tasks) -> output parts sorted by first member
+fingerprint (tasks) -> rows: repeated ids, text budget (driver) -> pairs (tasks; crowds that stay
+crowded in chunk-pair tasks) -> groups (driver; the components in tasks beyond ``Plan.driver_pairs``
+pairs) -> records: linkage per batch of groups (tasks) -> output parts sorted by first member
 (tasks). Every hand-off is a file in the work directory; task names say what the task covers
 (a hash of its rows or ranges), so a rerun reuses exactly the tasks it would run again.
 """
