@@ -3,6 +3,11 @@
 1. dedup of 10^6 generated documents (tests/distributed_corpus.py; 0.02% of them from one
    template): `simdedup dedup -j 2 -k 8` against `--engine dask --local 2`, same output checked.
 2. cluster of 10^7 generated fingerprints (1% planted near copies), -k 3, both ways.
+3. (first) the pair search's table work: the broadcast task as it was before it sorted packed
+   keys (``TABLE_WORK_BEFORE``, from git) and now, on the same 10^7 fingerprints at k = 3 (and
+   10^6 at k = 8), in alternating processes: row-tables per second on one core, peak RSS, same
+   pairs checked.
+   ``--table-work`` runs this part alone.
 
 For each: wall seconds, peak RSS of the largest process, the overhead of the engine, and per
 stage of the distributed run the rows per second per worker core (two workers, one thread
@@ -116,9 +121,107 @@ def shuffle_bytes(n: int) -> dict:
     return out
 
 
+#: the pair search's table work before this branch changed it (an argsort of the keys; a part of
+#: a table chosen by a hash of the whole column's keys), measured beside the current one
+TABLE_WORK_BEFORE = "084c7dd"
+
+
+def column(count: int) -> Path:
+    """``count`` random 64-bit fingerprints and 1% near copies 2 bits away, distinct and sorted
+    (the pair search's input), as ``.npy``."""
+    import numpy as np
+
+    path = DATA / f"column-{count}.npy"
+    if not path.exists():
+        rng = np.random.default_rng(count)
+        values = rng.integers(0, 2**64, size=count, dtype=np.uint64)
+        copies = values[rng.integers(0, count, count // 100)]
+        for _ in range(2):
+            copies ^= np.uint64(1) << rng.integers(0, 64, len(copies)).astype(np.uint64)
+        DATA.mkdir(parents=True, exist_ok=True)
+        np.save(path, np.unique(np.concatenate([values, copies])).reshape(-1, 1))
+    return path
+
+
+def _pairs_module(revision: str | None):
+    """``simdedup.distributed.pairs`` now (None), or as it was at ``revision`` (from git)."""
+    import importlib.util
+
+    if revision is None:
+        from simdedup.distributed import pairs
+
+        return pairs
+    source = subprocess.run(["git", "show", f"{revision}:simdedup/distributed/pairs.py"], cwd=HERE.parent,
+                            capture_output=True, text=True, check=True).stdout
+    path = DATA / f"pairs-{revision}.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(f"simdedup.distributed._pairs_{revision}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def table_job(revision: str | None, path: str, k: int, parts: int) -> None:
+    """One side of the table-work comparison, in its own process: three tables of the column,
+    each in ``parts`` broadcast tasks run one after the other; prints seconds, peak RSS and a
+    digest of the pairs."""
+    import resource
+
+    import numpy as np
+
+    pairs = _pairs_module(revision)
+    values = np.load(path)
+    blocks = pairs.plan_blocks(len(values), k, 64)
+    count = len(pairs.tables(64, k, blocks))
+    chosen = sorted({0, count // 2, count - 1})
+    digest = hashlib.sha256()
+    pairs.broadcast_task(values[:1000], 64, k, blocks, 0, 0, 1)  # loads the kernels it uses, untimed
+    start = time.perf_counter()
+    codes = []
+    for table in chosen:
+        for part in range(parts):
+            found = pairs.broadcast_task(values, 64, k, blocks, table, part, parts)
+            left, right = (found.left, found.right) if hasattr(found, "left") else found
+            codes.append(left * len(values) + right)
+    seconds = time.perf_counter() - start
+    digest.update(np.sort(np.concatenate(codes)).tobytes())
+    print(json.dumps({"seconds": seconds, "row-tables": len(values) * len(chosen), "tables": count,
+                      "peak_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+                      "pairs": digest.hexdigest()}))
+
+
+def table_work(count: int, k: int, parts_list: tuple[int, ...]) -> list[dict]:
+    """Row-tables per second on one core of the broadcast task before (``TABLE_WORK_BEFORE``) and
+    now, side by side (alternating processes) on the same column, for some parts a table."""
+    path = column(count)
+    rows = []
+    for parts in parts_list:
+        runs = {}
+        for label, revision in (("before", TABLE_WORK_BEFORE), ("now", None)):
+            argv = [sys.executable, __file__, "--table-job", revision or "", str(path), str(k), str(parts)]
+            out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+            runs[label] = json.loads(out)
+        rate = {label: run["row-tables"] / run["seconds"] for label, run in runs.items()}
+        rows.append({"k": k, "fingerprints": count, "tables": runs["now"]["tables"], "parts a table": parts,
+                     "before: row-tables/s per core": f"{rate['before']:.3g}", "now: row-tables/s per core":
+                     f"{rate['now']:.3g}", "speed-up": round(rate["now"] / rate["before"], 2),
+                     "peak MB before / now": f"{runs['before']['peak_mb']} / {runs['now']['peak_mb']}",
+                     "same pairs": runs["before"]["pairs"] == runs["now"]["pairs"]})
+    return rows
+
+
 def main() -> int:
-    documents = int(os.environ.get("DASK_BENCH_DOCUMENTS", 1_000_000))
+    if sys.argv[1:2] == ["--table-job"]:
+        revision, path, k, parts = sys.argv[2:6]
+        table_job(revision or None, path, int(k), int(parts))
+        return 0
     count = int(os.environ.get("DASK_BENCH_FINGERPRINTS", 10_000_000))
+    # k = 3 as in the issue's target; k = 8 at 10^6 is the shape of the dedup job's tables below
+    work = table_work(count, 3, (1, 4, 16)) + table_work(count // 10, 8, (1,))
+    print(json.dumps(work, indent=1))
+    if sys.argv[1:2] == ["--table-work"]:
+        return 0 if all(r["same pairs"] for r in work) else 1
+    documents = int(os.environ.get("DASK_BENCH_DOCUMENTS", 1_000_000))
     folder = corpus(documents)
     rows = [compare("dedup", SIMDEDUP + ["dedup", "-j", "2", "-k", "8", "--id-field", "id", str(folder)],
                     SIMDEDUP + ["dedup", "--engine", "dask", "--local", str(WORKERS), "-k", "8", "--id-field", "id",
@@ -135,7 +238,7 @@ def main() -> int:
     print(json.dumps({"10^9 documents, core-hours by stage (from the dedup rates above)": core_hours,
                       "10^9 documents, core-hours end to end": total,
                       "shuffle of the pair search at 10^9 (16 bytes a row a table)": shuffle_bytes(10**9)}, indent=1))
-    return 0 if all(r["same output"] for r in rows) else 1
+    return 0 if all(r["same output"] for r in rows) and all(r["same pairs"] for r in work) else 1
 
 
 if __name__ == "__main__":

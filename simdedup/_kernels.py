@@ -652,6 +652,99 @@ def compile_pairs():
     return numba.cfunc(PAIRS_SIGNATURE, nopython=True, error_model="numpy")(table_pairs)
 
 
+#: cross_pairs(first, n_first, second, n_second, k, left, right, capacity) -> pairs found
+CROSS_SIGNATURE = types.int64(_u64p, types.int64, _u64p, types.int64, types.int64, _i64p, _i64p, types.int64)
+
+
+def cross_pairs(first_p, n_first, second_p, n_second, k, left_p, right_p, capacity):  # pragma: no cover - compiled
+    """The pairs ``(i, j)`` of 64-bit fingerprints ``first[i]`` and ``second[j]`` within Hamming
+    distance ``k`` (the chunk pairs of :mod:`simdedup.distributed.pairs`); as in ``table_pairs``,
+    the first ``capacity`` go to ``left`` and ``right`` and the number of all is returned."""
+    first = carray(first_p, (max(n_first, 1),))
+    second = carray(second_p, (max(n_second, 1),))
+    left = carray(left_p, (max(capacity, 1),))
+    right = carray(right_p, (max(capacity, 1),))
+    found = 0
+    for i in range(n_first):
+        value = first[i]
+        for j in range(n_second):
+            x = value ^ second[j]
+            x = x - ((x >> ONE) & _M1)
+            x = (x & _M2) + ((x >> np.uint64(2)) & _M2)
+            x = (x + (x >> np.uint64(4))) & _M4
+            if np.int64((x * _H01) >> np.uint64(56)) <= k:
+                if found < capacity:
+                    left[found] = i
+                    right[found] = j
+                found += 1
+    return found
+
+
+def compile_cross_pairs():
+    """The compiled cross-pair kernel (a numba cfunc: ``.address``, ``._library``)."""
+    return numba.cfunc(CROSS_SIGNATURE, nopython=True, error_model="numpy")(cross_pairs)
+
+
+#: packed_pairs(packed, n, index_bits, values, k, crowd, left, right, capacity, runs, counts) -> pairs found
+PACKED_SIGNATURE = types.int64(_u64p, types.int64, types.int64, _u64p, types.int64, types.int64, _i64p, _i64p,
+                               types.int64, _i64p, _i64p)
+
+
+def packed_pairs(packed_p, n, index_bits, values_p, k, crowd, left_p, right_p, capacity, runs_p,
+                 counts_p):  # pragma: no cover - compiled
+    """The pairs of a block table sorted packed (:class:`simdedup.distributed.pairs.SortedTable`):
+    ``packed[p]`` is the key of sorted position ``p`` above ``index_bits`` bits of its row, whose
+    64-bit fingerprint is ``values[row]``. Every two rows of a run of equal keys of at most
+    ``crowd`` rows are compared; the first ``capacity`` pairs within ``k`` go to ``left`` and
+    ``right`` (rows, earlier position first) and the number of all is returned. Longer runs are
+    not compared: their ``(start, length)`` go to ``runs`` (room for ``n // (crowd + 1)``) and
+    their number to ``counts[0]``."""
+    size = max(n, 1)
+    packed = carray(packed_p, (size,))
+    values = carray(values_p, (size,))
+    left = carray(left_p, (max(capacity, 1),))
+    right = carray(right_p, (max(capacity, 1),))
+    runs = carray(runs_p, (2 * (n // (crowd + 1)) + 2,))
+    counts = carray(counts_p, (1,))
+    shift = np.uint64(index_bits)
+    mask = (ONE << shift) - ONE
+    found = 0
+    crowded = 0
+    start = 0
+    while start < n:
+        key = packed[start] >> shift
+        end = start + 1
+        while end < n and packed[end] >> shift == key:
+            end += 1
+        if end - start > crowd:
+            runs[2 * crowded] = start
+            runs[2 * crowded + 1] = end - start
+            crowded += 1
+        else:
+            for i in range(start, end - 1):
+                row = np.int64(packed[i] & mask)
+                value = values[row]
+                for j in range(i + 1, end):
+                    other = np.int64(packed[j] & mask)
+                    x = value ^ values[other]
+                    x = x - ((x >> ONE) & _M1)
+                    x = (x & _M2) + ((x >> np.uint64(2)) & _M2)
+                    x = (x + (x >> np.uint64(4))) & _M4
+                    if np.int64((x * _H01) >> np.uint64(56)) <= k:
+                        if found < capacity:
+                            left[found] = row
+                            right[found] = other
+                        found += 1
+        start = end
+    counts[0] = crowded
+    return found
+
+
+def compile_packed_pairs():
+    """The compiled packed-table kernel (a numba cfunc: ``.address``, ``._library``)."""
+    return numba.cfunc(PACKED_SIGNATURE, nopython=True, error_model="numpy")(packed_pairs)
+
+
 #: link_complete(n, nedges, left, right, offsets, adjacency, sketches, bins, passing, fps, words, k,
 #:               parent, size, volume, next_member, keys, good, bad, capacity) -> 0 (-1: a bug)
 LINKAGE_SIGNATURE = types.int64(types.int64, types.int64, _i64p, _i64p, _i64p, _i64p, _u8p, types.int64, _u8p,

@@ -20,6 +20,9 @@ the same results.
 - :class:`KeywordKernel`: ``jieba-fast``'s TF-IDF keywords of a batch of segmented documents
   (:mod:`simdedup.tokenizers.jieba_tfidf`).
 - :class:`PairKernel`: the candidate pairs of a crowded block table (:mod:`simdedup.index`).
+- :class:`CrossKernel`: the pairs between two chunks of a crowd (:mod:`simdedup.distributed.pairs`).
+- :class:`PackedKernel`: the pairs of a block table sorted packed with its row numbers
+  (:mod:`simdedup.distributed.pairs`).
 - :class:`LinkageKernel`: complete linkage over many verified pairs (:mod:`simdedup.group`).
 
 Loading: numba compiles a kernel once (about 2 s) and its machine code is kept in a cache file
@@ -338,6 +341,60 @@ class PairKernel:
             capacity = found
 
 
+class CrossKernel:
+    """The loaded cross-pair kernel (:func:`simdedup._kernels.cross_pairs`)."""
+
+    def __init__(self, address: int, engine: Any):
+        self._engine = engine
+        self._function = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p,
+                                          ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p,
+                                          ctypes.c_int64)(address)
+
+    def pairs(self, first: np.ndarray, second: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Positions ``(i, j)`` of the pairs within ``k`` of ``first[i]`` and ``second[j]``."""
+        first = np.ascontiguousarray(first, dtype=np.uint64)
+        second = np.ascontiguousarray(second, dtype=np.uint64)
+        capacity = 1 << 16
+        while True:
+            left = np.empty(capacity, dtype=np.int64)
+            right = np.empty(capacity, dtype=np.int64)
+            found = self._function(first.ctypes.data, len(first), second.ctypes.data, len(second), k,
+                                   left.ctypes.data, right.ctypes.data, capacity)
+            if found <= capacity:
+                return left[:found], right[:found]
+            capacity = found
+
+
+class PackedKernel:
+    """The loaded packed-table kernel (:func:`simdedup._kernels.packed_pairs`)."""
+
+    def __init__(self, address: int, engine: Any):
+        self._engine = engine
+        self._function = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,
+                                          ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p,
+                                          ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p)(address)
+
+    def pairs(self, packed: np.ndarray, index_bits: int, values: np.ndarray, k: int,
+              crowd: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Rows ``(left, right)`` of the pairs within ``k`` in the runs of equal keys of at most
+        ``crowd`` rows, and ``(start, length)`` of the longer runs (sorted positions)."""
+        packed = np.ascontiguousarray(packed, dtype=np.uint64)
+        values = np.ascontiguousarray(values, dtype=np.uint64)
+        runs = np.empty(2 * (len(packed) // (crowd + 1)) + 2, dtype=np.int64)
+        counts = np.zeros(1, dtype=np.int64)
+        capacity = 1 << 16
+        while True:
+            left = np.empty(capacity, dtype=np.int64)
+            right = np.empty(capacity, dtype=np.int64)
+            found = self._function(packed.ctypes.data, len(packed), index_bits, values.ctypes.data, k, crowd,
+                                   left.ctypes.data, right.ctypes.data, capacity, runs.ctypes.data,
+                                   counts.ctypes.data)
+            if found <= capacity:
+                crowded = runs[: 2 * int(counts[0])]
+                return left[:found], right[:found], crowded[0::2], crowded[1::2]
+            capacity = found
+
+
 _loaded: dict[str, Any] = {}  # kernel name -> the loaded kernel, or False when it cannot load
 _bytes_seen = 0
 
@@ -468,6 +525,27 @@ def _load_pairs() -> PairKernel:
     return kernel
 
 
+def _load_cross_pairs() -> CrossKernel:
+    kernel = CrossKernel(*_load_code("cross", "compile_cross_pairs"))
+    # Checked as the others: 0b1 is 1 bit from 0b0 and 3 from 0b1111; 0b111 is 1 bit from 0b1111.
+    left, right = kernel.pairs(np.array([0b1, 0b111], dtype=np.uint64), np.array([0b0, 0b1111], dtype=np.uint64), 1)
+    if left.tolist() != [0, 1] or right.tolist() != [0, 1]:
+        raise RuntimeError("the cross-pair kernel gives wrong results")
+    return kernel
+
+
+def _load_packed_pairs() -> PackedKernel:
+    kernel = PackedKernel(*_load_code("packed", "compile_packed_pairs"))
+    # Checked as the others: keys 3, 3, 5, 5, 5 above 3 row bits (rows 4, 1 | 0, 2, 3); with
+    # crowd 2 the run of three is left; rows 4 and 1 (0b1, 0b1110) are 4 bits apart.
+    packed = np.array([(3 << 3) | 4, (3 << 3) | 1, (5 << 3) | 0, (5 << 3) | 2, (5 << 3) | 3], dtype=np.uint64)
+    values = np.array([0, 0b1110, 0, 0, 0b1], dtype=np.uint64)
+    checks = [kernel.pairs(packed, 3, values, k, 2) for k in (4, 3)]
+    if ([[a.tolist() for a in c] for c in checks] != [[[4], [1], [2], [3]], [[], [], [2], [3]]]):
+        raise RuntimeError("the packed-table kernel gives wrong results")
+    return kernel
+
+
 def _get(name: str, load: Callable[[], Any]) -> Any:
     """The kernel ``name``, loaded on first use; None when it cannot be loaded or compiled, or
     is turned off."""
@@ -494,6 +572,16 @@ def keyword_kernel() -> KeywordKernel | None:
 def pair_kernel() -> PairKernel | None:
     """The pair kernel (see :func:`_get`)."""
     return _get("pairs", _load_pairs)
+
+
+def cross_pair_kernel() -> CrossKernel | None:
+    """The cross-pair kernel (see :func:`_get`)."""
+    return _get("cross", _load_cross_pairs)
+
+
+def packed_pair_kernel() -> PackedKernel | None:
+    """The packed-table kernel (see :func:`_get`)."""
+    return _get("packed", _load_packed_pairs)
 
 
 def preload() -> None:

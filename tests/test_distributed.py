@@ -3,6 +3,7 @@ worker processes (one for the module); the pair search against ``near_pairs`` an
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -22,7 +23,9 @@ from hypothesis import strategies as st
 from simdedup.cli import cli
 from simdedup.distributed import Plan
 from simdedup.distributed import dedup as distributed_dedup
+from simdedup.distributed import pairs as pair_stage
 from simdedup.distributed import run as stages
+from simdedup.distributed.components import components as task_components
 from simdedup.distributed.engine import DaskEngine, Engine
 from simdedup.distributed.groups import Decision, budget_mask, components
 from simdedup.distributed.workdir import WorkDir
@@ -106,11 +109,14 @@ def fingerprint_sets(draw):
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(case=fingerprint_sets(), crowd=st.sampled_from([2, 4096]), broadcast=st.booleans())
-def test_pairs_equal_near_pairs_and_brute_force(tmp_path_factory, case, crowd, broadcast):
+@given(case=fingerprint_sets(), crowd=st.sampled_from([2, 4096]), chunk=st.sampled_from([5, 4096]),
+       broadcast=st.booleans())
+def test_pairs_equal_near_pairs_and_brute_force(tmp_path_factory, case, crowd, chunk, broadcast):
+    """With ``crowd=2`` runs are searched again and then left as crowds to chunk-pair tasks
+    (of chunks of 5 rows: many per crowd)."""
     values, k = case
     work = WorkDir(str(tmp_path_factory.mktemp("pairs")))
-    plan = Plan(broadcast_bytes=1 << 30 if broadcast else 0, crowd=crowd)
+    plan = Plan(broadcast_bytes=1 << 30 if broadcast else 0, crowd=crowd, crowd_chunk=chunk)
     left, right = stages.near_pairs(Engine(), work, values, k, plan)
     found = list(zip(left.tolist(), right.tolist()))
     assert len(found) == len(set(found))  # each pair once: no pass removes repeats
@@ -119,11 +125,64 @@ def test_pairs_equal_near_pairs_and_brute_force(tmp_path_factory, case, crowd, b
     assert sorted(found) == list(zip(l0.tolist(), r0.tolist()))
 
 
+@pytest.mark.parametrize("fastpath", ["1", "0"])
+def test_chunk_pairs_are_brute_force(monkeypatch, fastpath):
+    """Within one chunk and between two, compiled (the pair kernels) and with numpy."""
+    monkeypatch.setenv("SIMDEDUP_FASTPATH", fastpath)
+    rng = np.random.default_rng(11)
+    for case in range(40):
+        words, k = 1 + case % 2, int(rng.integers(0, 12))
+        base = rng.integers(0, 2**64, size=(1, words), dtype=np.uint64)
+        values = np.unique(np.repeat(base, 120, axis=0) ^ rng.integers(0, 1 << 10, (120, words), dtype=np.uint64),
+                           axis=0)
+        rows = rng.permutation(1000)[: len(values)]
+        size = int(rng.integers(1, len(values)))
+        first = pair_stage.Crowd(values[:size], rows[:size], ())
+        second = pair_stage.Crowd(values[size:], rows[size:], ())
+        within = pair_stage.chunk_pairs((), k, first, None)
+        across = pair_stage.chunk_pairs((), k, first, second)
+        near = {(rows[a], rows[b]) for a, b in brute_force(values, k)}
+        expected_within = {(min(a, b), max(a, b)) for a, b in near if {a, b} <= set(rows[:size].tolist())}
+        expected_across = {(min(a, b), max(a, b)) for a, b in near} - expected_within - {
+            (min(a, b), max(a, b)) for a, b in near if {a, b} <= set(rows[size:].tolist())}
+        for found, expected in ((within, expected_within), (across, expected_across)):
+            pairs = list(zip(found[0].tolist(), found[1].tolist()))
+            assert len(pairs) == len(set(pairs)) and set(pairs) == expected
+
+
+@settings(max_examples=40, deadline=None)
+@given(case=fingerprint_sets(), parts=st.integers(2, 5))
+def test_broadcast_parts_split_each_table(case, parts):
+    """A table's parts (ranges of its first block's values) give what the whole table gives,
+    and so does the table without the compiled pass over its runs."""
+    values, k = case
+    bits = 64 * values.shape[1]
+    blocks = pair_stage.plan_blocks(len(values), max(k, 1), bits)
+    for table in range(len(pair_stage.tables(bits, max(k, 1), blocks))):
+        whole = pair_stage.broadcast_task(values, bits, max(k, 1), blocks, table, 0, 1, crowd=2)
+        os.environ["SIMDEDUP_FASTPATH"] = "0"
+        try:
+            numpy_only = pair_stage.broadcast_task(values, bits, max(k, 1), blocks, table, 0, 1, crowd=2)
+        finally:
+            del os.environ["SIMDEDUP_FASTPATH"]
+        assert whole.left.tolist() == numpy_only.left.tolist() and whole.right.tolist() == numpy_only.right.tolist()
+        assert [(c.rows.tolist(), c.levels) for c in whole.crowds] == [
+            (c.rows.tolist(), c.levels) for c in numpy_only.crowds]
+        split = [pair_stage.broadcast_task(values, bits, max(k, 1), blocks, table, p, parts, crowd=2)
+                 for p in range(parts)]
+        assert sorted(zip(np.concatenate([f.left for f in split]).tolist(),
+                          np.concatenate([f.right for f in split]).tolist())) == list(zip(whole.left.tolist(),
+                                                                                           whole.right.tolist()))
+        assert sorted((c.rows.tolist(), c.levels) for f in split for c in f.crowds) == sorted(
+            (c.rows.tolist(), c.levels) for c in whole.crowds)
+
+
 @pytest.mark.parametrize("words,k,crowded", [(1, 6, 1500), (2, 12, 400)])
 @pytest.mark.parametrize("broadcast", [True, False])
 def test_pairs_on_the_cluster_with_a_crowded_key(client, tmp_path, words, k, crowded, broadcast):
     """Distinct fingerprints that differ only in their 16 low bits share the key of most tables:
-    their runs (over 256 rows) are searched again on the remaining bits."""
+    their runs (over 256 rows) are searched again on the remaining bits, where they stay
+    crowded, and are compared in tasks of two chunks of 256 rows."""
     rng = np.random.default_rng(7)
     spread = rng.integers(0, 2**64, size=(3000, words), dtype=np.uint64)
     near = spread[:1000].copy()
@@ -131,33 +190,108 @@ def test_pairs_on_the_cluster_with_a_crowded_key(client, tmp_path, words, k, cro
     crowd = np.repeat(spread[:1], crowded, axis=0)
     crowd[:, 0] ^= rng.choice(1 << 16, crowded, replace=False).astype(np.uint64)
     values = np.unique(np.concatenate([spread, near, crowd]), axis=0)
-    plan = Plan(broadcast_bytes=1 << 30 if broadcast else 0, crowd=256)
+    plan = Plan(broadcast_bytes=1 << 30 if broadcast else 0, crowd=256, crowd_chunk=256)
     left, right = stages.near_pairs(DaskEngine(client), WorkDir(str(tmp_path)), values, k, plan)
     codes = left * len(values) + right
     assert len(np.unique(codes)) == len(codes)
     l0, r0, _ = near_pairs(values, k)
     assert np.array_equal(np.sort(codes), l0 * len(values) + r0)
     assert len(codes) > crowded**2 // 10  # the crowd gave its quadratic number of pairs
+    chunk_tasks = len(list((tmp_path / "done" / "pairs-crowded").iterdir()))
+    chunks = -(-crowded // 256)
+    assert chunk_tasks >= chunks * (chunks + 1) // 2  # of one crowd at least
 
 
 # --- the driver's pieces ------------------------------------------------------------------------
 
 
+def union_find_labels(n: int, left: np.ndarray, right: np.ndarray) -> list[int]:
+    """The smallest node of each node's component, by the one-process union-find."""
+    uf = UnionFind(n)
+    for a, b in zip(left.tolist(), right.tolist()):
+        uf.union(a, b)
+    roots = uf.roots()
+    smallest: dict[int, int] = {}
+    for node in range(n):
+        smallest.setdefault(roots[node], node)
+    return [smallest[roots[node]] for node in range(n)]
+
+
 @settings(max_examples=100, deadline=None)
 @given(n=st.integers(1, 80), edges=st.lists(st.tuples(st.integers(0, 79), st.integers(0, 79)), max_size=120))
 def test_components_are_union_find(n, edges):
-    edges = [(a % n, b % n) for a, b in edges]
-    left = np.array([a for a, _ in edges], dtype=np.int64)
-    right = np.array([b for _, b in edges], dtype=np.int64)
-    label = components(n, left, right)
-    uf = UnionFind(n)
-    for a, b in edges:
-        uf.union(a, b)
-    roots = uf.roots()
-    smallest = {}
-    for node in range(n):
-        smallest.setdefault(roots[node], node)
-    assert label.tolist() == [smallest[roots[node]] for node in range(n)]
+    left = np.array([a % n for a, _ in edges], dtype=np.int64)
+    right = np.array([b % n for _, b in edges], dtype=np.int64)
+    assert components(n, left, right).tolist() == union_find_labels(n, left, right)
+
+
+@st.composite
+def graphs(draw):
+    """Nodes (some isolated) joined by random edges, long paths in a random order of their
+    nodes (the most rounds), and stars around a random node."""
+    n = draw(st.integers(1, 400))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    left, right = [], []
+    for kind in draw(st.lists(st.sampled_from(["random", "path", "star"]), max_size=4)):
+        nodes = rng.permutation(n)[: rng.integers(1, n + 1)]
+        if kind == "random":
+            count = int(rng.integers(0, 2 * len(nodes)))
+            left.append(rng.choice(nodes, count))
+            right.append(rng.choice(nodes, count))
+        elif kind == "path":
+            left.append(nodes[:-1])
+            right.append(nodes[1:])
+        else:
+            left.append(np.full(len(nodes) - 1, nodes[0]))
+            right.append(nodes[1:])
+    empty = [np.empty(0, dtype=np.int64)]
+    return n, np.concatenate(left or empty).astype(np.int64), np.concatenate(right or empty).astype(np.int64)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(graph=graphs(), parts=st.integers(1, 5))
+def test_components_in_tasks_are_union_find(tmp_path_factory, graph, parts):
+    """Large-star/small-star over edge files gives each node its component's smallest node."""
+    n, left, right = graph
+    work = WorkDir(str(tmp_path_factory.mktemp("components")))
+    label = task_components(Engine(), work, n, left, right, parts, "edges")
+    assert label.tolist() == union_find_labels(n, left, right)
+
+
+class StoppingEngine(Engine):
+    """The in-process engine, stopped (as by a kill) before its ``runs + 1``-th stage call; it
+    counts the tasks it ran."""
+
+    def __init__(self, runs: int | None = None):
+        super().__init__()
+        self.runs, self.ran = runs, 0
+
+    def run(self, work, stage, tasks):
+        if self.runs is not None:
+            if self.runs == 0:
+                raise KeyboardInterrupt
+            self.runs -= 1
+        return super().run(work, stage, tasks)
+
+    def _results(self, work, stage, tasks):
+        self.ran += len(tasks)
+        return super()._results(work, stage, tasks)
+
+
+def test_components_in_tasks_resume(tmp_path):
+    """Stopped after three stages of a long path, a rerun skips their tasks and ends the same."""
+    n = 3000
+    order = np.random.default_rng(1).permutation(n)
+    left, right = order[:-1], order[1:]
+    work = WorkDir(str(tmp_path / "work"))
+    with pytest.raises(KeyboardInterrupt):
+        task_components(StoppingEngine(3), work, n, left, right, 3, "path")
+    resumed = StoppingEngine()
+    label = task_components(resumed, work, n, left, right, 3, "path")
+    whole = StoppingEngine()
+    assert label.tolist() == task_components(whole, WorkDir(str(tmp_path / "again")), n, left, right, 3,
+                                             "path").tolist() == [0] * n
+    assert whole.ran > 12 and resumed.ran == whole.ran - 9
 
 
 def test_budget_mask_as_the_one_process_run():
@@ -202,6 +336,33 @@ def test_dedup_small_generated_corpus_all_linkages(client, small_corpus, tmp_pat
     status, parted, stderr = on_dask(client, tmp_path / "work", "dedup", *args)
     assert status == 0, stderr
     assert parted == single
+
+
+def test_dedup_with_components_in_tasks_byte_identical(client, corpus, corpus_clusters, tmp_path):
+    """The pair count over the threshold: large-star/small-star rounds on the cluster."""
+    work = tmp_path / "work"
+    outcome = distributed_dedup([str(corpus)], client=client, work_dir=str(work), k=10, id_field="id",
+                                plan=Plan(driver_pairs=0))
+    assert outcome.read() == corpus_clusters
+    assert len(list((work / "done" / "components").iterdir())) >= 4 * 3  # four tasks a stage, rounds
+
+
+def test_parquet_row_groups_are_shards(client, small_corpus, tmp_path):
+    """A Parquet file of six row groups read by three tasks of two; ids are row numbers in the
+    whole file (no id column), as one process numbers them."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    texts = [json.loads(line)["text"] for name in sorted(small_corpus.iterdir()) for line in name.open()]
+    table = tmp_path / "corpus.parquet"
+    pq.write_table(pa.table({"text": texts}), table, row_group_size=250)
+    assert pq.ParquetFile(table).num_row_groups == 6
+    status, single, _ = simdedup("dedup", "-k", 10, "--format", "members", table)
+    assert status == 0 and single.count(b"\n") > 300
+    work = tmp_path / "work"
+    outcome = distributed_dedup([str(table)], client=client, work_dir=str(work), k=10, output_format="members",
+                                plan=Plan(shard_documents=500))
+    assert len(list((work / "done" / "fingerprint").iterdir())) == 3
+    assert outcome.read() == single
 
 
 def test_cluster_of_fingerprint_files_in_many_parts(client, corpus, tmp_path):

@@ -218,6 +218,8 @@ def test_every_kernel_loads_and_passes_its_check():
     assert fastpath.kernel() is not None
     assert fastpath.keyword_kernel() is not None
     assert fastpath.pair_kernel() is not None
+    assert fastpath.cross_pair_kernel() is not None
+    assert fastpath.packed_pair_kernel() is not None
 
 
 @pytest.mark.parametrize("options", [

@@ -8,9 +8,9 @@ work directory, whose output is byte for byte the one-process output.
         outcome = sd.dedup(["corpus/"], client=client, work_dir="s3://bucket/work", k=8)
         clusters = outcome.read()        # the JSON lines `simdedup dedup -k 8 corpus/` prints
 
-The stages (:mod:`.fingerprints`, :mod:`.pairs`, :mod:`.groups`) are plain functions over files
-and numpy arrays; :mod:`.engine` runs them on Dask or in this process; :mod:`.run` composes them;
-:mod:`.commands` is the ``--engine dask`` of the command line.
+The stages (:mod:`.fingerprints`, :mod:`.pairs`, :mod:`.groups`, :mod:`.components`) are plain
+functions over files and numpy arrays; :mod:`.engine` runs them on Dask or in this process;
+:mod:`.run` composes them; :mod:`.commands` is the ``--engine dask`` of the command line.
 """
 
 from __future__ import annotations

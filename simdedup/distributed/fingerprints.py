@@ -1,8 +1,9 @@
 """Stage 1: fingerprints, one task per input shard, each writing a part in the binary form.
 
 A shard is a run of consecutive documents in the inputs' sorted order: a group of files, a
-stretch of lines of a plain JSON-lines file, or one other table file (compressed JSON lines,
-CSV, Parquet, WARC), read whole by its task. Parts are numbered in input order, so a row's
+stretch of lines of a plain JSON-lines file, a run of row groups of a Parquet file, or one other
+table file (compressed JSON lines, CSV, WARC: they are read from the start), read whole by its
+task. Parts are numbered in input order, so a row's
 number (its position among all documents) comes from the parts' counts, never from which task
 finished first. Next to each part: ``part-N.npz`` with the 64-bit hash of each id (repeated ids
 are found from these) and, for exact verification, the size of each kept text, whose bytes are
@@ -21,7 +22,7 @@ import xxhash
 
 from ..fingerprints.binary import BinaryWriter, read_blocks, write_columns
 from ..read import Inputs, Source, is_compressed
-from ..read.tables import expand_tables, iter_jsonl_unparsed, table_kind
+from ..read.tables import expand_tables, iter_jsonl_unparsed, iter_parquet, table_kind
 from ..errors import IncompatibleSettingsError, SimdedupError
 from ..fingerprints import describe_settings, read_fingerprint_files
 from ..run import fingerprint_batch
@@ -41,6 +42,16 @@ class TableFile:
 
     path: str
     kind: str
+
+
+@dataclass(frozen=True)
+class RowGroups:
+    """Row groups ``first .. end - 1`` of a Parquet file, whose rows its task reads (numbered
+    as in the whole file)."""
+
+    path: str
+    first: int
+    end: int
 
 
 @dataclass(frozen=True)
@@ -85,7 +96,8 @@ def plan_shards(sources: Iterable[Source], reading: Inputs, shard_bytes: int = S
             entries = iter_jsonl_unparsed(source.path, reading.text_field, reading.id_field, reading.max_line_bytes)
         else:
             cut()
-            shards.append([TableFile(source.path, kind)])
+            runs = row_group_runs(source.path, reading, shard_bytes, shard_documents) if kind == "parquet" else None
+            shards.extend([[run] for run in runs] if runs else [[TableFile(source.path, kind)]])
             continue
         for entry in entries:
             current.append(entry)
@@ -96,9 +108,36 @@ def plan_shards(sources: Iterable[Source], reading: Inputs, shard_bytes: int = S
     return shards
 
 
+def row_group_runs(path: str, reading: Inputs, shard_bytes: int, shard_documents: int) -> list[RowGroups] | None:
+    """A Parquet file's row groups cut into runs of about ``shard_bytes`` (uncompressed) or
+    ``shard_documents`` rows; None when its metadata does not read or lacks the columns (its
+    one task then says what is wrong, as one process does)."""
+    try:
+        import pyarrow.parquet as pq
+
+        metadata = pq.read_metadata(path)
+        names = metadata.schema.to_arrow_schema().names
+    except (ImportError, OSError, ValueError):  # pyarrow's errors derive from these
+        return None
+    if any(column not in names for column in [reading.text_field] + ([reading.id_field] if reading.id_field else [])):
+        return None
+    runs: list[RowGroups] = []
+    start = rows = size = 0
+    for group in range(metadata.num_row_groups):
+        rows += metadata.row_group(group).num_rows
+        size += metadata.row_group(group).total_byte_size
+        if rows >= shard_documents or size >= shard_bytes or group == metadata.num_row_groups - 1:
+            runs.append(RowGroups(path, start, group + 1))
+            start, rows, size = group + 1, 0, 0
+    return runs or None
+
+
 def shard_sources(shard: list[Any], reading: Inputs) -> Iterator[Source]:
     for entry in shard:
-        if isinstance(entry, TableFile):
+        if isinstance(entry, RowGroups):
+            yield from iter_parquet(entry.path, reading.text_field, reading.id_field, reading.max_line_bytes,
+                                    (entry.first, entry.end))
+        elif isinstance(entry, TableFile):
             yield from expand_tables([Source(entry.path)], True if entry.kind == "jsonl" else None,
                                     reading.text_field, reading.id_field, None, reading.max_line_bytes)
         else:

@@ -13,7 +13,8 @@ members of one cluster). Groups are made coarse on purpose, from what the driver
   a document with fewer than ``--min-features`` features never pairs.
 
 Connected components by label propagation with pointer jumping (the minimum row of a component
-names it), on the driver; the linkage runs in tasks, one call for a batch of whole groups, and
+names it), on the driver (beyond ``Plan.driver_pairs`` verified pairs, the same labels come from
+tasks: :mod:`.components`); the linkage runs in tasks, one call for a batch of whole groups, and
 writes the records with their sort keys (the first member's id).
 """
 

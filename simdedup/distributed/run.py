@@ -1,7 +1,8 @@
 """The stages composed, for ``fingerprint``, ``cluster`` and ``dedup`` on an engine.
 
-fingerprint (tasks) -> rows: repeated ids, text budget (driver) -> pairs (tasks) -> groups
-(driver) -> records: linkage per batch of groups (tasks) -> output parts sorted by first member
+fingerprint (tasks) -> rows: repeated ids, text budget (driver) -> pairs (tasks; crowds that stay
+crowded in chunk-pair tasks) -> groups (driver; the components in tasks beyond ``Plan.driver_pairs``
+pairs) -> records: linkage per batch of groups (tasks) -> output parts sorted by first member
 (tasks). Every hand-off is a file in the work directory; task names say what the task covers
 (a hash of its rows or ranges), so a rerun reuses exactly the tasks it would run again.
 """
@@ -18,6 +19,7 @@ import xxhash
 
 from ..read import Inputs, Source
 from ..errors import RecordError
+from . import components as component_stage
 from . import fingerprints as fp_stage
 from . import groups as group_stage
 from . import pairs as pair_stage
@@ -27,6 +29,8 @@ from .workdir import WorkDir
 #: the pair search broadcasts the fingerprint column while it takes at most this many bytes
 #: (a quarter of a small worker's memory); beyond, it shuffles
 BROADCAST_BYTES = 1 << 30
+#: connected components run on the driver up to this many verified pairs; beyond, in tasks
+DRIVER_PAIRS = 10**8
 #: rows per linkage task (whole groups: a large group is one task)
 ROWS_PER_TASK = 200_000
 
@@ -41,6 +45,8 @@ class Plan:
     broadcast_bytes: int = BROADCAST_BYTES
     chunk_bytes: int = 256 << 20  # shuffle mode: bytes of the column per map task
     crowd: int = pair_stage.CROWD
+    crowd_chunk: int = pair_stage.CROWD  # rows of a chunk of a run that stays crowded (a task: two chunks)
+    driver_pairs: int = DRIVER_PAIRS  # connected components on the driver up to this many pairs, beyond in tasks
     rows_per_task: int = ROWS_PER_TASK
     output_parts: int | None = None  # None: one per records task
 
@@ -178,9 +184,17 @@ def near_pairs(engine: Engine, work: WorkDir, values: np.ndarray, k: int, plan: 
                  for i, name in enumerate(names)]
     else:
         tasks = _shuffle_tasks(engine, work, values, bits, k, blocks, parts, plan, base)
-    engine.run(work, "pairs", tasks)
+    results = engine.run(work, "pairs", tasks)
+    # the runs that stayed crowded: one task per pair of their chunks of ``plan.crowd_chunk`` rows
+    chunk_tasks = [Task(f"{crowd['name']}-{first[0]}-{second[0]}", _chunk_pairs,
+                        (work, f"{crowd['name']}-{first[0]}-{second[0]}", crowd["name"], words, crowd["levels"], k,
+                         first, second))
+                   for result in results for crowd in result["crowds"]
+                   for first, second in pair_stage.chunk_spans(crowd["rows"], plan.crowd_chunk)]
+    if chunk_tasks:
+        engine.run(work, "pairs-crowded", chunk_tasks)
     lefts, rights = [], []
-    for task in tasks:
+    for task in tasks + chunk_tasks:
         arrays = work.read_arrays(f"pairs/{task.name}.npz")
         lefts.append(arrays["left"])
         rights.append(arrays["right"])
@@ -192,9 +206,38 @@ def _write_pairs(work: WorkDir, name: str, left: np.ndarray, right: np.ndarray) 
     return {"count": len(left), "bytes": 16 * len(left)}
 
 
+def _write_found(work: WorkDir, name: str, found: pair_stage.Found) -> dict:
+    """A pair task's pairs, and each crowd it left as ``crowds/NAME-I.bin``: per row its number
+    and its fingerprint's words (uint64), so that a chunk task reads its rows only."""
+    crowds = []
+    for i, crowd in enumerate(found.crowds):
+        crowd_name = f"{name}-c{i:04d}"
+        work.write_bytes(f"crowds/{crowd_name}.bin", np.hstack([crowd.rows.astype(np.uint64).reshape(-1, 1),
+                                                                 crowd.values]).tobytes())
+        crowds.append({"name": crowd_name, "rows": len(crowd.rows),
+                       "levels": [[bits, blocks, list(chosen)] for bits, blocks, chosen in crowd.levels]})
+    return {**_write_pairs(work, name, found.left, found.right), "crowds": crowds}
+
+
+def _read_chunk(work: WorkDir, name: str, words: int, span: tuple[int, int]) -> pair_stage.Crowd:
+    width = 8 * (1 + words)
+    data = np.frombuffer(work.read_range(f"crowds/{name}.bin", width * span[0], width * span[1]), dtype=np.uint64)
+    data = data.reshape(-1, 1 + words)
+    return pair_stage.Crowd(np.ascontiguousarray(data[:, 1:]), data[:, 0].astype(np.int64), ())
+
+
+def _chunk_pairs(work: WorkDir, name: str, crowd: str, words: int, levels: list, k: int, first: tuple[int, int],
+                 second: tuple[int, int]) -> dict:
+    """The pairs of a crowd between two of its chunks (within one when they are the same)."""
+    levels = tuple((bits, blocks, tuple(chosen)) for bits, blocks, chosen in levels)
+    one = _read_chunk(work, crowd, words, first)
+    other = None if first == second else _read_chunk(work, crowd, words, second)
+    return _write_pairs(work, name, *pair_stage.chunk_pairs(levels, k, one, other))
+
+
 def _broadcast_pairs(work: WorkDir, name: str, values: np.ndarray, bits: int, k: int, blocks: int, table: int,
                      part: int, parts: int, crowd: int) -> dict:
-    return _write_pairs(work, name, *pair_stage.broadcast_task(values, bits, k, blocks, table, part, parts, crowd))
+    return _write_found(work, name, pair_stage.broadcast_task(values, bits, k, blocks, table, part, parts, crowd))
 
 
 def _shuffle_tasks(engine: Engine, work: WorkDir, values: np.ndarray, bits: int, k: int, blocks: int, ranges: int,
@@ -233,7 +276,7 @@ def _map_chunk(work: WorkDir, chunk: str, name: str, start: int, bits: int, k: i
 def _reduce_range(work: WorkDir, maps: list[str], name: str, bits: int, k: int, blocks: int, table: int,
                   which: int, crowd: int) -> dict:
     slices = [pair_stage.read_slice(work.read_bytes(f"shuffle/{m}-t{table:03d}.npz"), which) for m in maps]
-    return _write_pairs(work, name, *pair_stage.reduce_slices(slices, bits, k, blocks, table, crowd))
+    return _write_found(work, name, pair_stage.reduce_slices(slices, bits, k, blocks, table, crowd))
 
 
 def cluster_rows(engine: Engine, work: WorkDir, rows: Rows, decision: group_stage.Decision, plan: Plan,
@@ -260,7 +303,15 @@ def cluster_rows(engine: Engine, work: WorkDir, rows: Rows, decision: group_stag
     sketches = None if rows.sketches is None else rows.sketches[kept_rows]
     verified = group_stage.verified_pairs(left, right, values, sketches,
                                           features >= decision.min_features, decision, exact)
-    label = group_stage.components(len(values.values), left[verified], right[verified])
+    left, right = left[verified], right[verified]
+    if len(left) > plan.driver_pairs:  # large-star/small-star in tasks, not timed as the driver's
+        driver_seconds = time.perf_counter() - start
+        parts = component_stage.plan_parts(len(left), engine.workers)
+        label = component_stage.components(engine, work, len(values.values), left, right, parts,
+                                           _digest(left, right))
+        start = time.perf_counter() - driver_seconds
+    else:
+        label = group_stage.components(len(values.values), left, right)
     group = label[values.of_row]  # of each kept row
     sizes = np.bincount(group, minlength=len(values.values))
     grouped = sizes[group] >= 2
@@ -269,7 +320,7 @@ def cluster_rows(engine: Engine, work: WorkDir, rows: Rows, decision: group_stag
     members = kept_rows[grouped][order]
     member_groups = group[grouped][order]
     group_sizes = np.unique(member_groups, return_counts=True)[1]
-    engine.note(f"simdedup: groups (driver): {int(verified.sum()):,} of {len(left):,} pairs kept, {len(group_sizes):,} "
+    engine.note(f"simdedup: groups (driver): {len(left):,} of {len(verified):,} pairs kept, {len(group_sizes):,} "
                 f"groups of {len(members):,} rows, the largest {group_sizes.max(initial=0):,}, "
                 f"{time.perf_counter() - start:.1f} s")
     ends = np.cumsum(group_sizes)

@@ -178,10 +178,11 @@ class _CsvLines:
 
 
 def iter_parquet(path: str, text_field: str = "text", id_field: str | None = None,
-                 max_line: int | None = None) -> Iterator[Source]:
+                 max_line: int | None = None, row_groups: tuple[int, int] | None = None) -> Iterator[Source]:
     """One Source per row of a Parquet file, read in record batches (needs pyarrow). A row group
     that cannot be read is skipped alone (its rows named ``FILE:ROW``, counted from 1), and so
-    is a row whose text is over ``max_line`` bytes."""
+    is a row whose text is over ``max_line`` bytes. ``row_groups`` ``(first, end)``: only those
+    row groups, their rows numbered as in the whole file."""
     limit = max_line or MAX_LINE_BYTES
     try:
         import pyarrow.parquet as pq
@@ -202,6 +203,9 @@ def iter_parquet(path: str, text_field: str = "text", id_field: str | None = Non
         return
     first = 1  # the number of the first row of each row group
     for group, rows in enumerate(groups):
+        if row_groups is not None and not row_groups[0] <= group < row_groups[1]:
+            first += rows
+            continue
         number = first
         try:
             for batch in table.iter_batches(columns=columns, batch_size=4096, row_groups=[group]):
