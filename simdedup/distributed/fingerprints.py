@@ -338,11 +338,8 @@ def read_texts(work: WorkDir, index: int, rows: np.ndarray, lowercase: bool) -> 
         return [None] * len(rows)
     blob = work.read_bytes(f"{part_name(index)}.texts")
     texts: list[Any] = []
-    for row in rows.tolist():
-        data = blob[offsets[row] : offsets[row + 1]]
-        kind = kinds[row]
-        texts.append(None if kind == 0 else KeptText(data if kind == 1 else data.decode("utf-8", "surrogatepass"),
-                                                     lowercase))
+    for row in rows.tolist():  # a str was kept as its surrogatepass UTF-8, which KeptText takes as it is
+        texts.append(None if kinds[row] == 0 else KeptText(blob[offsets[row] : offsets[row + 1]], lowercase))
     return texts
 
 
