@@ -330,15 +330,23 @@ class PairKernel:
         values = np.ascontiguousarray(values, dtype=np.uint64)
         order = np.ascontiguousarray(order, dtype=np.int64)
         keys = np.ascontiguousarray(keys, dtype=np.uint64)
-        capacity = 1 << 16
-        while True:
-            left = np.empty(capacity, dtype=np.int64)
-            right = np.empty(capacity, dtype=np.int64)
-            found = self._function(values.ctypes.data, order.ctypes.data, keys.ctypes.data, len(values), k,
-                                   left.ctypes.data, right.ctypes.data, capacity)
-            if found <= capacity:
-                return left[:found], right[:found]
-            capacity = found
+        return _growing(lambda left, right, capacity: self._function(
+            values.ctypes.data, order.ctypes.data, keys.ctypes.data, len(values), k, left.ctypes.data,
+            right.ctypes.data, capacity))
+
+
+def _growing(call: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs of a pair kernel ``call(left, right, capacity)``, which fills at most
+    ``capacity`` of them and returns how many it found: run again with room for all when they
+    did not fit."""
+    capacity = 1 << 16
+    while True:
+        left = np.empty(capacity, dtype=np.int64)
+        right = np.empty(capacity, dtype=np.int64)
+        found = call(left, right, capacity)
+        if found <= capacity:
+            return left[:found], right[:found]
+        capacity = found
 
 
 class CrossKernel:
@@ -354,15 +362,9 @@ class CrossKernel:
         """Positions ``(i, j)`` of the pairs within ``k`` of ``first[i]`` and ``second[j]``."""
         first = np.ascontiguousarray(first, dtype=np.uint64)
         second = np.ascontiguousarray(second, dtype=np.uint64)
-        capacity = 1 << 16
-        while True:
-            left = np.empty(capacity, dtype=np.int64)
-            right = np.empty(capacity, dtype=np.int64)
-            found = self._function(first.ctypes.data, len(first), second.ctypes.data, len(second), k,
-                                   left.ctypes.data, right.ctypes.data, capacity)
-            if found <= capacity:
-                return left[:found], right[:found]
-            capacity = found
+        return _growing(lambda left, right, capacity: self._function(
+            first.ctypes.data, len(first), second.ctypes.data, len(second), k, left.ctypes.data, right.ctypes.data,
+            capacity))
 
 
 class PackedKernel:
@@ -382,17 +384,11 @@ class PackedKernel:
         values = np.ascontiguousarray(values, dtype=np.uint64)
         runs = np.empty(2 * (len(packed) // (crowd + 1)) + 2, dtype=np.int64)
         counts = np.zeros(1, dtype=np.int64)
-        capacity = 1 << 16
-        while True:
-            left = np.empty(capacity, dtype=np.int64)
-            right = np.empty(capacity, dtype=np.int64)
-            found = self._function(packed.ctypes.data, len(packed), index_bits, values.ctypes.data, k, crowd,
-                                   left.ctypes.data, right.ctypes.data, capacity, runs.ctypes.data,
-                                   counts.ctypes.data)
-            if found <= capacity:
-                crowded = runs[: 2 * int(counts[0])]
-                return left[:found], right[:found], crowded[0::2], crowded[1::2]
-            capacity = found
+        left, right = _growing(lambda left, right, capacity: self._function(
+            packed.ctypes.data, len(packed), index_bits, values.ctypes.data, k, crowd, left.ctypes.data,
+            right.ctypes.data, capacity, runs.ctypes.data, counts.ctypes.data))
+        crowded = runs[: 2 * int(counts[0])]  # as the last, complete call left them
+        return left, right, crowded[0::2], crowded[1::2]
 
 
 _loaded: dict[str, Any] = {}  # kernel name -> the loaded kernel, or False when it cannot load
