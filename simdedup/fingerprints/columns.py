@@ -244,7 +244,8 @@ class _ColumnReader:
             if (list(map(len, objects)).count(len(first)) != len(objects)
                     or list(map(settings_of, objects)).count(settings_of(first)) != len(objects)):
                 return False
-            columns = {k: list(map(operator.itemgetter(k), objects)) for k in first}
+            columns = {k: list(map(operator.itemgetter(k), objects))  # settings_of has checked the others
+                       for k in first if k == "bits" or k not in SETTING_KEYS}
         except KeyError:
             return False
         ids, hexes = columns["id"], columns[VALUE_FIELDS[method]]
