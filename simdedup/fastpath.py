@@ -315,14 +315,22 @@ _KEYWORD_ARGTYPES = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_
                      ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
 
 
-class PairKernel:
-    """The loaded pair kernel (:func:`simdedup._kernels.table_pairs`)."""
+class _LoadedPairs:
+    """A pair kernel of kept machine code, called through ctypes with :attr:`ARGUMENTS`; the
+    engine that owns the code lives as long as it does."""
+
+    ARGUMENTS: tuple[Any, ...] = ()
 
     def __init__(self, address: int, engine: Any):
         self._engine = engine
-        self._function = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
-                                          ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p,
-                                          ctypes.c_int64)(address)
+        self._function = ctypes.CFUNCTYPE(ctypes.c_int64, *self.ARGUMENTS)(address)
+
+
+class PairKernel(_LoadedPairs):
+    """The loaded pair kernel (:func:`simdedup._kernels.table_pairs`)."""
+
+    ARGUMENTS = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p,
+                 ctypes.c_void_p, ctypes.c_int64)
 
     def pairs(self, values: np.ndarray, order: np.ndarray, keys: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Rows ``(left, right)`` of the pairs within ``k`` among sorted positions with equal
@@ -349,14 +357,11 @@ def _growing(call: Any) -> tuple[np.ndarray, np.ndarray]:
         capacity = found
 
 
-class CrossKernel:
+class CrossKernel(_LoadedPairs):
     """The loaded cross-pair kernel (:func:`simdedup._kernels.cross_pairs`)."""
 
-    def __init__(self, address: int, engine: Any):
-        self._engine = engine
-        self._function = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p,
-                                          ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p,
-                                          ctypes.c_int64)(address)
+    ARGUMENTS = (ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p,
+                 ctypes.c_void_p, ctypes.c_int64)
 
     def pairs(self, first: np.ndarray, second: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Positions ``(i, j)`` of the pairs within ``k`` of ``first[i]`` and ``second[j]``."""
@@ -367,14 +372,11 @@ class CrossKernel:
             capacity))
 
 
-class PackedKernel:
+class PackedKernel(_LoadedPairs):
     """The loaded packed-table kernel (:func:`simdedup._kernels.packed_pairs`)."""
 
-    def __init__(self, address: int, engine: Any):
-        self._engine = engine
-        self._function = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,
-                                          ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p,
-                                          ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p)(address)
+    ARGUMENTS = (ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,
+                 ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p)
 
     def pairs(self, packed: np.ndarray, index_bits: int, values: np.ndarray, k: int,
               crowd: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
