@@ -126,8 +126,10 @@ def exact_sets(text: str | bytes, lowercase: bool = True) -> ExactSets | None:
 #: many pairs and twice as many as there are documents with sets: a merge per pair then costs
 #: more than a pass over every document.
 BOUND_AFTER_PAIRS = 4096
-#: the documents whose elements are counted to choose the frequent ones
+#: the documents whose elements are counted to choose the frequent ones, and at most how many
+#: elements they may hold together (8 bytes each: whatever the documents' sizes)
 BOUND_SAMPLE = 1024
+BOUND_SAMPLE_ELEMENTS = 1 << 22
 #: at most this many 64-bit words of frequent elements per document and kind, and this many
 #: bytes for all documents' bitsets of one kind
 BOUND_WORDS = 128
@@ -211,7 +213,8 @@ class ExactIndex:
         exact and cheap: elements that many documents hold get a bit each, and a pair's bound
         counts the bits both documents set, plus the smaller number of their other elements as
         if they were all shared. Bits are taken by the frequency of elements among
-        :data:`BOUND_SAMPLE` documents spread over the index; any choice keeps the bound exact."""
+        :data:`BOUND_SAMPLE` documents spread over the index (fewer when they hold more than
+        :data:`BOUND_SAMPLE_ELEMENTS`); any choice keeps the bound exact."""
         from ._exact_kernel import bounded_jaccard
 
         bounds = self._bounds.get(kind) or self._bounds.setdefault(kind, self._make_bounds(kind))
@@ -231,6 +234,8 @@ class ExactIndex:
         row = np.full(self.n, -1, dtype=np.int64)
         row[units] = np.arange(len(units))
         sample = units[np.unique(np.linspace(0, len(units) - 1, min(len(units), BOUND_SAMPLE)).astype(np.int64))]
+        while len(sample) > 1 and totals[sample].sum() > BOUND_SAMPLE_ELEMENTS:  # still spread over the index
+            sample = sample[::2]
         counted, counts = np.unique(elements(hashes, weights, offsets, sample, weighted), return_counts=True)
         words = max(1, min(BOUND_WORDS, BOUND_BYTES // (8 * max(1, len(units)))))
         repeated = np.flatnonzero((counts >= 2) & (counted != 0))  # 0 marks an empty slot
