@@ -138,27 +138,153 @@ def distinct_sets(words, grams):  # pragma: no cover - compiled
     return distinct_words, counts, distinct_grams
 
 
+@numba.njit(inline="always")
+def _shared(hashes, weights, offsets, a, b, weighted):  # pragma: no cover - compiled
+    """The sum over the hashes documents ``a`` and ``b`` both hold of the smaller weight (1 each
+    without ``weighted``): a merge of the two sorted runs ``offsets[d]:offsets[d + 1]``."""
+    i, i_end = offsets[a], offsets[a + 1]
+    j, j_end = offsets[b], offsets[b + 1]
+    total = 0
+    while i < i_end and j < j_end:
+        x, y = hashes[i], hashes[j]
+        if x < y:
+            i += 1
+        elif y < x:
+            j += 1
+        else:
+            total += min(weights[i], weights[j]) if weighted else 1
+            i += 1
+            j += 1
+    return total
+
+
 @numba.njit(cache=True, nogil=True)
 def shared_weights(hashes, weights, offsets, left, right, weighted):  # pragma: no cover - compiled
-    """For each pair, the sum over the hashes both documents hold of the smaller weight (1 each
-    without ``weighted``): a merge of the two sorted runs ``offsets[d]:offsets[d + 1]``."""
+    """:func:`_shared` of each pair ``left[p]``, ``right[p]``."""
     out = np.zeros(len(left), dtype=np.int64)
     for p in range(len(left)):
-        i, i_end = offsets[left[p]], offsets[left[p] + 1]
-        j, j_end = offsets[right[p]], offsets[right[p] + 1]
-        total = 0
-        while i < i_end and j < j_end:
-            x, y = hashes[i], hashes[j]
-            if x < y:
-                i += 1
-            elif y < x:
-                j += 1
-            else:
-                total += min(weights[i], weights[j]) if weighted else 1
-                i += 1
-                j += 1
-        out[p] = total
+        out[p] = _shared(hashes, weights, offsets, left[p], right[p], weighted)
     return out
+
+
+#: the measures of :func:`simdedup.similarity.passes`, by number (for :func:`link_complete`)
+MEASURE_CODES = {"combined": 0, "bag": 1, "resemblance": 2}
+
+
+@numba.njit(inline="always")
+def _find(parent, x):  # pragma: no cover - compiled; path halving
+    while parent[x] != x:
+        parent[x] = parent[parent[x]]
+        x = parent[x]
+    return x
+
+
+@numba.njit(inline="always")
+def _passes(a, b, has, bag, grams, sketches, agreement, measure, min_similarity, min_resemblance,
+            floor):  # pragma: no cover - compiled
+    """:meth:`simdedup.group._PairTest.passes` of one pair: exactly when both have sets, else on
+    the sketches' estimate of the bag similarity."""
+    if not (has[a] and has[b]):
+        agree = 0
+        for c in range(sketches.shape[1]):
+            agree += sketches[a, c] == sketches[b, c]
+        return agreement[agree] >= min_similarity
+    shared = _shared(bag[0], bag[1], bag[2], a, b, True)
+    similarity = shared / (bag[3][a] + bag[3][b] - shared)
+    if measure == 1:
+        return similarity >= min_similarity
+    shared = _shared(grams[0], grams[1], grams[2], a, b, False)
+    resemblance = shared / (grams[3][a] + grams[3][b] - shared)
+    if measure == 2:
+        return resemblance >= min_resemblance
+    return resemblance >= min_resemblance or (similarity >= min_similarity and resemblance >= floor)
+
+
+@numba.njit(cache=True)
+def link_complete(n, left, right, has, bag, grams, sketches, agreement, measure, min_similarity, min_resemblance,
+                  floor):  # pragma: no cover - compiled
+    """:func:`simdedup.group._link_complete_python` with its test done exactly
+    (:func:`_passes`): the same steps, compiled. ``bag`` and ``grams`` are the
+    ``(hashes, weights, offsets, totals)`` of :class:`simdedup.similarity.ExactIndex`. Returns
+    each unit's cluster root, and how many pairs were tested."""
+    m = len(left)
+    degree = np.zeros(n + 1, dtype=np.int64)
+    for e in range(m):
+        degree[left[e] + 1] += 1
+        degree[right[e] + 1] += 1
+    offsets = np.cumsum(degree)
+    adjacency = np.empty(2 * m, dtype=np.int64)
+    filled = offsets[:-1].copy()
+    for e in range(m):
+        adjacency[filled[left[e]]] = right[e]
+        filled[left[e]] += 1
+        adjacency[filled[right[e]]] = left[e]
+        filled[right[e]] += 1
+    parent = np.arange(n)
+    following = np.full(n, -1, dtype=np.int64)  # members as linked lists: head is the root
+    last = np.arange(n)
+    size = np.ones(n, dtype=np.int64)
+    edges = offsets[1:] - offsets[:-1]
+    across = dict()  # (cluster a, cluster b), a < b, as a * n + b -> slot of its counts
+    count = np.ones(m, dtype=np.int64)
+    failed = np.zeros(m, dtype=np.bool_)
+    for e in range(m):
+        across[min(left[e], right[e]) * n + max(left[e], right[e])] = e
+    tested = 0
+    for e in range(m):
+        a, b = _find(parent, left[e]), _find(parent, right[e])
+        if a == b:
+            continue
+        key = min(a, b) * n + max(a, b)
+        slot = across[key]
+        if failed[slot]:
+            continue
+        if count[slot] != size[a] * size[b]:
+            ok = True
+            u = a
+            while u != -1 and ok:
+                v = b
+                while v != -1:
+                    tested += 1
+                    if not _passes(u, v, has, bag, grams, sketches, agreement, measure, min_similarity,
+                                   min_resemblance, floor):
+                        ok = False
+                        break
+                    v = following[v]
+                u = following[u]
+            if not ok:
+                failed[slot] = True
+                continue
+        keep, gone = (a, b) if edges[a] >= edges[b] else (b, a)
+        del across[key]
+        u = gone
+        while u != -1:
+            for at in range(offsets[u], offsets[u + 1]):
+                other = _find(parent, adjacency[at])
+                if other == gone or other == keep:
+                    continue
+                moved_key = min(gone, other) * n + max(gone, other)
+                if moved_key not in across:  # already handed over, through another edge
+                    continue
+                moved = across[moved_key]
+                del across[moved_key]
+                kept_key = min(keep, other) * n + max(keep, other)
+                if kept_key in across:
+                    kept = across[kept_key]
+                    count[kept] += count[moved]
+                    failed[kept] |= failed[moved]
+                else:
+                    across[kept_key] = moved
+            u = following[u]
+        parent[gone] = keep
+        following[last[keep]] = gone
+        last[keep] = last[gone]
+        size[keep] += size[gone]
+        edges[keep] += edges[gone]
+    roots = np.empty(n, dtype=np.int64)
+    for u in range(n):
+        roots[u] = _find(parent, u)
+    return roots, tested
 
 
 @numba.njit(inline="always")

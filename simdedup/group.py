@@ -38,7 +38,8 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from .index import distinct, near_pairs
-from .similarity import DEFAULT_MEASURE, DEFAULT_MIN_RESEMBLANCE, MEASURES, ExactIndex, KeptText, passes
+from .similarity import (DEFAULT_MEASURE, DEFAULT_MIN_RESEMBLANCE, MEASURES, RESEMBLANCE_FLOOR, ExactIndex,
+                         KeptText, passes)
 from .sketch import agreement_similarity, pair_similarity
 
 if TYPE_CHECKING:
@@ -322,13 +323,23 @@ def _link_complete(n: int, left: np.ndarray, right: np.ndarray, scores: np.ndarr
     is the product of their sizes, every pair across is verified and they join at once) and
     whether a pair across is known to fail (then they never join: clusters only grow). Only
     when neither settles it are the pairs across tested, and a failure is remembered. When two
-    clusters join, the one with fewer edges hands its counts over to the other. Compiled
-    (:func:`simdedup._kernels.link_complete`) from :data:`KERNEL_AFTER_EDGES` edges; the same
-    steps in Python otherwise.
+    clusters join, the one with fewer edges hands its counts over to the other. Compiled from
+    :data:`KERNEL_AFTER_EDGES` edges (:func:`simdedup._kernels.link_complete`; with exact
+    verification :func:`simdedup._exact_kernel.link_complete`); the same steps in Python
+    otherwise.
     """
     order = np.lexsort((rank[left] * n + rank[right], -scores))  # the two ranks as one key: a third faster
     left, right = left[order], right[order]
-    if len(left) >= KERNEL_AFTER_EDGES and test.exact is None:  # the kernel tests the sketches' estimate alone
+    if len(left) >= KERNEL_AFTER_EDGES and test.exact is not None:
+        from ._exact_kernel import MEASURE_CODES, link_complete
+
+        exact, sketches = test.exact, test.units.sketches
+        roots, tested = link_complete(n, left, right, exact.has, exact.kinds["bag"], exact.kinds["grams"], sketches,
+                                      agreement_similarity(sketches.shape[1]), MEASURE_CODES[test.measure],
+                                      test.min_similarity, test.min_resemblance, RESEMBLANCE_FLOOR)
+        exact.merged += tested
+        return roots
+    if len(left) >= KERNEL_AFTER_EDGES:  # the kernel tests the sketches' estimate alone
         from . import fastpath
 
         kernel = fastpath.linkage_kernel()

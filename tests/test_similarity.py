@@ -3,6 +3,8 @@ explain, and the sketch-band candidates: against brute force over Python sets.""
 
 from __future__ import annotations
 
+import functools
+import itertools
 import json
 import random
 import re
@@ -15,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simdedup.cli import cli
-from simdedup.similarity import ExactIndex, exact_sets
+from simdedup.similarity import ExactIndex, KeptText, exact_sets
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 WORDS = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+")
@@ -210,3 +212,81 @@ def test_a_copy_whose_words_repeat_more_is_found_on_its_3grams(tmp_path):
     assert [[m["id"] for m in r["members"]] for r in dedup([tmp_path])] == [[str(tmp_path / "copy.txt"),
                                                                            str(tmp_path / "page.txt")]]
     assert dedup([tmp_path], "--similarity", "bag") == []
+
+
+def literal_complete_linkage(ids, fps, k, sketches, kept, measure, min_similarity, min_resemblance):
+    """Complete linkage by its definition, every pair across tested at every edge: candidates
+    within k, verified exactly (brute force) where both texts are kept, else on the sketches;
+    edges from the most similar down, ties by the smaller id first."""
+    from simdedup.similarity import RESEMBLANCE_FLOOR
+    from simdedup.sketch import similarity
+
+    n = len(ids)
+
+    @functools.cache
+    def measured(a, b):
+        if kept[a] is None or kept[b] is None:
+            return similarity(bytes(sketches[a]), bytes(sketches[b])), None
+        return brute_bag(kept[a], kept[b]), brute_resemblance(kept[a], kept[b])
+
+    def passes(a, b):
+        bag, grams = measured(min(a, b), max(a, b))
+        if grams is None or measure == "bag":
+            return bag >= min_similarity
+        if measure == "resemblance":
+            return grams >= min_resemblance
+        return grams >= min_resemblance or (bag >= min_similarity and grams >= RESEMBLANCE_FLOOR)
+
+    rank = {d: r for r, d in enumerate(sorted(range(n), key=ids.__getitem__))}
+    edges = [(a, b) for a, b in itertools.combinations(range(n), 2)
+             if bin(int(fps[a, 0]) ^ int(fps[b, 0])).count("1") <= k and passes(a, b)]
+    edges.sort(key=lambda e: (-round(measured(*e)[0], 12), rank[e[0]], rank[e[1]]))
+    cluster_of = {d: frozenset([d]) for d in range(n)}
+    for a, b in edges:
+        x, y = cluster_of[a], cluster_of[b]
+        if x != y and all(passes(u, v) for u in x for v in y):
+            for d in x | y:
+                cluster_of[d] = x | y
+    return sorted(tuple(sorted(c, key=ids.__getitem__)) for c in set(cluster_of.values()) if len(c) > 1)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("measure", ["combined", "bag", "resemblance"])
+def test_exact_complete_linkage_compiled_and_python_match_the_definition(tmp_path, monkeypatch, measure, seed):
+    """Complete linkage with exact verification, compiled and in Python, against its literal
+    definition, on a template family with edited, reordered and padded copies, where one
+    document in five has no kept text (verified on its sketch)."""
+    import simdedup
+    from simdedup import group
+
+    rng = random.Random(seed)
+    base = lines_of_words(10 + seed, 60)
+    texts = []
+    for i in range(40):
+        doc = base[:]
+        for line in rng.sample(range(len(doc)), rng.randrange(12)):
+            doc[line] = " ".join(lines_of_words(5000 + 100 * i + line, 1))
+        kind = rng.randrange(4)
+        if kind == 1:
+            rng.shuffle(doc)  # the same words: passes on words, not on 3-grams
+        elif kind == 2:
+            doc += [doc[0]] * 30  # repeats: passes on 3-grams, not on words
+        texts.append("\n".join(doc))
+        (tmp_path / f"p{i:02}.txt").write_text(texts[-1])
+    records = list(simdedup.fingerprint([str(tmp_path)]))
+    ids = [r.id for r in records]
+    fps = np.array([[r.simhash] for r in records], dtype=np.uint64)
+    sketches = np.array([np.frombuffer(r.sketch, dtype=np.uint8) for r in records])
+    texts = [(tmp_path / f"p{i:02}.txt").read_text() for i in range(len(ids))]
+    kept = [None if i % 5 == 0 else text for i, text in enumerate(texts)]
+
+    def clusters(after: int) -> list[tuple[int, ...]]:
+        monkeypatch.setattr(group, "KERNEL_AFTER_EDGES", after)
+        found = group.find_clusters(ids, fps, 40, sketches=sketches, linkage="complete",
+                                    exact=[None if t is None else KeptText(t) for t in kept],
+                                    similarity=measure, min_similarity=0.88, min_resemblance=0.8)
+        return sorted(c.members for c in found)
+
+    expected = literal_complete_linkage(ids, fps, 40, sketches, kept, measure, 0.88, 0.8)
+    assert clusters(0) == expected == clusters(10**9)
+    assert 2 <= len(expected) and sum(map(len, expected)) < 40  # some join, some do not
