@@ -239,14 +239,16 @@ class _PairTest:
 EXACT_MARGIN = 0.25
 
 
-def exact_may_pass(estimate: np.ndarray, measure: str, min_similarity: float) -> np.ndarray:
-    """Which candidate pairs exact verification measures, from their sketches' estimate of the
-    bag similarity: all of them, unless the measure is the bag alone. The estimate says nothing
-    sure about 3-grams: a page whose words repeat more often than in its copy has a low bag
-    similarity and the same 3-grams."""
+def exact_may_pass(sketches: np.ndarray, left: np.ndarray, right: np.ndarray, measure: str,
+                   min_similarity: float) -> np.ndarray:
+    """Which candidate pairs (rows ``left``, ``right`` of ``sketches``) exact verification
+    measures: all of them, unless the measure is the bag alone, whose pairs the sketches'
+    estimate puts :data:`EXACT_MARGIN` below the threshold are left out. The estimate says
+    nothing sure about 3-grams: a page whose words repeat more often than in its copy has a low
+    bag similarity and the same 3-grams."""
     if measure != "bag":
-        return np.ones(len(estimate), dtype=bool)
-    return estimate >= min_similarity - EXACT_MARGIN
+        return np.ones(len(left), dtype=bool)
+    return pair_similarity(sketches, left, right) >= min_similarity - EXACT_MARGIN
 
 #: LSH over the sketch: a second candidate source. Units whose sketches agree in all
 #: BAND_BINS bins of one of the bins // BAND_BINS bands are candidates too (two documents of
@@ -509,9 +511,8 @@ def find_clusters(
         # Exact sets only for the units of the pairs that may pass (every other pair linkage
         # tests is inside a cluster, so between such units)
         times.start("exact sets")
-        if similarity == "bag":
-            possible = exact_may_pass(pair_similarity(units.sketches, left, right), similarity, min_similarity)
-            left, right = left[possible], right[possible]
+        possible = exact_may_pass(units.sketches, left, right, similarity, min_similarity)
+        left, right = left[possible], right[possible]
         some_doc = np.full(count, -1, dtype=np.int64)
         some_doc[np.concatenate((left, right))] = 0
         some_doc[units.of_doc] = np.where(some_doc[units.of_doc] == 0, np.arange(n), -1)

@@ -123,11 +123,10 @@ def verified_pairs(left: np.ndarray, right: np.ndarray, values: Values, sketches
     count = np.searchsorted(owner, np.arange(len(first)), side="right") - first
 
     def test(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        bag = pair_similarity(variant_sketches, a, b)
         if exact:
-            return exact_may_pass(bag, decision.similarity, decision.min_similarity)
-        return passes(decision.similarity, bag, np.full(len(a), np.nan), decision.min_similarity,
-                      decision.min_resemblance)
+            return exact_may_pass(variant_sketches, a, b, decision.similarity, decision.min_similarity)
+        return passes(decision.similarity, pair_similarity(variant_sketches, a, b), np.full(len(a), np.nan),
+                      decision.min_similarity, decision.min_resemblance)
 
     single = (count[left] == 1) & (count[right] == 1)
     out = np.zeros(len(left), dtype=bool)
