@@ -416,7 +416,37 @@ def test_fingerprint_parts_are_the_one_process_output(client, corpus, tmp_path):
 # --- resume, failures, refusals -------------------------------------------------------------------
 
 
-def test_a_run_interrupted_and_resumed_gives_the_same_output(client, corpus, corpus_clusters, tmp_path):
+class HoldAfterFingerprints(distributed.WorkerPlugin):
+    """Holds a worker before it runs any task of a later stage until the file `gate` exists, so
+    that a test can stop the driver between two stages without racing a fast machine."""
+
+    name = "hold-after-fingerprints"
+
+    def __init__(self, gate: str):
+        self.gate = gate
+
+    def transition(self, key, start, finish, **kwargs):
+        if finish == "executing" and not str(key).startswith("fingerprint-"):
+            deadline = time.monotonic() + 60
+            while not os.path.exists(self.gate) and time.monotonic() < deadline:
+                time.sleep(0.02)  # on the worker's event loop: the whole worker waits
+
+
+@pytest.fixture
+def held_after_fingerprints(client, tmp_path):
+    """Workers hold every task after the fingerprint stage until `gate` is touched (at the latest
+    when the test ends, before the plugin is removed)."""
+    gate = tmp_path / "gate"
+    client.register_plugin(HoldAfterFingerprints(str(gate)))
+    try:
+        yield gate
+    finally:
+        gate.touch()
+        client.unregister_worker_plugin(HoldAfterFingerprints.name)
+
+
+def test_a_run_interrupted_and_resumed_gives_the_same_output(client, corpus, corpus_clusters, tmp_path,
+                                                             held_after_fingerprints):
     work = tmp_path / "work"
     command = [sys.executable, "-m", "simdedup", "dedup", "--engine", "dask", "--scheduler",
                client.scheduler.address, "--work-dir", str(work), "-k", "10", "--id-field", "id",
@@ -427,6 +457,7 @@ def test_a_run_interrupted_and_resumed_gives_the_same_output(client, corpus, cor
         time.sleep(0.05)
     first.send_signal(signal.SIGTERM)
     first.wait(30)
+    held_after_fingerprints.touch()
     assert first.returncode == -signal.SIGTERM
     assert not (work / "done" / "output").exists()  # it stopped before the end
     second = subprocess.run(command[:-3] + ["--force", "-o", str(tmp_path / "out"), str(corpus)],
