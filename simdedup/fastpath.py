@@ -669,6 +669,67 @@ def _load_linkage() -> LinkageKernel:
     return kernel
 
 
+class RecordScanner:
+    """The loaded record scanner (:func:`simdedup._kernels.scan_records`)."""
+
+    def __init__(self, address: int, engine: Any):
+        self._engine = engine
+        self._function = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p,
+                                          ctypes.c_void_p, *[ctypes.c_int64] * 4, *[ctypes.c_void_p] * 7,
+                                          ctypes.c_int64)(address)
+
+    def scan(self, data: memoryview | bytes, pieces: tuple[bytes, ...], hex_digits: int, sketch_chars: int,
+             capacity: int) -> tuple[bytes, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+        """The lines of ``data``, all of the form that the six literal ``pieces`` and the
+        widths make (see :func:`simdedup._kernels.scan_records`): ``(ids, id_ends, escaped,
+        values, features, sizes, sketches)``, the ids as bytes each followed by a newline; None
+        when a line is not of the form or there are more than ``capacity``."""
+        words = max(1, hex_digits // 16)
+        sketch_bytes = sketch_chars * 3 // 4
+        joined = np.frombuffer(b"".join(pieces), dtype=np.uint8)
+        ends = np.cumsum([len(p) for p in pieces]).astype(np.int64)
+        cap = max(capacity, 1)
+        ids = np.empty(max(len(data), 1), dtype=np.uint8)
+        id_ends = np.empty(cap, dtype=np.int64)
+        escaped = np.empty(cap, dtype=np.uint8)
+        values = np.empty((cap, words), dtype=np.uint64)
+        features = np.empty(cap, dtype=np.int64)
+        sizes = np.empty(cap, dtype=np.int64)
+        sketches = np.empty((cap, sketch_bytes), dtype=np.uint8)
+        text = np.frombuffer(data, dtype=np.uint8)
+        records = self._function(text.ctypes.data, len(text), joined.ctypes.data, ends.ctypes.data, hex_digits, words,
+                                 sketch_chars, sketch_bytes, ids.ctypes.data, id_ends.ctypes.data,
+                                 escaped.ctypes.data, values.ctypes.data, features.ctypes.data, sizes.ctypes.data,
+                                 sketches.ctypes.data if sketch_bytes else ids.ctypes.data, capacity)
+        if records < 0:
+            return None
+        used = int(id_ends[records - 1]) + 1 if records else 0
+        return (ids[:used].tobytes(), id_ends[:records], escaped[:records], values[:records], features[:records],
+                sizes[:records], sketches[:records])
+
+
+def _load_scanner() -> RecordScanner:
+    kernel = RecordScanner(*_load_code("scan", "compile_scan_records"))
+    # Checked as the others: two lines of a form with a 16-digit value and a 4-character sketch
+    # (3 bytes), the second with a size, an escape and a CRLF, and no final newline.
+    pieces = (b'{"id":"', b'","simhash":"', b'","bits":64,"features":', b',"bytes":', b',"sketch":"', b'"}')
+    lines = (b'{"id":"a","simhash":"00000000000000fF","bits":64,"features":7,"sketch":"AP-_"}\n'
+             b'{"id":"\\n","simhash":"8000000000000001","bits":64,"features":0,"bytes":-12,"sketch":"____"}\r\n'
+             b'{"id":"","simhash":"0000000000000000","bits":64,"features":10,"sketch":"AAAA"}')
+    found = kernel.scan(lines, pieces, 16, 4, 3)
+    if (found is None or found[0] != b'a\n\\n\n\n' or found[2].tolist() != [0, 1, 0]
+            or found[3][:, 0].tolist() != [255, (1 << 63) + 1, 0] or found[4].tolist() != [7, 0, 10]
+            or found[5].tolist() != [-1, -12, -1] or found[6].tolist() != [[0, 255, 191], [255] * 3, [0] * 3]
+            or kernel.scan(lines, pieces, 16, 4, 2) is not None):
+        raise RuntimeError("the record scanner gives wrong results")
+    return kernel
+
+
+def record_scanner() -> RecordScanner | None:
+    """The record scanner (see :func:`_get`)."""
+    return _get("scan", _load_scanner)
+
+
 def linkage_kernel() -> LinkageKernel | None:
     """The linkage kernel (see :func:`_get`)."""
     return _get("linkage", _load_linkage)

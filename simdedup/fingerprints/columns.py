@@ -14,6 +14,7 @@ from typing import Any, BinaryIO, Iterable, Iterator
 
 import numpy as np
 
+from .. import fastpath
 from ..errors import IncompatibleSettingsError, RecordError
 from ..jsonline import parse_json_line
 from ..sketch import decode as decode_sketch
@@ -69,22 +70,41 @@ _CANONICAL = re.compile(
 )
 
 
-def _same_form(first: re.Match) -> re.Pattern:
+@dataclass(frozen=True)
+class _Form:
+    """The canonical lines with one record's field, width, settings and sketch length: as a
+    regular expression, and as the literal pieces and widths that the compiled scanner
+    (:func:`simdedup._kernels.scan_records`) takes."""
+
+    pattern: re.Pattern
+    pieces: tuple[bytes, ...]
+    hex_digits: int
+    sketch_chars: int
+
+
+def _same_form(first: re.Match) -> _Form:
     """The lines of :data:`_CANONICAL` with the field, width, settings and sketch length of
-    ``first``, capturing only what differs between records: id, hex, features, bytes, sketch
-    (empty when there is none). It matches a line exactly when ``_CANONICAL`` does with those
-    parts equal, so a block it matches whole needs no further check; and it runs faster."""
+    ``first``. Its pattern captures only what differs between records: id, hex, features,
+    bytes, sketch (empty when there is none). It matches a line exactly when ``_CANONICAL``
+    does with those parts equal, so a block it matches whole needs no further check; and it
+    runs faster."""
     field, hexdigits, bits, settings, sketch = first.group(2, 3, 4, 7, 8)
     sketch_part = f',"sketch":"([A-Za-z0-9_-]{{{len(sketch)}}})"' if sketch else "()"
-    return re.compile(
+    pattern = re.compile(
         _ID + f'"{field}":"([0-9a-fA-F]{{{len(hexdigits)}}})","bits":{bits},' + _NUMBERS + re.escape(settings)
         + sketch_part + r'\}\r?$',
         re.M,
     )
+    pieces = ('{"id":"', f'","{field}":"', f'","bits":{bits},"features":', ',"bytes":',
+              settings + (',"sketch":"' if sketch else ""), '"}' if sketch else "}")
+    return _Form(pattern, tuple(p.encode() for p in pieces), len(hexdigits), len(sketch or ""))
 
 
 #: bytes of a JSON-lines fingerprint file read (and parsed) at once
 BLOCK_BYTES = 1 << 25
+#: blocks of at least this many bytes are read by the compiled scanner, which costs a load
+#: (about 40 ms, or a compile the first time) that smaller blocks would not repay
+SCAN_AFTER_BYTES = 1 << 22
 _MARK = secrets.token_hex(16)  # between the lines of a block read as one JSON array
 _LINE_MARK = f',"{_MARK}",'
 
@@ -124,7 +144,7 @@ class _ColumnReader:
         self.first_where = ""
         self.settings: dict[str, Any] | None = None
         self.bits = 64
-        self.same_form: re.Pattern | None = None  # canonical lines with the first canonical record's settings
+        self.same_form: _Form | None = None  # canonical lines with the first canonical record's settings
 
     def add_file(self, name: str, stream: BinaryIO) -> None:
 
@@ -135,17 +155,26 @@ class _ColumnReader:
         if pending == MAGIC or (pending and len(pending) < len(MAGIC) and MAGIC.startswith(pending)):
             self._add_binary(name, file_number, stream, pending)
             return
+        # One buffer for the whole file, its lines read in place and the cut line moved to its
+        # start: fresh blocks would cost a page fault every 4 kB, three times (read, join, cut).
+        buffer = bytearray(max(self.block_bytes, len(pending)))
+        buffer[: len(pending)] = pending
+        held = len(pending)  # bytes at the start of the buffer, not yet read as lines
         while True:
-            block = stream.read(self.block_bytes)
-            if not block:
-                break
-            block = pending + block
-            cut = block.rfind(b"\n") + 1
-            block, pending = block[:cut], block[cut:]
-            if block:
-                line = self._add_block(name, file_number, line, block)
-        if pending:
-            self._add_block(name, file_number, line, pending)
+            if held == len(buffer):  # a line longer than the buffer
+                buffer.extend(bytes(len(buffer)))
+            with memoryview(buffer) as view:
+                got = _fill(stream, view[held:])
+            end = held + got
+            cut = buffer.rfind(b"\n", 0, end) + 1 if got else end
+            if cut:
+                with memoryview(buffer) as view, view[:cut] as block:
+                    line = self._add_block(name, file_number, line, block, buffer.count(b"\n", 0, cut)
+                                           + (0 if buffer[cut - 1] == 10 else 1))
+                buffer[: end - cut] = buffer[cut:end]
+            held = end - cut
+            if not got:
+                return
 
     def _add_binary(self, name: str, file_number: int, stream: BinaryIO, first: bytes) -> None:
         """Records of a binary fingerprint file (:mod:`simdedup.fingerprints.binary`); their "line" is their
@@ -185,14 +214,19 @@ class _ColumnReader:
                 "documents with the same settings"
             )
 
-    def _add_block(self, name: str, file_number: int, line: int, block: bytes) -> int:
-        """Read the lines of ``block`` (the first is line ``line``); returns the next line number.
+    def _add_block(self, name: str, file_number: int, line: int, view: memoryview | bytes, count: int) -> int:
+        """Read the ``count`` lines of ``view`` (the first is line ``line``); returns the next line
+        number.
 
         Once a canonical record has been read the long way, blocks whose every line has its
-        form and settings are read by :meth:`_add_matches`; any other block line by line.
+        form and settings are read by the compiled scanner or :meth:`_add_matches`; any other
+        block line by line.
         """
-        count = block.count(b"\n") + (0 if block.endswith(b"\n") else 1)
         end = line + count
+        if self.same_form is not None and len(view) >= SCAN_AFTER_BYTES and self._add_scanned(file_number, line,
+                                                                                              view, count):
+            return end
+        block = bytes(view)
         try:
             text = block.decode("utf-8")
         except UnicodeDecodeError:
@@ -201,9 +235,9 @@ class _ColumnReader:
             first_line, rest = block.split(b"\n", 1) if b"\n" in block else (block, b"")
             self._add_lines(name, file_number, line, first_line)
             self.same_form = _same_form(first)
-            return self._add_block(name, file_number, line + 1, rest) if rest else end
+            return self._add_block(name, file_number, line + 1, rest, count - 1) if rest else end
         if text is not None and self.same_form is not None:
-            matches = self.same_form.findall(text)
+            matches = self.same_form.pattern.findall(text)
             if len(matches) == count and self._add_matches(matches, file_number, line):
                 return end
         if text is None or not self._add_decoded(name, file_number, line, text):
@@ -267,17 +301,44 @@ class _ColumnReader:
                      np.arange(line, line + len(ids), dtype=np.int64))
         return True
 
+    def _add_scanned(self, file_number: int, line: int, block: memoryview | bytes, count: int) -> bool:
+        """Add the lines of a block of :attr:`same_form` read by the compiled scanner; False
+        (nothing added) when there is no scanner or a line is not of the form, its id not UTF-8
+        or not a JSON string, so that the other readers take the block."""
+        scanner = fastpath.record_scanner()
+        form = self.same_form
+        found = scanner.scan(block, form.pieces, form.hex_digits, form.sketch_chars, count) if scanner and form else None
+        if found is None:
+            return False
+        id_bytes, _, escaped, values, features, sizes, sketches = found
+        try:
+            ids = id_bytes[:-1].decode("utf-8").split("\n") if len(escaped) else []
+            for i in np.flatnonzero(escaped).tolist():
+                ids[i] = json.loads(f'"{ids[i]}"')
+        except ValueError:  # UnicodeDecodeError too
+            return False
+        if len(ids) != count:
+            return False
+        self._append(ids, values, features, sizes, sketches if form.sketch_chars else None, file_number,
+                     np.arange(line, line + count, dtype=np.int64))
+        return True
+
     def _add_matches(self, matches: list[tuple[str, ...]], file_number: int, line: int) -> bool:
         """Add lines matched by :attr:`same_form`; False (nothing added) when a number is beyond
-        64 bits, so that the line-by-line reader says where."""
+        64 bits or an id has an escape that JSON does not, so that the line-by-line reader says
+        where."""
         ids, hexes, features, sizes, sketches = zip(*matches)
         try:
             counts, byte_sizes = _integers(features), _integers(sizes)
         except OverflowError:
             return False
-        self._append((json.loads(f'"{i}"') if "\\" in i else i for i in ids), _words_from_hex(hexes, self.bits),
-                     counts, byte_sizes, _decode_sketches(list(sketches)) if sketches[0] else None,
-                     file_number, np.arange(line, line + len(ids), dtype=np.int64))
+        try:
+            ids = [json.loads(f'"{i}"') if "\\" in i else i for i in ids]
+        except ValueError:  # an escape JSON does not have
+            return False
+        self._append(ids, _words_from_hex(hexes, self.bits), counts, byte_sizes,
+                     _decode_sketches(list(sketches)) if sketches[0] else None, file_number,
+                     np.arange(line, line + len(ids), dtype=np.int64))
         return True
 
     def _add_lines(self, name: str, file_number: int, line: int, block: bytes) -> None:
@@ -321,6 +382,17 @@ class _ColumnReader:
         return FingerprintColumns(self.ids, joined("values", np.uint64, (words,)), joined("features", np.int64),
                                   joined("sizes", np.int64), sketches, self.files,
                                   joined("file_index", np.int32), joined("lines", np.int64), self.bits, self.settings)
+
+
+def _fill(stream: BinaryIO, view: memoryview) -> int:
+    """Read into ``view`` until it is full or the stream ends (a pipe gives less at a time)."""
+    filled = 0
+    while filled < len(view):
+        got = stream.readinto(view[filled:])
+        if not got:
+            break
+        filled += got
+    return filled
 
 
 def _integers(texts: tuple[str, ...]) -> np.ndarray:

@@ -1,0 +1,135 @@
+"""The compiled record scanner: fingerprint lines of simdedup's own spelling read in one pass.
+It must read what the line-by-line reference reads, and take no line that the regular
+expression path would not: on any other line the block goes to that path, which says what is
+wrong where."""
+
+import io
+import json
+import re
+from contextlib import contextmanager
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from simdedup import fastpath
+from simdedup.errors import SimdedupError
+from simdedup.fingerprints import FingerprintRecord, columns, read_fingerprint_files
+
+from test_fingerprint_files import SETTINGS, by_lines, columns_as_records, corpora
+
+scanner = fastpath.record_scanner()
+needs_scanner = pytest.mark.skipif(scanner is None, reason="no compiled kernels (numba) here")
+
+
+@contextmanager
+def scanning(on: bool):
+    """Blocks of every size go to the scanner (on), or none do."""
+    before = columns.SCAN_AFTER_BYTES
+    columns.SCAN_AFTER_BYTES = 0 if on else 1 << 62
+    try:
+        yield
+    finally:
+        columns.SCAN_AFTER_BYTES = before
+
+
+def read(data: bytes, on: bool, block_bytes: int = columns.BLOCK_BYTES):
+    """``(records, lines)`` read from ``data``, or the error's text."""
+    with scanning(on):
+        try:
+            got = read_fingerprint_files([("f", io.BytesIO(data))], block_bytes)
+        except SimdedupError as exc:
+            return f"{type(exc).__name__}: {exc}"
+    return columns_as_records(got), got.lines.tolist(), got.bits
+
+
+def form_of(line: str):
+    return columns._same_form(columns._CANONICAL.match(line))
+
+
+@needs_scanner
+@settings(max_examples=150, deadline=None)
+@given(corpora())
+def test_the_scanner_reads_canonical_lines_as_json_does(rows):
+    lines = [r.to_json() for r in rows]
+    form = form_of(lines[0])
+    data = "".join(line + "\n" for line in lines[1:]).encode()
+    found = scanner.scan(data, form.pieces, form.hex_digits, form.sketch_chars, len(lines))
+    assert found is not None
+    id_bytes, _, escaped, values, features, sizes, sketches = found
+    ids = [json.loads(f'"{i}"') for i in id_bytes.decode().split("\n")[:-1]]
+    expected = by_lines(data)
+    assert ids == [r.id for r in expected]
+    assert escaped.tolist() == [int("\\" in line.split('","')[0]) for line in lines[1:]]
+    assert [sum(int(w) << (64 * j) for j, w in enumerate(v)) for v in values] == [r.simhash for r in expected]
+    assert features.tolist() == [r.features for r in expected]
+    assert sizes.tolist() == [-1 if r.bytes is None else r.bytes for r in expected]
+    assert [s.tobytes() for s in sketches] == [r.sketch or b"" for r in expected]
+
+
+@needs_scanner
+@settings(max_examples=120, deadline=None)
+@given(corpora(), st.sampled_from([1 << 25, 64, 300]))
+def test_files_read_with_the_scanner_as_line_by_line(rows, block_bytes):
+    data = "".join(r.to_json() + "\n" for r in rows).encode()
+    records, lines, bits = read(data, True, block_bytes)
+    assert records == [(r.id, r.simhash, r.features, r.bytes, r.sketch) for r in by_lines(data)]
+    assert lines == list(range(1, len(rows) + 1)) and bits == rows[0].bits
+
+
+def _block(n: int = 8) -> list[str]:
+    settings_ = {**SETTINGS, "sketch": 16}
+    rows = [FingerprintRecord(f"d{i}\u00e9", (i * 0x9E3779B97F4A7C15) % 2**64, 64, i * 13, settings_,
+                              None if i % 3 == 0 else i * 1000 - 5000, bytes((i * 7 + j) % 256 for j in range(16)))
+            for i in range(n)]
+    return [r.to_json() for r in rows]
+
+
+_FIELDS = re.compile(r'"id":"(?P<id>[^"]*)","simhash":"(?P<simhash>\w+)",.*"features":(?P<features>\d+)'
+                     r'(?:,"bytes":(?P<bytes>-?\d+))?.*"sketch":"(?P<sketch>[\w-]+)"(?P<end>\}$)')
+
+
+@needs_scanner
+@settings(max_examples=500, deadline=None)
+@given(st.data())
+def test_a_changed_byte_reads_as_without_the_scanner(data):
+    """A byte replaced, inserted or deleted in a field of a line after the first, or anywhere:
+    the scanner takes the block only where the other readers give the same records, and errors
+    stay theirs."""
+    lines = _block()
+    number = data.draw(st.integers(1, len(lines) - 1))
+    line = lines[number]
+    field = data.draw(st.sampled_from(["id", "simhash", "features", "bytes", "sketch", "end", "anywhere"]))
+    start, end = (0, len(line)) if field == "anywhere" else _FIELDS.search(line).span(field)
+    if start < 0:  # a line without bytes
+        start, end = 0, len(line)
+    at = data.draw(st.integers(start, end))
+    byte = data.draw(st.sampled_from(b'"\\{}:,-_0123456789aAfFgG\r\n\t x\x00\x1f\x7f\xc3\xa9\xff'))
+    change = data.draw(st.sampled_from(["replace", "insert", "delete"]))
+    encoded = line.encode()
+    at = min(at, len(encoded) - (change != "insert"))
+    changed = encoded[:at] + (b"" if change == "delete" else bytes([byte])) + encoded[at + (change != "insert"):]
+    text = b"".join((changed if i == number else lines[i].encode()) + b"\n" for i in range(len(lines)))
+    assert read(text, True) == read(text, False)
+
+
+@needs_scanner
+@pytest.mark.parametrize("line, expected", [
+    ('{"id":"\\q","simhash":"0000000000000001","bits":64,"features":1}', "f:3: not a JSON object"),
+    ('{"id":"\\u00e9","simhash":"0000000000000001","bits":64,"features":1}', None),
+    ('{"id":"x","simhash":"0000000000000001","bits":64,"features":1234567890123456789}', None),
+    ('{"id":"x","simhash":"0000000000000001","bits":64,"features":12345678901234567890}', "f:3: field 'features'"),
+    ('{"id":"\xff","simhash":"0000000000000001","bits":64,"features":1}', "f:3: not UTF-8 text"),
+])
+def test_lines_the_scanner_leaves_to_the_other_readers(line, expected):
+    """An escape JSON does not have, 19 digits, bytes that are not UTF-8: with the scanner or
+    without, the same records or the same one-line error naming the line."""
+    lines = [f'{{"id":"a{i}","simhash":"000000000000000{i}","bits":64,"features":1}}' for i in range(4)]
+    lines[2] = line
+    data = "\n".join(lines).encode("utf-8", "surrogateescape").replace(b"\xc3\xbf", b"\xff") + b"\n"
+    scanned = read(data, True)
+    assert scanned == read(data, False)
+    if expected is None:
+        assert isinstance(scanned, tuple) and len(scanned[0]) == 4
+    else:
+        assert isinstance(scanned, str) and expected in scanned
