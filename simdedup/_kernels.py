@@ -940,13 +940,6 @@ _BASE64URL_VALUES = np.full(256, 255, dtype=np.uint8)
 _BASE64URL_VALUES[np.frombuffer(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_", dtype=np.uint8)] = (
     np.arange(64))
 
-#: scan_records(data, nbytes, pieces, piece_ends, hex_digits, words, sketch_chars, sketch_bytes,
-#:              id_bytes, id_ends, escaped, values, features, sizes, sketches, capacity) -> records (-1: a
-#:              line not of the form)
-SCAN_SIGNATURE = types.int64(_u8p, types.int64, _u8p, _i64p, types.int64, types.int64, types.int64, types.int64,
-                             _u8p, _i64p, _u8p, _u64p, _i64p, _i64p, _u8p, types.int64)
-
-
 @numba.njit(inline="always")
 def _piece(data, i, n, pieces, start, end):  # pragma: no cover - compiled
     """Where ``data`` goes on after the literal ``pieces[start:end]`` at ``i``; -1 when it is not there."""
@@ -977,28 +970,40 @@ def _natural(data, i, n):  # pragma: no cover - compiled
     return value, i
 
 
-def scan_records(data_p, nbytes, pieces_p, ends_p, hex_digits, words, sketch_chars, sketch_bytes, ids_p, id_ends_p,
-                 escaped_p, values_p, features_p, sizes_p, sketches_p, capacity):  # pragma: no cover - compiled
-    """Fingerprint lines of one canonical form (:func:`simdedup.fingerprints.columns._same_form`):
+#: scan_records(data, nbytes, pieces, piece_ends, kinds, steps, hex_digits, words, sketch_chars, sketch_bytes,
+#:              id_bytes, id_ends, escaped, values, features, sizes, sketches, capacity) -> records (-1: a
+#:              line not of the template)
+SCAN_SIGNATURE = types.int64(_u8p, types.int64, _u8p, _i64p, _i64p, types.int64, types.int64, types.int64,
+                             types.int64, types.int64, _u8p, _i64p, _u8p, _u64p, _i64p, _i64p, _u8p, types.int64)
+#: the fields of a template (simdedup.fingerprints.columns.Template)
+FIELD_ID, FIELD_HEX, FIELD_FEATURES, FIELD_BYTES, FIELD_SKETCH = range(5)
 
-        pieces[0] ID pieces[1] HEX pieces[2] FEATURES [pieces[3] BYTES] pieces[4] SKETCH pieces[5] \\r? \\n
 
-    where ``pieces`` holds six literals ending at ``ends``; ID is JSON string content (no
-    control character, a backslash escapes the next one), HEX ``hex_digits`` hex digits,
-    FEATURES ``0|[1-9][0-9]*``, BYTES the same with an optional minus, SKETCH ``sketch_chars``
-    URL-safe base64 characters. Every line of ``data`` must have the form, the last may lack
-    its newline. The ids are copied to ``ids``, each followed by a newline (``id_ends``: where
-    each ends), ``escaped`` marks those with a backslash; the fingerprints go to ``values``
-    (``words`` a record, word 0 low), the numbers to ``features`` and ``sizes`` (-1 without
-    BYTES), the decoded sketches to ``sketches``. Returns the number of records, or -1 when a
-    line is not of the form or there are more than ``capacity``: the caller then reads the
-    block another way. It accepts no line that the form's regular expression rejects."""
+def scan_records(data_p, nbytes, pieces_p, ends_p, kinds_p, steps, hex_digits, words, sketch_chars, sketch_bytes,
+                 ids_p, id_ends_p, escaped_p, values_p, features_p, sizes_p, sketches_p,
+                 capacity):  # pragma: no cover - compiled
+    """Fingerprint lines of one template (:class:`simdedup.fingerprints.columns.Template`):
+
+        pieces[0] FIELD kinds[0] pieces[1] ... FIELD kinds[steps - 1] pieces[steps] \r? \n
+
+    where ``pieces`` holds ``steps + 1`` literals ending at ``ends``, and the fields are:
+    FIELD_ID, JSON string content (no control character, a backslash escapes the next one);
+    FIELD_HEX, ``hex_digits`` hex digits; FIELD_FEATURES, ``0|[1-9][0-9]*``; FIELD_BYTES, the
+    same with an optional minus; FIELD_SKETCH, ``sketch_chars`` URL-safe base64 characters.
+    Every line of ``data`` must fit, the last may lack its newline. The ids are copied to
+    ``ids``, each followed by a newline (``id_ends``: where each ends), ``escaped`` marks those
+    with a backslash; the fingerprints go to ``values`` (``words`` a record, word 0 low), the
+    numbers to ``features`` and ``sizes`` (0 and -1 when the template has no such field), the
+    decoded sketches to ``sketches``. Returns the number of records, or -1 when a line does
+    not fit, a number has more than 18 digits or there are more than ``capacity`` lines: the
+    caller then reads the block another way."""
     if hex_digits != 16 * words:
         return -1
     n = nbytes
     data = carray(data_p, (max(n, 1),))
-    ends = carray(ends_p, (6,))
-    pieces = carray(pieces_p, (max(ends[5], 1),))
+    ends = carray(ends_p, (steps + 1,))
+    kinds = carray(kinds_p, (max(steps, 1),))
+    pieces = carray(pieces_p, (max(ends[steps], 1),))
     cap = max(capacity, 1)
     ids = carray(ids_p, (max(n, 1),))
     id_ends = carray(id_ends_p, (cap,))
@@ -1013,84 +1018,86 @@ def scan_records(data_p, nbytes, pieces_p, ends_p, hex_digits, words, sketch_cha
     while i < n:
         if r == capacity:
             return -1
-        i = _piece(data, i, n, pieces, 0, ends[0])
-        if i < 0:
-            return -1
-        slash = 0
-        while True:  # the id, up to its closing quote (the first byte of pieces[1])
-            if i >= n or data[i] < 32:
-                return -1
-            c = data[i]
-            if c == 34:
-                break
-            if c == 92:
-                slash = 1
-                ids[w] = c
-                w += 1
-                i += 1
-                if i >= n or data[i] < 32:
-                    return -1
-                c = data[i]
-            ids[w] = c
-            w += 1
-            i += 1
-        id_ends[r] = w
-        escaped[r] = slash
-        ids[w] = 10
-        w += 1
-        i = _piece(data, i, n, pieces, ends[0], ends[1])
-        if i < 0 or i + hex_digits > n:
-            return -1
-        base = r * words
-        for word in range(words):  # 16 digits a word, the first word the highest
-            value = np.uint64(0)
-            for d in range(i + 16 * word, i + 16 * word + 16):
-                nibble = _HEX_VALUES[data[d]]
-                if nibble > 15:
-                    return -1
-                value = (value << np.uint64(4)) | np.uint64(nibble)
-            values[base + words - 1 - word] = value
-        i = _piece(data, i + hex_digits, n, pieces, ends[1], ends[2])
-        value, i = _natural(data, i, n)
-        if i < 0:
-            return -1
-        features[r] = value
-        after = _piece(data, i, n, pieces, ends[2], ends[3])
+        features[r] = 0
         sizes[r] = -1
-        if after >= 0:
-            sign = 1
-            if after < n and data[after] == 45:
-                sign = -1
-                after += 1
-            value, i = _natural(data, after, n)
+        escaped[r] = 0
+        id_ends[r] = w
+        start = 0
+        for step in range(steps):
+            i = _piece(data, i, n, pieces, start, ends[step])
+            start = ends[step]
             if i < 0:
                 return -1
-            sizes[r] = sign * value
-        i = _piece(data, i, n, pieces, ends[3], ends[4])
-        if i < 0 or i + sketch_chars > n:
-            return -1
-        out = r * sketch_bytes
-        held = np.uint32(0)
-        invalid = np.uint32(0)
-        for d in range(sketch_chars):  # six bits a character; the bits past the last byte are dropped
-            six = np.uint32(_BASE64URL_VALUES[data[i + d]])
-            invalid |= six
-            held = (held << np.uint32(6)) | (six & np.uint32(63))
-            if d & 3 == 3:
-                sketches[out] = np.uint8(held >> np.uint32(16))
-                sketches[out + 1] = np.uint8((held >> np.uint32(8)) & np.uint32(255))
-                sketches[out + 2] = np.uint8(held & np.uint32(255))
-                out += 3
+            kind = kinds[step]
+            if kind == FIELD_ID:  # up to its closing quote (the first byte of the next piece)
+                while True:
+                    if i >= n or data[i] < 32:
+                        return -1
+                    c = data[i]
+                    if c == 34:
+                        break
+                    if c == 92:
+                        escaped[r] = 1
+                        ids[w] = c
+                        w += 1
+                        i += 1
+                        if i >= n or data[i] < 32:
+                            return -1
+                        c = data[i]
+                    ids[w] = c
+                    w += 1
+                    i += 1
+                id_ends[r] = w
+            elif kind == FIELD_HEX:
+                if i + hex_digits > n:
+                    return -1
+                for word in range(words):  # 16 digits a word, the first word the highest
+                    value = np.uint64(0)
+                    for d in range(i + 16 * word, i + 16 * word + 16):
+                        nibble = _HEX_VALUES[data[d]]
+                        if nibble > 15:
+                            return -1
+                        value = (value << np.uint64(4)) | np.uint64(nibble)
+                    values[r * words + words - 1 - word] = value
+                i += hex_digits
+            elif kind == FIELD_FEATURES or kind == FIELD_BYTES:
+                sign = 1
+                if kind == FIELD_BYTES and i < n and data[i] == 45:
+                    sign = -1
+                    i += 1
+                number, i = _natural(data, i, n)
+                if i < 0:
+                    return -1
+                if kind == FIELD_FEATURES:
+                    features[r] = number
+                else:
+                    sizes[r] = sign * number
+            else:  # FIELD_SKETCH
+                if i + sketch_chars > n:
+                    return -1
+                out = r * sketch_bytes
                 held = np.uint32(0)
-        if invalid > 63:
-            return -1
-        tail = sketch_chars & 3  # 2 or 3 characters: 1 or 2 bytes
-        if tail >= 2:
-            held <<= np.uint32(6 * (4 - tail))
-            sketches[out] = np.uint8(held >> np.uint32(16))
-            if tail == 3:
-                sketches[out + 1] = np.uint8((held >> np.uint32(8)) & np.uint32(255))
-        i = _piece(data, i + sketch_chars, n, pieces, ends[4], ends[5])
+                invalid = np.uint32(0)
+                for d in range(sketch_chars):  # six bits a character; bits past the last byte are dropped
+                    six = np.uint32(_BASE64URL_VALUES[data[i + d]])
+                    invalid |= six
+                    held = (held << np.uint32(6)) | (six & np.uint32(63))
+                    if d & 3 == 3:
+                        sketches[out] = np.uint8(held >> np.uint32(16))
+                        sketches[out + 1] = np.uint8((held >> np.uint32(8)) & np.uint32(255))
+                        sketches[out + 2] = np.uint8(held & np.uint32(255))
+                        out += 3
+                        held = np.uint32(0)
+                if invalid > 63:
+                    return -1
+                tail = sketch_chars & 3  # 2 or 3 characters: 1 or 2 bytes
+                if tail >= 2:
+                    held <<= np.uint32(6 * (4 - tail))
+                    sketches[out] = np.uint8(held >> np.uint32(16))
+                    if tail == 3:
+                        sketches[out + 1] = np.uint8((held >> np.uint32(8)) & np.uint32(255))
+                i += sketch_chars
+        i = _piece(data, i, n, pieces, start, ends[steps])
         if i < 0:
             return -1
         if i < n and data[i] == 13:
@@ -1099,6 +1106,8 @@ def scan_records(data_p, nbytes, pieces_p, ends_p, hex_digits, words, sketch_cha
             if data[i] != 10:
                 return -1
             i += 1
+        ids[w] = 10
+        w += 1
         r += 1
     return r
 

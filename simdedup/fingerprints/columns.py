@@ -70,34 +70,57 @@ _CANONICAL = re.compile(
 )
 
 
-@dataclass(frozen=True)
-class _Form:
-    """The canonical lines with one record's field, width, settings and sketch length: as a
-    regular expression, and as the literal pieces and widths that the compiled scanner
-    (:func:`simdedup._kernels.scan_records`) takes."""
-
-    pattern: re.Pattern
-    pieces: tuple[bytes, ...]
-    hex_digits: int
-    sketch_chars: int
-
-
-def _same_form(first: re.Match) -> _Form:
+def _same_form(first: re.Match) -> re.Pattern:
     """The lines of :data:`_CANONICAL` with the field, width, settings and sketch length of
-    ``first``. Its pattern captures only what differs between records: id, hex, features,
-    bytes, sketch (empty when there is none). It matches a line exactly when ``_CANONICAL``
-    does with those parts equal, so a block it matches whole needs no further check; and it
-    runs faster."""
+    ``first``, capturing only what differs between records: id, hex, features, bytes, sketch
+    (empty when there is none). It matches a line exactly when ``_CANONICAL`` does with those
+    parts equal, so a block it matches whole needs no further check; and it runs faster."""
     field, hexdigits, bits, settings, sketch = first.group(2, 3, 4, 7, 8)
     sketch_part = f',"sketch":"([A-Za-z0-9_-]{{{len(sketch)}}})"' if sketch else "()"
-    pattern = re.compile(
+    return re.compile(
         _ID + f'"{field}":"([0-9a-fA-F]{{{len(hexdigits)}}})","bits":{bits},' + _NUMBERS + re.escape(settings)
         + sketch_part + r'\}\r?$',
         re.M,
     )
-    pieces = ('{"id":"', f'","{field}":"', f'","bits":{bits},"features":', ',"bytes":',
-              settings + (',"sketch":"' if sketch else ""), '"}' if sketch else "}")
-    return _Form(pattern, tuple(p.encode() for p in pieces), len(hexdigits), len(sketch or ""))
+
+
+@dataclass(frozen=True)
+class Template:
+    """One spelling of the records of a file, for the compiled scanner
+    (:func:`simdedup._kernels.scan_records`): the literal ``pieces`` of a line (keys,
+    separators, settings) around its fields ``kinds`` (id, value, features, bytes, sketch, in
+    the line's order), the value's hex digits and the sketch's characters. A line that fits it
+    is JSON, and reads as the record the fields say with the settings the pieces spell."""
+
+    pieces: tuple[bytes, ...]
+    kinds: tuple[int, ...]
+    hex_digits: int
+    sketch_chars: int
+
+    def scan(self, scanner: fastpath.RecordScanner, data: memoryview | bytes, capacity: int) -> Any:
+        return scanner.scan(data, self.pieces, self.kinds, self.hex_digits, self.sketch_chars, capacity)
+
+    @classmethod
+    def of(cls, line: bytes, record: dict, value_field: str) -> Template | None:
+        """The template that ``line`` fits, ``record`` being what it reads as (a record with
+        checked fields); None when no spelling that ``json.dumps`` makes is the line's (compact
+        or with spaces after the separators, as jq and pandas write)."""
+        fields = {"id": fastpath.FIELD_ID, value_field: fastpath.FIELD_HEX, "features": fastpath.FIELD_FEATURES,
+                  "bytes": fastpath.FIELD_BYTES, "sketch": fastpath.FIELD_SKETCH}
+        shaped = {key: f"{_MARK}{fields[key]}" if key in fields and value not in (None, "") or key == "id" else value
+                  for key, value in record.items()}
+        scanner = fastpath.record_scanner()
+        for separators in ((",", ":"), (", ", ": ")):
+            for ensure_ascii in (True, False):
+                text = json.dumps(shaped, separators=separators, ensure_ascii=ensure_ascii)
+                for kind in (fastpath.FIELD_FEATURES, fastpath.FIELD_BYTES):  # numbers, not strings
+                    text = text.replace(f'"{_MARK}{kind}"', f"{_MARK}{kind}")
+                parts = re.split(f"{_MARK}([0-4])", text)
+                template = cls(tuple(p.encode() for p in parts[0::2]), tuple(int(k) for k in parts[1::2]),
+                               len(record[value_field]), len(record.get("sketch") or ""))
+                if scanner is not None and template.scan(scanner, line, 1) is not None:
+                    return template
+        return None
 
 
 #: bytes of a JSON-lines fingerprint file read (and parsed) at once
@@ -144,7 +167,8 @@ class _ColumnReader:
         self.first_where = ""
         self.settings: dict[str, Any] | None = None
         self.bits = 64
-        self.same_form: _Form | None = None  # canonical lines with the first canonical record's settings
+        self.same_form: re.Pattern | None = None  # canonical lines with the first canonical record's settings
+        self.template: Template | None = None  # the spelling of the last block read as JSON, for the scanner
 
     def add_file(self, name: str, stream: BinaryIO) -> None:
 
@@ -223,8 +247,8 @@ class _ColumnReader:
         block line by line.
         """
         end = line + count
-        if self.same_form is not None and len(view) >= SCAN_AFTER_BYTES and self._add_scanned(file_number, line,
-                                                                                              view, count):
+        if self.template is not None and len(view) >= SCAN_AFTER_BYTES and self._add_scanned(file_number, line,
+                                                                                             view, count):
             return end
         block = bytes(view)
         try:
@@ -235,14 +259,27 @@ class _ColumnReader:
             first_line, rest = block.split(b"\n", 1) if b"\n" in block else (block, b"")
             self._add_lines(name, file_number, line, first_line)
             self.same_form = _same_form(first)
+            if len(block) >= SCAN_AFTER_BYTES:
+                self._learn_template(first_line)
             return self._add_block(name, file_number, line + 1, rest, count - 1) if rest else end
         if text is not None and self.same_form is not None:
-            matches = self.same_form.pattern.findall(text)
+            matches = self.same_form.findall(text)
             if len(matches) == count and self._add_matches(matches, file_number, line):
                 return end
         if text is None or not self._add_decoded(name, file_number, line, text):
             self._add_lines(name, file_number, line, block)
+        elif len(block) >= SCAN_AFTER_BYTES:
+            self._learn_template(block.split(b"\n", 1)[0])
         return end
+
+    def _learn_template(self, line: bytes) -> None:
+        """Take the spelling of ``line``, a record just read, for the scanner; none when it
+        has no scanner or the line no spelling it can take."""
+        if fastpath.record_scanner() is None:
+            return
+        record = parse_json_line(line.decode("utf-8"))
+        value_field = VALUE_FIELDS[record_fields(record, "")[6][0]]
+        self.template = Template.of(line, record, value_field)
 
     def _add_decoded(self, name: str, file_number: int, line: int, text: str) -> bool:
         """Add the lines of a block in any JSON spelling (keys in another order, spaces after
@@ -302,12 +339,11 @@ class _ColumnReader:
         return True
 
     def _add_scanned(self, file_number: int, line: int, block: memoryview | bytes, count: int) -> bool:
-        """Add the lines of a block of :attr:`same_form` read by the compiled scanner; False
-        (nothing added) when there is no scanner or a line is not of the form, its id not UTF-8
-        or not a JSON string, so that the other readers take the block."""
+        """Add the lines of a block that all fit :attr:`template`, read by the compiled
+        scanner; False (nothing added) when there is no scanner, a line does not fit, or an id
+        is not UTF-8 or not a JSON string, so that the other readers take the block."""
         scanner = fastpath.record_scanner()
-        form = self.same_form
-        found = scanner.scan(block, form.pieces, form.hex_digits, form.sketch_chars, count) if scanner and form else None
+        found = self.template.scan(scanner, block, count) if scanner and self.template else None
         if found is None:
             return False
         id_bytes, _, escaped, values, features, sizes, sketches = found
@@ -319,7 +355,7 @@ class _ColumnReader:
             return False
         if len(ids) != count:
             return False
-        self._append(ids, values, features, sizes, sketches if form.sketch_chars else None, file_number,
+        self._append(ids, values, features, sizes, sketches if self.template.sketch_chars else None, file_number,
                      np.arange(line, line + count, dtype=np.int64))
         return True
 
