@@ -81,6 +81,7 @@ def in_order(tasks: Iterable[Any], jobs: int, work: Callable[[Any], Any], setup:
                     handed_out += 1
                 selector.modify(worker.sock, selectors.EVENT_READ | (selectors.EVENT_WRITE if worker.outgoing else 0),
                                 worker)
+            yielded = given_back in done
             while given_back in done:
                 result, error = done.pop(given_back)
                 given_back += 1
@@ -90,6 +91,8 @@ def in_order(tasks: Iterable[Any], jobs: int, work: Callable[[Any], Any], setup:
             if exhausted and given_back == handed_out:
                 finished = True
                 return
+            if yielded:  # the held results made room: hand out more before waiting, or nothing may come
+                continue
             for key, events in selector.select():
                 worker = key.data
                 if key.fileobj is not worker.sock:  # its sentinel: the process ended
