@@ -1,7 +1,8 @@
 """--engine dask against -j 2 on this machine, side by side in one run (make bench-dask).
 
 1. dedup of 10^6 generated documents (tests/distributed_corpus.py; 0.02% of them from one
-   template): `simdedup dedup -j 2 -k 8` against `--engine dask --local 2`, same output checked.
+   template): `simdedup dedup -j 2 -k 8` against `--engine dask --local 2`, and against the same
+   stages on this machine's processes (`--engine stages -j 2`), same output checked.
 2. cluster of 10^7 generated fingerprints (1% planted near copies), -k 3, both ways.
 3. (first) the pair search's table work: the broadcast task as it was before it sorted packed
    keys (``TABLE_WORK_BEFORE``, from git) and now, on the same 10^7 fingerprints at k = 3 (and
@@ -94,17 +95,18 @@ def stages(stderr: str, documents: int) -> list[dict]:
     return out
 
 
-def compare(name: str, single: list[str], distributed: list[str], documents: int) -> dict:
+def compare(name: str, single: list[str], distributed: list[str], documents: int, engine: str = "dask") -> dict:
     work = DATA / f"work-{name}"
     shutil.rmtree(work, ignore_errors=True)
     one = measure(single, DATA / f"{name}.single")
-    dask = measure(distributed + ["--work-dir", str(work)], DATA / f"{name}.dask")
+    staged = measure(distributed + ["--work-dir", str(work)], DATA / f"{name}.{engine}")
     shutil.rmtree(work, ignore_errors=True)
-    return {"job": name, "documents": documents, "-j 2 s": one["seconds"], "dask s": dask["seconds"],
-            "overhead": f"{dask['seconds'] / one['seconds'] - 1:+.0%}", "same output": one["sha256"] == dask["sha256"],
-            "-j 2 peak MB": one["peak_mb"], "dask peak MB": dask["peak_mb"],
-            "end to end docs/s per core (dask)": round(documents / dask["seconds"] / WORKERS),
-            "stages": stages(dask["stderr"], documents)}
+    return {"job": name, "documents": documents, "-j 2 s": one["seconds"], f"{engine} s": staged["seconds"],
+            "overhead": f"{staged['seconds'] / one['seconds'] - 1:+.0%}",
+            "same output": one["sha256"] == staged["sha256"], "-j 2 peak MB": one["peak_mb"],
+            f"{engine} peak MB": staged["peak_mb"],
+            f"end to end docs/s per core ({engine})": round(documents / staged["seconds"] / WORKERS),
+            "stages": stages(staged["stderr"], documents)}
 
 
 def shuffle_bytes(n: int) -> dict:
@@ -226,6 +228,9 @@ def main() -> int:
     rows = [compare("dedup", SIMDEDUP + ["dedup", "-j", "2", "-k", "8", "--id-field", "id", str(folder)],
                     SIMDEDUP + ["dedup", "--engine", "dask", "--local", str(WORKERS), "-k", "8", "--id-field", "id",
                                 str(folder)], documents)]
+    rows.append(compare("dedup", SIMDEDUP + ["dedup", "-j", "2", "-k", "8", "--id-field", "id", str(folder)],
+                        SIMDEDUP + ["dedup", "--engine", "stages", "-j", str(WORKERS), "-k", "8", "--id-field", "id",
+                                    str(folder)], documents, engine="stages"))
     path = fingerprints(count)
     rows.append(compare("cluster", SIMDEDUP + ["cluster", "-k", "3", str(path)],
                         SIMDEDUP + ["cluster", "--engine", "dask", "--local", str(WORKERS), "-k", "3", str(path)],

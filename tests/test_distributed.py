@@ -512,7 +512,7 @@ def test_a_work_dir_of_other_settings_is_refused(client, tmp_path):
 
 def test_k_is_needed(client, tmp_path):
     status, _, stderr = on_dask(client, tmp_path / "work", "dedup", EXAMPLES)
-    assert status == 2 and "--engine dask needs -k" in stderr
+    assert status == 2 and "--engine dask and stages need -k" in stderr
 
 
 def test_without_dask_one_line_says_how_to_install(tmp_path):

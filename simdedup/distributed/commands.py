@@ -1,5 +1,6 @@
-"""``--engine dask`` for ``fingerprint``, ``cluster`` and ``dedup``: the options, and the commands
-run as stages (:mod:`simdedup.distributed.run`) on a Dask cluster.
+"""``--engine dask`` and ``--engine stages`` for ``fingerprint``, ``cluster`` and ``dedup``: the
+options, and the commands run as stages (:mod:`simdedup.distributed.run`) on a Dask cluster or on
+``-j N`` worker processes of this machine.
 
 ``-o`` names a directory (or fsspec URL) that receives ``part-00000.jsonl`` ... whose
 concatenation is the one-process output; without ``-o`` the parts go to stdout one after the
@@ -26,41 +27,45 @@ if TYPE_CHECKING:  # numpy comes with it: not on every command's start
     from .workdir import WorkDir
 
 INSTALL = "--engine dask needs Dask: pip install 'simdedup[dask]'"
-K_NEEDED = ("--engine dask needs -k: the default k depends on the number of documents, which a distributed "
+K_NEEDED = ("--engine dask and stages need -k: the default k depends on the number of documents, which a staged "
             "run does not fix in advance")
 
 ENGINE_OPTIONS = [
-    click.option("--engine", type=click.Choice(["local", "dask"]), default="local", show_default=True,
-                 help="local: this machine (-j); dask: stages over a Dask cluster, resumable through --work-dir."),
+    click.option("--engine", type=click.Choice(["local", "stages", "dask"]), default="local", show_default=True,
+                 help="local: this machine (-j); stages: the stages of a Dask run on -j worker processes of this "
+                      "machine, resumable through --work-dir; dask: those stages over a Dask cluster."),
     click.option("--scheduler", metavar="ADDRESS", envvar="DASK_SCHEDULER_ADDRESS",
                  help="--engine dask: the scheduler of a running cluster [env: DASK_SCHEDULER_ADDRESS]."),
     click.option("--local", "local_workers", type=click.IntRange(min=1), metavar="N",
                  help="--engine dask: start a local cluster of N worker processes [default: one per core]."),
     click.option("--work-dir", metavar="DIR|URL",
-                 help="--engine dask: where the stages keep their files (any fsspec URL); a rerun with the same "
-                      "directory skips finished tasks [default: a temporary directory]."),
+                 help="--engine dask or stages: where the stages keep their files (any fsspec URL); a rerun with "
+                      "the same directory skips finished tasks [default: a temporary directory]."),
 ]
 
 
 def engine_options(command: str) -> Callable[[Callable], Callable]:
     """Add the engine options to a command (placed right under ``@cli.command()``): with
-    ``--engine dask`` the command runs here instead of its own body."""
+    ``--engine dask`` or ``stages`` the command runs here instead of its own body."""
 
     def decorate(func: Callable) -> Callable:
         @functools.wraps(func)
         def wrapper(**kwargs: Any) -> Any:
             engine = kwargs.pop("engine")
             connection = Connection(kwargs.pop("scheduler"), kwargs.pop("local_workers"), kwargs.pop("work_dir"))
-            if engine != "dask":
+            if engine == "local":
                 if connection.local is not None or connection.work_dir is not None:
-                    raise click.UsageError("--local and --work-dir go with --engine dask")
+                    raise click.UsageError("--local and --work-dir go with --engine dask or stages")
                 if kwargs.get("output") and os.path.isdir(kwargs["output"]):
                     raise click.BadParameter(f"File {kwargs['output']!r} is a directory.",
                                              param_hint="'-o' / '--output'")
                 return func(**kwargs)
+            if engine == "stages" and connection.local is not None:
+                raise click.UsageError("--local goes with --engine dask (--engine stages takes -j)")
             if kwargs.pop("index_directory", None) is not None:
-                raise click.UsageError("--index adds to a persistent index in one process; it does not go with "
-                                       "--engine dask")
+                raise click.UsageError(f"--index adds to a persistent index in one process; it does not go with "
+                                       f"--engine {engine}")
+            connection.engine = engine
             return RUNNERS[command](connection, **kwargs)
 
         for param in getattr(wrapper, "__click_params__", []):
@@ -74,13 +79,20 @@ def engine_options(command: str) -> Callable[[Callable], Callable]:
 
 
 class Connection:
-    def __init__(self, scheduler: str | None, local: int | None, work_dir: str | None):
-        self.scheduler, self.local, self.work_dir = scheduler, local, work_dir
+    def __init__(self, scheduler: str | None, local: int | None, work_dir: str | None, engine: str = "dask"):
+        self.scheduler, self.local, self.work_dir, self.engine = scheduler, local, work_dir, engine
 
 
 @contextmanager
-def dask_engine(connection: Connection, silent: bool) -> Iterator[Any]:
-    """A :class:`DaskEngine` on the named scheduler, or on a local cluster started for the run."""
+def stage_engine(connection: Connection, silent: bool, jobs: int | None = None) -> Iterator[Any]:
+    """A :class:`ProcessEngine` of ``jobs`` processes for ``--engine stages``; else a
+    :class:`DaskEngine` on the named scheduler, or on a local cluster started for the run."""
+    if connection.engine == "stages":
+        from ..run import default_jobs
+        from .engine import ProcessEngine
+
+        yield ProcessEngine(jobs or default_jobs(), silent)
+        return
     try:
         from distributed import Client, LocalCluster
     except ImportError:
@@ -128,7 +140,7 @@ def refuse_overlap(directory: str | None, inputs: Iterable[str], option: str) ->
 PART_NAME = re.compile(r"part-[0-9]{5}\.(jsonl|sdfp)")
 
 
-def output_directory(output: str | None, force: bool, work: WorkDir) -> WorkDir:
+def output_directory(output: str | None, force: bool, work: WorkDir, engine: str = "dask") -> WorkDir:
     """Where the part files go: ``-o`` (empty or new, or emptied of part files with ``--force``),
     else a folder of the work directory whose parts are then written to stdout."""
     from .workdir import WorkDir
@@ -141,9 +153,9 @@ def output_directory(output: str | None, force: bool, work: WorkDir) -> WorkDir:
     except FileNotFoundError:
         present = []
     except NotADirectoryError:
-        raise UsageError(f"-o {output}: with --engine dask, -o names a directory for the part files") from None
+        raise UsageError(f"-o {output}: with --engine {engine}, -o names a directory for the part files") from None
     if present and target.fs.isfile(target.path("")):
-        raise UsageError(f"-o {output}: with --engine dask, -o names a directory for the part files")
+        raise UsageError(f"-o {output}: with --engine {engine}, -o names a directory for the part files")
     if present and not force:
         raise SimdedupError(f"-o {output} is not empty; --force replaces the part files in it")
     for name in present:
@@ -169,7 +181,7 @@ def _recipe(features: dict[str, Any], given: bool, exact: bool) -> tuple[Any, An
     return recipe, recipe.build()
 
 
-def _shards(paths: tuple[str, ...], inputs: Any, output: str | None) -> list:
+def _shards(paths: tuple[str, ...], inputs: Any, output: str | None, engine: str) -> list:
     from ..read import WalkFilter, iter_sources, without_links
     from ..write import own_file, stdout_target
     from .fingerprints import plan_shards
@@ -177,7 +189,7 @@ def _shards(paths: tuple[str, ...], inputs: Any, output: str | None) -> list:
     if not paths:
         raise click.UsageError("give at least one PATH")
     if "-" in paths:
-        raise click.UsageError("--engine dask reads the paths named, not a list on stdin")
+        raise click.UsageError(f"--engine {engine} reads the paths named, not a list on stdin")
     walk = WalkFilter(inputs.globs, inputs.excludes, inputs.min_bytes)
     exclude = () if output else own_file(stdout_target())
     sources = without_links(iter_sources(paths, walk, exclude), message, False)
@@ -198,13 +210,13 @@ def run_fingerprint(connection: Connection, paths: tuple[str, ...], jobs: int | 
     recipe, _ = _recipe(features, inputs.given_features, False)
     refuse_overlap(output, paths, "-o")
     refuse_overlap(connection.work_dir, paths, "--work-dir")
-    shards = _shards(paths, inputs, output)
+    shards = _shards(paths, inputs, output, connection.engine)
     with work_directory(connection) as work:
         work.claim(run.settings_of(command="fingerprint", paths=list(paths), inputs=_jsonable(dataclasses.asdict(inputs)),
                                    features=_jsonable(dict(recipe.options)), given=recipe.given,
                                    shards=run.shard_identity(shards)))
-        target = output_directory(output, force, work)
-        with dask_engine(connection, silent) as engine:
+        target = output_directory(output, force, work, connection.engine)
+        with stage_engine(connection, silent, jobs) as engine:
             outcome = run.fingerprint(engine, work, shards, recipe, inputs, record_format, target, message,
                                       verbose)
         if output is None:
@@ -216,13 +228,13 @@ def _jsonable(values: dict[str, Any]) -> dict[str, Any]:
     return {key: list(value) if isinstance(value, tuple) else value for key, value in values.items()}
 
 
-def _decision(options: Any, bits: int, verified: bool, method: str, output_format: str) -> Any:
+def _decision(options: Any, bits: int, verified: bool, method: str, output_format: str, engine: str) -> Any:
     from .groups import Decision
 
     if options.k is None:
         raise click.UsageError(K_NEEDED)
     if method != "simhash":
-        raise click.UsageError("--engine dask clusters simhash fingerprints")
+        raise click.UsageError(f"--engine {engine} clusters simhash fingerprints")
     try:
         resolved = options.resolve(bits, verified, method)
     except ValueError as exc:
@@ -238,7 +250,7 @@ def run_dedup(connection: Connection, paths: tuple[str, ...], jobs: int | None, 
     from . import run
 
     if exact_first or unique_out is not None:
-        raise click.UsageError("--engine dask does not take --exact-first or --unique-out")
+        raise click.UsageError(f"--engine {connection.engine} does not take --exact-first or --unique-out")
     if k is None:
         raise click.UsageError(K_NEEDED)
     inputs = take_inputs(features)
@@ -246,16 +258,16 @@ def run_dedup(connection: Connection, paths: tuple[str, ...], jobs: int | None, 
     options = cluster_settings(k, min_similarity, linkage, min_features, singletons, min_score, similarity,
                                     min_resemblance)
     decision = _decision(options, method.bits, getattr(method, "sketch_bins", 0) > 0, method.settings["method"],
-                         output_format)
+                         output_format, connection.engine)
     refuse_overlap(output, paths, "-o")
     refuse_overlap(connection.work_dir, paths, "--work-dir")
-    shards = _shards(paths, inputs, output)
+    shards = _shards(paths, inputs, output, connection.engine)
     with work_directory(connection) as work:
         work.claim(run.settings_of(command="dedup", paths=list(paths), inputs=_jsonable(dataclasses.asdict(inputs)),
                                    features=_jsonable(dict(recipe.options)), given=recipe.given, verify=verify,
                                    decision=decision, shards=run.shard_identity(shards)))
-        target = output_directory(output, force, work)
-        with dask_engine(connection, silent) as engine:
+        target = output_directory(output, force, work, connection.engine)
+        with stage_engine(connection, silent, jobs) as engine:
             outcome = run.dedup(engine, work, shards, recipe, inputs, decision, target, run.Plan(), message,
                                 verbose)
         if output is None:
@@ -268,24 +280,24 @@ def run_cluster(connection: Connection, files: tuple[str, ...], output: str | No
     from . import run
 
     if against is not None:
-        raise click.UsageError("--engine dask does not take --against")
+        raise click.UsageError(f"--engine {connection.engine} does not take --against")
     if not files or "-" in files:
-        raise click.UsageError("--engine dask reads the fingerprint files named, not stdin")
+        raise click.UsageError(f"--engine {connection.engine} reads the fingerprint files named, not stdin")
     options = cluster_settings(**decision)
     if options.k is None:
         raise click.UsageError(K_NEEDED)
 
     def resolve(bits: int, settings: dict) -> Any:
         return _decision(options, bits, bool(settings.get("sketch")), settings.get("method") or "simhash",
-                         output_format)
+                         output_format, connection.engine)
 
     refuse_overlap(output, files, "-o")
     refuse_overlap(connection.work_dir, files, "--work-dir")
     with work_directory(connection) as work:
         work.claim(run.settings_of(command="cluster", files=list(files), decision=_jsonable(decision),
                                    output_format=output_format, identity=_file_identity(files)))
-        target = output_directory(output, force, work)
-        with dask_engine(connection, False) as engine:
+        target = output_directory(output, force, work, connection.engine)
+        with stage_engine(connection, False) as engine:
             outcome = run.cluster(engine, work, list(files), resolve, target, run.Plan(), message)
         if output is None:
             run.stream(target, outcome.parts, _write_stdout)

@@ -1,4 +1,5 @@
-"""Running a stage's tasks: on Dask, or in this process. The stages know nothing of either.
+"""Running a stage's tasks: on Dask, on this machine's worker processes, or in this process. The
+stages know nothing of any of them.
 
 A task is a plain function over files and numpy arrays; the engine skips the tasks of a stage
 whose completion marker exists (a rerun), runs the others, writes each one's marker when it has
@@ -131,3 +132,39 @@ class DaskEngine(Engine):
         finally:
             for future in futures:
                 future.release()
+
+
+class ProcessEngine(Engine):
+    """Tasks on ``jobs`` worker processes of this machine (:mod:`simdedup.workers`, which
+    leaves no worker behind): the stages of a Dask run without Dask, resumable through the work
+    directory in the same way."""
+
+    def __init__(self, jobs: int, silent: bool = True):
+        super().__init__(silent)
+        self.jobs = jobs
+
+    @property
+    def workers(self) -> int:  # type: ignore[override]
+        return self.jobs
+
+    def _results(self, work: WorkDir, stage: str, tasks: list[Task]) -> Any:
+        if self.jobs == 1 or len(tasks) < 2:
+            yield from super()._results(work, stage, tasks)
+            return
+        from ..workers import in_order
+
+        yield from zip(tasks, in_order(tasks, min(self.jobs, len(tasks)), _run_in_worker, _enter_stage,
+                                       (work, stage)))
+
+
+_stage: tuple[WorkDir, str] | None = None  # a worker process's stage (set by _enter_stage)
+
+
+def _enter_stage(work: WorkDir, stage: str) -> None:
+    global _stage
+    _stage = (work, stage)
+
+
+def _run_in_worker(task: Task) -> dict:
+    assert _stage is not None
+    return run_task(*_stage, task.name, task.function, *task.args)
