@@ -332,22 +332,24 @@ class PairKernel(_LoadedPairs):
     ARGUMENTS = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p,
                  ctypes.c_void_p, ctypes.c_int64)
 
-    def pairs(self, values: np.ndarray, order: np.ndarray, keys: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    def pairs(self, values: np.ndarray, order: np.ndarray, keys: np.ndarray, k: int,
+              expected: int = 0) -> tuple[np.ndarray, np.ndarray]:
         """Rows ``(left, right)`` of the pairs within ``k`` among sorted positions with equal
-        ``keys``; ``values`` and ``order`` are the fingerprints and rows in sorted order."""
+        ``keys``; ``values`` and ``order`` are the fingerprints and rows in sorted order. Room
+        is made for ``expected`` pairs at first (more pairs cost a second pass)."""
         values = np.ascontiguousarray(values, dtype=np.uint64)
         order = np.ascontiguousarray(order, dtype=np.int64)
         keys = np.ascontiguousarray(keys, dtype=np.uint64)
         return _growing(lambda left, right, capacity: self._function(
             values.ctypes.data, order.ctypes.data, keys.ctypes.data, len(values), k, left.ctypes.data,
-            right.ctypes.data, capacity))
+            right.ctypes.data, capacity), expected)
 
 
-def _growing(call: Any) -> tuple[np.ndarray, np.ndarray]:
+def _growing(call: Any, expected: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """The pairs of a pair kernel ``call(left, right, capacity)``, which fills at most
     ``capacity`` of them and returns how many it found: run again with room for all when they
-    did not fit."""
-    capacity = 1 << 16
+    did not fit (room for ``expected`` at first, at least 65,536)."""
+    capacity = max(1 << 16, expected)
     while True:
         left = np.empty(capacity, dtype=np.int64)
         right = np.empty(capacity, dtype=np.int64)

@@ -194,6 +194,11 @@ def _clustered(fps: np.ndarray, masks: list[np.ndarray]) -> bool:
     return candidates * len(masks) * _CANDIDATE_COST > n * n / 2 * _BRUTE_COST
 
 
+#: room made at first for the pairs of each row in an all-pairs search; real text at dedup's k = 10
+#: gives about 60 (man pages and documentation, 24,000 documents), and more costs a second pass
+BRUTE_PAIRS_PER_ROW = 96
+
+
 def _brute_pairs(fps: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     n = len(fps)
     if fps.shape[1] == 1 and n * (n - 1) // 2 >= KERNEL_AFTER_CANDIDATES:
@@ -201,7 +206,8 @@ def _brute_pairs(fps: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
 
         kernel = fastpath.pair_kernel()
         if kernel is not None:  # every row in one run of the pair kernel: all pairs, compiled
-            return kernel.pairs(fps[:, 0], np.arange(n, dtype=np.int64), np.zeros(n, dtype=np.uint64), k)
+            return kernel.pairs(fps[:, 0], np.arange(n, dtype=np.int64), np.zeros(n, dtype=np.uint64), k,
+                                BRUTE_PAIRS_PER_ROW * n)
     left_parts, right_parts = [], []
     step = max(1, (1 << 22) // max(n, 1))
     for start in range(0, n, step):
