@@ -142,10 +142,14 @@ def pair_similarity(sketches: np.ndarray, left: np.ndarray, right: np.ndarray) -
         return np.empty(0)
     out = np.empty(len(left))
     step = max(1, (1 << 22) // sketches.shape[1])
+    bins = sketches.shape[1]
     for start in range(0, len(left), step):
-        a = sketches[left[start : start + step]]
-        b = sketches[right[start : start + step]]
-        out[start : start + step] = _correct((a == b).mean(axis=1))
+        same = sketches[left[start : start + step]] == sketches[right[start : start + step]]
+        if bins % 8 == 0:  # each True is a byte 1: popcounts of the words count them, faster than a mean
+            agree = np.bitwise_count(same.view(np.uint64)).sum(axis=1, dtype=np.int64)
+        else:
+            agree = same.sum(axis=1)
+        out[start : start + step] = _correct(agree / bins)
     return out
 
 
