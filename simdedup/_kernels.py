@@ -687,18 +687,20 @@ def compile_cross_pairs():
 
 #: packed_pairs(packed, n, index_bits, values, k, crowd, left, right, capacity, runs, counts) -> pairs found
 PACKED_SIGNATURE = types.int64(_u64p, types.int64, types.int64, _u64p, types.int64, types.int64, _i64p, _i64p,
-                               types.int64, _i64p, _i64p)
+                               types.int64, _i64p, _i64p, _u64p, types.int64)
 
 
 def packed_pairs(packed_p, n, index_bits, values_p, k, crowd, left_p, right_p, capacity, runs_p,
-                 counts_p):  # pragma: no cover - compiled
+                 counts_p, masks_p, nmasks):  # pragma: no cover - compiled
     """The pairs of a block table sorted packed (:class:`simdedup.distributed.pairs.SortedTable`):
     ``packed[p]`` is the key of sorted position ``p`` above ``index_bits`` bits of its row, whose
     64-bit fingerprint is ``values[row]``. Every two rows of a run of equal keys of at most
-    ``crowd`` rows are compared; the first ``capacity`` pairs within ``k`` go to ``left`` and
-    ``right`` (rows, earlier position first) and the number of all is returned. Longer runs are
-    not compared: their ``(start, length)`` go to ``runs`` (room for ``n // (crowd + 1)``) and
-    their number to ``counts[0]``."""
+    ``crowd`` rows are compared; the first ``capacity`` pairs within ``k`` that differ in each of
+    the ``nmasks`` blocks ``masks`` (so that this table is their canonical table) go to ``left``
+    and ``right`` (rows, earlier position first) and the number of all is returned. Longer runs
+    are not compared: their ``(start, length)`` go to ``runs`` (room for ``n // (crowd + 1)``)
+    and their number to ``counts[0]``."""
+    masks = carray(masks_p, (max(nmasks, 1),))
     size = max(n, 1)
     packed = carray(packed_p, (size,))
     values = carray(values_p, (size,))
@@ -726,15 +728,21 @@ def packed_pairs(packed_p, n, index_bits, values_p, k, crowd, left_p, right_p, c
                 value = values[row]
                 for j in range(i + 1, end):
                     other = np.int64(packed[j] & mask)
-                    x = value ^ values[other]
-                    x = x - ((x >> ONE) & _M1)
+                    differ = value ^ values[other]
+                    x = differ - ((differ >> ONE) & _M1)
                     x = (x & _M2) + ((x >> np.uint64(2)) & _M2)
                     x = (x + (x >> np.uint64(4))) & _M4
                     if np.int64((x * _H01) >> np.uint64(56)) <= k:
-                        if found < capacity:
-                            left[found] = row
-                            right[found] = other
-                        found += 1
+                        canonical = True
+                        for m in range(nmasks):
+                            if differ & masks[m] == 0:
+                                canonical = False
+                                break
+                        if canonical:
+                            if found < capacity:
+                                left[found] = row
+                                right[found] = other
+                            found += 1
         start = end
     counts[0] = crowded
     return found

@@ -378,19 +378,23 @@ class PackedKernel(_LoadedPairs):
     """The loaded packed-table kernel (:func:`simdedup._kernels.packed_pairs`)."""
 
     ARGUMENTS = (ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,
-                 ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p)
+                 ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                 ctypes.c_int64)
 
-    def pairs(self, packed: np.ndarray, index_bits: int, values: np.ndarray, k: int,
-              crowd: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def pairs(self, packed: np.ndarray, index_bits: int, values: np.ndarray, k: int, crowd: int,
+              masks: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Rows ``(left, right)`` of the pairs within ``k`` in the runs of equal keys of at most
-        ``crowd`` rows, and ``(start, length)`` of the longer runs (sorted positions)."""
+        ``crowd`` rows that differ in each block of ``masks`` (bit masks of the values), and
+        ``(start, length)`` of the longer runs (sorted positions)."""
         packed = np.ascontiguousarray(packed, dtype=np.uint64)
         values = np.ascontiguousarray(values, dtype=np.uint64)
+        masks = np.ascontiguousarray(masks if masks is not None else np.zeros(0), dtype=np.uint64)
+        held = masks if len(masks) else np.zeros(1, dtype=np.uint64)
         runs = np.empty(2 * (len(packed) // (crowd + 1)) + 2, dtype=np.int64)
         counts = np.zeros(1, dtype=np.int64)
         left, right = _growing(lambda left, right, capacity: self._function(
             packed.ctypes.data, len(packed), index_bits, values.ctypes.data, k, crowd, left.ctypes.data,
-            right.ctypes.data, capacity, runs.ctypes.data, counts.ctypes.data))
+            right.ctypes.data, capacity, runs.ctypes.data, counts.ctypes.data, held.ctypes.data, len(masks)))
         crowded = runs[: 2 * int(counts[0])]  # as the last, complete call left them
         return left, right, crowded[0::2], crowded[1::2]
 
@@ -541,7 +545,10 @@ def _load_packed_pairs() -> PackedKernel:
     packed = np.array([(3 << 3) | 4, (3 << 3) | 1, (5 << 3) | 0, (5 << 3) | 2, (5 << 3) | 3], dtype=np.uint64)
     values = np.array([0, 0b1110, 0, 0, 0b1], dtype=np.uint64)
     checks = [kernel.pairs(packed, 3, values, k, 2) for k in (4, 3)]
-    if ([[a.tolist() for a in c] for c in checks] != [[[4], [1], [2], [3]], [[], [], [2], [3]]]):
+    checks.append(kernel.pairs(packed, 3, values, 4, 2, np.array([0b1000], dtype=np.uint64)))  # 0b1, 0b1110 differ
+    checks.append(kernel.pairs(packed, 3, values, 4, 2, np.array([0b10000], dtype=np.uint64)))  # they agree: none
+    if ([[a.tolist() for a in c] for c in checks]
+            != [[[4], [1], [2], [3]], [[], [], [2], [3]], [[4], [1], [2], [3]], [[], [], [2], [3]]]):
         raise RuntimeError("the packed-table kernel gives wrong results")
     return kernel
 

@@ -26,7 +26,6 @@ _MAX_TABLES = 512
 # Relative costs per fingerprint per table (sort, key) and per candidate, in rough units.
 _SORT_COST, _CANDIDATE_COST, _BRUTE_COST = 1.0, 4.0, 0.5
 _FOLD = np.uint64(0x9E3779B97F4A7C15)  # odd, so multiplying by it is a bijection
-_COMPACT_AFTER = 1 << 23  # pairs gathered from tables before duplicates are dropped
 
 
 def as_words(values: list[int] | np.ndarray, bits: int) -> np.ndarray:
@@ -100,34 +99,6 @@ def _table_key(fps: np.ndarray, mask: np.ndarray) -> np.ndarray:
         # Fold wider keys into 64 bits: equal keys stay equal; collisions are only extra candidates.
         key = (key * _FOLD) ^ (fps[:, w] & mask[w])
     return key
-
-
-def _sorted_table(fps: np.ndarray, ranges: list[tuple[int, int]], chosen: tuple[int, ...],
-                  mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(order, sorted key)`` of one table: the rows sorted by their bits in the chosen blocks.
-
-    For 64-bit fingerprints whose key and row number fit in one uint64 together, the key's
-    bits are packed next to the row number and sorted as plain integers, about twice as fast
-    as an argsort; otherwise the masked (folded) key is argsorted.
-    """
-    n = len(fps)
-    index_bits = max(1, (n - 1).bit_length())
-    if fps.shape[1] == 1 and sum(ranges[i][1] for i in chosen) + index_bits <= 64:
-        values = fps[:, 0]
-        key = np.zeros(n, dtype=np.uint64)
-        for i in chosen:
-            start, size = ranges[i]
-            key <<= np.uint64(size)
-            key |= (values >> np.uint64(start)) & np.uint64((1 << size) - 1)
-        key <<= np.uint64(index_bits)
-        key |= np.arange(n, dtype=np.uint64)
-        key.sort()
-        order = (key & np.uint64((1 << index_bits) - 1)).astype(np.int64)
-        key >>= np.uint64(index_bits)
-        return order, key
-    key = _table_key(fps, mask)
-    order = np.argsort(key, kind="stable")
-    return order, key[order]
 
 
 _CANDIDATES_AT_ONCE = 1 << 20  # candidate pairs checked in one vectorised step (about 50 MB of arrays)
@@ -251,19 +222,14 @@ def near_pairs(fps: np.ndarray, k: int, blocks: int | None = None) -> tuple[np.n
         left, right = _brute_pairs(fps, k)
         code = _codes(left, right, n)
     else:
-        # A pair is found in every table whose blocks it agrees on: keep each once, and compact
-        # as the tables go so that memory follows the distinct pairs, not tables x pairs.
-        parts: list[np.ndarray] = []
-        pending = 0
-        ranges = block_ranges(bits, blocks)
-        choices = combinations(range(blocks), blocks - k)
-        for chosen, mask in zip(choices, table_masks(bits, k, blocks)):
-            a, b = _pairs_in_table(fps, *_sorted_table(fps, ranges, chosen, mask), k)
-            parts.append(_codes(a, b, n))
-            pending += len(a)
-            if pending > _COMPACT_AFTER:
-                parts, pending = [distinct(np.concatenate(parts))], 0
-        code = distinct(np.concatenate(parts)) if parts else np.empty(0, dtype=np.int64)
+        # A pair is found in every table whose blocks it agrees on; each table keeps only the
+        # pairs it is the canonical table of (the first blocks the two agree on), so each comes
+        # out once, however many tables a crowded family fills. The engine's search, in this
+        # process (imported here: it builds on this module).
+        from .distributed.pairs import search
+
+        left, right = search(fps, k, blocks)
+        code = np.sort(_codes(left, right, n))
     lo, hi = code // max(n, 1), code % max(n, 1)
     return lo, hi, popcount_distance(fps[lo], fps[hi])
 

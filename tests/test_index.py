@@ -142,15 +142,6 @@ def test_crowded_fingerprints_switch_to_all_pairs():
     assert found(values, 8) == oracle(values, 8)
 
 
-def test_compacting_between_tables_keeps_every_pair(monkeypatch):
-    import simdedup.index as index
-
-    monkeypatch.setattr(index, "_COMPACT_AFTER", 5)
-    rng = random.Random(12)
-    values = planted(rng, 64, 4, groups=40)
-    assert found(values, 4, 64, blocks=6) == oracle(values, 4)
-
-
 @pytest.mark.parametrize("step", [1, 2, 7])
 def test_candidates_checked_in_small_steps_keep_every_pair(monkeypatch, step):
     """Runs of equal keys are cut into vectorised steps; the cuts lose and add nothing, also
@@ -198,3 +189,37 @@ def test_the_pair_kernel_makes_room_for_many_pairs():
     assert set(zip(left.tolist(), right.tolist())) == {(i, j) for i in range(400) for j in range(i + 1, 400)}
     left, _ = fastpath.pair_kernel().pairs(values, order, np.zeros(400, dtype=np.uint64), 0)
     assert len(left) == 300 * 299 // 2 + 100 * 99 // 2
+
+
+def _family(rng, members: int, spread: int, flips: int) -> np.ndarray:
+    template = int(rng.integers(0, 2**63)) * 2 + 1
+    family = [flip(template, rng.choice(64, size=int(rng.integers(0, flips + 1)), replace=False).tolist())
+              for _ in range(members)]
+    return as_words(family + [int(v) for v in rng.integers(0, 2**63, size=spread)], 64)
+
+
+def _brute_codes(values: np.ndarray, k: int) -> np.ndarray:
+    n = len(values)
+    codes = [i * n + np.flatnonzero(np.bitwise_count(values[i + 1 :, 0] ^ values[i, 0]) <= k) + i + 1
+             for i in range(n - 1)]  # the oracle, vectorised a row at a time
+    return np.sort(np.concatenate(codes))
+
+
+@pytest.mark.parametrize("crowd", [300, 4096])
+def test_a_family_that_crowds_every_table_gives_each_pair_once(crowd):
+    """A template family of fingerprints a few bits apart, among spread-out ones, fills one key
+    of every table: each pair is kept in its canonical table only; with a small crowd, the runs
+    are searched again on their remaining bits and then compared chunk by chunk. The result is
+    the brute-force set, each pair once (near_pairs runs this search with a crowd of 4,096)."""
+    from simdedup.distributed.pairs import search
+
+    values = _family(np.random.default_rng(crowd), 1_500, 1_000, 5)
+    n = len(values)
+    left, right = search(values, 6, 8, crowd)
+    codes = np.minimum(left, right) * n + np.maximum(left, right)
+    assert len(np.unique(codes)) == len(codes)
+    expected = _brute_codes(values, 6)
+    assert len(expected) > 100_000 and np.array_equal(np.sort(codes), expected)
+    left, right, dist = near_pairs(values, 6, blocks=8)
+    assert (left < right).all() and np.array_equal(left * n + right, expected)
+    assert (dist == np.bitwise_count(values[left, 0] ^ values[right, 0])).all()

@@ -229,11 +229,12 @@ def _table_pairs(values: np.ndarray, rows: np.ndarray, bits: int, k: int, blocks
         return empty, empty
     ranges = block_ranges(bits, blocks)
     table = SortedTable(values, bits, blocks, chosen)
-    a, b, crowded_starts, crowded_lengths = _runs(table, values, k, crowd)
-    lefts, rights = [a], [b]
-    other_ranges = [r for i, r in enumerate(ranges) if i not in set(chosen)]
     # A pair is canonical here only if it differs in every other block before the last chosen one.
     before_last = [ranges[i] for i in range(max(chosen)) if i not in set(chosen)]
+    found_a, found_b, crowded_starts, crowded_lengths = _runs(table, values, k, crowd, bits, blocks, chosen,
+                                                              before_last)
+    lefts, rights = [], []
+    other_ranges = [r for i, r in enumerate(ranges) if i not in set(chosen)]
     for start, length in zip(crowded_starts.tolist(), crowded_lengths.tolist()):
         members = table.rows(np.arange(start, start + length))
         if any((lambda b: (b == b[0]).all())(_bits(values[members], *r)) for r in before_last):
@@ -243,20 +244,24 @@ def _table_pairs(values: np.ndarray, rows: np.ndarray, bits: int, k: int, blocks
                           origin.take(members, (bits, blocks, chosen)), crowds)
         lefts.append(a)
         rights.append(b)
-    a, b = np.concatenate(lefts), np.concatenate(rights)  # positions in ``values``
-    keep = canonical(values, a, b, bits, k, blocks, chosen)
-    return rows[a[keep]], rows[b[keep]]
+    if lefts:  # the crowded runs' pairs, positions in ``values``
+        a, b = np.concatenate(lefts), np.concatenate(rights)
+        keep = canonical(values, a, b, bits, k, blocks, chosen)
+        found_a, found_b = np.concatenate([found_a, a[keep]]), np.concatenate([found_b, b[keep]])
+    return rows[found_a], rows[found_b]
 
 
-def _runs(table: SortedTable, values: np.ndarray, k: int,
-          crowd: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _runs(table: SortedTable, values: np.ndarray, k: int, crowd: int, bits: int, blocks: int, chosen: tuple[int, ...],
+          before_last: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Positions in ``values`` of the pairs within ``k`` in the table's runs of equal keys of at
-    most ``crowd`` rows, and ``(start, length)`` of the longer runs: in one compiled pass over a
-    packed table of one-word fingerprints (:mod:`simdedup.fastpath`), else with numpy."""
+    most ``crowd`` rows whose canonical table it is (they differ in each block ``before_last``),
+    and ``(start, length)`` of the longer runs: in one compiled pass over a packed table of
+    one-word fingerprints (:mod:`simdedup.fastpath`), else with numpy."""
     from .. import fastpath
 
     if table.packed is not None and (kernel := fastpath.packed_pair_kernel()):
-        return kernel.pairs(table.packed, table.index_bits, values[:, 0], k, crowd)
+        masks = np.array([((1 << size) - 1) << start for start, size in before_last], dtype=np.uint64)
+        return kernel.pairs(table.packed, table.index_bits, values[:, 0], k, crowd, masks)
     # Only positions in runs of two or more rows take part: for spread-out fingerprints a few.
     same = table.same
     paired = np.flatnonzero(np.concatenate(([False], same)) | np.concatenate((same, [False])))
@@ -268,7 +273,8 @@ def _runs(table: SortedTable, values: np.ndarray, k: int,
     crowded = np.repeat(lengths > crowd, lengths)
     plain = paired[~crowded]
     a, b = _pairs_in_table(values, table.rows(plain), run[~crowded].astype(np.uint64), k)
-    return a, b, paired[starts[lengths > crowd]], lengths[lengths > crowd]
+    keep = canonical(values, a, b, bits, k, blocks, chosen)
+    return a[keep], b[keep], paired[starts[lengths > crowd]], lengths[lengths > crowd]
 
 
 #: crowded runs are searched again on their remaining bits this many times, then left to
@@ -353,6 +359,30 @@ def chunk_pairs(levels: tuple[tuple[int, int, tuple[int, ...]], ...], k: int, fi
         values = gather_bits(values, [r for i, r in enumerate(block_ranges(level_bits, blocks)) if i not in chosen])
     a, b = rows[a], rows[b]
     return np.minimum(a, b), np.maximum(a, b)
+
+
+def search(values: np.ndarray, k: int, blocks: int, crowd: int = CROWD) -> tuple[np.ndarray, np.ndarray]:
+    """Every pair of rows of ``values`` (``(n, words)`` uint64) within ``k``, once each, in this
+    process: the tables of ``blocks`` blocks with the canonical rule, then the crowds they leave,
+    a pair of chunks of ``crowd`` rows at a time. Unsorted, ``left < right``."""
+    bits = 64 * values.shape[1]
+    rows = np.arange(len(values), dtype=np.int64)
+    lefts, rights = [], []
+    for chosen in tables(bits, k, blocks):
+        found = table_pairs(values, rows, bits, k, blocks, chosen, crowd)
+        lefts.append(found.left)
+        rights.append(found.right)
+        for run in found.crowds:
+            for (a, b), (c, d) in chunk_spans(len(run.rows), crowd):
+                first = Crowd(run.values[a:b], run.rows[a:b], run.levels)
+                second = None if (a, b) == (c, d) else Crowd(run.values[c:d], run.rows[c:d], run.levels)
+                left, right = chunk_pairs(run.levels, k, first, second)
+                lefts.append(left)
+                rights.append(right)
+    if not lefts:
+        empty = np.empty(0, dtype=np.int64)
+        return empty, empty
+    return np.concatenate(lefts), np.concatenate(rights)
 
 
 # --- broadcast ------------------------------------------------------------------------------
