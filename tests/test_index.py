@@ -211,7 +211,7 @@ def test_a_family_that_crowds_every_table_gives_each_pair_once(crowd):
     of every table: each pair is kept in its canonical table only; with a small crowd, the runs
     are searched again on their remaining bits and then compared chunk by chunk. The result is
     the brute-force set, each pair once (near_pairs runs this search with a crowd of 4,096)."""
-    from simdedup.distributed.pairs import search
+    from simdedup.index import search
 
     values = _family(np.random.default_rng(crowd), 1_500, 1_000, 5)
     n = len(values)
