@@ -166,3 +166,19 @@ def test_lines_the_scanner_leaves_to_the_other_readers(line, expected):
         assert isinstance(scanned, tuple) and len(scanned[0]) == 4
     else:
         assert isinstance(scanned, str) and expected in scanned
+
+
+@pytest.mark.parametrize("on", [True, False])
+def test_the_buffer_grows_while_the_file_fills_it(on):
+    """Reading starts with a small buffer that doubles up to the block size: lines cut at every
+    size read as line by line, with the scanner or without."""
+    lines = [respelled(line, "jq") if i % 300 > 150 else line for i, line in enumerate(_block(900, every_size=True))]
+    text = "".join(line + "\n" for line in lines).encode()
+    before = columns.FIRST_BLOCK_BYTES
+    columns.FIRST_BLOCK_BYTES = 100
+    try:
+        records, numbers, _ = read(text, on, block_bytes=len(text) // 3)
+    finally:
+        columns.FIRST_BLOCK_BYTES = before
+    assert records == [(r.id, r.simhash, r.features, r.bytes, r.sketch) for r in by_lines(text)]
+    assert numbers == list(range(1, len(lines) + 1))

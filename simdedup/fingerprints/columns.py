@@ -125,6 +125,8 @@ class Template:
 
 #: bytes of a JSON-lines fingerprint file read (and parsed) at once
 BLOCK_BYTES = 1 << 25
+#: bytes read at first; the buffer doubles while the file fills it, up to BLOCK_BYTES
+FIRST_BLOCK_BYTES = 1 << 20
 #: blocks of at least this many bytes are read by the compiled scanner, which costs a load
 #: (about 40 ms, or a compile the first time) that smaller blocks would not repay
 SCAN_AFTER_BYTES = 1 << 22
@@ -168,7 +170,8 @@ class _ColumnReader:
         self.settings: dict[str, Any] | None = None
         self.bits = 64
         self.same_form: re.Pattern | None = None  # canonical lines with the first canonical record's settings
-        self.template: Template | None = None  # the spelling of the last block read as JSON, for the scanner
+        self.template: Template | None = None  # the spelling of a block read as JSON, for the scanner
+        self.spelled: bytes | None = None  # a line of the last spelling read in bulk, to learn from
 
     def add_file(self, name: str, stream: BinaryIO) -> None:
 
@@ -181,7 +184,9 @@ class _ColumnReader:
             return
         # One buffer for the whole file, its lines read in place and the cut line moved to its
         # start: fresh blocks would cost a page fault every 4 kB, three times (read, join, cut).
-        buffer = bytearray(max(self.block_bytes, len(pending)))
+        # It starts small (a small file should not pay for zeroing 32 MB) and doubles while the
+        # stream fills it, up to ``block_bytes``.
+        buffer = bytearray(max(min(self.block_bytes, FIRST_BLOCK_BYTES), len(pending)))
         buffer[: len(pending)] = pending
         held = len(pending)  # bytes at the start of the buffer, not yet read as lines
         while True:
@@ -199,6 +204,8 @@ class _ColumnReader:
             held = end - cut
             if not got:
                 return
+            if end == len(buffer) < self.block_bytes:
+                buffer.extend(bytes(min(len(buffer), self.block_bytes - len(buffer))))
 
     def _add_binary(self, name: str, file_number: int, stream: BinaryIO, first: bytes) -> None:
         """Records of a binary fingerprint file (:mod:`simdedup.fingerprints.binary`); their "line" is their
@@ -247,9 +254,12 @@ class _ColumnReader:
         block line by line.
         """
         end = line + count
-        if self.template is not None and len(view) >= SCAN_AFTER_BYTES and self._add_scanned(file_number, line,
-                                                                                             view, count):
-            return end
+        if len(view) >= SCAN_AFTER_BYTES:
+            if self.spelled is not None:  # a spelling read in bulk since the template was learnt
+                self._learn_template(self.spelled)
+                self.spelled = None
+            if self.template is not None and self._add_scanned(file_number, line, view, count):
+                return end
         block = bytes(view)
         try:
             text = block.decode("utf-8")
@@ -259,8 +269,7 @@ class _ColumnReader:
             first_line, rest = block.split(b"\n", 1) if b"\n" in block else (block, b"")
             self._add_lines(name, file_number, line, first_line)
             self.same_form = _same_form(first)
-            if len(block) >= SCAN_AFTER_BYTES:
-                self._learn_template(first_line)
+            self.spelled = first_line
             return self._add_block(name, file_number, line + 1, rest, count - 1) if rest else end
         if text is not None and self.same_form is not None:
             matches = self.same_form.findall(text)
@@ -268,8 +277,8 @@ class _ColumnReader:
                 return end
         if text is None or not self._add_decoded(name, file_number, line, text):
             self._add_lines(name, file_number, line, block)
-        elif len(block) >= SCAN_AFTER_BYTES:
-            self._learn_template(block.split(b"\n", 1)[0])
+        else:
+            self.spelled = block.split(b"\n", 1)[0]
         return end
 
     def _learn_template(self, line: bytes) -> None:
