@@ -51,12 +51,12 @@ def broadcast_task(values: np.ndarray, bits: int, k: int, blocks: int, table: in
     """One task of the broadcast mode: the pairs of table ``table`` among the fingerprints
     whose key falls in part ``part`` of ``parts`` (``values``: the whole distinct column)."""
     chosen = tables(bits, k, blocks)[table]
-    rows = np.arange(len(values), dtype=np.int64)
-    if parts > 1:  # a range of the first chosen block's values: equal keys are in one part
-        start, size = block_ranges(bits, blocks)[chosen[0]]
-        rows = _rows_in_range(values, start, size, (part << size) // parts, ((part + 1) << size) // parts)
-        values = values[rows]
-    return table_pairs(values, rows, bits, k, blocks, chosen, crowd)
+    if parts == 1:
+        return table_pairs(values, np.arange(len(values), dtype=np.int64), bits, k, blocks, chosen, crowd)
+    # a range of the first chosen block's values: equal keys are in one part
+    start, size = block_ranges(bits, blocks)[chosen[0]]
+    rows = _rows_in_range(values, start, size, (part << size) // parts, ((part + 1) << size) // parts)
+    return table_pairs(values[rows], rows, bits, k, blocks, chosen, crowd)
 
 
 #: rows whose key range is tested at once: temporaries that stay in the cache (one pass over the
