@@ -278,7 +278,8 @@ class _ColumnReader:
         if text is None or not self._add_decoded(name, file_number, line, text):
             self._add_lines(name, file_number, line, block)
         else:
-            self.spelled = block.split(b"\n", 1)[0]
+            first_end = block.find(b"\n")  # (not split: that would copy the rest of the block)
+            self.spelled = block if first_end < 0 else block[:first_end]
         return end
 
     def _learn_template(self, line: bytes) -> None:
@@ -357,12 +358,11 @@ class _ColumnReader:
             return False
         id_bytes, _, escaped, values, features, sizes, sketches = found
         try:
-            ids = id_bytes[:-1].decode("utf-8").split("\n") if len(escaped) else []
-            for i in np.flatnonzero(escaped).tolist():
-                ids[i] = json.loads(f'"{ids[i]}"')
-        except ValueError:  # UnicodeDecodeError too
+            texts = id_bytes[:-1].decode("utf-8").split("\n") if len(escaped) else []
+        except UnicodeDecodeError:
             return False
-        if len(ids) != count:
+        ids = _unescaped(texts, np.flatnonzero(escaped).tolist())
+        if ids is None or len(ids) != count:
             return False
         self._append(ids, values, features, sizes, sketches if self.template.sketch_chars else None, file_number,
                      np.arange(line, line + count, dtype=np.int64))
@@ -377,11 +377,10 @@ class _ColumnReader:
             counts, byte_sizes = _integers(features), _integers(sizes)
         except OverflowError:
             return False
-        try:
-            ids = [json.loads(f'"{i}"') if "\\" in i else i for i in ids]
-        except ValueError:  # an escape JSON does not have
+        unescaped = _unescaped(list(ids), [i for i, text in enumerate(ids) if "\\" in text])
+        if unescaped is None:
             return False
-        self._append(ids, _words_from_hex(hexes, self.bits), counts, byte_sizes,
+        self._append(unescaped, _words_from_hex(hexes, self.bits), counts, byte_sizes,
                      _decode_sketches(list(sketches)) if sketches[0] else None, file_number,
                      np.arange(line, line + len(ids), dtype=np.int64))
         return True
@@ -427,6 +426,17 @@ class _ColumnReader:
         return FingerprintColumns(self.ids, joined("values", np.uint64, (words,)), joined("features", np.int64),
                                   joined("sizes", np.int64), sketches, self.files,
                                   joined("file_index", np.int32), joined("lines", np.int64), self.bits, self.settings)
+
+
+def _unescaped(ids: list[str], escaped: list[int]) -> list[str] | None:
+    """``ids`` (JSON string contents) with those at ``escaped`` read as JSON; None when one has
+    an escape JSON does not (the line-by-line reader then says where)."""
+    try:
+        for i in escaped:
+            ids[i] = json.loads(f'"{ids[i]}"')
+    except ValueError:
+        return None
+    return ids
 
 
 def _fill(stream: BinaryIO, view: memoryview) -> int:
