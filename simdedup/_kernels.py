@@ -604,23 +604,45 @@ def compile_keywords():
     return numba.cfunc(KEYWORD_SIGNATURE, nopython=True, error_model="numpy")(keyword_batch)
 
 
-#: table_pairs(sorted_values, order, sorted_keys, n, k, left, right, capacity) -> pairs found
-PAIRS_SIGNATURE = types.int64(_u64p, _i64p, _u64p, types.int64, types.int64, _i64p, _i64p, types.int64)
+#: table_pairs(sorted_values, order, sorted_keys, n, words, k, left, right, capacity) -> pairs found
+PAIRS_SIGNATURE = types.int64(_u64p, _i64p, _u64p, types.int64, types.int64, types.int64, _i64p, _i64p, types.int64)
 _M1, _M2, _M4 = np.uint64(0x5555555555555555), np.uint64(0x3333333333333333), np.uint64(0x0F0F0F0F0F0F0F0F)
 _H01 = np.uint64(0x0101010101010101)
 
 
-def table_pairs(values_p, order_p, keys_p, n, k, left_p, right_p, capacity):  # pragma: no cover - compiled
+@numba.njit(inline="always")
+def _popcount(x):  # pragma: no cover - compiled; SWAR (LLVM makes it one instruction)
+    x = x - ((x >> ONE) & _M1)
+    x = (x & _M2) + ((x >> np.uint64(2)) & _M2)
+    x = (x + (x >> np.uint64(4))) & _M4
+    return np.int64((x * _H01) >> np.uint64(56))
+
+
+@numba.njit(inline="always")
+def _within(first, a, second, b, words, k):  # pragma: no cover - compiled
+    """Whether fingerprint ``a`` of ``first`` and ``b`` of ``second`` (``words`` uint64 each, row
+    after row) are at most ``k`` bits apart; stops at the first word that puts them further."""
+    if words == 1:
+        return _popcount(first[a] ^ second[b]) <= k
+    distance = 0
+    for w in range(words):
+        distance += _popcount(first[a * words + w] ^ second[b * words + w])
+        if distance > k:
+            return False
+    return True
+
+
+def table_pairs(values_p, order_p, keys_p, n, words, k, left_p, right_p, capacity):  # pragma: no cover - compiled
     """The pairs of one block table (:mod:`simdedup.index`) within Hamming distance ``k``.
 
     The table's ``n`` rows are sorted by key: ``keys[p]`` is the key of sorted position ``p``,
-    ``order[p]`` its row and ``values[p]`` its 64-bit fingerprint. Every two positions of a
-    run of equal keys are compared; the first ``capacity`` pairs within ``k`` go to ``left``
-    and ``right`` (as rows, earlier position first), and the number of all of them is returned
-    (the caller asks again with room for them when it is larger).
+    ``order[p]`` its row and ``values[p * words : (p + 1) * words]`` its fingerprint. Every two
+    positions of a run of equal keys are compared; the first ``capacity`` pairs within ``k`` go
+    to ``left`` and ``right`` (as rows, earlier position first), and the number of all of them
+    is returned (the caller asks again with room for them when it is larger).
     """
     size = max(n, 1)
-    values = carray(values_p, (size,))
+    values = carray(values_p, (size * words,))
     order = carray(order_p, (size,))
     keys = carray(keys_p, (size,))
     left = carray(left_p, (max(capacity, 1),))
@@ -632,13 +654,8 @@ def table_pairs(values_p, order_p, keys_p, n, k, left_p, right_p, capacity):  # 
         while end < n and keys[end] == keys[start]:
             end += 1
         for i in range(start, end - 1):
-            value = values[i]
             for j in range(i + 1, end):
-                x = value ^ values[j]  # popcount, the SWAR way (LLVM makes it one instruction)
-                x = x - ((x >> ONE) & _M1)
-                x = (x & _M2) + ((x >> np.uint64(2)) & _M2)
-                x = (x + (x >> np.uint64(4))) & _M4
-                if np.int64((x * _H01) >> np.uint64(56)) <= k:
+                if _within(values, i, values, j, words, k):
                     if found < capacity:
                         left[found] = order[i]
                         right[found] = order[j]
@@ -652,27 +669,24 @@ def compile_pairs():
     return numba.cfunc(PAIRS_SIGNATURE, nopython=True, error_model="numpy")(table_pairs)
 
 
-#: cross_pairs(first, n_first, second, n_second, k, left, right, capacity) -> pairs found
-CROSS_SIGNATURE = types.int64(_u64p, types.int64, _u64p, types.int64, types.int64, _i64p, _i64p, types.int64)
+#: cross_pairs(first, n_first, second, n_second, words, k, left, right, capacity) -> pairs found
+CROSS_SIGNATURE = types.int64(_u64p, types.int64, _u64p, types.int64, types.int64, types.int64, _i64p, _i64p,
+                              types.int64)
 
 
-def cross_pairs(first_p, n_first, second_p, n_second, k, left_p, right_p, capacity):  # pragma: no cover - compiled
-    """The pairs ``(i, j)`` of 64-bit fingerprints ``first[i]`` and ``second[j]`` within Hamming
-    distance ``k`` (the chunk pairs of :mod:`simdedup.distributed.pairs`); as in ``table_pairs``,
-    the first ``capacity`` go to ``left`` and ``right`` and the number of all is returned."""
-    first = carray(first_p, (max(n_first, 1),))
-    second = carray(second_p, (max(n_second, 1),))
+def cross_pairs(first_p, n_first, second_p, n_second, words, k, left_p, right_p, capacity):  # pragma: no cover
+    """The pairs ``(i, j)`` of fingerprints ``first[i]`` and ``second[j]`` (``words`` uint64
+    each) within Hamming distance ``k`` (the chunk pairs of :mod:`simdedup.index`); as in
+    ``table_pairs``, the first ``capacity`` go to ``left`` and ``right`` and the number of all
+    is returned."""
+    first = carray(first_p, (max(n_first, 1) * words,))
+    second = carray(second_p, (max(n_second, 1) * words,))
     left = carray(left_p, (max(capacity, 1),))
     right = carray(right_p, (max(capacity, 1),))
     found = 0
     for i in range(n_first):
-        value = first[i]
         for j in range(n_second):
-            x = value ^ second[j]
-            x = x - ((x >> ONE) & _M1)
-            x = (x & _M2) + ((x >> np.uint64(2)) & _M2)
-            x = (x + (x >> np.uint64(4))) & _M4
-            if np.int64((x * _H01) >> np.uint64(56)) <= k:
+            if _within(first, i, second, j, words, k):
                 if found < capacity:
                     left[found] = i
                     right[found] = j
@@ -685,25 +699,41 @@ def compile_cross_pairs():
     return numba.cfunc(CROSS_SIGNATURE, nopython=True, error_model="numpy")(cross_pairs)
 
 
-#: packed_pairs(packed, n, index_bits, values, k, crowd, left, right, capacity, runs, counts) -> pairs found
-PACKED_SIGNATURE = types.int64(_u64p, types.int64, types.int64, _u64p, types.int64, types.int64, _i64p, _i64p,
-                               types.int64, _i64p, _i64p, _u64p, types.int64)
+#: packed_pairs(packed, n, index_bits, values, words, k, crowd, left, right, capacity, runs, counts, masks,
+#:              nmasks) -> pairs found
+PACKED_SIGNATURE = types.int64(_u64p, types.int64, types.int64, _u64p, types.int64, types.int64, types.int64, _i64p,
+                               _i64p, types.int64, _i64p, _i64p, _u64p, types.int64)
 
 
-def packed_pairs(packed_p, n, index_bits, values_p, k, crowd, left_p, right_p, capacity, runs_p,
+@numba.njit(inline="always")
+def _agree_somewhere(values, a, b, words, masks, nmasks):  # pragma: no cover - compiled
+    """Whether fingerprints ``a`` and ``b`` agree in every bit of one of the ``nmasks`` masks
+    (``words`` uint64 each, mask after mask)."""
+    for m in range(nmasks):
+        agree = True
+        for w in range(words):
+            if (values[a * words + w] ^ values[b * words + w]) & masks[m * words + w] != 0:
+                agree = False
+                break
+        if agree:
+            return True
+    return False
+
+
+def packed_pairs(packed_p, n, index_bits, values_p, words, k, crowd, left_p, right_p, capacity, runs_p,
                  counts_p, masks_p, nmasks):  # pragma: no cover - compiled
-    """The pairs of a block table sorted packed (:class:`simdedup.distributed.pairs.SortedTable`):
+    """The pairs of a block table sorted packed (:class:`simdedup.index.SortedTable`):
     ``packed[p]`` is the key of sorted position ``p`` above ``index_bits`` bits of its row, whose
-    64-bit fingerprint is ``values[row]``. Every two rows of a run of equal keys of at most
-    ``crowd`` rows are compared; the first ``capacity`` pairs within ``k`` that differ in each of
-    the ``nmasks`` blocks ``masks`` (so that this table is their canonical table) go to ``left``
-    and ``right`` (rows, earlier position first) and the number of all is returned. Longer runs
-    are not compared: their ``(start, length)`` go to ``runs`` (room for ``n // (crowd + 1)``)
-    and their number to ``counts[0]``."""
-    masks = carray(masks_p, (max(nmasks, 1),))
+    fingerprint is ``values[row * words : (row + 1) * words]``. Every two rows of a run of equal
+    keys of at most ``crowd`` rows are compared; the first ``capacity`` pairs within ``k`` that
+    differ in each of the ``nmasks`` blocks ``masks`` (``words`` uint64 each; so that this table
+    is their canonical table) go to ``left`` and ``right`` (rows, earlier position first) and the
+    number of all is returned. Longer runs are not compared: their ``(start, length)`` go to
+    ``runs`` (room for ``n // (crowd + 1)``) and their number to ``counts[0]``."""
+    masks = carray(masks_p, (max(nmasks, 1) * words,))
     size = max(n, 1)
     packed = carray(packed_p, (size,))
-    values = carray(values_p, (size,))
+    values = carray(values_p, (size * words,))
     left = carray(left_p, (max(capacity, 1),))
     right = carray(right_p, (max(capacity, 1),))
     runs = carray(runs_p, (2 * (n // (crowd + 1)) + 2,))
@@ -725,20 +755,10 @@ def packed_pairs(packed_p, n, index_bits, values_p, k, crowd, left_p, right_p, c
         else:
             for i in range(start, end - 1):
                 row = np.int64(packed[i] & mask)
-                value = values[row]
                 for j in range(i + 1, end):
                     other = np.int64(packed[j] & mask)
-                    differ = value ^ values[other]
-                    x = differ - ((differ >> ONE) & _M1)
-                    x = (x & _M2) + ((x >> np.uint64(2)) & _M2)
-                    x = (x + (x >> np.uint64(4))) & _M4
-                    if np.int64((x * _H01) >> np.uint64(56)) <= k:
-                        canonical = True
-                        for m in range(nmasks):
-                            if differ & masks[m] == 0:
-                                canonical = False
-                                break
-                        if canonical:
+                    if _within(values, row, values, other, words, k):
+                        if not _agree_somewhere(values, row, other, words, masks, nmasks):
                             if found < capacity:
                                 left[found] = row
                                 right[found] = other
@@ -851,11 +871,7 @@ def link_complete(n, nedges, left_p, right_p, offsets_p, adjacency_p, sketches_p
                     else:
                         differ = 0
                         for w in range(words):
-                            z = fps[x * words + w] ^ fps[y * words + w]
-                            z = z - ((z >> ONE) & _M1)
-                            z = (z & _M2) + ((z >> np.uint64(2)) & _M2)
-                            z = (z + (z >> np.uint64(4))) & _M4
-                            differ += np.int64((z * _H01) >> np.uint64(56))
+                            differ += _popcount(fps[x * words + w] ^ fps[y * words + w])
                         ok = differ <= k
                     if not ok:
                         joins = False

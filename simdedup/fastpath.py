@@ -326,23 +326,31 @@ class _LoadedPairs:
         self._function = ctypes.CFUNCTYPE(ctypes.c_int64, *self.ARGUMENTS)(address)
 
 
+def _rows(values: np.ndarray) -> np.ndarray:
+    """Fingerprints as the kernels take them: ``(n, words)`` uint64, C order (a 1-d array is
+    one word each)."""
+    values = np.ascontiguousarray(values, dtype=np.uint64)
+    return values.reshape(len(values), -1) if values.ndim == 1 else values
+
+
 class PairKernel(_LoadedPairs):
     """The loaded pair kernel (:func:`simdedup._kernels.table_pairs`)."""
 
-    ARGUMENTS = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p,
-                 ctypes.c_void_p, ctypes.c_int64)
+    ARGUMENTS = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64,
+                 ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)
 
     def pairs(self, values: np.ndarray, order: np.ndarray, keys: np.ndarray, k: int,
               expected: int = 0) -> tuple[np.ndarray, np.ndarray]:
         """Rows ``(left, right)`` of the pairs within ``k`` among sorted positions with equal
-        ``keys``; ``values`` and ``order`` are the fingerprints and rows in sorted order. Room
-        is made for ``expected`` pairs at first (more pairs cost a second pass)."""
-        values = np.ascontiguousarray(values, dtype=np.uint64)
+        ``keys``; ``values`` (``(n,)`` or ``(n, words)``) and ``order`` are the fingerprints and
+        rows in sorted order. Room is made for ``expected`` pairs at first (more pairs cost a
+        second pass)."""
+        values = _rows(values)
         order = np.ascontiguousarray(order, dtype=np.int64)
         keys = np.ascontiguousarray(keys, dtype=np.uint64)
         return _growing(lambda left, right, capacity: self._function(
-            values.ctypes.data, order.ctypes.data, keys.ctypes.data, len(values), k, left.ctypes.data,
-            right.ctypes.data, capacity), expected)
+            values.ctypes.data, order.ctypes.data, keys.ctypes.data, len(values), values.shape[1], k,
+            left.ctypes.data, right.ctypes.data, capacity), expected)
 
 
 def _growing(call: Any, expected: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -362,38 +370,45 @@ def _growing(call: Any, expected: int = 0) -> tuple[np.ndarray, np.ndarray]:
 class CrossKernel(_LoadedPairs):
     """The loaded cross-pair kernel (:func:`simdedup._kernels.cross_pairs`)."""
 
-    ARGUMENTS = (ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p,
-                 ctypes.c_void_p, ctypes.c_int64)
+    ARGUMENTS = (ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64,
+                 ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)
 
     def pairs(self, first: np.ndarray, second: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """Positions ``(i, j)`` of the pairs within ``k`` of ``first[i]`` and ``second[j]``."""
-        first = np.ascontiguousarray(first, dtype=np.uint64)
-        second = np.ascontiguousarray(second, dtype=np.uint64)
+        """Positions ``(i, j)`` of the pairs within ``k`` of ``first[i]`` and ``second[j]``
+        (``(n,)`` or ``(n, words)`` fingerprints, both of one width)."""
+        first, second = _rows(first), _rows(second)
+        if first.shape[1] != second.shape[1]:
+            raise ValueError("fingerprints of two widths")
         return _growing(lambda left, right, capacity: self._function(
-            first.ctypes.data, len(first), second.ctypes.data, len(second), k, left.ctypes.data, right.ctypes.data,
-            capacity))
+            first.ctypes.data, len(first), second.ctypes.data, len(second), first.shape[1], k, left.ctypes.data,
+            right.ctypes.data, capacity))
 
 
 class PackedKernel(_LoadedPairs):
     """The loaded packed-table kernel (:func:`simdedup._kernels.packed_pairs`)."""
 
     ARGUMENTS = (ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,
-                 ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
-                 ctypes.c_int64)
+                 ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p,
+                 ctypes.c_void_p, ctypes.c_int64)
 
     def pairs(self, packed: np.ndarray, index_bits: int, values: np.ndarray, k: int, crowd: int,
               masks: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Rows ``(left, right)`` of the pairs within ``k`` in the runs of equal keys of at most
-        ``crowd`` rows that differ in each block of ``masks`` (bit masks of the values), and
-        ``(start, length)`` of the longer runs (sorted positions)."""
+        ``crowd`` rows that differ in each block of ``masks`` (bit masks of the values, of their
+        width: ``(blocks,)`` or ``(blocks, words)``), and ``(start, length)`` of the longer runs
+        (sorted positions)."""
         packed = np.ascontiguousarray(packed, dtype=np.uint64)
-        values = np.ascontiguousarray(values, dtype=np.uint64)
-        masks = np.ascontiguousarray(masks if masks is not None else np.zeros(0), dtype=np.uint64)
-        held = masks if len(masks) else np.zeros(1, dtype=np.uint64)
+        values = _rows(values)
+        words = values.shape[1]
+        masks = np.ascontiguousarray(masks if masks is not None else np.zeros((0, words)), dtype=np.uint64)
+        masks = masks.reshape(len(masks), -1) if masks.ndim == 1 else masks
+        if len(masks) and masks.shape[1] != words:
+            raise ValueError("masks and fingerprints of two widths")
+        held = masks if len(masks) else np.zeros(words, dtype=np.uint64)
         runs = np.empty(2 * (len(packed) // (crowd + 1)) + 2, dtype=np.int64)
         counts = np.zeros(1, dtype=np.int64)
         left, right = _growing(lambda left, right, capacity: self._function(
-            packed.ctypes.data, len(packed), index_bits, values.ctypes.data, k, crowd, left.ctypes.data,
+            packed.ctypes.data, len(packed), index_bits, values.ctypes.data, words, k, crowd, left.ctypes.data,
             right.ctypes.data, capacity, runs.ctypes.data, counts.ctypes.data, held.ctypes.data, len(masks)))
         crowded = runs[: 2 * int(counts[0])]  # as the last, complete call left them
         return left, right, crowded[0::2], crowded[1::2]
@@ -519,12 +534,19 @@ def _load_keywords() -> KeywordKernel:
     return kernel
 
 
+#: three 128-bit fingerprints for the kernels' checks: bit 0, bit 64, none
+_TWO_WORDS = np.array([[1, 0], [0, 1], [0, 0]], dtype=np.uint64)
+
+
 def _load_pairs() -> PairKernel:
     kernel = PairKernel(*_load_code("pairs", "compile_pairs"))
     # Checked as the others: runs of keys [7, 7, 7] and [9, 9]; 0b1 and 0b1110 are 4 bits apart.
     values = np.array([0b1, 0b1110, 0b0, 5, 5], dtype=np.uint64)
     left, right = kernel.pairs(values, np.array([4, 2, 0, 1, 3]), np.array([7, 7, 7, 9, 9], dtype=np.uint64), 3)
-    if left.tolist() != [4, 2, 1] or right.tolist() != [0, 0, 3]:
+    # and two words a fingerprint: bit 0 and bit 64 are each 1 bit from none, 2 bits apart
+    wide = kernel.pairs(_TWO_WORDS, np.arange(3), np.zeros(3, dtype=np.uint64), 1)
+    if (left.tolist() != [4, 2, 1] or right.tolist() != [0, 0, 3]
+            or [a.tolist() for a in wide] != [[0, 1], [2, 2]]):
         raise RuntimeError("the pair kernel gives wrong results")
     return kernel
 
@@ -533,7 +555,8 @@ def _load_cross_pairs() -> CrossKernel:
     kernel = CrossKernel(*_load_code("cross", "compile_cross_pairs"))
     # Checked as the others: 0b1 is 1 bit from 0b0 and 3 from 0b1111; 0b111 is 1 bit from 0b1111.
     left, right = kernel.pairs(np.array([0b1, 0b111], dtype=np.uint64), np.array([0b0, 0b1111], dtype=np.uint64), 1)
-    if left.tolist() != [0, 1] or right.tolist() != [0, 1]:
+    wide = kernel.pairs(_TWO_WORDS[:1], _TWO_WORDS, 1)  # bit 0 is 2 bits from bit 64, 1 from none
+    if left.tolist() != [0, 1] or right.tolist() != [0, 1] or [a.tolist() for a in wide] != [[0, 0], [0, 2]]:
         raise RuntimeError("the cross-pair kernel gives wrong results")
     return kernel
 
@@ -547,8 +570,11 @@ def _load_packed_pairs() -> PackedKernel:
     checks = [kernel.pairs(packed, 3, values, k, 2) for k in (4, 3)]
     checks.append(kernel.pairs(packed, 3, values, 4, 2, np.array([0b1000], dtype=np.uint64)))  # 0b1, 0b1110 differ
     checks.append(kernel.pairs(packed, 3, values, 4, 2, np.array([0b10000], dtype=np.uint64)))  # they agree: none
+    # two words: of the pairs (0, 2) and (1, 2) within 1 bit, only (1, 2) differs in bit 64
+    one_run = np.arange(3, dtype=np.uint64)
+    checks.append(kernel.pairs(one_run, 2, _TWO_WORDS, 1, 8, np.array([[0, 1]], dtype=np.uint64)))
     if ([[a.tolist() for a in c] for c in checks]
-            != [[[4], [1], [2], [3]], [[], [], [2], [3]], [[4], [1], [2], [3]], [[], [], [2], [3]]]):
+            != [[[4], [1], [2], [3]], [[], [], [2], [3]], [[4], [1], [2], [3]], [[], [], [2], [3]], [[1], [2], [], []]]):
         raise RuntimeError("the packed-table kernel gives wrong results")
     return kernel
 

@@ -26,6 +26,9 @@ import numpy as np
 _MAX_TABLES = 512
 # Relative costs per fingerprint per table (sort, key) and per candidate, in rough units.
 _SORT_COST, _CANDIDATE_COST, _BRUTE_COST = 1.0, 4.0, 0.5
+# A candidate checked by the compiled table kernel costs about three all-pairs comparisons (a
+# table of 10^5 128-bit fingerprints with a crowded template family: 7.7 ns against 2.5 ns).
+_KERNEL_CANDIDATE_COST = 1.5
 _FOLD = np.uint64(0x9E3779B97F4A7C15)  # odd, so multiplying by it is a bijection
 
 
@@ -103,9 +106,9 @@ def _table_key(fps: np.ndarray, mask: np.ndarray) -> np.ndarray:
 
 
 _CANDIDATES_AT_ONCE = 1 << 20  # candidate pairs checked in one vectorised step (about 50 MB of arrays)
-#: a table with this many candidate pairs goes to the compiled pair kernel (64-bit
-#: fingerprints; :mod:`simdedup.fastpath`), when it loads: about 20 ms of numpy work, more
-#: than loading the kernel costs
+#: a table with this many candidate pairs goes to the compiled pair kernel
+#: (:mod:`simdedup.fastpath`), when it loads: about 20 ms of numpy work, more than loading the
+#: kernel costs
 KERNEL_AFTER_CANDIDATES = 1 << 18
 
 
@@ -118,12 +121,12 @@ def _pairs_in_table(fps: np.ndarray, order: np.ndarray, sorted_key: np.ndarray,
     # runs (crowded keys) cost no Python loop per distance.
     starts = np.flatnonzero(np.concatenate(([True], sorted_key[1:] != sorted_key[:-1])))
     lengths = np.diff(np.append(starts, n))
-    if fps.shape[1] == 1 and int((lengths * (lengths - 1) // 2).sum()) >= KERNEL_AFTER_CANDIDATES:
+    if int((lengths * (lengths - 1) // 2).sum()) >= KERNEL_AFTER_CANDIDATES:
         from . import fastpath
 
         kernel = fastpath.pair_kernel()
         if kernel is not None:
-            return kernel.pairs(fps[order, 0], order, sorted_key, k)
+            return kernel.pairs(fps[order], order, sorted_key, k)
     later = np.repeat(starts + lengths, lengths) - np.arange(n) - 1  # later positions in the run
     positions = np.flatnonzero(later)
     counts = later[positions]
@@ -160,10 +163,13 @@ def _clustered(fps: np.ndarray, masks: list[np.ndarray]) -> bool:
     The cost model assumes spread-out fingerprints; a corpus whose fingerprints crowd together
     fills single keys with thousands of rows. The first table's runs tell.
     """
+    from . import fastpath
+
     n = len(fps)
     runs = np.unique(_table_key(fps, masks[0]), return_counts=True)[1]
     candidates = float((runs * (runs - 1) // 2).sum())
-    return candidates * len(masks) * _CANDIDATE_COST > n * n / 2 * _BRUTE_COST
+    cost = _KERNEL_CANDIDATE_COST if fastpath.packed_pair_kernel() else _CANDIDATE_COST
+    return candidates * len(masks) * cost > n * n / 2 * _BRUTE_COST
 
 
 #: room made at first for the pairs of each row in an all-pairs search; real text at dedup's k = 10
@@ -173,12 +179,12 @@ BRUTE_PAIRS_PER_ROW = 96
 
 def _brute_pairs(fps: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     n = len(fps)
-    if fps.shape[1] == 1 and n * (n - 1) // 2 >= KERNEL_AFTER_CANDIDATES:
+    if n * (n - 1) // 2 >= KERNEL_AFTER_CANDIDATES:
         from . import fastpath
 
         kernel = fastpath.pair_kernel()
         if kernel is not None:  # every row in one run of the pair kernel: all pairs, compiled
-            return kernel.pairs(fps[:, 0], np.arange(n, dtype=np.int64), np.zeros(n, dtype=np.uint64), k,
+            return kernel.pairs(fps, np.arange(n, dtype=np.int64), np.zeros(n, dtype=np.uint64), k,
                                 BRUTE_PAIRS_PER_ROW * n)
     left_parts, right_parts = [], []
     step = max(1, (1 << 22) // max(n, 1))
@@ -320,15 +326,15 @@ class SortedTable:
     """The rows of a table sorted by key (equal keys in row order): :attr:`same` tells whether
     sorted positions ``p`` and ``p + 1`` share a key, :meth:`rows` which rows sit at some positions.
 
-    For one-word fingerprints whose key fits beside the row number in 64 bits, the key's bits
-    are gathered straight above the row number and the two are sorted as plain integers
-    (numpy's vectorised sort: about ten times an argsort); other keys are argsorted."""
+    When the key fits beside the row number in 64 bits, the key's bits are gathered straight
+    above the row number and the two are sorted as plain integers (numpy's vectorised sort:
+    about ten times an argsort); longer keys are argsorted."""
 
     def __init__(self, values: np.ndarray, bits: int, blocks: int, chosen: tuple[int, ...]):
         n = len(values)
         ranges = block_ranges(bits, blocks)
         self.index_bits = max(1, (n - 1).bit_length())
-        if values.shape[1] > 1 or sum(ranges[i][1] for i in chosen) + self.index_bits > 64:
+        if sum(ranges[i][1] for i in chosen) + self.index_bits > 64:
             keys = table_keys(values, bits, blocks, chosen)
             self.order: np.ndarray | None = (np.lexsort(keys.T[::-1]) if keys.shape[1] > 1
                                              else np.argsort(keys[:, 0], kind="stable"))
@@ -336,7 +342,10 @@ class SortedTable:
             keys = keys[self.order]
             self._same = (keys[1:] == keys[:-1]).all(axis=1)
             return
-        packed = _packed_keys(values[:, 0], _joined([ranges[i] for i in chosen]), self.index_bits)
+        if values.shape[1] == 1:
+            packed = _packed_keys(values[:, 0], _joined([ranges[i] for i in chosen]), self.index_bits)
+        else:
+            packed = table_keys(values, bits, blocks, chosen)[:, 0] << np.uint64(self.index_bits)
         packed |= np.arange(n, dtype=np.uint64)
         packed.sort()
         self.order, self.packed = None, packed
@@ -472,13 +481,15 @@ def _runs(table: SortedTable, values: np.ndarray, k: int, crowd: int, bits: int,
           before_last: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Positions in ``values`` of the pairs within ``k`` in the table's runs of equal keys of at
     most ``crowd`` rows whose canonical table it is (they differ in each block ``before_last``),
-    and ``(start, length)`` of the longer runs: in one compiled pass over a packed table of
-    one-word fingerprints (:mod:`simdedup.fastpath`), else with numpy."""
+    and ``(start, length)`` of the longer runs: in one compiled pass over a packed table
+    (:mod:`simdedup.fastpath`), else with numpy."""
     from . import fastpath
 
     if table.packed is not None and (kernel := fastpath.packed_pair_kernel()):
-        masks = np.array([((1 << size) - 1) << start for start, size in before_last], dtype=np.uint64)
-        return kernel.pairs(table.packed, table.index_bits, values[:, 0], k, crowd, masks)
+        words = values.shape[1]
+        masks = np.array([[(((1 << size) - 1) << start) >> (64 * w) & (2**64 - 1) for w in range(words)]
+                          for start, size in before_last], dtype=np.uint64).reshape(-1, words)
+        return kernel.pairs(table.packed, table.index_bits, values, k, crowd, masks)
     # Only positions in runs of two or more rows take part: for spread-out fingerprints a few.
     same = table.same
     paired = np.flatnonzero(np.concatenate(([False], same)) | np.concatenate((same, [False])))
@@ -532,14 +543,14 @@ def chunk_spans(size: int, chunk: int) -> list[tuple[tuple[int, int], tuple[int,
 
 def _near_in_chunks(values: np.ndarray, size: int, within: bool, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Positions ``a < b`` of the pairs within ``k`` among ``values``: within the first ``size``
-    rows (``within``), or between them and the rest. Compiled for one-word fingerprints (the pair
-    kernels of :mod:`simdedup.fastpath`), else numpy in steps of bounded size."""
+    rows (``within``), or between them and the rest. Compiled (the pair kernels of
+    :mod:`simdedup.fastpath`), else numpy in steps of bounded size."""
     from . import fastpath
 
-    if values.shape[1] == 1 and (kernel := fastpath.pair_kernel() if within else fastpath.cross_pair_kernel()):
+    if kernel := fastpath.pair_kernel() if within else fastpath.cross_pair_kernel():
         if within:  # one run of equal keys: every pair, earlier position first
-            return kernel.pairs(values[:, 0], np.arange(size, dtype=np.int64), np.zeros(size, dtype=np.uint64), k)
-        a, b = kernel.pairs(values[:size, 0], values[size:, 0], k)
+            return kernel.pairs(values, np.arange(size, dtype=np.int64), np.zeros(size, dtype=np.uint64), k)
+        a, b = kernel.pairs(values[:size], values[size:], k)
         return a, b + size
     other = values if within else values[size:]
     step = max(1, _COMPARED_AT_ONCE // max(1, len(other)))

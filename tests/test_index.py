@@ -163,18 +163,21 @@ needs_pair_kernel = pytest.mark.skipif(fastpath.pair_kernel() is None, reason="t
 
 
 @needs_pair_kernel
+@pytest.mark.parametrize("bits", [64, 128])
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.integers(0, 2**64 - 1), max_size=40), st.integers(0, 10), st.data())
-def test_the_pair_kernel_equals_brute_force(values, k, data):
-    """Every table through the compiled kernel: the same pairs as the oracle."""
+@given(st.data(), st.integers(0, 10))
+def test_the_pair_kernel_equals_brute_force(bits, data, k):
+    """Every table through the compiled kernels (one or two words a fingerprint): the same
+    pairs as the oracle."""
     import simdedup.index as index
 
-    extra = [flip(v, data.draw(st.lists(st.integers(0, 63), max_size=k + 1, unique=True))) for v in values[:10]]
+    values = data.draw(st.lists(st.integers(0, 2**bits - 1), max_size=40))
+    extra = [flip(v, data.draw(st.lists(st.integers(0, bits - 1), max_size=k + 1, unique=True))) for v in values[:10]]
     values = values + extra + values[:3]  # identical fingerprints too
     saved, index.KERNEL_AFTER_CANDIDATES = index.KERNEL_AFTER_CANDIDATES, 0
     try:
         for blocks in (None, 0, k + 1, k + 3):  # 0: all pairs, as one run of the kernel
-            assert found(values, k, 64, blocks=blocks) == oracle(values, k)
+            assert found(values, k, bits, blocks=blocks) == oracle(values, k)
     finally:
         index.KERNEL_AFTER_CANDIDATES = saved
 
@@ -191,35 +194,39 @@ def test_the_pair_kernel_makes_room_for_many_pairs():
     assert len(left) == 300 * 299 // 2 + 100 * 99 // 2
 
 
-def _family(rng, members: int, spread: int, flips: int) -> np.ndarray:
-    template = int(rng.integers(0, 2**63)) * 2 + 1
-    family = [flip(template, rng.choice(64, size=int(rng.integers(0, flips + 1)), replace=False).tolist())
+def _family(rng, members: int, spread: int, flips: int, bits: int = 64) -> np.ndarray:
+    template = int(rng.integers(0, 2**63)) << (bits - 63) | 1
+    family = [flip(template, rng.choice(bits, size=int(rng.integers(0, flips + 1)), replace=False).tolist())
               for _ in range(members)]
-    return as_words(family + [int(v) for v in rng.integers(0, 2**63, size=spread)], 64)
+    spread_out = [int.from_bytes(rng.bytes(bits // 8), "little") for _ in range(spread)]
+    return as_words(family + spread_out, bits)
 
 
 def _brute_codes(values: np.ndarray, k: int) -> np.ndarray:
     n = len(values)
-    codes = [i * n + np.flatnonzero(np.bitwise_count(values[i + 1 :, 0] ^ values[i, 0]) <= k) + i + 1
+    codes = [i * n + np.flatnonzero(np.bitwise_count(values[i + 1 :] ^ values[i]).sum(axis=1) <= k) + i + 1
              for i in range(n - 1)]  # the oracle, vectorised a row at a time
     return np.sort(np.concatenate(codes))
 
 
-@pytest.mark.parametrize("crowd", [300, 4096])
-def test_a_family_that_crowds_every_table_gives_each_pair_once(crowd):
+@pytest.mark.parametrize("bits,k,blocks,crowd,members", [(64, 6, 8, 300, 1_500), (64, 6, 8, 4096, 1_500),
+                                                         (128, 12, 14, 300, 700), (128, 12, 14, 4096, 1_500)])
+def test_a_family_that_crowds_every_table_gives_each_pair_once(bits, k, blocks, crowd, members):
     """A template family of fingerprints a few bits apart, among spread-out ones, fills one key
     of every table: each pair is kept in its canonical table only; with a small crowd, the runs
     are searched again on their remaining bits and then compared chunk by chunk. The result is
     the brute-force set, each pair once (near_pairs runs this search with a crowd of 4,096)."""
     from simdedup.index import search
 
-    values = _family(np.random.default_rng(crowd), 1_500, 1_000, 5)
+    values = _family(np.random.default_rng(crowd), members, 1_000, 5, bits)
     n = len(values)
-    left, right = search(values, 6, 8, crowd)
+    left, right = search(values, k, blocks, crowd)
     codes = np.minimum(left, right) * n + np.maximum(left, right)
     assert len(np.unique(codes)) == len(codes)
-    expected = _brute_codes(values, 6)
+    expected = _brute_codes(values, k)
     assert len(expected) > 100_000 and np.array_equal(np.sort(codes), expected)
-    left, right, dist = near_pairs(values, 6, blocks=8)
+    left, right, dist = near_pairs(values, k, blocks=blocks)
     assert (left < right).all() and np.array_equal(left * n + right, expected)
-    assert (dist == np.bitwise_count(values[left, 0] ^ values[right, 0])).all()
+    assert (dist == np.bitwise_count(values[left] ^ values[right]).sum(axis=1)).all()
+    left, right, _ = near_pairs(values, k)  # the blocks chosen, or all pairs
+    assert np.array_equal(left * n + right, expected)
