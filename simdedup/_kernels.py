@@ -2,20 +2,44 @@
 
 Each kernel is a C function over raw pointers that allocates nothing: the caller passes every
 buffer, including the scratch hash tables. So its machine code refers to no numba runtime
-symbol, only to ``XXH3_64bits``, and :mod:`simdedup.fastpath` can keep that code and load it
-later with llvmlite alone, without importing numba (which costs about 0.4 s per process).
+symbol, only to ``XXH3_64bits`` and ``XXH3_128bits``, and :mod:`simdedup.fastpath` can keep that
+code and load it later with llvmlite alone, without importing numba (which costs about 0.4 s per
+process).
 """
 
 import llvmlite.binding
 import numba
 import numpy as np
 import xxhash._xxhash
+from llvmlite import ir
 from numba import carray, types
+from numba.core import cgutils
+from numba.core.extending import intrinsic
 
 # XXH3_64bits of the xxhash extension, linked by its symbol name. It takes (pointer, length);
 # the pointer is passed as an address, which the C calling convention allows.
 llvmlite.binding.load_library_permanently(xxhash._xxhash.__file__)
 xxh3 = types.ExternalFunction("XXH3_64bits", types.uint64(types.uintp, types.uintp))
+
+
+@intrinsic
+def xxh3_128(typingctx, address, length):
+    """``(low 64 bits, high 64 bits)`` of ``XXH3_128bits(address, length)`` of the xxhash
+    extension. The C function returns a struct of two uint64 by value, which numba's
+    ExternalFunction cannot declare; clang lowers that return to the literal struct
+    ``{i64, i64}`` (on x86-64 and aarch64), so it is declared so here."""
+    signature = types.UniTuple(types.uint64, 2)(types.uintp, types.uintp)
+
+    def codegen(context, builder, sig, args):
+        word = ir.IntType(64)
+        function = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.LiteralStructType([word, word]), [word, word]), "XXH3_128bits")
+        pair = builder.call(function, args)
+        halves = (builder.extract_value(pair, 0), builder.extract_value(pair, 1))
+        return context.make_tuple(builder, sig.return_type, halves)
+
+    return signature, codegen
+
 
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 LOW32 = np.uint64(0xFFFFFFFF)
@@ -25,12 +49,13 @@ PLANES = 48  # bit planes of the vote counters: totals below 2**48 (fastpath.PLA
 _u8p, _i64p, _u64p = types.CPointer(types.uint8), types.CPointer(types.int64), types.CPointer(types.uint64)
 _u16p, _u32p = types.CPointer(types.uint16), types.CPointer(types.uint32)
 #: fingerprint_batch(data, offsets, ndocs, flags, blocks, entries, nentries, extra, nextra, class_shift,
-#:                   shingle, starts, tokens, tokens_address, token_room, bins, shift, binary,
-#:                   values, features, sketches, table, used, capacity, scratch) -> 0
+#:                   shingle, starts, tokens, tokens_address, token_room, bins, shift, binary, words,
+#:                   values, features, sketches, table, highs, used, capacity, scratch) -> 0
 SIGNATURE = types.int64(_u8p, _i64p, types.int64, _u8p, _u16p, _u32p, types.int64, _u32p, types.int64, types.int64,
                         types.int64, _i64p, _u8p, types.uintp, types.int64, types.int64, types.uint64, types.int64,
-                        _u64p, _i64p, _u8p, _u64p, _i64p, types.int64, _u64p)
-SCRATCH_WORDS = PLANES + 4096  # vote planes, then the sketch's bin minima (at most 4096 bins)
+                        types.int64, _u64p, _i64p, _u8p, _u64p, _u64p, _i64p, types.int64, _u64p)
+# vote planes of each 64-bit word of a value, then the sketch's bin minima (at most 4096 bins)
+SCRATCH_WORDS = 2 * PLANES + 4096
 
 # The layout of a character's entry in the Unicode tables (fastpath.UnicodeTables says how
 # they are made): its lower-case form and classes.
@@ -152,9 +177,16 @@ def _final_sigma(data, begin, end, at, after, blocks, entries, surrogates):  # p
 
 
 @numba.njit(inline="always")
-def _count(table, used, size, mask, slots, h):  # pragma: no cover - compiled
-    """Count the feature hash ``h`` in the table: the new number of distinct features, or -1
-    when a new one would fill it past half."""
+def _count(table, highs, used, size, mask, slots, words, address, length):  # pragma: no cover - compiled
+    """Hash the feature of ``length`` bytes at ``address`` and count it in the table: the new
+    number of distinct features, or -1 when a new one would fill it past half. A feature is
+    keyed by its XXH3-64, or with ``words`` 2 by the low half of its XXH3-128, whose high half
+    goes to ``highs`` (the low halves of distinct features collide about once in 2**64 pairs,
+    as the 64-bit hashes do)."""
+    if words == 2:
+        h, high = xxh3_128(address, length)
+    else:
+        h, high = xxh3(address, length), np.uint64(0)
     slot = np.int64(h & mask)
     while table[2 * slot + 1] != 0 and table[2 * slot] != h:
         slot = np.int64(np.uint64(slot + 1) & mask)
@@ -162,61 +194,77 @@ def _count(table, used, size, mask, slots, h):  # pragma: no cover - compiled
         if 2 * size == slots:
             return -1
         table[2 * slot] = h
+        if words == 2:
+            highs[slot] = high
         used[size] = slot
         size += 1
     table[2 * slot + 1] += ONE
     return size
 
 
+@numba.njit(inline="always")
+def _add_votes(scratch, first_plane, h, weight):  # pragma: no cover - compiled
+    """Add ``h`` times ``weight`` to the bit-sliced counters of planes ``first_plane`` on."""
+    plane = first_plane
+    while weight:
+        if weight & 1:
+            carry = h
+            q = plane
+            while carry:
+                overlap = scratch[q] & carry
+                scratch[q] ^= carry
+                carry = overlap
+                q += 1
+        weight >>= 1
+        plane += 1
+
+
 @numba.njit
-def _simhash_and_sketch(table, used, size, binary, bins, shift, scratch, sketches, base):  # pragma: no cover - compiled
-    """The simhash of the ``size`` features counted in ``table`` (``used``: their slots), and
-    their sketch of ``bins`` bins written at ``sketches[base]`` (a function of its own: the
-    tokenizing loop keeps its registers)."""
+def _simhash_and_sketch(table, highs, used, size, binary, bins, shift, scratch, words, values, sketches,
+                        d):  # pragma: no cover - compiled
+    """The simhash of the ``size`` features counted in ``table`` (``used``: their slots; with
+    ``words`` 2 the high halves of their hashes in ``highs``), written at ``values[d * words]``
+    low word first, and their sketch of ``bins`` bins (from the low halves, as the Python
+    path's) written at ``sketches[d * bins]`` (a function of its own: the tokenizing loop
+    keeps its registers)."""
     empty = np.uint64(1) << np.uint64(40)  # as simdedup.sketch.EMPTY: above every 32-bit value
-    for p in range(PLANES):
+    for p in range(words * PLANES):
         scratch[p] = np.uint64(0)
     total = 0
     for j in range(size):
-        h = table[2 * used[j]]
         weight = 1 if binary else np.int64(table[2 * used[j] + 1])
         total += weight
-        plane = 0
-        while weight:  # add h times weight to the bit-sliced counters
-            if weight & 1:
-                carry = h
-                q = plane
-                while carry:
-                    overlap = scratch[q] & carry
-                    scratch[q] ^= carry
-                    carry = overlap
-                    q += 1
-            weight >>= 1
-            plane += 1
-    value = np.uint64(0)
+        _add_votes(scratch, 0, table[2 * used[j]], weight)
+        if words == 2:
+            _add_votes(scratch, PLANES, highs[used[j]], weight)
     used_planes = 1
     while used_planes < PLANES and (1 << used_planes) <= total:  # no vote exceeds the total
         used_planes += 1
-    for bit in range(64):
-        vote = 0
-        for p in range(used_planes):
-            vote += np.int64((scratch[p] >> np.uint64(bit)) & ONE) << p
-        if 2 * vote - total > 0:
-            value |= ONE << np.uint64(bit)
+    for word in range(words):
+        value = np.uint64(0)
+        for bit in range(64):
+            vote = 0
+            for p in range(used_planes):
+                vote += np.int64((scratch[word * PLANES + p] >> np.uint64(bit)) & ONE) << p
+            if 2 * vote - total > 0:
+                value |= ONE << np.uint64(bit)
+        values[d * words + word] = value
     if bins > 0:
+        minima = 2 * PLANES
+        base = d * bins
         for b in range(bins):
-            scratch[PLANES + b] = empty
+            scratch[minima + b] = empty
         for j in range(size):
             h = table[2 * used[j]]
             for rank in range(np.int64(table[2 * used[j] + 1])):
                 x = _mix(h ^ (np.uint64(rank) * GOLDEN))
-                b = PLANES + np.int64(x >> shift)
+                b = minima + np.int64(x >> shift)
                 v = x & LOW32
                 if v < scratch[b]:
                     scratch[b] = v
         for position in range(bins):
             for hop in range(bins):
-                low = scratch[PLANES + (position + hop) % bins]
+                low = scratch[minima + (position + hop) % bins]
                 if low != empty:
                     if hop == 0:
                         sketches[base + position] = np.uint8(low & np.uint64(0xFF))
@@ -224,12 +272,12 @@ def _simhash_and_sketch(table, used, size, binary, bins, shift, scratch, sketche
                         mixed = _mix(low + np.uint64(hop) * GOLDEN)
                         sketches[base + position] = np.uint8(mixed & np.uint64(0xFF))
                     break
-    return value
 
 
 def fingerprint_batch(data_p, offsets_p, ndocs, flags_p, blocks_p, entries_p, nentries, extra_p, nextra, class_shift,
-                      shingle, starts_p, tokens_p, tokens_address, token_room, bins, shift, binary,
-                      values_p, features_p, sketches_p, table_p, used_p, capacity, scratch_p):  # pragma: no cover
+                      shingle, starts_p, tokens_p, tokens_address, token_room, bins, shift, binary, words,
+                      values_p, features_p, sketches_p, table_p, highs_p, used_p, capacity,
+                      scratch_p):  # pragma: no cover
     """Simhash, feature count and sketch of each UTF-8 document of a batch.
 
     ``data`` holds the documents back to back, document ``d`` at ``offsets[d]:offsets[d + 1]``,
@@ -241,10 +289,12 @@ def fingerprint_batch(data_p, offsets_p, ndocs, flags_p, blocks_p, entries_p, ne
     a token of its own. Tokens are written lower-cased to ``tokens`` (``token_room`` bytes at
     ``tokens_address``); with ``shingle`` N above 1 the last N are kept there joined by spaces
     (``starts``: a ring of N token starts) and each N-gram is a feature, or the one N-gram of
-    every token of a document with fewer. Each distinct feature's XXH3-64 hash is counted in an
-    open-addressing table (``table`` holds key and count side by side, so a probe touches one
-    cache line; at most ``capacity`` slots, a power of two at least 1024; counts are all zero on
-    entry and are left so). The arithmetic is that of :func:`simdedup.simhash.simhash_words`
+    every token of a document with fewer. Each distinct feature's XXH3-64 hash (``words`` 1) or
+    the low half of its XXH3-128 (``words`` 2, the high half kept in ``highs``, slot for slot)
+    is counted in an open-addressing table (``table`` holds key and count side by side, so a
+    probe touches one cache line; at most ``capacity`` slots, a power of two at least 1024;
+    counts are all zero on entry and are left so). ``values`` gets ``words`` 64-bit words a
+    document, the low first. The arithmetic is that of :func:`simdedup.simhash.simhash_words`
     and :func:`simdedup.sketch.make_sketch`: bit ``b`` is set when the votes of the features with
     bit ``b`` set are a strict majority of all votes, each feature voting once (``binary``) or
     by count; bin minima of the ranked feature copies, densified from the next filled bin to
@@ -260,12 +310,13 @@ def fingerprint_batch(data_p, offsets_p, ndocs, flags_p, blocks_p, entries_p, ne
     extra = carray(extra_p, (nextra,))
     starts = carray(starts_p, (shingle,))
     tokens = carray(tokens_p, (token_room,))
-    values = carray(values_p, (ndocs,))
+    values = carray(values_p, (ndocs * words,))
     features = carray(features_p, (ndocs,))
     sketches = carray(sketches_p, (ndocs * bins,))
     table = carray(table_p, (2 * capacity,))
+    highs = carray(highs_p, (capacity if words == 2 else 1,))
     used = carray(used_p, (capacity,))
-    scratch = carray(scratch_p, (PLANES + 4096,))
+    scratch = carray(scratch_p, (SCRATCH_WORDS,))
     room = token_room - 16  # a character's lower case (at most three, four bytes each) and a space fit beyond it
     for d in range(ndocs):
         begin, end = offsets[d], offsets[d + 1]
@@ -341,7 +392,7 @@ def fingerprint_batch(data_p, offsets_p, ndocs, flags_p, blocks_p, entries_p, ne
                 else:
                     c, e = 0, np.uint32(0)  # past the end: a separator in both classes
                 if whole:
-                    counted = _count(table, used, size, mask, slots, xxh3(tokens_address, np.uint64(w)))
+                    counted = _count(table, highs, used, size, mask, slots, words, tokens_address, np.uint64(w))
                     if counted < 0:
                         status = 1
                         break
@@ -381,15 +432,15 @@ def fingerprint_batch(data_p, offsets_p, ndocs, flags_p, blocks_p, entries_p, ne
                         ntokens += 1
                         counted = size
                         if shingle == 1:
-                            counted = _count(table, used, size, mask, slots,
-                                             xxh3(tokens_address + np.uint64(token_start), np.uint64(w - token_start)))
+                            counted = _count(table, highs, used, size, mask, slots, words,
+                                             tokens_address + np.uint64(token_start), np.uint64(w - token_start))
                             w = 0
                         else:
                             starts[(ntokens - 1) % shingle] = token_start
                             if ntokens >= shingle:
                                 first = starts[(ntokens - shingle) % shingle]
-                                counted = _count(table, used, size, mask, slots,
-                                                 xxh3(tokens_address + np.uint64(first), np.uint64(w - first)))
+                                counted = _count(table, highs, used, size, mask, slots, words,
+                                                 tokens_address + np.uint64(first), np.uint64(w - first))
                             last_end = w
                             tokens[w] = 32  # shingle_separator
                             w += 1
@@ -411,7 +462,7 @@ def fingerprint_batch(data_p, offsets_p, ndocs, flags_p, blocks_p, entries_p, ne
                 if i >= end and not pending:
                     break
             if status == 0 and 0 < ntokens < shingle:  # fewer tokens than N: one N-gram of them all
-                counted = _count(table, used, size, mask, slots, xxh3(tokens_address, np.uint64(last_end)))
+                counted = _count(table, highs, used, size, mask, slots, words, tokens_address, np.uint64(last_end))
                 if counted < 0:
                     status = 1
                 else:
@@ -427,7 +478,7 @@ def fingerprint_batch(data_p, offsets_p, ndocs, flags_p, blocks_p, entries_p, ne
             features[d] = RETRY
         else:
             features[d] = size
-            values[d] = _simhash_and_sketch(table, used, size, binary, bins, shift, scratch, sketches, d * bins)
+            _simhash_and_sketch(table, highs, used, size, binary, bins, shift, scratch, words, values, sketches, d)
         for j in range(size):
             table[2 * used[j] + 1] = 0
     return 0

@@ -8,15 +8,15 @@ the same results.
   UTF-8 goes to the Python path, which says why it skips it), lower-cases and classes each
   character with tables made from this Python's own ``str.lower``, ``words`` pattern and
   ``str.isspace`` (:class:`UnicodeTables`; the final sigma is decided from its neighbours as
-  ``str.lower`` does), hashes each token or shingle with the very same XXH3-64 (the C function
-  exported by the ``xxhash`` package's extension, linked by symbol name), counts them, and adds
-  up the simhash bit votes and the sketch's bin minima. Results are identical to the Python
-  path (the tests compare them on random Unicode): the tokens are the same strings, so the same
-  hashes, and the sums are exact integers. It is used only where it gives the same answer:
-  64-bit fingerprints, the ``xxh3`` hash, the built-in ``words`` or ``whitespace`` tokenizer,
-  UTF-8 input (or ``auto``, which reads valid UTF-8 as UTF-8), documents at most
-  :data:`MAX_BYTES` long that the reader would cut only at whitespace; anything else takes the
-  Python path.
+  ``str.lower`` does), hashes each token or shingle with the very same XXH3-64, or XXH3-128 for
+  128-bit fingerprints (the C functions exported by the ``xxhash`` package's extension, linked by
+  symbol name), counts them, and adds up the simhash bit votes and the sketch's bin minima.
+  Results are identical to the Python path (the tests compare them on random Unicode): the
+  tokens are the same strings, so the same hashes, and the sums are exact integers. It is used
+  only where it gives the same answer: 64- or 128-bit fingerprints, the ``xxh3`` hash, the
+  built-in ``words`` or ``whitespace`` tokenizer, UTF-8 input (or ``auto``, which reads valid
+  UTF-8 as UTF-8), documents at most :data:`MAX_BYTES` long that the reader would cut only at
+  whitespace; anything else takes the Python path.
 - :class:`KeywordKernel`: ``jieba-fast``'s TF-IDF keywords of a batch of segmented documents
   (:mod:`simdedup.tokenizers.jieba_tfidf`).
 - :class:`PairKernel`: the candidate pairs of a crowded block table (:mod:`simdedup.index`).
@@ -57,7 +57,8 @@ BATCH_BYTES = 4 << 20  # documents handed to the kernel at once
 TABLE_SLOTS = 1 << 16  # largest table of a batch call; a document with more distinct tokens is retried alone
 TOKEN_ROOM = 1 << 20  # bytes for the tokens kept in a batch call; a document that needs more is retried alone
 PLANES = 48  # as simdedup._kernels (which cannot be imported without numba)
-SCRATCH_WORDS = PLANES + 4096
+SCRATCH_WORDS = 2 * PLANES + 4096
+MAX_BINS = SCRATCH_WORDS - 2 * PLANES
 # As simdedup._kernels: the layout of an entry of the Unicode tables, a document's flag, the
 # features of a document to retry alone or to leave to the Python path.
 CODE, WORDS_SHIFT, WHITESPACE_SHIFT = 0x1FFFFF, 21, 23
@@ -70,8 +71,15 @@ CAPITAL_SIGMA = 0x3A3
 _ARGTYPES = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
              ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p,
              ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int64, ctypes.c_int64, ctypes.c_uint64, ctypes.c_int64,
-             ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,
-             ctypes.c_void_p]
+             ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+             ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p]
+
+
+def as_integers(values: np.ndarray) -> list[int]:
+    """Fingerprints of :meth:`Kernel.fingerprint` (``(n, words)`` uint64, word 0 low) as ints."""
+    if values.shape[1] == 1:
+        return values[:, 0].tolist()
+    return [low | high << 64 for low, high in values.tolist()]
 
 
 @dataclass(frozen=True)
@@ -185,36 +193,45 @@ class Kernel:
         self._engine = engine  # owns the machine code: keep it alive
         self._function = ctypes.CFUNCTYPE(ctypes.c_int64, *_ARGTYPES)(address)
         self._lock = threading.Lock()
-        self._tables: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._tables: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self._scratch = np.zeros(SCRATCH_WORDS, dtype=np.uint64)
         self._tokens = np.zeros(TOKEN_ROOM, dtype=np.uint8)
         self.unicode = tables
 
-    def _table(self, slots: int) -> tuple[np.ndarray, np.ndarray]:
-        """Hash table (key and count side by side) and list of used slots, all zero."""
+    def _table(self, slots: int, words: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Hash table (key and count side by side) and list of used slots, all zero, and the
+        high halves of the keys of 128-bit hashes (``words`` 2; else one word, unused)."""
+        def made() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            return (np.zeros(2 * slots, np.uint64), np.zeros(slots, np.int64),
+                    np.zeros(slots if words == 2 else 1, np.uint64))
+
         if slots > TABLE_SLOTS:  # a one-off for a huge document: not kept
-            return np.zeros(2 * slots, np.uint64), np.zeros(slots, np.int64)
-        if slots not in self._tables:
-            self._tables[slots] = (np.zeros(2 * slots, np.uint64), np.zeros(slots, np.int64))
-        return self._tables[slots]
+            return made()
+        if (slots, words) not in self._tables:
+            self._tables[slots, words] = made()
+        return self._tables[slots, words]
 
     def fingerprint(self, documents: list[bytes], token_class: str, bins: int, binary: bool, shingle: int = 1,
-                    flags: list[int] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(simhash values, distinct feature counts, sketches (n, bins))`` of UTF-8 documents
-        (``flags``: :data:`SURROGATES` for a document that may hold lone surrogates, encoded
-        with ``surrogatepass``); a count is :data:`INVALID` for a document that is not UTF-8."""
-        if bins & (bins - 1) or not 0 <= bins <= SCRATCH_WORDS - PLANES:
-            raise ValueError(f"sketch bins must be 0 or a power of two up to {SCRATCH_WORDS - PLANES}")
+                    flags: list[int] | None = None, bits: int = 64) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(simhash values (n, bits // 64), distinct feature counts, sketches (n, bins))`` of
+        UTF-8 documents (``flags``: :data:`SURROGATES` for a document that may hold lone
+        surrogates, encoded with ``surrogatepass``); a value is one uint64 word, or two (low
+        first) at 128 bits (:func:`as_integers`); a count is :data:`INVALID` for a document
+        that is not UTF-8."""
+        if bins & (bins - 1) or not 0 <= bins <= MAX_BINS:
+            raise ValueError(f"sketch bins must be 0 or a power of two up to {MAX_BINS}")
+        if bits not in (64, 128):
+            raise ValueError(f"bits must be 64 or 128, not {bits}")
         n = len(documents)
         offsets = np.zeros(n + 1, dtype=np.int64)
         np.cumsum([len(d) for d in documents], out=offsets[1:])
         flag_array = np.zeros(max(n, 1), dtype=np.uint8)
         if flags is not None:
             flag_array[:n] = flags
-        values = np.zeros(n, dtype=np.uint64)
+        values = np.zeros((n, bits // 64), dtype=np.uint64)
         features = np.zeros(n, dtype=np.int64)
         sketches = np.zeros((n, bins), dtype=np.uint8)
-        settings = (CLASS_SHIFTS[token_class], shingle, bins, binary)
+        settings = (CLASS_SHIFTS[token_class], shingle, bins, binary, bits // 64)
         self._run(b"".join(documents), offsets, flag_array, settings, values, features, sketches, TABLE_SLOTS,
                   self._tokens)
         for d in np.flatnonzero(features == RETRY):  # more distinct features or longer tokens than a batch holds
@@ -231,21 +248,21 @@ class Kernel:
                           slots, room)
         return values, features, sketches
 
-    def _run(self, data: bytes, offsets: np.ndarray, flags: np.ndarray, settings: tuple[int, int, int, bool],
+    def _run(self, data: bytes, offsets: np.ndarray, flags: np.ndarray, settings: tuple[int, int, int, bool, int],
              values: np.ndarray, features: np.ndarray, sketches: np.ndarray, slots: int, tokens: np.ndarray) -> None:
-        class_shift, shingle, bins, binary = settings
+        class_shift, shingle, bins, binary, words = settings
         buffer = np.frombuffer(data, dtype=np.uint8) if data else np.zeros(1, dtype=np.uint8)
         shift = 64 - bins.bit_length() + 1 if bins else 0
         starts = np.zeros(shingle, dtype=np.int64)
         unicode = self.unicode
         with self._lock:
-            table, used = self._table(slots)
+            table, used, highs = self._table(slots, words)
             self._function(buffer.ctypes.data, offsets.ctypes.data, len(offsets) - 1, flags.ctypes.data,
                            unicode.blocks.ctypes.data, unicode.entries.ctypes.data, len(unicode.entries),
                            unicode.extra.ctypes.data, len(unicode.extra), class_shift, shingle, starts.ctypes.data,
-                           tokens.ctypes.data, tokens.ctypes.data, len(tokens), bins, shift, int(binary),
+                           tokens.ctypes.data, tokens.ctypes.data, len(tokens), bins, shift, int(binary), words,
                            values.ctypes.data, features.ctypes.data, sketches.ctypes.data, table.ctypes.data,
-                           used.ctypes.data, slots, self._scratch.ctypes.data)
+                           highs.ctypes.data, used.ctypes.data, slots, self._scratch.ctypes.data)
 
 
 @dataclass(frozen=True)
@@ -429,13 +446,13 @@ def _llvm() -> Any:
 def _bind_symbols(llvm: Any, names: list[str]) -> None:
     """Give llvmlite the address of each external symbol of the kernel's machine code.
 
-    ``XXH3_64bits`` comes from the ``xxhash`` extension. The cfunc wrapper that numba puts
-    around the kernel also names Python's error functions (found in the process) and numba's
-    GIL and refcount helpers, on error paths the kernel never takes (it raises nothing and
-    allocates nothing); those are bound to ``abort``, so that such a path, were it ever taken,
-    would stop the process rather than jump to nowhere, unless numba is loaded and has bound
-    them already (binding them over would make every function numba compiles later in the
-    process abort).
+    ``XXH3_64bits`` and ``XXH3_128bits`` come from the ``xxhash`` extension. The cfunc wrapper
+    that numba puts around the kernel also names Python's error functions (found in the process)
+    and numba's GIL and refcount helpers, on error paths the kernel never takes (it raises
+    nothing and allocates nothing); those are bound to ``abort``, so that such a path, were it
+    ever taken, would stop the process rather than jump to nowhere, unless numba is loaded and
+    has bound them already (binding them over would make every function numba compiles later in
+    the process abort).
 
     Raises:
         LookupError: a symbol is nowhere to be found (then the Python path does the work).
@@ -517,9 +534,11 @@ def _load() -> Kernel:
     # stale machine code) shows here, and the Python path takes over, not mid-corpus.
     from .simhash import simhash
 
-    values, features, _ = kernel.fingerprint(["Ab ab c \u00c9\u00e9".encode()], "whitespace", 8, True)
-    if features.tolist() != [3] or int(values[0]) != simhash({"ab": 1, "c": 1, "\u00e9\u00e9": 1}):
-        raise RuntimeError("the fast-path kernel gives wrong results")
+    document, features = ["Ab ab c \u00c9\u00e9".encode()], {"ab": 1, "c": 1, "\u00e9\u00e9": 1}
+    for bits in (64, 128):
+        values, counts, _ = kernel.fingerprint(document, "whitespace", 8, True, bits=bits)
+        if counts.tolist() != [3] or as_integers(values) != [simhash(features, bits)]:
+            raise RuntimeError("the fast-path kernel gives wrong results")
     return kernel
 
 
@@ -645,7 +664,7 @@ def eligible(tokenizer: Any, bits: int, hash_name: str, encoding: str) -> bool:
         and tokenizer.name in CLASS_SHIFTS
         and BUILTIN.get(tokenizer.name) == f"{type(tokenizer).__module__}:{type(tokenizer).__qualname__}"
         and set(tokenizer.options) == {"shingle"}
-        and bits == 64
+        and bits in (64, 128)
         and hash_name == "xxh3"
         and (encoding == "auto" or lookup(encoding).name == "utf-8")  # auto reads valid UTF-8 as UTF-8
     )

@@ -25,14 +25,14 @@ def from_the_first_byte(monkeypatch):
 ASCII = string.ascii_letters + string.digits + "_ \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f.,;:!?'\"()-/\\#@$%^&*+=<>[]{}|~`"
 
 
-def both_paths(tmp_path, text: bytes, tokenizer: str, sketch_bins: int = 128, weighting=None):
+def both_paths(tmp_path, text: bytes, tokenizer: str, sketch_bins: int = 128, weighting=None, bits: int = 64):
     """The record of the batch path with the kernel loaded, checked to be the kernel's own
     answer, and the record of the Python path (:meth:`SimhashMethod.record`)."""
     from simdedup.read import open_document
 
     path = tmp_path / "doc.txt"
     path.write_bytes(text)
-    method = SimhashMethod(get_tokenizer(tokenizer), sketch_bins=sketch_bins, weighting=weighting)
+    method = SimhashMethod(get_tokenizer(tokenizer), bits=bits, sketch_bins=sketch_bins, weighting=weighting)
     assert method.fast
     fastpath.preload()
     (fast,) = fingerprint_batch([Source(str(path))], method).results
@@ -41,20 +41,21 @@ def both_paths(tmp_path, text: bytes, tokenizer: str, sketch_bins: int = 128, we
         raise SkipDocument(fast.path, fast.reason)
     body = text[3:] if text.startswith(b"\xef\xbb\xbf") else text
     values, counts, sketches = fastpath.kernel().fingerprint([body], tokenizer, sketch_bins, method.weighting == "binary",
-                                                            1, [0])
-    assert (int(values[0]), int(counts[0])) == (fast.simhash, fast.features)  # the kernel's answer
+                                                            1, [0], bits)
+    assert (fastpath.as_integers(values)[0], int(counts[0])) == (fast.simhash, fast.features)  # the kernel's answer
     assert sketch_bins == 0 or sketches[0].tobytes() == fast.sketch
     return fast, slow
 
 
 @needs_kernels
+@pytest.mark.parametrize("bits", [64, 128])
 @settings(max_examples=150, deadline=None)
 @given(st.text(alphabet=ASCII, min_size=1, max_size=3000), st.sampled_from(["words", "whitespace"]),
        st.sampled_from([0, 64, 128]), st.sampled_from(["binary", "feature"]))
-def test_same_record_on_random_ascii(tmp_path_factory, text, tokenizer, bins, weighting):
+def test_same_record_on_random_ascii(tmp_path_factory, bits, text, tokenizer, bins, weighting):
     tmp_path = tmp_path_factory.mktemp("doc")
     try:
-        fast, slow = both_paths(tmp_path, text.encode(), tokenizer, bins, weighting)
+        fast, slow = both_paths(tmp_path, text.encode(), tokenizer, bins, weighting, bits)
     except Exception as exc:  # both paths must skip the same documents the same way
         assert "no text" in str(exc)
         return
@@ -63,26 +64,29 @@ def test_same_record_on_random_ascii(tmp_path_factory, text, tokenizer, bins, we
 
 
 @needs_kernels
-def test_same_record_on_a_long_document(tmp_path):
+@pytest.mark.parametrize("bits", [64, 128])
+def test_same_record_on_a_long_document(tmp_path, bits):
     rng = random.Random(1)
     words = ["".join(rng.choices(string.ascii_letters, k=rng.randint(1, 12))) for _ in range(5000)]
     text = " ".join(rng.choices(words, k=200_000)).encode()  # repeated words: the table grows
     for tokenizer in ("words", "whitespace"):
-        fast, slow = both_paths(tmp_path, b"\xef\xbb\xbf" + text, tokenizer)
+        fast, slow = both_paths(tmp_path, b"\xef\xbb\xbf" + text, tokenizer, bits=bits)
         assert fast.to_json() == slow.to_json()
         assert fast.bytes == len(text) + 3
 
 
 def test_not_used_where_it_would_differ():
     assert SimhashMethod(get_tokenizer("words", shingle=2)).fast
-    assert not SimhashMethod(get_tokenizer("words"), bits=128).fast
+    assert SimhashMethod(get_tokenizer("words", shingle=2), bits=128).fast
+    assert not SimhashMethod(get_tokenizer("words"), bits=128, ties="one").fast
     assert not SimhashMethod(get_tokenizer("jieba")).fast
     assert not SimhashMethod(get_tokenizer("words"), encoding="latin-1").fast
     assert not SimhashMethod(get_tokenizer("words"), hash_name="md5").fast
 
 
 @needs_kernels
-def test_cli_output_identical_with_and_without(tmp_path, monkeypatch):
+@pytest.mark.parametrize("bits", ["64", "128"])
+def test_cli_output_identical_with_and_without(tmp_path, monkeypatch, bits):
     from click.testing import CliRunner
 
     from simdedup.cli import cli
@@ -91,9 +95,9 @@ def test_cli_output_identical_with_and_without(tmp_path, monkeypatch):
     for i in range(40):
         words = [rng.choice(["alpha", "beta", "Gamma", "delta_1", "x", "yz"]) for _ in range(rng.randint(1, 400))]
         (tmp_path / f"d{i:02d}.txt").write_text(" ".join(words) + ("\n" if i % 2 else ""))
-    fast = CliRunner().invoke(cli, ["fingerprint", "--silent", "-j", "1", str(tmp_path)])
+    fast = CliRunner().invoke(cli, ["fingerprint", "--silent", "-j", "1", "--bits", bits, str(tmp_path)])
     monkeypatch.setenv("SIMDEDUP_FASTPATH", "0")
-    slow = CliRunner().invoke(cli, ["fingerprint", "--silent", "-j", "1", str(tmp_path)])
+    slow = CliRunner().invoke(cli, ["fingerprint", "--silent", "-j", "1", "--bits", bits, str(tmp_path)])
     assert fast.exit_code == slow.exit_code == 0
     assert fast.stdout == slow.stdout
 
@@ -108,7 +112,8 @@ def test_without_kernels_the_python_path_answers(tmp_path, monkeypatch):
 
 
 @needs_kernels
-def test_jsonl_documents_identical_with_and_without(tmp_path, monkeypatch):
+@pytest.mark.parametrize("bits", ["64", "128"])
+def test_jsonl_documents_identical_with_and_without(tmp_path, monkeypatch, bits):
     import json
 
     from click.testing import CliRunner
@@ -119,15 +124,17 @@ def test_jsonl_documents_identical_with_and_without(tmp_path, monkeypatch):
     lines = [json.dumps({"text": " ".join(rng.choice(["alpha", "Beta", "g_1", "café"]) for _ in range(200))})
              for _ in range(30)]
     (tmp_path / "d.jsonl").write_text("\n".join(lines) + "\n")
-    fast = CliRunner().invoke(cli, ["fingerprint", "--silent", "-j", "1", str(tmp_path / "d.jsonl")])
+    command = ["fingerprint", "--silent", "-j", "1", "--bits", bits, str(tmp_path / "d.jsonl")]
+    fast = CliRunner().invoke(cli, command)
     monkeypatch.setenv("SIMDEDUP_FASTPATH", "0")
-    slow = CliRunner().invoke(cli, ["fingerprint", "--silent", "-j", "1", str(tmp_path / "d.jsonl")])
+    slow = CliRunner().invoke(cli, command)
     assert fast.exit_code == slow.exit_code == 0 and fast.stdout == slow.stdout
 
 
 @needs_kernels
+@pytest.mark.parametrize("bits", [64, 128])
 @pytest.mark.parametrize("table_slots", [1 << 16, 2048])
-def test_a_batch_equals_the_python_path_document_by_document(tmp_path, monkeypatch, table_slots):
+def test_a_batch_equals_the_python_path_document_by_document(tmp_path, monkeypatch, table_slots, bits):
     """Many documents in one kernel call: tables reused, grown per document, and (with a small
     largest table) documents retried alone with a larger one."""
     monkeypatch.setattr(fastpath, "TABLE_SLOTS", table_slots)
@@ -140,9 +147,9 @@ def test_a_batch_equals_the_python_path_document_by_document(tmp_path, monkeypat
         (tmp_path / f"d{i:02d}.txt").write_text(text)
         sources.append(Source(str(tmp_path / f"d{i:02d}.txt")))
     for tokenizer in ("words", "whitespace"):
-        fast = fingerprint_batch(sources, SimhashMethod(get_tokenizer(tokenizer))).results
+        fast = fingerprint_batch(sources, SimhashMethod(get_tokenizer(tokenizer), bits=bits)).results
         monkeypatch.setenv("SIMDEDUP_FASTPATH", "0")
-        slow = fingerprint_batch(sources, SimhashMethod(get_tokenizer(tokenizer))).results
+        slow = fingerprint_batch(sources, SimhashMethod(get_tokenizer(tokenizer), bits=bits)).results
         monkeypatch.delenv("SIMDEDUP_FASTPATH")
         assert [getattr(r, "reason", None) or r.to_json() for r in fast] == \
                [getattr(r, "reason", None) or r.to_json() for r in slow]
@@ -150,8 +157,9 @@ def test_a_batch_equals_the_python_path_document_by_document(tmp_path, monkeypat
 
 
 @needs_kernels
+@pytest.mark.parametrize("bits", [64, 128])
 @pytest.mark.parametrize("seen_before", [0, 1 << 30])
-def test_the_batch_that_starts_the_kernel_equals_the_python_path(tmp_path, monkeypatch, seen_before):
+def test_the_batch_that_starts_the_kernel_equals_the_python_path(tmp_path, monkeypatch, seen_before, bits):
     """The kernel is loaded for a whole batch once the bytes seen reach START_AFTER_BYTES; the
     batches before it take the Python path from the bytes already read. Byte-order marks,
     empty, binary and non-ASCII files and texts held in memory come out the same either way."""
@@ -170,10 +178,11 @@ def test_the_batch_that_starts_the_kernel_equals_the_python_path(tmp_path, monke
     def outcomes(results):
         return [getattr(r, "reason", None) or r.to_json() for r in results]
 
-    batch = fingerprint_batch(sources, SimhashMethod(get_tokenizer("words"))).results
+    batch = fingerprint_batch(sources, SimhashMethod(get_tokenizer("words"), bits=bits)).results
     assert fastpath._bytes_seen >= 6000
     monkeypatch.setenv("SIMDEDUP_FASTPATH", "0")
-    assert outcomes(batch) == outcomes(fingerprint_batch(sources, SimhashMethod(get_tokenizer("words"))).results)
+    slow = fingerprint_batch(sources, SimhashMethod(get_tokenizer("words"), bits=bits)).results
+    assert outcomes(batch) == outcomes(slow)
 
 
 @needs_kernels
@@ -184,19 +193,20 @@ def test_the_kernel_and_its_python_side_agree_on_the_scratch_layout():
 
 
 @needs_kernels
-def test_cached_machine_code_loads_without_numba(tmp_path):
+@pytest.mark.parametrize("bits", [64, 128])
+def test_cached_machine_code_loads_without_numba(tmp_path, bits):
     """A fresh process loads the kept machine code and fingerprints without importing numba."""
     import subprocess
     import sys
 
     fastpath.kernel()  # compiled and kept by now
     code = ("import sys; from simdedup import fastpath; k = fastpath.kernel(); "
-            "v, f, s = k.fingerprint([b'Hello hello world'], 'words', 16, True); "
-            "print(int(v[0]), int(f[0]), s.tobytes().hex(), 'numba' in sys.modules)")
+            f"v, f, s = k.fingerprint([b'Hello hello world'], 'words', 16, True, bits={bits}); "
+            "print(fastpath.as_integers(v)[0], int(f[0]), s.tobytes().hex(), 'numba' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     from simdedup.simhash import Simhasher
 
-    value, sketch = Simhasher(64, "xxh3", sketch_bins=16, weighting="binary")({"hello": 2, "world": 1})
+    value, sketch = Simhasher(bits, "xxh3", sketch_bins=16, weighting="binary")({"hello": 2, "world": 1})
     assert out == [str(value), "2", sketch.hex(), "False"]
 
 

@@ -67,13 +67,14 @@ settings_of_both = st.tuples(st.sampled_from(["words", "whitespace"]), st.intege
                              st.sampled_from(["binary", "feature"]))
 
 
+@pytest.mark.parametrize("bits", [64, 128])
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.one_of(texts, st.text(st.one_of(characters, lone_surrogates), max_size=100)), min_size=1,
                 max_size=6), settings_of_both)
-def test_texts_in_memory_give_the_python_paths_records(monkeypatch, batch, setting):
+def test_texts_in_memory_give_the_python_paths_records(monkeypatch, bits, batch, setting):
     tokenizer, shingle, bins, weighting = setting
     sources = [Source(f"t{i}", text=text) for i, text in enumerate(batch)]
-    fast, slow = both_paths(monkeypatch, sources, tokenizer, shingle, sketch_bins=bins, weighting=weighting)
+    fast, slow = both_paths(monkeypatch, sources, tokenizer, shingle, sketch_bins=bins, weighting=weighting, bits=bits)
     assert fast == slow
 
 
@@ -83,9 +84,11 @@ documents_as_bytes = st.one_of(
 )
 
 
+@pytest.mark.parametrize("bits", [64, 128])
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(documents_as_bytes, min_size=1, max_size=6), settings_of_both, st.sampled_from(["utf-8", "auto"]))
-def test_files_give_the_python_paths_records_and_skips(tmp_path_factory, monkeypatch, contents, setting, encoding):
+def test_files_give_the_python_paths_records_and_skips(tmp_path_factory, monkeypatch, bits, contents, setting,
+                                                       encoding):
     """Valid or not, with or without a byte-order mark: the same record, or the same reason to skip."""
     tokenizer, shingle, bins, weighting = setting
     folder = tmp_path_factory.mktemp("docs")
@@ -94,7 +97,7 @@ def test_files_give_the_python_paths_records_and_skips(tmp_path_factory, monkeyp
         (folder / f"d{i}.txt").write_bytes(content)
         sources.append(Source(str(folder / f"d{i}.txt")))
     fast, slow = both_paths(monkeypatch, sources, tokenizer, shingle, sketch_bins=bins, weighting=weighting,
-                            encoding=encoding)
+                            encoding=encoding, bits=bits)
     assert fast == slow
 
 
@@ -112,40 +115,44 @@ def test_files_give_the_python_paths_records_and_skips(tmp_path_factory, monkeyp
 ])
 @pytest.mark.parametrize("tokenizer", ["words", "whitespace"])
 @pytest.mark.parametrize("shingle", [1, 2, 3])
-def test_the_special_cases_of_unicode(monkeypatch, text, tokenizer, shingle):
+@pytest.mark.parametrize("bits", [64, 128])
+def test_the_special_cases_of_unicode(monkeypatch, text, tokenizer, shingle, bits):
     sources = [Source("upper", text=text), Source("lower", text=text.lower()), Source("many", text=(text + "\n") * 50)]
-    fast, slow = both_paths(monkeypatch, sources, tokenizer, shingle)
+    fast, slow = both_paths(monkeypatch, sources, tokenizer, shingle, bits=bits)
     assert fast == slow
 
 
+@pytest.mark.parametrize("bits", [64, 128])
 @settings(max_examples=100, deadline=None)
 @given(st.lists(texts.filter(str.strip), min_size=1, max_size=5), st.sampled_from(["words", "whitespace"]))
-def test_the_kernel_itself_takes_every_utf8_text(batch, tokenizer):
+def test_the_kernel_itself_takes_every_utf8_text(bits, batch, tokenizer):
     """Not a fallback: the kernel makes the Python path's simhash, feature count and sketch."""
-    fingerprinter = SimhashMethod(get_tokenizer(tokenizer))
+    fingerprinter = SimhashMethod(get_tokenizer(tokenizer), bits=bits)
     expected = []
     for text in batch:
         features = get_tokenizer(tokenizer).features([text])
         expected.append((*fingerprinter.simhasher(features), len(features)) if features else None)
     values, counts, sketches = fastpath.kernel().fingerprint([text.encode() for text in batch], tokenizer, 128,
-                                                             fingerprinter.weighting == "binary")
+                                                             fingerprinter.weighting == "binary", bits=bits)
     got = [(value, sketch.tobytes(), count) if count else None
-           for value, count, sketch in zip(values.tolist(), counts.tolist(), sketches)]
+           for value, count, sketch in zip(fastpath.as_integers(values), counts.tolist(), sketches)]
     assert got == expected
 
 
-def test_invalid_utf8_is_refused_by_the_kernel_and_skipped_as_the_python_path_says(tmp_path, monkeypatch):
+@pytest.mark.parametrize("bits", [64, 128])
+def test_invalid_utf8_is_refused_by_the_kernel_and_skipped_as_the_python_path_says(tmp_path, monkeypatch, bits):
     for i, bad in enumerate(BAD_BYTES[:-1]):
         (tmp_path / f"d{i:02d}.txt").write_bytes(b"caf\xc3\xa9 " + bad + b" au lait")
-    assert fastpath.kernel().fingerprint([b"caf" + bad for bad in BAD_BYTES[:-1]], "words", 0, True)[1].tolist() \
-        == [fastpath.INVALID] * (len(BAD_BYTES) - 1)
+    refused = fastpath.kernel().fingerprint([b"caf" + bad for bad in BAD_BYTES[:-1]], "words", 0, True, bits=bits)[1]
+    assert refused.tolist() == [fastpath.INVALID] * (len(BAD_BYTES) - 1)
     sources = [Source(str(path)) for path in sorted(tmp_path.iterdir())]
-    fast, slow = both_paths(monkeypatch, sources)
+    fast, slow = both_paths(monkeypatch, sources, bits=bits)
     assert fast == slow
     assert all("not valid utf-8 at byte 6" in outcome for outcome in fast)
 
 
-def test_a_run_longer_than_the_reader_carries_is_cut_as_the_reader_cuts_it(tmp_path, monkeypatch):
+@pytest.mark.parametrize("bits", [64, 128])
+def test_a_run_longer_than_the_reader_carries_is_cut_as_the_reader_cuts_it(tmp_path, monkeypatch, bits):
     """The reader cuts a run of more than MAX_CARRY characters without whitespace where it
     stands; such a document takes the Python path, so the tokens are the same."""
     from simdedup.read import MAX_CARRY
@@ -153,11 +160,12 @@ def test_a_run_longer_than_the_reader_carries_is_cut_as_the_reader_cuts_it(tmp_p
     (tmp_path / "long.txt").write_bytes(b"first words " + "\u00e9x".encode() * (MAX_CARRY // 2 + 1000) + b" last")
     (tmp_path / "short.txt").write_bytes(b"first words " + b"x" * (MAX_CARRY - 1000) + b" last" * 1000)
     for tokenizer in ("words", "whitespace"):
-        fast, slow = both_paths(monkeypatch, [Source(str(p)) for p in sorted(tmp_path.iterdir())], tokenizer)
+        fast, slow = both_paths(monkeypatch, [Source(str(p)) for p in sorted(tmp_path.iterdir())], tokenizer, bits=bits)
         assert fast == slow
 
 
-def test_cli_output_identical_on_mixed_scripts_files_and_json_lines(tmp_path, monkeypatch):
+@pytest.mark.parametrize("bits", ["64", "128"])
+def test_cli_output_identical_on_mixed_scripts_files_and_json_lines(tmp_path, monkeypatch, bits):
     from click.testing import CliRunner
 
     from simdedup.cli import cli
@@ -173,7 +181,8 @@ def test_cli_output_identical_on_mixed_scripts_files_and_json_lines(tmp_path, mo
     lines = [json.dumps({"text": sample}) for sample in samples] + ['{"text": "lone \\ud800 surrogate \\udcff"}']
     (tmp_path / "d.jsonl").write_text("\n".join(lines) + "\n")
     for options in ([], ["--encoding", "auto", "-v"], ["--tokenizer", "whitespace", "--shingle", "2"]):
-        command = ["fingerprint", "-j", "1", *options, str(tmp_path / "docs"), str(tmp_path / "d.jsonl")]
+        command = ["fingerprint", "-j", "1", "--bits", bits, *options, str(tmp_path / "docs"),
+                   str(tmp_path / "d.jsonl")]
         fast = CliRunner().invoke(cli, command)
         monkeypatch.setenv("SIMDEDUP_FASTPATH", "0")
         slow = CliRunner().invoke(cli, command)

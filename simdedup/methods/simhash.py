@@ -183,10 +183,11 @@ class SimhashMethod(Method):
             return
         files = [documents[position].text is None for position, _ in pending]
         texts = [_without_bom(data) if file else data for (_, data), file in zip(pending, files)]
+        flags = [0 if file else fastpath.SURROGATES for file in files]
         values, features, sketches = kernel.fingerprint(texts, self.tokenizer.name, self.sketch_bins,
                                                         self.weighting == "binary", self.tokenizer.options["shingle"],
-                                                        [0 if file else fastpath.SURROGATES for file in files])
-        for (position, data), file, value, count, sketch, text in zip(pending, files, values.tolist(),
+                                                        flags, self.bits)
+        for (position, data), file, value, count, sketch, text in zip(pending, files, fastpath.as_integers(values),
                                                                       features.tolist(), sketches, texts):
             document = documents[position]
             if count < 0:  # not UTF-8 (or beyond the kernel): the Python path says why
