@@ -301,6 +301,29 @@ def test_budget_mask_as_the_one_process_run():
     assert budget_mask(nbytes).tolist() == [True, False, True, False, True, False, True]
 
 
+@pytest.mark.parametrize("at_once", [1, 7, 1 << 20])
+def test_value_pairs_pass_when_some_combination_of_their_sketches_does(monkeypatch, at_once):
+    """Rows of one fingerprint may carry different sketches: a pair of values passes when any
+    pair of their rows' sketches passes (tested a bounded number of combinations at a time)."""
+    from simdedup.distributed import groups
+    from simdedup.sketch import pair_similarity
+
+    monkeypatch.setattr(groups, "COMBINATIONS_AT_ONCE", at_once)
+    rng = np.random.default_rng(7)
+    base = rng.integers(0, 256, size=(6, 32), dtype=np.uint8)
+    row_value = rng.integers(0, 20, size=120)
+    sketches = base[rng.integers(0, 6, size=120)].copy()
+    sketches[rng.random((120, 32)) < 0.08] = 0  # near copies of the six
+    values = groups.distinct_values(row_value.astype(np.uint64).reshape(-1, 1), np.full(120, 50), 10)
+    left, right = (np.array(side) for side in zip(*combinations(range(len(values.values)), 2)))
+    decision = Decision(8, min_similarity=0.8, similarity="bag")
+    got = groups.verified_pairs(left, right, values, sketches, np.ones(120, dtype=bool), decision, False)
+    expected = [any(pair_similarity(sketches, np.array([r]), np.array([q]))[0] >= 0.8
+                    for r in np.flatnonzero(values.of_row == a) for q in np.flatnonzero(values.of_row == b))
+                for a, b in zip(left.tolist(), right.tolist())]
+    assert got.tolist() == expected and 0 < sum(expected) < len(expected)
+
+
 # --- byte for byte ------------------------------------------------------------------------------
 
 
@@ -405,17 +428,29 @@ def _decision(k):
     return Decision(k, singletons=True)
 
 
-def test_dedup_of_100000_documents_is_the_one_process_output(client, tmp_path_factory, tmp_path):
-    """At the size of the issue's target: 10^5 generated documents in four files (a template
-    family of 2,000 crowds the tables), single linkage (the others are checked at 10^4)."""
+@pytest.fixture(scope="module")
+def corpus_100000(tmp_path_factory) -> Path:
+    """10^5 generated documents in four files, a template family of about 1,000 among them."""
     folder = tmp_path_factory.mktemp("corpus-100000")
-    write_corpus(folder, 100_000, seed=9, files=4)
-    status, single, _ = simdedup("dedup", "-k", 8, "--linkage", "single", "--id-field", "id", folder)
+    write_corpus(folder, 100_000, seed=9, files=4, template_share=0.01)
+    return folder
+
+
+@pytest.mark.parametrize("linkage", ["complete", "star", "single"])
+@pytest.mark.parametrize("bits,k", [("64", 8), ("128", 16)])
+def test_dedup_of_100000_documents_is_the_one_process_output(client, corpus_100000, tmp_path, linkage, bits, k):
+    """At the size of the issue's target, every linkage at both widths. With a crowd of 600 rows
+    the template family is a crowded key: searched again on its remaining bits, then left to
+    chunk-pair tasks. Verified with the sketches (exact verification is compared at 10^4)."""
+    args = ["-k", k, "--bits", bits, "--linkage", linkage, "--verify", "sketch", "--id-field", "id"]
+    status, single, _ = simdedup("dedup", *args, corpus_100000)
     assert status == 0 and single.count(b"\n") > 10_000
-    status, parted, stderr = on_dask(client, tmp_path / "work", "dedup", "-k", 8, "--linkage", "single", "--id-field",
-                                     "id", folder)
-    assert status == 0, stderr
-    assert parted == single
+    work = tmp_path / "work"
+    outcome = distributed_dedup([str(corpus_100000)], client=client, work_dir=str(work), k=k, bits=bits,
+                                linkage=linkage, verify="sketch", id_field="id",
+                                plan=Plan(crowd=600, crowd_chunk=1200))
+    assert outcome.read() == single
+    assert len(list((work / "done" / "pairs-crowded").iterdir())) >= 3  # chunk pairs of a crowd
 
 
 def test_fingerprint_parts_are_the_one_process_output(client, corpus, tmp_path):

@@ -106,6 +106,10 @@ def _unique_column(fps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return values.reshape(-1, 1), of_row.ravel()
 
 
+#: sketch combinations of pairs of values with several sketches tested at once
+COMBINATIONS_AT_ONCE = 1 << 20
+
+
 def verified_pairs(left: np.ndarray, right: np.ndarray, values: Values, sketches: np.ndarray | None,
                    eligible_rows: np.ndarray, decision: Decision, exact: bool) -> np.ndarray:
     """Which value pairs (``left``, ``right``: value numbers) some pair of their rows with
@@ -131,10 +135,21 @@ def verified_pairs(left: np.ndarray, right: np.ndarray, values: Values, sketches
     single = (count[left] == 1) & (count[right] == 1)
     out = np.zeros(len(left), dtype=bool)
     out[single] = test(first[left[single]], first[right[single]])
-    for i in np.flatnonzero(~single).tolist():  # values with several sketches: every combination
-        a = np.arange(first[left[i]], first[left[i]] + count[left[i]])
-        b = np.arange(first[right[i]], first[right[i]] + count[right[i]])
-        out[i] = bool(test(np.repeat(a, len(b)), np.tile(b, len(a))).any())
+    several = np.flatnonzero(~single)  # values with several sketches: every combination
+    combinations = count[left[several]] * count[right[several]]
+    ends = np.cumsum(combinations)
+    start = 0
+    while start < len(several):  # pairs whose combinations come to about COMBINATIONS_AT_ONCE
+        stop = max(start + 1, int(np.searchsorted(ends, ends[start] - combinations[start] + COMBINATIONS_AT_ONCE,
+                                                  side="right")))
+        pairs, sizes = several[start:stop], combinations[start:stop]
+        offsets = np.cumsum(sizes) - sizes
+        j = np.arange(int(sizes.sum())) - np.repeat(offsets, sizes)  # combination j of its pair
+        across = np.repeat(count[right[pairs]], sizes)
+        passed = test(np.repeat(first[left[pairs]], sizes) + j // across,
+                      np.repeat(first[right[pairs]], sizes) + j % across)
+        out[pairs] = np.logical_or.reduceat(passed, offsets)
+        start = stop
     return out
 
 
