@@ -241,7 +241,8 @@ def test_every_kernel_loads_and_passes_its_check():
     {"tokenizer": "jieba-fast"},
 ])
 def test_the_python_path_together_equals_one_document_at_a_time(tmp_path, monkeypatch, options):
-    """A batch of documents the kernel does not take (not ASCII, other settings; jieba-fast's
+    """A batch of documents, through the kernel where it takes them (UTF-8, words or
+    whitespace, 64 or 128 bits) and elsewhere not (other settings, not UTF-8; jieba-fast's
     batches of keywords): the same records and skip reasons as one document at a time."""
     import gzip
 
