@@ -75,13 +75,6 @@ _ARGTYPES = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, 
              ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p]
 
 
-def as_integers(values: np.ndarray) -> list[int]:
-    """Fingerprints of :meth:`Kernel.fingerprint` (``(n, words)`` uint64, word 0 low) as ints."""
-    if values.shape[1] == 1:
-        return values[:, 0].tolist()
-    return [low | high << 64 for low, high in values.tolist()]
-
-
 @dataclass(frozen=True)
 class UnicodeTables:
     """What the kernel knows of each character, made from this Python's own ``str.lower``, its
@@ -216,7 +209,7 @@ class Kernel:
         """``(simhash values (n, bits // 64), distinct feature counts, sketches (n, bins))`` of
         UTF-8 documents (``flags``: :data:`SURROGATES` for a document that may hold lone
         surrogates, encoded with ``surrogatepass``); a value is one uint64 word, or two (low
-        first) at 128 bits (:func:`as_integers`); a count is :data:`INVALID` for a document
+        first) at 128 bits (:func:`simdedup.simhash.as_integers`); a count is :data:`INVALID` for a document
         that is not UTF-8."""
         if bins & (bins - 1) or not 0 <= bins <= MAX_BINS:
             raise ValueError(f"sketch bins must be 0 or a power of two up to {MAX_BINS}")
@@ -532,7 +525,7 @@ def _load() -> Kernel:
     kernel = Kernel(*_load_code("fastpath", "compile_batch"), unicode_tables())
     # Run it once now against the Python arithmetic, so that a failure (a symbol bound wrong,
     # stale machine code) shows here, and the Python path takes over, not mid-corpus.
-    from .simhash import simhash
+    from .simhash import as_integers, simhash
 
     document, features = ["Ab ab c \u00c9\u00e9".encode()], {"ab": 1, "c": 1, "\u00e9\u00e9": 1}
     for bits in (64, 128):

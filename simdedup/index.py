@@ -486,9 +486,7 @@ def _runs(table: SortedTable, values: np.ndarray, k: int, crowd: int, bits: int,
     from . import fastpath
 
     if table.packed is not None and (kernel := fastpath.packed_pair_kernel()):
-        words = values.shape[1]
-        masks = np.array([[(((1 << size) - 1) << start) >> (64 * w) & (2**64 - 1) for w in range(words)]
-                          for start, size in before_last], dtype=np.uint64).reshape(-1, words)
+        masks = as_words([((1 << size) - 1) << start for start, size in before_last], 64 * values.shape[1])
         return kernel.pairs(table.packed, table.index_bits, values, k, crowd, masks)
     # Only positions in runs of two or more rows take part: for spread-out fingerprints a few.
     same = table.same

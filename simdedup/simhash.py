@@ -83,6 +83,14 @@ def hash_words(hashes: np.ndarray | list[int], bits: int) -> np.ndarray:
     return np.array([(h & _MASK64, h >> 64) for h in hashes], dtype=np.uint64).reshape(-1, 2)
 
 
+def as_integers(words: np.ndarray) -> list[int]:
+    """Fingerprints as ``(n, bits // 64)`` uint64 words (word 0 low) as Python ints: the
+    inverse of :func:`hash_words`."""
+    if words.shape[1] == 1:
+        return words[:, 0].tolist()
+    return [low | high << 64 for low, high in words.tolist()]
+
+
 def _set_bits(balance: np.ndarray, ties: str) -> np.ndarray:
     """Which bits are 1, from each bit's weight for minus weight against (``2 * for - total``)."""
     return balance >= 0 if ties == "one" else balance > 0
@@ -220,7 +228,7 @@ class Simhasher:
         totals = np.add.reduceat(votes, starts)
         set_bits = np.packbits(_set_bits(2 * votes_for - totals[:, None], self.ties), axis=1, bitorder="little")
         lanes = np.ascontiguousarray(set_bits).view("<u8")
-        values = lanes[:, 0].tolist() if self.bits == 64 else [low | high << 64 for low, high in lanes.tolist()]
+        values = as_integers(lanes)
         if not self.sketch_bins:
             return [Fingerprint(value, None) for value in values]
         from .sketch import sketches_of

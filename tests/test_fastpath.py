@@ -13,6 +13,7 @@ from simdedup.errors import SkipDocument
 from simdedup.methods import Method, SimhashMethod
 from simdedup.read import open_documents
 from simdedup.run import fingerprint_batch
+from simdedup.simhash import as_integers
 from simdedup.tokenizers import get_tokenizer
 
 needs_kernels = pytest.mark.skipif(fastpath.kernel() is None, reason="numba or the XXH3 symbol is not available")
@@ -42,7 +43,7 @@ def both_paths(tmp_path, text: bytes, tokenizer: str, sketch_bins: int = 128, we
     body = text[3:] if text.startswith(b"\xef\xbb\xbf") else text
     values, counts, sketches = fastpath.kernel().fingerprint([body], tokenizer, sketch_bins, method.weighting == "binary",
                                                             1, [0], bits)
-    assert (fastpath.as_integers(values)[0], int(counts[0])) == (fast.simhash, fast.features)  # the kernel's answer
+    assert (as_integers(values)[0], int(counts[0])) == (fast.simhash, fast.features)  # the kernel's answer
     assert sketch_bins == 0 or sketches[0].tobytes() == fast.sketch
     return fast, slow
 
@@ -200,9 +201,10 @@ def test_cached_machine_code_loads_without_numba(tmp_path, bits):
     import sys
 
     fastpath.kernel()  # compiled and kept by now
-    code = ("import sys; from simdedup import fastpath; k = fastpath.kernel(); "
+    code = ("import sys; from simdedup import fastpath; from simdedup.simhash import as_integers; "
+            "k = fastpath.kernel(); "
             f"v, f, s = k.fingerprint([b'Hello hello world'], 'words', 16, True, bits={bits}); "
-            "print(fastpath.as_integers(v)[0], int(f[0]), s.tobytes().hex(), 'numba' in sys.modules)")
+            "print(as_integers(v)[0], int(f[0]), s.tobytes().hex(), 'numba' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     from simdedup.simhash import Simhasher
 

@@ -13,6 +13,7 @@ import simdedup.fastpath as fastpath
 from simdedup.read import Source
 from simdedup.methods import SimhashMethod
 from simdedup.run import fingerprint_batch
+from simdedup.simhash import as_integers
 from simdedup.tokenizers import get_tokenizer
 
 needs_kernels = pytest.mark.skipif(fastpath.kernel() is None, reason="numba or the XXH3 symbol is not available")
@@ -135,7 +136,7 @@ def test_the_kernel_itself_takes_every_utf8_text(bits, batch, tokenizer):
     values, counts, sketches = fastpath.kernel().fingerprint([text.encode() for text in batch], tokenizer, 128,
                                                              fingerprinter.weighting == "binary", bits=bits)
     got = [(value, sketch.tobytes(), count) if count else None
-           for value, count, sketch in zip(fastpath.as_integers(values), counts.tolist(), sketches)]
+           for value, count, sketch in zip(as_integers(values), counts.tolist(), sketches)]
     assert got == expected
 
 

@@ -22,7 +22,7 @@ from ..fingerprints import FingerprintRecord
 from ..read import CHUNK_BYTES, MAX_CARRY, Document, DocumentReader, Source, text_chunks, utf8_size
 from ..read.web import looks_like_http
 from ..similarity import MAX_DOCUMENT_CHARS
-from ..simhash import Simhasher
+from ..simhash import Simhasher, as_integers
 from ..sketch import DEFAULT_BINS
 from ..tokenizers import Tokenizer
 from .base import Method
@@ -187,7 +187,7 @@ class SimhashMethod(Method):
         values, features, sketches = kernel.fingerprint(texts, self.tokenizer.name, self.sketch_bins,
                                                         self.weighting == "binary", self.tokenizer.options["shingle"],
                                                         flags, self.bits)
-        for (position, data), file, value, count, sketch, text in zip(pending, files, fastpath.as_integers(values),
+        for (position, data), file, value, count, sketch, text in zip(pending, files, as_integers(values),
                                                                       features.tolist(), sketches, texts):
             document = documents[position]
             if count < 0:  # not UTF-8 (or beyond the kernel): the Python path says why
