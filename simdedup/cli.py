@@ -272,7 +272,7 @@ def dedup(paths: tuple[str, ...], jobs: int | None, silent: bool, verbose: bool,
     method = method_from_options(inputs.given_features, **features)
     options = cluster_settings(k, min_similarity, linkage, min_features, singletons, min_score, similarity,
                                 min_resemblance)
-    prepare_dedup(method, options, verify)
+    prepare_dedup(method, options, verify, message)
     # Every output is checked before the run: a run of hours must not end in "cannot write".
     out = output_file(output, force, paths, "-" in paths)
     unique = unique_output(unique_out, force) if unique_out is not None else None

@@ -50,7 +50,7 @@ def explain(method: SimhashMethod, path_a: str, path_b: str, top: int = 10) -> E
         SkipDocument: a file cannot be fingerprinted.
     """
     from .errors import SkipDocument
-    from .similarity import ExactIndex, exact_sets
+    from .similarity import ExactIndex, ExactUnavailable, exact_sets
 
     features, texts = [], []
     for path in (path_a, path_b):
@@ -62,8 +62,11 @@ def explain(method: SimhashMethod, path_a: str, path_b: str, top: int = 10) -> E
         texts.append("".join(chunks))
     resemblance = None
     if method.tokenizer.name == "words" and method.tokenizer.option("shingle") == 1:
-        sets = [exact_sets(text, method.tokenizer.option("lowercase")) for text in texts]
-        resemblance = round(float(ExactIndex(sets).jaccard("grams", [0], [1])[0]), 3)
+        try:
+            sets = [exact_sets(text, method.tokenizer.option("lowercase")) for text in texts]
+            resemblance = round(float(ExactIndex(sets).jaccard("grams", [0], [1])[0]), 3)
+        except ExactUnavailable:  # shown as not measured, as for other tokenizers
+            pass
     fa, fb = features
     ra, rb = method.simhasher(fa), method.simhasher(fb)
     keys = fa.keys() | fb.keys()

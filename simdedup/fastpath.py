@@ -23,7 +23,11 @@ the same results.
 - :class:`CrossKernel`: the pairs between two chunks of a crowd (:mod:`simdedup.distributed.pairs`).
 - :class:`PackedKernel`: the pairs of a block table sorted packed with its row numbers
   (:mod:`simdedup.distributed.pairs`).
-- :class:`LinkageKernel`: complete linkage over many verified pairs (:mod:`simdedup.group`).
+- :class:`LinkageKernel`: complete linkage over many verified pairs (:mod:`simdedup.group`),
+  with the sketches, the fingerprints or the exact sets as the test.
+- :class:`ExactKernel`: exact similarities (:mod:`simdedup.similarity`). These have no Python
+  path (``SIMDEDUP_FASTPATH=0`` leaves them on); where they cannot load, ``dedup`` verifies
+  with sketches and says so.
 
 Loading: numba compiles a kernel once (about 2 s) and its machine code is kept in a cache file
 (:mod:`simdedup.cache`), keyed by the kernel source, the llvmlite version, the CPU and the
@@ -591,10 +595,10 @@ def _load_packed_pairs() -> PackedKernel:
     return kernel
 
 
-def _get(name: str, load: Callable[[], Any]) -> Any:
+def _get(name: str, load: Callable[[], Any], fast_path: bool = True) -> Any:
     """The kernel ``name``, loaded on first use; None when it cannot be loaded or compiled, or
-    is turned off."""
-    if os.environ.get("SIMDEDUP_FASTPATH", "1") == "0":
+    is turned off (a ``fast_path`` one, which has a Python path)."""
+    if fast_path and os.environ.get("SIMDEDUP_FASTPATH", "1") == "0":
         return None
     if name not in _loaded:
         try:
@@ -670,14 +674,17 @@ class LinkageKernel:
         self._engine = engine
         self._function = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, *[ctypes.c_void_p] * 5,
                                           ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,
-                                          ctypes.c_int64, *[ctypes.c_void_p] * 7, ctypes.c_int64)(address)
+                                          ctypes.c_int64, *[ctypes.c_void_p] * 7, ctypes.c_int64, ctypes.c_int64,
+                                          *[ctypes.c_void_p] * 8, ctypes.c_int64, *[ctypes.c_double] * 3)(address)
 
     def link(self, n: int, left: np.ndarray, right: np.ndarray, sketches: np.ndarray | None,
-             passing: np.ndarray | None, fps: np.ndarray, k: int) -> np.ndarray:
+             passing: np.ndarray | None, fps: np.ndarray, k: int,
+             exact: "ExactTest | None" = None) -> tuple[np.ndarray, int]:
         """The cluster of each of ``n`` units (a unit of it) from the edges ``left``-``right`` in
-        the order they are taken, and the test: with ``sketches`` (``(n, bins)`` uint8),
-        ``passing[m]`` for two that agree in ``m`` bins; otherwise at most ``k`` bits between
-        rows of ``fps``."""
+        the order they are taken, and how many pairs were measured exactly. The test: with
+        ``exact``, its measure for two units that both have exact sets; otherwise with
+        ``sketches`` (``(n, bins)`` uint8), ``passing[m]`` for two that agree in ``m`` bins;
+        otherwise at most ``k`` bits between rows of ``fps``."""
         left = np.ascontiguousarray(left, dtype=np.int64)
         right = np.ascontiguousarray(right, dtype=np.int64)
         fps = np.ascontiguousarray(fps, dtype=np.uint64)
@@ -696,23 +703,155 @@ class LinkageKernel:
         good = np.empty(capacity, dtype=np.int64)
         bad = np.empty(capacity, dtype=np.uint8)
         ends = (left, right) if len(left) else (np.zeros(1, dtype=np.int64),) * 2
-        status = self._function(n, len(left), ends[0].ctypes.data, ends[1].ctypes.data, offsets.ctypes.data,
-                       adjacency.ctypes.data, sketches.ctypes.data, bins, passing.ctypes.data, fps.ctypes.data,
-                       fps.shape[1], k, parent.ctypes.data, size.ctypes.data, volume.ctypes.data,
-                       next_member.ctypes.data, keys.ctypes.data, good.ctypes.data, bad.ctypes.data, capacity)
-        if status != 0:
+        arrays = exact.arrays() if exact else [np.zeros(1, dtype=np.int64)] * 8  # offsets [0]: no sets
+        rule = (exact.measure, exact.min_similarity, exact.min_resemblance, exact.floor) if exact else (0, 0.0, 0.0, 0.0)
+        merged = self._function(n, len(left), ends[0].ctypes.data, ends[1].ctypes.data, offsets.ctypes.data,
+                                adjacency.ctypes.data, sketches.ctypes.data, bins, passing.ctypes.data,
+                                fps.ctypes.data, fps.shape[1], k, parent.ctypes.data, size.ctypes.data,
+                                volume.ctypes.data, next_member.ctypes.data, keys.ctypes.data, good.ctypes.data,
+                                bad.ctypes.data, capacity, exact is not None, *(a.ctypes.data for a in arrays), *rule)
+        if merged < 0:
             raise RuntimeError("the linkage kernel lost count of the edges between two clusters")
-        return parent[:n]
+        return parent[:n], merged
+
+
+#: the measures of :func:`simdedup.similarity.passes`, by number (for the linkage kernel)
+MEASURE_CODES = {"combined": 0, "bag": 1, "resemblance": 2}
+
+
+@dataclass
+class ExactTest:
+    """The exact test of :func:`simdedup._kernels.link_complete`: which units have exact sets
+    (``has``), their runs of sorted hashes as :class:`simdedup.similarity.ExactIndex` keeps them
+    (``bag`` and ``grams``: hashes, weights, offsets, totals), and the measure (by its number,
+    :data:`MEASURE_CODES`) with its thresholds."""
+
+    has: np.ndarray
+    bag: tuple
+    grams: tuple
+    measure: int
+    min_similarity: float
+    min_resemblance: float
+    floor: float
+
+    def arrays(self) -> list[np.ndarray]:
+        """The arrays the kernel reads, in its order, contiguous and none empty."""
+        return [_some(self.has, np.uint8), _some(self.bag[0], np.uint64), _some(self.bag[1], np.uint32),
+                np.ascontiguousarray(self.bag[2], dtype=np.int64), _some(self.bag[3], np.int64),
+                _some(self.grams[0], np.uint64), np.ascontiguousarray(self.grams[2], dtype=np.int64),
+                _some(self.grams[3], np.int64)]
+
+
+def _some(array: np.ndarray, dtype: Any) -> np.ndarray:
+    """``array`` contiguous, as ``dtype``, with at least one element (a kernel reads none of an
+    empty one, but its address must be one)."""
+    array = np.ascontiguousarray(array, dtype=dtype)
+    return array if len(array) else np.zeros(1, dtype=dtype)
 
 
 def _load_linkage() -> LinkageKernel:
     kernel = LinkageKernel(*_load_code("linkage", "compile_linkage"))
     # Checked as the others: fingerprints 0, 1, 2, 3 at k = 1 join 0 with 1 and 2 with 3, and
     # refuse 0-2 and 1-3 (0 and 3 are two bits apart).
-    label = kernel.link(4, np.array([0, 2, 0, 1]), np.array([1, 3, 2, 3]), None, None,
-                        np.arange(4, dtype=np.uint64).reshape(4, 1), 1)
+    label, _ = kernel.link(4, np.array([0, 2, 0, 1]), np.array([1, 3, 2, 3]), None, None,
+                           np.arange(4, dtype=np.uint64).reshape(4, 1), 1)
     if not (label[0] == label[1] != label[2] == label[3]):
         raise RuntimeError("the linkage kernel gives wrong results")
+    return kernel
+
+
+class ExactKernel:
+    """The loaded kernels of exact similarities (:mod:`simdedup.similarity`): the exact tokens
+    of a text, the distinct values of sorted hashes, pair merges, and the upper bounds'
+    elements, bitsets and bounds (``simdedup._kernels.exact_*``)."""
+
+    def __init__(self, loaded: dict[str, tuple[int, Any]]):
+        self._engines = [engine for _, engine in loaded.values()]
+        p, i64 = ctypes.c_void_p, ctypes.c_int64
+        types = {"tokens": (p, i64, p, p, p, p), "distinct": (p, i64, p, i64), "shared": (p, p, p, i64, p, p, i64, i64, p),
+                 "elements": (p, p, p, i64, p, i64, i64, p), "bits": (p, p, p, i64, p, i64, i64, p, p, i64, p, i64),
+                 "bounded": (p, i64, i64, p, p, p, p, i64, p)}
+        self._functions = {name: ctypes.CFUNCTYPE(i64, *types[name])(address)
+                           for name, (address, _) in loaded.items()}
+
+    def sets(self, data: bytes, table: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | int:
+        """``(distinct word hashes, their counts (uint32), distinct 3-gram hashes)`` of a text in
+        UTF-8, each sorted; or the byte where Python's decoder stops."""
+        size = len(data)
+        text = np.frombuffer(data, dtype=np.uint8) if size else np.zeros(1, dtype=np.uint8)
+        words, grams = np.empty(max(size, 1), dtype=np.uint64), np.empty(max(size, 1), dtype=np.uint64)
+        sizes = np.zeros(2, dtype=np.int64)
+        stop = self._functions["tokens"](text.ctypes.data, size, table.ctypes.data, words.ctypes.data,
+                                         grams.ctypes.data, sizes.ctypes.data)
+        if stop >= 0:
+            return stop
+        words, grams = words[: sizes[0]], grams[: sizes[1]]
+        words.sort()  # in place; numpy sorts several times faster than a compiled loop
+        grams.sort()
+        counts = np.empty(max(len(words), 1), dtype=np.uint32)
+        distinct = self._functions["distinct"]
+        n_words = distinct(words.ctypes.data, len(words), counts.ctypes.data, 1)
+        n_grams = distinct(grams.ctypes.data, len(grams), counts.ctypes.data, 0)
+        return words[:n_words].copy(), counts[:n_words].copy(), grams[:n_grams].copy()  # not the whole buffers
+
+    def shared(self, runs: tuple, left: np.ndarray, right: np.ndarray, weighted: bool) -> np.ndarray:
+        """For each pair, the weight (or number, without ``weighted``) of the hashes both runs
+        hold; ``runs``: hashes, weights, offsets (as :class:`simdedup.similarity.ExactIndex`)."""
+        hashes, weights, offsets = _some(runs[0], np.uint64), _some(runs[1], np.uint32), runs[2]
+        left, right = _some(left, np.int64), _some(right, np.int64)
+        out = np.empty(len(left), dtype=np.int64)
+        self._functions["shared"](hashes.ctypes.data, weights.ctypes.data, offsets.ctypes.data, len(offsets) - 1,
+                                  left.ctypes.data, right.ctypes.data, len(out), weighted, out.ctypes.data)
+        return out
+
+    def elements(self, runs: tuple, units: np.ndarray, weighted: bool, total: int) -> np.ndarray:
+        """The ``total`` elements of ``units``' runs back to back: each hash as many times as its
+        weight (as its copies), or once without ``weighted``."""
+        hashes, weights, offsets = _some(runs[0], np.uint64), _some(runs[1], np.uint32), runs[2]
+        units = _some(units, np.int64)
+        out = np.empty(max(total, 1), dtype=np.uint64)
+        found = self._functions["elements"](hashes.ctypes.data, weights.ctypes.data, offsets.ctypes.data,
+                                            len(offsets) - 1, units.ctypes.data, len(units), weighted, out.ctypes.data)
+        return out[:found]
+
+    def frequent_bits(self, runs: tuple, units: np.ndarray, weighted: bool, keys: np.ndarray, ids: np.ndarray,
+                      words: int) -> np.ndarray:
+        """A row per unit: the bitset of its elements found in the table ``keys`` (at bit ``ids``)."""
+        hashes, weights, offsets = _some(runs[0], np.uint64), _some(runs[1], np.uint32), runs[2]
+        units = _some(units, np.int64)
+        bits = np.zeros((len(units), words), dtype=np.uint64)
+        self._functions["bits"](hashes.ctypes.data, weights.ctypes.data, offsets.ctypes.data, len(offsets) - 1,
+                                units.ctypes.data, len(units), weighted, keys.ctypes.data, ids.ctypes.data, len(keys),
+                                bits.ctypes.data, words)
+        return bits
+
+    def bounded(self, bits: np.ndarray, sizes: np.ndarray, free: np.ndarray, left: np.ndarray,
+                right: np.ndarray) -> np.ndarray:
+        """An upper bound of the Jaccard of each pair of rows (see ``_kernels.exact_bounded``)."""
+        bits, sizes, free = _some(bits, np.uint64), _some(sizes, np.int64), _some(free, np.int64)
+        left, right = _some(left, np.int64), _some(right, np.int64)
+        out = np.empty(len(left), dtype=np.float64)
+        self._functions["bounded"](bits.ctypes.data, len(sizes), bits.shape[1] if bits.ndim == 2 else 1,
+                                   sizes.ctypes.data, free.ctypes.data, left.ctypes.data, right.ctypes.data,
+                                   len(out), out.ctypes.data)
+        return out
+
+
+def _load_exact() -> ExactKernel:
+    kernel = ExactKernel({name: _load_code(f"exact-{name}", f"compile_exact_{compile_name}") for name, compile_name in
+                          (("tokens", "tokens"), ("distinct", "distinct"), ("shared", "shared"),
+                           ("elements", "elements"), ("bits", "frequent_bits"), ("bounded", "bounded"))})
+    # Checked as the others, with a table where every ASCII letter is a run of itself and the
+    # space a separator: "x y x" has two words (x twice), one 3-gram; it shares all with itself.
+    table = np.zeros(0x10000, dtype=np.uint32)
+    table[:128] = np.arange(128, dtype=np.uint32) << 2 | 1
+    table[32] = 0
+    words, counts, grams = kernel.sets(b"x y x", table)  # type: ignore[misc]
+    runs = (words, counts, np.array([0, len(words), 2 * len(words)]))
+    doubled = (np.concatenate((words, words)), np.concatenate((counts, counts)), runs[2])
+    if (len(words) != 2 or sorted(counts.tolist()) != [1, 2] or len(grams) != 1 or kernel.sets(b"\xff", table) != 0
+            or kernel.shared(doubled, np.array([0]), np.array([1]), True).tolist() != [3]):
+        raise RuntimeError("the exact-similarity kernels give wrong results")
     return kernel
 
 
@@ -789,3 +928,9 @@ def record_scanner() -> RecordScanner | None:
 def linkage_kernel() -> LinkageKernel | None:
     """The linkage kernel (see :func:`_get`)."""
     return _get("linkage", _load_linkage)
+
+
+def exact_kernel() -> ExactKernel | None:
+    """The exact-similarity kernels (see :func:`_get`): not a fast path but the only one, so
+    ``SIMDEDUP_FASTPATH=0`` leaves them on."""
+    return _get("exact", _load_exact, fast_path=False)

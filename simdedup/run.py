@@ -283,20 +283,27 @@ def dedup_run(run: FingerprintRun, options: ClusterOptions = ClusterOptions(),
     return Clustered(fingerprints, cluster_fingerprints(fingerprints, resolved, times=times), resolved)
 
 
-def prepare_dedup(method: Method, options: ClusterOptions, verify: str = "exact") -> None:
+def prepare_dedup(method: Method, options: ClusterOptions, verify: str = "exact",
+                  note: Callable[[str], None] = _no_note) -> None:
     """Check ``options`` against ``method`` before any document is read (a run of hours must not
     end in a usage error), and with ``verify="exact"`` have the method keep the texts exact
-    verification measures.
+    verification measures, unless the kernels that measure them cannot load here: then the
+    sketches verify, and ``note`` says so.
 
     Raises:
         UsageError: an option out of range for the method's fingerprints.
     """
     from .errors import UsageError
+    from .similarity import ExactUnavailable, exact_kernel
 
     if verify not in ("exact", "sketch"):
         raise UsageError("verify must be exact or sketch")
     if verify == "exact" and hasattr(method, "verify_exactly"):
-        method.verify_exactly()
+        try:
+            exact_kernel()
+            method.verify_exactly()
+        except ExactUnavailable as exc:
+            note(f"simdedup: warning: {exc}; the sketches verify instead (as --verify sketch)")
     try:
         options.resolve(method.bits, getattr(method, "sketch_bins", 0) > 0, method.settings["method"])
     except ValueError as exc:
@@ -380,7 +387,8 @@ def dedup(paths: Iterable[str] | str, method: Method | str | None = None, option
     elif len(cluster_values) < len(option_values):
         raise SimdedupError("give a method or its options, not both")
     options = options or ClusterOptions(**cluster_values)
-    prepare_dedup(method, options, verify)
+    note = lambda text: warnings.warn(text, stacklevel=3)  # noqa: E731
+    prepare_dedup(method, options, verify, note)
     run = FingerprintRun((paths,) if isinstance(paths, str) else tuple(paths), method, inputs or Inputs(), jobs,
-                         exact_first=exact_first, note=lambda text: warnings.warn(text, stacklevel=3))
+                         exact_first=exact_first, note=note)
     return dedup_run(run, options).id_clusters()

@@ -18,8 +18,10 @@ their 3-grams.
 
 Tokens are cut by per-code-point tables (the tokenizer's ``\\w``, CJK ranges and lower-casing for
 the Basic Multilingual Plane; a code point beyond it is a token of its own) and hashed by a
-compiled kernel (:mod:`simdedup._exact_kernel`) that reads the UTF-8 itself, in one pass: no
-Python work per token or per pair, no decoded copy of the text.
+compiled kernel (``simdedup._kernels.exact_tokens``) that reads the UTF-8 itself, in one pass: no
+Python work per token or per pair, no decoded copy of the text. The kernels are loaded as
+:mod:`simdedup.fastpath` loads its own (without importing numba); there is no Python path, so
+``SIMDEDUP_FASTPATH=0`` does not turn them off.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
@@ -43,7 +46,7 @@ RESEMBLANCE_FLOOR = 0.5
 BUDGET_BYTES = 2 << 30
 MAX_DOCUMENT_CHARS = 4 << 20
 
-# kinds of code points (as simdedup._exact_kernel): a separator, part of a run of letters and
+# kinds of code points (as simdedup._kernels' exact kernels): a separator, part of a run of letters and
 # digits, a token of its own that is a word (a CJK character) or punctuation (a token for
 # resemblance only)
 _SPACE, _RUN, _ONE_WORD, _ONE_PUNCT = 0, 1, 2, 3
@@ -109,17 +112,30 @@ def exact_sets(text: str | bytes, lowercase: bool = True) -> ExactSets | None:
     """The exact sets of a text (bytes: UTF-8, lone surrogates as ``surrogatepass`` writes them),
     or None when it has no word token. Bytes that are not such UTF-8 raise the
     UnicodeDecodeError that decoding them raises."""
-    from ._exact_kernel import distinct_sets, token_arrays
-
     data = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
-    words, grams, malformed = token_arrays(np.frombuffer(data, dtype=np.uint8), _tables(lowercase))
-    if malformed >= 0:
+    found = exact_kernel().sets(data, _tables(lowercase))
+    if isinstance(found, int):
         data.decode("utf-8", "surrogatepass")  # raises the decoder's error at that byte
-    if len(words) == 0:
-        return None
-    words.sort()  # in place; numpy sorts several times faster than numba's np.sort
-    grams.sort()
-    return ExactSets(*distinct_sets(words, grams))
+    words, counts, grams = found  # type: ignore[misc]
+    return ExactSets(words, counts, grams) if len(words) else None
+
+
+def exact_kernel() -> Any:
+    """The compiled kernels (:class:`simdedup.fastpath.ExactKernel`).
+
+    Raises:
+        ExactUnavailable: they cannot be loaded here (numba or llvmlite cannot make them).
+    """
+    from .fastpath import exact_kernel as load
+
+    kernel = load()
+    if kernel is None:
+        raise ExactUnavailable("exact similarities need compiled kernels, and numba or llvmlite cannot make them here")
+    return kernel
+
+
+class ExactUnavailable(RuntimeError):
+    """The exact-similarity kernels cannot be loaded."""
 
 
 #: Upper bounds (:meth:`ExactIndex.upper_bounds`) are made when a call asks for at least this
@@ -186,8 +202,6 @@ class ExactIndex:
 
     def measures(self, a: np.ndarray, b: np.ndarray, kinds: tuple[str, ...] = ("bag", "grams")) -> list[np.ndarray]:
         """:meth:`jaccard` of each kind, in one pass over the pairs."""
-        from ._exact_kernel import shared_weights
-
         a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
         pairs = len(a)
         known = np.flatnonzero(self.has[a] & self.has[b])
@@ -196,7 +210,7 @@ class ExactIndex:
         found = []
         for kind in kinds:
             hashes, weights, offsets, totals = self.kinds[kind]
-            shared = shared_weights(hashes, weights, offsets, a, b, kind == "bag")
+            shared = exact_kernel().shared((hashes, weights, offsets), a, b, kind == "bag")
             out = np.full(pairs, np.nan)
             out[known] = shared / (totals[a] + totals[b] - shared)
             found.append(out)
@@ -215,19 +229,15 @@ class ExactIndex:
         if they were all shared. Bits are taken by the frequency of elements among
         :data:`BOUND_SAMPLE` documents spread over the index (fewer when they hold more than
         :data:`BOUND_SAMPLE_ELEMENTS`); any choice keeps the bound exact."""
-        from ._exact_kernel import bounded_jaccard
-
         bounds = self._bounds.get(kind) or self._bounds.setdefault(kind, self._make_bounds(kind))
         a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
         out = np.full(len(a), np.nan)
         known = np.flatnonzero(self.has[a] & self.has[b])
-        out[known] = bounded_jaccard(bounds.bits, bounds.sizes, bounds.free, bounds.row[a[known]],
-                                     bounds.row[b[known]])
+        out[known] = exact_kernel().bounded(bounds.bits, bounds.sizes, bounds.free, bounds.row[a[known]],
+                                       bounds.row[b[known]])
         return out
 
     def _make_bounds(self, kind: str) -> _Bounds:
-        from ._exact_kernel import elements, frequent_bits
-
         hashes, weights, offsets, totals = self.kinds[kind]
         weighted = kind == "bag"  # a word counted c times is c elements
         units = np.flatnonzero(self.has)
@@ -236,7 +246,9 @@ class ExactIndex:
         sample = units[np.unique(np.linspace(0, len(units) - 1, min(len(units), BOUND_SAMPLE)).astype(np.int64))]
         while len(sample) > 1 and totals[sample].sum() > BOUND_SAMPLE_ELEMENTS:  # still spread over the index
             sample = sample[::2]
-        counted, counts = np.unique(elements(hashes, weights, offsets, sample, weighted), return_counts=True)
+        runs = (hashes, weights, offsets)
+        counted, counts = np.unique(exact_kernel().elements(runs, sample, weighted, int(totals[sample].sum())),
+                                    return_counts=True)
         words = max(1, min(BOUND_WORDS, BOUND_BYTES // (8 * max(1, len(units)))))
         repeated = np.flatnonzero((counts >= 2) & (counted != 0))  # 0 marks an empty slot
         chosen = counted[repeated[np.argsort(-counts[repeated], kind="stable")[: 64 * words]]]
@@ -249,7 +261,7 @@ class ExactIndex:
             while keys[slot]:
                 slot = (slot + 1) & mask
             keys[slot], ids[slot] = key, at
-        bits = frequent_bits(hashes, weights, offsets, units, weighted, keys, ids, words)
+        bits = exact_kernel().frequent_bits(runs, units, weighted, keys, ids, words)
         sizes = totals[units].astype(np.int64)
         return _Bounds(row, bits, sizes, sizes - np.bitwise_count(bits).sum(axis=1, dtype=np.int64))
 

@@ -16,6 +16,8 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import simdedup
+from simdedup import fastpath
 from simdedup.cli import cli
 from simdedup.similarity import ExactIndex, KeptText, exact_sets
 
@@ -153,6 +155,36 @@ def test_verify_sketch_is_what_cluster_does_on_stored_fingerprints(tmp_path):
     clustered = runner.invoke(cli, ["cluster"], input=fingerprints).stdout
     assert runner.invoke(cli, ["dedup", "--verify", "sketch", str(tmp_path)]).stdout == clustered != ""
     assert runner.invoke(cli, ["dedup", str(tmp_path)]).stdout == ""  # exactly: 3-grams differ
+
+
+
+def test_exact_verification_runs_without_importing_numba(tmp_path):
+    """A fresh process verifies exactly from the kept machine code, without numba (0.25 s to
+    import, and its cache of each kernel more), and finds what this process finds."""
+    import subprocess
+    import sys
+
+    words = " ".join(lines_of_words(7)).split()
+    (tmp_path / "a.txt").write_text(" ".join(words))
+    (tmp_path / "b.txt").write_text(" ".join(words[:-1]))
+    (tmp_path / "c.txt").write_text(" ".join(sorted(words)))  # same words, other 3-grams
+    expected = [sorted(c) for c in simdedup.dedup(str(tmp_path))]  # kernels compiled and kept by now
+    code = (f"import sys, simdedup; print([sorted(c) for c in simdedup.dedup({str(tmp_path)!r})], "
+            "'numba' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert expected == [[str(tmp_path / "a.txt"), str(tmp_path / "b.txt")]]
+    assert out == f"{expected} False\n"
+
+
+def test_without_the_exact_kernels_dedup_says_so_and_verifies_with_sketches(tmp_path, monkeypatch):
+    words = " ".join(lines_of_words(7)).split()
+    (tmp_path / "a.txt").write_text(" ".join(words))
+    (tmp_path / "b.txt").write_text(" ".join(sorted(words)))  # passes on its sketch only
+    monkeypatch.setitem(fastpath._loaded, "exact", False)  # as when numba or llvmlite cannot make them
+    result = CliRunner().invoke(cli, ["dedup", str(tmp_path)])
+    assert result.exit_code == 0
+    assert "the sketches verify instead" in result.stderr
+    assert result.stdout == CliRunner().invoke(cli, ["dedup", "--verify", "sketch", str(tmp_path)]).stdout != ""
 
 
 VOCABULARY = "the a of file option page see value name list".split()
