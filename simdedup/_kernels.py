@@ -836,19 +836,52 @@ LINKAGE_SIGNATURE = types.int64(types.int64, types.int64, _i64p, _i64p, _i64p, _
 
 
 @numba.njit(inline="always")
-def _exact_passes(a, b, bag_hashes, bag_weights, bag_offsets, bag_totals, gram_hashes, gram_offsets, gram_totals,
-                  measure, min_similarity, min_resemblance, floor):  # pragma: no cover - compiled
-    """:func:`simdedup.similarity.passes` of two units with exact sets (``measure`` numbered as
-    ``simdedup.fastpath.MEASURE_CODES``)."""
+def _reaches(hashes, offsets, totals, a, b, threshold):  # pragma: no cover - compiled
+    """Whether the Jaccard of the sets of documents ``a`` and ``b`` (their runs of sorted
+    ``hashes``, ``totals`` their sizes) is at least ``threshold``, computed as
+    :class:`simdedup.similarity.ExactIndex` does: a merge that stops once the answer is sure.
+    Every 64 steps the shared count so far and that count plus the shorter remaining run bound
+    the final one; the Jaccard rises with it (in floating point too), so a bound that settles
+    the comparison settles it exactly."""
+    i, i_end = offsets[a], offsets[a + 1]
+    j, j_end = offsets[b], offsets[b + 1]
+    both = totals[a] + totals[b]
+    shared = 0
+    step = 0
+    while i < i_end and j < j_end:
+        x, y = hashes[i], hashes[j]
+        if x < y:
+            i += 1
+        elif y < x:
+            j += 1
+        else:
+            shared += 1
+            i += 1
+            j += 1
+        step += 1
+        if step & 63 == 0:
+            most = shared + min(i_end - i, j_end - j)
+            if most / (both - most) < threshold:
+                return False
+            if shared / (both - shared) >= threshold:
+                return True
+    return shared / (both - shared) >= threshold
+
+
+@numba.njit(inline="always")
+def _verdict(a, b, bag_hashes, bag_weights, bag_offsets, bag_totals, gram_hashes, gram_offsets, gram_totals,
+             measure, min_similarity, min_resemblance, floor):  # pragma: no cover - compiled
+    """``(passes, bag similarity)`` of two documents with exact sets: :func:`simdedup.similarity.passes`
+    (``measure`` numbered as ``simdedup.fastpath.MEASURE_CODES``), with the 3-grams merged only
+    as far as the verdict needs (:func:`_reaches`)."""
     shared = _shared(bag_hashes, bag_weights, bag_offsets, a, b, True)
     similarity = shared / (bag_totals[a] + bag_totals[b] - shared)
     if measure == 1:
-        return similarity >= min_similarity
-    shared = _shared(gram_hashes, bag_weights, gram_offsets, a, b, False)
-    resemblance = shared / (gram_totals[a] + gram_totals[b] - shared)
-    if measure == 2:
-        return resemblance >= min_resemblance
-    return resemblance >= min_resemblance or (similarity >= min_similarity and resemblance >= floor)
+        return similarity >= min_similarity, similarity
+    threshold = min_resemblance
+    if measure == 0 and similarity >= min_similarity:  # then either part of the rule will do
+        threshold = min(min_resemblance, floor)
+    return _reaches(gram_hashes, gram_offsets, gram_totals, a, b, threshold), similarity
 
 
 def link_complete(n, nedges, left_p, right_p, offsets_p, adjacency_p, sketches_p, bins, passing_p, fps_p, words, k,
@@ -860,7 +893,7 @@ def link_complete(n, nedges, left_p, right_p, offsets_p, adjacency_p, sketches_p
     pair across them passes the test.
 
     The test: with ``exact`` and when both units have exact sets (``has``), the exact measure
-    (:func:`_exact_passes` over the units' runs of sorted hashes, as
+    (:func:`_verdict` over the units' runs of sorted hashes, as
     :class:`simdedup.similarity.ExactIndex` keeps them); otherwise, with ``bins`` > 0,
     ``passing[m]`` for two sketches (rows of ``sketches``) that agree in ``m`` bins; otherwise at
     most ``k`` differing bits of the ``words``-word fingerprints. Returns how many pairs were
@@ -951,9 +984,8 @@ def link_complete(n, nedges, left_p, right_p, offsets_p, adjacency_p, sketches_p
                 while True:
                     if exact and has[x] != 0 and has[y] != 0:
                         merged += 1
-                        ok = _exact_passes(x, y, bag_hashes, bag_weights, bag_offsets, bag_totals, gram_hashes,
-                                           gram_offsets, gram_totals, measure, min_similarity, min_resemblance,
-                                           floor)
+                        ok = _verdict(x, y, bag_hashes, bag_weights, bag_offsets, bag_totals, gram_hashes,
+                                      gram_offsets, gram_totals, measure, min_similarity, min_resemblance, floor)[0]
                     elif bins > 0:
                         agree = 0
                         for i in range(bins):
@@ -1529,3 +1561,39 @@ def exact_bounded(bits_p, nrows, words, sizes_p, free_p, left_p, right_p, npairs
 def compile_exact_bounded():
     """The compiled upper bounds (a numba cfunc: ``.address``, ``._library``)."""
     return numba.cfunc(EXACT_BOUNDED_SIGNATURE, nopython=True, error_model="numpy")(exact_bounded)
+
+
+#: exact_verdicts(bag_hashes, bag_weights, bag_offsets, bag_totals, gram_hashes, gram_offsets, gram_totals,
+#:                ndocs, left, right, npairs, measure, min_similarity, min_resemblance, floor, similarity,
+#:                passing) -> 0
+EXACT_VERDICTS_SIGNATURE = types.int64(_u64p, _u32p, _i64p, _i64p, _u64p, _i64p, _i64p, types.int64, _i64p, _i64p,
+                                       types.int64, types.int64, _f64, _f64, _f64, types.CPointer(types.float64),
+                                       _u8p)
+
+
+def exact_verdicts(bag_hashes_p, bag_weights_p, bag_offsets_p, bag_totals_p, gram_hashes_p, gram_offsets_p,
+                   gram_totals_p, ndocs, left_p, right_p, npairs, measure, min_similarity, min_resemblance, floor,
+                   similarity_p, passing_p):  # pragma: no cover - compiled
+    """:func:`_verdict` of each pair ``left[p]``, ``right[p]`` of the ``ndocs`` documents (all
+    with exact sets): whether it passes into ``passing``, its bag similarity into ``similarity``."""
+    bag_offsets = carray(bag_offsets_p, (ndocs + 1,))
+    bag_hashes = carray(bag_hashes_p, (max(bag_offsets[ndocs], 1),))
+    bag_weights = carray(bag_weights_p, (max(bag_offsets[ndocs], 1),))
+    bag_totals = carray(bag_totals_p, (max(ndocs, 1),))
+    gram_offsets = carray(gram_offsets_p, (ndocs + 1,))
+    gram_hashes = carray(gram_hashes_p, (max(gram_offsets[ndocs], 1),))
+    gram_totals = carray(gram_totals_p, (max(ndocs, 1),))
+    left = carray(left_p, (max(npairs, 1),))
+    right = carray(right_p, (max(npairs, 1),))
+    similarity = carray(similarity_p, (max(npairs, 1),))
+    passing = carray(passing_p, (max(npairs, 1),))
+    for p in range(npairs):
+        ok, similarity[p] = _verdict(left[p], right[p], bag_hashes, bag_weights, bag_offsets, bag_totals, gram_hashes,
+                                     gram_offsets, gram_totals, measure, min_similarity, min_resemblance, floor)
+        passing[p] = ok
+    return 0
+
+
+def compile_exact_verdicts():
+    """The compiled verdicts (a numba cfunc: ``.address``, ``._library``)."""
+    return numba.cfunc(EXACT_VERDICTS_SIGNATURE, nopython=True, error_model="numpy")(exact_verdicts)

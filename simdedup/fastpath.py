@@ -770,7 +770,8 @@ class ExactKernel:
         p, i64 = ctypes.c_void_p, ctypes.c_int64
         types = {"tokens": (p, i64, p, p, p, p), "distinct": (p, i64, p, i64), "shared": (p, p, p, i64, p, p, i64, i64, p),
                  "elements": (p, p, p, i64, p, i64, i64, p), "bits": (p, p, p, i64, p, i64, i64, p, p, i64, p, i64),
-                 "bounded": (p, i64, i64, p, p, p, p, i64, p)}
+                 "bounded": (p, i64, i64, p, p, p, p, i64, p),
+                 "verdicts": (p, p, p, p, p, p, p, i64, p, p, i64, i64, *[ctypes.c_double] * 3, p, p)}
         self._functions = {name: ctypes.CFUNCTYPE(i64, *types[name])(address)
                            for name, (address, _) in loaded.items()}
 
@@ -793,6 +794,21 @@ class ExactKernel:
         n_words = distinct(words.ctypes.data, len(words), counts.ctypes.data, 1)
         n_grams = distinct(grams.ctypes.data, len(grams), counts.ctypes.data, 0)
         return words[:n_words].copy(), counts[:n_words].copy(), grams[:n_grams].copy()  # not the whole buffers
+
+    def verdicts(self, bag: tuple, grams: tuple, left: np.ndarray, right: np.ndarray, measure: int,
+                 min_similarity: float, min_resemblance: float, floor: float) -> tuple[np.ndarray, np.ndarray]:
+        """``(bag similarity, passes)`` of each pair of documents that both have exact sets
+        (``bag`` and ``grams``: hashes, weights, offsets, totals, as
+        :class:`simdedup.similarity.ExactIndex` keeps them), with the 3-grams merged only as far
+        as the verdict needs."""
+        left, right = _some(left, np.int64), _some(right, np.int64)
+        arrays = [_some(bag[0], np.uint64), _some(bag[1], np.uint32), bag[2], _some(bag[3], np.int64),
+                  _some(grams[0], np.uint64), grams[2], _some(grams[3], np.int64)]
+        similarity, passing = np.empty(len(left)), np.empty(len(left), dtype=np.uint8)
+        self._functions["verdicts"](*(a.ctypes.data for a in arrays), len(bag[2]) - 1, left.ctypes.data,
+                                    right.ctypes.data, len(similarity), measure, min_similarity, min_resemblance,
+                                    floor, similarity.ctypes.data, passing.ctypes.data)
+        return similarity, passing.astype(bool)
 
     def shared(self, runs: tuple, left: np.ndarray, right: np.ndarray, weighted: bool) -> np.ndarray:
         """For each pair, the weight (or number, without ``weighted``) of the hashes both runs
@@ -840,17 +856,20 @@ class ExactKernel:
 def _load_exact() -> ExactKernel:
     kernel = ExactKernel({name: _load_code(f"exact-{name}", f"compile_exact_{compile_name}") for name, compile_name in
                           (("tokens", "tokens"), ("distinct", "distinct"), ("shared", "shared"),
-                           ("elements", "elements"), ("bits", "frequent_bits"), ("bounded", "bounded"))})
+                           ("elements", "elements"), ("bits", "frequent_bits"), ("bounded", "bounded"),
+                           ("verdicts", "verdicts"))})
     # Checked as the others, with a table where every ASCII letter is a run of itself and the
     # space a separator: "x y x" has two words (x twice), one 3-gram; it shares all with itself.
     table = np.zeros(0x10000, dtype=np.uint32)
     table[:128] = np.arange(128, dtype=np.uint32) << 2 | 1
     table[32] = 0
     words, counts, grams = kernel.sets(b"x y x", table)  # type: ignore[misc]
-    runs = (words, counts, np.array([0, len(words), 2 * len(words)]))
-    doubled = (np.concatenate((words, words)), np.concatenate((counts, counts)), runs[2])
+    doubled = (np.concatenate((words, words)), np.concatenate((counts, counts)), np.array([0, 2, 4]), np.array([3, 3]))
+    both_grams = (np.concatenate((grams, grams)), None, np.array([0, 1, 2]), np.array([1, 1]))
+    same = kernel.verdicts(doubled, both_grams, np.array([0]), np.array([1]), MEASURE_CODES["combined"], 0.9, 0.9, 0.5)
     if (len(words) != 2 or sorted(counts.tolist()) != [1, 2] or len(grams) != 1 or kernel.sets(b"\xff", table) != 0
-            or kernel.shared(doubled, np.array([0]), np.array([1]), True).tolist() != [3]):
+            or kernel.shared(doubled, np.array([0]), np.array([1]), True).tolist() != [3]
+            or [a.tolist() for a in same] != [[1.0], [True]]):
         raise RuntimeError("the exact-similarity kernels give wrong results")
     return kernel
 

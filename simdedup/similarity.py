@@ -216,6 +216,21 @@ class ExactIndex:
             found.append(out)
         return found
 
+    def verdicts(self, a: np.ndarray, b: np.ndarray, measure: str, min_similarity: float,
+                 min_resemblance: float) -> tuple[np.ndarray, np.ndarray]:
+        """``(bag similarity, passes)`` of each pair under :func:`passes`, exactly (NaN and False
+        where one has no sets), with the 3-grams merged only as far as each verdict needs."""
+        from .fastpath import MEASURE_CODES
+
+        a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
+        known = np.flatnonzero(self.has[a] & self.has[b])
+        self.merged += len(known)
+        bag, ok = np.full(len(a), np.nan), np.zeros(len(a), dtype=bool)
+        bag[known], ok[known] = exact_kernel().verdicts(self.kinds["bag"], self.kinds["grams"], a[known], b[known],
+                                                        MEASURE_CODES[measure], min_similarity, min_resemblance,
+                                                        RESEMBLANCE_FLOOR)
+        return bag, ok
+
     def bounds_pay(self, pairs: int) -> bool:
         """Whether :meth:`upper_bounds` are made, or worth making for a call with this many pairs."""
         if pairs < 64:  # a few merges cost less than the calls

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 import simdedup
 from simdedup import fastpath
 from simdedup.cli import cli
-from simdedup.similarity import ExactIndex, KeptText, exact_sets
+from simdedup.similarity import ExactIndex, KeptText, exact_sets, passes
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 WORDS = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+")
@@ -56,6 +56,32 @@ def test_exact_measures_equal_brute_force(texts, data):
     for (i, j), x, y in zip(pairs, bag.tolist(), grams.tolist()):
         assert x == pytest.approx(brute_bag(texts[i], texts[j]))
         assert y == pytest.approx(brute_resemblance(texts[i], texts[j]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(100, 3000), st.lists(st.integers(0, 400), min_size=1, max_size=5), st.randoms(use_true_random=False),
+       st.sampled_from(["combined", "bag", "resemblance"]), st.data())
+def test_verdicts_that_stop_merging_early_are_those_of_the_whole_measures(length, edits, rng, measure, data):
+    """Long texts (the merge stops early only after 64 steps) that are edits of one another,
+    against thresholds drawn around their exact measures, the measures themselves among them
+    (a pair exactly at a threshold passes)."""
+    vocabulary = [f"w{i}" for i in range(rng.randint(5, 300))] + [",", "."]
+    base = [rng.choice(vocabulary) for _ in range(length)]
+    texts = [" ".join(base)]
+    for count in edits:
+        copy = list(base)
+        for _ in range(count):
+            copy[rng.randrange(len(copy))] = rng.choice(vocabulary)
+        texts.append(" ".join(copy))
+    index = ExactIndex([exact_sets(t) for t in texts])
+    a, b = np.triu_indices(len(texts), 1)
+    bag, grams = index.measures(a, b)
+    pick = st.sampled_from([*bag.tolist(), *grams.tolist(), 0.5, 0.8, 0.88, 0.95]).map(
+        lambda x: data.draw(st.sampled_from([x, np.nextafter(x, 2.0), np.nextafter(x, -1.0)])))
+    min_similarity, min_resemblance = data.draw(pick), data.draw(pick)
+    similarity, ok = index.verdicts(a, b, measure, min_similarity, min_resemblance)
+    assert similarity.tolist() == bag.tolist()
+    assert ok.tolist() == passes(measure, bag, grams, min_similarity, min_resemblance).tolist()
 
 
 def test_no_word_token_has_no_sets():
