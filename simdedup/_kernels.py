@@ -484,10 +484,6 @@ def fingerprint_batch(data_p, offsets_p, ndocs, flags_p, blocks_p, entries_p, ne
     return 0
 
 
-def compile_batch():
-    """The compiled kernel (a numba cfunc: ``.address``, ``._library``)."""
-    return numba.cfunc(SIGNATURE, nopython=True, error_model="numpy")(fingerprint_batch)
-
 
 _f64p = types.CPointer(types.float64)
 #: keyword_batch(data, nbytes, data_address, token_chars, doc_tokens, ndocs, vocab_keys, vocab_idf, vocab_slots,
@@ -650,10 +646,6 @@ def keyword_batch(data_p, nbytes, address, token_chars_p, doc_tokens_p, ndocs, v
     return 0
 
 
-def compile_keywords():
-    """The compiled keyword kernel (a numba cfunc: ``.address``, ``._library``)."""
-    return numba.cfunc(KEYWORD_SIGNATURE, nopython=True, error_model="numpy")(keyword_batch)
-
 
 #: table_pairs(sorted_values, order, sorted_keys, n, words, k, left, right, capacity) -> pairs found
 PAIRS_SIGNATURE = types.int64(_u64p, _i64p, _u64p, types.int64, types.int64, types.int64, _i64p, _i64p, types.int64)
@@ -715,10 +707,6 @@ def table_pairs(values_p, order_p, keys_p, n, words, k, left_p, right_p, capacit
     return found
 
 
-def compile_pairs():
-    """The compiled pair kernel (a numba cfunc: ``.address``, ``._library``)."""
-    return numba.cfunc(PAIRS_SIGNATURE, nopython=True, error_model="numpy")(table_pairs)
-
 
 #: cross_pairs(first, n_first, second, n_second, words, k, left, right, capacity) -> pairs found
 CROSS_SIGNATURE = types.int64(_u64p, types.int64, _u64p, types.int64, types.int64, types.int64, _i64p, _i64p,
@@ -744,10 +732,6 @@ def cross_pairs(first_p, n_first, second_p, n_second, words, k, left_p, right_p,
                 found += 1
     return found
 
-
-def compile_cross_pairs():
-    """The compiled cross-pair kernel (a numba cfunc: ``.address``, ``._library``)."""
-    return numba.cfunc(CROSS_SIGNATURE, nopython=True, error_model="numpy")(cross_pairs)
 
 
 #: packed_pairs(packed, n, index_bits, values, words, k, crowd, left, right, capacity, runs, counts, masks,
@@ -818,10 +802,6 @@ def packed_pairs(packed_p, n, index_bits, values_p, words, k, crowd, left_p, rig
     counts[0] = crowded
     return found
 
-
-def compile_packed_pairs():
-    """The compiled packed-table kernel (a numba cfunc: ``.address``, ``._library``)."""
-    return numba.cfunc(PACKED_SIGNATURE, nopython=True, error_model="numpy")(packed_pairs)
 
 
 #: link_complete(n, nedges, left, right, offsets, adjacency, sketches, bins, passing, fps, words, k,
@@ -1076,10 +1056,6 @@ def _delete(keys, good, bad, slot, mask, empty):  # pragma: no cover - compiled
     keys[hole] = empty
 
 
-def compile_linkage():
-    """The compiled linkage kernel (a numba cfunc: ``.address``, ``._library``)."""
-    return numba.cfunc(LINKAGE_SIGNATURE, nopython=True, error_model="numpy")(link_complete)
-
 
 _HEX_VALUES = np.full(256, 255, dtype=np.uint8)
 for _digits, _first in ((b"0123456789", 0), (b"abcdef", 10), (b"ABCDEF", 10)):
@@ -1260,10 +1236,6 @@ def scan_records(data_p, nbytes, pieces_p, ends_p, kinds_p, steps, hex_digits, w
     return r
 
 
-def compile_scan_records():
-    """The compiled record scanner (a numba cfunc: ``.address``, ``._library``)."""
-    return numba.cfunc(SCAN_SIGNATURE, nopython=True, error_model="numpy")(scan_records)
-
 
 # ---- exact similarities (simdedup.similarity) ---------------------------------------------------
 
@@ -1370,10 +1342,6 @@ def exact_tokens(data_p, size, table_p, words_p, grams_p, sizes_p):  # pragma: n
     return -1
 
 
-def compile_exact_tokens():
-    """The compiled exact tokenizer (a numba cfunc: ``.address``, ``._library``)."""
-    return numba.cfunc(EXACT_TOKENS_SIGNATURE, nopython=True, error_model="numpy")(exact_tokens)
-
 
 #: exact_distinct(hashes, n, counts, counted) -> distinct hashes
 EXACT_DISTINCT_SIGNATURE = types.int64(_u64p, types.int64, _u32p, types.int64)
@@ -1399,10 +1367,6 @@ def exact_distinct(hashes_p, n, counts_p, counted):  # pragma: no cover - compil
         counts[at] = n - first
     return at + 1
 
-
-def compile_exact_distinct():
-    """The compiled distinct-values pass (a numba cfunc: ``.address``, ``._library``)."""
-    return numba.cfunc(EXACT_DISTINCT_SIGNATURE, nopython=True, error_model="numpy")(exact_distinct)
 
 
 @numba.njit(inline="always")
@@ -1445,10 +1409,6 @@ def exact_shared(hashes_p, weights_p, offsets_p, ndocs, left_p, right_p, npairs,
     return 0
 
 
-def compile_exact_shared():
-    """The compiled pair merges (a numba cfunc: ``.address``, ``._library``)."""
-    return numba.cfunc(EXACT_SHARED_SIGNATURE, nopython=True, error_model="numpy")(exact_shared)
-
 
 @numba.njit(inline="always")
 def _element(h, j):  # pragma: no cover - compiled
@@ -1488,10 +1448,6 @@ def exact_elements(hashes_p, weights_p, offsets_p, ndocs, units_p, nunits, weigh
     return at
 
 
-def compile_exact_elements():
-    """The compiled element listing (a numba cfunc: ``.address``, ``._library``)."""
-    return numba.cfunc(EXACT_ELEMENTS_SIGNATURE, nopython=True, error_model="numpy")(exact_elements)
-
 
 #: exact_frequent_bits(hashes, weights, offsets, ndocs, units, nunits, weighted, keys, ids, nkeys, bits,
 #:                     words) -> 0
@@ -1528,10 +1484,6 @@ def exact_frequent_bits(hashes_p, weights_p, offsets_p, ndocs, units_p, nunits, 
     return 0
 
 
-def compile_exact_frequent_bits():
-    """The compiled frequent-element bitsets (a numba cfunc: ``.address``, ``._library``)."""
-    return numba.cfunc(EXACT_BITS_SIGNATURE, nopython=True, error_model="numpy")(exact_frequent_bits)
-
 
 #: exact_bounded(bits, nrows, words, sizes, free, left, right, npairs, out) -> 0
 EXACT_BOUNDED_SIGNATURE = types.int64(_u64p, types.int64, types.int64, _i64p, _i64p, _i64p, _i64p, types.int64,
@@ -1557,10 +1509,6 @@ def exact_bounded(bits_p, nrows, words, sizes_p, free_p, left_p, right_p, npairs
         out[p] = most / (sizes[a] + sizes[b] - most)
     return 0
 
-
-def compile_exact_bounded():
-    """The compiled upper bounds (a numba cfunc: ``.address``, ``._library``)."""
-    return numba.cfunc(EXACT_BOUNDED_SIGNATURE, nopython=True, error_model="numpy")(exact_bounded)
 
 
 #: exact_verdicts(bag_hashes, bag_weights, bag_offsets, bag_totals, gram_hashes, gram_offsets, gram_totals,
@@ -1594,6 +1542,80 @@ def exact_verdicts(bag_hashes_p, bag_weights_p, bag_offsets_p, bag_totals_p, gra
     return 0
 
 
-def compile_exact_verdicts():
-    """The compiled verdicts (a numba cfunc: ``.address``, ``._library``)."""
-    return numba.cfunc(EXACT_VERDICTS_SIGNATURE, nopython=True, error_model="numpy")(exact_verdicts)
+
+#: canonical_pairs(values, n, words, left, right, npairs, masks, chosen, level_ends, nlevels, limits) -> kept
+CANONICAL_SIGNATURE = types.int64(_u64p, types.int64, types.int64, _i64p, _i64p, types.int64, _u64p, _u8p, _i64p,
+                                  types.int64, _i64p)
+
+
+def canonical_pairs(values_p, n, words, left_p, right_p, npairs, masks_p, chosen_p, ends_p, nlevels,
+                    limits_p):  # pragma: no cover - compiled
+    """Keep, in place and in order, the pairs of rows ``left[p]``, ``right[p]`` of ``values``
+    (``words`` uint64 a row) whose tables at every level are their canonical tables
+    (:func:`simdedup.index.chunk_pairs`); returns how many are kept.
+
+    The blocks of level ``l`` are masks ``ends[l - 1] .. ends[l]`` (rows of ``words`` words
+    over the whole fingerprint) in their order, ``chosen`` marking the blocks of the level's
+    table: a pair is kept when, at every level, the blocks it agrees on that are among the
+    first ``limits[l]`` it agrees on are exactly the chosen ones.
+    """
+    values = carray(values_p, (max(n, 1), words))
+    left = carray(left_p, (max(npairs, 1),))
+    right = carray(right_p, (max(npairs, 1),))
+    ends = carray(ends_p, (max(nlevels, 1),))
+    nmasks = ends[nlevels - 1] if nlevels > 0 else 0
+    masks = carray(masks_p, (max(nmasks, 1), words))
+    chosen = carray(chosen_p, (max(nmasks, 1),))
+    limits = carray(limits_p, (max(nlevels, 1),))
+    kept = 0
+    for p in range(npairs):
+        a, b = left[p], right[p]
+        ok = True
+        m = 0
+        for level in range(nlevels):
+            agreed = 0
+            while m < ends[level]:
+                agree = True
+                for w in range(words):
+                    if (values[a, w] ^ values[b, w]) & masks[m, w] != 0:
+                        agree = False
+                        break
+                if agree:
+                    agreed += 1
+                if (agree and agreed <= limits[level]) != (chosen[m] != 0):
+                    ok = False
+                    break
+                m += 1
+            if not ok:
+                break
+        if ok:
+            left[kept] = a
+            right[kept] = b
+            kept += 1
+    return kept
+
+
+#: every kernel by the name :mod:`simdedup.fastpath` loads it under: its function and C signature
+KERNELS = {
+    "fastpath": (fingerprint_batch, SIGNATURE),
+    "keywords": (keyword_batch, KEYWORD_SIGNATURE),
+    "pairs": (table_pairs, PAIRS_SIGNATURE),
+    "cross": (cross_pairs, CROSS_SIGNATURE),
+    "packed": (packed_pairs, PACKED_SIGNATURE),
+    "canonical": (canonical_pairs, CANONICAL_SIGNATURE),
+    "linkage": (link_complete, LINKAGE_SIGNATURE),
+    "scan": (scan_records, SCAN_SIGNATURE),
+    "exact-tokens": (exact_tokens, EXACT_TOKENS_SIGNATURE),
+    "exact-distinct": (exact_distinct, EXACT_DISTINCT_SIGNATURE),
+    "exact-shared": (exact_shared, EXACT_SHARED_SIGNATURE),
+    "exact-elements": (exact_elements, EXACT_ELEMENTS_SIGNATURE),
+    "exact-bits": (exact_frequent_bits, EXACT_BITS_SIGNATURE),
+    "exact-bounded": (exact_bounded, EXACT_BOUNDED_SIGNATURE),
+    "exact-verdicts": (exact_verdicts, EXACT_VERDICTS_SIGNATURE),
+}
+
+
+def compile_kernel(name: str):
+    """Kernel ``name`` compiled by numba as a C function (a cfunc: ``.address``, ``._library``)."""
+    function, signature = KERNELS[name]
+    return numba.cfunc(signature, nopython=True, error_model="numpy")(function)

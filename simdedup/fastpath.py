@@ -21,6 +21,8 @@ the same results.
   (:mod:`simdedup.tokenizers.jieba_tfidf`).
 - :class:`PairKernel`: the candidate pairs of a crowded block table (:mod:`simdedup.index`).
 - :class:`CrossKernel`: the pairs between two chunks of a crowd (:mod:`simdedup.distributed.pairs`).
+- :class:`CanonicalKernel`: which of those pairs every table that found the crowd is the
+  canonical table of (:func:`simdedup.index.chunk_pairs`).
 - :class:`PackedKernel`: the pairs of a block table sorted packed with its row numbers
   (:mod:`simdedup.distributed.pairs`).
 - :class:`LinkageKernel`: complete linkage over many verified pairs (:mod:`simdedup.group`),
@@ -398,6 +400,29 @@ class CrossKernel(_LoadedPairs):
             right.ctypes.data, capacity))
 
 
+class CanonicalKernel(_LoadedPairs):
+    """The loaded canonical-table filter (:func:`simdedup._kernels.canonical_pairs`)."""
+
+    ARGUMENTS = (ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,
+                 ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p)
+
+    def keep(self, values: np.ndarray, left: np.ndarray, right: np.ndarray, masks: np.ndarray, chosen: np.ndarray,
+             level_ends: np.ndarray, limits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The pairs of rows of ``values`` (``(n, words)``) canonical at every level (see the
+        kernel; ``masks``: ``(blocks, words)``), in their order."""
+        values = _rows(values)
+        left, right = np.array(left, dtype=np.int64), np.array(right, dtype=np.int64)  # copies: kept in place
+        masks = np.ascontiguousarray(masks, dtype=np.uint64).reshape(-1, values.shape[1])
+        chosen = np.ascontiguousarray(chosen, dtype=np.uint8)
+        level_ends = np.ascontiguousarray(level_ends, dtype=np.int64)
+        limits = np.ascontiguousarray(limits, dtype=np.int64)
+        arrays = [_some(a, a.dtype) for a in (left, right, masks, chosen, level_ends, limits)]
+        kept = self._function(values.ctypes.data, len(values), values.shape[1], arrays[0].ctypes.data,
+                              arrays[1].ctypes.data, len(left), arrays[2].ctypes.data, arrays[3].ctypes.data,
+                              arrays[4].ctypes.data, len(level_ends), arrays[5].ctypes.data)
+        return arrays[0][:kept], arrays[1][:kept]
+
+
 class PackedKernel(_LoadedPairs):
     """The loaded packed-table kernel (:func:`simdedup._kernels.packed_pairs`)."""
 
@@ -491,33 +516,33 @@ def _target_machine(llvm: Any) -> Any:
                                         opt=3, codemodel="jitdefault")
 
 
-def _compile_object(llvm: Any, machine: Any, compile_name: str) -> tuple[list[str], bytes]:
-    """Compile a kernel with numba: ``([symbol name, external symbols...], object code)``."""
+def _compile_object(llvm: Any, machine: Any, name: str) -> tuple[list[str], bytes]:
+    """Compile kernel ``name`` with numba: ``([symbol name, external symbols...], object code)``."""
     import re
 
     from . import _kernels
 
-    compiled = getattr(_kernels, compile_name)()
+    compiled = _kernels.compile_kernel(name)
     text = compiled._library.get_llvm_str()
     externals = re.findall(r"^declare [^@]*@([A-Za-z_][\w]*)\(", text, re.M)
     externals += re.findall(r"^@([A-Za-z_]\w*) = external global", text, re.M)
-    names = [compiled.native_name] + sorted(name for name in set(externals) if not name.startswith("llvm"))
+    names = [compiled.native_name] + sorted(symbol for symbol in set(externals) if not symbol.startswith("llvm"))
     return names, machine.emit_object(llvm.parse_assembly(text))
 
 
-def _load_code(prefix: str, compile_name: str) -> tuple[int, Any]:
+def _load_code(name: str) -> tuple[int, Any]:
     """``(address, engine)`` of a kernel of :mod:`simdedup._kernels`: its kept machine code, or
-    compiled by ``_kernels.<compile_name>`` and kept."""
+    compiled by ``_kernels.compile_kernel(name)`` and kept."""
     llvm = _llvm()
     machine = _target_machine(llvm)
-    name = f"{prefix}-{_cache_key(llvm)}.o"
-    cached = cache.read(name)
+    kept = f"{name}-{_cache_key(llvm)}.o"
+    cached = cache.read(kept)
     if cached is not None and b"\n" in cached:
         header, code = cached.split(b"\n", 1)
         names = header.decode().split()
     else:
-        names, code = _compile_object(llvm, machine, compile_name)
-        cache.write(name, " ".join(names).encode() + b"\n" + code)
+        names, code = _compile_object(llvm, machine, name)
+        cache.write(kept, " ".join(names).encode() + b"\n" + code)
     _bind_symbols(llvm, names[1:])
     engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), machine)
     engine.add_object_file(llvm.ObjectFileRef.from_data(code))
@@ -526,7 +551,7 @@ def _load_code(prefix: str, compile_name: str) -> tuple[int, Any]:
 
 
 def _load() -> Kernel:
-    kernel = Kernel(*_load_code("fastpath", "compile_batch"), unicode_tables())
+    kernel = Kernel(*_load_code("fastpath"), unicode_tables())
     # Run it once now against the Python arithmetic, so that a failure (a symbol bound wrong,
     # stale machine code) shows here, and the Python path takes over, not mid-corpus.
     from .simhash import as_integers, simhash
@@ -540,7 +565,7 @@ def _load() -> Kernel:
 
 
 def _load_keywords() -> KeywordKernel:
-    kernel = KeywordKernel(*_load_code("keywords", "compile_keywords"))
+    kernel = KeywordKernel(*_load_code("keywords"))
     # A check against the arithmetic of extract_tags, as for the other kernel: with an empty
     # IDF table every kept word gets the median; "a" is too short, "The" a stop word.
     rules = KeywordRules(np.zeros(2, np.uint64), np.zeros(2), 3.0, b"the", np.array([3]), np.array([32]))
@@ -555,7 +580,7 @@ _TWO_WORDS = np.array([[1, 0], [0, 1], [0, 0]], dtype=np.uint64)
 
 
 def _load_pairs() -> PairKernel:
-    kernel = PairKernel(*_load_code("pairs", "compile_pairs"))
+    kernel = PairKernel(*_load_code("pairs"))
     # Checked as the others: runs of keys [7, 7, 7] and [9, 9]; 0b1 and 0b1110 are 4 bits apart.
     values = np.array([0b1, 0b1110, 0b0, 5, 5], dtype=np.uint64)
     left, right = kernel.pairs(values, np.array([4, 2, 0, 1, 3]), np.array([7, 7, 7, 9, 9], dtype=np.uint64), 3)
@@ -568,7 +593,7 @@ def _load_pairs() -> PairKernel:
 
 
 def _load_cross_pairs() -> CrossKernel:
-    kernel = CrossKernel(*_load_code("cross", "compile_cross_pairs"))
+    kernel = CrossKernel(*_load_code("cross"))
     # Checked as the others: 0b1 is 1 bit from 0b0 and 3 from 0b1111; 0b111 is 1 bit from 0b1111.
     left, right = kernel.pairs(np.array([0b1, 0b111], dtype=np.uint64), np.array([0b0, 0b1111], dtype=np.uint64), 1)
     wide = kernel.pairs(_TWO_WORDS[:1], _TWO_WORDS, 1)  # bit 0 is 2 bits from bit 64, 1 from none
@@ -577,8 +602,20 @@ def _load_cross_pairs() -> CrossKernel:
     return kernel
 
 
+def _load_canonical() -> CanonicalKernel:
+    kernel = CanonicalKernel(*_load_code("canonical"))
+    # Checked as the others: one level of blocks {bit 0} and {bit 1}, the table of the first,
+    # one of them agreed on: rows 0b00 and 0b10 agree on block 0 only (kept), 0b00 and 0b01 on
+    # block 1 only (not kept).
+    left, right = kernel.keep(np.array([0b00, 0b10, 0b01], dtype=np.uint64), np.array([0, 0]), np.array([1, 2]),
+                              np.array([[0b01], [0b10]]), np.array([1, 0]), np.array([2]), np.array([1]))
+    if left.tolist() != [0] or right.tolist() != [1]:
+        raise RuntimeError("the canonical-table filter gives wrong results")
+    return kernel
+
+
 def _load_packed_pairs() -> PackedKernel:
-    kernel = PackedKernel(*_load_code("packed", "compile_packed_pairs"))
+    kernel = PackedKernel(*_load_code("packed"))
     # Checked as the others: keys 3, 3, 5, 5, 5 above 3 row bits (rows 4, 1 | 0, 2, 3); with
     # crowd 2 the run of three is left; rows 4 and 1 (0b1, 0b1110) are 4 bits apart.
     packed = np.array([(3 << 3) | 4, (3 << 3) | 1, (5 << 3) | 0, (5 << 3) | 2, (5 << 3) | 3], dtype=np.uint64)
@@ -626,6 +663,11 @@ def pair_kernel() -> PairKernel | None:
 def cross_pair_kernel() -> CrossKernel | None:
     """The cross-pair kernel (see :func:`_get`)."""
     return _get("cross", _load_cross_pairs)
+
+
+def canonical_kernel() -> CanonicalKernel | None:
+    """The canonical-table filter (see :func:`_get`)."""
+    return _get("canonical", _load_canonical)
 
 
 def packed_pair_kernel() -> PackedKernel | None:
@@ -750,7 +792,7 @@ def _some(array: np.ndarray, dtype: Any) -> np.ndarray:
 
 
 def _load_linkage() -> LinkageKernel:
-    kernel = LinkageKernel(*_load_code("linkage", "compile_linkage"))
+    kernel = LinkageKernel(*_load_code("linkage"))
     # Checked as the others: fingerprints 0, 1, 2, 3 at k = 1 join 0 with 1 and 2 with 3, and
     # refuse 0-2 and 1-3 (0 and 3 are two bits apart).
     label, _ = kernel.link(4, np.array([0, 2, 0, 1]), np.array([1, 3, 2, 3]), None, None,
@@ -854,10 +896,8 @@ class ExactKernel:
 
 
 def _load_exact() -> ExactKernel:
-    kernel = ExactKernel({name: _load_code(f"exact-{name}", f"compile_exact_{compile_name}") for name, compile_name in
-                          (("tokens", "tokens"), ("distinct", "distinct"), ("shared", "shared"),
-                           ("elements", "elements"), ("bits", "frequent_bits"), ("bounded", "bounded"),
-                           ("verdicts", "verdicts"))})
+    kernel = ExactKernel({name: _load_code(f"exact-{name}") for name in
+                          ("tokens", "distinct", "shared", "elements", "bits", "bounded", "verdicts")})
     # Checked as the others, with a table where every ASCII letter is a run of itself and the
     # space a separator: "x y x" has two words (x twice), one 3-gram; it shares all with itself.
     table = np.zeros(0x10000, dtype=np.uint32)
@@ -922,7 +962,7 @@ class RecordScanner:
 
 
 def _load_scanner() -> RecordScanner:
-    kernel = RecordScanner(*_load_code("scan", "compile_scan_records"))
+    kernel = RecordScanner(*_load_code("scan"))
     # Checked as the others: two lines of a template with a 16-digit value and a 4-character
     # sketch (3 bytes), the second with an escape and a CRLF, the third without its newline.
     pieces = (b'{"bytes":', b',"id":"', b'","simhash":"', b'","bits":64,"features":', b',"sketch":"', b'"}')

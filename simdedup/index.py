@@ -17,6 +17,8 @@ fingerprint are ``m²/2`` candidates in every table.
 
 from __future__ import annotations
 
+import functools
+
 from dataclasses import dataclass
 from itertools import combinations
 from math import comb, log2
@@ -579,12 +581,42 @@ def chunk_pairs(levels: tuple[tuple[int, int, tuple[int, ...]], ...], k: int, fi
     values = first.values if second is None else np.concatenate([first.values, second.values])
     rows = first.rows if second is None else np.concatenate([first.rows, second.rows])
     a, b = _near_in_chunks(values, size, second is None, k)  # positions in ``values``
-    for level_bits, blocks, chosen in levels:  # the run agrees on the blocks of each level's table
-        keep = canonical(values, a, b, level_bits, k, blocks, chosen)
-        a, b = a[keep], b[keep]
-        values = gather_bits(values, [r for i, r in enumerate(block_ranges(level_bits, blocks)) if i not in chosen])
+    from . import fastpath
+
+    if kernel := fastpath.canonical_kernel():
+        a, b = kernel.keep(values, a, b, *level_masks(levels, k, values.shape[1]))
+    else:
+        for level_bits, blocks, chosen in levels:  # the run agrees on the blocks of each level's table
+            keep = canonical(values, a, b, level_bits, k, blocks, chosen)
+            a, b = a[keep], b[keep]
+            values = gather_bits(values, [r for i, r in enumerate(block_ranges(level_bits, blocks))
+                                          if i not in chosen])
     a, b = rows[a], rows[b]
     return np.minimum(a, b), np.maximum(a, b)
+
+
+@functools.lru_cache(maxsize=1 << 12)  # a few KB each; a crowd search meets hundreds of levels
+def level_masks(levels: tuple[tuple[int, int, tuple[int, ...]], ...], k: int,
+                words: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The blocks of every level's search as masks over the whole fingerprint (a level's bits
+    are the bits its table did not choose at the level above, gathered), for the compiled
+    :func:`canonical` of :func:`chunk_pairs`: ``(masks (blocks, words), chosen (per block),
+    the end of each level's blocks, blocks - k per level)``. Each whole-fingerprint bit is
+    followed through the gathering as a fingerprint of that bit alone."""
+    bits = 64 * words
+    where = as_words([1 << bit for bit in range(bits)], bits)  # row: a bit; its place at this level
+    masks, chosen_flags, ends, limits = [], [], [], []
+    for level_bits, blocks, chosen in levels:
+        ranges = block_ranges(level_bits, blocks)
+        for block, (start, size) in enumerate(ranges):
+            inside = np.flatnonzero(_bits(where, start, size))
+            masks.append(as_words([sum(1 << int(bit) for bit in inside)], bits)[0])
+            chosen_flags.append(block in chosen)
+        ends.append(len(masks))
+        limits.append(blocks - k)
+        where = gather_bits(where, [r for i, r in enumerate(ranges) if i not in chosen])
+    return (np.array(masks, dtype=np.uint64).reshape(-1, words), np.array(chosen_flags, dtype=np.uint8),
+            np.array(ends, dtype=np.int64), np.array(limits, dtype=np.int64))
 
 
 def search(values: np.ndarray, k: int, blocks: int, crowd: int = CROWD) -> tuple[np.ndarray, np.ndarray]:

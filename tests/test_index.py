@@ -209,14 +209,20 @@ def _brute_codes(values: np.ndarray, k: int) -> np.ndarray:
     return np.sort(np.concatenate(codes))
 
 
-@pytest.mark.parametrize("bits,k,blocks,crowd,members", [(64, 6, 8, 300, 1_500), (64, 6, 8, 4096, 1_500),
-                                                         (128, 12, 14, 300, 700), (128, 12, 14, 4096, 1_500)])
-def test_a_family_that_crowds_every_table_gives_each_pair_once(bits, k, blocks, crowd, members):
+@pytest.mark.parametrize("bits,k,blocks,crowd,members,kernels", [
+    (64, 6, 8, 300, 1_500, True), (64, 6, 8, 300, 1_500, False), (64, 6, 8, 4096, 1_500, True),
+    (128, 12, 14, 300, 700, True), (128, 12, 14, 300, 700, False), (128, 12, 14, 4096, 1_500, True)])
+def test_a_family_that_crowds_every_table_gives_each_pair_once(bits, k, blocks, crowd, members, kernels,
+                                                                monkeypatch):
     """A template family of fingerprints a few bits apart, among spread-out ones, fills one key
     of every table: each pair is kept in its canonical table only; with a small crowd, the runs
-    are searched again on their remaining bits and then compared chunk by chunk. The result is
+    are searched again on their remaining bits and then compared chunk by chunk (the canonical
+    tables of every level checked in a kernel, or with numpy without kernels). The result is
     the brute-force set, each pair once (near_pairs runs this search with a crowd of 4,096)."""
     from simdedup.index import search
+
+    if not kernels:
+        monkeypatch.setenv("SIMDEDUP_FASTPATH", "0")
 
     values = _family(np.random.default_rng(crowd), members, 1_000, 5, bits)
     n = len(values)
