@@ -299,11 +299,13 @@ def prepare_dedup(method: Method, options: ClusterOptions, verify: str = "exact"
     if verify not in ("exact", "sketch"):
         raise UsageError("verify must be exact or sketch")
     if verify == "exact" and hasattr(method, "verify_exactly"):
-        try:
-            exact_kernel()
-            method.verify_exactly()
-        except ExactUnavailable as exc:
-            note(f"simdedup: warning: {exc}; the sketches verify instead (as --verify sketch)")
+        method.verify_exactly()
+        if getattr(method, "exact", False):  # the texts will be measured: the kernels must load
+            try:
+                exact_kernel()
+            except ExactUnavailable as exc:
+                method.exact = False
+                note(f"simdedup: warning: {exc}; the sketches verify instead (as --verify sketch)")
     try:
         options.resolve(method.bits, getattr(method, "sketch_bins", 0) > 0, method.settings["method"])
     except ValueError as exc:

@@ -211,6 +211,8 @@ def test_without_the_exact_kernels_dedup_says_so_and_verifies_with_sketches(tmp_
     assert result.exit_code == 0
     assert "the sketches verify instead" in result.stderr
     assert result.stdout == CliRunner().invoke(cli, ["dedup", "--verify", "sketch", str(tmp_path)]).stdout != ""
+    other = CliRunner().invoke(cli, ["dedup", "--tokenizer", "whitespace", str(tmp_path)])  # measures no texts
+    assert other.exit_code == 0 and "verify" not in other.stderr
 
 
 VOCABULARY = "the a of file option page see value name list".split()
