@@ -816,52 +816,34 @@ LINKAGE_SIGNATURE = types.int64(types.int64, types.int64, _i64p, _i64p, _i64p, _
 
 
 @numba.njit(inline="always")
-def _reaches(hashes, offsets, totals, a, b, threshold):  # pragma: no cover - compiled
-    """Whether the Jaccard of the sets of documents ``a`` and ``b`` (their runs of sorted
-    ``hashes``, ``totals`` their sizes) is at least ``threshold``, computed as
-    :class:`simdedup.similarity.ExactIndex` does: a merge that stops once the answer is sure.
-    Every 64 steps the shared count so far and that count plus the shorter remaining run bound
-    the final one; the Jaccard rises with it (in floating point too), so a bound that settles
-    the comparison settles it exactly."""
-    i, i_end = offsets[a], offsets[a + 1]
-    j, j_end = offsets[b], offsets[b + 1]
-    both = totals[a] + totals[b]
-    shared = 0
-    step = 0
-    while i < i_end and j < j_end:
-        x, y = hashes[i], hashes[j]
-        if x < y:
-            i += 1
-        elif y < x:
-            j += 1
-        else:
-            shared += 1
-            i += 1
-            j += 1
-        step += 1
-        if step & 63 == 0:
-            most = shared + min(i_end - i, j_end - j)
-            if most / (both - most) < threshold:
-                return False
-            if shared / (both - shared) >= threshold:
-                return True
-    return shared / (both - shared) >= threshold
+def _exact_runs(units, bag_hashes_p, bag_weights_p, bag_offsets_p, bag_totals_p, gram_hashes_p, gram_offsets_p,
+                gram_totals_p):  # pragma: no cover - compiled
+    """The exact sets of ``units`` documents as :class:`simdedup.similarity.ExactIndex` keeps
+    them, over raw pointers: ``(bag hashes, weights, offsets, totals, gram hashes, offsets,
+    totals)``."""
+    bag_offsets = carray(bag_offsets_p, (units + 1,))
+    gram_offsets = carray(gram_offsets_p, (units + 1,))
+    return (carray(bag_hashes_p, (max(bag_offsets[units], 1),)), carray(bag_weights_p, (max(bag_offsets[units], 1),)),
+            bag_offsets, carray(bag_totals_p, (max(units, 1),)), carray(gram_hashes_p, (max(gram_offsets[units], 1),)),
+            gram_offsets, carray(gram_totals_p, (max(units, 1),)))
 
 
 @numba.njit(inline="always")
-def _verdict(a, b, bag_hashes, bag_weights, bag_offsets, bag_totals, gram_hashes, gram_offsets, gram_totals,
-             measure, min_similarity, min_resemblance, floor):  # pragma: no cover - compiled
-    """``(passes, bag similarity)`` of two documents with exact sets: :func:`simdedup.similarity.passes`
-    (``measure`` numbered as ``simdedup.fastpath.MEASURE_CODES``), with the 3-grams merged only
-    as far as the verdict needs (:func:`_reaches`)."""
-    shared = _shared(bag_hashes, bag_weights, bag_offsets, a, b, True)
+def _verdict(a, b, runs, measure, min_similarity, min_resemblance, floor):  # pragma: no cover - compiled
+    """``(passes, bag similarity)`` of two documents with exact sets (``runs``: :func:`_exact_runs`):
+    :func:`simdedup.similarity.passes` (``measure`` numbered as ``simdedup.fastpath.MEASURE_CODES``),
+    with the 3-grams merged only as far as the verdict needs."""
+    bag_hashes, bag_weights, bag_offsets, bag_totals, gram_hashes, gram_offsets, gram_totals = runs
+    shared = _shared(bag_hashes, bag_weights, bag_offsets, a, b, True, -1.0, 0)
     similarity = shared / (bag_totals[a] + bag_totals[b] - shared)
     if measure == 1:
         return similarity >= min_similarity, similarity
     threshold = min_resemblance
     if measure == 0 and similarity >= min_similarity:  # then either part of the rule will do
         threshold = min(min_resemblance, floor)
-    return _reaches(gram_hashes, gram_offsets, gram_totals, a, b, threshold), similarity
+    both = gram_totals[a] + gram_totals[b]
+    shared = _shared(gram_hashes, bag_weights, gram_offsets, a, b, False, threshold, both)
+    return shared / (both - shared) >= threshold, similarity
 
 
 def link_complete(n, nedges, left_p, right_p, offsets_p, adjacency_p, sketches_p, bins, passing_p, fps_p, words, k,
@@ -906,13 +888,8 @@ def link_complete(n, nedges, left_p, right_p, offsets_p, adjacency_p, sketches_p
     bad = carray(bad_p, (capacity,))
     units = n if exact else 0  # without exact sets, each of their arrays holds one zero
     has = carray(has_p, (max(units, 1),))
-    bag_offsets = carray(bag_offsets_p, (units + 1,))
-    bag_hashes = carray(bag_hashes_p, (max(bag_offsets[units], 1),))
-    bag_weights = carray(bag_weights_p, (max(bag_offsets[units], 1),))
-    bag_totals = carray(bag_totals_p, (max(units, 1),))
-    gram_offsets = carray(gram_offsets_p, (units + 1,))
-    gram_hashes = carray(gram_hashes_p, (max(gram_offsets[units], 1),))
-    gram_totals = carray(gram_totals_p, (max(units, 1),))
+    runs = _exact_runs(units, bag_hashes_p, bag_weights_p, bag_offsets_p, bag_totals_p, gram_hashes_p, gram_offsets_p,
+                       gram_totals_p)
     merged = 0
     empty = ~np.uint64(0)
     mask = np.uint64(capacity - 1)
@@ -964,8 +941,7 @@ def link_complete(n, nedges, left_p, right_p, offsets_p, adjacency_p, sketches_p
                 while True:
                     if exact and has[x] != 0 and has[y] != 0:
                         merged += 1
-                        ok = _verdict(x, y, bag_hashes, bag_weights, bag_offsets, bag_totals, gram_hashes,
-                                      gram_offsets, gram_totals, measure, min_similarity, min_resemblance, floor)[0]
+                        ok = _verdict(x, y, runs, measure, min_similarity, min_resemblance, floor)[0]
                     elif bins > 0:
                         agree = 0
                         for i in range(bins):
@@ -1370,12 +1346,18 @@ def exact_distinct(hashes_p, n, counts_p, counted):  # pragma: no cover - compil
 
 
 @numba.njit(inline="always")
-def _shared(hashes, weights, offsets, a, b, weighted):  # pragma: no cover - compiled
+def _shared(hashes, weights, offsets, a, b, weighted, threshold, both):  # pragma: no cover - compiled
     """The sum over the hashes documents ``a`` and ``b`` both hold of the smaller weight (1 each
-    without ``weighted``): a merge of the two sorted runs ``offsets[d]:offsets[d + 1]``."""
+    without ``weighted``): a merge of the two sorted runs ``offsets[d]:offsets[d + 1]``.
+
+    With a ``threshold`` of 0 or more (sets only; ``both``: their two sizes), the merge stops
+    once the Jaccard ``shared / (both - shared)`` is sure to fall on one side of it, and returns
+    a count on that same side: every 64 steps the count so far, and it plus the shorter remaining
+    run, bound the final one, and the Jaccard rises with the count (in floating point too)."""
     i, i_end = offsets[a], offsets[a + 1]
     j, j_end = offsets[b], offsets[b + 1]
     total = 0
+    step = 0
     while i < i_end and j < j_end:
         x, y = hashes[i], hashes[j]
         if x < y:
@@ -1386,6 +1368,13 @@ def _shared(hashes, weights, offsets, a, b, weighted):  # pragma: no cover - com
             total += min(np.int64(weights[i]), np.int64(weights[j])) if weighted else 1
             i += 1
             j += 1
+        step += 1
+        if threshold >= 0 and step & 63 == 0:
+            most = total + min(i_end - i, j_end - j)
+            if most / (both - most) < threshold:
+                return most  # short even if every hash left were shared
+            if total / (both - total) >= threshold:
+                return total  # there already
     return total
 
 
@@ -1405,7 +1394,7 @@ def exact_shared(hashes_p, weights_p, offsets_p, ndocs, left_p, right_p, npairs,
     right = carray(right_p, (max(npairs, 1),))
     out = carray(out_p, (max(npairs, 1),))
     for p in range(npairs):
-        out[p] = _shared(hashes, weights, offsets, left[p], right[p], weighted)
+        out[p] = _shared(hashes, weights, offsets, left[p], right[p], weighted, -1.0, 0)
     return 0
 
 
@@ -1524,20 +1513,14 @@ def exact_verdicts(bag_hashes_p, bag_weights_p, bag_offsets_p, bag_totals_p, gra
                    similarity_p, passing_p):  # pragma: no cover - compiled
     """:func:`_verdict` of each pair ``left[p]``, ``right[p]`` of the ``ndocs`` documents (all
     with exact sets): whether it passes into ``passing``, its bag similarity into ``similarity``."""
-    bag_offsets = carray(bag_offsets_p, (ndocs + 1,))
-    bag_hashes = carray(bag_hashes_p, (max(bag_offsets[ndocs], 1),))
-    bag_weights = carray(bag_weights_p, (max(bag_offsets[ndocs], 1),))
-    bag_totals = carray(bag_totals_p, (max(ndocs, 1),))
-    gram_offsets = carray(gram_offsets_p, (ndocs + 1,))
-    gram_hashes = carray(gram_hashes_p, (max(gram_offsets[ndocs], 1),))
-    gram_totals = carray(gram_totals_p, (max(ndocs, 1),))
+    runs = _exact_runs(ndocs, bag_hashes_p, bag_weights_p, bag_offsets_p, bag_totals_p, gram_hashes_p, gram_offsets_p,
+                       gram_totals_p)
     left = carray(left_p, (max(npairs, 1),))
     right = carray(right_p, (max(npairs, 1),))
     similarity = carray(similarity_p, (max(npairs, 1),))
     passing = carray(passing_p, (max(npairs, 1),))
     for p in range(npairs):
-        ok, similarity[p] = _verdict(left[p], right[p], bag_hashes, bag_weights, bag_offsets, bag_totals, gram_hashes,
-                                     gram_offsets, gram_totals, measure, min_similarity, min_resemblance, floor)
+        ok, similarity[p] = _verdict(left[p], right[p], runs, measure, min_similarity, min_resemblance, floor)
         passing[p] = ok
     return 0
 
