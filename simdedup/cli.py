@@ -334,7 +334,12 @@ def explain(document_a: str, document_b: str, top: int, as_json: bool, **feature
         echo(json.dumps(result.as_dict(), ensure_ascii=False))
         return
     defaults = ClusterOptions().resolve(result.bits, result.estimated_similarity is not None)
-    candidate = result.distance <= defaults.k  # type: ignore[operator]
+    # a candidate as dedup and cluster find them: within k, or sharing a sketch band; each with
+    # at least min_features distinct features
+    within = result.distance <= defaults.k  # type: ignore[operator]
+    banded = bool(defaults.bands and result.share_band)
+    long_enough = min(result.features) >= defaults.min_features
+    candidate = (within or banded) and long_enough
     estimate_passes = result.estimated_similarity is None or result.estimated_similarity >= defaults.min_similarity
     verified = estimate_passes
     if result.resemblance is not None:  # dedup verifies these exactly, with the default measure
@@ -345,8 +350,12 @@ def explain(document_a: str, document_b: str, top: int, as_json: bool, **feature
         f"A: {result.a} ({result.features[0]} features)",
         f"B: {result.b} ({result.features[1]} features)",
         f"Hamming distance: {result.distance} of {result.bits} bits "
-        f"({'within' if candidate else 'beyond'} the default k = {defaults.k})",
+        f"({'within' if within else 'beyond'} the default k = {defaults.k}"
+        f"{'; the sketches share a band, so they are compared anyway' if banded and not within else ''})",
     ]
+    if not long_enough:
+        lines.append(f"fewer than the default --min-features {defaults.min_features} distinct features: "
+                     "too short to be paired")
     if result.estimated_similarity is not None:
         lines.append(f"estimated similarity (sketch): {result.estimated_similarity:.3f} "
                      f"({'at least' if estimate_passes else 'below'} the default --min-similarity {defaults.min_similarity})")

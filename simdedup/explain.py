@@ -27,12 +27,13 @@ class Explanation:
     apart_a: list[tuple[str, float]] = field(default_factory=list)  # weight in a beyond b
     apart_b: list[tuple[str, float]] = field(default_factory=list)
     resemblance: float | None = None  # exact Jaccard of the token 3-grams (None: not the words tokenizer)
+    share_band: bool | None = None  # whether the sketches share a band (None: no sketches)
 
     def as_dict(self) -> dict:
         return {
             "a": self.a, "b": self.b, "bits": self.bits, "distance": self.distance,
             "estimated_similarity": self.estimated_similarity, "similarity": self.similarity,
-            "resemblance": self.resemblance,
+            "resemblance": self.resemblance, "share_band": self.share_band,
             "features": list(self.features),
             "together": [{"feature": f, "a": wa, "b": wb} for f, wa, wb in self.together],
             "apart_a": [{"feature": f, "excess": w} for f, w in self.apart_a],
@@ -75,13 +76,15 @@ def explain(method: SimhashMethod, path_a: str, path_b: str, top: int = 10) -> E
     shared = sorted(((f, fa[f], fb[f]) for f in fa.keys() & fb.keys()), key=lambda t: (-min(t[1], t[2]), t[0]))
     excess_a = sorted(((f, w - fb.get(f, 0)) for f, w in fa.items() if w > fb.get(f, 0)), key=lambda t: (-t[1], t[0]))
     excess_b = sorted(((f, w - fa.get(f, 0)) for f, w in fb.items() if w > fa.get(f, 0)), key=lambda t: (-t[1], t[0]))
-    estimated = None
+    estimated = band = None
     if ra.sketch is not None and rb.sketch is not None:
-        estimated = round(sketch_similarity(ra.sketch, rb.sketch), 3)
+        from .group import share_a_band
+
+        estimated, band = round(sketch_similarity(ra.sketch, rb.sketch), 3), share_a_band(ra.sketch, rb.sketch)
     return Explanation(
         path_a, path_b, method.bits, (ra.simhash ^ rb.simhash).bit_count(), estimated,
         round(low / high, 3) if high else 1.0, (len(fa), len(fb)),
-        shared[:top], excess_a[:top], excess_b[:top], resemblance,
+        shared[:top], excess_a[:top], excess_b[:top], resemblance, band,
     )
 
 

@@ -32,3 +32,22 @@ def test_explain_bad_file(tmp_path):
     result = invoke("explain", empty, EXAMPLES / "en/lighthouses.txt")
     assert result.exit_code == 1
     assert "empty file" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_the_verdict_is_what_dedup_does_with_the_defaults(tmp_path):
+    """explain's verdict agrees with dedup on the two files: a near copy, the same words
+    reordered (its 3-grams differ), and a near copy with too few distinct features to be
+    paired (under --min-features)."""
+    words = [f"w{i % 40}" for i in range(300)]
+    cases = {"near": (words, words[:150] + ["changed"] + words[151:]),
+             "reordered": (words, sorted(words)),
+             "short": ([f"w{i % 9}" for i in range(300)], [f"w{i % 9}" for i in range(299)] + ["w0"])}
+    for name, (a, b) in cases.items():
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "a.txt").write_text(" ".join(a))
+        (tmp_path / name / "b.txt").write_text(" ".join(b))
+        explained = invoke("explain", tmp_path / name / "a.txt", tmp_path / name / "b.txt")
+        clustered = invoke("dedup", tmp_path / name).stdout != ""
+        verdict = "verdict with default settings: near-duplicates" in explained.stdout
+        assert verdict == clustered == (name == "near"), name
+    assert "--min-features 10" in invoke("explain", tmp_path / "short/a.txt", tmp_path / "short/b.txt").stdout
