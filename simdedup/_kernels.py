@@ -1246,8 +1246,9 @@ def exact_tokens(data_p, size, table_p, words_p, grams_p, sizes_p):  # pragma: n
     or not) << 2 | its kind. A token is a run of code points of kind run, or one code point of
     another kind but separator (beyond the table: a word); its hash mixes the polynomial hash
     of its code points with its length. Words are the tokens that are not punctuation; 3-grams
-    chain all tokens (one gram of all of them when there are fewer than 3). One pass, with the
-    decoding inline (a call costs more): each token is hashed, and its 3-gram chained, as it ends.
+    chain all tokens (one gram of all of them when there are fewer than 3). One pass, decoding as
+    the fingerprint kernel does (:func:`_decode`): each token is hashed, and its 3-gram chained,
+    as it ends.
     """
     data = carray(data_p, (max(size, 1),))
     table = carray(table_p, (0x10000,))
@@ -1265,34 +1266,10 @@ def exact_tokens(data_p, size, table_p, words_p, grams_p, sizes_p):  # pragma: n
             entry = np.int64(table[lead])
             i += 1
         else:
-            if lead < 0xE0:
-                if lead < 0xC2 or i + 1 >= size:
-                    return i
-                c1 = np.int64(data[i + 1])
-                if c1 & 0xC0 != 0x80:
-                    return i
-                point = (lead & 0x1F) << 6 | c1 & 0x3F
-                i += 2
-            elif lead < 0xF0:
-                if i + 2 >= size:
-                    return i
-                c1 = np.int64(data[i + 1])
-                c2 = np.int64(data[i + 2])
-                point = (lead & 0x0F) << 12 | (c1 & 0x3F) << 6 | c2 & 0x3F
-                if (c1 & 0xC0 != 0x80) | (c2 & 0xC0 != 0x80) | (point < 0x800):  # surrogates pass
-                    return i
-                i += 3
-            else:
-                if i + 3 >= size:
-                    return i
-                c1 = np.int64(data[i + 1])
-                c2 = np.int64(data[i + 2])
-                c3 = np.int64(data[i + 3])
-                point = (lead & 0x07) << 18 | (c1 & 0x3F) << 12 | (c2 & 0x3F) << 6 | c3 & 0x3F
-                if ((lead > 0xF4) | (c1 & 0xC0 != 0x80) | (c2 & 0xC0 != 0x80) | (c3 & 0xC0 != 0x80)
-                        | (point < 0x10000) | (point > 0x10FFFF)):
-                    return i
-                i += 4
+            point, width = _decode(data, i, size, True)  # surrogates pass
+            if width == 0:
+                return i
+            i += width
             entry = np.int64(table[point]) if point < 0x10000 else point << 2 | _ONE_WORD
         kind = entry & 3
         code = np.uint64(entry >> 2)
@@ -1405,37 +1382,30 @@ def _element(h, j):  # pragma: no cover - compiled
     return h if j == 0 else _mix(h ^ (np.uint64(j) * GOLDEN))
 
 
-#: exact_elements(hashes, weights, offsets, ndocs, units, nunits, weighted, out) -> elements
-EXACT_ELEMENTS_SIGNATURE = types.int64(_u64p, _u32p, _i64p, types.int64, _i64p, types.int64, types.int64, _u64p)
+#: exact_elements(hashes, weights, offsets, ndocs, units, nunits, weighted, out, room) -> elements
+EXACT_ELEMENTS_SIGNATURE = types.int64(_u64p, _u32p, _i64p, types.int64, _i64p, types.int64, types.int64, _u64p,
+                                       types.int64)
 
 
-def exact_elements(hashes_p, weights_p, offsets_p, ndocs, units_p, nunits, weighted,
-                   out_p):  # pragma: no cover - compiled
-    """The elements of ``units``' runs back to back into ``out`` (room for all of them): each
-    hash ``weight`` times as its copies (once each without ``weighted``); returns how many."""
+def exact_elements(hashes_p, weights_p, offsets_p, ndocs, units_p, nunits, weighted, out_p,
+                   room):  # pragma: no cover - compiled
+    """The elements of ``units``' runs back to back into ``out`` (``room`` for the caller's
+    count of them, never more): each hash ``weight`` times as its copies (once each without
+    ``weighted``); returns how many."""
     offsets = carray(offsets_p, (ndocs + 1,))
     hashes = carray(hashes_p, (max(offsets[ndocs], 1),))
     weights = carray(weights_p, (max(offsets[ndocs], 1) if weighted else 1,))
     units = carray(units_p, (max(nunits, 1),))
-    total = 0
-    for r in range(nunits):
-        u = units[r]
-        if weighted:
-            for i in range(offsets[u], offsets[u + 1]):
-                total += weights[i]
-        else:
-            total += offsets[u + 1] - offsets[u]
-    out = carray(out_p, (max(total, 1),))
+    out = carray(out_p, (max(room, 1),))
     at = 0
     for r in range(nunits):
         u = units[r]
         for i in range(offsets[u], offsets[u + 1]):
             copies = np.int64(weights[i]) if weighted else 1
-            for j in range(copies):
+            for j in range(min(copies, room - at)):
                 out[at] = _element(hashes[i], j)
                 at += 1
     return at
-
 
 
 #: exact_frequent_bits(hashes, weights, offsets, ndocs, units, nunits, weighted, keys, ids, nkeys, bits,

@@ -411,16 +411,14 @@ class CanonicalKernel(_LoadedPairs):
         """The pairs of rows of ``values`` (``(n, words)``) canonical at every level (see the
         kernel; ``masks``: ``(blocks, words)``), in their order."""
         values = _rows(values)
-        left, right = np.array(left, dtype=np.int64), np.array(right, dtype=np.int64)  # copies: kept in place
-        masks = np.ascontiguousarray(masks, dtype=np.uint64).reshape(-1, values.shape[1])
-        chosen = np.ascontiguousarray(chosen, dtype=np.uint8)
-        level_ends = np.ascontiguousarray(level_ends, dtype=np.int64)
-        limits = np.ascontiguousarray(limits, dtype=np.int64)
-        arrays = [_some(a, a.dtype) for a in (left, right, masks, chosen, level_ends, limits)]
-        kept = self._function(values.ctypes.data, len(values), values.shape[1], arrays[0].ctypes.data,
-                              arrays[1].ctypes.data, len(left), arrays[2].ctypes.data, arrays[3].ctypes.data,
-                              arrays[4].ctypes.data, len(level_ends), arrays[5].ctypes.data)
-        return arrays[0][:kept], arrays[1][:kept]
+        npairs, nlevels = len(left), len(level_ends)
+        left, right = _some(np.array(left, dtype=np.int64), np.int64), _some(np.array(right, dtype=np.int64), np.int64)
+        arrays = [_some(masks, np.uint64), _some(chosen, np.uint8), _some(level_ends, np.int64),
+                  _some(limits, np.int64)]
+        kept = self._function(values.ctypes.data, len(values), values.shape[1], left.ctypes.data, right.ctypes.data,
+                              npairs, arrays[0].ctypes.data, arrays[1].ctypes.data, arrays[2].ctypes.data, nlevels,
+                              arrays[3].ctypes.data)  # kept in place: left and right are copies
+        return left[:kept], right[:kept]
 
 
 class PackedKernel(_LoadedPairs):
@@ -627,7 +625,8 @@ def _load_packed_pairs() -> PackedKernel:
     one_run = np.arange(3, dtype=np.uint64)
     checks.append(kernel.pairs(one_run, 2, _TWO_WORDS, 1, 8, np.array([[0, 1]], dtype=np.uint64)))
     if ([[a.tolist() for a in c] for c in checks]
-            != [[[4], [1], [2], [3]], [[], [], [2], [3]], [[4], [1], [2], [3]], [[], [], [2], [3]], [[1], [2], [], []]]):
+            != [[[4], [1], [2], [3]], [[], [], [2], [3]], [[4], [1], [2], [3]], [[], [], [2], [3]],
+                [[1], [2], [], []]]):
         raise RuntimeError("the packed-table kernel gives wrong results")
     return kernel
 
@@ -746,7 +745,8 @@ class LinkageKernel:
         bad = np.empty(capacity, dtype=np.uint8)
         ends = (left, right) if len(left) else (np.zeros(1, dtype=np.int64),) * 2
         arrays = exact.arrays() if exact else [np.zeros(1, dtype=np.int64)] * 8  # offsets [0]: no sets
-        rule = (exact.measure, exact.min_similarity, exact.min_resemblance, exact.floor) if exact else (0, 0.0, 0.0, 0.0)
+        rule = ((exact.measure, exact.min_similarity, exact.min_resemblance, exact.floor) if exact
+                else (0, 0.0, 0.0, 0.0))
         merged = self._function(n, len(left), ends[0].ctypes.data, ends[1].ctypes.data, offsets.ctypes.data,
                                 adjacency.ctypes.data, sketches.ctypes.data, bins, passing.ctypes.data,
                                 fps.ctypes.data, fps.shape[1], k, parent.ctypes.data, size.ctypes.data,
@@ -778,10 +778,7 @@ class ExactTest:
 
     def arrays(self) -> list[np.ndarray]:
         """The arrays the kernel reads, in its order, contiguous and none empty."""
-        return [_some(self.has, np.uint8), _some(self.bag[0], np.uint64), _some(self.bag[1], np.uint32),
-                np.ascontiguousarray(self.bag[2], dtype=np.int64), _some(self.bag[3], np.int64),
-                _some(self.grams[0], np.uint64), np.ascontiguousarray(self.grams[2], dtype=np.int64),
-                _some(self.grams[3], np.int64)]
+        return [_some(self.has, np.uint8), *_exact_arrays(self.bag, self.grams)]
 
 
 def _some(array: np.ndarray, dtype: Any) -> np.ndarray:
@@ -789,6 +786,19 @@ def _some(array: np.ndarray, dtype: Any) -> np.ndarray:
     empty one, but its address must be one)."""
     array = np.ascontiguousarray(array, dtype=dtype)
     return array if len(array) else np.zeros(1, dtype=dtype)
+
+
+def _run_arrays(runs: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The ``(hashes, weights, offsets)`` of one kind of :class:`simdedup.similarity.ExactIndex`
+    as the kernels read them."""
+    return _some(runs[0], np.uint64), _some(runs[1], np.uint32), np.ascontiguousarray(runs[2], dtype=np.int64)
+
+
+def _exact_arrays(bag: tuple, grams: tuple) -> list[np.ndarray]:
+    """Both kinds of :class:`simdedup.similarity.ExactIndex` (hashes, weights, offsets, totals)
+    as ``_kernels._exact_runs`` reads them: the bag's four, then the 3-grams' but their weights."""
+    gram_hashes, _, gram_offsets = _run_arrays(grams)
+    return [*_run_arrays(bag), _some(bag[3], np.int64), gram_hashes, gram_offsets, _some(grams[3], np.int64)]
 
 
 def _load_linkage() -> LinkageKernel:
@@ -804,17 +814,18 @@ def _load_linkage() -> LinkageKernel:
 
 class ExactKernel:
     """The loaded kernels of exact similarities (:mod:`simdedup.similarity`): the exact tokens
-    of a text, the distinct values of sorted hashes, pair merges, and the upper bounds'
-    elements, bitsets and bounds (``simdedup._kernels.exact_*``)."""
+    of a text, the distinct values of sorted hashes, pair merges and verdicts, and the upper
+    bounds' elements, bitsets and bounds (``simdedup._kernels.exact_*``)."""
 
     def __init__(self, loaded: dict[str, tuple[int, Any]]):
         self._engines = [engine for _, engine in loaded.values()]
         p, i64 = ctypes.c_void_p, ctypes.c_int64
-        types = {"tokens": (p, i64, p, p, p, p), "distinct": (p, i64, p, i64), "shared": (p, p, p, i64, p, p, i64, i64, p),
-                 "elements": (p, p, p, i64, p, i64, i64, p), "bits": (p, p, p, i64, p, i64, i64, p, p, i64, p, i64),
-                 "bounded": (p, i64, i64, p, p, p, p, i64, p),
-                 "verdicts": (p, p, p, p, p, p, p, i64, p, p, i64, i64, *[ctypes.c_double] * 3, p, p)}
-        self._functions = {name: ctypes.CFUNCTYPE(i64, *types[name])(address)
+        arguments = {"tokens": (p, i64, p, p, p, p), "distinct": (p, i64, p, i64),
+                     "shared": (p, p, p, i64, p, p, i64, i64, p), "elements": (p, p, p, i64, p, i64, i64, p, i64),
+                     "bits": (p, p, p, i64, p, i64, i64, p, p, i64, p, i64),
+                     "bounded": (p, i64, i64, p, p, p, p, i64, p),
+                     "verdicts": (p, p, p, p, p, p, p, i64, p, p, i64, i64, *[ctypes.c_double] * 3, p, p)}
+        self._functions = {name: ctypes.CFUNCTYPE(i64, *arguments[name])(address)
                            for name, (address, _) in loaded.items()}
 
     def sets(self, data: bytes, table: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | int:
@@ -844,8 +855,7 @@ class ExactKernel:
         :class:`simdedup.similarity.ExactIndex` keeps them), with the 3-grams merged only as far
         as the verdict needs."""
         left, right = _some(left, np.int64), _some(right, np.int64)
-        arrays = [_some(bag[0], np.uint64), _some(bag[1], np.uint32), bag[2], _some(bag[3], np.int64),
-                  _some(grams[0], np.uint64), grams[2], _some(grams[3], np.int64)]
+        arrays = _exact_arrays(bag, grams)
         similarity, passing = np.empty(len(left)), np.empty(len(left), dtype=np.uint8)
         self._functions["verdicts"](*(a.ctypes.data for a in arrays), len(bag[2]) - 1, left.ctypes.data,
                                     right.ctypes.data, len(similarity), measure, min_similarity, min_resemblance,
@@ -855,7 +865,7 @@ class ExactKernel:
     def shared(self, runs: tuple, left: np.ndarray, right: np.ndarray, weighted: bool) -> np.ndarray:
         """For each pair, the weight (or number, without ``weighted``) of the hashes both runs
         hold; ``runs``: hashes, weights, offsets (as :class:`simdedup.similarity.ExactIndex`)."""
-        hashes, weights, offsets = _some(runs[0], np.uint64), _some(runs[1], np.uint32), runs[2]
+        hashes, weights, offsets = _run_arrays(runs)
         left, right = _some(left, np.int64), _some(right, np.int64)
         out = np.empty(len(left), dtype=np.int64)
         self._functions["shared"](hashes.ctypes.data, weights.ctypes.data, offsets.ctypes.data, len(offsets) - 1,
@@ -865,17 +875,18 @@ class ExactKernel:
     def elements(self, runs: tuple, units: np.ndarray, weighted: bool, total: int) -> np.ndarray:
         """The ``total`` elements of ``units``' runs back to back: each hash as many times as its
         weight (as its copies), or once without ``weighted``."""
-        hashes, weights, offsets = _some(runs[0], np.uint64), _some(runs[1], np.uint32), runs[2]
+        hashes, weights, offsets = _run_arrays(runs)
         units = _some(units, np.int64)
         out = np.empty(max(total, 1), dtype=np.uint64)
         found = self._functions["elements"](hashes.ctypes.data, weights.ctypes.data, offsets.ctypes.data,
-                                            len(offsets) - 1, units.ctypes.data, len(units), weighted, out.ctypes.data)
+                                            len(offsets) - 1, units.ctypes.data, len(units), weighted, out.ctypes.data,
+                                            total)
         return out[:found]
 
     def frequent_bits(self, runs: tuple, units: np.ndarray, weighted: bool, keys: np.ndarray, ids: np.ndarray,
                       words: int) -> np.ndarray:
         """A row per unit: the bitset of its elements found in the table ``keys`` (at bit ``ids``)."""
-        hashes, weights, offsets = _some(runs[0], np.uint64), _some(runs[1], np.uint32), runs[2]
+        hashes, weights, offsets = _run_arrays(runs)
         units = _some(units, np.int64)
         bits = np.zeros((len(units), words), dtype=np.uint64)
         self._functions["bits"](hashes.ctypes.data, weights.ctypes.data, offsets.ctypes.data, len(offsets) - 1,
@@ -905,7 +916,7 @@ def _load_exact() -> ExactKernel:
     table[32] = 0
     words, counts, grams = kernel.sets(b"x y x", table)  # type: ignore[misc]
     doubled = (np.concatenate((words, words)), np.concatenate((counts, counts)), np.array([0, 2, 4]), np.array([3, 3]))
-    both_grams = (np.concatenate((grams, grams)), None, np.array([0, 1, 2]), np.array([1, 1]))
+    both_grams = (np.concatenate((grams, grams)), np.zeros(0), np.array([0, 1, 2]), np.array([1, 1]))
     same = kernel.verdicts(doubled, both_grams, np.array([0]), np.array([1]), MEASURE_CODES["combined"], 0.9, 0.9, 0.5)
     if (len(words) != 2 or sorted(counts.tolist()) != [1, 2] or len(grams) != 1 or kernel.sets(b"\xff", table) != 0
             or kernel.shared(doubled, np.array([0]), np.array([1]), True).tolist() != [3]

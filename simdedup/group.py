@@ -341,8 +341,8 @@ def _link_complete(n: int, left: np.ndarray, right: np.ndarray, scores: np.ndarr
             passing = None if sketches is None else agreement_similarity(sketches.shape[1]) >= test.min_similarity
             if test.exact is not None:  # the sketches' estimate only where a unit has no exact sets
                 exact = fastpath.ExactTest(test.exact.has, test.exact.kinds["bag"], test.exact.kinds["grams"],
-                                           fastpath.MEASURE_CODES[test.measure], test.min_similarity, test.min_resemblance,
-                                           RESEMBLANCE_FLOOR)
+                                           fastpath.MEASURE_CODES[test.measure], test.min_similarity,
+                                           test.min_resemblance, RESEMBLANCE_FLOOR)
             roots, merged = kernel.link(n, left, right, sketches, passing, test.units.fps, test.k, exact)
             if test.exact is not None:
                 test.exact.merged += merged

@@ -18,7 +18,6 @@ fingerprint are ``m²/2`` candidates in every table.
 from __future__ import annotations
 
 import functools
-
 from dataclasses import dataclass
 from itertools import combinations
 from math import comb, log2
@@ -615,8 +614,11 @@ def level_masks(levels: tuple[tuple[int, int, tuple[int, ...]], ...], k: int,
         ends.append(len(masks))
         limits.append(blocks - k)
         where = gather_bits(where, [r for i, r in enumerate(ranges) if i not in chosen])
-    return (np.array(masks, dtype=np.uint64).reshape(-1, words), np.array(chosen_flags, dtype=np.uint8),
-            np.array(ends, dtype=np.int64), np.array(limits, dtype=np.int64))
+    arrays = (np.array(masks, dtype=np.uint64).reshape(-1, words), np.array(chosen_flags, dtype=np.uint8),
+              np.array(ends, dtype=np.int64), np.array(limits, dtype=np.int64))
+    for array in arrays:  # cached: shared by every call with these levels
+        array.setflags(write=False)
+    return arrays
 
 
 def search(values: np.ndarray, k: int, blocks: int, crowd: int = CROWD) -> tuple[np.ndarray, np.ndarray]:

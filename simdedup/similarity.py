@@ -249,7 +249,7 @@ class ExactIndex:
         out = np.full(len(a), np.nan)
         known = np.flatnonzero(self.has[a] & self.has[b])
         out[known] = exact_kernel().bounded(bounds.bits, bounds.sizes, bounds.free, bounds.row[a[known]],
-                                       bounds.row[b[known]])
+                                            bounds.row[b[known]])
         return out
 
     def _make_bounds(self, kind: str) -> _Bounds:
