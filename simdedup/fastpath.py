@@ -831,22 +831,38 @@ class ExactKernel:
     def sets(self, data: bytes, table: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | int:
         """``(distinct word hashes, their counts (uint32), distinct 3-gram hashes)`` of a text in
         UTF-8, each sorted; or the byte where Python's decoder stops."""
+        room = max(len(data), 1)
+        words, counts, grams = np.empty(room, dtype=np.uint64), np.empty(room, dtype=np.uint32), np.empty(room, np.uint64)
+        found = self.sets_at(data, table, words, counts, grams, 0, 0)
+        if isinstance(found, int):
+            return found
+        n_words, n_grams = found
+        return words[:n_words].copy(), counts[:n_words].copy(), grams[:n_grams].copy()  # not the whole buffers
+
+    def sets_at(self, data: bytes, table: np.ndarray, words: np.ndarray, counts: np.ndarray, grams: np.ndarray,
+                at_words: int, at_grams: int) -> tuple[int, int] | int:
+        """The sets of :meth:`sets` written in place: ``n_words`` distinct word hashes and their
+        counts at ``words[at_words:]`` and ``counts[at_words:]``, ``n_grams`` 3-gram hashes at
+        ``grams[at_grams:]``; each array needs room for ``max(len(data), 1)`` there (the
+        tokens, before they are sorted and counted). Returns ``(n_words, n_grams)``, or the
+        byte where Python's decoder stops."""
         size = len(data)
+        assert words.dtype == grams.dtype == np.uint64 and counts.dtype == np.uint32
+        assert min(len(words) - at_words, len(counts) - at_words, len(grams) - at_grams) >= max(size, 1)
         text = np.frombuffer(data, dtype=np.uint8) if size else np.zeros(1, dtype=np.uint8)
-        words, grams = np.empty(max(size, 1), dtype=np.uint64), np.empty(max(size, 1), dtype=np.uint64)
         sizes = np.zeros(2, dtype=np.int64)
-        stop = self._functions["tokens"](text.ctypes.data, size, table.ctypes.data, words.ctypes.data,
-                                         grams.ctypes.data, sizes.ctypes.data)
+        words_p, grams_p = words.ctypes.data + 8 * at_words, grams.ctypes.data + 8 * at_grams
+        stop = self._functions["tokens"](text.ctypes.data, size, table.ctypes.data, words_p, grams_p,
+                                         sizes.ctypes.data)
         if stop >= 0:
             return stop
-        words, grams = words[: sizes[0]], grams[: sizes[1]]
-        words.sort()  # in place; numpy sorts several times faster than a compiled loop
-        grams.sort()
-        counts = np.empty(max(len(words), 1), dtype=np.uint32)
+        n_words, n_grams = sizes.tolist()
+        words[at_words : at_words + n_words].sort()  # in place; numpy sorts several times faster than a loop
+        grams[at_grams : at_grams + n_grams].sort()
         distinct = self._functions["distinct"]
-        n_words = distinct(words.ctypes.data, len(words), counts.ctypes.data, 1)
-        n_grams = distinct(grams.ctypes.data, len(grams), counts.ctypes.data, 0)
-        return words[:n_words].copy(), counts[:n_words].copy(), grams[:n_grams].copy()  # not the whole buffers
+        n_words = distinct(words_p, n_words, counts.ctypes.data + 4 * at_words, 1)
+        n_grams = distinct(grams_p, n_grams, counts.ctypes.data, 0)
+        return n_words, n_grams
 
     def verdicts(self, bag: tuple, grams: tuple, left: np.ndarray, right: np.ndarray, measure: int,
                  min_similarity: float, min_resemblance: float, floor: float) -> tuple[np.ndarray, np.ndarray]:

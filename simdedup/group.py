@@ -33,7 +33,8 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Sequence
+from functools import lru_cache
+from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -436,6 +437,7 @@ def find_clusters(
     bands: bool = False,
     pairs: tuple[np.ndarray, np.ndarray] | None = None,
     times: StageTimes | None = None,
+    release_texts: bool = False,
 ) -> list[Cluster]:
     """Cluster near-duplicate documents.
 
@@ -462,6 +464,9 @@ def find_clusters(
             the search (a persistent index keeps its verified pairs): they must hold a pair of
             every two units within k that may pair, as the search would find them.
         times: where the time goes, stage by stage, with the pair counts (``dedup -v``).
+        release_texts: empty ``exact`` (a list) and let each text go once its sets are made,
+            for a caller that needs the texts no more: memory then holds about the larger of
+            the texts and the sets, not both.
 
     Returns:
         Clusters sorted by their first member id; members sorted by id.
@@ -514,8 +519,10 @@ def find_clusters(
         some_doc = np.full(count, -1, dtype=np.int64)
         some_doc[np.concatenate((left, right))] = 0
         some_doc[units.of_doc] = np.where(some_doc[units.of_doc] == 0, np.arange(n), -1)
-        unit_exact = ExactIndex([exact[d].sets() if d >= 0 and exact[d] is not None else None
-                                 for d in some_doc.tolist()])
+        kept = [exact[d] if d >= 0 else None for d in some_doc.tolist()]
+        if release_texts:
+            exact.clear()  # type: ignore[attr-defined]
+        unit_exact = ExactIndex(_texts_releasing(kept) if release_texts else kept)
         times.count("exact sets", int(unit_exact.has.sum()), "documents")
     times.start("verification")
     test = _PairTest(units, k, min_similarity, unit_exact, similarity, min_resemblance)
@@ -542,6 +549,45 @@ def find_clusters(
     times.count("clusters", len(clusters), "clusters")
     times.start("")
     return clusters
+
+
+#: bytes of texts let go between two returns of free memory to the system
+TRIM_EVERY_BYTES = 16 << 20
+
+
+def _texts_releasing(kept: list[KeptText | None]) -> Iterator[KeptText | None]:
+    """Each text in turn, let go once the next is asked for (its sets made by then): the texts
+    and the sets they become are not all held at once."""
+    _return_free_memory()  # the texts of documents in no candidate pair, let go before
+    released = 0
+    for i, text in enumerate(kept):
+        kept[i] = None
+        yield text
+        released += 0 if text is None else text.nbytes
+        if released >= TRIM_EVERY_BYTES:
+            _return_free_memory()
+            released = 0
+    _return_free_memory()
+
+
+@lru_cache(maxsize=1)
+def _malloc_trim() -> Callable[[int], int] | None:
+    import ctypes
+    import ctypes.util
+
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+    except (OSError, AttributeError):  # not glibc
+        return None
+
+
+def _return_free_memory() -> None:
+    """Give the pages the allocator holds free back to the system (glibc's ``malloc_trim``;
+    nothing elsewhere). Texts are many small blocks in the allocator's heap: freed, they would
+    stay in the process, and the index's large arrays, mapped apart, could not reuse them."""
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
 
 
 def _unit_pairs(pairs: tuple[np.ndarray, np.ndarray], of_doc: np.ndarray, eligible: np.ndarray,
@@ -724,19 +770,24 @@ class ClusterOptions:
 
 def cluster_fingerprints(fingerprints: "FingerprintSet", options: ClusterOptions = ClusterOptions(),
                          new: np.ndarray | None = None, pairs: tuple[np.ndarray, np.ndarray] | None = None,
-                         times: StageTimes | None = None) -> list[Cluster]:
+                         times: StageTimes | None = None, release_texts: bool = False) -> list[Cluster]:
     """Clusters of a loaded fingerprint set (see :func:`find_clusters`), with ``options``
     resolved for it unless they are already (:meth:`ClusterOptions.for_fingerprints`).
 
     With ``new`` (bool per document), only clusters with a new document, and no pair of two old
     documents (an incremental run against an old corpus). With ``pairs``, the candidate pairs of
-    documents found before (a persistent index), instead of a search.
+    documents found before (a persistent index), instead of a search. With ``release_texts``,
+    the texts kept for exact verification are let go as they are measured
+    (``fingerprints.exact`` is None afterwards).
 
     Raises:
         ValueError: an option out of range for the fingerprints.
     """
     if not options.resolved:
         options = options.for_fingerprints(fingerprints)
+    exact = fingerprints.exact
+    if release_texts and exact is not None:
+        exact, fingerprints.exact = list(exact), None  # this list is then the texts' only holder
     return find_clusters(
         fingerprints.ids,
         fingerprints.fps,
@@ -748,12 +799,13 @@ def cluster_fingerprints(fingerprints: "FingerprintSet", options: ClusterOptions
         linkage=options.linkage,
         min_features=options.min_features,
         new=new,
-        exact=fingerprints.exact,
+        exact=exact,
         similarity=options.similarity,
         min_resemblance=options.min_resemblance,
         bands=bool(options.bands),
         pairs=pairs,
         times=times,
+        release_texts=release_texts,
     )
 
 

@@ -271,7 +271,7 @@ def dedup_run(run: FingerprintRun, options: ClusterOptions = ClusterOptions(),
     """``dedup``: the clusters of the documents a fingerprint run makes (of its ``batches``, as
     the caller iterates them, e.g. behind a progress bar). Two documents under one id: only the
     first is clustered, and the other is counted as skipped. ``times`` records where the time
-    goes."""
+    goes. The texts kept for exact verification are let go once measured."""
     times = times or StageTimes()
     times.start("read and fingerprint")
     fingerprints = collect_records(run.records(batches))
@@ -280,7 +280,8 @@ def dedup_run(run: FingerprintRun, options: ClusterOptions = ClusterOptions(),
         run.skipped.append(doc_id)
         run.note(f"simdedup: warning: {doc_id}: id of an earlier document; this one is left out")
     resolved = _resolved(options, fingerprints, run.note)
-    return Clustered(fingerprints, cluster_fingerprints(fingerprints, resolved, times=times), resolved)
+    return Clustered(fingerprints, cluster_fingerprints(fingerprints, resolved, times=times, release_texts=True),
+                     resolved)
 
 
 def prepare_dedup(method: Method, options: ClusterOptions, verify: str = "exact",

@@ -29,7 +29,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, Iterable
 
 import numpy as np
 
@@ -97,12 +97,14 @@ class KeptText:
         """Memory the text takes (1 to 4 bytes per character for a str)."""
         return len(self.text) if isinstance(self.text, bytes) else sys.getsizeof(self.text)
 
+    def utf8(self) -> bytes:
+        return self.text if isinstance(self.text, bytes) else self.text.encode("utf-8", "surrogatepass")
+
     def digest(self) -> int:
         """A 64-bit hash of the text (documents with equal texts have equal sets)."""
         import xxhash
 
-        data = self.text if isinstance(self.text, bytes) else self.text.encode("utf-8", "surrogatepass")
-        return xxhash.xxh3_64_intdigest(data) or 1
+        return xxhash.xxh3_64_intdigest(self.utf8()) or 1
 
     def sets(self) -> ExactSets | None:
         return exact_sets(self.text, self.lowercase)
@@ -152,6 +154,83 @@ BOUND_WORDS = 128
 BOUND_BYTES = 128 << 20
 
 
+#: the room an index's arrays start with, in address space (glibc maps blocks of 32 MiB or
+#: more apart from its heap, whatever it has freed before)
+START_BYTES = 64 << 20
+
+
+class _Growing:
+    """An array appended to in place: it grows by half again as it fills (``realloc``, which
+    moves large blocks by remapping their pages, not by copying them), so the arrays an index
+    is made of are never held twice. It starts as a large block, beyond what the allocator
+    keeps in its heap: only the pages written take memory, and a block in the heap would
+    leave a free copy there at each step of its growth."""
+
+    def __init__(self, dtype: Any):
+        self.array = np.empty(START_BYTES // np.dtype(dtype).itemsize, dtype=dtype)
+        self.size = 0
+
+    def room(self, extra: int) -> np.ndarray:
+        """The array, with room for ``extra`` more values after :attr:`size` (no view of it may
+        outlive the next call)."""
+        end = self.size + extra
+        if end > len(self.array):
+            self.array.resize(max(end, len(self.array) * 3 // 2), refcheck=False)
+        return self.array
+
+    def put(self, values: np.ndarray) -> None:
+        """``values`` written after :attr:`size` (which the caller then moves on)."""
+        self.room(len(values))[self.size : self.size + len(values)] = values
+
+    def done(self) -> np.ndarray:
+        self.array.resize(self.size, refcheck=False)
+        return self.array
+
+
+class _IndexArrays:
+    """The arrays of an :class:`ExactIndex` as they fill, a document at a time."""
+
+    def __init__(self) -> None:
+        self.words, self.counts, self.grams = _Growing(np.uint64), _Growing(np.uint32), _Growing(np.uint64)
+        self.has: list[bool] = []
+        self.word_sizes: list[int] = []
+        self.gram_sizes: list[int] = []
+        self.totals: list[int] = []
+
+    def add(self, document: ExactSets | KeptText | None) -> None:
+        if isinstance(document, KeptText):
+            self._add_text(document)
+            return
+        self.has.append(document is not None)
+        if document is not None:
+            self.words.put(document.words)
+            self.counts.put(document.counts)
+            self.grams.put(document.grams)
+            self._added(len(document.words), len(document.grams), int(document.counts.sum(dtype=np.int64)))
+
+    def _add_text(self, kept: KeptText) -> None:
+        """The sets of a text, made where they go: no copy of them, no memory per document."""
+        data = kept.utf8()
+        room = max(len(data), 1)
+        words, counts, grams = self.words.room(room), self.counts.room(room), self.grams.room(room)
+        at_words, at_grams = self.words.size, self.grams.size
+        found = exact_kernel().sets_at(data, _tables(kept.lowercase), words, counts, grams, at_words, at_grams)
+        if isinstance(found, int):
+            data.decode("utf-8", "surrogatepass")  # raises the decoder's error at that byte
+        n_words, n_grams = found  # type: ignore[misc]
+        self.has.append(n_words > 0)  # no word: no sets, as exact_sets
+        if n_words:
+            self._added(n_words, n_grams, int(counts[at_words : at_words + n_words].sum(dtype=np.int64)))
+
+    def _added(self, n_words: int, n_grams: int, total: int) -> None:
+        self.words.size += n_words
+        self.counts.size += n_words
+        self.grams.size += n_grams
+        self.word_sizes.append(n_words)
+        self.gram_sizes.append(n_grams)
+        self.totals.append(total)
+
+
 @dataclass
 class _Bounds:
     """One kind's bitsets of frequent elements: a row per document with sets (``row``), each
@@ -174,27 +253,32 @@ class ExactIndex:
     settles most of them without a merge.
     """
 
-    def __init__(self, sets: list[ExactSets | None]):
-        self.n = len(sets)
-        self.has = np.array([s is not None for s in sets], dtype=bool)
-        present = [s for s in sets if s is not None]
-        self.kinds = {"bag": self._runs([s.words for s in present], [s.counts for s in present]),
-                      "grams": self._runs([s.grams for s in present], None)}
+    def __init__(self, sets: Iterable[ExactSets | KeptText | None]):
+        """``sets``: each document's exact sets, or its kept text to make them from (straight
+        into the index's arrays), or None; taken one at a time, so that an iterator that makes
+        or lets go of them as it goes never has them all held twice."""
+        arrays = _IndexArrays()
+        for document in sets:
+            arrays.add(document)
+        self.n = len(arrays.has)
+        self.has = np.array(arrays.has, dtype=bool)
+        self.kinds = {"bag": (arrays.words.done(), arrays.counts.done(),
+                              *self._offsets_totals(arrays.word_sizes, arrays.totals)),
+                      "grams": (arrays.grams.done(), np.empty(0, dtype=np.uint32),
+                                *self._offsets_totals(arrays.gram_sizes))}
         self._bounds: dict[str, _Bounds] = {}
         self.merged = 0  # pairs merged so far (kinds apart)
 
-    def _runs(self, arrays: list[np.ndarray], weights: list[np.ndarray] | None) -> tuple:
-        """Hashes, their weights (None: 1 each), the offset of each document's run, and each
-        document's total weight."""
-        sizes = np.zeros(self.n, dtype=np.int64)
-        sizes[self.has] = [len(a) for a in arrays]
-        offsets = np.concatenate(([0], np.cumsum(sizes)))
-        hashes = np.concatenate(arrays) if arrays else np.empty(0, dtype=np.uint64)
-        if weights is None:
-            return hashes, np.empty(0, dtype=np.uint32), offsets, sizes
-        totals = np.zeros(self.n, dtype=np.int64)
-        totals[self.has] = [int(w.sum()) for w in weights]
-        return hashes, np.concatenate(weights) if weights else np.empty(0, dtype=np.uint32), offsets, totals
+    def _offsets_totals(self, sizes: list[int], totals: list[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The offset of each document's run, and each document's total weight (its run's size
+        without ``totals``)."""
+        per_doc = np.zeros(self.n, dtype=np.int64)
+        per_doc[self.has] = sizes
+        offsets = np.concatenate(([0], np.cumsum(per_doc)))
+        if totals is not None:
+            per_doc = np.zeros(self.n, dtype=np.int64)
+            per_doc[self.has] = totals
+        return offsets, per_doc
 
     def jaccard(self, kind: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """Exact (weighted) Jaccard of documents ``a[i]`` and ``b[i]`` (NaN where one has no sets)."""

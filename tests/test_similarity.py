@@ -45,10 +45,22 @@ ALPHABET = st.sampled_from(list("abcAB 中文字，。!?-+|─│\n_1é") + ["ab
 TEXTS = st.lists(ALPHABET, min_size=1, max_size=40).map("".join).filter(lambda t: WORDS.search(t) is not None)
 
 
+FORMS = st.sampled_from(["sets", "text", "utf-8"])
+
+
+def as_given(text: str, form: str):
+    """A document as ExactIndex takes it: its sets, or its kept text (str, or UTF-8) that the
+    index makes them from in its own arrays."""
+    return exact_sets(text) if form == "sets" else KeptText(text if form == "text" else text.encode())
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.lists(TEXTS, min_size=2, max_size=6), st.data())
 def test_exact_measures_equal_brute_force(texts, data):
-    index = ExactIndex([exact_sets(t) for t in texts])
+    """Whether the index is given the sets or the texts (then made in place, one after another
+    in shared arrays: a run written past its end and then overwritten by the next)."""
+    forms = data.draw(st.lists(FORMS, min_size=len(texts), max_size=len(texts)))
+    index = ExactIndex(as_given(t, f) for t, f in zip(texts, forms))
     pairs = data.draw(st.lists(st.tuples(st.integers(0, len(texts) - 1), st.integers(0, len(texts) - 1)),
                                min_size=1, max_size=10))
     a, b = np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
@@ -88,6 +100,16 @@ def test_no_word_token_has_no_sets():
     assert exact_sets("  ,.!  \n") is None
     index = ExactIndex([exact_sets("some words here"), None])
     assert np.isnan(index.jaccard("bag", [0], [1])[0])
+    texts = ["one two", "  ,.!  \n", "", "one two three", "a\udcffb"]
+    index = ExactIndex(KeptText(t) for t in texts)
+    assert index.has.tolist() == [True, False, False, True, True]
+    assert index.jaccard("bag", [0, 0, 4], [3, 1, 4]).tolist()[0] == pytest.approx(2 / 3)
+    assert np.isnan(index.jaccard("bag", [0], [1])[0]) and index.jaccard("bag", [4], [4]).tolist() == [1.0]
+
+
+def test_a_text_not_in_utf8_raises_the_decoders_error():
+    with pytest.raises(UnicodeDecodeError):
+        ExactIndex([KeptText("fine"), KeptText(b"bad \xff byte")])
 
 
 def lines_of_words(seed: int, n: int = 60) -> list[str]:
