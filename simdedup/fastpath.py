@@ -836,33 +836,36 @@ class ExactKernel:
         found = self.sets_at(data, table, words, counts, grams, 0, 0)
         if isinstance(found, int):
             return found
-        n_words, n_grams = found
+        n_words, n_grams, _ = found
         return words[:n_words].copy(), counts[:n_words].copy(), grams[:n_grams].copy()  # not the whole buffers
 
     def sets_at(self, data: bytes, table: np.ndarray, words: np.ndarray, counts: np.ndarray, grams: np.ndarray,
-                at_words: int, at_grams: int) -> tuple[int, int] | int:
+                at_words: int, at_grams: int) -> tuple[int, int, int] | int:
         """The sets of :meth:`sets` written in place: ``n_words`` distinct word hashes and their
         counts at ``words[at_words:]`` and ``counts[at_words:]``, ``n_grams`` 3-gram hashes at
         ``grams[at_grams:]``; each array needs room for ``max(len(data), 1)`` there (the
-        tokens, before they are sorted and counted). Returns ``(n_words, n_grams)``, or the
-        byte where Python's decoder stops."""
+        tokens, before they are sorted and counted). Returns ``(n_words, n_grams, word
+        tokens)``, or the byte where Python's decoder stops."""
         size = len(data)
-        assert words.dtype == grams.dtype == np.uint64 and counts.dtype == np.uint32
-        assert min(len(words) - at_words, len(counts) - at_words, len(grams) - at_grams) >= max(size, 1)
+        if (words.dtype != np.uint64 or grams.dtype != np.uint64 or counts.dtype != np.uint32
+                or min(len(words) - at_words, len(counts) - at_words, len(grams) - at_grams) < max(size, 1)):
+            raise ValueError("sets_at needs uint64 words and grams, uint32 counts, with room for the tokens")
         text = np.frombuffer(data, dtype=np.uint8) if size else np.zeros(1, dtype=np.uint8)
         sizes = np.zeros(2, dtype=np.int64)
-        words_p, grams_p = words.ctypes.data + 8 * at_words, grams.ctypes.data + 8 * at_grams
-        stop = self._functions["tokens"](text.ctypes.data, size, table.ctypes.data, words_p, grams_p,
-                                         sizes.ctypes.data)
+        words_p = words.__array_interface__["data"][0] + 8 * at_words
+        grams_p = grams.__array_interface__["data"][0] + 8 * at_grams
+        stop = self._functions["tokens"](text.__array_interface__["data"][0], size,
+                                         table.__array_interface__["data"][0], words_p, grams_p,
+                                         sizes.__array_interface__["data"][0])
         if stop >= 0:
             return stop
-        n_words, n_grams = sizes.tolist()
-        words[at_words : at_words + n_words].sort()  # in place; numpy sorts several times faster than a loop
+        tokens, n_grams = sizes.tolist()
+        words[at_words : at_words + tokens].sort()  # in place; numpy sorts several times faster than a loop
         grams[at_grams : at_grams + n_grams].sort()
-        distinct = self._functions["distinct"]
-        n_words = distinct(words_p, n_words, counts.ctypes.data + 4 * at_words, 1)
-        n_grams = distinct(grams_p, n_grams, counts.ctypes.data, 0)
-        return n_words, n_grams
+        distinct, counts_p = self._functions["distinct"], counts.__array_interface__["data"][0] + 4 * at_words
+        n_words = distinct(words_p, tokens, counts_p, 1)
+        n_grams = distinct(grams_p, n_grams, counts_p, 0)  # not counted: counts untouched
+        return n_words, n_grams, tokens
 
     def verdicts(self, bag: tuple, grams: tuple, left: np.ndarray, right: np.ndarray, measure: int,
                  min_similarity: float, min_resemblance: float, floor: float) -> tuple[np.ndarray, np.ndarray]:

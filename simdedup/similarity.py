@@ -196,6 +196,7 @@ class _IndexArrays:
         self.word_sizes: list[int] = []
         self.gram_sizes: list[int] = []
         self.totals: list[int] = []
+        self._kernel: Any = None
 
     def add(self, document: ExactSets | KeptText | None) -> None:
         if isinstance(document, KeptText):
@@ -210,17 +211,19 @@ class _IndexArrays:
 
     def _add_text(self, kept: KeptText) -> None:
         """The sets of a text, made where they go: no copy of them, no memory per document."""
+        if self._kernel is None:
+            self._kernel = exact_kernel()
         data = kept.utf8()
         room = max(len(data), 1)
         words, counts, grams = self.words.room(room), self.counts.room(room), self.grams.room(room)
-        at_words, at_grams = self.words.size, self.grams.size
-        found = exact_kernel().sets_at(data, _tables(kept.lowercase), words, counts, grams, at_words, at_grams)
+        found = self._kernel.sets_at(data, _tables(kept.lowercase), words, counts, grams, self.words.size,
+                                     self.grams.size)
         if isinstance(found, int):
             data.decode("utf-8", "surrogatepass")  # raises the decoder's error at that byte
-        n_words, n_grams = found  # type: ignore[misc]
+        n_words, n_grams, tokens = found  # type: ignore[misc]
         self.has.append(n_words > 0)  # no word: no sets, as exact_sets
         if n_words:
-            self._added(n_words, n_grams, int(counts[at_words : at_words + n_words].sum(dtype=np.int64)))
+            self._added(n_words, n_grams, tokens)  # a word's count is its tokens: they total the tokens
 
     def _added(self, n_words: int, n_grams: int, total: int) -> None:
         self.words.size += n_words
