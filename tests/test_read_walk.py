@@ -61,6 +61,23 @@ def test_iter_sources_keeps_explicit_paths_as_given_and_in_order(tmp_path, monke
     assert "no such file" in got[2].reason
 
 
+def test_explicit_links_are_told_apart_from_what_they_name(tmp_path, monkeypatch):
+    """Named on the command line: a broken link, a link to a directory (walked), a link to a
+    file (read once, after the file, as another name of it), a missing path."""
+    monkeypatch.chdir(tmp_path)
+    write_file(tmp_path / "d" / "a.txt", "x")
+    os.symlink("nowhere.txt", "broken")
+    os.symlink("d", "dir-link")
+    os.symlink("d/a.txt", "file-link")
+    got = list(iter_sources(["broken", "file-link", "missing", "d/a.txt", "dir-link"]))
+    by_path = {s.path: s for s in got}
+    assert "broken symbolic link" in by_path["broken"].reason
+    assert "no such file or directory" in by_path["missing"].reason
+    assert by_path["d/a.txt"].reason is None
+    assert by_path["file-link"].same_file and by_path["file-link"].path == got[-1].path  # links last
+    assert "dir-link/a.txt" in by_path and by_path["dir-link/a.txt"].same_file
+
+
 def test_iter_sources_reports_problem_entries_during_walk(tmp_path):
     top = tmp_path / "c"
     good = write_file(top / "good.txt", "x")

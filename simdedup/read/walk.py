@@ -162,10 +162,14 @@ def iter_sources(paths: Iterable[str], walk_filter: WalkFilter = WalkFilter(),
     """
     files = _FileIdentities(exclude)
     for path in paths:
+        link = False
         try:
-            st = os.stat(path)
+            st = os.lstat(path)  # one call for a path that is no link (most): it is its stat
+            link = stat.S_ISLNK(st.st_mode)
+            if link:
+                st = os.stat(path)
         except FileNotFoundError:
-            yield Source(path, "no such file or directory" if not os.path.islink(path) else "broken symbolic link")
+            yield Source(path, "broken symbolic link" if link else "no such file or directory")
             continue
         except OSError as exc:
             yield Source(path, f"cannot stat: {exc.strerror or exc}")
@@ -173,7 +177,7 @@ def iter_sources(paths: Iterable[str], walk_filter: WalkFilter = WalkFilter(),
         if stat.S_ISDIR(st.st_mode):
             yield from _walk(path, path, st.st_dev, {(st.st_dev, st.st_ino)}, walk_filter, files)
         elif stat.S_ISREG(st.st_mode):
-            source = files.take_or_hold(path, os.path.islink(path), st)
+            source = files.take_or_hold(path, link, st)
             if source is not None:
                 yield source
         elif stat.S_ISFIFO(st.st_mode):
