@@ -214,8 +214,11 @@ def convert(files: tuple[str, ...], output: str | None, force: bool, record_form
 @click.option("--against", type=click.Path(dir_okay=False, exists=True, readable=False), metavar="OLD.jsonl",
               help="Incremental run: report only new documents (FILES or stdin) that duplicate a document "
                    "of OLD.jsonl or each other; OLD is not re-clustered.")
+@click.option("-v", "--verbose", is_flag=True,
+              help="Say where the time goes (reading, pair search, verification, linkage, write), with the "
+                   "pair counts, on standard error (--engine dask and stages always do).")
 def cluster(files: tuple[str, ...], output: str | None, force: bool, output_format: str, against: str | None,
-            **decision: Any) -> None:
+            verbose: bool, **decision: Any) -> None:
     """Group documents whose fingerprints differ in at most K bits.
 
     Reads fingerprint lines from FILES (or stdin) and writes one JSON line per
@@ -228,14 +231,19 @@ def cluster(files: tuple[str, ...], output: str | None, force: bool, output_form
     simdedup fingerprint corpus/ | simdedup cluster
     simdedup cluster --k 3 --linkage single plain-simhash.jsonl
     """
+    from .group import StageTimes
     from .run import cluster_files
     from .write import write_clusters
 
     inputs = ((against,) + (files or ("-",))) if against else files
     out = output_file(output, force, inputs, not files or "-" in files)
-    clustered = cluster_files(named_streams(inputs), cluster_settings(**decision), against, message)
+    times = StageTimes()
+    clustered = cluster_files(named_streams(inputs), cluster_settings(**decision), against, message, times)
+    times.start("write")
     with out.open() as fd:
         write_clusters(fd, clustered.clusters, clustered.fingerprints, output_format, clustered.new)
+    if verbose:
+        message(f"simdedup: time: {times.line()}")
 
 
 @cli.command()

@@ -247,23 +247,28 @@ class Clustered:
 
 
 def cluster_files(files: Iterable[tuple[str, BinaryIO]], options: ClusterOptions = ClusterOptions(),
-                  against: str | None = None, note: Callable[[str], None] = _no_note) -> Clustered:
+                  against: str | None = None, note: Callable[[str], None] = _no_note,
+                  times: StageTimes | None = None) -> Clustered:
     """``cluster``: the clusters of the fingerprint records in ``files`` (named binary streams).
 
     With ``against`` (the name of one of the files), an incremental run: only clusters holding a
     document of the other files, and no pair of two documents of ``against``. A record whose id
-    was read before is left out, with a warning to ``note``.
+    was read before is left out, with a warning to ``note``. ``times`` records where the time
+    goes.
     """
     import numpy as np
 
+    times = times or StageTimes()
+    times.start("read")
     fingerprints = load_fingerprints(files)
+    times.count("read", len(fingerprints.ids), "records")
     for repeated in fingerprints.repeated:
         note(f"simdedup: warning: {repeated}: id seen before; this record is ignored")
     new = None
     if against is not None and fingerprints.sources is not None:
         new = np.array([name != against for name in fingerprints.files or []], dtype=bool)[fingerprints.sources]
     resolved = _resolved(options, fingerprints, note)
-    return Clustered(fingerprints, cluster_fingerprints(fingerprints, resolved, new), resolved, new)
+    return Clustered(fingerprints, cluster_fingerprints(fingerprints, resolved, new, times=times), resolved, new)
 
 
 def dedup_run(run: FingerprintRun, options: ClusterOptions = ClusterOptions(),

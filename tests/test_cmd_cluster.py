@@ -28,6 +28,18 @@ def test_cluster_from_file_and_stdin(run, dup_corpus, tmp_path):
     assert distances["dups/copy.txt"] + distances["dups/base.txt"] <= 3
 
 
+def test_cluster_verbose_says_where_the_time_goes(run, dup_corpus):
+    fps = run(["fingerprint", "dups"])
+    quiet, verbose = run(["cluster"], input=fps.stdout), run(["cluster", "-v"], input=fps.stdout)
+    assert quiet.exit_code == verbose.exit_code == 0 and quiet.stderr == ""
+    assert verbose.stdout == quiet.stdout
+    (line,) = verbose.stderr.splitlines()
+    assert line.startswith("simdedup: time: read ")
+    stages = [part.split(" ")[0] for part in line[len("simdedup: time: "):].split(", ") if part[0].isalpha()]
+    assert "pair" in stages and "verification" in stages and stages[-1] == "write"
+    assert f"({len(fps.lines):,} records)" in line and f"({len(quiet.records):,} clusters)" in line
+
+
 def test_cluster_several_files(run, dup_corpus, tmp_path):
     lines = run(["fingerprint", "dups"]).lines
     write(tmp_path / "one.jsonl", "\n".join(lines[:5]) + "\n")

@@ -276,7 +276,8 @@ def run_dedup(connection: Connection, paths: tuple[str, ...], jobs: int | None, 
 
 
 def run_cluster(connection: Connection, files: tuple[str, ...], output: str | None, force: bool,
-                output_format: str, against: str | None, **decision: Any) -> None:
+                output_format: str, against: str | None, verbose: bool, **decision: Any) -> None:
+    """``cluster`` on an engine; its progress lines say where the time goes, ``-v`` or not."""
     from . import run
 
     if against is not None:
