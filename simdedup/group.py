@@ -573,11 +573,10 @@ def _texts_releasing(kept: list[KeptText | None]) -> Iterator[KeptText | None]:
 @lru_cache(maxsize=1)
 def _malloc_trim() -> Callable[[int], int] | None:
     import ctypes
-    import ctypes.util
 
     try:
-        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
-    except (OSError, AttributeError):  # not glibc
+        return ctypes.CDLL(None).malloc_trim  # the symbols the process has loaded: its C library's
+    except (OSError, AttributeError, TypeError):  # not glibc
         return None
 
 
