@@ -1409,16 +1409,19 @@ def exact_elements(hashes_p, weights_p, offsets_p, ndocs, units_p, nunits, weigh
 
 
 #: exact_frequent_bits(hashes, weights, offsets, ndocs, units, nunits, weighted, keys, ids, nkeys, bits,
-#:                     words) -> 0
+#:                     words, sieve) -> 0
 EXACT_BITS_SIGNATURE = types.int64(_u64p, _u32p, _i64p, types.int64, _i64p, types.int64, types.int64, _u64p, _i64p,
-                                   types.int64, _u64p, types.int64)
+                                   types.int64, _u64p, types.int64, _u64p)
+#: bits of the sieve in front of the table of frequent elements (16 KiB: it stays in the L1 cache)
+SIEVE_BITS = 1 << 17
 
 
 def exact_frequent_bits(hashes_p, weights_p, offsets_p, ndocs, units_p, nunits, weighted, keys_p, ids_p, nkeys,
-                        bits_p, words):  # pragma: no cover - compiled
+                        bits_p, words, sieve_p):  # pragma: no cover - compiled
     """Row r of ``bits`` (``words`` uint64 a row, zero on entry): the bitset of the elements of
     unit ``units[r]`` found in the open-addressing table ``keys`` (``nkeys`` slots, a power of
-    two, 0 empty) at bit ``ids[slot]``."""
+    two, 0 empty) at bit ``ids[slot]``. ``sieve`` has bit ``key >> 47`` set for each key: most
+    elements are in no table, and it tells so from the L1 cache (the table is in L2)."""
     offsets = carray(offsets_p, (ndocs + 1,))
     hashes = carray(hashes_p, (max(offsets[ndocs], 1),))
     weights = carray(weights_p, (max(offsets[ndocs], 1) if weighted else 1,))
@@ -1426,6 +1429,7 @@ def exact_frequent_bits(hashes_p, weights_p, offsets_p, ndocs, units_p, nunits, 
     keys = carray(keys_p, (nkeys,))
     ids = carray(ids_p, (nkeys,))
     bits = carray(bits_p, (max(nunits, 1), words))
+    sieve = carray(sieve_p, (SIEVE_BITS // 64,))
     mask = np.uint64(nkeys - 1)
     for r in range(nunits):
         u = units[r]
@@ -1433,6 +1437,9 @@ def exact_frequent_bits(hashes_p, weights_p, offsets_p, ndocs, units_p, nunits, 
             copies = np.int64(weights[i]) if weighted else 1
             for j in range(copies):
                 e = _element(hashes[i], j)
+                top = e >> np.uint64(47)
+                if (sieve[top >> np.uint64(6)] >> (top & np.uint64(63))) & ONE == 0:
+                    continue
                 slot = e & mask
                 while keys[slot] != 0:
                     if keys[slot] == e:
@@ -1444,28 +1451,43 @@ def exact_frequent_bits(hashes_p, weights_p, offsets_p, ndocs, units_p, nunits, 
 
 
 
-#: exact_bounded(bits, nrows, words, sizes, free, left, right, npairs, out) -> 0
+#: exact_bounded(bits, nrows, words, sizes, free, left, right, npairs, out, prefix, prefix_free, cuts) -> 0
 EXACT_BOUNDED_SIGNATURE = types.int64(_u64p, types.int64, types.int64, _i64p, _i64p, _i64p, _i64p, types.int64,
-                                      types.CPointer(types.float64))
+                                      types.CPointer(types.float64), types.int64, _i64p, types.CPointer(types.float64))
 
 
-def exact_bounded(bits_p, nrows, words, sizes_p, free_p, left_p, right_p, npairs, out_p):  # pragma: no cover
+@numba.njit(inline="always")
+def _bound(shared, free_a, free_b, size_a, size_b):  # pragma: no cover - compiled
+    most = shared + min(free_a, free_b)
+    return most / (size_a + size_b - most)
+
+
+def exact_bounded(bits_p, nrows, words, sizes_p, free_p, left_p, right_p, npairs, out_p, prefix, prefix_free_p,
+                  cuts_p):  # pragma: no cover
     """For each pair of rows, an upper bound of the Jaccard of their sets into ``out``: the
     elements both rows' bitsets hold, plus at most the smaller number of elements outside the
-    bitsets."""
+    bitsets. The first ``prefix`` words (the most frequent elements) are counted first, with
+    ``prefix_free`` the elements outside them: a pair whose bound from those is below its
+    ``cuts`` keeps that looser bound, and the other words are not read."""
     bits = carray(bits_p, (max(nrows, 1), words))  # two dimensions: twice as fast as rows flattened by hand
     sizes = carray(sizes_p, (max(nrows, 1),))
     free = carray(free_p, (max(nrows, 1),))
+    prefix_free = carray(prefix_free_p, (max(nrows, 1),))
     left = carray(left_p, (max(npairs, 1),))
     right = carray(right_p, (max(npairs, 1),))
     out = carray(out_p, (max(npairs, 1),))
+    cuts = carray(cuts_p, (max(npairs, 1),))
     for p in range(npairs):
         a, b = left[p], right[p]
         shared = 0
-        for w in range(words):
+        for w in range(prefix):
             shared += _popcount(bits[a, w] & bits[b, w])
-        most = shared + min(free[a], free[b])
-        out[p] = most / (sizes[a] + sizes[b] - most)
+        bound = _bound(shared, prefix_free[a], prefix_free[b], sizes[a], sizes[b])
+        if bound >= cuts[p]:
+            for w in range(prefix, words):
+                shared += _popcount(bits[a, w] & bits[b, w])
+            bound = _bound(shared, free[a], free[b], sizes[a], sizes[b])
+        out[p] = bound
     return 0
 
 

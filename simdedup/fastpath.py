@@ -812,6 +812,11 @@ def _load_linkage() -> LinkageKernel:
     return kernel
 
 
+#: bits of the sieve of the frequent elements' table (as ``simdedup._kernels.SIEVE_BITS``): bit
+#: ``key >> 47`` is set for each key
+SIEVE_BITS = 1 << 17
+
+
 class ExactKernel:
     """The loaded kernels of exact similarities (:mod:`simdedup.similarity`): the exact tokens
     of a text, the distinct values of sorted hashes, pair merges and verdicts, and the upper
@@ -822,8 +827,8 @@ class ExactKernel:
         p, i64 = ctypes.c_void_p, ctypes.c_int64
         arguments = {"tokens": (p, i64, p, p, p, p), "distinct": (p, i64, p, i64),
                      "shared": (p, p, p, i64, p, p, i64, i64, p), "elements": (p, p, p, i64, p, i64, i64, p, i64),
-                     "bits": (p, p, p, i64, p, i64, i64, p, p, i64, p, i64),
-                     "bounded": (p, i64, i64, p, p, p, p, i64, p),
+                     "bits": (p, p, p, i64, p, i64, i64, p, p, i64, p, i64, p),
+                     "bounded": (p, i64, i64, p, p, p, p, i64, p, i64, p, p),
                      "verdicts": (p, p, p, p, p, p, p, i64, p, p, i64, i64, *[ctypes.c_double] * 3, p, p)}
         self._functions = {name: ctypes.CFUNCTYPE(i64, *arguments[name])(address)
                            for name, (address, _) in loaded.items()}
@@ -908,20 +913,30 @@ class ExactKernel:
         hashes, weights, offsets = _run_arrays(runs)
         units = _some(units, np.int64)
         bits = np.zeros((len(units), words), dtype=np.uint64)
+        top = keys[keys != 0] >> np.uint64(64 - SIEVE_BITS.bit_length() + 1)
+        sieve = np.zeros(SIEVE_BITS // 64, dtype=np.uint64)
+        np.bitwise_or.at(sieve, (top >> np.uint64(6)).astype(np.int64), np.uint64(1) << (top & np.uint64(63)))
         self._functions["bits"](hashes.ctypes.data, weights.ctypes.data, offsets.ctypes.data, len(offsets) - 1,
                                 units.ctypes.data, len(units), weighted, keys.ctypes.data, ids.ctypes.data, len(keys),
-                                bits.ctypes.data, words)
+                                bits.ctypes.data, words, sieve.ctypes.data)
         return bits
 
-    def bounded(self, bits: np.ndarray, sizes: np.ndarray, free: np.ndarray, left: np.ndarray,
-                right: np.ndarray) -> np.ndarray:
-        """An upper bound of the Jaccard of each pair of rows (see ``_kernels.exact_bounded``)."""
+    def bounded(self, bits: np.ndarray, sizes: np.ndarray, free: np.ndarray, left: np.ndarray, right: np.ndarray,
+                prefix: int = 0, prefix_free: np.ndarray | None = None, cuts: np.ndarray | None = None) -> np.ndarray:
+        """An upper bound of the Jaccard of each pair of rows (see ``_kernels.exact_bounded``):
+        from the first ``prefix`` words alone (``prefix_free`` elements outside them) where that
+        is below the pair's ``cuts``."""
         bits, sizes, free = _some(bits, np.uint64), _some(sizes, np.int64), _some(free, np.int64)
         left, right = _some(left, np.int64), _some(right, np.int64)
         out = np.empty(len(left), dtype=np.float64)
-        self._functions["bounded"](bits.ctypes.data, len(sizes), bits.shape[1] if bits.ndim == 2 else 1,
-                                   sizes.ctypes.data, free.ctypes.data, left.ctypes.data, right.ctypes.data,
-                                   len(out), out.ctypes.data)
+        words = bits.shape[1] if bits.ndim == 2 else 1
+        if cuts is None or prefix_free is None:  # no cut: the whole bound of every pair
+            prefix, prefix_free, cuts = words, free, np.full(1, -np.inf)
+        cuts = np.ascontiguousarray(np.broadcast_to(np.asarray(cuts, dtype=np.float64), (max(len(left), 1),)))
+        prefix_free = _some(prefix_free, np.int64)
+        self._functions["bounded"](bits.ctypes.data, len(sizes), words, sizes.ctypes.data, free.ctypes.data,
+                                   left.ctypes.data, right.ctypes.data, len(out), out.ctypes.data,
+                                   min(prefix, words), prefix_free.ctypes.data, cuts.ctypes.data)
         return out
 
 

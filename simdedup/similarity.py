@@ -152,6 +152,9 @@ BOUND_SAMPLE_ELEMENTS = 1 << 22
 #: bytes for all documents' bitsets of one kind
 BOUND_WORDS = 128
 BOUND_BYTES = 128 << 20
+#: words of the most frequent elements' bits a bound with a cut reads first (on real-en they
+#: settle 96% of the bag bounds below the threshold, and 72% of the 3-grams')
+BOUND_PREFIX_WORDS = 16
 
 
 #: the room an index's arrays start with, in address space (glibc maps blocks of 32 MiB or
@@ -243,6 +246,7 @@ class _Bounds:
     bits: np.ndarray
     sizes: np.ndarray
     free: np.ndarray
+    prefix_free: np.ndarray  # elements outside the first BOUND_PREFIX_WORDS words
 
 
 class ExactIndex:
@@ -324,19 +328,23 @@ class ExactIndex:
             return False
         return bool(self._bounds) or (pairs >= BOUND_AFTER_PAIRS and pairs >= 2 * int(self.has.sum()))
 
-    def upper_bounds(self, kind: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    def upper_bounds(self, kind: str, a: np.ndarray, b: np.ndarray, cut: float | np.ndarray | None = None
+                     ) -> np.ndarray:
         """An upper bound of ``jaccard(kind, a, b)`` for each pair (NaN where one has no sets),
         exact and cheap: elements that many documents hold get a bit each, and a pair's bound
         counts the bits both documents set, plus the smaller number of their other elements as
         if they were all shared. Bits are taken by the frequency of elements among
         :data:`BOUND_SAMPLE` documents spread over the index (fewer when they hold more than
-        :data:`BOUND_SAMPLE_ELEMENTS`); any choice keeps the bound exact."""
+        :data:`BOUND_SAMPLE_ELEMENTS`), the most frequent first; any choice keeps the bound
+        exact. With ``cut`` (one, or one per pair), a bound below it may be a looser one: that
+        of the first :data:`BOUND_PREFIX_WORDS` words of bits, which settles most pairs."""
         bounds = self._bounds.get(kind) or self._bounds.setdefault(kind, self._make_bounds(kind))
         a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
         out = np.full(len(a), np.nan)
         known = np.flatnonzero(self.has[a] & self.has[b])
+        cuts = None if cut is None else np.broadcast_to(np.asarray(cut, dtype=np.float64), a.shape)[known]
         out[known] = exact_kernel().bounded(bounds.bits, bounds.sizes, bounds.free, bounds.row[a[known]],
-                                            bounds.row[b[known]])
+                                            bounds.row[b[known]], BOUND_PREFIX_WORDS, bounds.prefix_free, cuts)
         return out
 
     def _make_bounds(self, kind: str) -> _Bounds:
@@ -365,7 +373,9 @@ class ExactIndex:
             keys[slot], ids[slot] = key, at
         bits = exact_kernel().frequent_bits(runs, units, weighted, keys, ids, words)
         sizes = totals[units].astype(np.int64)
-        return _Bounds(row, bits, sizes, sizes - np.bitwise_count(bits).sum(axis=1, dtype=np.int64))
+        counted = np.bitwise_count(bits)
+        return _Bounds(row, bits, sizes, sizes - counted.sum(axis=1, dtype=np.int64),
+                       sizes - counted[:, :BOUND_PREFIX_WORDS].sum(axis=1, dtype=np.int64))
 
 
 def passes(measure: str, bag: np.ndarray, grams: np.ndarray, min_similarity: float,

@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import simdedup
-from simdedup import fastpath
+from simdedup import fastpath, similarity
 from simdedup.cli import cli
 from simdedup.similarity import ExactIndex, KeptText, exact_sets, passes
 
@@ -276,14 +276,22 @@ def test_upper_bounds_are_never_below_the_exact_measures(docs):
         exact, bound = index.jaccard(kind, a, b), index.upper_bounds(kind, a, b)
         assert (bound >= exact).all()
         assert (bound[a == b] == 1.0).all()
+        # With a cut, from the first word of bits alone where that is below it (these sets
+        # fill several words): never below the measure, the whole bound wherever it matters
+        cuts = np.linspace(0.0, 1.0, len(a))
+        previous, similarity.BOUND_PREFIX_WORDS = similarity.BOUND_PREFIX_WORDS, 1
+        try:
+            loose = index.upper_bounds(kind, a, b, cuts)
+        finally:
+            similarity.BOUND_PREFIX_WORDS = previous
+        assert (loose >= bound).all()
+        assert (loose[bound >= cuts] == bound[bound >= cuts]).all() and (loose[loose < cuts] < cuts[loose < cuts]).all()
 
 
 def test_bounds_leave_dedup_output_unchanged(tmp_path, monkeypatch):
     """A template family: 120 versions of one page, each with up to 40 of its 200 lines
     replaced, so that most of its 7,140 candidate pairs fail. The pairs the bounds settle
     must be settled as the merges settle them."""
-    from simdedup import similarity
-
     base = lines_of_words(8, 200)
     for i in range(120):
         r = random.Random(i)
