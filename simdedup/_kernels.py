@@ -1451,9 +1451,10 @@ def exact_frequent_bits(hashes_p, weights_p, offsets_p, ndocs, units_p, nunits, 
 
 
 
-#: exact_bounded(bits, nrows, words, sizes, free, left, right, npairs, out, prefix, prefix_free, cuts) -> 0
+#: exact_bounded(bits, nrows, words, sizes, free, left, right, npairs, out, prefix, prefix_free, cuts, ncuts) -> 0
 EXACT_BOUNDED_SIGNATURE = types.int64(_u64p, types.int64, types.int64, _i64p, _i64p, _i64p, _i64p, types.int64,
-                                      types.CPointer(types.float64), types.int64, _i64p, types.CPointer(types.float64))
+                                      types.CPointer(types.float64), types.int64, _i64p, types.CPointer(types.float32),
+                                      types.int64)
 
 
 @numba.njit(inline="always")
@@ -1463,12 +1464,13 @@ def _bound(shared, free_a, free_b, size_a, size_b):  # pragma: no cover - compil
 
 
 def exact_bounded(bits_p, nrows, words, sizes_p, free_p, left_p, right_p, npairs, out_p, prefix, prefix_free_p,
-                  cuts_p):  # pragma: no cover
+                  cuts_p, ncuts):  # pragma: no cover
     """For each pair of rows, an upper bound of the Jaccard of their sets into ``out``: the
     elements both rows' bitsets hold, plus at most the smaller number of elements outside the
     bitsets. The first ``prefix`` words (the most frequent elements) are counted first, with
-    ``prefix_free`` the elements outside them: a pair whose bound from those is below its
-    ``cuts`` keeps that looser bound, and the other words are not read."""
+    ``prefix_free`` the elements outside them: a pair whose bound from those is below its cut
+    (``cuts[p]``, or ``cuts[0]`` for all when ``ncuts`` is 1) keeps that looser bound, and the
+    other words are not read. Any cut is safe: a looser bound is still a bound."""
     bits = carray(bits_p, (max(nrows, 1), words))  # two dimensions: twice as fast as rows flattened by hand
     sizes = carray(sizes_p, (max(nrows, 1),))
     free = carray(free_p, (max(nrows, 1),))
@@ -1476,14 +1478,14 @@ def exact_bounded(bits_p, nrows, words, sizes_p, free_p, left_p, right_p, npairs
     left = carray(left_p, (max(npairs, 1),))
     right = carray(right_p, (max(npairs, 1),))
     out = carray(out_p, (max(npairs, 1),))
-    cuts = carray(cuts_p, (max(npairs, 1),))
+    cuts = carray(cuts_p, (max(ncuts, 1),))
     for p in range(npairs):
         a, b = left[p], right[p]
         shared = 0
         for w in range(prefix):
             shared += _popcount(bits[a, w] & bits[b, w])
         bound = _bound(shared, prefix_free[a], prefix_free[b], sizes[a], sizes[b])
-        if bound >= cuts[p]:
+        if bound >= cuts[p if ncuts > 1 else 0]:
             for w in range(prefix, words):
                 shared += _popcount(bits[a, w] & bits[b, w])
             bound = _bound(shared, free[a], free[b], sizes[a], sizes[b])

@@ -828,7 +828,7 @@ class ExactKernel:
         arguments = {"tokens": (p, i64, p, p, p, p), "distinct": (p, i64, p, i64),
                      "shared": (p, p, p, i64, p, p, i64, i64, p), "elements": (p, p, p, i64, p, i64, i64, p, i64),
                      "bits": (p, p, p, i64, p, i64, i64, p, p, i64, p, i64, p),
-                     "bounded": (p, i64, i64, p, p, p, p, i64, p, i64, p, p),
+                     "bounded": (p, i64, i64, p, p, p, p, i64, p, i64, p, p, i64),
                      "verdicts": (p, p, p, p, p, p, p, i64, p, p, i64, i64, *[ctypes.c_double] * 3, p, p)}
         self._functions = {name: ctypes.CFUNCTYPE(i64, *arguments[name])(address)
                            for name, (address, _) in loaded.items()}
@@ -922,21 +922,23 @@ class ExactKernel:
         return bits
 
     def bounded(self, bits: np.ndarray, sizes: np.ndarray, free: np.ndarray, left: np.ndarray, right: np.ndarray,
-                prefix: int = 0, prefix_free: np.ndarray | None = None, cuts: np.ndarray | None = None) -> np.ndarray:
+                prefix: int = 0, prefix_free: np.ndarray | None = None, cuts: Any = None) -> np.ndarray:
         """An upper bound of the Jaccard of each pair of rows (see ``_kernels.exact_bounded``):
         from the first ``prefix`` words alone (``prefix_free`` elements outside them) where that
-        is below the pair's ``cuts``."""
+        is below the pair's cut (``cuts``: one for all pairs, or one each)."""
         bits, sizes, free = _some(bits, np.uint64), _some(sizes, np.int64), _some(free, np.int64)
         left, right = _some(left, np.int64), _some(right, np.int64)
         out = np.empty(len(left), dtype=np.float64)
         words = bits.shape[1] if bits.ndim == 2 else 1
         if cuts is None or prefix_free is None:  # no cut: the whole bound of every pair
-            prefix, prefix_free, cuts = words, free, np.full(1, -np.inf)
-        cuts = np.ascontiguousarray(np.broadcast_to(np.asarray(cuts, dtype=np.float64), (max(len(left), 1),)))
+            prefix, prefix_free, cuts = words, free, -np.inf
+        cuts = _some(np.atleast_1d(np.asarray(cuts, dtype=np.float32)), np.float32)
+        if len(cuts) not in (1, len(out)):
+            raise ValueError("one cut, or one for each pair")
         prefix_free = _some(prefix_free, np.int64)
         self._functions["bounded"](bits.ctypes.data, len(sizes), words, sizes.ctypes.data, free.ctypes.data,
                                    left.ctypes.data, right.ctypes.data, len(out), out.ctypes.data,
-                                   min(prefix, words), prefix_free.ctypes.data, cuts.ctypes.data)
+                                   min(prefix, words), prefix_free.ctypes.data, cuts.ctypes.data, len(cuts))
         return out
 
 

@@ -337,12 +337,13 @@ class ExactIndex:
         :data:`BOUND_SAMPLE` documents spread over the index (fewer when they hold more than
         :data:`BOUND_SAMPLE_ELEMENTS`), the most frequent first; any choice keeps the bound
         exact. With ``cut`` (one, or one per pair), a bound below it may be a looser one: that
-        of the first :data:`BOUND_PREFIX_WORDS` words of bits, which settles most pairs."""
+        of the first :data:`BOUND_PREFIX_WORDS` words of bits, which settles most pairs (any
+        cut is safe: a looser bound is still a bound)."""
         bounds = self._bounds.get(kind) or self._bounds.setdefault(kind, self._make_bounds(kind))
         a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
         out = np.full(len(a), np.nan)
         known = np.flatnonzero(self.has[a] & self.has[b])
-        cuts = None if cut is None else np.broadcast_to(np.asarray(cut, dtype=np.float64), a.shape)[known]
+        cuts = cut if cut is None or np.ndim(cut) == 0 else np.asarray(cut)[known]
         out[known] = exact_kernel().bounded(bounds.bits, bounds.sizes, bounds.free, bounds.row[a[known]],
                                             bounds.row[b[known]], BOUND_PREFIX_WORDS, bounds.prefix_free, cuts)
         return out
