@@ -158,19 +158,29 @@ def _distance_function(fps: np.ndarray):
     return lambda a, b: popcount_distance(fps[a], fps[b])
 
 
-def _clustered(fps: np.ndarray, masks: list[np.ndarray]) -> bool:
+def _clustered(fps: np.ndarray, masks: list[np.ndarray], k: int) -> bool:
     """Whether the tables would hand out more candidates than comparing all pairs.
 
     The cost model assumes spread-out fingerprints; a corpus whose fingerprints crowd together
-    fills single keys with thousands of rows. The first table's runs tell.
+    fills single keys with thousands of rows. The first table's runs tell: each run's pairs
+    are compared in every table, but those of a family (:func:`_a_family`, among the
+    :data:`FAMILY_CHECKS` longest runs over :data:`FAMILY_RUN` rows) once in all.
     """
     from . import fastpath
 
     n = len(fps)
-    runs = np.unique(_table_key(fps, masks[0]), return_counts=True)[1]
-    candidates = float((runs * (runs - 1) // 2).sum())
+    keys = _table_key(fps, masks[0])
+    values, runs = np.unique(keys, return_counts=True)
+    pairs = (runs * (runs - 1) // 2).astype(float)
+    long = np.flatnonzero(runs > FAMILY_RUN)
+    once = sum(pairs[run] for run in long[np.argsort(-runs[long], kind="stable")][:FAMILY_CHECKS].tolist()
+               if _a_family(fps[keys == values[run]], k))
     cost = _KERNEL_CANDIDATE_COST if fastpath.packed_pair_kernel() else _CANDIDATE_COST
-    return candidates * len(masks) * cost > n * n / 2 * _BRUTE_COST
+    return ((pairs.sum() - once) * len(masks) + once) * cost > n * n / 2 * _BRUTE_COST
+
+
+#: at most this many long runs are checked for families by the cost model of :func:`_clustered`
+FAMILY_CHECKS = 64
 
 
 #: room made at first for the pairs of each row in an all-pairs search; real text at dedup's k = 10
@@ -224,7 +234,7 @@ def near_pairs(fps: np.ndarray, k: int, blocks: int | None = None) -> tuple[np.n
         raise ValueError(f"k must be between 0 and {bits}")
     if blocks is None:
         blocks = choose_blocks(n, k, bits)
-        if blocks and _clustered(fps, table_masks(bits, k, blocks)):
+        if blocks and _clustered(fps, table_masks(bits, k, blocks), k):
             blocks = 0
     if blocks == 0:
         left, right = _brute_pairs(fps, k)
@@ -417,10 +427,11 @@ class Crowd:
     values: np.ndarray
     rows: np.ndarray
     levels: tuple[tuple[int, int, tuple[int, ...]], ...]
+    family: bool = False  # most of its pairs are within k (:func:`_a_family`)
 
-    def take(self, members: np.ndarray, level: tuple[int, int, tuple[int, ...]]) -> Crowd:
+    def take(self, members: np.ndarray, level: tuple[int, int, tuple[int, ...]], family: bool = False) -> Crowd:
         """The run of ``members`` found in the table ``level``."""
-        return Crowd(self.values[members], self.rows[members], (*self.levels, level))
+        return Crowd(self.values[members], self.rows[members], (*self.levels, level), family)
 
 
 @dataclass
@@ -433,12 +444,14 @@ class Found:
 
 
 def table_pairs(values: np.ndarray, rows: np.ndarray, bits: int, k: int, blocks: int, chosen: tuple[int, ...],
-                crowd: int = CROWD) -> Found:
+                crowd: int = CROWD, families: bool = False) -> Found:
     """The pairs within ``k`` among ``values`` (distinct, with their global numbers ``rows``)
-    whose canonical table is the one of the ``chosen`` blocks."""
+    whose canonical table is the one of the ``chosen`` blocks. With ``families``, a crowded run
+    that is a family (most of its pairs within ``k``: :func:`_a_family`) is left as a crowd
+    at once, not searched again."""
     crowds: list[Crowd] = []
     a, b = _table_pairs(values, np.arange(len(values)), bits, k, blocks, chosen, crowd, 0,
-                        Crowd(values, rows, ()), crowds)
+                        Crowd(values, rows, ()), crowds, families)
     a, b = rows[a], rows[b]
     lo, hi = np.minimum(a, b), np.maximum(a, b)
     order = np.lexsort((hi, lo))
@@ -447,7 +460,7 @@ def table_pairs(values: np.ndarray, rows: np.ndarray, bits: int, k: int, blocks:
 
 def _table_pairs(values: np.ndarray, rows: np.ndarray, bits: int, k: int, blocks: int,
                  chosen: tuple[int, ...], crowd: int, depth: int, origin: Crowd,
-                 crowds: list[Crowd]) -> tuple[np.ndarray, np.ndarray]:
+                 crowds: list[Crowd], families: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """:func:`table_pairs` at any depth: pairs as ``rows`` (the values' numbers in the search
     above), unordered; crowds that stay crowded are added to ``crowds``."""
     n = len(values)
@@ -466,9 +479,12 @@ def _table_pairs(values: np.ndarray, rows: np.ndarray, bits: int, k: int, blocks
         members = table.rows(np.arange(start, start + length))
         if any((lambda b: (b == b[0]).all())(_bits(values[members], *r)) for r in before_last):
             continue  # the whole run agrees in such a block: none of its pairs is canonical here
+        if families and _a_family(values[members], k):
+            crowds.append(origin.take(members, (bits, blocks, chosen), family=True))
+            continue
         rest = gather_bits(values[members], other_ranges)  # the run agrees on the chosen blocks
         a, b = _all_pairs(rest, members, sum(size for _, size in other_ranges), k, crowd, depth + 1,
-                          origin.take(members, (bits, blocks, chosen)), crowds)
+                          origin.take(members, (bits, blocks, chosen)), crowds, families)
         lefts.append(a)
         rights.append(b)
     if lefts:  # the crowded runs' pairs, positions in ``values``
@@ -504,13 +520,30 @@ def _runs(table: SortedTable, values: np.ndarray, k: int, crowd: int, bits: int,
     return a[keep], b[keep], paired[starts[lengths > crowd]], lengths[lengths > crowd]
 
 
+#: pairs of a crowded run looked at to tell a family (most pairs within k) from a run of keys
+#: that collide
+FAMILY_SAMPLE = 64
+#: runs longer than this are checked for being a family, in one process (:func:`search`)
+FAMILY_RUN = 256
+
+
+def _a_family(values: np.ndarray, k: int) -> bool:
+    """Whether most of a crowded run's pairs are within ``k``, on a fixed sample of them: a
+    family of near copies, which every table of a search finds whole."""
+    n = len(values)
+    first = np.arange(FAMILY_SAMPLE) * n // FAMILY_SAMPLE
+    second = (first + 1 + np.arange(FAMILY_SAMPLE) * 7919) % n
+    second = np.where(second == first, (first + 1) % n, second)
+    return 2 * int((popcount_distance(values[first], values[second]) <= k).sum()) > FAMILY_SAMPLE
+
+
 #: crowded runs are searched again on their remaining bits this many times, then left to
 #: chunk-pair tasks (a family of templates within k of each other is quadratic however it is cut)
 MAX_DEPTH = 2
 
 
 def _all_pairs(values: np.ndarray, rows: np.ndarray, bits: int, k: int, crowd: int, depth: int, origin: Crowd,
-               crowds: list[Crowd]) -> tuple[np.ndarray, np.ndarray]:
+               crowds: list[Crowd], families: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Every pair within ``k`` among a crowded run's distinct ``values`` (their low ``bits``
     used), once each, as ``rows``: Manku tables of their own with the canonical rule; or, when
     comparing all pairs is cheaper or the search is already ``MAX_DEPTH`` deep, none here: the
@@ -522,7 +555,7 @@ def _all_pairs(values: np.ndarray, rows: np.ndarray, bits: int, k: int, crowd: i
         return empty, empty
     lefts, rights = [], []
     for chosen in tables(bits, k, blocks):
-        a, b = _table_pairs(values, rows, bits, k, blocks, chosen, crowd, depth, origin, crowds)
+        a, b = _table_pairs(values, rows, bits, k, blocks, chosen, crowd, depth, origin, crowds, families)
         lefts.append(a)
         rights.append(b)
     return np.concatenate(lefts), np.concatenate(rights)
@@ -622,17 +655,27 @@ def level_masks(levels: tuple[tuple[int, int, tuple[int, ...]], ...], k: int,
 
 
 def search(values: np.ndarray, k: int, blocks: int, crowd: int = CROWD) -> tuple[np.ndarray, np.ndarray]:
-    """Every pair of rows of ``values`` (``(n, words)`` uint64) within ``k``, once each, in this
-    process: the tables of ``blocks`` blocks with the canonical rule, then the crowds they leave,
-    a pair of chunks of ``crowd`` rows at a time. Unsorted, ``left < right``."""
+    """Every pair of rows of ``values`` (``(n, words)`` uint64) within ``k``, in this process:
+    the tables of ``blocks`` blocks with the canonical rule, then the crowds they leave, a pair
+    of chunks of ``crowd`` rows at a time. ``left < right``, each pair once; unsorted unless a
+    family was met.
+
+    A family of near copies fills a key of nearly every table: compared table by table, its
+    pairs would be compared once per table and thrown away by the canonical rule but once. So
+    a run of more than :data:`FAMILY_RUN` rows that is a family is set aside, the families are
+    merged where they share rows, and each is compared once, all its pairs at a time."""
     bits = 64 * values.shape[1]
     rows = np.arange(len(values), dtype=np.int64)
     lefts, rights = [], []
+    families: list[np.ndarray] = []
     for chosen in tables(bits, k, blocks):
-        found = table_pairs(values, rows, bits, k, blocks, chosen, crowd)
+        found = table_pairs(values, rows, bits, k, blocks, chosen, min(crowd, FAMILY_RUN), families=True)
         lefts.append(found.left)
         rights.append(found.right)
         for run in found.crowds:
+            if run.family:
+                families.append(run.rows)
+                continue
             for (a, b), (c, d) in chunk_spans(len(run.rows), crowd):
                 first = Crowd(run.values[a:b], run.rows[a:b], run.levels)
                 second = None if (a, b) == (c, d) else Crowd(run.values[c:d], run.rows[c:d], run.levels)
@@ -642,4 +685,36 @@ def search(values: np.ndarray, k: int, blocks: int, crowd: int = CROWD) -> tuple
     if not lefts:
         empty = np.empty(0, dtype=np.int64)
         return empty, empty
-    return np.concatenate(lefts), np.concatenate(rights)
+    if not families:
+        return np.concatenate(lefts), np.concatenate(rights)
+    for members in merged_crowds(families, len(values)):
+        a, b = _near_in_chunks(values[members], len(members), True, k)
+        lefts.append(members[a])
+        rights.append(members[b])
+    n = len(values)  # a family's pairs may have come from a table too: each once
+    code = distinct(np.concatenate(lefts) * n + np.concatenate(rights))
+    return code // n, code % n
+
+
+def merged_crowds(crowds: list[np.ndarray], n: int) -> list[np.ndarray]:
+    """The crowds (arrays of rows below ``n``) merged where they share a row, each as its sorted
+    rows: every pair of rows of one crowd is a pair of one merged crowd. (Families only: runs
+    of colliding keys, merged, could make one crowd of most rows.)"""
+    if not crowds:
+        return []
+    label = np.arange(n, dtype=np.int64)
+    changed = True
+    while changed:  # each crowd takes its smallest label, until none moves (a few rounds)
+        changed = False
+        for members in crowds:
+            labels = label[members]
+            smallest = labels.min()
+            if (labels != smallest).any():
+                label[label[members]] = smallest  # the crowds those labels stand for follow
+                label[members] = smallest
+                changed = True
+        label = label[label]
+    inside = np.unique(np.concatenate(crowds))
+    order = inside[np.argsort(label[inside], kind="stable")]
+    bounds = np.flatnonzero(np.diff(label[order])) + 1
+    return np.split(order, bounds)

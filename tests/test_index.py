@@ -130,16 +130,24 @@ def test_bad_arguments():
         table_masks(64, 3, 3)
 
 
-def test_crowded_fingerprints_switch_to_all_pairs():
+def test_crowded_fingerprints_switch_to_all_pairs_unless_a_family():
+    """Keys that collide in every table (fingerprints that agree on their first half) make all
+    pairs cheaper than the tables; a family of near copies among spread-out fingerprints does
+    not, as the search compares it once, not once per table. Either way, every pair."""
     import simdedup.index as index
 
     rng = random.Random(11)
     base = rng.getrandbits(64)
-    values = list({flip(base, rng.sample(range(64), 3)) for _ in range(1500)})
-    blocks = choose_blocks(len(values), 8)
+    colliding = list({flip(base, rng.sample(range(32, 64), 12)) for _ in range(1500)})
+    blocks = choose_blocks(len(colliding), 8)
     assert blocks > 0  # spread-out fingerprints would use tables here
-    assert index._clustered(as_words(values, 64), table_masks(64, 8, blocks))
-    assert found(values, 8) == oracle(values, 8)
+    assert index._clustered(as_words(colliding, 64), table_masks(64, 8, blocks), 8)
+    assert found(colliding, 8) == oracle(colliding, 8)
+    family = _family(np.random.default_rng(11), 1_500, 20_000, 3)
+    blocks = choose_blocks(len(family), 8)
+    assert not index._clustered(family, table_masks(64, 8, blocks), 8)
+    left, right, _ = near_pairs(family, 8)
+    assert np.array_equal(left * len(family) + right, _brute_codes(family, 8))
 
 
 @pytest.mark.parametrize("step", [1, 2, 7])
@@ -209,6 +217,28 @@ def _brute_codes(values: np.ndarray, k: int) -> np.ndarray:
     return np.sort(np.concatenate(codes))
 
 
+def _search_in_chunks(values: np.ndarray, k: int, blocks: int, crowd: int) -> tuple[np.ndarray, np.ndarray]:
+    """The search as an engine runs it: the tables, then each crowd they leave in chunk-pair
+    tasks that keep a pair where every level's table is its canonical one."""
+    from simdedup.index import Crowd, chunk_pairs, chunk_spans, table_pairs, tables
+
+    bits = 64 * values.shape[1]
+    rows = np.arange(len(values), dtype=np.int64)
+    lefts, rights = [], []
+    for chosen in tables(bits, k, blocks):
+        found = table_pairs(values, rows, bits, k, blocks, chosen, crowd)
+        lefts.append(found.left)
+        rights.append(found.right)
+        for run in found.crowds:
+            for (a, b), (c, d) in chunk_spans(len(run.rows), crowd):
+                first = Crowd(run.values[a:b], run.rows[a:b], run.levels)
+                second = None if (a, b) == (c, d) else Crowd(run.values[c:d], run.rows[c:d], run.levels)
+                left, right = chunk_pairs(run.levels, k, first, second)
+                lefts.append(left)
+                rights.append(right)
+    return np.concatenate(lefts), np.concatenate(rights)
+
+
 @pytest.mark.parametrize("bits,k,blocks,crowd,members,kernels", [
     (64, 6, 8, 300, 1_500, True), (64, 6, 8, 300, 1_500, False), (64, 6, 8, 4096, 1_500, True),
     (128, 12, 14, 300, 700, True), (128, 12, 14, 300, 700, False), (128, 12, 14, 4096, 1_500, True)])
@@ -217,8 +247,9 @@ def test_a_family_that_crowds_every_table_gives_each_pair_once(bits, k, blocks, 
     """A template family of fingerprints a few bits apart, among spread-out ones, fills one key
     of every table: each pair is kept in its canonical table only; with a small crowd, the runs
     are searched again on their remaining bits and then compared chunk by chunk (the canonical
-    tables of every level checked in a kernel, or with numpy without kernels). The result is
-    the brute-force set, each pair once (near_pairs runs this search with a crowd of 4,096)."""
+    tables of every level checked in a kernel, or with numpy without kernels), as an engine
+    does. The result is the brute-force set, each pair once. In one process a crowd that is a
+    family is set aside and compared once, all its pairs at a time: the same set."""
     from simdedup.index import search
 
     if not kernels:
@@ -226,13 +257,33 @@ def test_a_family_that_crowds_every_table_gives_each_pair_once(bits, k, blocks, 
 
     values = _family(np.random.default_rng(crowd), members, 1_000, 5, bits)
     n = len(values)
-    left, right = search(values, k, blocks, crowd)
-    codes = np.minimum(left, right) * n + np.maximum(left, right)
-    assert len(np.unique(codes)) == len(codes)
     expected = _brute_codes(values, k)
-    assert len(expected) > 100_000 and np.array_equal(np.sort(codes), expected)
+    assert len(expected) > 100_000
+    left, right = _search_in_chunks(values, k, blocks, crowd)
+    assert (left < right).all() and np.array_equal(np.sort(left * n + right), expected)  # each pair once
+    left, right = search(values, k, blocks, crowd)
+    assert (left < right).all() and np.array_equal(np.sort(left * n + right), expected)  # once each too
     left, right, dist = near_pairs(values, k, blocks=blocks)
     assert (left < right).all() and np.array_equal(left * n + right, expected)
     assert (dist == np.bitwise_count(values[left] ^ values[right]).sum(axis=1)).all()
     left, right, _ = near_pairs(values, k)  # the blocks chosen, or all pairs
     assert np.array_equal(left * n + right, expected)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 40).flatmap(lambda n: st.tuples(st.just(n), st.lists(
+    st.lists(st.integers(0, n - 1), min_size=1, max_size=8, unique=True), max_size=12))))
+def test_merged_crowds_are_the_components_of_the_crowds(case):
+    """Against a plain union of sets: crowds that share a row, directly or through others, are
+    one; others stay apart."""
+    from simdedup.index import merged_crowds
+
+    n, crowds = case
+    groups: list[set[int]] = []
+    for crowd in crowds:
+        touching = [g for g in groups if g & set(crowd)]
+        merged = set(crowd).union(*touching)
+        groups = [g for g in groups if not g & set(crowd)] + [merged]
+    found = merged_crowds([np.array(c, dtype=np.int64) for c in crowds], n)
+    assert sorted(sorted(m.tolist()) for m in found) == sorted(sorted(g) for g in groups)
+    assert all((np.diff(m) > 0).all() for m in found)
