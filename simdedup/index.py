@@ -676,12 +676,9 @@ def search(values: np.ndarray, k: int, blocks: int, crowd: int = CROWD) -> tuple
             if run.family:
                 families.append(run.rows)
                 continue
-            for (a, b), (c, d) in chunk_spans(len(run.rows), crowd):
-                first = Crowd(run.values[a:b], run.rows[a:b], run.levels)
-                second = None if (a, b) == (c, d) else Crowd(run.values[c:d], run.rows[c:d], run.levels)
-                left, right = chunk_pairs(run.levels, k, first, second)
-                lefts.append(left)
-                rights.append(right)
+            left, right = crowd_pairs(run, k, crowd)
+            lefts.append(left)
+            rights.append(right)
     if not lefts:
         empty = np.empty(0, dtype=np.int64)
         return empty, empty
@@ -694,6 +691,19 @@ def search(values: np.ndarray, k: int, blocks: int, crowd: int = CROWD) -> tuple
     n = len(values)  # a family's pairs may have come from a table too: each once
     code = distinct(np.concatenate(lefts) * n + np.concatenate(rights))
     return code // n, code % n
+
+
+def crowd_pairs(run: Crowd, k: int, chunk: int) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs of a crowd canonical at every level, each once, a pair of chunks of ``chunk``
+    rows at a time (:func:`chunk_pairs`; an engine runs each chunk pair as a task)."""
+    lefts, rights = [], []
+    for (a, b), (c, d) in chunk_spans(len(run.rows), chunk):
+        first = Crowd(run.values[a:b], run.rows[a:b], run.levels)
+        second = None if (a, b) == (c, d) else Crowd(run.values[c:d], run.rows[c:d], run.levels)
+        left, right = chunk_pairs(run.levels, k, first, second)
+        lefts.append(left)
+        rights.append(right)
+    return np.concatenate(lefts), np.concatenate(rights)
 
 
 def merged_crowds(crowds: list[np.ndarray], n: int) -> list[np.ndarray]:

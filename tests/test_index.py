@@ -220,7 +220,7 @@ def _brute_codes(values: np.ndarray, k: int) -> np.ndarray:
 def _search_in_chunks(values: np.ndarray, k: int, blocks: int, crowd: int) -> tuple[np.ndarray, np.ndarray]:
     """The search as an engine runs it: the tables, then each crowd they leave in chunk-pair
     tasks that keep a pair where every level's table is its canonical one."""
-    from simdedup.index import Crowd, chunk_pairs, chunk_spans, table_pairs, tables
+    from simdedup.index import crowd_pairs, table_pairs, tables
 
     bits = 64 * values.shape[1]
     rows = np.arange(len(values), dtype=np.int64)
@@ -230,12 +230,9 @@ def _search_in_chunks(values: np.ndarray, k: int, blocks: int, crowd: int) -> tu
         lefts.append(found.left)
         rights.append(found.right)
         for run in found.crowds:
-            for (a, b), (c, d) in chunk_spans(len(run.rows), crowd):
-                first = Crowd(run.values[a:b], run.rows[a:b], run.levels)
-                second = None if (a, b) == (c, d) else Crowd(run.values[c:d], run.rows[c:d], run.levels)
-                left, right = chunk_pairs(run.levels, k, first, second)
-                lefts.append(left)
-                rights.append(right)
+            left, right = crowd_pairs(run, k, crowd)
+            lefts.append(left)
+            rights.append(right)
     return np.concatenate(lefts), np.concatenate(rights)
 
 
