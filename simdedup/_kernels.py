@@ -1413,14 +1413,15 @@ def exact_elements(hashes_p, weights_p, offsets_p, ndocs, units_p, nunits, weigh
 EXACT_BITS_SIGNATURE = types.int64(_u64p, _u32p, _i64p, types.int64, _i64p, types.int64, types.int64, _u64p, _i64p,
                                    types.int64, _u64p, types.int64, _u64p)
 #: bits of the sieve in front of the table of frequent elements (16 KiB: it stays in the L1 cache)
-SIEVE_BITS = 1 << 17
+SIEVE_BITS = 1 << 17  # (fastpath.SIEVE_BITS)
+SIEVE_SHIFT = 65 - SIEVE_BITS.bit_length()  # a key's top bits, its bit in the sieve
 
 
 def exact_frequent_bits(hashes_p, weights_p, offsets_p, ndocs, units_p, nunits, weighted, keys_p, ids_p, nkeys,
                         bits_p, words, sieve_p):  # pragma: no cover - compiled
     """Row r of ``bits`` (``words`` uint64 a row, zero on entry): the bitset of the elements of
     unit ``units[r]`` found in the open-addressing table ``keys`` (``nkeys`` slots, a power of
-    two, 0 empty) at bit ``ids[slot]``. ``sieve`` has bit ``key >> 47`` set for each key: most
+    two, 0 empty) at bit ``ids[slot]``. ``sieve`` has bit ``key >> SIEVE_SHIFT`` set for each key: most
     elements are in no table, and it tells so from the L1 cache (the table is in L2)."""
     offsets = carray(offsets_p, (ndocs + 1,))
     hashes = carray(hashes_p, (max(offsets[ndocs], 1),))
@@ -1437,7 +1438,7 @@ def exact_frequent_bits(hashes_p, weights_p, offsets_p, ndocs, units_p, nunits, 
             copies = np.int64(weights[i]) if weighted else 1
             for j in range(copies):
                 e = _element(hashes[i], j)
-                top = e >> np.uint64(47)
+                top = e >> np.uint64(SIEVE_SHIFT)
                 if (sieve[top >> np.uint64(6)] >> (top & np.uint64(63))) & ONE == 0:
                     continue
                 slot = e & mask

@@ -812,9 +812,10 @@ def _load_linkage() -> LinkageKernel:
     return kernel
 
 
-#: bits of the sieve of the frequent elements' table (as ``simdedup._kernels.SIEVE_BITS``): bit
-#: ``key >> 47`` is set for each key
+#: bits of the sieve of the frequent elements' table (as ``simdedup._kernels``): bit
+#: ``key >> SIEVE_SHIFT`` is set for each key
 SIEVE_BITS = 1 << 17
+SIEVE_SHIFT = 65 - SIEVE_BITS.bit_length()
 
 
 class ExactKernel:
@@ -913,7 +914,7 @@ class ExactKernel:
         hashes, weights, offsets = _run_arrays(runs)
         units = _some(units, np.int64)
         bits = np.zeros((len(units), words), dtype=np.uint64)
-        top = keys[keys != 0] >> np.uint64(64 - SIEVE_BITS.bit_length() + 1)
+        top = keys[keys != 0] >> np.uint64(SIEVE_SHIFT)
         sieve = np.zeros(SIEVE_BITS // 64, dtype=np.uint64)
         np.bitwise_or.at(sieve, (top >> np.uint64(6)).astype(np.int64), np.uint64(1) << (top & np.uint64(63)))
         self._functions["bits"](hashes.ctypes.data, weights.ctypes.data, offsets.ctypes.data, len(offsets) - 1,

@@ -237,6 +237,11 @@ class _IndexArrays:
         self.totals.append(total)
 
 
+def _offsets(sizes: np.ndarray) -> np.ndarray:
+    """Where each document's run starts, and the end."""
+    return np.concatenate(([0], np.cumsum(sizes)))
+
+
 @dataclass
 class _Bounds:
     """One kind's bitsets of frequent elements: a row per document with sets (``row``), each
@@ -269,23 +274,18 @@ class ExactIndex:
             arrays.add(document)
         self.n = len(arrays.has)
         self.has = np.array(arrays.has, dtype=bool)
-        self.kinds = {"bag": (arrays.words.done(), arrays.counts.done(),
-                              *self._offsets_totals(arrays.word_sizes, arrays.totals)),
-                      "grams": (arrays.grams.done(), np.empty(0, dtype=np.uint32),
-                                *self._offsets_totals(arrays.gram_sizes))}
+        word_sizes, gram_sizes = self._per_document(arrays.word_sizes), self._per_document(arrays.gram_sizes)
+        self.kinds = {"bag": (arrays.words.done(), arrays.counts.done(), _offsets(word_sizes),
+                              self._per_document(arrays.totals)),
+                      "grams": (arrays.grams.done(), np.empty(0, dtype=np.uint32), _offsets(gram_sizes), gram_sizes)}
         self._bounds: dict[str, _Bounds] = {}
         self.merged = 0  # pairs merged so far (kinds apart)
 
-    def _offsets_totals(self, sizes: list[int], totals: list[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """The offset of each document's run, and each document's total weight (its run's size
-        without ``totals``)."""
-        per_doc = np.zeros(self.n, dtype=np.int64)
-        per_doc[self.has] = sizes
-        offsets = np.concatenate(([0], np.cumsum(per_doc)))
-        if totals is not None:
-            per_doc = np.zeros(self.n, dtype=np.int64)
-            per_doc[self.has] = totals
-        return offsets, per_doc
+    def _per_document(self, values: list[int]) -> np.ndarray:
+        """``values`` of the documents with sets, as an array over all documents (0 elsewhere)."""
+        out = np.zeros(self.n, dtype=np.int64)
+        out[self.has] = values
+        return out
 
     def jaccard(self, kind: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """Exact (weighted) Jaccard of documents ``a[i]`` and ``b[i]`` (NaN where one has no sets)."""

@@ -191,6 +191,7 @@ def test_the_kernel_and_its_python_side_agree_on_the_scratch_layout():
     from simdedup import _kernels
 
     assert (_kernels.PLANES, _kernels.SCRATCH_WORDS) == (fastpath.PLANES, fastpath.SCRATCH_WORDS)
+    assert (_kernels.SIEVE_BITS, _kernels.SIEVE_SHIFT) == (fastpath.SIEVE_BITS, fastpath.SIEVE_SHIFT) == (1 << 17, 47)
 
 
 @needs_kernels
