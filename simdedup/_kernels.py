@@ -1454,7 +1454,7 @@ def exact_frequent_bits(hashes_p, weights_p, offsets_p, ndocs, units_p, nunits, 
 
 #: exact_bounded(bits, nrows, words, sizes, free, left, right, npairs, out, prefix, prefix_free, cuts, ncuts) -> 0
 EXACT_BOUNDED_SIGNATURE = types.int64(_u64p, types.int64, types.int64, _i64p, _i64p, _i64p, _i64p, types.int64,
-                                      types.CPointer(types.float64), types.int64, _i64p, types.CPointer(types.float32),
+                                      types.CPointer(types.float64), types.int64, _i64p, types.CPointer(types.float64),
                                       types.int64)
 
 

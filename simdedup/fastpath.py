@@ -933,7 +933,7 @@ class ExactKernel:
         words = bits.shape[1] if bits.ndim == 2 else 1
         if cuts is None or prefix_free is None:  # no cut: the whole bound of every pair
             prefix, prefix_free, cuts = words, free, -np.inf
-        cuts = _some(np.atleast_1d(np.asarray(cuts, dtype=np.float32)), np.float32)
+        cuts = _some(np.atleast_1d(np.asarray(cuts, dtype=np.float64)), np.float64)
         if len(cuts) not in (1, len(out)):
             raise ValueError("one cut, or one for each pair")
         prefix_free = _some(prefix_free, np.int64)

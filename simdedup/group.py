@@ -227,8 +227,8 @@ class _PairTest:
             # Each bound matters only as far as the thresholds it is compared with: the 3-grams'
             # against min_resemblance, and the floor too where the bag may pass
             most_bag = self.exact.upper_bounds("bag", a, b, self.min_similarity)
-            lower = np.float32(min(self.min_resemblance, RESEMBLANCE_FLOOR))
-            grams_cut = np.where(most_bag >= self.min_similarity, lower, np.float32(self.min_resemblance))
+            lower = min(self.min_resemblance, RESEMBLANCE_FLOOR)
+            grams_cut = np.where(most_bag >= self.min_similarity, lower, self.min_resemblance)
             most_grams = self.exact.upper_bounds("grams", a, b, grams_cut)
             may = passes(self.measure, most_bag, most_grams, self.min_similarity, self.min_resemblance)
             measured = np.flatnonzero(may | np.isnan(most_bag))

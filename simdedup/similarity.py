@@ -343,7 +343,7 @@ class ExactIndex:
         a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
         out = np.full(len(a), np.nan)
         known = np.flatnonzero(self.has[a] & self.has[b])
-        cuts = cut if cut is None or np.ndim(cut) == 0 else np.asarray(cut)[known]
+        cuts = cut if cut is None or np.ndim(cut) == 0 or len(known) == len(a) else np.asarray(cut)[known]
         out[known] = exact_kernel().bounded(bounds.bits, bounds.sizes, bounds.free, bounds.row[a[known]],
                                             bounds.row[b[known]], BOUND_PREFIX_WORDS, bounds.prefix_free, cuts)
         return out

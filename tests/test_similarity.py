@@ -278,7 +278,8 @@ def test_upper_bounds_are_never_below_the_exact_measures(docs):
         assert (bound[a == b] == 1.0).all()
         # With a cut, from the first word of bits alone where that is below it (these sets
         # fill several words): never below the measure, the whole bound wherever it matters
-        cuts = np.linspace(0.0, 1.0, len(a), dtype=np.float32).astype(float)  # as the kernel reads them
+        cuts = np.linspace(0.0, 1.0, len(a))
+        cuts[::3] = bound[::3]  # a bound exactly at its cut is read whole
         previous, similarity.BOUND_PREFIX_WORDS = similarity.BOUND_PREFIX_WORDS, 1
         try:
             loose = index.upper_bounds(kind, a, b, cuts)
