@@ -303,3 +303,81 @@ print(shared(np.arange(5), np.arange(5)).sum())
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip() == "10"
+
+
+def _copies_corpus(tmp_path):
+    """Files of at least COPY_MIN_BYTES and exact copies of them (one behind a byte-order mark),
+    a near copy, an unrelated file and small copies, in an order that mixes them."""
+    from simdedup.methods.simhash import COPY_MIN_BYTES
+
+    r = random.Random(11)
+    vocab = [f"wörd{i}" for i in range(3000)] + ["“quoted”", "dash—dash", "漢字"]
+
+    def text():
+        return " ".join(r.choice(vocab) for _ in range(COPY_MIN_BYTES // 4)).encode()
+
+    first, other, small = text(), text(), b"a small file, copied\n"
+    near = first.replace(b" ", b"\n", 50)[: -40]
+    files = {"a.txt": first, "b.txt": other, "c.txt": first, "d.txt": small, "e.txt": near, "f.txt": first,
+             "g.txt": small, "h.txt": b"\xef\xbb\xbf" + first, "i.txt": other}
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    return [str(tmp_path / name) for name in files]
+
+
+@needs_kernels
+def test_exact_copies_get_the_records_fingerprinting_them_gives(tmp_path, monkeypatch):
+    """With exact verification (dedup), a document whose bytes were fingerprinted before takes
+    that record: the same records as fingerprinting every document, each keeping its own text,
+    and the kernel sees each distinct large text once."""
+    paths = _copies_corpus(tmp_path)
+    plain = SimhashMethod(get_tokenizer("words"))
+    exact = SimhashMethod(get_tokenizer("words"))
+    exact.verify_exactly()
+    fastpath.preload()
+    kernel_type = type(fastpath.kernel())
+    seen = []
+    fingerprint = kernel_type.fingerprint
+
+    def counting(self, texts, *args):
+        seen.extend(texts)
+        return fingerprint(self, texts, *args)
+
+    monkeypatch.setattr(kernel_type, "fingerprint", counting)
+    records = {}
+    for name, method in (("plain", plain), ("exact", exact)):
+        seen.clear()
+        records[name] = fingerprint_batch([Source(p) for p in paths], method).results
+        records[name + " seen"] = list(seen)
+    assert [(r.to_json(), r.encoding) for r in records["exact"]] == [(r.to_json(), r.encoding) for r in records["plain"]]
+    for path, record in zip(paths, records["exact"]):
+        body = open(path, "rb").read()
+        assert record.exact.utf8() == (body[3:] if body.startswith(b"\xef\xbb\xbf") else body)
+    assert len(records["plain seen"]) == len(paths)
+    # a, b, d, e, g, h (a's bytes behind a BOM are other bytes) and the small copy; not c, f, i
+    assert len(records["exact seen"]) == len(paths) - 3
+
+
+@needs_kernels
+def test_bytes_that_collide_with_a_copys_key_are_never_its_duplicate(tmp_path, monkeypatch):
+    """Copies are found by a 128-bit hash, which bytes can be crafted to collide with. Made to
+    collide here (every key equal), an unrelated document gets another's fingerprint, but exact
+    verification on its own text keeps it out of that document's cluster."""
+    from simdedup.cli import cli
+    from click.testing import CliRunner
+    from simdedup.methods import simhash
+
+    paths = _copies_corpus(tmp_path)
+
+    def run():
+        result = CliRunner().invoke(cli, ["dedup", "-j", "1", "--singletons", *paths])
+        assert result.exit_code == 0, result.output
+        return sorted(sorted(m["id"] for m in __import__("json").loads(line)["members"])
+                      for line in result.stdout.splitlines())
+
+    honest = run()
+    monkeypatch.setattr(simhash._Copies, "key", staticmethod(lambda data, file: b"one key for all"))
+    colliding = run()
+    assert colliding == honest
+    names = [[p.rsplit("/", 1)[1] for p in cluster] for cluster in honest]
+    assert ["a.txt", "c.txt", "e.txt", "f.txt", "h.txt"] in names and ["b.txt", "i.txt"] in names

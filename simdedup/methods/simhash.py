@@ -10,11 +10,13 @@ them together; everything else streams through the tokenizer a chunk at a time.
 from __future__ import annotations
 
 import codecs
+import dataclasses
 import itertools
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
 import numpy as np
+import xxhash
 
 from .. import fastpath
 from ..errors import SkipDocument
@@ -31,6 +33,11 @@ NO_FEATURES = "no text to fingerprint (only whitespace or no features)"
 NO_TEXT_FEATURES = "no text to fingerprint"
 #: documents up to this size go to a tokenizer's ``features_many`` whole; larger ones stream
 TOGETHER_BYTES = 1 << 20
+#: With exact verification, a document of at least COPY_MIN_BYTES whose bytes this process has
+#: already fingerprinted takes that record's fingerprint (:class:`_Copies`), which holds at most
+#: COPY_ENTRIES of them.
+COPY_MIN_BYTES = 4096
+COPY_ENTRIES = 1 << 16
 
 
 def visible_text(chunks: Iterable[str], html: bool = False) -> Iterator[str]:
@@ -64,6 +71,7 @@ class SimhashMethod(Method):
     exact: bool = False  # keep each record's text for exact verification (:meth:`verify_exactly`)
     simhasher: Simhasher = field(init=False)
     fast: bool = field(init=False)
+    copies: "_Copies" = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.weighting = self.weighting or self.tokenizer.weighting
@@ -76,6 +84,7 @@ class SimhashMethod(Method):
             self.whole_bytes = fastpath.MAX_BYTES
         elif self._together_pays():
             self.whole_bytes = TOGETHER_BYTES
+        self.copies = _Copies()
         self._settings = {"method": "simhash", **self.tokenizer.settings(), "bits": self.bits,
                           "hash": self.hash_name, "weighting": self.weighting, "sketch": self.sketch_bins}
         if self.ties != "zero":  # written only when not the default, as records before it had none
@@ -172,14 +181,26 @@ class SimhashMethod(Method):
 
     def _kernel_records(self, documents: list[Document], pending: list[tuple[int, bytes]],
                         results: list[FingerprintRecord | Source | None]) -> None:
-        """Fingerprint the pending documents in one kernel call, into ``results``; on the Python
-        path while this process has seen too little text to load the kernel for."""
+        """Fingerprint the pending documents with the kernel, into ``results``; on the Python
+        path while this process has seen too little text to load the kernel for. With exact
+        verification, exact copies of a document fingerprinted before take its record."""
         if not pending:
             return
         kernel = fastpath.ready(sum(len(data) for _, data in pending))
         if kernel is None:
             for position, _ in pending:
                 results[position] = self._one(documents[position])
+            return
+        if self.exact:
+            pending, later = self._copied(documents, pending, results, defer=True)
+            self._fingerprint_pending(kernel, documents, pending, results)
+            pending, _ = self._copied(documents, later, results, defer=False)  # their first is done now
+        self._fingerprint_pending(kernel, documents, pending, results)
+
+    def _fingerprint_pending(self, kernel: fastpath.Kernel, documents: list[Document],
+                             pending: list[tuple[int, bytes]], results: list[FingerprintRecord | Source | None]) -> None:
+        """The pending documents in one kernel call, into ``results``."""
+        if not pending:
             return
         files = [documents[position].text is None for position, _ in pending]
         texts = [_without_bom(data) if file else data for (_, data), file in zip(pending, files)]
@@ -200,7 +221,39 @@ class SimhashMethod(Method):
                 record.encoding = "utf-8" if file and self.encoding == "auto" else None  # what auto finds in UTF-8
                 if len(text) <= MAX_DOCUMENT_CHARS:
                     self._add_exact(record, text)
+                    if self.exact and len(data) >= COPY_MIN_BYTES:
+                        self.copies.add(self.copies.key(data, file), record)
                 results[position] = record
+
+    def _copied(self, documents: list[Document], pending: list[tuple[int, bytes]],
+                results: list[FingerprintRecord | Source | None], defer: bool
+                ) -> tuple[list[tuple[int, bytes]], list[tuple[int, bytes]]]:
+        """Records for the pending documents whose bytes this process has fingerprinted (into
+        ``results``); returns the documents still to fingerprint and, with ``defer``, apart from
+        them the copies of one that comes earlier (to look up again once it is done).
+
+        Only with exact verification, which is what makes a copy safe: each document keeps its own
+        text, pairs are verified on the texts, and units are made by the texts' own digests, so
+        bytes crafted to collide with another document's key get a wrong fingerprint (a candidate
+        missed or one too many) but are never judged a duplicate of it."""
+        rest, later, first = [], [], set()
+        for position, data in pending:
+            if len(data) < COPY_MIN_BYTES:
+                rest.append((position, data))
+                continue
+            document = documents[position]
+            file = document.text is None
+            key = self.copies.key(data, file)
+            copied = self.copies.record(key, document.id)
+            if copied is not None:
+                self._add_exact(copied, _without_bom(data) if file else data)
+                results[position] = copied
+            elif defer and key in first:
+                later.append((position, data))
+            else:
+                first.add(key)
+                rest.append((position, data))
+        return rest, later
 
     def _together(self, documents: list[Document]) -> list[FingerprintRecord | Source]:
         """The Python path for a tokenizer that makes features faster for many documents at
@@ -287,6 +340,30 @@ class GivenFeaturesMethod(SimhashMethod):
             else:
                 results.append(self.make_record(document.id, document.features, None))
         return results
+
+
+class _Copies:
+    """Fingerprints of documents this process has made, by the 128-bit XXH3 of their bytes (and
+    whether they were a file's bytes or a text's UTF-8): corpora hold exact copies (licence
+    files, one page mirrored under many addresses), and each is fingerprinted once. At most
+    :data:`COPY_ENTRIES` are held (about 400 bytes each), then they start again."""
+
+    def __init__(self) -> None:
+        self._records: dict[bytes, FingerprintRecord] = {}  # without id and text
+
+    @staticmethod
+    def key(data: bytes, file: bool) -> bytes:
+        return xxhash.xxh3_128_digest(data) + (b"f" if file else b"t")
+
+    def add(self, key: bytes, record: FingerprintRecord) -> None:
+        if len(self._records) >= COPY_ENTRIES:
+            self._records.clear()  # bounded; the copies that matter are usually near each other
+        self._records[key] = dataclasses.replace(record, id="", exact=None)
+
+    def record(self, key: bytes, doc_id: str) -> FingerprintRecord | None:
+        """A copy of the record made with this key under ``doc_id``, or None when none was made."""
+        record = self._records.get(key)
+        return None if record is None else dataclasses.replace(record, id=doc_id)
 
 
 def _without_bom(data: bytes) -> bytes:
