@@ -363,8 +363,11 @@ def test_bytes_that_collide_with_a_copys_key_are_never_its_duplicate(tmp_path, m
     """Copies are found by a 128-bit hash, which bytes can be crafted to collide with. Made to
     collide here (every key equal), an unrelated document gets another's fingerprint, but exact
     verification on its own text keeps it out of that document's cluster."""
-    from simdedup.cli import cli
+    import json
+
     from click.testing import CliRunner
+
+    from simdedup.cli import cli
     from simdedup.methods import simhash
 
     paths = _copies_corpus(tmp_path)
@@ -372,8 +375,7 @@ def test_bytes_that_collide_with_a_copys_key_are_never_its_duplicate(tmp_path, m
     def run():
         result = CliRunner().invoke(cli, ["dedup", "-j", "1", "--singletons", *paths])
         assert result.exit_code == 0, result.output
-        return sorted(sorted(m["id"] for m in __import__("json").loads(line)["members"])
-                      for line in result.stdout.splitlines())
+        return sorted(sorted(m["id"] for m in json.loads(line)["members"]) for line in result.stdout.splitlines())
 
     honest = run()
     monkeypatch.setattr(simhash._Copies, "key", staticmethod(lambda data, file: b"one key for all"))
