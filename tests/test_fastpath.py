@@ -379,6 +379,10 @@ def test_bytes_that_collide_with_a_copys_key_are_never_its_duplicate(tmp_path, m
 
     honest = run()
     monkeypatch.setattr(simhash._Copies, "key", staticmethod(lambda data, file: b"one key for all"))
+    method = SimhashMethod(get_tokenizer("words"))
+    method.verify_exactly()
+    records = fingerprint_batch([Source(p) for p in paths], method).results
+    assert records[1].simhash == records[0].simhash  # b.txt took a.txt's fingerprint
     colliding = run()
     assert colliding == honest
     names = [[p.rsplit("/", 1)[1] for p in cluster] for cluster in honest]
