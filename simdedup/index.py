@@ -684,10 +684,10 @@ def search(values: np.ndarray, k: int, blocks: int, crowd: int = CROWD) -> tuple
         return empty, empty
     if not families:
         return np.concatenate(lefts), np.concatenate(rights)
-    for members in merged_crowds(families, len(values)):
-        a, b = _near_in_chunks(values[members], len(members), True, k)
-        lefts.append(members[a])
-        rights.append(members[b])
+    for rows in _family_compares(families, len(values)):
+        a, b = _near_in_chunks(values[rows], len(rows), True, k)
+        lefts.append(rows[a])
+        rights.append(rows[b])
     n = len(values)  # a family's pairs may have come from a table too: each once
     code = distinct(np.concatenate(lefts) * n + np.concatenate(rights))
     return code // n, code % n
@@ -704,6 +704,28 @@ def crowd_pairs(run: Crowd, k: int, chunk: int) -> tuple[np.ndarray, np.ndarray]
         lefts.append(left)
         rights.append(right)
     return np.concatenate(lefts), np.concatenate(rights)
+
+
+def _family_compares(families: list[np.ndarray], n: int) -> list[np.ndarray]:
+    """The sorted rows to compare all pairs of, for the families (runs of rows below ``n``)
+    that the tables set aside: each merged family (:func:`merged_crowds`) once, or, where that
+    would compare more pairs, each distinct family of it apart. Families chained by shared
+    rows (a page drifting over many versions, each with its copies) can merge into one crowd
+    whose far ends are no pair at all; apart, no more pairs are compared than the tables would
+    have compared. Every pair within k shares a run of some table, so either way finds it."""
+    merged = merged_crowds(families, n)
+    where = np.empty(n, dtype=np.int64)
+    for i, members in enumerate(merged):
+        where[members] = i
+    distinct: list[dict[bytes, np.ndarray]] = [{} for _ in merged]
+    for family in families:
+        rows = np.sort(family)
+        distinct[int(where[rows[0]])][rows.tobytes()] = rows
+    compares: list[np.ndarray] = []
+    for members, own in zip(merged, distinct):
+        apart = sum(len(rows) * (len(rows) - 1) // 2 for rows in own.values())
+        compares.extend([members] if len(members) * (len(members) - 1) // 2 <= apart else own.values())
+    return compares
 
 
 def merged_crowds(crowds: list[np.ndarray], n: int) -> list[np.ndarray]:

@@ -284,3 +284,41 @@ def test_merged_crowds_are_the_components_of_the_crowds(case):
     found = merged_crowds([np.array(c, dtype=np.int64) for c in crowds], n)
     assert sorted(sorted(m.tolist()) for m in found) == sorted(sorted(g) for g in groups)
     assert all((np.diff(m) > 0).all() for m in found)
+
+
+def _drifting_chain(rng, steps: int, copies: int, bits: int = 64) -> np.ndarray:
+    """A page drifting over ``steps`` versions, two bits a version, each version with
+    ``copies`` copies one bit or none from it: each version is near the next, far from most."""
+    version = int(rng.integers(0, 2**63)) << (bits - 63) | 1
+    rows = []
+    for _ in range(steps):
+        version = flip(version, rng.choice(bits, size=2, replace=False).tolist())
+        rows += [flip(version, rng.choice(bits, size=int(rng.integers(0, 2)), replace=False).tolist())
+                 for _ in range(copies)]
+    return as_words(rows, bits)
+
+
+@pytest.mark.parametrize("bits,k,blocks", [(64, 3, 6), (128, 6, 8)])
+def test_families_chained_by_drift_are_compared_apart_and_give_every_pair(bits, k, blocks):
+    """Families that share rows merge; when the merged crowd would compare more pairs than its
+    families apart (a chain of versions, whose far ends are no pair), each family is compared
+    apart. Either way the pairs are the brute-force set, each once."""
+    from simdedup.index import search
+
+    values = _drifting_chain(np.random.default_rng(bits), 24, 300, bits)
+    n = len(values)
+    expected = _brute_codes(values, k)
+    left, right = search(values, k, blocks)
+    assert (left < right).all() and np.array_equal(np.sort(left * n + right), expected)
+
+
+def test_a_merged_family_is_compared_whole_or_as_its_families_whichever_compares_fewer():
+    from simdedup.index import _family_compares
+
+    run = np.arange(500, dtype=np.int64)
+    repeated = _family_compares([run, run[::-1].copy(), run], 1_000)  # one family in three tables
+    assert [r.tolist() for r in repeated] == [run.tolist()]
+    chained = _family_compares([np.arange(0, 600), np.arange(300, 900), np.arange(600, 1_000)], 1_000)
+    assert [(r[0], r[-1]) for r in chained] == [(0, 599), (300, 899), (600, 999)]
+    overlapping = _family_compares([np.arange(0, 600), np.arange(50, 650)], 1_000)
+    assert [(r[0], r[-1]) for r in overlapping] == [(0, 649)]
