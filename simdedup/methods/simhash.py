@@ -12,6 +12,7 @@ from __future__ import annotations
 import codecs
 import dataclasses
 import itertools
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
@@ -191,11 +192,13 @@ class SimhashMethod(Method):
             for position, _ in pending:
                 results[position] = self._one(documents[position])
             return
-        if self.exact:
-            pending, later = self._copied(documents, pending, results, defer=True)
+        if not self.exact:
             self._fingerprint_pending(kernel, documents, pending, results)
-            pending, _ = self._copied(documents, later, results, defer=False)  # their first is done now
-        self._fingerprint_pending(kernel, documents, pending, results)
+            return
+        firsts, later = self._copied(documents, pending, results, defer=True)
+        self._fingerprint_pending(kernel, documents, firsts, results)
+        rest, _ = self._copied(documents, later, results, defer=False)  # their first is done now
+        self._fingerprint_pending(kernel, documents, rest, results)
 
     def _fingerprint_pending(self, kernel: fastpath.Kernel, documents: list[Document],
                              pending: list[tuple[int, bytes]], results: list[FingerprintRecord | Source | None]) -> None:
@@ -222,7 +225,7 @@ class SimhashMethod(Method):
                 if len(text) <= MAX_DOCUMENT_CHARS:
                     self._add_exact(record, text)
                     if self.exact and len(data) >= COPY_MIN_BYTES:
-                        self.copies.add(self.copies.key(data, file), record)
+                        self.copies.add(self.copies.key(data, file), record, file)
                 results[position] = record
 
     def _copied(self, documents: list[Document], pending: list[tuple[int, bytes]],
@@ -230,12 +233,8 @@ class SimhashMethod(Method):
                 ) -> tuple[list[tuple[int, bytes]], list[tuple[int, bytes]]]:
         """Records for the pending documents whose bytes this process has fingerprinted (into
         ``results``); returns the documents still to fingerprint and, with ``defer``, apart from
-        them the copies of one that comes earlier (to look up again once it is done).
-
-        Only with exact verification, which is what makes a copy safe: each document keeps its own
-        text, pairs are verified on the texts, and units are made by the texts' own digests, so
-        bytes crafted to collide with another document's key get a wrong fingerprint (a candidate
-        missed or one too many) but are never judged a duplicate of it."""
+        them the copies of one that comes earlier (to look up again once it is done). Only with
+        exact verification, whose kept texts are what a copy is compared with."""
         rest, later, first = [], [], set()
         for position, data in pending:
             if len(data) < COPY_MIN_BYTES:
@@ -243,10 +242,11 @@ class SimhashMethod(Method):
                 continue
             document = documents[position]
             file = document.text is None
+            text = _without_bom(data) if file else data
             key = self.copies.key(data, file)
-            copied = self.copies.record(key, document.id)
+            copied = self.copies.record(key, data, text, file, document.id)
             if copied is not None:
-                self._add_exact(copied, _without_bom(data) if file else data)
+                self._add_exact(copied, text)
                 results[position] = copied
             elif defer and key in first:
                 later.append((position, data))
@@ -345,25 +345,38 @@ class GivenFeaturesMethod(SimhashMethod):
 class _Copies:
     """Fingerprints of documents this process has made, by the 128-bit XXH3 of their bytes (and
     whether they were a file's bytes or a text's UTF-8): corpora hold exact copies (licence
-    files, one page mirrored under many addresses), and each is fingerprinted once. At most
-    :data:`COPY_ENTRIES` are held (about 400 bytes each), then they start again."""
+    files, one page mirrored under many addresses), and each is fingerprinted once. A copy is
+    taken only when its text equals the first one's, kept for exact verification: a hash
+    collision, chance or crafted, is fingerprinted as any other document. At most
+    :data:`COPY_ENTRIES` are held (about 400 bytes each; the texts are only referred to, so
+    they go when exact verification lets them go), then they start again."""
 
     def __init__(self) -> None:
-        self._records: dict[bytes, FingerprintRecord] = {}  # without id and text
+        # the record without id and text, the text it was made of, and whether from a file
+        self._records: dict[bytes, tuple[FingerprintRecord, weakref.ref, bool]] = {}
 
     @staticmethod
     def key(data: bytes, file: bool) -> bytes:
         return xxhash.xxh3_128_digest(data) + (b"f" if file else b"t")
 
-    def add(self, key: bytes, record: FingerprintRecord) -> None:
+    def add(self, key: bytes, record: FingerprintRecord, file: bool) -> None:
+        """Remember a record with its kept text (:attr:`FingerprintRecord.exact`)."""
         if len(self._records) >= COPY_ENTRIES:
             self._records.clear()  # bounded; the copies that matter are usually near each other
-        self._records[key] = dataclasses.replace(record, id="", exact=None)
+        self._records[key] = (dataclasses.replace(record, id="", exact=None), weakref.ref(record.exact), file)
 
-    def record(self, key: bytes, doc_id: str) -> FingerprintRecord | None:
-        """A copy of the record made with this key under ``doc_id``, or None when none was made."""
-        record = self._records.get(key)
-        return None if record is None else dataclasses.replace(record, id=doc_id)
+    def record(self, key: bytes, data: bytes, text: bytes, file: bool, doc_id: str) -> FingerprintRecord | None:
+        """A copy under ``doc_id`` of the record made with this key of the same bytes (``data``
+        as read, ``text`` as the kernel reads them), or None when there is none, its text is
+        gone or it was made of other bytes."""
+        found = self._records.get(key)
+        if found is None:
+            return None
+        record, kept, from_file = found
+        first = kept()
+        if first is None or from_file != file or record.bytes != len(data) or first.text != text:
+            return None
+        return dataclasses.replace(record, id=doc_id)
 
 
 def _without_bom(data: bytes) -> bytes:
