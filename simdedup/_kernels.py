@@ -1302,22 +1302,30 @@ EXACT_DISTINCT_SIGNATURE = types.int64(_u64p, types.int64, _u32p, types.int64)
 
 def exact_distinct(hashes_p, n, counts_p, counted):  # pragma: no cover - compiled
     """Leave the distinct values of the sorted ``hashes[:n]`` at its start, and, when
-    ``counted``, how often each occurs in ``counts``; returns how many there are."""
+    ``counted``, how often each occurs in ``counts``; returns how many there are.
+
+    Without branches on the data (a repeat is as likely as not, so a branch would be
+    mispredicted half the time): each value is written after the last distinct one, which
+    moves on when it differs; ``counts`` first takes where each distinct value starts."""
     hashes = carray(hashes_p, (max(n, 1),))
     counts = carray(counts_p, (max(n, 1) if counted else 1,))
     if n == 0:
         return 0
     at = 0
-    first = 0
-    for i in range(1, n):
-        if hashes[i] != hashes[at]:
-            if counted:
-                counts[at] = i - first
-            at += 1
-            first = i
-            hashes[at] = hashes[i]
     if counted:
-        counts[at] = n - first
+        counts[0] = 0
+    for i in range(1, n):
+        value = hashes[i]
+        new = value != hashes[at]
+        at += np.int64(new)
+        hashes[at] = value
+        if counted:
+            start = counts[at]
+            counts[at] = np.uint32(i) if new else start
+    if counted:
+        for j in range(at):
+            counts[j] = counts[j + 1] - counts[j]
+        counts[at] = np.uint32(n) - counts[at]
     return at + 1
 
 
