@@ -818,6 +818,13 @@ SIEVE_BITS = 1 << 17
 SIEVE_SHIFT = 65 - SIEVE_BITS.bit_length()
 
 
+_TWO_SIZES = ctypes.c_int64 * 2
+
+
+def _address(array: np.ndarray) -> int:
+    return array.__array_interface__["data"][0]
+
+
 class ExactKernel:
     """The loaded kernels of exact similarities (:mod:`simdedup.similarity`): the exact tokens
     of a text, the distinct values of sorted hashes, pair merges and verdicts, and the upper
@@ -846,29 +853,33 @@ class ExactKernel:
         return words[:n_words].copy(), counts[:n_words].copy(), grams[:n_grams].copy()  # not the whole buffers
 
     def sets_at(self, data: bytes, table: np.ndarray, words: np.ndarray, counts: np.ndarray, grams: np.ndarray,
-                at_words: int, at_grams: int) -> tuple[int, int, int] | int:
+                at_words: int, at_grams: int, bases: tuple[int, int, int, int] | None = None
+                ) -> tuple[int, int, int] | int:
         """The sets of :meth:`sets` written in place: ``n_words`` distinct word hashes and their
         counts at ``words[at_words:]`` and ``counts[at_words:]``, ``n_grams`` 3-gram hashes at
         ``grams[at_grams:]``; each array needs room for ``max(len(data), 1)`` there (the
         tokens, before they are sorted and counted). Returns ``(n_words, n_grams, word
-        tokens)``, or the byte where Python's decoder stops."""
+        tokens)``, or the byte where Python's decoder stops.
+
+        ``bases``: the addresses of ``table``, ``words``, ``counts`` and ``grams``, for a caller
+        that keeps them (a text's own work is a few microseconds; looking them up again for
+        every text took longer)."""
         size = len(data)
         if (words.dtype != np.uint64 or grams.dtype != np.uint64 or counts.dtype != np.uint32
                 or min(len(words) - at_words, len(counts) - at_words, len(grams) - at_grams) < max(size, 1)):
             raise ValueError("sets_at needs uint64 words and grams, uint32 counts, with room for the tokens")
-        text = np.frombuffer(data, dtype=np.uint8) if size else np.zeros(1, dtype=np.uint8)
-        sizes = np.zeros(2, dtype=np.int64)
-        words_p = words.__array_interface__["data"][0] + 8 * at_words
-        grams_p = grams.__array_interface__["data"][0] + 8 * at_grams
-        stop = self._functions["tokens"](text.__array_interface__["data"][0], size,
-                                         table.__array_interface__["data"][0], words_p, grams_p,
-                                         sizes.__array_interface__["data"][0])
+        table_p, words_p, counts_p, grams_p = bases or (_address(table), _address(words), _address(counts),
+                                                        _address(grams))
+        words_p += 8 * at_words
+        grams_p += 8 * at_grams
+        sizes = _TWO_SIZES()
+        stop = self._functions["tokens"](data, size, table_p, words_p, grams_p, sizes)  # bytes pass as their buffer
         if stop >= 0:
             return stop
-        tokens, n_grams = sizes.tolist()
+        tokens, n_grams = sizes
         words[at_words : at_words + tokens].sort()  # in place; numpy sorts several times faster than a loop
         grams[at_grams : at_grams + n_grams].sort()
-        distinct, counts_p = self._functions["distinct"], counts.__array_interface__["data"][0] + 4 * at_words
+        distinct, counts_p = self._functions["distinct"], counts_p + 4 * at_words
         n_words = distinct(words_p, tokens, counts_p, 1)
         n_grams = distinct(grams_p, n_grams, counts_p, 0)  # not counted: counts untouched
         return n_words, n_grams, tokens

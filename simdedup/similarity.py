@@ -55,6 +55,11 @@ _CJK = ((0x3040, 0x30FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF), 
 
 
 @lru_cache(maxsize=2)
+def _table_address(lowercase: bool) -> int:
+    return _tables(lowercase).__array_interface__["data"][0]
+
+
+@lru_cache(maxsize=2)
 def _tables(lowercase: bool) -> np.ndarray:
     """The kernel's entry of each BMP code point (uint32): the code point it counts as (its
     lower case, when that is one code point, with ``lowercase``) << 2 | its kind."""
@@ -171,6 +176,7 @@ class _Growing:
 
     def __init__(self, dtype: Any):
         self.array = np.empty(START_BYTES // np.dtype(dtype).itemsize, dtype=dtype)
+        self.address = self.array.__array_interface__["data"][0]  # where it is, until it grows
         self.size = 0
 
     def room(self, extra: int) -> np.ndarray:
@@ -179,6 +185,7 @@ class _Growing:
         end = self.size + extra
         if end > len(self.array):
             self.array.resize(max(end, len(self.array) * 3 // 2), refcheck=False)
+            self.address = self.array.__array_interface__["data"][0]
         return self.array
 
     def put(self, values: np.ndarray) -> None:
@@ -219,8 +226,10 @@ class _IndexArrays:
         data = kept.utf8()
         room = max(len(data), 1)
         words, counts, grams = self.words.room(room), self.counts.room(room), self.grams.room(room)
-        found = self._kernel.sets_at(data, _tables(kept.lowercase), words, counts, grams, self.words.size,
-                                     self.grams.size)
+        table = _tables(kept.lowercase)
+        found = self._kernel.sets_at(data, table, words, counts, grams, self.words.size, self.grams.size,
+                                     (_table_address(kept.lowercase), self.words.address, self.counts.address,
+                                      self.grams.address))
         if isinstance(found, int):
             data.decode("utf-8", "surrogatepass")  # raises the decoder's error at that byte
         n_words, n_grams, tokens = found  # type: ignore[misc]

@@ -70,6 +70,22 @@ def test_exact_measures_equal_brute_force(texts, data):
         assert y == pytest.approx(brute_resemblance(texts[i], texts[j]))
 
 
+def test_an_index_whose_arrays_grow_while_texts_are_added_measures_the_same(monkeypatch):
+    """The arrays start small here, so they move as they grow while texts are written into
+    them at the addresses the index keeps: the measures are those of brute force."""
+    r = random.Random(4)
+    vocab = ["ab", "cd", "中", "文", "é1", ",", "─", "x"]
+    texts = [" ".join(r.choice(vocab) for _ in range(r.randrange(1, 300))) for _ in range(60)]
+    monkeypatch.setattr(similarity, "START_BYTES", 64)
+    index = ExactIndex(as_given(t, ("sets", "text", "utf-8")[i % 3]) for i, t in enumerate(texts))
+    assert len(index.kinds["grams"][0]) > 64
+    a, b = np.arange(59), np.arange(1, 60)
+    for i, j, x, y in zip(a.tolist(), b.tolist(), index.jaccard("bag", a, b).tolist(),
+                          index.jaccard("grams", a, b).tolist()):
+        assert x == pytest.approx(brute_bag(texts[i], texts[j]))
+        assert y == pytest.approx(brute_resemblance(texts[i], texts[j]))
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.integers(100, 3000), st.lists(st.integers(0, 400), min_size=1, max_size=5), st.randoms(use_true_random=False),
        st.sampled_from(["combined", "bag", "resemblance"]), st.data())
