@@ -348,8 +348,8 @@ class _Copies:
     files, one page mirrored under many addresses), and each is fingerprinted once. A copy is
     taken only when its text equals the first one's, kept for exact verification: a hash
     collision, chance or crafted, is fingerprinted as any other document. At most
-    :data:`COPY_ENTRIES` are held (about 550 bytes each with a sketch; the texts are only referred to, so
-    they go when exact verification lets them go), then they start again."""
+    :data:`COPY_ENTRIES` are held, about 550 bytes each with their sketch (the texts are only
+    referred to, so they go when exact verification lets them go); then they start again."""
 
     def __init__(self) -> None:
         # the record without id and text, the text it was made of, and whether from a file
