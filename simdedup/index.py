@@ -717,12 +717,12 @@ def _family_compares(families: list[np.ndarray], n: int) -> list[np.ndarray]:
     where = np.empty(n, dtype=np.int64)
     for i, members in enumerate(merged):
         where[members] = i
-    distinct: list[dict[bytes, np.ndarray]] = [{} for _ in merged]
+    own_families: list[dict[bytes, np.ndarray]] = [{} for _ in merged]  # each merged family's, once each
     for family in families:
         rows = np.sort(family)
-        distinct[int(where[rows[0]])][rows.tobytes()] = rows
+        own_families[int(where[rows[0]])][rows.tobytes()] = rows
     compares: list[np.ndarray] = []
-    for members, own in zip(merged, distinct):
+    for members, own in zip(merged, own_families):
         apart = sum(len(rows) * (len(rows) - 1) // 2 for rows in own.values())
         compares.extend([members] if len(members) * (len(members) - 1) // 2 <= apart else own.values())
     return compares
