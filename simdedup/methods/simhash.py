@@ -195,14 +195,17 @@ class SimhashMethod(Method):
         if not self.exact:
             self._fingerprint_pending(kernel, documents, pending, results)
             return
-        firsts, later = self._copied(documents, pending, results, defer=True)
-        self._fingerprint_pending(kernel, documents, firsts, results)
-        rest, _ = self._copied(documents, later, results, defer=False)  # their first is done now
-        self._fingerprint_pending(kernel, documents, rest, results)
+        keys: dict[int, bytes] = {}  # position -> key of the copies' table, hashed once
+        firsts, later = self._copied(documents, pending, results, keys, defer=True)
+        self._fingerprint_pending(kernel, documents, firsts, results, keys)
+        rest, _ = self._copied(documents, later, results, keys, defer=False)  # their first is done now
+        self._fingerprint_pending(kernel, documents, rest, results, keys)
 
     def _fingerprint_pending(self, kernel: fastpath.Kernel, documents: list[Document],
-                             pending: list[tuple[int, bytes]], results: list[FingerprintRecord | Source | None]) -> None:
-        """The pending documents in one kernel call, into ``results``."""
+                             pending: list[tuple[int, bytes]], results: list[FingerprintRecord | Source | None],
+                             keys: dict[int, bytes] | None = None) -> None:
+        """The pending documents in one kernel call, into ``results``; those with a key in
+        ``keys`` are remembered as copies' records."""
         if not pending:
             return
         files = [documents[position].text is None for position, _ in pending]
@@ -224,17 +227,18 @@ class SimhashMethod(Method):
                 record.encoding = "utf-8" if file and self.encoding == "auto" else None  # what auto finds in UTF-8
                 if len(text) <= MAX_DOCUMENT_CHARS:
                     self._add_exact(record, text)
-                    if self.exact and len(data) >= COPY_MIN_BYTES:
-                        self.copies.add(self.copies.key(data, file), record, file)
+                    if keys and position in keys:
+                        self.copies.add(keys[position], record, file)
                 results[position] = record
 
     def _copied(self, documents: list[Document], pending: list[tuple[int, bytes]],
-                results: list[FingerprintRecord | Source | None], defer: bool
+                results: list[FingerprintRecord | Source | None], keys: dict[int, bytes], defer: bool
                 ) -> tuple[list[tuple[int, bytes]], list[tuple[int, bytes]]]:
         """Records for the pending documents whose bytes this process has fingerprinted (into
         ``results``); returns the documents still to fingerprint and, with ``defer``, apart from
-        them the copies of one that comes earlier (to look up again once it is done). Only with
-        exact verification, whose kept texts are what a copy is compared with."""
+        them the copies of one that comes earlier (to look up again once it is done). The keys
+        of the documents large enough to look up go to ``keys``. Only with exact verification,
+        whose kept texts are what a copy is compared with."""
         rest, later, first = [], [], set()
         for position, data in pending:
             if len(data) < COPY_MIN_BYTES:
@@ -243,7 +247,9 @@ class SimhashMethod(Method):
             document = documents[position]
             file = document.text is None
             text = _without_bom(data) if file else data
-            key = self.copies.key(data, file)
+            key = keys.get(position)
+            if key is None:
+                key = keys[position] = self.copies.key(data, file)
             copied = self.copies.record(key, data, text, file, document.id)
             if copied is not None:
                 self._add_exact(copied, text)
