@@ -560,7 +560,7 @@ def select(files: tuple[str, ...], policy: str, kept: bool, null: bool) -> None:
         message(f"simdedup: warning: {doc_id}: not listed: {why}")
     write_all(stdout_target(), id_list(chosen.kept if kept else chosen.dropped, null))
     if chosen.changed:
-        message(f"simdedup: {len(chosen.changed)} members not listed: the disk changed since clustering "
+        message(f"simdedup: members not listed as the disk changed since clustering: {len(chosen.changed)} "
                 f"(see warnings above)")
         sys.exit(EXIT_SKIPPED)
 
