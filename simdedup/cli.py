@@ -71,10 +71,17 @@ def cli() -> None:
 
 def _write_unique(unique: Any, clustered: Any, run: Any, inputs: Any, read: list[str]) -> None:
     """Write --unique-out: ``read`` are the files the run read and its other outputs."""
-    from .unique import KeptLines, dropped_ids
+    from .unique import KeptLines, kept_ids
 
     ids = clustered.fingerprints.ids
-    drop = dropped_ids(clustered.clusters, ids)
+    # lines are checked when they are read again (KeptLines.write), files here
+    chosen = kept_ids(clustered.clusters, ids, files=not isinstance(unique, KeptLines))
+    for doc_id, why in chosen.changed:
+        message(f"simdedup: warning: {doc_id}: not copied: {why}")
+    if chosen.lost:
+        raise SimdedupError(f"cannot read {chosen.lost[0]} again, nor any document of its cluster: "
+                            f"{unique.name} not written")
+    drop = {ids[m] for c in clustered.clusters for m in c.members} - set(chosen.kept)
     if isinstance(unique, KeptLines):
         count = unique.write(ids, drop, run.tables, inputs.text_field, inputs.id_field, inputs.max_line_bytes)
     else:
@@ -537,7 +544,9 @@ def select(files: tuple[str, ...], policy: str, kept: bool, null: bool) -> None:
     """Print, for every cluster, the members to drop (all but one).
 
     Reads clusters (files or stdin). Nothing is deleted: pipe the list to
-    what you choose. Ties go to the smallest id.
+    what you choose. Ties go to the smallest id. The disk is checked as the
+    list is made: a cluster keeps a member that is a readable file now, and
+    drops only other files (a member gone since clustering: exit 3).
 
     \b
     simdedup cluster fp.jsonl | simdedup select --keep longest -0 | xargs -0 rm --
@@ -547,9 +556,13 @@ def select(files: tuple[str, ...], policy: str, kept: bool, null: bool) -> None:
     from .select import id_list, select_files
 
     chosen = select_files(named_streams(files), policy)
-    for doc_id, why in chosen.held:
+    for doc_id, why in chosen.held + chosen.changed:
         message(f"simdedup: warning: {doc_id}: not listed: {why}")
     write_all(stdout_target(), id_list(chosen.kept if kept else chosen.dropped, null))
+    if chosen.changed:
+        message(f"simdedup: members not listed as the disk changed since clustering: {len(chosen.changed)} "
+                f"(see warnings above)")
+        sys.exit(EXIT_SKIPPED)
 
 
 @cli.command()

@@ -5,62 +5,112 @@ members are sorted by id), ``longest`` / ``shortest`` (by
 the member's ``bytes`` in the cluster line, else the file's size), ``newest`` / ``oldest`` (the
 file's modification time). Ties go to the smallest id, so the choice is deterministic.
 
-A drop list is read by ``xargs rm``, so it never names the only real copy of a file:
+A drop list is read by ``xargs rm``, so it never names the only real copy of a file. Cluster
+lines are written at one time and acted on later, so every decision is made against the disk
+as it is when :func:`selection` looks (once per id; what changes after that is not seen):
 
+- ids are taken as paths when any of them names something on disk now; otherwise (JSON-lines
+  ``FILE:LINE`` ids, ``--id-field`` values, URLs) nothing on disk can be removed through them,
+  and they are chosen among by the policy alone;
+- as paths, a cluster keeps, by its policy, one of its members that is a readable regular file
+  now (``representative``: the representative, else the member nearest it); a cluster with no
+  such member drops nothing; a member that is not a readable regular file now (gone, a
+  directory, a FIFO, a dangling link) is not listed;
 - exactly one member of every cluster is kept, so a drop list never names a whole cluster;
 - a member that is a symbolic link never wins over the file it points to, when that file is a
   member too (keeping the link and dropping its target would delete the data);
 - a member that is the same file as a kept one (the same device and inode, through a hard or a
-  symbolic link), or that some cluster keeps, is never dropped: it is held back and reported.
+  symbolic link, or another spelling of its path), or that some cluster keeps, is never
+  dropped: it is held back and reported.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
+import stat
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Callable, Iterable, Iterator
 
 from .errors import RecordError, SimdedupError
 from .jsonline import parse_json_line
-from .write import identity
+from .write import Identity
 
 POLICIES = ("representative", "first", "longest", "shortest", "newest", "oldest")
 
 
-def _size(member: dict) -> int:
+@dataclass(frozen=True)
+class Found:
+    """What an id names on disk now."""
+
+    there: bool  # the name leads to something (a link, even a dangling one, counts)
+    link: bool  # a symbolic link
+    file: os.stat_result | None  # its status, links followed, when it is a readable regular file
+
+    @property
+    def identity(self) -> Identity | None:
+        return None if self.file is None else (self.file.st_dev, self.file.st_ino)
+
+
+def found_on_disk(doc_id: str) -> Found:
+    """What ``doc_id`` names on disk now (nothing, for an id no path can spell)."""
+    try:
+        link = stat.S_ISLNK(os.lstat(doc_id).st_mode)
+    except (OSError, ValueError):
+        return Found(False, False, None)
+    try:
+        st = os.stat(doc_id)
+    except (OSError, ValueError):
+        return Found(True, link, None)
+    readable = stat.S_ISREG(st.st_mode) and os.access(doc_id, os.R_OK)
+    return Found(True, link, st if readable else None)
+
+
+Look = Callable[[str], Found]
+
+
+def _file(doc_id: str, look: Look) -> os.stat_result:
+    st = look(doc_id).file
+    if st is None:
+        raise SimdedupError(f"cannot look at {doc_id}: not a readable file (the --keep policy needs the file)")
+    return st
+
+
+def _size(member: dict, look: Look) -> int:
     if isinstance(member.get("bytes"), int) and not isinstance(member.get("bytes"), bool):
         return member["bytes"]
-    return _stat(member["id"]).st_size
+    return _file(member["id"], look).st_size
 
 
-def _stat(path: str) -> os.stat_result:
-    try:
-        return os.stat(path)
-    except (OSError, ValueError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
-        raise SimdedupError(f"cannot look at {path}: {reason} (the policy needs the file)") from None
+def _distance(member: dict) -> float:
+    distance = member.get("distance")
+    return distance if isinstance(distance, int) and not isinstance(distance, bool) else float("inf")
 
 
-_KEYS: dict[str, Callable[[dict], object]] = {
-    "first": lambda m: 0,
-    "longest": lambda m: -_size(m),
+_KEYS: dict[str, Callable[[dict, Look], object]] = {
+    "first": lambda m, look: 0,
+    "longest": lambda m, look: -_size(m, look),
     "shortest": _size,
-    "newest": lambda m: -_stat(m["id"]).st_mtime_ns,
-    "oldest": lambda m: _stat(m["id"]).st_mtime_ns,
+    "newest": lambda m, look: -_file(m["id"], look).st_mtime_ns,
+    "oldest": lambda m, look: _file(m["id"], look).st_mtime_ns,
 }
 
 
-def kept_member(members: list[dict], policy: str, representative: str | None = None) -> str:
-    """The id of the member that ``policy`` keeps (before the link rule of :func:`selection`)."""
+def kept_member(members: list[dict], policy: str, representative: str | None = None,
+                look: Look = found_on_disk) -> str:
+    """The id of the member of ``members`` that ``policy`` keeps (before the link rule of
+    :func:`selection`); ``representative`` when it is among them, else the member nearest it."""
     if policy == "representative":
         if representative is None:
             raise SimdedupError("the cluster line names no representative; choose another --keep policy")
-        return representative
+        if any(m["id"] == representative for m in members):
+            return representative
+        return min(members, key=lambda m: (_distance(m), m["id"]))["id"]
     if policy not in _KEYS:
         raise ValueError(f"keep policy must be one of {', '.join(POLICIES)}")
     key = _KEYS[policy]
-    return min(members, key=lambda m: (key(m), m["id"]))["id"]
+    return min(members, key=lambda m: (key(m, look), m["id"]))["id"]
 
 
 def read_clusters(lines: Iterable[str], name: str) -> Iterator[tuple[list[dict], str | None]]:
@@ -90,51 +140,57 @@ def read_clusters(lines: Iterable[str], name: str) -> Iterator[tuple[list[dict],
 
 @dataclass
 class Selection:
-    """What :func:`selection` decided: ids to drop and to keep, in cluster order, and the members
-    held back from the drop list with the reason."""
+    """What :func:`selection` decided: ids to drop and to keep, in cluster order; the members
+    held back from the drop list with the reason; those not listed because the disk changed
+    since clustering (``changed``, with the reason); and a member of each cluster that keeps
+    none, since none is a readable regular file now (``lost``)."""
 
     dropped: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
     held: list[tuple[str, str]] = field(default_factory=list)
+    changed: list[tuple[str, str]] = field(default_factory=list)
+    lost: list[str] = field(default_factory=list)
 
 
-def _is_link(path: str) -> bool:
-    try:
-        return os.path.islink(path)
-    except (OSError, ValueError):
-        return False
-
-
-def _real_member(members: list[dict], keep: str) -> str:
+def _real_member(members: list[dict], keep: str, look: Look) -> str:
     """``keep``, or the member it is a symbolic link to: a link never wins over its target."""
-    if not _is_link(keep):
-        return keep
-    target = identity(keep)
-    if target is None:
+    target = look(keep).identity
+    if not look(keep).link or target is None:
         return keep
     for member in members:
-        if member["id"] != keep and not _is_link(member["id"]) and identity(member["id"]) == target:
+        found = look(member["id"])
+        if member["id"] != keep and not found.link and found.identity == target:
             return member["id"]
     return keep
 
 
-def selection(clusters: Iterable[tuple[list[dict], str | None]], policy: str) -> Selection:
+def selection(clusters: Iterable[tuple[list[dict], str | None]], policy: str,
+              files: bool | None = None) -> Selection:
     """The members to drop and to keep of every ``(members, representative)`` cluster.
 
     All clusters are read before anything is decided, so that a document kept by one cluster
-    line is never dropped by another (cluster files concatenated, or hand-edited).
+    line is never dropped by another (cluster files concatenated, or hand-edited). ``files``
+    says whether the ids are paths; None: when any of them names something on disk.
     """
-    chosen: list[tuple[list[dict], str]] = []
+    look = functools.cache(found_on_disk)  # each id looked at once: every decision sees one disk
+    clusters = list(clusters)
+    if files is None:
+        files = any(look(m["id"]).there for members, _ in clusters for m in members)
+    chosen: list[tuple[list[dict], str | None]] = []
     kept_ids: set[str] = set()
     for members, representative in clusters:
-        keep = _real_member(members, kept_member(members, policy, representative))
+        keepable = [m for m in members if look(m["id"]).file is not None] if files else members
+        keep = _real_member(keepable, kept_member(keepable, policy, representative, look), look) if keepable else None
         chosen.append((members, keep))
-        kept_ids.add(keep)
-    kept_files = set(map(identity, kept_ids)) - {None}
+        if keep is not None:
+            kept_ids.add(keep)
+    kept_files = {look(doc_id).identity for doc_id in kept_ids} - {None}
     result = Selection()
     kept_listed: set[str] = set()
     decided: set[str] = set()  # ids dropped or held back, and kept ids reported as held
     for members, keep in chosen:
+        if keep is None:
+            result.lost.append(members[0]["id"])
         for member in members:
             doc_id = member["id"]
             if doc_id in kept_ids:
@@ -146,7 +202,14 @@ def selection(clusters: Iterable[tuple[list[dict], str | None]], policy: str) ->
                     result.held.append((doc_id, "kept by another cluster"))
             elif doc_id not in decided:
                 decided.add(doc_id)
-                if identity(doc_id) in kept_files:
+                found = look(doc_id)
+                if keep is None:
+                    result.changed.append((doc_id, "no member of its cluster is a readable regular file now, "
+                                                   "so none is dropped"))
+                elif files and found.file is None:
+                    result.changed.append((doc_id, "not a readable regular file now" if found.there
+                                                   else "no longer there"))
+                elif found.identity is not None and found.identity in kept_files:
                     result.held.append((doc_id, "the same file as a kept member (a hard or symbolic link)"))
                 else:
                     result.dropped.append(doc_id)

@@ -1,6 +1,7 @@
 """Writing a corpus without its duplicates; the inputs are never modified.
 
-Every cluster keeps its representative; every document outside a cluster is kept. Documents
+Every cluster keeps its representative (or, when that file is gone since it was read, the member
+``select`` would keep: :func:`kept_ids`); every document outside a cluster is kept. Documents
 that were files are copied into a directory (:class:`KeptFiles`), each under a name made from
 its id (:func:`target_name`); documents that were lines of JSON-lines files are written, as the
 very lines they were, to one JSON-lines file (:class:`KeptLines`). Lines that were not documents
@@ -25,11 +26,15 @@ from .read.document import file_blocks, is_compressed
 from .read.source import Source
 from .read.tables import documents, is_jsonl, iter_jsonl_lines
 from .errors import OutputError, SimdedupError, UsageError
+from .select import Selection, selection
 from .write import TEMP_PREFIX, Identity, LineWriter, OutputFile, check_writable, output_call, write_all
 
-def dropped_ids(clusters: Iterable, ids: list[str]) -> set[str]:
-    """Ids of the members that are not their cluster's representative."""
-    return {ids[m] for c in clusters for m in c.members if m != c.representative}
+def kept_ids(clusters: Iterable, ids: list[str], files: bool) -> Selection:
+    """Which member of each cluster is kept: the representative, chosen as ``select`` chooses
+    (:func:`simdedup.select.selection`), against the disk when the documents are ``files``
+    (when it is gone since it was read, the member nearest it that is still a readable file)."""
+    return selection((([{"id": ids[m], "distance": d} for m, d in zip(c.members, c.distances)],
+                       ids[c.representative]) for c in clusters), "representative", files=files)
 
 
 def target_name(doc_id: str) -> str:
