@@ -599,7 +599,7 @@ def _warn_missing(missing: dict[str, str]) -> dict[str, str]:
               default="representative", show_default=True, help="The keep policy of select the page shows.")
 @click.option("--min-similarity", "threshold", type=click.FloatRange(0, 1), default=0.88, show_default=True,
               help="The threshold marked on the histogram and that \"near the threshold\" means.")
-@click.option("--max-bytes", type=click.IntRange(min=1 << 16), default=64 << 20, show_default=True,
+@click.option("--max-bytes", type=click.IntRange(min=1), default=64 << 20, show_default=True,
               help="Largest size of the page; the documents' texts are cut shorter to fit.")
 def report(clusters: tuple[str, ...], output: str, force: bool, document_paths: tuple[str, ...], policy: str,
            threshold: float, max_bytes: int, **features: Any) -> None:
