@@ -21,6 +21,7 @@ from .cli_options import (EXIT_SKIPPED, INPUT_OPTIONS, apply_options, cluster_op
 from .distributed.commands import engine_options
 from .errors import SimdedupError, UsageError
 from .read import named_streams
+from .select import POLICIES
 from .write import stdout_target, write_all
 
 EXIT_BUG = 70  # EX_SOFTWARE
@@ -594,9 +595,8 @@ def _warn_missing(missing: dict[str, str]) -> dict[str, str]:
                                    "them (repeatable) [default: each member id opened as a file].")
 @lambda func: apply_options(INPUT_OPTIONS[1:], func)
 @feature_options
-@click.option("--keep", "policy", type=click.Choice(["representative", "first", "longest", "shortest", "newest",
-                                                     "oldest"]),
-              default="representative", show_default=True, help="The keep policy of select the page shows.")
+@click.option("--keep", "policy", type=click.Choice(POLICIES), default="representative", show_default=True,
+              help="The keep policy of select whose decisions the page shows.")
 @click.option("--min-similarity", "threshold", type=click.FloatRange(0, 1), default=0.88, show_default=True,
               help="The threshold marked on the histogram and that \"near the threshold\" means.")
 @click.option("--max-bytes", type=click.IntRange(min=1), default=64 << 20, show_default=True,
