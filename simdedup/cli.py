@@ -21,6 +21,7 @@ from .cli_options import (EXIT_SKIPPED, INPUT_OPTIONS, apply_options, cluster_op
 from .distributed.commands import engine_options
 from .errors import SimdedupError, UsageError
 from .read import named_streams
+from .select import POLICIES
 from .write import stdout_target, write_all
 
 EXIT_BUG = 70  # EX_SOFTWARE
@@ -267,10 +268,13 @@ def cluster(files: tuple[str, ...], output: str | None, force: bool, output_form
                    "JSON lines into FILE.jsonl. The inputs are never changed.")
 @output_options
 @_INDEX_OPTION
+@click.option("--report", "report_path", type=click.Path(dir_okay=False), metavar="FILE.html",
+              help="Also write the review report of the clusters (simdedup report) to FILE.html.")
 def dedup(paths: tuple[str, ...], jobs: int | None, silent: bool, verbose: bool, output: str | None,
           force: bool, k: int | None, similarity: str, min_similarity: float, min_resemblance: float, linkage: str,
           min_features: int, min_score: int | None, singletons: bool, output_format: str, verify: str,
-          exact_first: bool, unique_out: str | None, index_directory: str | None, **features: Any) -> None:
+          exact_first: bool, unique_out: str | None, index_directory: str | None, report_path: str | None,
+          **features: Any) -> None:
     """Fingerprint documents and cluster them in one process.
 
     Takes the options of both `fingerprint` and `cluster`; writes clusters.
@@ -297,6 +301,7 @@ def dedup(paths: tuple[str, ...], jobs: int | None, silent: bool, verbose: bool,
             raise UsageError("-o and --unique-out name one file")
         unique.output.refuse_inputs(paths, "-" in paths)
         outputs.append(unique.output)
+    report_out = _report_output(report_path, force, paths, outputs)
     adding = _adding_to(index_directory, method, outputs)
     run = fingerprint_run(paths, method, inputs, jobs, silent, verbose, exact_first=exact_first,
                            exclude=() if output else own_file(stdout_target()), overwritten=overwritten_files(outputs),
@@ -311,9 +316,16 @@ def dedup(paths: tuple[str, ...], jobs: int | None, silent: bool, verbose: bool,
                                                            *([out.path] if out.path else [])])
         if adding is not None:
             _add_to_index(adding, clustered.fingerprints)
+    missing = {}
+    if report_out is not None:
+        from .report import dedup_report
+
+        missing = _warn_missing(dedup_report(report_out, clustered, run, method, options, verify, paths, inputs))
     if verbose:
         message(f"simdedup: time: {times.line()}")
     end_run(run, len(clustered.fingerprints.ids))
+    if missing:
+        sys.exit(EXIT_SKIPPED)
 
 
 @cli.command()
@@ -562,6 +574,67 @@ def select(files: tuple[str, ...], policy: str, kept: bool, null: bool) -> None:
     if chosen.changed:
         message(f"simdedup: members not listed as the disk changed since clustering: {len(chosen.changed)} "
                 f"(see warnings above)")
+        sys.exit(EXIT_SKIPPED)
+
+
+def _report_output(path: str | None, force: bool, inputs: tuple[str, ...], outputs: list[Any]) -> Any:
+    """The --report output of dedup, checked against the inputs and the other ``outputs``
+    (and added to them), or None."""
+    if path is None:
+        return None
+    from .write import OutputFile
+
+    report_out = OutputFile(path, force, option="--report")
+    report_out.refuse_inputs(inputs, "-" in inputs)
+    if any(report_out.same_file(other) for other in outputs):
+        raise UsageError("--report names the file of another output")
+    outputs.append(report_out)
+    return report_out
+
+
+def _warn_missing(missing: dict[str, str]) -> dict[str, str]:
+    for doc_id, why in sorted(missing.items()):
+        message(f"simdedup: warning: {doc_id}: no text in the report: {why}")
+    return missing
+
+
+@cli.command()
+@click.argument("clusters", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True, readable=False))
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), metavar="FILE.html",
+              help="The HTML file to write.")
+@click.option("--force", is_flag=True, help="Replace the -o file if it exists.")
+@click.option("--documents", "document_paths", multiple=True, type=click.Path(allow_dash=True, readable=False),
+              metavar="PATH", help="Read the members' texts from these files and directories, as fingerprint reads "
+                                   "them (repeatable) [default: each member id opened as a file].")
+@lambda func: apply_options(INPUT_OPTIONS[1:], func)
+@feature_options
+@click.option("--keep", "policy", type=click.Choice(POLICIES), default="representative", show_default=True,
+              help="The keep policy of select whose decisions the page shows.")
+@click.option("--min-similarity", "threshold", type=click.FloatRange(0, 1), default=0.88, show_default=True,
+              help="The threshold marked on the histogram and that \"near the threshold\" means.")
+@click.option("--max-bytes", type=click.IntRange(min=1), default=64 << 20, show_default=True,
+              help="Largest size of the page; the documents' texts are cut shorter to fit.")
+def report(clusters: tuple[str, ...], output: str, force: bool, document_paths: tuple[str, ...], policy: str,
+           threshold: float, max_bytes: int, **features: Any) -> None:
+    """Write a self-contained HTML page for reviewing CLUSTERS before acting on them.
+
+    The page shows every cluster's members side by side with the differing passages marked,
+    the keep/drop decision of `select`, and what pulls the least similar pair together (as
+    `explain` says it); decisions can be changed there and the drop list downloaded.
+
+    \b
+    simdedup report clusters.jsonl -o report.html
+    simdedup report clusters.jsonl --documents corpus.jsonl --id-field url -o report.html
+    """
+    from .report import ReportOptions, report_to
+
+    if "-" in document_paths and (not clusters or "-" in clusters):
+        raise click.UsageError("standard input can give the clusters or the document paths, not both")
+    inputs = take_inputs(features)
+    method = method_from_options(inputs.given_features, **features)
+    out = output_file(output, force, clusters + document_paths, not clusters or "-" in clusters)
+    options = ReportOptions(policy, threshold, max_bytes, {"features for the pulls (explain)": method.settings})
+    if _warn_missing(report_to(out, named_streams(clusters), method, options, document_paths, inputs)):
         sys.exit(EXIT_SKIPPED)
 
 

@@ -70,12 +70,7 @@ def explain(method: SimhashMethod, path_a: str, path_b: str, top: int = 10) -> E
             pass
     fa, fb = features
     ra, rb = method.simhasher(fa), method.simhasher(fb)
-    keys = fa.keys() | fb.keys()
-    low = sum(min(fa.get(f, 0), fb.get(f, 0)) for f in keys)
-    high = sum(max(fa.get(f, 0), fb.get(f, 0)) for f in keys)
-    shared = sorted(((f, fa[f], fb[f]) for f in fa.keys() & fb.keys()), key=lambda t: (-min(t[1], t[2]), t[0]))
-    excess_a = sorted(((f, w - fb.get(f, 0)) for f, w in fa.items() if w > fb.get(f, 0)), key=lambda t: (-t[1], t[0]))
-    excess_b = sorted(((f, w - fa.get(f, 0)) for f, w in fb.items() if w > fa.get(f, 0)), key=lambda t: (-t[1], t[0]))
+    pulls = feature_pulls(fa, fb, top)
     estimated = band = None
     if ra.sketch is not None and rb.sketch is not None:
         from .group import share_a_band
@@ -83,9 +78,35 @@ def explain(method: SimhashMethod, path_a: str, path_b: str, top: int = 10) -> E
         estimated, band = round(sketch_similarity(ra.sketch, rb.sketch), 3), share_a_band(ra.sketch, rb.sketch)
     return Explanation(
         path_a, path_b, method.bits, (ra.simhash ^ rb.simhash).bit_count(), estimated,
-        round(low / high, 3) if high else 1.0, (len(fa), len(fb)),
-        shared[:top], excess_a[:top], excess_b[:top], resemblance, band,
+        pulls.similarity, (len(fa), len(fb)), pulls.together, pulls.apart_a, pulls.apart_b, resemblance, band,
     )
+
+
+@dataclass
+class FeaturePulls:
+    """The exact weighted Jaccard of two feature multisets and the ``top`` features behind it."""
+
+    similarity: float
+    together: list[tuple[str, float, float]]  # shared, heaviest shared weight first
+    apart_a: list[tuple[str, float]]  # weight in a beyond b, largest first
+    apart_b: list[tuple[str, float]]
+
+
+def bag_similarity(fa: dict[str, float], fb: dict[str, float]) -> float:
+    """The exact weighted Jaccard of two feature multisets (the bag measure), to 3 places."""
+    keys = fa.keys() | fb.keys()
+    low = sum(min(fa.get(f, 0), fb.get(f, 0)) for f in keys)
+    high = sum(max(fa.get(f, 0), fb.get(f, 0)) for f in keys)
+    return round(low / high, 3) if high else 1.0
+
+
+def feature_pulls(fa: dict[str, float], fb: dict[str, float], top: int = 10) -> FeaturePulls:
+    """What pulls two documents' features together (both carry them) and pushes them apart
+    (one carries more of them than the other)."""
+    shared = sorted(((f, fa[f], fb[f]) for f in fa.keys() & fb.keys()), key=lambda t: (-min(t[1], t[2]), t[0]))
+    excess_a = sorted(((f, w - fb.get(f, 0)) for f, w in fa.items() if w > fb.get(f, 0)), key=lambda t: (-t[1], t[0]))
+    excess_b = sorted(((f, w - fa.get(f, 0)) for f, w in fb.items() if w > fa.get(f, 0)), key=lambda t: (-t[1], t[0]))
+    return FeaturePulls(bag_similarity(fa, fb), shared[:top], excess_a[:top], excess_b[:top])
 
 
 @dataclass

@@ -11,7 +11,7 @@ from simdedup.cli import cli
 
 from helpers import REPO, write
 
-COMMANDS = ["fingerprint", "cluster", "dedup", "exact", "select", "explain", "stats", "eval", "tokenizers", "convert", "index"]
+COMMANDS = ["fingerprint", "cluster", "dedup", "exact", "select", "explain", "stats", "eval", "tokenizers", "convert", "index", "report"]
 
 
 @pytest.mark.parametrize("command", [None, *COMMANDS])

@@ -1,0 +1,387 @@
+"""The review report: one self-contained HTML page of the clusters (``simdedup report``,
+``dedup --report``), for a person to check before acting on ``select``'s drop list.
+
+The page holds its data as one JSON block and renders it with its own script; nothing in it is
+loaded from elsewhere, and its Content-Security-Policy forbids loading anything. Every text and
+id from the corpus reaches the page only inside that JSON block, with ``<``, ``>`` and ``&``
+escaped, and the script writes it with ``textContent`` (never as markup). Links are made here,
+for members that are files, as relative paths with every byte but letters, digits and ``/._-~``
+percent-encoded, so that no id can become a scheme such as ``javascript:``.
+
+The keep/drop decisions are :func:`simdedup.select.select_files`'s; the page's drop list is
+that list, in that order and encoding, until the person changes a decision.
+"""
+
+from __future__ import annotations
+
+import base64
+import difflib
+import hashlib
+import io
+import itertools
+import json
+import os
+import re
+import stat
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any, Callable, Iterable, Iterator
+from urllib.parse import quote
+
+from .errors import SimdedupError, SkipDocument
+from .explain import bag_similarity, feature_pulls
+from .read import Inputs, Source, open_documents, read_sources
+from .select import Selection, read_clusters, select_files
+from .write import json_text_bytes
+
+#: characters of each document shown (the rest is cut, with a mark); less when --max-bytes needs it
+SHOWN_CHARS = 16_000
+#: characters of a document read for its features (explain's pulls, the least similar pair)
+READ_CHARS = 1 << 20
+#: clusters up to this size have every pair compared for the least similar one; larger ones
+#: compare each member with the representative only
+ALL_PAIRS_UP_TO = 30
+#: features listed on each side of the least similar pair, as ``explain --top``
+PULLS_TOP = 8
+#: the default bound of the page's size
+DEFAULT_MAX_BYTES = 64 << 20
+
+DECISION_KEEP, DECISION_DROP, DECISION_HELD = 0, 1, 2
+
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+#: diff tokens: a Chinese, Japanese or Korean character alone, a run of other word characters,
+#: or one other visible character (whitespace only separates: re-wrapped text is not a change)
+_DIFF_TOKEN = re.compile(f"[{_CJK}]|[^\\W{_CJK}]+|[^\\w\\s]")
+_ASSETS = resources.files("simdedup") / "report_assets"
+
+
+@dataclass
+class ReportOptions:
+    """How the page decides and what it says about the run."""
+
+    policy: str = "representative"  # select's --keep
+    threshold: float = 0.88  # the --min-similarity marked on the histogram, and "near" to it
+    max_bytes: int = DEFAULT_MAX_BYTES
+    settings: dict[str, Any] = field(default_factory=dict)  # shown as they are
+    documents: int | None = None  # documents read by the run, when known (dedup)
+
+
+@dataclass
+class Texts:
+    """The documents' texts by id (at most :data:`READ_CHARS` each, ``cut`` holding the ids
+    of longer ones), and the reason for each member whose text could not be read."""
+
+    texts: dict[str, str] = field(default_factory=dict)
+    cut: set[str] = field(default_factory=set)
+    missing: dict[str, str] = field(default_factory=dict)
+
+
+def read_texts(ids: Iterable[str], paths: tuple[str, ...] = (), inputs: Inputs | None = None,
+               encoding: str = "utf-8", html: bool = False, overwritten: dict | None = None) -> Texts:
+    """The texts of the documents ``ids``: found among the documents ``paths`` name (read as
+    ``fingerprint`` reads them; meeting a file in ``overwritten`` is a usage error), or without
+    ``paths`` each id opened as a regular file."""
+    from .read.document import Document
+
+    wanted = set(ids)
+    found = Texts()
+    if paths:
+        def wanted_sources(sources: Iterable[Source]) -> Iterator[Source]:
+            for source in sources:
+                # a plain file that no cluster names is not opened; rows are known once parsed
+                if source.line is not None or source.span is not None or source.path in wanted:
+                    yield source
+
+        documents: Iterable[Document] = open_documents(wanted_sources(read_sources(paths, inputs or Inputs(),
+                                                                                  overwritten=overwritten).sources),
+                                                       encoding)
+    else:
+        documents = (_file_document(doc_id, encoding) for doc_id in sorted(wanted))
+    for document in documents:
+        if document.id in wanted and document.id not in found.texts:
+            _take_text(document, html, found)
+    for doc_id in wanted - found.texts.keys() - found.missing.keys():
+        found.missing[doc_id] = "not among the documents read" if paths else "not found"
+    return found
+
+
+def _file_document(path: str, encoding: str) -> Any:
+    from .read import open_document
+    from .read.document import Document
+
+    try:  # a FIFO or a device named in a cluster line would block or never end
+        regular = stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        return Document(path, f"not readable as a file ({reason}); name the documents with --documents")
+    if not regular:
+        return Document(path, "not a regular file")
+    return open_document(path, encoding)
+
+
+def _take_text(document: Any, html: bool, found: Texts) -> None:
+    from .methods.simhash import visible_text
+
+    if document.reason is not None:
+        found.missing[document.id] = document.reason
+        return
+    if document.text is not None:
+        chunks: Iterable[str] = [document.text]
+    elif document.reader is not None:
+        chunks = visible_text(document.reader, html)
+    else:
+        found.missing[document.id] = "the document gives its features, not a text"
+        return
+    parts, size = [], 0
+    try:
+        for chunk in chunks:
+            parts.append(chunk)
+            size += len(chunk)
+            if size > READ_CHARS:
+                found.cut.add(document.id)
+                break
+    except SkipDocument as exc:
+        found.missing[document.id] = exc.reason
+        return
+    found.texts[document.id] = "".join(parts)[:READ_CHARS]
+
+
+def file_link(doc_id: str, base: str) -> str | None:
+    """A relative link from the directory ``base`` to the document ``doc_id`` when it is an
+    existing regular file, percent-encoded (None otherwise)."""
+    try:
+        if not stat.S_ISREG(os.stat(doc_id).st_mode):
+            return None
+        relative = os.path.relpath(os.path.abspath(doc_id), base)
+    except (OSError, ValueError):
+        return None
+    # quote leaves only letters, digits, "_.-~" and "/": never a scheme, a query or a fragment
+    encoded = quote(os.fsencode(relative), safe="/")
+    return encoded if encoded.startswith("../") else "./" + encoded
+
+
+def diff_spans(a: str, b: str) -> tuple[list[int], list[int]]:
+    """The passages of ``a`` and of ``b`` that differ, as flat lists of [start, end) offsets in
+    UTF-16 code units (as the page's script counts them): word by word for spaced text,
+    character by character for Chinese and Japanese."""
+    tokens_a, tokens_b = list(_DIFF_TOKEN.finditer(a)), list(_DIFF_TOKEN.finditer(b))
+    matcher = difflib.SequenceMatcher(None, [t.group() for t in tokens_a], [t.group() for t in tokens_b],
+                                      autojunk=False)
+    spans_a: list[int] = []
+    spans_b: list[int] = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        if i2 > i1:
+            spans_a += [tokens_a[i1].start(), tokens_a[i2 - 1].end()]
+        if j2 > j1:
+            spans_b += [tokens_b[j1].start(), tokens_b[j2 - 1].end()]
+    return _utf16_offsets(a, spans_a), _utf16_offsets(b, spans_b)
+
+
+def _utf16_offsets(text: str, offsets: list[int]) -> list[int]:
+    if not offsets or text.isascii() or max(text) < "\U00010000":
+        return offsets
+    units = [0, *itertools.accumulate(2 if c >= "\U00010000" else 1 for c in text)]
+    return [units[o] for o in offsets]
+
+
+@dataclass
+class _Cluster:
+    members: list[dict]
+    representative: str | None
+
+
+def build_report(cluster_files: list[tuple[str, bytes]], chosen: Selection, texts: Texts, options: ReportOptions,
+                 features: Callable[[str], dict[str, float]] | None, base: str) -> bytes:
+    """The page for the cluster lines of ``cluster_files`` (name, content, read by
+    :func:`simdedup.select.select_files` into ``chosen``), with links relative to the
+    directory ``base``; ``features`` gives a text's features for the least similar pair and its
+    pulls (None: the cluster lines' similarities only).
+
+    Raises:
+        SimdedupError: the page cannot fit in ``options.max_bytes``.
+    """
+    clusters = [_Cluster(members, representative)
+                for name, data in cluster_files
+                for members, representative in read_clusters(_lines(data), name)]
+    feature_sets: dict[str, dict[str, float]] = {}
+    if features is not None:
+        feature_sets = {doc_id: features(text) for doc_id, text in texts.texts.items()}
+    pairs = [_least_similar_pair(c, feature_sets) for c in clusters]
+    shown = SHOWN_CHARS
+    while True:
+        page = _page(_data(clusters, pairs, chosen, texts, options, base, shown))
+        if len(page) <= options.max_bytes:
+            return page
+        if shown == 0:
+            raise SimdedupError(f"the report needs {len(page):,} bytes even without the documents' texts; "
+                                f"raise --max-bytes (now {options.max_bytes:,})")
+        shown = shown // 2 if shown > 256 else 0
+
+
+def _lines(data: bytes) -> Iterator[str]:
+    for raw in io.BytesIO(data):
+        yield raw.decode("utf-8")  # select_files has checked that it is UTF-8
+
+
+def _least_similar_pair(cluster: _Cluster, feature_sets: dict[str, dict[str, float]]) -> dict | None:
+    """The least similar pair of the cluster with explain's pulls, measured on the features
+    (every pair of a small cluster, each member against the representative in a large one),
+    else the member the cluster line gives as least similar to the representative."""
+    ids = [m["id"] for m in cluster.members]
+    rep = cluster.representative if cluster.representative is not None else ids[0]
+    if all(doc_id in feature_sets for doc_id in ids) and len(ids) > 1:
+        candidates = (itertools.combinations(ids, 2) if len(ids) <= ALL_PAIRS_UP_TO
+                      else ((rep, doc_id) for doc_id in ids if doc_id != rep))
+        a, b = min(candidates, key=lambda p: bag_similarity(feature_sets[p[0]], feature_sets[p[1]]))
+        pulls = feature_pulls(feature_sets[a], feature_sets[b], PULLS_TOP)
+        return {"a": a, "b": b, "similarity": pulls.similarity, "measured": "features",
+                "together": [list(t) for t in pulls.together], "apart_a": [list(t) for t in pulls.apart_a],
+                "apart_b": [list(t) for t in pulls.apart_b]}
+    scored = [m for m in cluster.members if m["id"] != rep and isinstance(m.get("similarity"), (int, float))]
+    if not scored:
+        return None
+    weakest = min(scored, key=lambda m: m["similarity"])
+    return {"a": rep, "b": weakest["id"], "similarity": weakest["similarity"], "measured": "cluster line"}
+
+
+def _number(value: Any) -> float | int | None:
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _data(clusters: list[_Cluster], pairs: list[dict | None], chosen: Any, texts: Texts, options: ReportOptions,
+          base: str, shown: int) -> dict:
+    """What the page's script renders: ids once each (in the order select meets them), their
+    decisions, texts and links, and the clusters as indices into them."""
+    index: dict[str, int] = {}
+    for cluster in clusters:
+        for member in cluster.members:
+            index.setdefault(member["id"], len(index))
+    ids = list(index)
+    dropped = set(chosen.dropped)
+    kept = set(chosen.kept)
+    held = {doc_id: why for doc_id, why in chosen.held}
+    decisions = [DECISION_DROP if i in dropped else DECISION_KEEP if i in kept else DECISION_HELD for i in ids]
+    sizes: dict[str, int] = {}
+    for cluster in clusters:
+        for member in cluster.members:
+            size = _number(member.get("bytes"))
+            if size is not None:
+                sizes.setdefault(member["id"], int(size))
+    shown_texts = [texts.texts[i][:shown] if i in texts.texts else None for i in ids]
+    full_lengths = [len(texts.texts[i]) if i in texts.texts else 0 for i in ids]
+    records = []
+    for cluster, pair in zip(clusters, pairs):
+        rep = cluster.representative if cluster.representative is not None else cluster.members[0]["id"]
+        members, diffs = [], []
+        for member in cluster.members:
+            doc_id = member["id"]
+            members.append([index[doc_id], _number(member.get("bytes")), _number(member.get("distance")),
+                            _number(member.get("similarity"))])
+            a, b = shown_texts[index[rep]], shown_texts[index[doc_id]]
+            diffs.append(diff_spans(a, b) if doc_id != rep and a is not None and b is not None else None)
+        similarities = [m[3] for m in members if m[0] != index[rep] and m[3] is not None]
+        record = {"rep": index[rep], "members": members, "diffs": diffs,
+                  "lowest": min(similarities) if similarities else None}
+        if pair is not None:
+            record["pair"] = {**pair, "a": index[pair["a"]], "b": index[pair["b"]]}
+        records.append(record)
+    saved = sum(sizes[i] if i in sizes else len(texts.texts.get(i, "").encode("utf-8", "surrogatepass"))
+                for i in chosen.dropped)
+    return {
+        "threshold": options.threshold,
+        "policy": options.policy,
+        "settings": [[str(k), json.dumps(v, ensure_ascii=False) if not isinstance(v, str) else v]
+                     for k, v in options.settings.items()],
+        "overview": {"documents": options.documents, "clusters": len(clusters), "members": len(ids),
+                     "dropped": len(chosen.dropped), "held": len(chosen.held), "bytes_saved": saved,
+                     "missing": len(texts.missing), "shown_chars": shown},
+        "ids": ids,
+        "decisions": decisions,
+        "held": {str(index[i]): why for i, why in held.items() if i in index},
+        "links": [file_link(i, base) for i in ids],
+        "texts": shown_texts,
+        "lengths": [n if (n > shown or i in texts.cut) else 0 for n, i in zip(full_lengths, ids)],
+        "read_cut": [i in texts.cut for i in ids],
+        "missing": {str(index[i]): why for i, why in texts.missing.items() if i in index},
+        "clusters": records,
+    }
+
+
+def _script_json(data: dict) -> str:
+    """JSON that can stand inside a ``<script type="application/json">`` element: no ``<``
+    (so no ``</script>`` or ``<!--``), ``>`` or ``&``, and the line separators escaped too."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    for char in "<>&\u2028\u2029":
+        text = text.replace(char, f"\\u{ord(char):04x}")
+    return text
+
+
+def _asset(name: str) -> str:
+    return (_ASSETS / name).read_text(encoding="utf-8")
+
+
+def _csp_hash(text: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
+
+
+def _page(data: dict) -> bytes:
+    """The HTML page: the template with its style, script and data filled in, and a policy
+    that lets run only that style and that script (by their hashes) and load nothing."""
+    style, script = _asset("report.css"), _asset("report.js")
+    policy = (f"default-src 'none'; script-src {_csp_hash(script)}; style-src {_csp_hash(style)}; "
+              "img-src 'none'; base-uri 'none'; form-action 'none'")
+    page = _asset("report.html")
+    for key, value in (("{{POLICY}}", policy), ("{{STYLE}}", style), ("{{SCRIPT}}", script)):
+        page = page.replace(key, value)
+    head, tail = page.split("{{DATA}}")  # the data last: nothing in it is ever replaced
+    return json_text_bytes(head + _script_json(data) + tail)
+
+
+def report_to(out: Any, cluster_streams: Iterable[tuple[str, Any]], method: Any, options: ReportOptions,
+              paths: tuple[str, ...] = (), inputs: Inputs | None = None) -> dict[str, str]:
+    """Write the page for the cluster lines of ``cluster_streams`` (named binary streams) to
+    the :class:`simdedup.write.OutputFile` ``out``, the texts read from the documents
+    ``paths`` name (without them, each member id opened as a file) as ``method`` reads them.
+    Returns the members whose text could not be read, with the reason.
+
+    Raises:
+        UsageError: the output is one of the documents or of the cluster files.
+        RecordError, SimdedupError: as :func:`build_report`.
+    """
+    from .write import overwritten_files, write_all
+
+    cluster_files = [(name, stream.read()) for name, stream in cluster_streams]
+    chosen = select_files([(name, io.BytesIO(data)) for name, data in cluster_files], options.policy)
+    ids = [*chosen.kept, *chosen.dropped, *(doc_id for doc_id, _ in chosen.held)]
+    out.refuse_inputs(ids)
+    texts = read_texts(ids, paths, inputs, method.encoding, getattr(method, "html", False),
+                       overwritten_files([out]))
+    tokenizer = getattr(method, "tokenizer", None)
+    features = None if tokenizer is None else (lambda text: tokenizer.features([text]))
+    base = os.path.dirname(os.path.abspath(out.path)) if out.path else os.getcwd()
+    page = build_report(cluster_files, chosen, texts, options, features, base)
+    with out.open() as fd:
+        write_all(fd, page)
+    return texts.missing
+
+
+def dedup_report(out: Any, clustered: Any, run: Any, method: Any, cluster_options: Any, verify: str,
+                 paths: tuple[str, ...], inputs: Inputs) -> dict[str, str]:
+    """``dedup --report``: the page for the clusters of a dedup run, the texts read again
+    from ``paths`` when they held tables (files are opened by their ids; a path list on stdin
+    cannot be read twice). Returns the members without a text, as :func:`report_to`."""
+    import dataclasses
+
+    from .write import write_clusters
+
+    lines = io.BytesIO()
+    write_clusters(lines, clustered.clusters, clustered.fingerprints)
+    lines.seek(0)
+    settings = {**{f.name: getattr(cluster_options, f.name) for f in dataclasses.fields(cluster_options)
+                   if f.name != "resolved"}, "verify": verify, "fingerprints": method.settings}
+    options = ReportOptions(settings=settings, threshold=cluster_options.min_similarity,
+                            documents=len(clustered.fingerprints.ids))
+    tables = bool(run.tables) and "-" not in paths
+    return report_to(out, [("clusters", lines)], method, options, paths if tables else (), inputs)

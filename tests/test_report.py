@@ -1,0 +1,131 @@
+"""simdedup report without a browser: what goes into the page, and the output rules."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from urllib.parse import unquote_to_bytes
+
+from hypothesis import given, settings, strategies as st
+
+from simdedup.report import _page, diff_spans, file_link
+
+from helpers import near_copy, words, write
+
+DATA_BLOCK = re.compile(rb'<script type="application/json" id="report-data">(.*?)</script>', re.S)
+
+# any text: every category, lone surrogates and the characters HTML and JavaScript give meaning to
+HOSTILE_TEXT = st.lists(st.one_of(st.text(st.characters(codec=None)),
+                                  st.sampled_from(list("<>&\"'/!-\u2028\u2029\u202e\x00")),
+                                  st.sampled_from(["</script>", "<!--", "<script>", "{{DATA}}", "{{SCRIPT}}"]))).map("".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(HOSTILE_TEXT, min_size=1, max_size=6))
+def test_corpus_strings_reach_the_page_only_inside_its_data_and_read_back_the_same(strings):
+    data = {"ids": strings, "texts": strings[::-1], "settings": [[s, s] for s in strings]}
+    page = _page(data)
+    page.decode("utf-8")  # valid UTF-8, lone surrogates escaped
+    (block,) = DATA_BLOCK.findall(page)
+    assert not set(block.decode()) & set("<>&\u2028\u2029")
+    assert json.loads(block) == data
+    # the page's markup is the template's: two script elements, and nothing of the data outside the block
+    assert page.count(b"<script") == 2 and page.count(b"</script>") == 2
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(min_size=1, max_size=30).filter(lambda b: b"/" not in b and b"\0" not in b and b not in (b".", b"..")))
+def test_a_link_is_a_relative_percent_encoded_path_to_the_file_whatever_its_name(tmp_path_factory, name):
+    folder = tmp_path_factory.mktemp("links")
+    path = os.fsencode(folder) + b"/" + name
+    with open(path, "wb") as handle:
+        handle.write(b"text")
+    link = file_link(os.fsdecode(path), os.fsdecode(folder))
+    assert re.fullmatch(r"\./[A-Za-z0-9%._~/-]+", link)
+    assert unquote_to_bytes(link[2:]) == name
+
+
+def test_no_link_for_an_id_that_is_not_a_regular_file(tmp_path):
+    assert file_link(str(tmp_path), str(tmp_path)) is None
+    assert file_link("rows.jsonl:3", str(tmp_path)) is None
+    assert file_link("javascript:alert(1)", str(tmp_path)) is None
+
+
+def test_differing_words_and_chinese_characters_are_marked_in_utf16_offsets():
+    a, b = "one two three  four", "one 2 three\nfour"
+    spans_a, spans_b = diff_spans(a, b)
+    assert [a[s:e] for s, e in zip(spans_a[::2], spans_a[1::2])] == ["two"]
+    assert [b[s:e] for s, e in zip(spans_b[::2], spans_b[1::2])] == ["2"]  # re-wrapping is no change
+    spans_a, spans_b = diff_spans("今天天气很好", "今天天气不好")
+    assert (spans_a, spans_b) == ([4, 5], [4, 5])
+    emoji = "\U0001f600 x y"  # two UTF-16 units before the changed word
+    assert diff_spans(emoji, "\U0001f600 x z")[0] == [5, 6]
+
+
+def report_corpus(root: Path) -> Path:
+    base, other = words(1), words(2)
+    write(root / "c/a.txt", base)
+    write(root / "c/b.txt", near_copy(base))
+    write(root / "c/x.txt", other)
+    write(root / "c/y.txt", near_copy(other))
+    return root / "c"
+
+
+def page_data(path: Path) -> dict:
+    (block,) = DATA_BLOCK.findall(path.read_bytes())
+    return json.loads(block)
+
+
+def test_report_is_deterministic_and_never_written_over_an_input(run, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    report_corpus(tmp_path)
+    assert run(["dedup", "--silent", "c", "-o", "clusters.jsonl"]).exit_code == 0
+    assert run(["report", "clusters.jsonl", "-o", "one.html"]).exit_code == 0
+    assert run(["dedup", "--silent", "c", "-o", "again.jsonl", "--report", "two.html"]).exit_code == 0
+    assert run(["report", "again.jsonl", "-o", "three.html"]).exit_code == 0
+    assert Path("one.html").read_bytes() == Path("three.html").read_bytes()
+    assert page_data(Path("two.html"))["overview"]["documents"] == 4
+    before = {p: p.read_bytes() for p in Path("c").iterdir()}
+    for args in (["report", "clusters.jsonl", "-o", "c/b.txt", "--force"],  # a member
+                 ["report", "clusters.jsonl", "-o", "clusters.jsonl", "--force"],
+                 ["dedup", "--silent", "c", "-o", "x.jsonl", "--report", "c/a.txt", "--force"],
+                 ["dedup", "--silent", "c", "-o", "x.jsonl", "--report", "x.jsonl"],
+                 ["report", "clusters.jsonl", "-o", "one.html"]):  # exists, no --force
+        result = run(args)
+        assert result.exit_code == 2, (args, result.stderr)
+        assert len(result.err_lines) == 1 or "Usage" in result.stderr
+    assert {p: p.read_bytes() for p in Path("c").iterdir()} == before
+    assert Path("clusters.jsonl").read_bytes() == Path("again.jsonl").read_bytes()
+    assert not Path("x.jsonl").exists()
+
+
+def test_max_bytes_cuts_the_texts_with_a_mark_and_bounds_the_file(run, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    report_corpus(tmp_path)
+    assert run(["dedup", "--silent", "c", "-o", "clusters.jsonl"]).exit_code == 0
+    assert run(["report", "clusters.jsonl", "-o", "whole.html"]).exit_code == 0
+    whole = Path("whole.html").stat().st_size
+    limit = whole - 2000
+    assert run(["report", "clusters.jsonl", "-o", "cut.html", "--max-bytes", limit]).exit_code == 0
+    assert Path("cut.html").stat().st_size <= limit
+    data = page_data(Path("cut.html"))
+    assert all(n > len(t) for n, t in zip(data["lengths"], data["texts"]))  # each cut, and says so
+    too_small = run(["report", "clusters.jsonl", "-o", "none.html", "--max-bytes", 1000])
+    assert too_small.exit_code == 1 and len(too_small.err_lines) == 1
+    assert not Path("none.html").exists()
+
+
+def test_members_without_a_text_are_reported_and_the_page_is_still_written(run, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    report_corpus(tmp_path)
+    assert run(["dedup", "--silent", "c", "-o", "clusters.jsonl"]).exit_code == 0
+    os.remove("c/b.txt")
+    os.remove("c/y.txt")
+    os.mkfifo("c/y.txt")  # a FIFO named by a cluster line is never opened (it would block)
+    result = run(["report", "clusters.jsonl", "-o", "r.html"])
+    assert result.exit_code == 3
+    assert sorted(line.split(": ")[2] for line in result.err_lines) == ["c/b.txt", "c/y.txt"]
+    data = page_data(Path("r.html"))
+    assert sorted(data["ids"][int(i)] for i in data["missing"]) == ["c/b.txt", "c/y.txt"]
