@@ -261,7 +261,7 @@ def _data(clusters: list[_Cluster], pairs: list[dict | None], chosen: Any, texts
     ids = list(index)
     dropped = set(chosen.dropped)
     kept = set(chosen.kept)
-    held = {doc_id: why for doc_id, why in chosen.held}
+    held = {doc_id: why for doc_id, why in chosen.held + chosen.changed}  # neither can be ticked
     decisions = [DECISION_DROP if i in dropped else DECISION_KEEP if i in kept else DECISION_HELD for i in ids]
     sizes: dict[str, int] = {}
     for cluster in clusters:
@@ -354,7 +354,7 @@ def report_to(out: Any, cluster_streams: Iterable[tuple[str, Any]], method: Any,
 
     cluster_files = [(name, stream.read()) for name, stream in cluster_streams]
     chosen = select_files([(name, io.BytesIO(data)) for name, data in cluster_files], options.policy)
-    ids = [*chosen.kept, *chosen.dropped, *(doc_id for doc_id, _ in chosen.held)]
+    ids = [*chosen.kept, *chosen.dropped, *(doc_id for doc_id, _ in chosen.held + chosen.changed)]
     out.refuse_inputs(ids)
     texts = read_texts(ids, paths, inputs, method.encoding, getattr(method, "html", False),
                        overwritten_files([out]))
