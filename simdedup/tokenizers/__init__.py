@@ -84,11 +84,10 @@ class Tokenizer:
         raise NotImplementedError
 
     def _tokens(self, text: str) -> Iterable[str]:
-        """:meth:`tokens`, which must give tokens: None or a string (its characters would
-        count as tokens) is a mistake."""
+        """:meth:`tokens`, which must give tokens (None, which counting would take for none, is a mistake)."""
         found = self.tokens(text)
-        if found is None or isinstance(found, (str, bytes)):
-            raise TypeError(f"tokens() gave {'None' if found is None else type(found).__name__}, not tokens")
+        if found is None:
+            raise TypeError("tokens() gave None, not tokens")
         return found
 
     def prepare(self) -> None:

@@ -22,7 +22,7 @@ from helpers import near_copy, words
 
 #: misbehaviours that must cost the document they happen on
 SKIPPING = [
-    "raise", "exit", "base-exception", "tokens-none", "tokens-string", "tokens-numbers", "tokens-midway",
+    "raise", "exit", "base-exception", "tokens-none", "tokens-bytes", "tokens-numbers", "tokens-midway",
     "features-none", "features-list", "features-number-key", "features-text-weight", "features-nan",
     "features-negative", "features-infinite", "features-huge", "features-raise", "recursion",
 ]
@@ -74,8 +74,8 @@ class Hostile(Tokenizer):
             deeper(0)
         if kind == "tokens-none":
             return None
-        if kind == "tokens-string":
-            return text
+        if kind == "tokens-bytes":
+            return [t.encode() for t in tokens]
         if kind == "tokens-numbers":
             return [len(t) for t in tokens]
         if kind == "tokens-midway":
