@@ -11,6 +11,7 @@ interrupt (``KeyboardInterrupt``) is the user's, and ends the run as Ctrl-C does
 
 from __future__ import annotations
 
+import math
 import numbers
 import os
 import sys
@@ -153,22 +154,25 @@ def features_many(tokenizer: Tokenizer, ids: Sequence[str], documents: Sequence[
 
 def checked(name: str, found: Any) -> dict[str, float]:
     """What a tokenizer gave as a document's features, if it is a dict of string features to
-    weights that :func:`simdedup.simhash.integer_weights` takes.
+    finite, non-negative weights that sum to at most :data:`simdedup.simhash.MAX_WEIGHT_SUM`.
 
     Raises:
         ValueError: it is not.
     """
-    from ..simhash import integer_weights
+    from ..simhash import MAX_WEIGHT_SUM
 
     if not isinstance(found, dict):
         raise ValueError(f"gave {_kind(found)}, not a dict of features")
-    if not all(isinstance(feature, str) for feature in found):
-        raise ValueError(f"gave a feature that is {_kind(next(f for f in found if not isinstance(f, str)))}, "
-                         f"not a string")
-    if not all(isinstance(weight, numbers.Real) for weight in found.values()):
-        raise ValueError(f"gave a weight that is {_kind(next(w for w in found.values() if not isinstance(w, numbers.Real)))}, "
-                         f"not a number")
-    integer_weights(found.values())
+    odd = [kind for kind in set(map(type, found)) if not issubclass(kind, str)]
+    if odd:
+        raise ValueError(f"gave a feature that is a {odd[0].__name__}, not a string")
+    odd = [kind for kind in set(map(type, found.values())) if not issubclass(kind, numbers.Real)]
+    if odd:
+        raise ValueError(f"gave a weight that is a {odd[0].__name__}, not a number")
+    total = sum(found.values())  # NaN or infinite when a weight is
+    if not (math.isfinite(total) and min(found.values(), default=0) >= 0 and total <= MAX_WEIGHT_SUM):
+        raise ValueError(f"gave weights that are not finite and non-negative, or sum to more than "
+                         f"2**{MAX_WEIGHT_SUM.bit_length() - 1}")
     return found
 
 
