@@ -10,7 +10,7 @@ from typing import Any, Callable, Iterator
 import click
 
 from .compat import PRESETS
-from .errors import SimdedupError
+from .errors import PluginError, SimdedupError
 from .hashing import HASHES
 
 EXIT_SKIPPED = 3
@@ -290,6 +290,8 @@ def method_of_options(method: str, sentence_count: int, hash_name: str, tokenize
         return make_method(method, tokenizer=tokenizer_name, tokenizer_options=options, bits=int(bits),
                            hash_name=hash_name, weighting=weighting, ties=ties, sketch_bins=sketch_bins,
                            encoding=encoding, html=html, sentences=sentence_count, given_features=given)
+    except PluginError:  # the plugin's failure, not the command line's
+        raise
     except SimdedupError as exc:
         raise click.UsageError(str(exc)) from None
 

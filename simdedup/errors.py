@@ -30,6 +30,10 @@ class TokenizerOptionError(SimdedupError, ValueError):
     """A tokenizer was given an option it does not take, or a bad value."""
 
 
+class PluginError(SimdedupError):
+    """A plugin failed outside any one document: to load, start or prepare (exit status 1)."""
+
+
 class RecordError(SimdedupError):
     """A fingerprint line could not be used; the message starts with ``FILE:LINE:``."""
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from .methods import NilsimsaMethod, SimhashMethod
 from .read import open_document
 from .sketch import similarity as sketch_similarity
+from .tokenizers import guard
 
 
 @dataclass
@@ -56,7 +57,7 @@ def explain(method: SimhashMethod, path_a: str, path_b: str, top: int = 10) -> E
     features, texts = [], []
     for path in (path_a, path_b):
         chunks = list(open_document(path, method.encoding).reader)  # type: ignore[arg-type]
-        found = method.tokenizer.features(chunks)
+        found = guard.features(method.tokenizer, path, chunks)
         if not found:
             raise SkipDocument(path, "no text to fingerprint")
         features.append(found)

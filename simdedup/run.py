@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Iterable, Iterator
 
 from . import workers
 from .errors import SimdedupError
-from .fingerprints import FingerprintRecord, FingerprintSet, collect_records, json_lines, load_fingerprints
+from .fingerprints import REPEATED_ID, FingerprintRecord, FingerprintSet, collect_records, json_lines, load_fingerprints
 from .group import Cluster, ClusterOptions, StageTimes, cluster_fingerprints
 from .read import Inputs, Source, open_documents, read_sources
 
@@ -252,8 +252,9 @@ def cluster_files(files: Iterable[tuple[str, BinaryIO]], options: ClusterOptions
     """``cluster``: the clusters of the fingerprint records in ``files`` (named binary streams).
 
     With ``against`` (the name of one of the files), an incremental run: only clusters holding a
-    document of the other files, and no pair of two documents of ``against``. A record whose id
-    was read before is left out, with a warning to ``note``. ``times`` records where the time
+    document of the other files, and no pair of two documents of ``against``. Of records with
+    one id, one is kept (:func:`simdedup.fingerprints.sets.left_out`), with a warning to
+    ``note`` for each other. ``times`` records where the time
     goes.
     """
     import numpy as np
@@ -263,7 +264,7 @@ def cluster_files(files: Iterable[tuple[str, BinaryIO]], options: ClusterOptions
     fingerprints = load_fingerprints(files)
     times.count("read", len(fingerprints.ids), "records")
     for repeated in fingerprints.repeated:
-        note(f"simdedup: warning: {repeated}: id seen before; this record is ignored")
+        note(f"simdedup: warning: {repeated}: {REPEATED_ID}")
     new = None
     if against is not None and fingerprints.sources is not None:
         new = np.array([name != against for name in fingerprints.files or []], dtype=bool)[fingerprints.sources]
@@ -274,8 +275,8 @@ def cluster_files(files: Iterable[tuple[str, BinaryIO]], options: ClusterOptions
 def dedup_run(run: FingerprintRun, options: ClusterOptions = ClusterOptions(),
               batches: Iterable[Batch] | None = None, times: StageTimes | None = None) -> Clustered:
     """``dedup``: the clusters of the documents a fingerprint run makes (of its ``batches``, as
-    the caller iterates them, e.g. behind a progress bar). Two documents under one id: only the
-    first is clustered, and the other is counted as skipped. ``times`` records where the time
+    the caller iterates them, e.g. behind a progress bar). Two documents under one id: one is
+    clustered, the same in any input order, and the other is counted as skipped. ``times`` records where the time
     goes. The texts kept for exact verification are let go once measured."""
     times = times or StageTimes()
     times.start("read and fingerprint")
@@ -283,7 +284,7 @@ def dedup_run(run: FingerprintRun, options: ClusterOptions = ClusterOptions(),
     times.count("read and fingerprint", len(fingerprints.ids), "documents")
     for doc_id in fingerprints.repeated:
         run.skipped.append(doc_id)
-        run.note(f"simdedup: warning: {doc_id}: id of an earlier document; this one is left out")
+        run.note(f"simdedup: warning: {doc_id}: {REPEATED_ID}")
     resolved = _resolved(options, fingerprints, run.note)
     return Clustered(fingerprints, cluster_fingerprints(fingerprints, resolved, times=times, release_texts=True),
                      resolved)

@@ -207,13 +207,16 @@ def _serve(sock: socket.socket, parent_ends: list[socket.socket], parent: int, w
         if callable(signal.getsignal(signum)):  # the parent's handler; an ignored signal stays ignored
             signal.signal(signum, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
+    # A worker's results go to the parent over its socket: whatever else writes to its stdout
+    # (a plugin's print, even from C) goes to stderr, not into the parent's output.
+    os.dup2(2, 1)
     setup(*state)
     with sock:
         while (frame := _receive(sock)) is not None:
             number, task = pickle.loads(frame)
             try:
                 reply = pickle.dumps((number, work(task), None), pickle.HIGHEST_PROTOCOL)
-            except Exception as exc:
+            except BaseException as exc:  # an interrupt raised by a plugin too: the parent's to handle
                 reply = pickle.dumps((number, None, _portable(exc)), pickle.HIGHEST_PROTOCOL)
             try:
                 sock.sendall(len(reply).to_bytes(_HEADER, "little"))
@@ -259,7 +262,7 @@ def _exactly(sock: socket.socket, size: int) -> bytearray | None:
     return data
 
 
-def _portable(exc: Exception) -> tuple[BaseException, str]:
+def _portable(exc: BaseException) -> tuple[BaseException, str]:
     """An exception as it can travel to the parent, with the traceback of where it was raised."""
     where = "".join(traceback.format_exception(exc))
     try:

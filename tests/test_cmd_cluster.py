@@ -185,7 +185,7 @@ def test_cluster_repeated_id_is_warned_and_counted_once(run):
     data = "\n".join([
         record_line("x"),
         record_line("y"),  # same fingerprint as the first x
-        record_line("x", far),  # repeated id: dropped, the first x wins
+        record_line("x", far),  # repeated id: dropped, the x of the smaller fingerprint wins
     ]) + "\n"
     result = run(["cluster", "--singletons"], input=data)
     assert result.exit_code == 0

@@ -29,6 +29,7 @@ from simdedup.distributed.components import components as task_components
 from simdedup.distributed.engine import DaskEngine, Engine
 from simdedup.distributed.groups import Decision, budget_mask, components
 from simdedup.distributed.workdir import WorkDir
+from simdedup.fingerprints import REPEATED_ID
 from simdedup.group import UnionFind
 from simdedup.index import near_pairs
 from simdedup.similarity import BUDGET_BYTES
@@ -414,7 +415,7 @@ def test_cluster_reads_a_binary_file_in_block_ranges(client, corpus, tmp_path):
             status, data, _ = simdedup("fingerprint", "--format", "binary", "--id-field", "id", name)
             out.write(data)
     status, single, single_err = simdedup("cluster", "-k", 10, joined)
-    assert status == 0 and "id seen before" in single_err
+    assert status == 0 and REPEATED_ID in single_err
     warnings = []
     outcome = stages.cluster(DaskEngine(client), WorkDir(str(tmp_path / "work")), [str(joined)],
                              lambda bits, settings: Decision(10), WorkDir(str(tmp_path / "parts")),

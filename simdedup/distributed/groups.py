@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from ..group import Cluster, cluster_record, exact_may_pass, find_clusters, member_records, unique_rows
+from ..fingerprints.sets import left_out
 from ..write import json_text_bytes
 from ..similarity import BUDGET_BYTES, passes
 from ..sketch import pair_similarity
@@ -48,19 +49,16 @@ class Decision:
     output_format: str = "clusters"
 
 
-def first_ids(hashes: np.ndarray, ids_of: Any) -> np.ndarray:
-    """Which rows keep their id (the first row with an id wins): ``ids_of(rows)`` gives the ids
-    of the rows whose 64-bit id hash is not unique, the only ones compared as text."""
+def kept_rows(hashes: np.ndarray, ids_of: Any, key_of: Any) -> np.ndarray:
+    """Which rows keep their id: of rows with one id, the one
+    :func:`simdedup.fingerprints.sets.left_out` keeps. ``ids_of(rows)`` and ``key_of(rows)``
+    give the ids and record keys of the rows whose 64-bit id hash is not unique, the only ones
+    compared."""
     keep = np.ones(len(hashes), dtype=bool)
     _, inverse, counts = np.unique(hashes, return_inverse=True, return_counts=True)
     shared = np.flatnonzero(counts[inverse] > 1)
-    if not len(shared):
-        return keep
-    seen: set[str] = set()
-    for row, doc_id in zip(shared.tolist(), ids_of(shared)):
-        if doc_id in seen:
-            keep[row] = False
-        seen.add(doc_id)
+    if len(shared):
+        keep[left_out(shared, ids_of(shared), key_of)] = False
     return keep
 
 

@@ -19,6 +19,7 @@ import xxhash
 
 from ..read import Inputs, Source
 from ..errors import RecordError
+from ..fingerprints.sets import REPEATED_ID, record_key
 from . import components as component_stage
 from . import fingerprints as fp_stage
 from . import groups as group_stage
@@ -123,7 +124,7 @@ class Rows:
     fps: np.ndarray
     features: np.ndarray
     sketches: np.ndarray | None
-    kept: np.ndarray  # not a repeat of an earlier id
+    kept: np.ndarray  # the record kept of its id (simdedup.fingerprints.sets.left_out)
     texts: np.ndarray | None  # a kept text within the budget (exact verification), per row
     nbytes: np.ndarray  # the size of each row's kept text as the budget counts it, -1: none
     ids_of: Callable[[np.ndarray], list[str]]  # the ids of some rows (read from their parts)
@@ -146,16 +147,26 @@ def load_rows(work: WorkDir, results: list[dict]) -> Rows:
     all_fps = np.concatenate(fps) if fps else np.empty((0, 1), dtype=np.uint64)
     hash_column = np.concatenate(hashes) if hashes else np.empty(0, dtype=np.uint64)
 
-    def ids_of(rows: np.ndarray) -> list[str]:
+    def by_part(rows: np.ndarray, of_part: Callable[[int, np.ndarray], list[Any]]) -> list[Any]:
+        """``of_part(part, its rows)`` for the rows of each part, in the order of ``rows``."""
         part_of = np.searchsorted(part_starts, rows, side="right") - 1
-        out: dict[int, str] = {}
+        out: dict[int, Any] = {}
         for part in np.unique(part_of).tolist():
-            ids = fp_stage.read_part(work, part).ids
-            for row in rows[part_of == part].tolist():
-                out[row] = ids[row - part_starts[part]]
+            chosen = rows[part_of == part]
+            out.update(zip(chosen.tolist(), of_part(part, chosen - part_starts[part])))
         return [out[row] for row in rows.tolist()]
 
-    kept = group_stage.first_ids(hash_column, ids_of)
+    def ids_of(rows: np.ndarray) -> list[str]:
+        return by_part(rows, lambda part, local: [fp_stage.read_part(work, part).ids[i] for i in local.tolist()])
+
+    def keys_of(part: int, local: np.ndarray) -> list[tuple]:
+        columns = fp_stage.read_part(work, part)
+        texts = fp_stage.read_texts(work, part, local, True)
+        return [record_key(columns.values[i], columns.features[i], columns.sizes[i],
+                           None if columns.sketches is None else columns.sketches[i], text)
+                for i, text in zip(local.tolist(), texts)]
+
+    kept = group_stage.kept_rows(hash_column, ids_of, lambda rows: by_part(rows, keys_of))
     nbytes_column = np.concatenate(nbytes) if nbytes else np.empty(0, dtype=np.int64)
     texts = None
     if (nbytes_column >= 0).any():
@@ -409,7 +420,7 @@ def dedup(engine: Engine, work: WorkDir, shards: list[list[Any]], recipe: fp_sta
     repeated = np.flatnonzero(~rows.kept)
     for doc_id in rows.ids_of(repeated) if len(repeated) else []:
         skipped.append(doc_id)
-        warn(f"simdedup: warning: {doc_id}: id of an earlier document; this one is left out")
+        warn(f"simdedup: warning: {doc_id}: {REPEATED_ID}")
     lowercase = all(r["lowercase"] for r in results)
     outcome = cluster_rows(engine, work, rows, decision, plan, lowercase, target, warn)
     outcome.skipped = skipped
@@ -432,8 +443,7 @@ def cluster(engine: Engine, work: WorkDir, files: list[str], resolve: Callable[[
         part_of = np.searchsorted(rows.part_starts, repeated, side="right") - 1
         for row, part, doc_id in zip(repeated.tolist(), part_of.tolist(), rows.ids_of(repeated)):
             line = results[part]["lines"][row - rows.part_starts[part]]
-            warn(f"simdedup: warning: {results[part]['path']}:{line}: {doc_id}: id seen before; "
-                 f"this record is ignored")
+            warn(f"simdedup: warning: {results[part]['path']}:{line}: {doc_id}: {REPEATED_ID}")
     return cluster_rows(engine, work, rows, decision, plan, True, target, warn)
 
 

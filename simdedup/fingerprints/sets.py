@@ -4,7 +4,7 @@ records a run makes."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, BinaryIO, Iterable
+from typing import Any, BinaryIO, Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -39,21 +39,23 @@ class FingerprintSet:
 def load_fingerprints(files: Iterable[tuple[str, BinaryIO]]) -> FingerprintSet:
     """Read fingerprint lines from named binary streams.
 
-    A record whose id was already read is dropped and listed in ``repeated`` (the first wins).
+    Of records with one id, one is kept (:func:`left_out`) and the others are listed in ``repeated``.
 
     Raises:
         RecordError: a malformed line, or settings that differ from the first record's.
     """
     columns = read_fingerprint_files(files)
-    keep = _first_of_each_id(columns.ids)
     ids, values, features, sizes = columns.ids, columns.values, columns.features, columns.sizes
     sketches, file_index = columns.sketches, columns.file_index
-    repeated = []
-    if keep is not None:
-        dropped = np.ones(len(ids), dtype=bool)
-        dropped[keep] = False
-        repeated = [f"{columns.files[columns.file_index[i]]}:{columns.lines[i]}: {ids[i]}" for i in np.flatnonzero(dropped)]
-        ids = [ids[i] for i in keep]
+    shared = rows_sharing_an_id(ids)
+    dropped = left_out(shared, [ids[i] for i in shared.tolist()],
+                       lambda rows: [record_key(values[i], features[i], sizes[i], None if sketches is None else sketches[i])
+                                     for i in rows.tolist()])
+    repeated = [f"{columns.files[columns.file_index[i]]}:{columns.lines[i]}: {ids[i]}" for i in dropped.tolist()]
+    if len(dropped):
+        keep = np.ones(len(ids), dtype=bool)
+        keep[dropped] = False
+        ids = [doc_id for doc_id, kept in zip(ids, keep.tolist()) if kept]
         values, features, sizes, file_index = values[keep], features[keep], sizes[keep], file_index[keep]
         if sketches is not None:
             sketches = sketches[keep]
@@ -61,22 +63,45 @@ def load_fingerprints(files: Iterable[tuple[str, BinaryIO]]) -> FingerprintSet:
                           file_index, columns.files)
 
 
-def _first_of_each_id(ids: list[str]) -> list[int] | None:
-    """Indices of the first record of each id, or None when no id repeats."""
+#: what is said of a record left out for its id (after ``FILE:LINE: ID`` or the id)
+REPEATED_ID = "id repeated; this record is left out (one record of each id is kept, chosen by content, not input order)"
+
+
+def record_key(value: np.ndarray, features: int, size: int, sketch: Any = None, text: Any = None) -> tuple:
+    """What orders records that share an id: the fingerprint (a row of 64-bit words, word 0
+    low), then the features, size, sketch and kept text (:class:`simdedup.similarity.KeptText`)."""
+    return (value.tolist()[::-1], int(features), int(size), b"" if sketch is None else bytes(sketch),
+            b"" if text is None else text.utf8())
+
+
+def rows_sharing_an_id(ids: Sequence[str]) -> np.ndarray:
+    """The rows whose id another row has too."""
     if len(set(ids)) == len(ids):
-        return None
-    seen: set[str] = set()
-    keep = []
-    for i, doc_id in enumerate(ids):
-        if doc_id not in seen:
-            seen.add(doc_id)
-            keep.append(i)
-    return keep
+        return np.empty(0, dtype=np.int64)
+    counts: dict[str, int] = {}
+    for doc_id in ids:
+        counts[doc_id] = counts.get(doc_id, 0) + 1
+    return np.array([row for row, doc_id in enumerate(ids) if counts[doc_id] > 1], dtype=np.int64)
+
+
+def left_out(rows: np.ndarray, ids: Sequence[str], key_of: Callable[[np.ndarray], list[tuple]]) -> np.ndarray:
+    """Of ``rows`` (with their ``ids``; ``key_of(rows)`` gives their :func:`record_key`), those
+    left out because another carries their id: of each id, the record with the smallest key is
+    kept, so the same record whatever the order of the inputs (records with equal keys are the
+    same record to every output; the first is kept). Every engine decides with this."""
+    if not len(rows):
+        return rows
+    best: dict[str, tuple[tuple, int]] = {}
+    for row, doc_id, key in zip(rows.tolist(), ids, key_of(rows)):
+        if doc_id not in best or key < best[doc_id][0]:
+            best[doc_id] = (key, row)
+    kept = {row for _, row in best.values()}
+    return np.array([row for row in rows.tolist() if row not in kept], dtype=np.int64)
 
 
 def collect_records(records: Iterable[FingerprintRecord]) -> FingerprintSet:
-    """Gather records into a :class:`FingerprintSet`; a record whose id came before is left out,
-    its id listed in ``repeated`` (the first wins)."""
+    """Gather records into a :class:`FingerprintSet`; of records with one id, one is kept
+    (:func:`left_out`) and the ids of the others are listed in ``repeated``."""
     ids: list[str] = []
     values: list[int] = []
     features: list[int] = []
@@ -84,14 +109,8 @@ def collect_records(records: Iterable[FingerprintRecord]) -> FingerprintSet:
     sketches = bytearray()
     exact: list[Any] = []
     exact_bytes, exact_dropped = 0, 0
-    seen: set[str] = set()
-    repeated: list[str] = []
     bits, settings = 64, None
     for record in records:
-        if record.id in seen:
-            repeated.append(record.id)
-            continue
-        seen.add(record.id)
         ids.append(record.id)
         values.append(record.simhash)
         features.append(record.features)
@@ -104,9 +123,24 @@ def collect_records(records: Iterable[FingerprintRecord]) -> FingerprintSet:
         exact_bytes += record.exact.nbytes if record.exact is not None else 0
         exact.append(record.exact)
         bits, settings = record.bits, record.settings
+    words = as_words(values, bits)
     sketch_array = None
     if sketches:
         sketch_array = np.frombuffer(sketches, dtype=np.uint8).reshape(len(ids), -1)
-    return FingerprintSet(ids, as_words(values, bits), bits, settings, repeated,
-                          np.array(features, dtype=np.int64), sketch_array, sizes,
+    shared = rows_sharing_an_id(ids)
+    dropped = left_out(shared, [ids[i] for i in shared.tolist()],
+                       lambda rows: [record_key(words[i], features[i], sizes[i],
+                                                None if sketch_array is None else sketch_array[i], exact[i])
+                                     for i in rows.tolist()])
+    repeated = [ids[i] for i in dropped.tolist()]
+    feature_array = np.array(features, dtype=np.int64)
+    if len(dropped):
+        keep = np.ones(len(ids), dtype=bool)
+        keep[dropped] = False
+        rows = np.flatnonzero(keep).tolist()
+        ids, sizes, exact = [ids[i] for i in rows], [sizes[i] for i in rows], [exact[i] for i in rows]
+        words, feature_array = words[keep], feature_array[keep]
+        if sketch_array is not None:
+            sketch_array = sketch_array[keep]
+    return FingerprintSet(ids, words, bits, settings, repeated, feature_array, sketch_array, sizes,
                           exact=exact if any(e is not None for e in exact) else None, exact_dropped=exact_dropped)

@@ -27,6 +27,7 @@ def make_method(method: str = "simhash", *, tokenizer: str = "words", tokenizer_
     Raises:
         UsageError: options that do not go together, or a value out of range.
         UnknownTokenizerError, TokenizerOptionError: no such tokenizer, or a bad option for it.
+        PluginError: the tokenizer failed to load or start.
     """
     from ..errors import UsageError
 

@@ -27,7 +27,7 @@ from ..read.web import looks_like_http
 from ..similarity import MAX_DOCUMENT_CHARS
 from ..simhash import Simhasher, as_integers
 from ..sketch import DEFAULT_BINS
-from ..tokenizers import Tokenizer
+from ..tokenizers import Tokenizer, guard
 from .base import Method
 
 NO_FEATURES = "no text to fingerprint (only whitespace or no features)"
@@ -99,7 +99,7 @@ class SimhashMethod(Method):
         return self._settings
 
     def prepare(self) -> None:
-        self.tokenizer.prepare()
+        guard.prepared(self.tokenizer)
 
     def verify_exactly(self) -> None:
         """Keep each record's text for its exact sets (:mod:`simdedup.similarity`) when they describe its
@@ -127,14 +127,14 @@ class SimhashMethod(Method):
         """The record of one document on the Python path (tokenizer, then simhash)."""
         if document.text is not None:
             kept = _KeptText(visible_text(text_chunks(document.text), self.html), self.exact)
-            features = self.tokenizer.features(kept)
+            features = guard.features(self.tokenizer, document.id, kept)
             if not features:
                 raise SkipDocument(document.id, NO_TEXT_FEATURES)
             return self.make_record(document.id, features, utf8_size(document.text), kept.chunks)
         reader = document.reader
         assert reader is not None
         kept = _KeptText(visible_text(reader, self.html), self.exact)
-        features = self.tokenizer.features(kept)
+        features = guard.features(self.tokenizer, document.id, kept)
         if not features:
             raise SkipDocument(document.id, NO_FEATURES)
         record = self.make_record(document.id, features, reader.bytes_read, kept.chunks)
@@ -294,10 +294,13 @@ class SimhashMethod(Method):
                           results: list[FingerprintRecord | Source | None]) -> None:
         if not pending:
             return
-        features = self.tokenizer.features_many([chunks for _, chunks, _ in pending])
+        features = guard.features_many(self.tokenizer, [documents[position].id for position, _, _ in pending],
+                                       [chunks for _, chunks, _ in pending])
         kept = []
         for (position, _, reader), f in zip(pending, features):
-            if f:
+            if isinstance(f, SkipDocument):
+                results[position] = Source(documents[position].id, f.reason)
+            elif f:
                 kept.append((position, f, reader))
             else:  # the reasons of the one-document path
                 results[position] = Source(documents[position].id, NO_FEATURES if reader is not None else NO_TEXT_FEATURES)

@@ -11,6 +11,7 @@ import click
 
 from ..cli_options import (echo, feature_options, given_on_command_line, message, method_from_options, output_file,
                            output_options, printable)
+from ..fingerprints import REPEATED_ID
 from ..read import named_streams
 from ..errors import SimdedupError, UsageError
 
@@ -84,7 +85,7 @@ def create(directory: str, k: int, from_files: tuple[str, ...], blocks: int | No
     if from_files:
         fingerprints = load_fingerprints(named_streams(from_files))
         for repeated in fingerprints.repeated:
-            message(f"simdedup: warning: {repeated}: id seen before; this record is ignored")
+            message(f"simdedup: warning: {repeated}: {REPEATED_ID}")
     given = any(given_on_command_line(name) for name in features)
     if fingerprints is not None and fingerprints.settings is not None and not given:
         settings = {**fingerprints.settings, "bits": fingerprints.bits}
@@ -124,7 +125,7 @@ def add(directory: str, files: tuple[str, ...], replace: bool, no_wait: bool, li
     out.refuse_inside(directory)
     fingerprints = load_fingerprints(named_streams(files))
     for repeated in fingerprints.repeated:
-        message(f"simdedup: warning: {repeated}: id seen before; this record is ignored")
+        message(f"simdedup: warning: {repeated}: {REPEATED_ID}")
     with api.Index(directory) as opened:
         names = ["<stdin>" if name == "-" else name for name in files or ("-",)]
         result = opened.add(fingerprints, replace, names, linkage, singletons, not no_wait, waiting(directory))

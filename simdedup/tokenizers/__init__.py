@@ -20,7 +20,8 @@ import warnings
 from collections import Counter
 from typing import Any, ClassVar, Iterable, Iterator, Sequence
 
-from ..errors import TokenizerOptionError, UnknownTokenizerError
+from ..errors import PluginError, TokenizerOptionError, UnknownTokenizerError
+from .guard import guarded, started
 
 ENTRY_POINT_GROUP = "simdedup.tokenizers"
 
@@ -82,6 +83,13 @@ class Tokenizer:
         """Ordered tokens of ``text`` (one chunk of a document; chunks end at whitespace)."""
         raise NotImplementedError
 
+    def _tokens(self, text: str) -> Iterable[str]:
+        """:meth:`tokens`, which must give tokens (None, which counting would take for none, is a mistake)."""
+        found = self.tokens(text)
+        if found is None:
+            raise TypeError("tokens() gave None, not tokens")
+        return found
+
     def prepare(self) -> None:
         """Load whatever the tokenizer needs (dictionaries) before documents arrive."""
 
@@ -102,18 +110,18 @@ class Tokenizer:
                 if chunk in repeated:
                     counts.update(repeated[chunk])
                 elif chunk in recent:
-                    repeated[chunk] = Counter(self.tokens(chunk))
+                    repeated[chunk] = Counter(self._tokens(chunk))
                     counts.update(repeated[chunk])
                     if len(repeated) > _REPEATS_KEPT:
                         del repeated[next(iter(repeated))]
                 else:
-                    counts.update(self.tokens(chunk))
+                    counts.update(self._tokens(chunk))
                 recent = [*recent[1 - _REPEATS_KEPT:], chunk]
             return dict(counts)
         join = self.shingle_separator.join
         tail: list[str] = []
         for chunk in chunks:
-            window = tail + list(self.tokens(chunk))
+            window = tail + list(self._tokens(chunk))
             if len(window) >= n:
                 counts.update(map(join, zip(*(window[i:] for i in range(n)))))
                 tail = window[len(window) - n + 1 :]
@@ -208,16 +216,14 @@ def _resolve(name: str) -> type[Tokenizer]:
         ) from None
     if isinstance(target, type):
         return target
-    try:
+    with guarded(name, PluginError, doing=" to load"):  # a broken plugin must not take the others down
         if isinstance(target, str):
             module, _, attr = target.partition(":")
             cls = getattr(importlib.import_module(module), attr)
         else:
             cls = target.load()
-    except Exception as exc:  # a broken plugin must not take the others down
-        raise UnknownTokenizerError(f"tokenizer {name!r} failed to load: {exc}") from None
     if not (isinstance(cls, type) and issubclass(cls, Tokenizer)):
-        raise UnknownTokenizerError(f"tokenizer {name!r} does not point at a Tokenizer subclass")
+        raise PluginError(f"tokenizer {name!r} does not point at a Tokenizer subclass")
     registry[name] = cls
     return cls
 
@@ -226,10 +232,11 @@ def get_tokenizer(name: str, **options: Any) -> Tokenizer:
     """An instance of the tokenizer registered as ``name`` with ``options``.
 
     Raises:
-        UnknownTokenizerError: no such tokenizer, or it failed to load.
+        UnknownTokenizerError: no such tokenizer.
         TokenizerOptionError: an option it does not take.
+        PluginError: it failed to load or start (:mod:`simdedup.tokenizers.guard`).
     """
-    return _resolve(name)(**options)
+    return started(_resolve(name), name, options)
 
 
 def available_tokenizers() -> Iterator[dict[str, Any]]:
@@ -237,7 +244,7 @@ def available_tokenizers() -> Iterator[dict[str, Any]]:
     for name in sorted(_load_registry()):
         try:
             cls = _resolve(name)
-        except UnknownTokenizerError as exc:
+        except PluginError as exc:
             yield {"name": name, "error": str(exc)}
             continue
         info = {"name": name, "description": cls.description, "options": dict(cls.defaults)}
