@@ -246,11 +246,13 @@ def _decision(options: Any, bits: int, verified: bool, method: str, output_forma
 def run_dedup(connection: Connection, paths: tuple[str, ...], jobs: int | None, silent: bool, verbose: bool,
               output: str | None, force: bool, k: int | None, similarity: str, min_similarity: float,
               min_resemblance: float, linkage: str, min_features: int, min_score: int | None, singletons: bool,
-              output_format: str, verify: str, exact_first: bool, unique_out: str | None, **features: Any) -> None:
+              output_format: str, verify: str, exact_first: bool, unique_out: str | None, report_path: str | None,
+              **features: Any) -> None:
     from . import run
 
-    if exact_first or unique_out is not None:
-        raise click.UsageError(f"--engine {connection.engine} does not take --exact-first or --unique-out")
+    if exact_first or unique_out is not None or report_path is not None:
+        raise click.UsageError(f"--engine {connection.engine} does not take --exact-first, --unique-out or --report "
+                               "(run `simdedup report` on its clusters)")
     if k is None:
         raise click.UsageError(K_NEEDED)
     inputs = take_inputs(features)
