@@ -192,7 +192,18 @@ def test_stand_ins_are_inputs_the_readme_names():
         assert re.search(rf"(?<![\w/.-]){re.escape(name)}\b", text), f"{name} is no longer in the README"
 
 
-@pytest.mark.parametrize("path", ["README.md", "CHANGELOG.md", "docs/design.md"])
+def test_the_readmes_links_lead_to_files_and_headings():
+    for path in ["README.md", "docs/design.md", "docs/performance.md", "CHANGELOG.md"]:
+        for target in re.findall(r"\]\(([^)#:]+)(?:#([\w-]+))?\)", (REPO / path).read_text(encoding="utf-8")):
+            linked = (REPO / path).parent / target[0]
+            assert linked.is_file(), f"{path} links to {target[0]}"
+            if target[1]:
+                headings = re.findall(r"^#+ (.+)$", linked.read_text(encoding="utf-8"), re.M)
+                slugs = {re.sub(r"[^\w -]", "", h).strip().lower().replace(" ", "-") for h in headings}
+                assert target[1] in slugs, f"{path} links to {target[0]}#{target[1]}"
+
+
+@pytest.mark.parametrize("path", ["README.md", "CHANGELOG.md", "docs/design.md", "docs/performance.md"])
 def test_the_user_documentation_holds_no_diary(path):
     text = (REPO / path).read_text(encoding="utf-8")
     found = [m.group(0) for m in DIARY.finditer(text)]
