@@ -26,6 +26,7 @@ from collections import Counter
 from typing import Iterable, Sequence
 
 from . import Tokenizer
+from ..limits import MAX_COUNT
 
 
 class JiebaTfidfTokenizer(Tokenizer):
@@ -36,10 +37,10 @@ class JiebaTfidfTokenizer(Tokenizer):
 
     def __init__(self, **options):
         super().__init__(**options)
-        if self.options["topk"] < 1 or self.option("scale") < 0:
+        if not 1 <= self.options["topk"] <= MAX_COUNT or self.option("scale") < 0:
             from ..errors import TokenizerOptionError
 
-            raise TokenizerOptionError("topk must be at least 1, and scale at least 0")
+            raise TokenizerOptionError(f"topk must be 1 to {MAX_COUNT}, and scale at least 0")
         self._tfidf = None
         self._keyword_scores: _KeywordScores | None = None
 
