@@ -52,6 +52,8 @@ class SimdedupGroup(click.Group):
         except MemoryError:
             # Numbers that size memory are checked before they are used (simdedup.limits); this is
             # for what no number foretold, such as a corpus larger than the machine.
+            if os.environ.get("SIMDEDUP_DEBUG"):
+                raise
             message("simdedup: error: out of memory (try fewer -j processes, smaller --max-line-bytes, "
                     "or a machine with more memory)")
             ctx.exit(1)
