@@ -126,7 +126,8 @@ class WorkDir:
     def mark_done(self, stage: str, task: str, result: Any, files: list[list]) -> None:
         """Record that a task finished, with its small JSON result and the ``files`` it wrote
         (as :func:`recording` gives them)."""
-        self.write_json(f"done/{stage}/{task}", {"result": result, "files": files})
+        marker = f"done/{stage}/{task}"
+        self.write_json(marker, {"marker": marker, "result": result, "files": files})
 
     def result(self, stage: str, task: str) -> Any:
         """The result of a finished task, after checking that its files are as it left them.
@@ -138,6 +139,8 @@ class WorkDir:
         try:
             done = self.read_json(marker)
             result, files = done["result"], done["files"]
+            if done["marker"] != marker:  # another task's, copied over this one's
+                raise ValueError(marker)
         except (OSError, ValueError, KeyError, TypeError):
             raise DamagedTask(f"{self.url}/{marker}") from None
         for url, name, size, digest in files:
