@@ -1,30 +1,50 @@
 """Files simdedup computes once and keeps: the fast path's machine code, jieba's IDF table.
 
-They live in ``simdedup/__pycache__`` beside the package, as Python's own bytecode does, or in
-``$XDG_CACHE_HOME/simdedup`` (``~/.cache/simdedup``) where the package folder is read-only.
+They live in ``simdedup/__pycache__/simdedup-2`` beside the package, as Python's own bytecode does, or in
+``$XDG_CACHE_HOME/simdedup/2`` (``~/.cache/simdedup/2``) where the package folder is read-only.
 A name should say what the contents depend on (a hash of the inputs); a file that cannot be
 read or written is computed again, never an error. Deleting them is always safe.
+
+What is read back is machine code run as is, so a file is trusted only if it is whole: each
+starts with the SHA-256 of its name and contents, checked on every read. A file that fails
+(truncated, overwritten, another cache file copied over it) costs a warning and is made again.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import tempfile
 from pathlib import Path
 
 
+#: the layout of the files (in the folder names, so that files of other layouts are never read)
+LAYOUT = 2
+DIGEST_BYTES = 32
+
+
 def cache_dirs() -> list[Path]:
     xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return [Path(__file__).parent / "__pycache__", Path(xdg) / "simdedup"]
+    return [Path(__file__).parent / "__pycache__" / f"simdedup-{LAYOUT}", Path(xdg) / "simdedup" / str(LAYOUT)]
+
+
+def _digest(name: str, data: bytes) -> bytes:
+    return hashlib.sha256(name.encode("utf-8", "surrogatepass") + b"\0" + data).digest()
 
 
 def read(name: str) -> bytes | None:
-    """The contents of the cached file ``name``, or None."""
+    """The contents of the cached file ``name``, or None (a damaged one with a warning)."""
     for folder in cache_dirs():
         try:
-            return (folder / name).read_bytes()
+            stored = (folder / name).read_bytes()
         except OSError:
             continue
+        data = stored[DIGEST_BYTES:]
+        if stored[:DIGEST_BYTES] == _digest(name, data):
+            return data
+        from .cli_options import message
+
+        message(f"simdedup: warning: {folder / name}: damaged cache file, made again")
     return None
 
 
@@ -35,7 +55,7 @@ def write(name: str, data: bytes) -> None:
             folder.mkdir(parents=True, exist_ok=True)
             fd, temporary = tempfile.mkstemp(dir=folder, prefix=f".{name}-")
             with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
+                handle.write(_digest(name, data) + data)
             os.replace(temporary, folder / name)  # readers never see half a file
             return
         except OSError:

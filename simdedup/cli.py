@@ -20,6 +20,7 @@ from .cli_options import (EXIT_SKIPPED, INPUT_OPTIONS, apply_options, cluster_op
                           output_file, output_options, printable, progress, take_inputs, with_progress)
 from .distributed.commands import engine_options
 from .errors import SimdedupError, UsageError
+from .limits import MAX_BLOOM, MAX_BYTES, MAX_COUNT, FiniteFloatRange
 from .read import named_streams
 from .select import POLICIES
 from .write import stdout_target, write_all
@@ -49,6 +50,14 @@ class SimdedupGroup(click.Group):
             raise
         except (click.exceptions.Exit, click.Abort):
             raise
+        except MemoryError:
+            # Numbers that size memory are checked before they are used (simdedup.limits); this is
+            # for what no number foretold, such as a corpus larger than the machine.
+            if os.environ.get("SIMDEDUP_DEBUG"):
+                raise
+            message("simdedup: error: out of memory (try fewer -j processes, smaller --max-line-bytes, "
+                    "or a machine with more memory)")
+            ctx.exit(1)
         except Exception as exc:  # a bug, here or in a plugin: one line, unless asked for more
             if os.environ.get("SIMDEDUP_DEBUG"):
                 raise
@@ -332,7 +341,7 @@ def dedup(paths: tuple[str, ...], jobs: int | None, silent: bool, verbose: bool,
 @click.argument("document_a", type=click.Path(dir_okay=False, allow_dash=False, readable=False))
 @click.argument("document_b", type=click.Path(dir_okay=False, allow_dash=False, readable=False))
 @feature_options
-@click.option("--top", type=click.IntRange(min=1), default=10, show_default=True, help="Features listed per side.")
+@click.option("--top", type=click.IntRange(1, MAX_COUNT), default=10, show_default=True, help="Features listed per side.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object instead of text.")
 def explain(document_a: str, document_b: str, top: int, as_json: bool, **features: Any) -> None:
     """Show why two documents are or are not near-duplicates.
@@ -424,7 +433,7 @@ def _explain_nilsimsa(method: Any, document_a: str, document_b: str, as_json: bo
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True, readable=False))
 @click.option("--max-k", type=click.IntRange(1, 31), default=12, show_default=True,
               help="Largest nearest-neighbour distance searched exactly.")
-@click.option("--min-similarity", type=click.FloatRange(0, 1), default=0.88, show_default=True,
+@click.option("--min-similarity", type=FiniteFloatRange(0, 1), default=0.88, show_default=True,
               help="Similarity of a verified pair (with sketches).")
 @click.option("--plot", type=click.Path(dir_okay=False), help="Also draw the histograms to this PNG file.")
 @click.option("--force", is_flag=True, help="Replace the --plot file if it exists.")
@@ -493,9 +502,9 @@ def evaluate(gold: str, match: str, clusters: str) -> None:
 @cli.command()
 @lambda func: apply_options(INPUT_OPTIONS, func)
 @click.option("--encoding", default="utf-8", show_default=True, help="Encoding of the documents.")
-@click.option("--bloom", "bloom_capacity", type=click.IntRange(min=1), metavar="N",
+@click.option("--bloom", "bloom_capacity", type=click.IntRange(1, MAX_BLOOM), metavar="N",
               help="Use a bloom filter sized for N documents instead of remembering every hash.")
-@click.option("--error-rate", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=1e-6,
+@click.option("--error-rate", type=FiniteFloatRange(0, 1, min_open=True, max_open=True), default=1e-6,
               show_default=True, help="Bloom filter: chance that a new document is reported as seen.")
 @click.option("--silent", is_flag=True, help="No progress bar.")
 @output_options
@@ -610,9 +619,9 @@ def _warn_missing(missing: dict[str, str]) -> dict[str, str]:
 @feature_options
 @click.option("--keep", "policy", type=click.Choice(POLICIES), default="representative", show_default=True,
               help="The keep policy of select whose decisions the page shows.")
-@click.option("--min-similarity", "threshold", type=click.FloatRange(0, 1), default=0.88, show_default=True,
+@click.option("--min-similarity", "threshold", type=FiniteFloatRange(0, 1), default=0.88, show_default=True,
               help="The threshold marked on the histogram and that \"near the threshold\" means.")
-@click.option("--max-bytes", type=click.IntRange(min=1), default=64 << 20, show_default=True,
+@click.option("--max-bytes", type=click.IntRange(1, MAX_BYTES), default=64 << 20, show_default=True,
               help="Largest size of the page; the documents' texts are cut shorter to fit.")
 def report(clusters: tuple[str, ...], output: str, force: bool, document_paths: tuple[str, ...], policy: str,
            threshold: float, max_bytes: int, **features: Any) -> None:

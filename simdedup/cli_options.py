@@ -12,6 +12,8 @@ import click
 from .compat import PRESETS
 from .errors import PluginError, SimdedupError
 from .hashing import HASHES
+from .limits import (MAX_BYTES, MAX_COMPARED, MAX_COUNT, MAX_JOBS, MAX_SHINGLE, MAX_SKETCH_BYTES,
+                     FiniteFloatRange, check_memory)
 
 EXIT_SKIPPED = 3
 
@@ -80,14 +82,14 @@ FEATURE_OPTIONS = [
     click.option("--method", type=click.Choice(["simhash", "nilsimsa", "sentences"]), default="simhash",
                  show_default=True, help="Fingerprint kind: simhash of features; nilsimsa digest of the raw "
                                          "bytes; signature of the longest sentences."),
-    click.option("--sentences", "sentence_count", type=click.IntRange(min=1), default=3, show_default=True,
+    click.option("--sentences", "sentence_count", type=click.IntRange(1, MAX_COUNT), default=3, show_default=True,
                  help="--method sentences: how many of the longest sentences to sign."),
     click.option("--hash", "hash_name", type=click.Choice(HASHES), default="xxh3", show_default=True,
                  help="Feature hash; md5, python-hashes and jenkins (64 bits) reproduce other tools' fingerprints."),
     click.option("--tokenizer", "tokenizer_name", default="words", show_default=True,
                  help="Tokenizer name (see `simdedup tokenizers`)."),
-    click.option("--shingle", type=click.IntRange(min=1), help="Use N-grams of N tokens as features."),
-    click.option("--topk", type=click.IntRange(min=1), help="Keywords kept by the jieba tokenizer (default 20)."),
+    click.option("--shingle", type=click.IntRange(1, MAX_SHINGLE), help="Use N-grams of N tokens as features."),
+    click.option("--topk", type=click.IntRange(1, MAX_COUNT), help="Keywords kept by the jieba tokenizer (default 20)."),
     click.option("-O", "--tokenizer-option", "tokenizer_options", multiple=True, metavar="KEY=VALUE",
                  help="Any tokenizer option (repeatable)."),
     click.option("--bits", type=click.Choice(["64", "128"]), default="64", show_default=True,
@@ -100,7 +102,7 @@ FEATURE_OPTIONS = [
     click.option("--compat", type=click.Choice(list(PRESETS)),
                  help="Reproduce another tool's fingerprints: sets the options listed in the README "
                       "(Other methods); options given beside it must agree."),
-    click.option("--sketch", "sketch_bins", type=int, default=128, show_default=True,
+    click.option("--sketch", "sketch_bins", type=click.IntRange(0, MAX_SKETCH_BYTES), default=128, show_default=True,
                  help="Bytes of feature sketch per record, used to verify candidates (0: none)."),
     click.option("--encoding", default="utf-8", show_default=True,
                  help="Encoding of the documents; auto: a byte-order mark, else UTF-8 if it fits, else detected."),
@@ -125,8 +127,8 @@ INPUT_OPTIONS = [
                  help="Directory walks take only files whose name or relative path matches (repeatable)."),
     click.option("--exclude", "excludes", multiple=True, metavar="PATTERN",
                  help="Directory walks leave out files and directories that match (repeatable)."),
-    click.option("--min-bytes", type=click.IntRange(min=0), default=0, help="Directory walks leave out smaller files."),
-    click.option("--max-line-bytes", type=click.IntRange(min=1 << 20),
+    click.option("--min-bytes", type=click.IntRange(0, MAX_BYTES), default=0, help="Directory walks leave out smaller files."),
+    click.option("--max-line-bytes", type=click.IntRange(1 << 20, MAX_BYTES),
                  help="Skip longer JSON lines, CSV rows, Parquet texts and WARC record bodies, which are "
                       "read into memory whole [default: 128 MiB]."),
 ]
@@ -139,6 +141,8 @@ def take_inputs(kwargs: dict[str, Any]) -> Any:
 
     inputs = Inputs(*(kwargs.pop(name) for name in ("null", "jsonl", "text_field", "id_field", "globs", "excludes",
                                                     "min_bytes", "max_line_bytes")))
+    if inputs.max_line_bytes is not None:  # a line up to this long is read into memory whole
+        check_memory(inputs.max_line_bytes, f"--max-line-bytes {inputs.max_line_bytes}")
     features_field = kwargs.pop("features_field", None)
     if features_field is not None:
         if given_on_command_line("text_field"):
@@ -154,7 +158,7 @@ def fingerprint_options(func: Callable) -> Callable:
                      help="JSON lines: the field holds the document's features instead of its text: a list "
                           "of tokens, of [token, weight] pairs, or an object token -> weight (dotted for nested)."),
         *FEATURE_OPTIONS,
-        click.option("-j", "--jobs", type=click.IntRange(min=1), help="Processes to use [default: all cores]."),
+        click.option("-j", "--jobs", type=click.IntRange(1, MAX_JOBS), help="Processes to use [default: all cores]."),
         click.option("--silent", is_flag=True, help="No progress bar."),
         click.option("-v", "--verbose", is_flag=True, help="Say which encoding --encoding auto chose for each file."),
     ], func)
@@ -177,14 +181,14 @@ def cluster_options(func: Callable) -> Callable:
                           "resemblance: Jaccard of token 3-grams, punctuation kept (order counts); combined: "
                           "resemblance at least --min-resemblance, or bag at least --min-similarity with half "
                           "the 3-grams shared. Exact in dedup and explain; cluster (no texts) uses the sketches' bag."),
-        click.option("--min-similarity", type=click.FloatRange(0, 1), default=0.88, show_default=True,
+        click.option("--min-similarity", type=FiniteFloatRange(0, 1), default=0.88, show_default=True,
                      help="Smallest bag similarity (weighted Jaccard of word counts) of a duplicate."),
-        click.option("--min-resemblance", type=click.FloatRange(0, 1), default=0.8, show_default=True,
+        click.option("--min-resemblance", type=FiniteFloatRange(0, 1), default=0.8, show_default=True,
                      help="Smallest resemblance (Jaccard of token 3-grams) of a duplicate."),
         click.option("--linkage", type=click.Choice(["complete", "star", "single"]), default="complete",
                      show_default=True, help="complete: every pair in a cluster is verified; star: every "
                                              "member against the centre; single: plain union-find."),
-        click.option("--min-features", type=click.IntRange(min=0), default=10, show_default=True,
+        click.option("--min-features", type=click.IntRange(0, MAX_COMPARED), default=10, show_default=True,
                      help="Documents with fewer features only group with exact copies."),
         click.option("--min-score", type=click.IntRange(-128, 128),
                      help="nilsimsa fingerprints: smallest nilsimsa score of a duplicate [default: 90]."),

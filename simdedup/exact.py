@@ -25,6 +25,7 @@ from typing import Any, Iterable, Iterator
 import numpy as np
 
 from .errors import SkipDocument
+from .limits import check_memory
 from .fingerprints import FingerprintRecord
 from .read import Source, documents, open_documents, text_chunks
 
@@ -69,6 +70,7 @@ class BloomFilter:
         if not 0 < error_rate < 1:
             raise ValueError("bloom error rate must be between 0 and 1")
         self.bits = max(64, math.ceil(-capacity * math.log(error_rate) / math.log(2) ** 2))
+        check_memory(self.bits / 8, f"a bloom filter for {capacity} documents at error rate {error_rate}")
         self.hashes = max(1, round(self.bits / capacity * math.log(2)))
         self.array = np.zeros((self.bits + 7) // 8, dtype=np.uint8)
         self.capacity, self.error_rate, self.count = capacity, error_rate, 0

@@ -306,6 +306,7 @@ class KeywordKernel:
         chars = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
         doc_words = np.ascontiguousarray(doc_words, dtype=np.int64)
         most = int(np.diff(doc_words).max()) if ndocs else 0
+        topk = max(1, min(topk, most))  # no document has more keywords than words
         best = np.zeros((ndocs, topk), dtype=np.int64)
         scores = np.zeros((ndocs, topk), dtype=np.float64)
         found = np.zeros(ndocs, dtype=np.int64)

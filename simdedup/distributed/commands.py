@@ -22,6 +22,7 @@ import click
 
 from ..cli_options import EXIT_SKIPPED, cluster_settings, message, take_inputs
 from ..errors import SimdedupError, UsageError
+from ..limits import MAX_JOBS
 
 if TYPE_CHECKING:  # numpy comes with it: not on every command's start
     from .workdir import WorkDir
@@ -36,7 +37,7 @@ ENGINE_OPTIONS = [
                       "machine, resumable through --work-dir; dask: those stages over a Dask cluster."),
     click.option("--scheduler", metavar="ADDRESS", envvar="DASK_SCHEDULER_ADDRESS",
                  help="--engine dask: the scheduler of a running cluster [env: DASK_SCHEDULER_ADDRESS]."),
-    click.option("--local", "local_workers", type=click.IntRange(min=1), metavar="N",
+    click.option("--local", "local_workers", type=click.IntRange(1, MAX_JOBS), metavar="N",
                  help="--engine dask: start a local cluster of N worker processes [default: one per core]."),
     click.option("--work-dir", metavar="DIR|URL",
                  help="--engine dask or stages: where the stages keep their files (any fsspec URL); a rerun with "

@@ -139,8 +139,8 @@ def components(engine: Engine, work: WorkDir, n: int, left: np.ndarray, right: n
     where = partition_of(both[:, 0], parts)
     order = np.argsort(where, kind="stable")
     offsets = np.searchsorted(where[order], np.arange(parts + 1)).tolist()
-    if not work.exists(f"{folder}/input.bin"):  # written by the driver, whole or not at all
-        work.write_bytes(f"{folder}/input.bin", np.ascontiguousarray(both[order]).tobytes())
+    # written by the driver on every run: it holds the edges, and a damaged copy is never reused
+    work.write_bytes(f"{folder}/input.bin", np.ascontiguousarray(both[order]).tobytes())
     names, results = [f"{folder}/input"], [{"offsets": offsets}]
     round_ = 0
     while True:

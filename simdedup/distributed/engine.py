@@ -13,7 +13,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from .workdir import WorkDir
+from ..cli_options import message
+from .workdir import DamagedTask, WorkDir, recording
 
 
 @dataclass
@@ -25,9 +26,10 @@ class Task:
 
 def run_task(work: WorkDir, stage: str, name: str, function: Callable[..., dict], *args: Any) -> dict:
     """Run a task; mark it done unless it reports an input error (``{"error": ...}``)."""
-    result = function(*args)
+    with recording() as files:
+        result = function(*args)
     if "error" not in result:
-        work.mark_done(stage, name, result)
+        work.mark_done(stage, name, result, files)
     return result
 
 
@@ -90,7 +92,13 @@ class Engine:
     def run(self, work: WorkDir, stage: str, tasks: list[Task]) -> list[dict]:
         """The results of ``tasks``, in their order; finished ones read from their markers."""
         finished = work.finished(stage)
-        results: dict[str, dict] = {t.name: work.result(stage, t.name) for t in tasks if t.name in finished}
+        results: dict[str, dict] = {}
+        for task in tasks:
+            if task.name in finished:
+                try:
+                    results[task.name] = work.result(stage, task.name)
+                except DamagedTask as exc:
+                    message(f"simdedup: warning: {exc}: damaged; task {stage}/{task.name} run again")
         progress = Progress(stage, len(tasks), len(results), self.silent)
         for task, result in self._results(work, stage, [t for t in tasks if t.name not in results]):
             results[task.name] = result

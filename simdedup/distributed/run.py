@@ -260,10 +260,8 @@ def _shuffle_tasks(engine: Engine, work: WorkDir, values: np.ndarray, bits: int,
     bounds = pair_stage.range_bounds(values[:: max(1, n // 100_000)], bits, k, blocks, ranges)
     mapped = f"{base}-r{ranges}-{_digest(bounds)}"
     starts = np.linspace(0, n, chunks + 1).astype(np.int64)
-    for c in range(chunks):
-        name = f"{mapped}-chunk{c:04d}"
-        if not work.exists(f"column/{name}.npz"):
-            work.write_arrays(f"column/{name}.npz", values=values[starts[c] : starts[c + 1]])
+    for c in range(chunks):  # written on every run: a damaged copy is never reused
+        work.write_arrays(f"column/{mapped}-chunk{c:04d}.npz", values=values[starts[c] : starts[c + 1]])
     maps = [Task(f"{mapped}-map{c:04d}", _map_chunk, (work, f"{mapped}-chunk{c:04d}", f"{mapped}-map{c:04d}",
                                                        int(starts[c]), bits, k, blocks, bounds))
             for c in range(chunks)]

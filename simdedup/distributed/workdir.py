@@ -5,26 +5,49 @@ holds ``manifest.json`` (the settings the directory was made with: a rerun with 
 is refused, so a stale stage output is never mixed in), each task's outputs, and one marker per
 finished task (``done/STAGE/TASK``), written after the outputs: a rerun skips the tasks that
 have one. Every file is written under a temporary name and renamed into place, so a task killed
-half-way leaves no file that looks finished.
+half-way leaves no file that looks finished. A marker holds the size and SHA-256 of every file
+its task wrote: a rerun reuses a task only if they still match, and runs it again (with a
+warning) if anything it left is damaged.
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import secrets
-from typing import Any
+import threading
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 import numpy as np
 
 from ..errors import SimdedupError
 
 MANIFEST = "manifest.json"
-FORMAT = 2  # 2: pair tasks report the crowds they leave
+FORMAT = 3  # 2: pair tasks report the crowds they leave; 3: markers hold their task's files' digests
+
+_recorder = threading.local()  # what the task running in this thread writes (see recording)
 
 
 class WorkDirError(SimdedupError):
     """A work directory that cannot be used for this run."""
+
+
+class DamagedTask(Exception):
+    """A finished task's marker or one of its files is not as the task left it."""
+
+
+@contextmanager
+def recording() -> Iterator[list[list]]:
+    """The files written in this thread meanwhile, to any work directory, as
+    ``[url, name, size, sha256]``."""
+    previous = getattr(_recorder, "files", None)
+    _recorder.files = files = []
+    try:
+        yield files
+    finally:
+        _recorder.files = previous
 
 
 class WorkDir:
@@ -68,6 +91,9 @@ class WorkDir:
         with self.fs.open(temporary, "wb") as handle:
             handle.write(data)
         self.fs.mv(temporary, target)
+        files = getattr(_recorder, "files", None)
+        if files is not None:
+            files.append([self.url, name, len(data), hashlib.sha256(data).hexdigest()])
 
     def read_bytes(self, name: str) -> bytes:
         with self.fs.open(self.path(name), "rb") as handle:
@@ -97,12 +123,34 @@ class WorkDir:
     def done(self, stage: str, task: str) -> bool:
         return self.exists(f"done/{stage}/{task}")
 
-    def mark_done(self, stage: str, task: str, result: Any = None) -> None:
-        """Record that a task finished (its outputs are in place), with its small JSON result."""
-        self.write_json(f"done/{stage}/{task}", result)
+    def mark_done(self, stage: str, task: str, result: Any, files: list[list]) -> None:
+        """Record that a task finished, with its small JSON result and the ``files`` it wrote
+        (as :func:`recording` gives them)."""
+        marker = f"done/{stage}/{task}"
+        self.write_json(marker, {"marker": marker, "result": result, "files": files})
 
     def result(self, stage: str, task: str) -> Any:
-        return self.read_json(f"done/{stage}/{task}")
+        """The result of a finished task, after checking that its files are as it left them.
+
+        Raises:
+            DamagedTask: the marker or a file is damaged or gone; the message names it.
+        """
+        marker = f"done/{stage}/{task}"
+        try:
+            done = self.read_json(marker)
+            result, files = done["result"], done["files"]
+            if done["marker"] != marker:  # another task's, copied over this one's
+                raise ValueError(marker)
+        except (OSError, ValueError, KeyError, TypeError):
+            raise DamagedTask(f"{self.url}/{marker}") from None
+        for url, name, size, digest in files:
+            try:
+                data = (self if url == self.url else WorkDir(url)).read_bytes(name)
+            except OSError:
+                data = None
+            if data is None or len(data) != size or hashlib.sha256(data).hexdigest() != digest:
+                raise DamagedTask(f"{url}/{name}")
+        return result
 
     def finished(self, stage: str) -> set[str]:
         """The tasks of ``stage`` with a marker."""

@@ -14,6 +14,7 @@ from ..cli_options import (echo, feature_options, given_on_command_line, message
 from ..fingerprints import REPEATED_ID
 from ..read import named_streams
 from ..errors import SimdedupError, UsageError
+from ..limits import MAX_COMPARED, FiniteFloatRange
 
 _INDEX = click.argument("directory", metavar="IDX", type=click.Path(file_okay=False))
 _WAIT = click.option("--no-wait", "no_wait", is_flag=True,
@@ -57,16 +58,16 @@ def index() -> None:
 @click.option("--from", "from_files", multiple=True, type=click.Path(dir_okay=False, allow_dash=True),
               help="Fingerprint files to add at once (repeatable); their settings are the index's "
                    "unless feature options are given.")
-@click.option("--blocks", type=click.IntRange(min=1),
+@click.option("--blocks", type=click.IntRange(1, 128),
               help="Manku blocks (C(blocks, k) tables) [default: the fewest from k + 2 whose keys hold "
                    "20 bits: 5 for k = 3, 9 for k = 6].")
 @click.option("--similarity", type=click.Choice(["combined", "bag", "resemblance"]), default="combined",
               show_default=True, help="As cluster's --similarity (sketches give the bag similarity).")
-@click.option("--min-similarity", type=click.FloatRange(0, 1), default=0.88, show_default=True,
+@click.option("--min-similarity", type=FiniteFloatRange(0, 1), default=0.88, show_default=True,
               help="As cluster's --min-similarity.")
-@click.option("--min-resemblance", type=click.FloatRange(0, 1), default=0.8, show_default=True,
+@click.option("--min-resemblance", type=FiniteFloatRange(0, 1), default=0.8, show_default=True,
               help="As cluster's --min-resemblance.")
-@click.option("--min-features", type=click.IntRange(min=0), default=10, show_default=True,
+@click.option("--min-features", type=click.IntRange(0, MAX_COMPARED), default=10, show_default=True,
               help="As cluster's --min-features.")
 @feature_options
 def create(directory: str, k: int, from_files: tuple[str, ...], blocks: int | None, similarity: str,

@@ -15,12 +15,14 @@ third-party tokenizers load.
 from __future__ import annotations
 
 import importlib
+import itertools
 import os
 import warnings
 from collections import Counter
 from typing import Any, ClassVar, Iterable, Iterator, Sequence
 
 from ..errors import PluginError, TokenizerOptionError, UnknownTokenizerError
+from ..limits import MAX_COMPARED, MAX_SHINGLE
 from .guard import guarded, started
 
 ENTRY_POINT_GROUP = "simdedup.tokenizers"
@@ -72,8 +74,8 @@ class Tokenizer:
             value = _option_value(key, value, type(known[key]))
             if key in self.defaults or value != self.optional[key]:
                 self.options[key] = value
-        if "shingle" in self.options and self.options["shingle"] < 1:
-            raise TokenizerOptionError("shingle must be at least 1")
+        if "shingle" in self.options and not 1 <= self.options["shingle"] <= MAX_SHINGLE:
+            raise TokenizerOptionError(f"shingle must be 1 to {MAX_SHINGLE}, not {self.options['shingle']}")
 
     def option(self, key: str) -> Any:
         """The value of option ``key``, declared in ``defaults`` or ``optional``."""
@@ -122,8 +124,8 @@ class Tokenizer:
         tail: list[str] = []
         for chunk in chunks:
             window = tail + list(self._tokens(chunk))
-            if len(window) >= n:
-                counts.update(map(join, zip(*(window[i:] for i in range(n)))))
+            if len(window) >= n:  # n views of the window, not n copies of it
+                counts.update(map(join, zip(*(itertools.islice(window, i, None) for i in range(n)))))
                 tail = window[len(window) - n + 1 :]
             else:
                 tail = window
@@ -159,9 +161,13 @@ def _option_value(key: str, value: Any, kind: type) -> Any:
     if kind is bool and not isinstance(value, bool):  # bool("false") would be True
         raise TokenizerOptionError(f"tokenizer option {key} must be true or false, not {value!r}")
     try:
-        return kind(value)
-    except (TypeError, ValueError):
+        number = kind(value)
+    except (TypeError, ValueError, OverflowError):
         raise TokenizerOptionError(f"tokenizer option {key} must be {kind.__name__}, not {value!r}") from None
+    if kind in (int, float) and not -MAX_COMPARED <= number <= MAX_COMPARED:  # NaN and infinities too
+        raise TokenizerOptionError(f"tokenizer option {key} must be between {-MAX_COMPARED} and {MAX_COMPARED}, "
+                                   f"not {value!r}")
+    return number
 
 
 _registry: dict[str, Any] | None = None

@@ -26,6 +26,9 @@ from collections import Counter
 from typing import Iterable, Sequence
 
 from . import Tokenizer
+from ..limits import MAX_COUNT
+
+MAX_SCALE = 1 << 32
 
 
 class JiebaTfidfTokenizer(Tokenizer):
@@ -36,10 +39,12 @@ class JiebaTfidfTokenizer(Tokenizer):
 
     def __init__(self, **options):
         super().__init__(**options)
-        if self.options["topk"] < 1 or self.option("scale") < 0:
+        # A document's scores (its words' shares of its length times their IDF, under 16) sum
+        # to less than 16: scaled, they stay within simhash's 2**38.
+        if not 1 <= self.options["topk"] <= MAX_COUNT or not 0 <= self.option("scale") <= MAX_SCALE:
             from ..errors import TokenizerOptionError
 
-            raise TokenizerOptionError("topk must be at least 1, and scale at least 0")
+            raise TokenizerOptionError(f"topk must be 1 to {MAX_COUNT}, and scale 0 to {MAX_SCALE}")
         self._tfidf = None
         self._keyword_scores: _KeywordScores | None = None
 
