@@ -22,8 +22,9 @@ removes; after it, the add is complete. Readers take one catalog snapshot.
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
 
@@ -34,7 +35,7 @@ from ..fingerprints import FingerprintSet, load_fingerprints
 from ..fingerprints.record import SETTING_KEYS, FingerprintRecord, describe_settings
 from ..similarity import passes
 from ..sketch import pair_similarity
-from .catalog import SEGMENTS, Catalog, IndexUseError, WriterLock, create_catalog, now
+from .catalog import SEGMENTS, Catalog, IndexUseError, WriterLock, create_catalog, creating, now, writing
 from .segments import DamagedIndexError, Segment, Tables, content_order, default_blocks, same_as_previous, write_segment
 
 __all__ = ["Index", "IndexUseError", "DamagedIndexError", "AddResult", "Match", "create", "add", "query", "cluster",
@@ -340,6 +341,13 @@ class Index:
 
     # --- writing -------------------------------------------------------------------------
 
+    @contextmanager
+    def _writer(self, command: str, wait: bool, on_wait: Callable[[str], None] | None) -> Iterator[None]:
+        """The one way in for a writer: the lock, then the work, its file-system failures one
+        line (exit 1) with the index as it was (see :meth:`_write`)."""
+        with writing(self.directory), WriterLock(self.directory, command, wait, on_wait):
+            yield
+
     def _clean(self) -> None:
         """Remove segment files the catalog does not know: left by a writer that was killed
         before its commit, or replaced by a compaction (the writer lock is held)."""
@@ -356,8 +364,15 @@ class Index:
         file = f"seg-{number:06d}.sdseg"
         folder = os.path.join(self.directory, SEGMENTS)
         temporary = os.path.join(folder, f".{file}.tmp")
-        size, checksum = write_segment(temporary, self.tables, rows.fps, rows.sketches, rows.features, rows.sizes,
-                                       rows.seqs, rows.units, self._pairable(rows.features))
+        try:
+            size, checksum = write_segment(temporary, self.tables, rows.fps, rows.sketches, rows.features, rows.sizes,
+                                           rows.seqs, rows.units, self._pairable(rows.features))
+        except BaseException:
+            with suppress(OSError):  # a full disk: give back its room at once
+                os.unlink(temporary)
+            raise
+        # Once renamed, the file is removed by the next writer if the commit below fails (an
+        # I/O error of a commit does not tell whether it reached the disk).
         os.rename(temporary, os.path.join(folder, file))
         _sync_directory(folder)
         with self.catalog.transaction() as connection:
@@ -367,19 +382,22 @@ class Index:
 
     def add(self, fingerprints: FingerprintSet, replace: bool = False, files: Iterable[str] = (),
             linkage: str = "complete", singletons: bool = False, wait: bool = True,
-            on_wait: Callable[[str], None] | None = None, report: bool = True) -> AddResult:
+            on_wait: Callable[[str], None] | None = None, report: bool = True,
+            publish: Callable[[AddResult], None] | None = None) -> AddResult:
         """Add a batch of fingerprints (ids new to the index, or ``replace``); with ``report``,
-        the result holds the clusters with new documents (else none).
+        the result holds the clusters with new documents (else none). ``publish`` is called
+        with the result before the add commits: when it raises, the add does not happen.
 
         Raises:
             IncompatibleSettingsError: made with other settings than the index's.
             IndexUseError: an id already present (without ``replace``); another writer (without ``wait``).
+            OutputError: the index cannot be written (it is left as it was).
         """
-        with WriterLock(self.directory, "index add", wait, on_wait):
-            return self._add(fingerprints, replace, list(files), linkage, singletons, report)
+        with self._writer("index add", wait, on_wait):
+            return self._add(fingerprints, replace, list(files), linkage, singletons, report, publish)
 
     def _add(self, fingerprints: FingerprintSet, replace: bool, files: list[str], linkage: str,
-             singletons: bool, report: bool) -> AddResult:
+             singletons: bool, report: bool, publish: Callable[[AddResult], None] | None) -> AddResult:
         catalog = self.catalog
         n = len(fingerprints.ids)
         if n and fingerprint_settings(fingerprints.settings or {}) != self.settings:
@@ -466,9 +484,9 @@ class Index:
             connection.execute("UPDATE settings SET value = ? WHERE name = 'next_seq'", (str(settings["next_seq"] + n),))
             connection.execute("UPDATE settings SET value = ? WHERE name = 'next_unit'",
                                (str(settings["next_unit"] + len(fresh)),))
+            if publish is not None:
+                publish(result)
 
-        if n:
-            self._write(batch, commit)
         # Clusters with new documents, as cluster --against: pairs of two old units are not used.
         together = self._concat([batch, old])
         new = np.zeros(len(together.seqs), dtype=bool)
@@ -476,11 +494,16 @@ class Index:
         fingerprint_set = self._fingerprint_set(together, ids + old_ids)
         clusters = (self._clusters(fingerprint_set, together.units, codes[:, 0], codes[:, 1], linkage, singletons, new)
                     if report else [])
-        return AddResult(n, len(replaced), len(codes), clusters, fingerprint_set, new, list(fingerprints.repeated))
+        result = AddResult(n, len(replaced), len(codes), clusters, fingerprint_set, new, list(fingerprints.repeated))
+        if n:
+            self._write(batch, commit)
+        elif publish is not None:
+            publish(result)
+        return result
 
     def compact(self, wait: bool = True, on_wait: Callable[[str], None] | None = None) -> int:
         """Merge every segment into one without the replaced rows; returns the segments merged."""
-        with WriterLock(self.directory, "index compact", wait, on_wait):
+        with self._writer("index compact", wait, on_wait):
             self._clean()
             self._open_segments()
             merged = len(self._segments)
@@ -539,13 +562,17 @@ def _sync_directory(path: str) -> None:
 
 def create(directory: str, settings: dict[str, Any], k: int, *, blocks: int | None = None,
            min_similarity: float = 0.88, similarity: str = "combined", min_resemblance: float = 0.8,
-           min_features: int = 10) -> None:
-    """Create an empty index for fingerprints made with ``settings`` (a fingerprinting method's
-    or a record's), with an explicit ``k`` and the verification options of ``cluster``.
+           min_features: int = 10, fingerprints: FingerprintSet | None = None,
+           files: Iterable[str] = ()) -> AddResult | None:
+    """Create an index for fingerprints made with ``settings`` (a fingerprinting method's or a
+    record's), with an explicit ``k`` and the verification options of ``cluster``, holding
+    ``fingerprints`` (read from ``files``) when given: all of it, or, on any failure, nothing
+    (the directory is as it was, and the same call can be made again).
 
     Raises:
         ValueError: an option out of range for the fingerprints.
-        IndexUseError: the directory exists and is not empty.
+        IndexUseError: the directory exists and is not empty; as :meth:`Index.add`.
+        OutputError: the index cannot be written.
     """
     normal = fingerprint_settings(settings)
     options = ClusterOptions(k, min_similarity, "complete", min_features, False, None, similarity, min_resemblance)
@@ -553,8 +580,13 @@ def create(directory: str, settings: dict[str, Any], k: int, *, blocks: int | No
     blocks = default_blocks(options.k, normal["bits"]) if blocks is None else blocks  # type: ignore[arg-type]
     if options.k and not options.k < blocks <= normal["bits"]:
         raise ValueError(f"blocks must be between k + 1 = {options.k + 1} and {normal['bits']}")
-    create_catalog(directory, {"fingerprints": normal, "blocks": blocks,
-                               "verification": {name: getattr(options, name) for name in VERIFICATION}})
+    with creating(directory):
+        create_catalog(directory, {"fingerprints": normal, "blocks": blocks,
+                                   "verification": {name: getattr(options, name) for name in VERIFICATION}})
+        if fingerprints is None:
+            return None
+        with Index(directory) as index:
+            return index.add(fingerprints, files=files, report=False)
 
 
 def add(directory: str, files: list[str], replace: bool = False, **options: Any) -> AddResult:
