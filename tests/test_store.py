@@ -335,8 +335,9 @@ def test_kill_9_at_any_point_of_add_or_compact_leaves_before_or_after(tmp_path):
 
 def test_a_reader_whose_snapshot_a_compaction_replaced_reads_the_new_one(tmp_path):
     records = make_records(6, 120)
-    run("index", "create", tmp_path / "idx", "-k", 3, "--from", write(tmp_path / "a.jsonl", records[:60]))
-    run("index", "add", tmp_path / "idx", write(tmp_path / "b.jsonl", records[60:]))
+    # a batch of a tenth of the index's rows gets a segment of its own (no merge)
+    run("index", "create", tmp_path / "idx", "-k", 3, "--from", write(tmp_path / "a.jsonl", records[:110]))
+    run("index", "add", tmp_path / "idx", write(tmp_path / "b.jsonl", records[110:]))
     expected = run("index", "cluster", tmp_path / "idx").stdout_bytes
     with store.Index(str(tmp_path / "idx")) as reader:
         with reader.catalog.snapshot():

@@ -41,6 +41,9 @@ from .segments import DamagedIndexError, Segment, Tables, content_order, default
 __all__ = ["Index", "IndexUseError", "DamagedIndexError", "AddResult", "Match", "create", "add", "query", "cluster",
            "compact", "stats"]
 
+#: an add merges the newest segments into its own while they are not larger than this many
+#: times the rows gathered (:func:`tail_to_merge`)
+TIER_RATIO = 2
 #: the options of ``cluster`` an index fixes when created (they decide which pairs are verified)
 VERIFICATION = ("k", "min_similarity", "similarity", "min_resemblance", "min_features")
 
@@ -357,28 +360,49 @@ class Index:
             if name not in known:
                 os.unlink(os.path.join(folder, name))
 
-    def _write(self, rows: _Rows, connection_work: Callable[[Any, str, int, str], None]) -> None:
-        """Write ``rows`` (in content order) as a new segment, then commit it with what
-        ``connection_work(connection, file, bytes, checksum)`` adds to the transaction."""
+    def _write(self, rows: _Rows, absorbed: list[Segment], connection_work: Callable[[Any], None]) -> None:
+        """Write ``rows`` (in content order) and the live rows of the segments ``absorbed`` as
+        one new segment (none when there are no rows), then commit it in their place with what
+        ``connection_work(connection)`` adds to the transaction, then remove their files."""
+        parts, dropped = [rows], []
+        for segment in absorbed:
+            segment.verify_all()
+            part = self._gather(segment, np.arange(segment.rows))
+            alive = self._alive(part.seqs)
+            parts.append(_select(part, alive))
+            dropped += part.seqs[~alive].tolist()
+        if absorbed:
+            rows = self._concat(parts)
+            rows = _select(rows, content_order(rows.fps, rows.sketches))
         number = self.catalog.settings["next_segment"]
         file = f"seg-{number:06d}.sdseg"
         folder = os.path.join(self.directory, SEGMENTS)
-        temporary = os.path.join(folder, f".{file}.tmp")
-        try:
-            size, checksum = write_segment(temporary, self.tables, rows.fps, rows.sketches, rows.features, rows.sizes,
-                                           rows.seqs, rows.units, self._pairable(rows.features))
-        except BaseException:
-            with suppress(OSError):  # a full disk: give back its room at once
-                os.unlink(temporary)
-            raise
-        # Once renamed, the file is removed by the next writer if the commit below fails (an
-        # I/O error of a commit does not tell whether it reached the disk).
-        os.rename(temporary, os.path.join(folder, file))
-        _sync_directory(folder)
+        if len(rows.seqs):
+            temporary = os.path.join(folder, f".{file}.tmp")
+            try:
+                size, checksum = write_segment(temporary, self.tables, rows.fps, rows.sketches, rows.features,
+                                               rows.sizes, rows.seqs, rows.units, self._pairable(rows.features))
+            except BaseException:
+                with suppress(OSError):  # a full disk: give back its room at once
+                    os.unlink(temporary)
+                raise
+            # Once renamed, the file is removed by the next writer if the commit below fails (an
+            # I/O error of a commit does not tell whether it reached the disk).
+            os.rename(temporary, os.path.join(folder, file))
+            _sync_directory(folder)
         with self.catalog.transaction() as connection:
-            connection.execute("INSERT INTO segments VALUES (?, ?, ?, ?, ?)", (number, file, len(rows.seqs), size, checksum))
-            connection.execute("UPDATE settings SET value = ? WHERE name = 'next_segment'", (str(number + 1),))
-            connection_work(connection, file, size, checksum)
+            if len(rows.seqs):
+                connection.execute("INSERT INTO segments VALUES (?, ?, ?, ?, ?)",
+                                   (number, file, len(rows.seqs), size, checksum))
+                connection.execute("UPDATE settings SET value = ? WHERE name = 'next_segment'", (str(number + 1),))
+            connection.executemany("DELETE FROM segments WHERE file = ?", ((s.name,) for s in absorbed))
+            connection_work(connection)
+            connection.executemany("DELETE FROM removed WHERE seq = ?", ((seq,) for seq in dropped))
+        for segment in absorbed:  # readers still at work keep their mapping of the file
+            segment.close()
+            with suppress(OSError):  # else the next writer removes it (:meth:`_clean`)
+                os.unlink(os.path.join(folder, segment.name))
+        self._segments = [segment for segment in self._segments if segment not in absorbed]
 
     def add(self, fingerprints: FingerprintSet, replace: bool = False, files: Iterable[str] = (),
             linkage: str = "complete", singletons: bool = False, wait: bool = True,
@@ -469,7 +493,7 @@ class Index:
         old_ids = catalog.ids_of(old.seqs) if len(old.seqs) else []
         add_number = catalog.connection.execute("SELECT coalesce(max(add_number), 0) + 1 FROM adds").fetchone()[0]
 
-        def commit(connection: Any, file: str, size: int, checksum: str) -> None:
+        def commit(connection: Any) -> None:
             import json
 
             if len(replaced):
@@ -496,7 +520,8 @@ class Index:
                     if report else [])
         result = AddResult(n, len(replaced), len(codes), clusters, fingerprint_set, new, list(fingerprints.repeated))
         if n:
-            self._write(batch, commit)
+            self._write(batch, self._segments[len(self._segments) - tail_to_merge([s.rows for s in self._segments], n):],
+                        commit)
         elif publish is not None:
             publish(result)
         return result
@@ -507,24 +532,23 @@ class Index:
             self._clean()
             self._open_segments()
             merged = len(self._segments)
-            if merged <= 1 and not len(self._removed):
-                return merged
-            rows = self._all_live_rows()
-            rows = _select(rows, content_order(rows.fps, rows.sketches))
-            old = [(number, file) for number, file, _, _, _ in self.catalog.segments()]
-
-            def commit(connection: Any, file: str, size: int, checksum: str) -> None:
-                connection.executemany("DELETE FROM segments WHERE segment = ?", ((number,) for number, _ in old))
-                connection.execute("DELETE FROM removed")
-
-            if len(rows.seqs):
-                self._write(rows, commit)
-            else:
-                with self.catalog.transaction() as connection:
-                    commit(connection, "", 0, "")
-            for _, file in old:
-                os.unlink(os.path.join(self.directory, SEGMENTS, file))
+            if merged > 1 or len(self._removed):
+                self._write(self._concat([]), list(self._segments), lambda connection: None)
             return merged
+
+
+def tail_to_merge(sizes: list[int], rows: int) -> int:
+    """How many of the newest segments (of ``sizes`` rows, oldest first) an add's new segment
+    of ``rows`` rows takes in: each while it holds at most :data:`TIER_RATIO` times the rows
+    gathered. Each segment then holds more rows than :data:`TIER_RATIO` times the next newer
+    one, so N rows lie in at most log2(N) + 1 segments, and a row, whose segment grows by half
+    at least each time it is rewritten, is rewritten at most log1.5(N) times: an add costs its
+    batch's rows times log N, amortized, however many adds came before."""
+    taken, gathered = 0, rows
+    while taken < len(sizes) and sizes[-1 - taken] <= TIER_RATIO * gathered:
+        gathered += sizes[-1 - taken]
+        taken += 1
+    return taken
 
 
 def _expand(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
