@@ -338,18 +338,24 @@ class WriterLock:
     def __enter__(self) -> "WriterLock":
         self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
+            self._take()
+            os.ftruncate(self.fd, 0)
+            os.pwrite(self.fd, json.dumps({"pid": os.getpid(), "command": self.command, "since": now()}).encode(), 0)
+        except BaseException:
+            os.close(self.fd)  # releases the lock: a later writer of this process must not wait for ever
+            raise
+        return self
+
+    def _take(self) -> None:
+        try:
             fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             holder = self.holder()
             if not self.wait:
-                os.close(self.fd)
                 raise IndexUseError(f"{os.path.dirname(self.path)} is being written by {holder}") from None
             if self.on_wait is not None:
                 self.on_wait(holder)
             fcntl.flock(self.fd, fcntl.LOCK_EX)
-        os.ftruncate(self.fd, 0)
-        os.pwrite(self.fd, json.dumps({"pid": os.getpid(), "command": self.command, "since": now()}).encode(), 0)
-        return self
 
     def holder(self) -> str:
         try:
