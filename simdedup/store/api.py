@@ -16,7 +16,11 @@ makes its output byte for byte that of ``simdedup cluster -k K`` over every fing
 *Safety.* One writer at a time (:class:`WriterLock`); a new segment file is written and
 fsynced under a name the catalog does not know, then one catalog transaction makes it and the
 add visible. A process killed before the commit leaves an unknown file, which the next writer
-removes; after it, the add is complete. Readers take one catalog snapshot.
+removes; after it, the add is complete. Readers take one catalog snapshot. A failure of the file
+system is one line naming the index (:func:`~simdedup.store.catalog.writing`), the index as it was.
+
+*Growth.* The segment an add writes also takes in the newest segments while they are not much
+larger (:func:`tail_to_merge`): segments stay O(log N) however many adds came before.
 """
 
 from __future__ import annotations
