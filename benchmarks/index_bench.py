@@ -13,7 +13,10 @@ Rows, each a fresh process (wall seconds, peak RSS), side by side in one run:
   index of N / 10: the cost follows the batch, not the index;
 - ``index query``: one document fingerprinted and looked up, in a warm process (the median of
   200 queries through the Python API), and one CLI run;
-- ``index cluster`` and ``index compact``; bytes on disk per document.
+- ``index cluster`` and ``index compact``; bytes on disk per document;
+- history: the 1,000th add of 5 documents beside the first, and a query after 1,000 such adds
+  beside one after the first and one on the same documents added at once (warm, Python API):
+  what accumulates with the adds is merged as they go, so neither cost grows with history.
 
     python benchmarks/index_bench.py                      # N = 10^7, batch 10^5
     python benchmarks/index_bench.py --size 1e6 --work /tmp/idx-bench
@@ -22,6 +25,7 @@ Rows, each a fresh process (wall seconds, peak RSS), side by side in one run:
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import shutil
@@ -141,15 +145,68 @@ def warm_queries(index_dir: Path, documents: list[str]) -> dict:
             "queries": len(seconds), "found_their_text": found}
 
 
+def history(work: Path, adds: int = 1000, batch: int = 5) -> list[tuple[str, dict]]:
+    """Rows: the cost of small adds and of queries as the adds pile up (see the module)."""
+    from simdedup.fingerprints import FingerprintSet, json_lines, load_fingerprints
+    from simdedup.methods import SimhashMethod
+    from simdedup.store.api import Index, create
+    from simdedup.tokenizers import get_tokenizer
+
+    fingerprinter = SimhashMethod(get_tokenizer("words"))
+    records = [fingerprinter.fingerprint_text(f"h{n:06d}", text) for n, text in enumerate(texts(adds * batch, 11))]
+
+    def batch_of(chosen: list) -> FingerprintSet:
+        return load_fingerprints([("batch", io.BytesIO(json_lines(chosen)))])
+
+    def query_ms(index: Index) -> float:
+        seconds = []
+        for record in records[::max(1, len(records) // 200)][:200]:
+            start = time.perf_counter()
+            index.query_record(record)
+            seconds.append(time.perf_counter() - start)
+        return 1000 * float(np.median(seconds))
+
+    many, once = work / "idx-history", work / "idx-once"
+    for folder in (many, once):
+        shutil.rmtree(folder, ignore_errors=True)
+        create(str(folder), fingerprinter.settings, K)
+    add_ms, rows = [], []
+    with Index(str(many)) as index:
+        for number in range(adds):
+            chosen = batch_of(records[number * batch:(number + 1) * batch])
+            start = time.perf_counter()
+            index.add(chosen, report=False)
+            add_ms.append(1000 * (time.perf_counter() - start))
+            if number == 0:
+                after_one = query_ms(index)
+        rows.append((f"index add of {batch} documents: the 1st, the {adds:,}th (median of the last 10), the slowest",
+                     {"first_ms": round(add_ms[0], 2), f"add_{adds}_ms": round(float(np.median(add_ms[-10:])), 2),
+                      "slowest_ms": round(max(add_ms), 2), "mean_ms": round(float(np.mean(add_ms)), 2),
+                      "segments": len(index._segments)}))
+        after_many = query_ms(index)
+    with Index(str(once)) as index:
+        index.add(batch_of(records), report=False)
+        at_once = query_ms(index)
+    rows.append((f"index query, warm: after 1 add, after {adds:,} adds, after 1 add of the same {adds * batch:,}",
+                 {"after_1_add_ms": round(after_one, 2), f"after_{adds}_adds_ms": round(after_many, 2),
+                  "one_add_of_all_ms": round(at_once, 2)}))
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--size", type=float, default=1e7, help="fingerprints in the index")
     parser.add_argument("--batch", type=float, default=1e5, help="fingerprints added")
     parser.add_argument("--work", type=Path, help="folder for the generated files and indexes [a temporary one]")
+    parser.add_argument("--history-only", action="store_true", help="only the rows of small adds piling up")
     args = parser.parse_args()
     size, batch = int(args.size), int(args.batch)
     work = args.work or Path(tempfile.mkdtemp(prefix="simdedup-index-bench-"))
     work.mkdir(parents=True, exist_ok=True)
+    if args.history_only:
+        for name, figures in history(work):
+            print(json.dumps({"step": name, **figures}))
+        return
     started = time.perf_counter()
     files, documents = generate(work, size, batch, 200)
     print(f"generated {size:,} + {batch:,} fingerprints in {work} ({time.perf_counter() - started:.0f} s)")
@@ -186,6 +243,8 @@ def main() -> None:
     stats = json.loads(subprocess.run([SIMDEDUP, "index", "stats", "--json", str(index)], capture_output=True,
                                       check=True, text=True).stdout)
     row("bytes on disk per document, compacted", {"bytes_per_document": stats["bytes_per_document"]})
+    for name, figures in history(work):
+        row(name, figures)
     if args.work is None:
         shutil.rmtree(work)
 

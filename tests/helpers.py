@@ -8,9 +8,11 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 from click.testing import CliRunner
 
 from simdedup.cli import cli
+from simdedup.fingerprints import FingerprintRecord
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -122,3 +124,37 @@ def write_file(path, data: bytes | str) -> str:
         data = data.encode("utf-8")
     path.write_bytes(data)
     return str(path)
+
+
+# --- fingerprint records for the persistent index -------------------------------------------
+
+
+def index_settings(bits: int = 64, sketch: int = 32) -> dict:
+    return {"method": "simhash", "tokenizer": "words", "options": {"shingle": 1}, "bits": bits, "hash": "xxh3",
+            "weighting": "feature", "sketch": sketch}
+
+
+def make_records(seed: int, n: int, bits: int = 64, sketch: int = 32, prefix: str = "d") -> list[FingerprintRecord]:
+    """Families of near-duplicates: perturbed fingerprints and sketches, exact copies (some with
+    fewer than 10 features), and unrelated documents."""
+    rng = np.random.default_rng(seed)
+    settings = index_settings(bits, sketch)
+    records: list[FingerprintRecord] = []
+    names = rng.permutation(n)
+    for i in range(n):
+        doc_id = f"{prefix}{names[i]:05d}"
+        features = int(rng.integers(4, 40))
+        if records and rng.random() < 0.6:
+            base = records[int(rng.integers(len(records)))]
+            value, sk = base.simhash, bytearray(base.sketch or b"")
+            if rng.random() < 0.75:  # else an exact copy
+                for bit in rng.choice(bits, int(rng.integers(0, 2 * bits // 64 + 4)), replace=False):
+                    value ^= 1 << int(bit)
+                for j in rng.choice(sketch, int(rng.integers(0, max(1, sketch // 5))), replace=False) if sketch else []:
+                    sk[j] = int(rng.integers(256))
+            records.append(FingerprintRecord(doc_id, value, bits, features, settings, int(rng.integers(-1, 500)) or None,
+                                             bytes(sk) if sketch else None))
+        else:
+            records.append(FingerprintRecord(doc_id, int.from_bytes(rng.bytes(bits // 8), "little"), bits, features,
+                                             settings, None, rng.bytes(sketch) if sketch else None))
+    return records

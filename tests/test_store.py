@@ -27,36 +27,7 @@ from simdedup.sketch import pair_similarity
 from simdedup.store.catalog import WriterLock
 from simdedup.tokenizers import get_tokenizer
 
-
-def _settings(bits: int = 64, sketch: int = 32) -> dict:
-    return {"method": "simhash", "tokenizer": "words", "options": {"shingle": 1}, "bits": bits, "hash": "xxh3",
-            "weighting": "feature", "sketch": sketch}
-
-
-def make_records(seed: int, n: int, bits: int = 64, sketch: int = 32, prefix: str = "d") -> list[FingerprintRecord]:
-    """Families of near-duplicates: perturbed fingerprints and sketches, exact copies (some with
-    fewer than 10 features), and unrelated documents."""
-    rng = np.random.default_rng(seed)
-    settings = _settings(bits, sketch)
-    records: list[FingerprintRecord] = []
-    names = rng.permutation(n)
-    for i in range(n):
-        doc_id = f"{prefix}{names[i]:05d}"
-        features = int(rng.integers(4, 40))
-        if records and rng.random() < 0.6:
-            base = records[int(rng.integers(len(records)))]
-            value, sk = base.simhash, bytearray(base.sketch or b"")
-            if rng.random() < 0.75:  # else an exact copy
-                for bit in rng.choice(bits, int(rng.integers(0, 2 * bits // 64 + 4)), replace=False):
-                    value ^= 1 << int(bit)
-                for j in rng.choice(sketch, int(rng.integers(0, max(1, sketch // 5))), replace=False) if sketch else []:
-                    sk[j] = int(rng.integers(256))
-            records.append(FingerprintRecord(doc_id, value, bits, features, settings, int(rng.integers(-1, 500)) or None,
-                                             bytes(sk) if sketch else None))
-        else:
-            records.append(FingerprintRecord(doc_id, int.from_bytes(rng.bytes(bits // 8), "little"), bits, features,
-                                             settings, None, rng.bytes(sketch) if sketch else None))
-    return records
+from helpers import index_settings as _settings, make_records
 
 
 def write(path, records) -> str:
@@ -335,8 +306,9 @@ def test_kill_9_at_any_point_of_add_or_compact_leaves_before_or_after(tmp_path):
 
 def test_a_reader_whose_snapshot_a_compaction_replaced_reads_the_new_one(tmp_path):
     records = make_records(6, 120)
-    run("index", "create", tmp_path / "idx", "-k", 3, "--from", write(tmp_path / "a.jsonl", records[:60]))
-    run("index", "add", tmp_path / "idx", write(tmp_path / "b.jsonl", records[60:]))
+    # a batch of a tenth of the index's rows gets a segment of its own (no merge)
+    run("index", "create", tmp_path / "idx", "-k", 3, "--from", write(tmp_path / "a.jsonl", records[:110]))
+    run("index", "add", tmp_path / "idx", write(tmp_path / "b.jsonl", records[110:]))
     expected = run("index", "cluster", tmp_path / "idx").stdout_bytes
     with store.Index(str(tmp_path / "idx")) as reader:
         with reader.catalog.snapshot():

@@ -16,14 +16,19 @@ makes its output byte for byte that of ``simdedup cluster -k K`` over every fing
 *Safety.* One writer at a time (:class:`WriterLock`); a new segment file is written and
 fsynced under a name the catalog does not know, then one catalog transaction makes it and the
 add visible. A process killed before the commit leaves an unknown file, which the next writer
-removes; after it, the add is complete. Readers take one catalog snapshot.
+removes; after it, the add is complete. Readers take one catalog snapshot. A failure of the file
+system is one line naming the index (:func:`~simdedup.store.catalog.writing`), the index as it was.
+
+*Growth.* The segment an add writes also takes in the newest segments while they are not much
+larger (:func:`tail_to_merge`): segments stay O(log N) however many adds came before.
 """
 
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
 
@@ -34,12 +39,15 @@ from ..fingerprints import FingerprintSet, load_fingerprints
 from ..fingerprints.record import SETTING_KEYS, FingerprintRecord, describe_settings
 from ..similarity import passes
 from ..sketch import pair_similarity
-from .catalog import SEGMENTS, Catalog, IndexUseError, WriterLock, create_catalog, now
+from .catalog import SEGMENTS, Catalog, IndexUseError, WriterLock, create_catalog, creating, now, writing
 from .segments import DamagedIndexError, Segment, Tables, content_order, default_blocks, same_as_previous, write_segment
 
 __all__ = ["Index", "IndexUseError", "DamagedIndexError", "AddResult", "Match", "create", "add", "query", "cluster",
            "compact", "stats"]
 
+#: an add merges the newest segments into its own while they are not larger than this many
+#: times the rows gathered (:func:`tail_to_merge`)
+TIER_RATIO = 2
 #: the options of ``cluster`` an index fixes when created (they decide which pairs are verified)
 VERIFICATION = ("k", "min_similarity", "similarity", "min_resemblance", "min_features")
 
@@ -340,6 +348,13 @@ class Index:
 
     # --- writing -------------------------------------------------------------------------
 
+    @contextmanager
+    def _writer(self, command: str, wait: bool, on_wait: Callable[[str], None] | None) -> Iterator[None]:
+        """The one way in for a writer: the lock, then the work, its file-system failures one
+        line (exit 1) with the index as it was (see :meth:`_write`)."""
+        with writing(self.directory), WriterLock(self.directory, command, wait, on_wait):
+            yield
+
     def _clean(self) -> None:
         """Remove segment files the catalog does not know: left by a writer that was killed
         before its commit, or replaced by a compaction (the writer lock is held)."""
@@ -349,37 +364,68 @@ class Index:
             if name not in known:
                 os.unlink(os.path.join(folder, name))
 
-    def _write(self, rows: _Rows, connection_work: Callable[[Any, str, int, str], None]) -> None:
-        """Write ``rows`` (in content order) as a new segment, then commit it with what
-        ``connection_work(connection, file, bytes, checksum)`` adds to the transaction."""
+    def _write(self, rows: _Rows, absorbed: list[Segment], connection_work: Callable[[Any], None]) -> None:
+        """Write ``rows`` (in content order) and the live rows of the segments ``absorbed`` as
+        one new segment (none when there are no rows), then commit it in their place with what
+        ``connection_work(connection)`` adds to the transaction, then remove their files."""
+        parts, dropped = [rows], []
+        for segment in absorbed:
+            segment.verify_all()
+            part = self._gather(segment, np.arange(segment.rows))
+            alive = self._alive(part.seqs)
+            parts.append(_select(part, alive))
+            dropped += part.seqs[~alive].tolist()
+        if absorbed:
+            rows = self._concat(parts)
+            rows = _select(rows, content_order(rows.fps, rows.sketches))
         number = self.catalog.settings["next_segment"]
         file = f"seg-{number:06d}.sdseg"
         folder = os.path.join(self.directory, SEGMENTS)
-        temporary = os.path.join(folder, f".{file}.tmp")
-        size, checksum = write_segment(temporary, self.tables, rows.fps, rows.sketches, rows.features, rows.sizes,
-                                       rows.seqs, rows.units, self._pairable(rows.features))
-        os.rename(temporary, os.path.join(folder, file))
-        _sync_directory(folder)
+        if len(rows.seqs):
+            temporary = os.path.join(folder, f".{file}.tmp")
+            try:
+                size, checksum = write_segment(temporary, self.tables, rows.fps, rows.sketches, rows.features,
+                                               rows.sizes, rows.seqs, rows.units, self._pairable(rows.features))
+            except BaseException:
+                with suppress(OSError):  # a full disk: give back its room at once
+                    os.unlink(temporary)
+                raise
+            # Once renamed, the file is removed by the next writer if the commit below fails (an
+            # I/O error of a commit does not tell whether it reached the disk).
+            os.rename(temporary, os.path.join(folder, file))
+            _sync_directory(folder)
         with self.catalog.transaction() as connection:
-            connection.execute("INSERT INTO segments VALUES (?, ?, ?, ?, ?)", (number, file, len(rows.seqs), size, checksum))
-            connection.execute("UPDATE settings SET value = ? WHERE name = 'next_segment'", (str(number + 1),))
-            connection_work(connection, file, size, checksum)
+            if len(rows.seqs):
+                connection.execute("INSERT INTO segments VALUES (?, ?, ?, ?, ?)",
+                                   (number, file, len(rows.seqs), size, checksum))
+                connection.execute("UPDATE settings SET value = ? WHERE name = 'next_segment'", (str(number + 1),))
+            connection.executemany("DELETE FROM segments WHERE file = ?", ((s.name,) for s in absorbed))
+            connection_work(connection)
+            connection.executemany("DELETE FROM removed WHERE seq = ?", ((seq,) for seq in dropped))
+        for segment in absorbed:  # readers still at work keep their mapping of the file
+            segment.close()
+            with suppress(OSError):  # else the next writer removes it (:meth:`_clean`)
+                os.unlink(os.path.join(folder, segment.name))
+        self._segments = [segment for segment in self._segments if segment not in absorbed]
 
     def add(self, fingerprints: FingerprintSet, replace: bool = False, files: Iterable[str] = (),
             linkage: str = "complete", singletons: bool = False, wait: bool = True,
-            on_wait: Callable[[str], None] | None = None, report: bool = True) -> AddResult:
+            on_wait: Callable[[str], None] | None = None, report: bool = True,
+            publish: Callable[[AddResult], None] | None = None) -> AddResult:
         """Add a batch of fingerprints (ids new to the index, or ``replace``); with ``report``,
-        the result holds the clusters with new documents (else none).
+        the result holds the clusters with new documents (else none). ``publish`` is called
+        with the result before the add commits: when it raises, the add does not happen.
 
         Raises:
             IncompatibleSettingsError: made with other settings than the index's.
             IndexUseError: an id already present (without ``replace``); another writer (without ``wait``).
+            OutputError: the index cannot be written (it is left as it was).
         """
-        with WriterLock(self.directory, "index add", wait, on_wait):
-            return self._add(fingerprints, replace, list(files), linkage, singletons, report)
+        with self._writer("index add", wait, on_wait):
+            return self._add(fingerprints, replace, list(files), linkage, singletons, report, publish)
 
     def _add(self, fingerprints: FingerprintSet, replace: bool, files: list[str], linkage: str,
-             singletons: bool, report: bool) -> AddResult:
+             singletons: bool, report: bool, publish: Callable[[AddResult], None] | None) -> AddResult:
         catalog = self.catalog
         n = len(fingerprints.ids)
         if n and fingerprint_settings(fingerprints.settings or {}) != self.settings:
@@ -451,7 +497,7 @@ class Index:
         old_ids = catalog.ids_of(old.seqs) if len(old.seqs) else []
         add_number = catalog.connection.execute("SELECT coalesce(max(add_number), 0) + 1 FROM adds").fetchone()[0]
 
-        def commit(connection: Any, file: str, size: int, checksum: str) -> None:
+        def commit(connection: Any) -> None:
             import json
 
             if len(replaced):
@@ -466,9 +512,9 @@ class Index:
             connection.execute("UPDATE settings SET value = ? WHERE name = 'next_seq'", (str(settings["next_seq"] + n),))
             connection.execute("UPDATE settings SET value = ? WHERE name = 'next_unit'",
                                (str(settings["next_unit"] + len(fresh)),))
+            if publish is not None:
+                publish(result)
 
-        if n:
-            self._write(batch, commit)
         # Clusters with new documents, as cluster --against: pairs of two old units are not used.
         together = self._concat([batch, old])
         new = np.zeros(len(together.seqs), dtype=bool)
@@ -476,32 +522,37 @@ class Index:
         fingerprint_set = self._fingerprint_set(together, ids + old_ids)
         clusters = (self._clusters(fingerprint_set, together.units, codes[:, 0], codes[:, 1], linkage, singletons, new)
                     if report else [])
-        return AddResult(n, len(replaced), len(codes), clusters, fingerprint_set, new, list(fingerprints.repeated))
+        result = AddResult(n, len(replaced), len(codes), clusters, fingerprint_set, new, list(fingerprints.repeated))
+        if n:
+            self._write(batch, self._segments[len(self._segments) - tail_to_merge([s.rows for s in self._segments], n):],
+                        commit)
+        elif publish is not None:
+            publish(result)
+        return result
 
     def compact(self, wait: bool = True, on_wait: Callable[[str], None] | None = None) -> int:
         """Merge every segment into one without the replaced rows; returns the segments merged."""
-        with WriterLock(self.directory, "index compact", wait, on_wait):
+        with self._writer("index compact", wait, on_wait):
             self._clean()
             self._open_segments()
             merged = len(self._segments)
-            if merged <= 1 and not len(self._removed):
-                return merged
-            rows = self._all_live_rows()
-            rows = _select(rows, content_order(rows.fps, rows.sketches))
-            old = [(number, file) for number, file, _, _, _ in self.catalog.segments()]
-
-            def commit(connection: Any, file: str, size: int, checksum: str) -> None:
-                connection.executemany("DELETE FROM segments WHERE segment = ?", ((number,) for number, _ in old))
-                connection.execute("DELETE FROM removed")
-
-            if len(rows.seqs):
-                self._write(rows, commit)
-            else:
-                with self.catalog.transaction() as connection:
-                    commit(connection, "", 0, "")
-            for _, file in old:
-                os.unlink(os.path.join(self.directory, SEGMENTS, file))
+            if merged > 1 or len(self._removed):
+                self._write(self._concat([]), list(self._segments), lambda connection: None)
             return merged
+
+
+def tail_to_merge(sizes: list[int], rows: int) -> int:
+    """How many of the newest segments (of ``sizes`` rows, oldest first) an add's new segment
+    of ``rows`` rows takes in: each while it holds at most :data:`TIER_RATIO` times the rows
+    gathered. Each segment then holds more rows than :data:`TIER_RATIO` times the next newer
+    one, so N rows lie in at most log2(N) + 1 segments, and a row, whose segment grows by half
+    at least each time it is rewritten, is rewritten at most log1.5(N) times: an add costs its
+    batch's rows times log N, amortized, however many adds came before."""
+    taken, gathered = 0, rows
+    while taken < len(sizes) and sizes[-1 - taken] <= TIER_RATIO * gathered:
+        gathered += sizes[-1 - taken]
+        taken += 1
+    return taken
 
 
 def _expand(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -539,13 +590,17 @@ def _sync_directory(path: str) -> None:
 
 def create(directory: str, settings: dict[str, Any], k: int, *, blocks: int | None = None,
            min_similarity: float = 0.88, similarity: str = "combined", min_resemblance: float = 0.8,
-           min_features: int = 10) -> None:
-    """Create an empty index for fingerprints made with ``settings`` (a fingerprinting method's
-    or a record's), with an explicit ``k`` and the verification options of ``cluster``.
+           min_features: int = 10, fingerprints: FingerprintSet | None = None,
+           files: Iterable[str] = ()) -> AddResult | None:
+    """Create an index for fingerprints made with ``settings`` (a fingerprinting method's or a
+    record's), with an explicit ``k`` and the verification options of ``cluster``, holding
+    ``fingerprints`` (read from ``files``) when given: all of it, or, on any failure, nothing
+    (the directory is as it was, and the same call can be made again).
 
     Raises:
         ValueError: an option out of range for the fingerprints.
-        IndexUseError: the directory exists and is not empty.
+        IndexUseError: the directory exists and is not empty; as :meth:`Index.add`.
+        OutputError: the index cannot be written.
     """
     normal = fingerprint_settings(settings)
     options = ClusterOptions(k, min_similarity, "complete", min_features, False, None, similarity, min_resemblance)
@@ -553,8 +608,13 @@ def create(directory: str, settings: dict[str, Any], k: int, *, blocks: int | No
     blocks = default_blocks(options.k, normal["bits"]) if blocks is None else blocks  # type: ignore[arg-type]
     if options.k and not options.k < blocks <= normal["bits"]:
         raise ValueError(f"blocks must be between k + 1 = {options.k + 1} and {normal['bits']}")
-    create_catalog(directory, {"fingerprints": normal, "blocks": blocks,
-                               "verification": {name: getattr(options, name) for name in VERIFICATION}})
+    with creating(directory):
+        create_catalog(directory, {"fingerprints": normal, "blocks": blocks,
+                                   "verification": {name: getattr(options, name) for name in VERIFICATION}})
+        if fingerprints is None:
+            return None
+        with Index(directory) as index:
+            return index.add(fingerprints, files=files, report=False)
 
 
 def add(directory: str, files: list[str], replace: bool = False, **options: Any) -> AddResult:

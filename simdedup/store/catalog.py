@@ -27,18 +27,24 @@ import datetime
 import fcntl
 import json
 import os
+import resource
+import shutil
 import sqlite3
-from contextlib import contextmanager
+import tempfile
+from contextlib import contextmanager, suppress
+from itertools import repeat
 from typing import Any, Iterator
+from urllib.parse import quote
 
 import numpy as np
 
-from ..errors import SimdedupError
+from ..errors import OutputError, SimdedupError
 
 FORMAT = 1
 CATALOG = "catalog.sqlite"
 LOCK = "writer.lock"
 SEGMENTS = "segments"
+_CHUNK = 10000  # ids bound in one statement (SQLite takes up to 32,766 parameters)
 
 _SCHEMA = """
 CREATE TABLE settings (name TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -59,27 +65,94 @@ class IndexUseError(SimdedupError):
     already present, another writer."""
 
 
-def _connect(path: str) -> sqlite3.Connection:
-    connection = sqlite3.connect(path, isolation_level=None, timeout=60)
-    connection.execute("PRAGMA busy_timeout = 60000")
-    connection.execute("PRAGMA synchronous = FULL")
-    connection.execute("PRAGMA cache_size = -262144")  # 256 MiB
+def _connect(database: str, uri: bool = False) -> sqlite3.Connection:
+    """A connection to ``database``, which it has read (SQLite opens files lazily)."""
+    connection = sqlite3.connect(database, isolation_level=None, timeout=60, uri=uri)
+    try:
+        connection.execute("PRAGMA busy_timeout = 60000")
+        connection.execute("PRAGMA synchronous = FULL")
+        connection.execute("PRAGMA cache_size = -262144")  # 256 MiB
+        connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.Error:
+        connection.close()
+        raise
     return connection
 
 
-def create_catalog(directory: str, settings: dict[str, Any]) -> None:
-    """Make ``directory`` (new, or empty) an index with ``settings``, in one transaction.
+def storage_failure(exc: BaseException) -> bool:
+    """Whether ``exc`` is the file system failing (a full disk, a file-size limit, a read-only
+    mount, an I/O error), not a bug: OSError (a closed pipe aside) and SQLite's I/O errors."""
+    if isinstance(exc, OSError):
+        return not isinstance(exc, BrokenPipeError)
+    return isinstance(exc, sqlite3.OperationalError) or type(exc) is sqlite3.DatabaseError
+
+
+def failure_reason(exc: BaseException) -> str:
+    """What the file system said; SQLite says "disk I/O error" of a full disk and of a
+    file-size limit alike, so a limit in force is named."""
+    if isinstance(exc, OSError):
+        return exc.strerror or str(exc)
+    reason = str(exc)
+    limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    if "I/O" in reason and limit != resource.RLIM_INFINITY:
+        reason += f" (files are limited to {limit} bytes: ulimit -f)"
+    return reason
+
+
+@contextmanager
+def writing(directory: str) -> Iterator[None]:
+    """Every write of an index runs inside: a failure of the file system becomes one line
+    naming the index (exit 1); what the writer committed before stays as it was."""
+    try:
+        yield
+    except Exception as exc:
+        if not storage_failure(exc):
+            raise
+        raise OutputError(failure_reason(exc), directory) from None
+
+
+@contextmanager
+def reading(directory: str) -> Iterator[None]:
+    """Every read of an index runs inside: a failure of the file system becomes one line."""
+    try:
+        yield
+    except Exception as exc:
+        if not storage_failure(exc):
+            raise
+        raise IndexUseError(f"cannot read {directory}: {failure_reason(exc)}") from None
+
+
+@contextmanager
+def creating(directory: str) -> Iterator[None]:
+    """A new index in ``directory`` (new, or empty): what the block made there is removed
+    again when it fails, so that the same ``create`` can be run again.
 
     Raises:
         IndexUseError: the directory holds files.
     """
-    try:
+    made = not os.path.lexists(directory)
+    with writing(directory):
         os.makedirs(directory, exist_ok=True)
         if os.listdir(directory):
             raise IndexUseError(f"{directory} exists and is not empty; an index is created in a new directory")
-        os.makedirs(os.path.join(directory, SEGMENTS))
-    except OSError as exc:
-        raise IndexUseError(f"cannot create {directory}: {exc.strerror or exc}") from None
+    try:
+        with writing(directory):
+            yield
+    except BaseException:
+        if made:
+            shutil.rmtree(directory, ignore_errors=True)
+        else:
+            for name in os.listdir(directory):
+                path = os.path.join(directory, name)
+                with suppress(OSError):
+                    shutil.rmtree(path) if os.path.isdir(path) and not os.path.islink(path) else os.unlink(path)
+        raise
+
+
+def create_catalog(directory: str, settings: dict[str, Any]) -> None:
+    """Make the empty ``directory`` an index with ``settings``, in one transaction (inside
+    :func:`creating`)."""
+    os.makedirs(os.path.join(directory, SEGMENTS))
     connection = _connect(os.path.join(directory, CATALOG))
     try:
         connection.execute("PRAGMA journal_mode = WAL")
@@ -105,18 +178,21 @@ class Catalog:
         path = os.path.join(directory, CATALOG)
         if not os.path.isfile(path):
             raise IndexUseError(f"{directory} is not a simdedup index (no {CATALOG})")
-        self.connection = _connect(path)
+        #: why the catalog could not be opened for writing (None: it was)
+        self.unwritable: str | None = None
+        self._copy: str | None = None
+        self.connection = self._open(path)
         try:
             rows = dict(self.connection.execute("SELECT name, value FROM settings"))
         except sqlite3.DatabaseError as exc:
-            self.connection.close()
+            self.close()
             raise IndexUseError(f"{directory}: the catalog cannot be read: {exc}") from None
         if "format" not in rows:
-            self.connection.close()
+            self.close()
             raise IndexUseError(f"{directory}: the catalog has no settings (its creation did not finish); "
                               f"remove it and create the index again")
         if json.loads(rows["format"]) > FORMAT:
-            self.connection.close()
+            self.close()
             raise IndexUseError(f"{directory}: index format {json.loads(rows['format'])} is newer than this "
                               f"simdedup reads (format {FORMAT}); upgrade simdedup")
 
@@ -124,26 +200,55 @@ class Catalog:
     def settings(self) -> dict[str, Any]:
         return {name: json.loads(value) for name, value in self.connection.execute("SELECT name, value FROM settings")}
 
+    def _open(self, path: str) -> sqlite3.Connection:
+        """The catalog open for writing; where it cannot be (a read-only mount, a full disk, a
+        file-size limit: SQLite makes its ``-shm`` file on opening), open for reading only: as
+        is when its ``-shm`` file is there, as an immutable file when no ``-wal`` file is (no
+        writer can be at work), else a private copy of both, which SQLite can replay."""
+        try:
+            return _connect(path)
+        except sqlite3.OperationalError as exc:
+            self.unwritable = failure_reason(exc)
+        with reading(self.directory):
+            with suppress(sqlite3.OperationalError):
+                return _connect(f"file:{quote(os.path.abspath(path))}?mode=ro", uri=True)
+            wal = path + "-wal"
+            if not os.path.exists(wal) or os.path.getsize(wal) == 0:
+                return _connect(f"file:{quote(os.path.abspath(path))}?immutable=1", uri=True)
+            self._copy = tempfile.mkdtemp(prefix=".simdedup-catalog-")
+            for name in (path, wal):
+                shutil.copyfile(name, os.path.join(self._copy, os.path.basename(name)))
+            return _connect(os.path.join(self._copy, CATALOG))
+
     def close(self) -> None:
         self.connection.close()
+        if self._copy is not None:
+            shutil.rmtree(self._copy, ignore_errors=True)
 
     @contextmanager
     def snapshot(self) -> Iterator[None]:
         """A read transaction: what is read inside it is one committed state."""
-        self.connection.execute("BEGIN")
-        try:
-            yield
-        finally:
-            self.connection.execute("COMMIT")
+        with reading(self.directory):
+            self.connection.execute("BEGIN")
+            try:
+                yield
+            finally:
+                if self.connection.in_transaction:
+                    self.connection.execute("COMMIT")
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """A write transaction, committed when the block ends without an error."""
+        """A write transaction, committed when the block ends without an error (inside
+        :func:`writing`)."""
+        if self.unwritable is not None:
+            raise OutputError(self.unwritable, self.directory)
         self.connection.execute("BEGIN IMMEDIATE")
         try:
             yield self.connection
         except BaseException:
-            self.connection.execute("ROLLBACK")
+            if self.connection.in_transaction:  # SQLite rolls back itself after some I/O errors
+                with suppress(sqlite3.Error):
+                    self.connection.execute("ROLLBACK")
             raise
         self.connection.execute("COMMIT")
 
@@ -156,11 +261,16 @@ class Catalog:
 
     def present(self, ids: list[str]) -> list[tuple[int, str]]:
         """``(seq, id)`` of the documents among ``ids`` already in the index (looked up in id
-        order: the index's pages are then read in order)."""
+        order: the index's pages are then read in order). Ids are bound as parameters, never
+        passed through SQLite's JSON functions, which cut a string at a NUL."""
         if self.connection.execute("SELECT 1 FROM documents LIMIT 1").fetchone() is None:
             return []
-        return self.connection.execute("SELECT d.seq, d.id FROM json_each(?) AS j JOIN documents d ON d.id = j.value",
-                                       (json.dumps(sorted(ids), ensure_ascii=False),)).fetchall()
+        wanted, found = sorted(ids), []
+        for start in range(0, len(wanted), _CHUNK):
+            chunk = wanted[start:start + _CHUNK]
+            found += self.connection.execute(f"SELECT seq, id FROM documents WHERE id IN ({','.join('?' * len(chunk))})",
+                                             chunk).fetchall()
+        return sorted(found, key=lambda row: row[1])
 
     def ids_of(self, seqs: np.ndarray) -> list[str]:
         """The ids of the documents ``seqs`` (all present), in that order."""
@@ -171,10 +281,10 @@ class Catalog:
         return [found[s] for s in wanted.tolist()]
 
     def insert_documents(self, first_seq: int, ids: list[str], units: list[int], add_number: int) -> None:
-        """Add documents numbered from ``first_seq`` on, in one statement (inside a transaction)."""
-        self.connection.execute("INSERT INTO documents SELECT ? + key, json_extract(value, '$[0]'), json_extract(value, '$[1]'), ? "
-                                "FROM json_each(?)",
-                                (first_seq, add_number, json.dumps(list(zip(ids, units)), ensure_ascii=False)))
+        """Add documents numbered from ``first_seq`` on (inside a transaction; ids bound as
+        parameters, as in :meth:`present`)."""
+        self.connection.executemany("INSERT INTO documents VALUES (?, ?, ?, ?)",
+                                    zip(range(first_seq, first_seq + len(ids)), ids, units, repeat(add_number)))
 
     def all_ids(self) -> tuple[np.ndarray, list[str]]:
         """``(seqs, ids)`` of every document, by seq."""
@@ -228,18 +338,24 @@ class WriterLock:
     def __enter__(self) -> "WriterLock":
         self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
+            self._take()
+            os.ftruncate(self.fd, 0)
+            os.pwrite(self.fd, json.dumps({"pid": os.getpid(), "command": self.command, "since": now()}).encode(), 0)
+        except BaseException:
+            os.close(self.fd)  # releases the lock: a later writer of this process must not wait for ever
+            raise
+        return self
+
+    def _take(self) -> None:
+        try:
             fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             holder = self.holder()
             if not self.wait:
-                os.close(self.fd)
                 raise IndexUseError(f"{os.path.dirname(self.path)} is being written by {holder}") from None
             if self.on_wait is not None:
                 self.on_wait(holder)
             fcntl.flock(self.fd, fcntl.LOCK_EX)
-        os.ftruncate(self.fd, 0)
-        os.pwrite(self.fd, json.dumps({"pid": os.getpid(), "command": self.command, "since": now()}).encode(), 0)
-        return self
 
     def holder(self) -> str:
         try:

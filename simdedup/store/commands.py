@@ -93,13 +93,12 @@ def create(directory: str, k: int, from_files: tuple[str, ...], blocks: int | No
     else:
         settings = method_from_options(**features).settings
     try:
-        api.create(directory, settings, k, blocks=blocks, min_similarity=min_similarity, similarity=similarity,
-                   min_resemblance=min_resemblance, min_features=min_features)
+        result = api.create(directory, settings, k, blocks=blocks, min_similarity=min_similarity,
+                            similarity=similarity, min_resemblance=min_resemblance, min_features=min_features,
+                            fingerprints=fingerprints, files=from_files)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    if fingerprints is not None:
-        with api.Index(directory) as opened:
-            result = opened.add(fingerprints, files=from_files, report=False)
+    if result is not None:
         message(f"simdedup: {directory}: created with {result.added:,} documents, {result.pairs:,} verified pairs")
 
 
@@ -113,7 +112,8 @@ def create(directory: str, k: int, from_files: tuple[str, ...], blocks: int | No
 def add(directory: str, files: tuple[str, ...], replace: bool, no_wait: bool, linkage: str, singletons: bool,
         output_format: str, output: str | None, force: bool) -> None:
     """Add fingerprint FILES (or stdin) to IDX; print the clusters that hold new documents,
-    as cluster --against does (members say whether they are new).
+    as cluster --against does (members say whether they are new). They are written before
+    the add commits: when they cannot be, nothing is added.
 
     \b
     simdedup fingerprint crawl-day2/ | simdedup index add IDX > new-clusters.jsonl
@@ -127,11 +127,11 @@ def add(directory: str, files: tuple[str, ...], replace: bool, no_wait: bool, li
     fingerprints = load_fingerprints(named_streams(files))
     for repeated in fingerprints.repeated:
         message(f"simdedup: warning: {repeated}: {REPEATED_ID}")
-    with api.Index(directory) as opened:
+    with api.Index(directory) as opened, out.open() as fd:
         names = ["<stdin>" if name == "-" else name for name in files or ("-",)]
-        result = opened.add(fingerprints, replace, names, linkage, singletons, not no_wait, waiting(directory))
-    with out.open() as fd:
-        write_clusters(fd, result.clusters, result.fingerprints, output_format, result.new)
+        result = opened.add(fingerprints, replace, names, linkage, singletons, not no_wait, waiting(directory),
+                            publish=lambda added: write_clusters(fd, added.clusters, added.fingerprints,
+                                                                 output_format, added.new))
     replaced = f" ({result.replaced:,} replaced)" if result.replaced else ""
     message(f"simdedup: {directory}: added {result.added:,} documents{replaced}, {result.pairs:,} verified pairs")
 
