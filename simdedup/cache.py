@@ -42,7 +42,7 @@ def read(name: str) -> bytes | None:
         data = stored[DIGEST_BYTES:]
         if stored[:DIGEST_BYTES] == _digest(name, data):
             return data
-        from .cli_options import message
+        from .messages import message
 
         message(f"simdedup: warning: {folder / name}: damaged cache file, made again")
     return None

@@ -12,26 +12,11 @@ import click
 from .compat import PRESETS
 from .errors import PluginError, SimdedupError
 from .hashing import HASHES
+from .messages import message, printable  # noqa: F401 (re-exported for the commands)
 from .limits import (MAX_BYTES, MAX_COMPARED, MAX_COUNT, MAX_JOBS, MAX_SHINGLE, MAX_SKETCH_BYTES,
                      FiniteFloatRange, check_memory)
 
 EXIT_SKIPPED = 3
-
-
-def message(text: str) -> None:
-    """A line on stderr that does not break a progress bar (dropped when stderr cannot take it).
-    Names in it come from files and their contents, so control characters are shown escaped: an
-    id can neither drive the terminal nor start a line of its own."""
-    text = printable(text)
-    try:
-        if "tqdm" in sys.modules:
-            from tqdm import tqdm
-
-            tqdm.write(text, file=sys.stderr)
-        else:
-            click.echo(text, err=True)
-    except OSError:
-        pass
 
 
 def echo(text: str) -> None:
@@ -40,15 +25,6 @@ def echo(text: str) -> None:
 
     with output_file(None, False).open() as fd:
         write_all(fd, (text + "\n").encode("utf-8", "surrogateescape"))
-
-
-def printable(text: str) -> str:
-    """``text`` with every character that is not printable (controls such as ESC and newline,
-    format characters such as bidirectional overrides, lone surrogates) as a Python escape."""
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() or c == " " else c.encode("unicode_escape", "backslashreplace").decode("ascii")
-                   for c in text)
 
 
 def progress(iterable: Any, silent: bool, **kwargs: Any) -> Any:
