@@ -15,9 +15,10 @@ import re
 import stat
 from typing import Any, BinaryIO, Iterable, Iterator
 
-from ..errors import SkipDocument, first_line
+from ..errors import DamagedInput, SkipDocument, first_line
 from ..jsonline import parse_json_line
-from .document import CHUNK_BYTES, COMPRESSED, is_compressed, open_binary, text_codec
+from .document import CHUNK_BYTES, COMPRESSED, is_compressed, open_binary
+from .encoding import Utf8Stream, decode_whole
 from .source import Source
 
 #: the longest JSON line, CSV row (characters) or WARC record body read, by default: these are
@@ -97,13 +98,12 @@ def iter_csv(path: str, text_field: str = "text", id_field: str | None = None,
     import csv
 
     limit = max_line or MAX_LINE_BYTES
-    try:
-        raw = open_binary(path)
-    except SkipDocument as exc:
-        yield Source(path, exc.reason)
+    raw = _utf8_stream(path)
+    if isinstance(raw, Source):
+        yield raw
         return
     csv.field_size_limit(max(limit, csv.field_size_limit()))  # the default, 128 KiB, would stop the file
-    with io.TextIOWrapper(raw, encoding="utf-8", errors="surrogateescape", newline="") as handle:
+    with io.TextIOWrapper(io.BufferedReader(raw), encoding="utf-8", errors="surrogateescape", newline="") as handle:
         lines = _CsvLines(handle, limit)
         reader = csv.DictReader(lines, dialect="excel-tab" if _plain_name(path).endswith(".tsv") else "excel")
         try:
@@ -137,6 +137,15 @@ def iter_csv(path: str, text_field: str = "text", id_field: str | None = None,
                 yield Source(f"{path}:{number}", "not valid UTF-8")
             else:
                 yield Source(doc_id, text=text)
+
+
+def _utf8_stream(path: str) -> Utf8Stream | Source:
+    """The file at ``path`` opened as UTF-8 (:class:`~.encoding.Utf8Stream`: decompressed, its
+    byte-order mark dropped, transcoded), or a skipped Source saying why it cannot be."""
+    try:
+        return Utf8Stream(open_binary(path))
+    except SkipDocument as exc:
+        return Source(path, exc.reason)
 
 
 #: what a byte that is not UTF-8 becomes in text decoded with errors="surrogateescape"
@@ -243,12 +252,11 @@ def iter_jsonl_lines(path: str, text_field: str = "text", id_field: str | None =
     usable id), or is longer than ``max_line`` bytes, becomes a skipped Source named
     ``FILE:LINE`` with the reason.
     """
-    try:
-        handle = open_binary(path)
-    except SkipDocument as exc:
-        yield Source(path, exc.reason), b""
+    stream = _utf8_stream(path)
+    if isinstance(stream, Source):
+        yield stream, b""
         return
-    for source, raw in _jsonl_lines(path, text_field, id_field, handle, max_line or MAX_LINE_BYTES):
+    for source, raw in _jsonl_lines(path, text_field, id_field, io.BufferedReader(stream), max_line or MAX_LINE_BYTES):
         yield documents(source)[0], raw
 
 
@@ -306,20 +314,28 @@ def iter_jsonl_unparsed(path: str, text_field: str = "text", id_field: str | Non
     stretch is read ``span_bytes`` (default :data:`SPAN_BYTES`) at a time."""
     limit = max_line or MAX_LINE_BYTES
     span_bytes = span_bytes or SPAN_BYTES
-    try:
-        handle = open_binary(path)
-    except SkipDocument as exc:
-        yield Source(path, exc.reason)
+    stream = _utf8_stream(path)
+    if isinstance(stream, Source):
+        yield stream
         return
-    if is_compressed(path) or not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-        for source, _ in _jsonl_lines(path, text_field, id_field, handle, limit):
+    handle = stream.raw
+    try:
+        whole_lines = is_compressed(path) or not stat.S_ISREG(os.fstat(handle.fileno()).st_mode) or stream.transcoded
+    except OSError as exc:
+        handle.close()
+        yield Source(path, f"read error: {exc.strerror or exc}")
+        return
+    if whole_lines:
+        for source, _ in _jsonl_lines(path, text_field, id_field, io.BufferedReader(stream), limit):
             yield source
         return
     with handle:
         # Lines from ``start`` (line number ``line``) are not handed out yet; the bytes from
         # there to ``position`` hold no line end. A block is never longer than the limit, so
-        # only a line that crosses blocks can be.
-        start, line, position, skipping = 0, 1, 0, False
+        # only a line that crosses blocks can be. A UTF-8 byte-order mark is stepped over.
+        start = position = stream.encoding.bom
+        handle.seek(start)
+        line, skipping = 1, False
         while True:
             try:
                 block = handle.read(min(span_bytes, limit))
@@ -393,13 +409,9 @@ def iter_warc_documents(path: str, text_field: str = "text", id_field: str | Non
                 yield Source(record.id, record.problem)
                 continue
             try:
-                encoding = text_codec(record.charset or "utf-8").name
-            except LookupError:
-                encoding = "utf-8"  # as for an HTTP response file: an unknown charset is not believed
-            try:
-                text = record.body.decode(encoding)
-            except UnicodeDecodeError:
-                yield Source(record.id, f"body is not {encoding} text")
+                text = decode_whole(record.body, "utf-8", record.charset)
+            except DamagedInput as exc:
+                yield Source(record.id, f"body is {exc}")
                 continue
             yield Source(record.id, text="".join(html_text([text])) if record.is_html else text)
     except ImportError:
