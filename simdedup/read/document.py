@@ -366,11 +366,13 @@ class Document:
     features: dict[str, float] | None = None
     data: bytes | None = None
     reader: DocumentReader | None = None
+    origin: str | None = None  # the file of many documents it is a row of
+
 
     @property
     def skipped(self) -> Source:
         """The document as a skipped source, with its reason."""
-        return Source(self.id, self.reason)
+        return Source(self.id, self.reason, origin=self.origin)
 
 
 def file_blocks(path: str, size: int = CHUNK_BYTES) -> Iterator[bytes]:

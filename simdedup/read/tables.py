@@ -13,6 +13,7 @@ import io
 import os
 import re
 import stat
+from dataclasses import replace
 from typing import Any, BinaryIO, Iterable, Iterator
 
 from ..errors import DamagedInput, SkipDocument, first_line
@@ -38,7 +39,7 @@ def documents(source: Source) -> list[Source]:
     """
     if source.line is not None:
         raw, text_field, id_field = source.line
-        return [_jsonl_document(source.path, raw, text_field, id_field)]
+        return [_jsonl_document(source.path, raw, text_field, id_field, source.origin)]
     if source.span is None:
         return [source]
     offset, length, first, text_field, id_field = source.span
@@ -48,8 +49,8 @@ def documents(source: Source) -> list[Source]:
             handle.seek(offset)
             data = handle.read(length)
     except OSError as exc:
-        return [Source(source.path, f"read error: {exc.strerror or exc}")]
-    return [_jsonl_document(f"{path}:{number}", raw, text_field, id_field)
+        return [Source(source.path, f"read error: {exc.strerror or exc}", origin=path)]
+    return [_jsonl_document(f"{path}:{number}", raw, text_field, id_field, path)
             for number, raw in enumerate(data.split(b"\n"), first) if raw.strip()]
 
 
@@ -136,7 +137,7 @@ def iter_csv(path: str, text_field: str = "text", id_field: str | None = None,
             elif _SURROGATE.search(text) or _SURROGATE.search(doc_id):
                 yield Source(f"{path}:{number}", "not valid UTF-8")
             else:
-                yield Source(doc_id, text=text)
+                yield Source(doc_id, text=text, origin=path)
 
 
 def _utf8_stream(path: str) -> Utf8Stream | Source:
@@ -221,14 +222,14 @@ def iter_parquet(path: str, text_field: str = "text", id_field: str | None = Non
                 texts = batch.column(0).to_pylist()
                 ids = batch.column(1).to_pylist() if id_field else None
                 for i, text in enumerate(texts):
-                    doc_id = str(ids[i]) if ids is not None else f"{path}:{number}"
+                    where = f"{path}:{number}"
                     number += 1
                     if not isinstance(text, str):
-                        yield Source(doc_id, f"column {text_field!r} is not text in this row")
+                        yield Source(where, f"column {text_field!r} is not text in this row")
                     elif len(text) > limit:
-                        yield Source(doc_id, f"text longer than {limit} characters (--max-line-bytes)")
+                        yield Source(where, f"text longer than {limit} characters (--max-line-bytes)")
                     else:
-                        yield Source(doc_id, text=text)
+                        yield Source(str(ids[i]) if ids is not None else where, text=text, origin=path)
         except (OSError, ValueError) as exc:
             yield Source(f"{path}:{number}", f"cannot read rows {number} to {first + rows - 1} "
                                              f"(row group {group + 1}) as Parquet: {first_line(exc)}")
@@ -372,28 +373,29 @@ class FeaturesField(str):
     __slots__ = ()
 
 
-def _jsonl_document(where: str, raw: bytes, text_field: str, id_field: str | None) -> Source:
-    """The document of one JSON line, or a skipped Source named ``where`` saying why not."""
+def _jsonl_document(where: str, raw: bytes, text_field: str, id_field: str | None, origin: str | None) -> Source:
+    """The document of one JSON line of the file ``origin``, or a skipped Source named ``where``
+    saying why not."""
     try:
         obj = parse_json_line(raw)
         text = _field(obj, text_field)
         doc_id = where if id_field is None else _field(obj, id_field)
     except ValueError as exc:
-        return Source(where, str(exc))
+        return Source(where, str(exc), origin=origin)
     except KeyError as exc:
-        return Source(where, f"no field {exc.args[0]!r}")
+        return Source(where, f"no field {exc.args[0]!r}", origin=origin)
     if not isinstance(text, str) and not isinstance(text_field, FeaturesField):
-        return Source(where, f"field {text_field!r} is not a string")
+        return Source(where, f"field {text_field!r} is not a string", origin=origin)
     if not isinstance(doc_id, (str, int)) or isinstance(doc_id, bool):
-        return Source(where, f"field {id_field!r} is not a string or number")
+        return Source(where, f"field {id_field!r} is not a string or number", origin=origin)
     if isinstance(text_field, FeaturesField):
         from ..features import given_features
 
         try:
-            return Source(str(doc_id), features=given_features(text))
+            return Source(str(doc_id), features=given_features(text), origin=origin)
         except ValueError as exc:
-            return Source(where, f"field {text_field!r}: {exc}")
-    return Source(str(doc_id), text=text)
+            return Source(where, f"field {text_field!r}: {exc}", origin=origin)
+    return Source(str(doc_id), text=text, origin=origin)
 
 
 def iter_warc_documents(path: str, text_field: str = "text", id_field: str | None = None,
@@ -443,4 +445,11 @@ def expand_tables(sources: Iterable[Source], jsonl: bool | None, text_field: str
             continue
         if tables is not None:
             tables.append((kind, source.path))
-        yield from _TABLE_READERS[kind](source.path, text_field, id_field, max_line)
+        yield from with_origin(_TABLE_READERS[kind](source.path, text_field, id_field, max_line), source.path)
+
+
+def with_origin(rows: Iterable[Source], path: str) -> Iterator[Source]:
+    """The rows of the file ``path``, each with ``path`` as its origin: where its warnings are
+    summarised. (The readers of many rows set it as they make them.)"""
+    for row in rows:
+        yield row if row.origin is not None else replace(row, origin=path)
