@@ -413,7 +413,7 @@ def iter_warc_documents(path: str, text_field: str = "text", id_field: str | Non
             try:
                 text = decode_whole(record.body, "utf-8", record.charset)
             except DamagedInput as exc:
-                yield Source(record.id, f"body is {exc}")
+                yield Source(record.where, f"{record.id}: body is {exc}")
                 continue
             yield Source(record.id, text="".join(html_text([text])) if record.is_html else text)
     except ImportError:

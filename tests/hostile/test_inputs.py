@@ -469,7 +469,7 @@ def test_a_truncated_warc_says_so(tmp_path, gzipped):
     assert code == 3, err
     assert warc_ids(out) == ["http://example.test/0", "http://example.test/1"]
     (warning,) = warnings(err)
-    assert warning.startswith("simdedup: warning: http://example.test/2 <urn:uuid:") and "cut short" in warning
+    assert warning.startswith(f"simdedup: warning: {path}: byte ") and ": http://example.test/2 <urn:uuid:" in warning and "cut short" in warning
 
 
 def test_a_warc_body_over_the_limit_is_skipped_alone(tmp_path):
@@ -482,7 +482,7 @@ def test_a_warc_body_over_the_limit_is_skipped_alone(tmp_path):
     assert code == 3, err
     assert warc_ids(out) == ["http://example.test/0", "http://example.test/2"]
     (warning,) = warnings(err)
-    assert warning.startswith("simdedup: warning: http://example.test/1 ") and "longer than 1048576 bytes" in warning
+    assert warning.startswith(f"simdedup: warning: {path}: byte ") and ": http://example.test/1 " in warning and "longer than 1048576 bytes" in warning
 
 
 def test_a_file_that_is_no_warc_is_one_warning(tmp_path):
