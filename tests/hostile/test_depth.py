@@ -48,16 +48,46 @@ def deep_tree(root, rng, depth):
     return files
 
 
+def remove_deep_tree(root):
+    """Remove a tree made by :func:`deep_tree`, from the bottom up without recursion: pytest's
+    own clean-up of old temporary directories (shutil.rmtree) recurses, and would fail on it in
+    every later session."""
+    cwd = os.getcwd()
+    os.chdir(root)
+    depth = 0
+    try:
+        while True:
+            for entry in os.scandir("."):
+                if entry.is_file():
+                    os.unlink(entry.name)
+            if os.path.isdir("side"):
+                os.unlink("side/s.txt")
+                os.rmdir("side")
+            if not os.path.isdir("d"):
+                break
+            os.chdir("d")
+            depth += 1
+        for _ in range(depth):
+            os.chdir("..")
+            os.rmdir("d")
+    finally:
+        os.chdir(cwd)
+    os.rmdir(root)
+
+
 @pytest.mark.parametrize("seed", SEEDS)
 def test_a_directory_tree_of_any_depth_is_walked(tmp_path, monkeypatch, seed):
     rng = random.Random(seed)
     monkeypatch.chdir(tmp_path)
     depth = rng.randrange(1100, 1900)  # deeper than the interpreter's recursion limit
-    files = deep_tree("deep", rng, depth)
-    result = invoke("fingerprint", "--silent", "-j", rng.choice([1, 2]), "deep")
-    assert_clean(result, (0,))
-    assert len(result.stdout.splitlines()) == files
-    assert_clean(invoke("exact", "--silent", "deep"), (0,))
+    try:
+        files = deep_tree("deep", rng, depth)
+        result = invoke("fingerprint", "--silent", "-j", rng.choice([1, 2]), "deep")
+        assert_clean(result, (0,))
+        assert len(result.stdout.splitlines()) == files
+        assert_clean(invoke("exact", "--silent", "deep"), (0,))
+    finally:
+        remove_deep_tree(tmp_path / "deep")
 
 
 def nested(rng, depth):
