@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 EVAL_VENV := .venv-eval
 EVAL_STAMP := $(EVAL_VENV)/.installed
 
-.PHONY: help demo test eval eval-data compare bench corpora large clean
+.PHONY: help demo test fuzz eval eval-data compare bench corpora large clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -23,6 +23,10 @@ demo: $(STAMP)  ## fingerprint and cluster the bundled examples, print the clust
 
 test: $(STAMP)  ## run the test suite
 	$(BIN)/python -m pytest -q
+
+FUZZ_SECONDS ?= 900
+fuzz: $(STAMP)  ## fuzz every input and record reader for FUZZ_SECONDS (900) more, from SIMDEDUP_FUZZ_SEED (1000)
+	SIMDEDUP_FUZZ_SECONDS=$(FUZZ_SECONDS) $(BIN)/python -m pytest -q -p no:cacheprovider tests/hostile/test_fuzz.py -k for_a_while
 
 $(EVAL_STAMP):
 	$(PYTHON) -m venv $(EVAL_VENV)
