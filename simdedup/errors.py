@@ -74,11 +74,12 @@ class Warnings:
     """The warnings of a run about its inputs, each a line to ``say``: the first
     :data:`WARNINGS_PER_FILE` about one file in a row in full (``FILE:LINE: reason``), then,
     once the run moves on to another file or ends (:meth:`close`), one line counting the rest:
-    a file of random bytes read as JSON lines costs four lines, not one per line. Every warning
-    is counted in :attr:`count`."""
+    a file of random bytes read as JSON lines costs four lines, not one per line. With
+    ``every`` (``-v``) each is said. Every warning is counted in :attr:`count`; ``hint`` ends the
+    counting line (how to see them all)."""
 
-    def __init__(self, say: Callable[[str], None]):
-        self.say = say
+    def __init__(self, say: Callable[[str], None], every: bool = False, hint: str = ""):
+        self.say, self.every, self.hint = say, every, hint
         self.count = 0
         self._file: str | None = None  # the file of the warnings in a row
         self._shown = self._held = 0
@@ -91,7 +92,7 @@ class Warnings:
         if file != self._file:
             self.close()
             self._file, self._shown = file, 0
-        if self._shown < WARNINGS_PER_FILE:
+        if self.every or self._shown < WARNINGS_PER_FILE:
             self._shown += 1
             self.say(f"simdedup: warning: {where}: {reason}")
         else:
@@ -101,7 +102,7 @@ class Warnings:
         """Count the warnings held back about the current file."""
         if self._held:
             problems = "problem" if self._held == 1 else "problems"
-            self.say(f"simdedup: warning: {self._file}: ... and {self._held} more {problems}")
+            self.say(f"simdedup: warning: {self._file}: ... and {self._held} more {problems}{self.hint}")
         self._held = 0
 
     def warn_all(self, wheres: Iterable[str], reason: str, file: str | None = None) -> None:

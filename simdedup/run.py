@@ -140,7 +140,7 @@ class FingerprintRun:
 
     Skipped documents are collected in :attr:`skipped` and told to ``note`` as warnings as
     they are met, a few about one file and then their count (:class:`~simdedup.errors.Warnings`;
-    with ``verbose``, also the encodings ``--encoding auto`` chose).
+    with ``verbose``, each of them, and the encodings ``--encoding auto`` chose).
     With ``exact_first``, documents whose text was seen before are not fingerprinted but listed
     in :attr:`duplicates` (``path -> first path``); :meth:`records` adds them back as copies.
     ``count`` walks the paths first, so that :attr:`total` is known (for a progress bar).
@@ -185,7 +185,7 @@ class FingerprintRun:
             head = list(itertools.islice(sources, 4 * jobs))
             jobs = max(1, min(jobs, len(head) // 4))
             sources = itertools.chain(head, sources)
-        warnings = Warnings(self.note)
+        warnings = Warnings(self.note, self.verbose, " (-v shows them all)")
         for batch in fingerprint_batches(sources, self.method, jobs, self.render):
             for source in batch.skipped:
                 self.skipped.append(source.path)

@@ -180,7 +180,7 @@ def test_hostile_json_lines_are_skipped_with_file_and_line(tmp_path, jobs):
     assert f"skipped {skipped} " in err
     # The first few problems of the file said with their line, the rest counted in one line.
     assert warned_lines(err, path) == list(range(2, 2 + WARNINGS_PER_FILE))
-    assert warnings(err)[-1] == f"simdedup: warning: {path}: ... and {skipped - WARNINGS_PER_FILE} more problems"
+    assert warnings(err)[-1] == f"simdedup: warning: {path}: ... and {skipped - WARNINGS_PER_FILE} more problems (-v shows them all)"
     for what, hostile in HOSTILE_LINES.items():  # each alone: skipped with its line
         path.write_bytes(b"\n".join([lines[0], hostile if isinstance(hostile, bytes) else hostile.encode()]) + b"\n")
         code, out, err = simdedup("fingerprint", "-j", jobs, "--id-field", "id", path)

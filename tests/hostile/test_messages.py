@@ -15,7 +15,7 @@ from helpers import invoke, record_line
 from simdedup.errors import WARNINGS_PER_FILE
 
 SEEDS = range(3)
-MORE = re.compile(r"simdedup: warning: (.*): \.\.\. and (\d+) more problems?$")
+MORE = re.compile(r"simdedup: warning: (.*): \.\.\. and (\d+) more problems?( \(-v shows them all\))?$")
 SKIPPED = re.compile(r"skipped (\d+) ")
 
 
@@ -73,6 +73,9 @@ def test_files_of_many_problems_cost_a_few_lines_each(tmp_path, seed):
         if command[0] == "fingerprint":
             outputs.add(result.stderr)
     assert len(outputs) == 1  # the same warnings at any -j
+    every = invoke("fingerprint", "--silent", "-v", *names)  # -v: each warning
+    skipped = int(SKIPPED.search(every.stderr).group(1))
+    assert len([line for line in every.stderr.splitlines() if line.startswith("simdedup: warning: ")]) == skipped
 
 
 @pytest.mark.parametrize("seed", SEEDS)
