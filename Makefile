@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 EVAL_VENV := .venv-eval
 EVAL_STAMP := $(EVAL_VENV)/.installed
 
-.PHONY: help demo test eval eval-data compare bench corpora large clean
+.PHONY: help demo test fuzz eval eval-data compare bench corpora large clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -23,6 +23,11 @@ demo: $(STAMP)  ## fingerprint and cluster the bundled examples, print the clust
 
 test: $(STAMP)  ## run the test suite (the slow cases run in make large)
 	$(BIN)/python -m pytest -q -m "not slow"
+
+FUZZ_SECONDS ?= 900
+fuzz: $(STAMP)  ## fuzz every input and record reader for FUZZ_SECONDS (900) more, from SIMDEDUP_FUZZ_SEED (1000); damage every cache file
+	SIMDEDUP_FUZZ=1 SIMDEDUP_FUZZ_SECONDS=$(FUZZ_SECONDS) $(BIN)/python -m pytest -q -p no:cacheprovider \
+		tests/hostile/test_fuzz.py tests/hostile/test_caches.py
 
 $(EVAL_STAMP):
 	$(PYTHON) -m venv $(EVAL_VENV)

@@ -19,7 +19,7 @@ from .cli_options import (EXIT_SKIPPED, INPUT_OPTIONS, apply_options, cluster_op
                           end_run, feature_options, fingerprint_options, fingerprint_run, message, method_from_options,
                           output_file, output_options, printable, progress, take_inputs, with_progress)
 from .distributed.commands import engine_options
-from .errors import SimdedupError, UsageError
+from .errors import SimdedupError, UsageError, Warnings
 from .limits import MAX_BLOOM, MAX_BYTES, MAX_COUNT, FiniteFloatRange
 from .read import named_streams
 from .select import POLICIES
@@ -534,23 +534,23 @@ def exact(paths: tuple[str, ...], encoding: str, bloom_capacity: int | None, err
                         exclude=() if output else own_file(stdout_target()), overwritten=overwritten_files([out]),
                         note=message)
     sources, total = plan.sources, plan.count
-    skipped: list[str] = []
+    warnings = Warnings(message)
     done = 0
     with out.open() as fd:
         writer = LineWriter(fd)
-        for doc_id, earlier, reason in repeats(progress(sources, silent, total=total, unit="doc", desc="exact"),
-                                               encoding, seen):
+        for document, earlier, reason in repeats(progress(sources, silent, total=total, unit="doc", desc="exact"),
+                                                 encoding, seen):
             if reason is not None:
-                skipped.append(doc_id)
-                message(f"simdedup: warning: {doc_id}: {reason}")
+                warnings.warn(document.path, reason, document.origin)
                 continue
             done += 1
             if earlier is not None:
-                writer.write_line(json.dumps({"id": doc_id, "duplicate_of": earlier or None},
+                writer.write_line(json.dumps({"id": document.path, "duplicate_of": earlier or None},
                                              ensure_ascii=False, separators=(",", ":")))
         writer.flush()
-    if skipped:
-        message(f"simdedup: read {done} documents, skipped {len(skipped)} (see warnings above)")
+    warnings.close()
+    if warnings.count:
+        message(f"simdedup: read {done} documents, skipped {warnings.count} (see warnings above)")
         sys.exit(EXIT_SKIPPED)
 
 

@@ -136,7 +136,7 @@ def fingerprint_options(func: Callable) -> Callable:
         *FEATURE_OPTIONS,
         click.option("-j", "--jobs", type=click.IntRange(1, MAX_JOBS), help="Processes to use [default: all cores]."),
         click.option("--silent", is_flag=True, help="No progress bar."),
-        click.option("-v", "--verbose", is_flag=True, help="Say which encoding --encoding auto chose for each file."),
+        click.option("-v", "--verbose", is_flag=True, help="Every warning (not the first few of each file), and which encoding --encoding auto chose for each file."),
     ], func)
 
 

@@ -1,4 +1,9 @@
-"""Errors the library raises; the CLI turns them into one-line messages."""
+"""Errors the library raises; the CLI turns them into one-line messages. :class:`Warnings` says
+the problems a run meets with its inputs, in proportion."""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable
 
 
 class SimdedupError(Exception):
@@ -61,3 +66,51 @@ class DamagedInput(OSError):
     """Input data that does not decode: a truncated or corrupt compressed file, an HTTP body
     that is not what its headers say (an OSError, so that every reader that handles read errors
     handles it)."""
+
+
+#: warnings shown in full about one file in a row, before the rest are counted
+WARNINGS_PER_FILE = 3
+#: where warnings about ids met again are summarised, as they come from any file
+REPEATED_IDS = "the input"
+
+
+class Warnings:
+    """The warnings of a run about its inputs, each a line to ``say``: the first
+    :data:`WARNINGS_PER_FILE` about one file in a row in full (``FILE:LINE: reason``), then,
+    once the run moves on to another file or ends (:meth:`close`), one line counting the rest:
+    a file of random bytes read as JSON lines costs four lines, not one per line. With
+    ``every`` (``-v``) each is said. Every warning is counted in :attr:`count`; ``hint`` ends the
+    counting line (how to see them all)."""
+
+    def __init__(self, say: Callable[[str], None], every: bool = False, hint: str = ""):
+        self.say, self.every, self.hint = say, every, hint
+        self.count = 0
+        self._file: str | None = None  # the file of the warnings in a row
+        self._shown = self._held = 0
+
+    def warn(self, where: str, reason: str, file: str | None = None) -> None:
+        """Say (or count) that ``where`` (a file, ``FILE:LINE``, an id) has a problem; ``file`` is
+        the file it is in, when that is not ``where`` itself."""
+        self.count += 1
+        file = file or where
+        if file != self._file:
+            self.close()
+            self._file, self._shown = file, 0
+        if self.every or self._shown < WARNINGS_PER_FILE:
+            self._shown += 1
+            self.say(f"simdedup: warning: {where}: {reason}")
+        else:
+            self._held += 1
+
+    def close(self) -> None:
+        """Count the warnings held back about the current file."""
+        if self._held:
+            problems = "problem" if self._held == 1 else "problems"
+            self.say(f"simdedup: warning: {self._file}: ... and {self._held} more {problems}{self.hint}")
+        self._held = 0
+
+    def warn_all(self, wheres: Iterable[str], reason: str, file: str | None = None) -> None:
+        """:meth:`warn` of each of ``wheres``, for one reason, then :meth:`close`."""
+        for where in wheres:
+            self.warn(where, reason, file)
+        self.close()

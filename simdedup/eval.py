@@ -37,8 +37,11 @@ def read_gold_pairs(lines: Iterable[str], name: str, match: str = "id") -> set[t
         if text.startswith("{"):
             try:
                 obj = parse_json_line(text)
+            except ValueError as exc:
+                raise RecordError(f"{name}:{number}: {exc}") from None
+            try:
                 a, b = str(obj["a"]), str(obj["b"])
-            except (ValueError, KeyError, TypeError):
+            except (KeyError, TypeError):
                 raise RecordError(f"{name}:{number}: expected a JSON object with 'a' and 'b'") from None
             if obj.get("dup", True) is False:
                 continue
@@ -60,9 +63,12 @@ def read_cluster_members(lines: Iterable[str], name: str, match: str = "id") -> 
             continue
         try:
             obj = parse_json_line(line)
+        except ValueError as exc:
+            raise RecordError(f"{name}:{number}: {exc}") from None
+        try:
             members = obj["members"] if isinstance(obj, dict) else obj
             ids = [m["id"] if isinstance(m, dict) else m for m in members]
-        except (ValueError, KeyError, TypeError):
+        except (KeyError, TypeError):
             raise RecordError(f"{name}:{number}: not a cluster line") from None
         yield [normalise(str(i), match) for i in ids]
 

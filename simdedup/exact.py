@@ -123,10 +123,9 @@ def _checked(sources: Iterable[Source], encoding: str, seen: Any) -> Iterator[tu
         yield source, earlier, None
 
 
-def repeats(sources: Iterable[Source], encoding: str, seen: Any) -> Iterator[tuple[str, str | None, str | None]]:
-    """``exact``: ``(id, earlier id, reason)`` for each document of ``sources`` (see :func:`_checked`)."""
-    for source, earlier, reason in _checked(sources, encoding, seen):
-        yield source.path, earlier, reason
+def repeats(sources: Iterable[Source], encoding: str, seen: Any) -> Iterator[tuple[Source, str | None, str | None]]:
+    """``exact``: ``(document, earlier id, reason)`` for each document of ``sources`` (see :func:`_checked`)."""
+    yield from _checked(sources, encoding, seen)
 
 
 def exact_duplicates(sources: Iterable[Source], encoding: str, seen: Any,

@@ -5,22 +5,47 @@ from __future__ import annotations
 import json
 from typing import Any
 
+#: the deepest nesting of arrays and objects taken in a JSON line, whatever the line holds (a
+#: document, a fingerprint record, a cluster): deeper is refused with a one-line reason, so that
+#: whether a line is read never depends on how deep the reader's own stack happens to be
+MAX_JSON_DEPTH = 200
+
 
 def parse_json_line(raw: bytes | str) -> Any:
     """The value of one JSON line.
 
     Raises:
-        ValueError: why it is not usable, in words: not UTF-8, not JSON (and where), nested too
-            deeply for the parser, or a number with more digits than Python converts (as
-            ``json.loads`` raises them: RecursionError, or ValueError from ``int``).
+        ValueError: why it is not usable, in words: not UTF-8, not JSON (and where), nested
+            deeper than :data:`MAX_JSON_DEPTH`, or a number with more digits than Python converts
+            (as ``json.loads`` raises them: RecursionError, or ValueError from ``int``).
     """
     try:
-        return json.loads(raw)
+        value = json.loads(raw)
     except UnicodeDecodeError as exc:
         raise ValueError(f"not UTF-8 text (byte {exc.start})") from None
     except json.JSONDecodeError as exc:
         raise ValueError(f"not a JSON object ({exc.msg} at column {exc.colno})") from None
     except RecursionError:
-        raise ValueError("JSON nested too deeply") from None
+        raise ValueError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels") from None
     except ValueError as exc:  # int() refuses numbers of thousands of digits
         raise ValueError(f"a JSON number too long to read ({exc})") from None
+    opening = b"[{" if isinstance(raw, bytes) else "[{"
+    if raw.count(opening[:1]) + raw.count(opening[1:]) > MAX_JSON_DEPTH and _depth(value) > MAX_JSON_DEPTH:
+        raise ValueError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
+    return value
+
+
+def _depth(value: Any) -> int:
+    """How deep arrays and objects nest in a parsed JSON value, found without recursion."""
+    deepest = 0
+    stack = [(value, 1)]
+    while stack:
+        value, depth = stack.pop()
+        children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else None
+        if children is None:
+            continue
+        deepest = max(deepest, depth)
+        if deepest > MAX_JSON_DEPTH:
+            return deepest
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return deepest

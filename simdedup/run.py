@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import itertools
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Iterable, Iterator
 
 from . import workers
-from .errors import SimdedupError
+from .errors import REPEATED_IDS, SimdedupError, Warnings
 from .fingerprints import REPEATED_ID, FingerprintRecord, FingerprintSet, collect_records, json_lines, load_fingerprints
 from .group import Cluster, ClusterOptions, StageTimes, cluster_fingerprints
 from .read import Inputs, Source, open_documents, read_sources
@@ -60,8 +60,13 @@ class Batch:
 
 
 def fingerprint_batch(sources: list[Source], method: Method, render: bool = False) -> Batch:
-    """One batch of sources read and fingerprinted: the unit of work of a worker process."""
-    return Batch.of(method.fingerprint_batch(open_documents(sources, method.encoding, method.whole_bytes)), render)
+    """One batch of sources read and fingerprinted: the unit of work of a worker process. A
+    document skipped keeps the file it came from (its warning is summarised with that file's)."""
+    documents = list(open_documents(sources, method.encoding, method.whole_bytes))
+    results = method.fingerprint_batch(documents)  # one result per document, in order
+    return Batch.of([replace(result, origin=document.origin)
+                     if isinstance(result, Source) and document.origin and not result.origin else result
+                     for result, document in zip(results, documents)], render)
 
 
 _worker: tuple[Method, bool] | None = None
@@ -133,8 +138,9 @@ class FingerprintRun:
     """Fingerprinting the documents ``paths`` name (:func:`simdedup.read.read_sources`): iterate
     once for the :class:`Batch` objects, in input order.
 
-    Skipped documents are collected in :attr:`skipped` and each is told to ``note`` as a
-    warning as it is met (with ``verbose``, also the encodings ``--encoding auto`` chose).
+    Skipped documents are collected in :attr:`skipped` and told to ``note`` as warnings as
+    they are met, a few about one file and then their count (:class:`~simdedup.errors.Warnings`;
+    with ``verbose``, each of them, and the encodings ``--encoding auto`` chose).
     With ``exact_first``, documents whose text was seen before are not fingerprinted but listed
     in :attr:`duplicates` (``path -> first path``); :meth:`records` adds them back as copies.
     ``count`` walks the paths first, so that :attr:`total` is known (for a progress bar).
@@ -179,14 +185,16 @@ class FingerprintRun:
             head = list(itertools.islice(sources, 4 * jobs))
             jobs = max(1, min(jobs, len(head) // 4))
             sources = itertools.chain(head, sources)
+        warnings = Warnings(self.note, self.verbose, " (-v shows them all)")
         for batch in fingerprint_batches(sources, self.method, jobs, self.render):
             for source in batch.skipped:
                 self.skipped.append(source.path)
-                self.note(f"simdedup: warning: {source.path}: {source.reason}")
+                warnings.warn(source.path, source.reason or "", source.origin)
             if self.verbose:
                 for note in batch.notes:
                     self.note(f"simdedup: {note}")
             yield batch
+        warnings.close()
 
     def records(self, batches: Iterable[Batch] | None = None) -> Iterator[FingerprintRecord]:
         """The records of the run (of ``batches``: the run's batches as the caller iterates
@@ -263,8 +271,7 @@ def cluster_files(files: Iterable[tuple[str, BinaryIO]], options: ClusterOptions
     times.start("read")
     fingerprints = load_fingerprints(files)
     times.count("read", len(fingerprints.ids), "records")
-    for repeated in fingerprints.repeated:
-        note(f"simdedup: warning: {repeated}: {REPEATED_ID}")
+    Warnings(note).warn_all(fingerprints.repeated, REPEATED_ID, REPEATED_IDS)
     new = None
     if against is not None and fingerprints.sources is not None:
         new = np.array([name != against for name in fingerprints.files or []], dtype=bool)[fingerprints.sources]
@@ -282,9 +289,8 @@ def dedup_run(run: FingerprintRun, options: ClusterOptions = ClusterOptions(),
     times.start("read and fingerprint")
     fingerprints = collect_records(run.records(batches))
     times.count("read and fingerprint", len(fingerprints.ids), "documents")
-    for doc_id in fingerprints.repeated:
-        run.skipped.append(doc_id)
-        run.note(f"simdedup: warning: {doc_id}: {REPEATED_ID}")
+    run.skipped.extend(fingerprints.repeated)
+    Warnings(run.note).warn_all(fingerprints.repeated, REPEATED_ID, REPEATED_IDS)
     resolved = _resolved(options, fingerprints, run.note)
     return Clustered(fingerprints, cluster_fingerprints(fingerprints, resolved, times=times, release_texts=True),
                      resolved)

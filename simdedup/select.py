@@ -125,11 +125,14 @@ def read_clusters(lines: Iterable[str], name: str) -> Iterator[tuple[list[dict],
             continue
         try:
             cluster = parse_json_line(line)
+        except ValueError as exc:
+            raise RecordError(f"{name}:{number}: {exc}") from None
+        try:
             members = cluster["members"]
             members = [m if isinstance(m, dict) else {"id": m} for m in members]
             if not all(isinstance(m.get("id"), str) for m in members) or not members:
                 raise TypeError
-        except (ValueError, KeyError, TypeError, RecursionError):
+        except (KeyError, TypeError):
             raise RecordError(f"{name}:{number}: not a cluster line (no members with ids)") from None
         representative = cluster.get("representative")
         if representative is not None and (not isinstance(representative, str)

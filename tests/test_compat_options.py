@@ -158,7 +158,7 @@ def test_bad_features_are_skipped_with_file_and_line(tmp_path):
              {"id": "none"}, {"id": "huge", "f": [["x", 2**40]]}, {"id": "ok2", "f": {"y": 1.5}}]
     path = tmp_path / "f.jsonl"
     path.write_text("".join(json.dumps(line) + "\n" for line in lines) + "not json\n")
-    result = invoke("fingerprint", "--silent", "--features-field", "f", "--id-field", "id", path)
+    result = invoke("fingerprint", "--silent", "-v", "--features-field", "f", "--id-field", "id", path)  # -v: every warning
     assert result.exit_code == 3
     assert [r["id"] for r in records_of(result)] == ["ok", "ok2"]
     warnings = [line for line in result.stderr.splitlines() if "warning" in line]

@@ -22,7 +22,7 @@ import xxhash
 
 from ..fingerprints.binary import BinaryWriter, read_blocks, write_columns
 from ..read import Inputs, Source, is_compressed
-from ..read.tables import expand_tables, iter_jsonl_unparsed, iter_parquet, table_kind
+from ..read.tables import expand_tables, iter_jsonl_unparsed, iter_parquet, table_kind, with_origin
 from ..errors import IncompatibleSettingsError, SimdedupError
 from ..fingerprints import describe_settings, read_fingerprint_files
 from ..run import fingerprint_batch
@@ -135,8 +135,8 @@ def row_group_runs(path: str, reading: Inputs, shard_bytes: int, shard_documents
 def shard_sources(shard: list[Any], reading: Inputs) -> Iterator[Source]:
     for entry in shard:
         if isinstance(entry, RowGroups):
-            yield from iter_parquet(entry.path, reading.text_field, reading.id_field, reading.max_line_bytes,
-                                    (entry.first, entry.end))
+            yield from with_origin(iter_parquet(entry.path, reading.text_field, reading.id_field,
+                                                reading.max_line_bytes, (entry.first, entry.end)), entry.path)
         elif isinstance(entry, TableFile):
             yield from expand_tables([Source(entry.path)], True if entry.kind == "jsonl" else None,
                                     reading.text_field, reading.id_field, None, reading.max_line_bytes)
@@ -168,7 +168,7 @@ def fingerprint_shard(work: WorkDir, index: int, shard: list[Any], recipe: Recip
     for start in range(0, len(sources), _BATCH):
         for result in fingerprint_batch(sources[start : start + _BATCH], method).results:
             if isinstance(result, Source):
-                skipped.append([result.path, result.reason or ""])
+                skipped.append([result.path, result.reason or "", result.origin])
                 continue
             writer.write_records([result])
             hashes.append(id_hash(result.id))

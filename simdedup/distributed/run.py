@@ -18,7 +18,7 @@ import numpy as np
 import xxhash
 
 from ..read import Inputs, Source
-from ..errors import RecordError
+from ..errors import REPEATED_IDS, RecordError, Warnings
 from ..fingerprints.sets import REPEATED_ID, record_key
 from . import components as component_stage
 from . import fingerprints as fp_stage
@@ -98,10 +98,12 @@ def fingerprint_parts(engine: Engine, work: WorkDir, shards: list[list[Any]], re
              for i, shard in enumerate(shards)]
     results = engine.run(work, fp_stage.STAGE, tasks)
     skipped = []
+    warnings = Warnings(warn)
     for result in results:
-        for path, reason in result["skipped"]:
+        for path, reason, *origin in result["skipped"]:  # (a work directory of before has no origin)
             skipped.append(path)
-            warn(f"simdedup: warning: {path}: {reason}")
+            warnings.warn(path, reason, *origin)
+    warnings.close()
     return results, skipped
 
 
@@ -416,9 +418,9 @@ def dedup(engine: Engine, work: WorkDir, shards: list[list[Any]], recipe: fp_sta
     engine.note(f"simdedup: rows (driver): {len(rows.kept):,} rows read from {len(results)} parts, "
                 f"{time.perf_counter() - start:.1f} s")
     repeated = np.flatnonzero(~rows.kept)
-    for doc_id in rows.ids_of(repeated) if len(repeated) else []:
-        skipped.append(doc_id)
-        warn(f"simdedup: warning: {doc_id}: {REPEATED_ID}")
+    repeated_ids = rows.ids_of(repeated) if len(repeated) else []
+    skipped.extend(repeated_ids)
+    Warnings(warn).warn_all(repeated_ids, REPEATED_ID, REPEATED_IDS)
     lowercase = all(r["lowercase"] for r in results)
     outcome = cluster_rows(engine, work, rows, decision, plan, lowercase, target, warn)
     outcome.skipped = skipped
@@ -439,9 +441,9 @@ def cluster(engine: Engine, work: WorkDir, files: list[str], resolve: Callable[[
     repeated = np.flatnonzero(~rows.kept)
     if len(repeated):
         part_of = np.searchsorted(rows.part_starts, repeated, side="right") - 1
-        for row, part, doc_id in zip(repeated.tolist(), part_of.tolist(), rows.ids_of(repeated)):
-            line = results[part]["lines"][row - rows.part_starts[part]]
-            warn(f"simdedup: warning: {results[part]['path']}:{line}: {doc_id}: {REPEATED_ID}")
+        wheres = (f"{results[part]['path']}:{results[part]['lines'][row - rows.part_starts[part]]}: {doc_id}"
+                  for row, part, doc_id in zip(repeated.tolist(), part_of.tolist(), rows.ids_of(repeated)))
+        Warnings(warn).warn_all(wheres, REPEATED_ID, REPEATED_IDS)
     return cluster_rows(engine, work, rows, decision, plan, True, target, warn)
 
 

@@ -37,11 +37,11 @@ def open_documents(sources: Iterable[Source], encoding: str = "utf-8", whole_byt
     for source in sources:
         for document in documents(source):
             if document.reason is not None:
-                yield Document(document.path, document.reason)
+                yield Document(document.path, document.reason, origin=document.origin)
             elif document.text is not None:
-                yield Document(document.path, text=document.text)
+                yield Document(document.path, text=document.text, origin=document.origin)
             elif document.features is not None:
-                yield Document(document.path, features=document.features)
+                yield Document(document.path, features=document.features, origin=document.origin)
             else:
                 data = None
                 if whole_bytes and not is_compressed(document.path):

@@ -9,7 +9,6 @@ one system call (:func:`whole_file`), the cheapest way through many small files.
 
 from __future__ import annotations
 
-import codecs
 import io
 import os
 import stat
@@ -17,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO, Iterable, Iterator
 
 from ..errors import DamagedInput, SkipDocument
+from .encoding import Encoding, bom_encoding, is_wide, settle_encoding, text_codec
 from .source import Source
 from .web import looks_like_http, read_http_response
 
@@ -149,27 +149,6 @@ class _ZstdFrames(io.RawIOBase):
         super().close()
 
 
-def text_codec(encoding: str) -> codecs.CodecInfo:
-    """The codec of the text encoding ``encoding``.
-
-    Raises:
-        LookupError: no such codec, or one that is not a text encoding (``base64``, ``zlib``,
-            ``rot13``: codecs from bytes to bytes or text to text), saying which.
-    """
-    try:
-        codec = codecs.lookup(encoding)
-    except LookupError:
-        raise LookupError(f"unknown encoding {encoding!r}") from None
-    if not getattr(codec, "_is_text_encoding", True):
-        raise LookupError(f"{encoding!r} is not a text encoding")
-    return codec
-
-
-def _is_wide(encoding: str) -> bool:
-    name = codecs.lookup(encoding).name
-    return name.startswith(("utf-16", "utf-32"))
-
-
 class DocumentReader:
     """Decoded text of a file in chunks that end at whitespace (the last one at end of file).
 
@@ -201,8 +180,9 @@ class DocumentReader:
     def raw_blocks(self) -> Iterator[bytes]:
         """The undecoded bytes in blocks, with the same binary check; an empty file gives no
         block (a byte digest such as nilsimsa's has a value for it)."""
-        sniff = self.codec is None or not _is_wide(self.codec.name)
+        sniff = self.codec is None or not is_wide(self.codec.name)
         with self._open() as handle:
+            first = True
             while True:
                 try:
                     block = handle.read(self.chunk_bytes)
@@ -210,12 +190,16 @@ class DocumentReader:
                     raise SkipDocument(self.path, f"read error: {exc.strerror or exc}") from None
                 if not block:
                     return
+                if first:
+                    first = False
+                    marked = bom_encoding(block)
+                    sniff = sniff and not (marked and is_wide(marked[0]))  # UTF-16 and UTF-32 hold NUL bytes
                 if sniff and self.bytes_read < _SNIFF_BYTES and b"\0" in block[: _SNIFF_BYTES - self.bytes_read]:
                     raise SkipDocument(self.path, "binary file (NUL bytes); not text")
                 self.bytes_read += len(block)
                 yield block
 
-    def _http_body(self, handle: BinaryIO, first: bytes, codec: codecs.CodecInfo | None) -> tuple:
+    def _http_body(self, handle: BinaryIO, first: bytes) -> tuple[BinaryIO, bytes, str | None]:
         """Read the head of an HTTP response; continue with its body, decoded as it is read (and
         the charset it names)."""
         try:
@@ -226,12 +210,17 @@ class DocumentReader:
         except (ValueError, OSError) as exc:
             raise SkipDocument(self.path, f"HTTP response: {exc}") from None
         self.is_html = response.is_html
-        if response.charset:
-            try:
-                codec = text_codec(response.charset)
-            except LookupError:
-                pass  # an unknown charset, or one that is no text encoding: the --encoding given
-        return response.body, block, codec
+        return response.body, block, response.charset
+
+    def _settle(self, head: bytes, declared: str | None) -> Encoding:
+        """The document's encoding (:func:`~.encoding.settle_encoding`)."""
+        try:
+            encoding = settle_encoding(head, self.codec.name if self.codec else "auto", declared)
+        except DamagedInput as exc:
+            raise SkipDocument(self.path, str(exc)) from None
+        if self.codec is None:
+            self.detected = encoding.name
+        return encoding
 
     def __iter__(self) -> Iterator[str]:
         return whitespace_chunks(self._decoded())
@@ -240,31 +229,30 @@ class DocumentReader:
         """The text as it is decoded, block by block (the byte-order mark dropped)."""
         path = self.path
         with self._open() as handle:
-            first = True
             try:
                 # A read of 1 MiB allocates 1 MiB even for a 2 KiB file: ask for what is there.
                 size = os.fstat(handle.fileno()).st_size
             except OSError:
                 size = 0
             step = min(self.chunk_bytes, size + 1) if size else self.chunk_bytes
-            codec, decoder, sniff = self.codec, None, True
+            encoding, decoder, sniff = None, None, True
             while True:
                 try:
                     block = handle.read(step)
                     step = self.chunk_bytes
                 except OSError as exc:
                     raise SkipDocument(path, f"read error: {exc.strerror or exc}") from None
-                if decoder is None and looks_like_http(block):  # a raw HTTP response: its body
-                    handle, block, codec = self._http_body(handle, block, codec)
                 if decoder is None:  # first block: settle the encoding
-                    if codec is None and block:
-                        codec = codecs.lookup(detect_encoding(block, path))
-                        self.detected = codec.name
-                    codec = codec or codecs.lookup("utf-8")
-                    decoder = codec.incrementaldecoder("strict")
-                    sniff = not _is_wide(codec.name)
-                if not block and self.bytes_read == 0:
-                    raise SkipDocument(path, "empty file")
+                    declared = None
+                    if looks_like_http(block):  # a raw HTTP response: its body
+                        handle, block, declared = self._http_body(handle, block)
+                    if not block:
+                        raise SkipDocument(path, "empty file")
+                    encoding = self._settle(block, declared)
+                    decoder = encoding.codec.incrementaldecoder("strict")
+                    sniff = not is_wide(encoding.name)
+                    self.bytes_read = encoding.bom
+                    block = block[encoding.bom:]
                 if sniff and self.bytes_read < _SNIFF_BYTES and b"\0" in block[: _SNIFF_BYTES - self.bytes_read]:
                     raise SkipDocument(path, "binary file (NUL bytes); not text")
                 final = not block
@@ -274,16 +262,8 @@ class DocumentReader:
                     text = decoder.decode(block, final)
                 except UnicodeError as exc:
                     start = getattr(exc, "start", 0)
-                    raise SkipDocument(
-                        path,
-                        f"not valid {self.detected or self.encoding} at byte {self.bytes_read - pending + start}; "
-                        "try --encoding",
-                    ) from None
+                    raise SkipDocument(path, f"{encoding.failure(self.bytes_read - pending + start)}; try --encoding") from None
                 self.bytes_read += len(block)
-                if first and text:
-                    first = False
-                    if text[0] == "\ufeff":  # byte-order mark
-                        text = text[1:]
                 yield text
                 if final:
                     return
@@ -317,35 +297,6 @@ def text_chunks(text: str) -> Iterator[str]:
         yield text
         return
     yield from whitespace_chunks(text[start : start + CHUNK_BYTES] for start in range(0, len(text), CHUNK_BYTES))
-
-
-_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF8, "utf-8"),
-         (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
-
-
-def detect_encoding(sample: bytes, path: str = "") -> str:
-    """The encoding of a document from its first block (``--encoding auto``).
-
-    A byte-order mark decides; text that is valid UTF-8 is UTF-8; anything else goes to
-    charset-normalizer.
-
-    Raises:
-        SkipDocument: no encoding fits.
-    """
-    for bom, name in _BOMS:
-        if sample.startswith(bom):
-            return name
-    try:
-        codecs.getincrementaldecoder("utf-8")("strict").decode(sample, False)
-        return "utf-8"
-    except UnicodeDecodeError:
-        pass
-    import charset_normalizer
-
-    best = charset_normalizer.from_bytes(sample).best()
-    if best is None:
-        raise SkipDocument(path, "cannot tell its encoding; give --encoding")
-    return best.encoding
 
 
 def _last_space(text: str) -> int:
@@ -415,11 +366,13 @@ class Document:
     features: dict[str, float] | None = None
     data: bytes | None = None
     reader: DocumentReader | None = None
+    origin: str | None = None  # the file of many documents it is a row of
+
 
     @property
     def skipped(self) -> Source:
         """The document as a skipped source, with its reason."""
-        return Source(self.id, self.reason)
+        return Source(self.id, self.reason, origin=self.origin)
 
 
 def file_blocks(path: str, size: int = CHUNK_BYTES) -> Iterator[bytes]:

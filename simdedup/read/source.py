@@ -28,3 +28,5 @@ class Source:
     span: tuple[int, int, int, str, str | None] | None = field(default=None, compare=False, repr=False)
     #: not read because it names a file read under another name (a link); ``reason`` says which
     same_file: bool = field(default=False, compare=False)
+    #: the file of many documents a row, line or record comes from, said with its warnings
+    origin: str | None = field(default=None, compare=False, repr=False)

@@ -13,11 +13,13 @@ import io
 import os
 import re
 import stat
+from dataclasses import replace
 from typing import Any, BinaryIO, Iterable, Iterator
 
-from ..errors import SkipDocument, first_line
+from ..errors import DamagedInput, SkipDocument, first_line
 from ..jsonline import parse_json_line
-from .document import CHUNK_BYTES, COMPRESSED, is_compressed, open_binary, text_codec
+from .document import CHUNK_BYTES, COMPRESSED, is_compressed, open_binary
+from .encoding import Utf8Stream, decode_whole
 from .source import Source
 
 #: the longest JSON line, CSV row (characters) or WARC record body read, by default: these are
@@ -37,7 +39,7 @@ def documents(source: Source) -> list[Source]:
     """
     if source.line is not None:
         raw, text_field, id_field = source.line
-        return [_jsonl_document(source.path, raw, text_field, id_field)]
+        return [_jsonl_document(source.path, raw, text_field, id_field, source.origin)]
     if source.span is None:
         return [source]
     offset, length, first, text_field, id_field = source.span
@@ -47,8 +49,8 @@ def documents(source: Source) -> list[Source]:
             handle.seek(offset)
             data = handle.read(length)
     except OSError as exc:
-        return [Source(source.path, f"read error: {exc.strerror or exc}")]
-    return [_jsonl_document(f"{path}:{number}", raw, text_field, id_field)
+        return [Source(source.path, f"read error: {exc.strerror or exc}", origin=path)]
+    return [_jsonl_document(f"{path}:{number}", raw, text_field, id_field, path)
             for number, raw in enumerate(data.split(b"\n"), first) if raw.strip()]
 
 
@@ -97,13 +99,12 @@ def iter_csv(path: str, text_field: str = "text", id_field: str | None = None,
     import csv
 
     limit = max_line or MAX_LINE_BYTES
-    try:
-        raw = open_binary(path)
-    except SkipDocument as exc:
-        yield Source(path, exc.reason)
+    raw = _utf8_stream(path)
+    if isinstance(raw, Source):
+        yield raw
         return
     csv.field_size_limit(max(limit, csv.field_size_limit()))  # the default, 128 KiB, would stop the file
-    with io.TextIOWrapper(raw, encoding="utf-8", errors="surrogateescape", newline="") as handle:
+    with io.TextIOWrapper(io.BufferedReader(raw), encoding="utf-8", errors="surrogateescape", newline="") as handle:
         lines = _CsvLines(handle, limit)
         reader = csv.DictReader(lines, dialect="excel-tab" if _plain_name(path).endswith(".tsv") else "excel")
         try:
@@ -136,7 +137,16 @@ def iter_csv(path: str, text_field: str = "text", id_field: str | None = None,
             elif _SURROGATE.search(text) or _SURROGATE.search(doc_id):
                 yield Source(f"{path}:{number}", "not valid UTF-8")
             else:
-                yield Source(doc_id, text=text)
+                yield Source(doc_id, text=text, origin=path)
+
+
+def _utf8_stream(path: str) -> Utf8Stream | Source:
+    """The file at ``path`` opened as UTF-8 (:class:`~.encoding.Utf8Stream`: decompressed, its
+    byte-order mark dropped, transcoded), or a skipped Source saying why it cannot be."""
+    try:
+        return Utf8Stream(open_binary(path))
+    except SkipDocument as exc:
+        return Source(path, exc.reason)
 
 
 #: what a byte that is not UTF-8 becomes in text decoded with errors="surrogateescape"
@@ -212,14 +222,14 @@ def iter_parquet(path: str, text_field: str = "text", id_field: str | None = Non
                 texts = batch.column(0).to_pylist()
                 ids = batch.column(1).to_pylist() if id_field else None
                 for i, text in enumerate(texts):
-                    doc_id = str(ids[i]) if ids is not None else f"{path}:{number}"
+                    where = f"{path}:{number}"
                     number += 1
                     if not isinstance(text, str):
-                        yield Source(doc_id, f"column {text_field!r} is not text in this row")
+                        yield Source(where, f"column {text_field!r} is not text in this row")
                     elif len(text) > limit:
-                        yield Source(doc_id, f"text longer than {limit} characters (--max-line-bytes)")
+                        yield Source(where, f"text longer than {limit} characters (--max-line-bytes)")
                     else:
-                        yield Source(doc_id, text=text)
+                        yield Source(str(ids[i]) if ids is not None else where, text=text, origin=path)
         except (OSError, ValueError) as exc:
             yield Source(f"{path}:{number}", f"cannot read rows {number} to {first + rows - 1} "
                                              f"(row group {group + 1}) as Parquet: {first_line(exc)}")
@@ -243,12 +253,11 @@ def iter_jsonl_lines(path: str, text_field: str = "text", id_field: str | None =
     usable id), or is longer than ``max_line`` bytes, becomes a skipped Source named
     ``FILE:LINE`` with the reason.
     """
-    try:
-        handle = open_binary(path)
-    except SkipDocument as exc:
-        yield Source(path, exc.reason), b""
+    stream = _utf8_stream(path)
+    if isinstance(stream, Source):
+        yield stream, b""
         return
-    for source, raw in _jsonl_lines(path, text_field, id_field, handle, max_line or MAX_LINE_BYTES):
+    for source, raw in _jsonl_lines(path, text_field, id_field, io.BufferedReader(stream), max_line or MAX_LINE_BYTES):
         yield documents(source)[0], raw
 
 
@@ -306,20 +315,28 @@ def iter_jsonl_unparsed(path: str, text_field: str = "text", id_field: str | Non
     stretch is read ``span_bytes`` (default :data:`SPAN_BYTES`) at a time."""
     limit = max_line or MAX_LINE_BYTES
     span_bytes = span_bytes or SPAN_BYTES
-    try:
-        handle = open_binary(path)
-    except SkipDocument as exc:
-        yield Source(path, exc.reason)
+    stream = _utf8_stream(path)
+    if isinstance(stream, Source):
+        yield stream
         return
-    if is_compressed(path) or not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-        for source, _ in _jsonl_lines(path, text_field, id_field, handle, limit):
+    handle = stream.raw
+    try:
+        whole_lines = is_compressed(path) or not stat.S_ISREG(os.fstat(handle.fileno()).st_mode) or stream.transcoded
+    except OSError as exc:
+        handle.close()
+        yield Source(path, f"read error: {exc.strerror or exc}")
+        return
+    if whole_lines:
+        for source, _ in _jsonl_lines(path, text_field, id_field, io.BufferedReader(stream), limit):
             yield source
         return
     with handle:
         # Lines from ``start`` (line number ``line``) are not handed out yet; the bytes from
         # there to ``position`` hold no line end. A block is never longer than the limit, so
-        # only a line that crosses blocks can be.
-        start, line, position, skipping = 0, 1, 0, False
+        # only a line that crosses blocks can be. A UTF-8 byte-order mark is stepped over.
+        start = position = stream.encoding.bom
+        handle.seek(start)
+        line, skipping = 1, False
         while True:
             try:
                 block = handle.read(min(span_bytes, limit))
@@ -356,28 +373,29 @@ class FeaturesField(str):
     __slots__ = ()
 
 
-def _jsonl_document(where: str, raw: bytes, text_field: str, id_field: str | None) -> Source:
-    """The document of one JSON line, or a skipped Source named ``where`` saying why not."""
+def _jsonl_document(where: str, raw: bytes, text_field: str, id_field: str | None, origin: str | None) -> Source:
+    """The document of one JSON line of the file ``origin``, or a skipped Source named ``where``
+    saying why not."""
     try:
         obj = parse_json_line(raw)
         text = _field(obj, text_field)
         doc_id = where if id_field is None else _field(obj, id_field)
     except ValueError as exc:
-        return Source(where, str(exc))
+        return Source(where, str(exc), origin=origin)
     except KeyError as exc:
-        return Source(where, f"no field {exc.args[0]!r}")
+        return Source(where, f"no field {exc.args[0]!r}", origin=origin)
     if not isinstance(text, str) and not isinstance(text_field, FeaturesField):
-        return Source(where, f"field {text_field!r} is not a string")
+        return Source(where, f"field {text_field!r} is not a string", origin=origin)
     if not isinstance(doc_id, (str, int)) or isinstance(doc_id, bool):
-        return Source(where, f"field {id_field!r} is not a string or number")
+        return Source(where, f"field {id_field!r} is not a string or number", origin=origin)
     if isinstance(text_field, FeaturesField):
         from ..features import given_features
 
         try:
-            return Source(str(doc_id), features=given_features(text))
+            return Source(str(doc_id), features=given_features(text), origin=origin)
         except ValueError as exc:
-            return Source(where, f"field {text_field!r}: {exc}")
-    return Source(str(doc_id), text=text)
+            return Source(where, f"field {text_field!r}: {exc}", origin=origin)
+    return Source(str(doc_id), text=text, origin=origin)
 
 
 def iter_warc_documents(path: str, text_field: str = "text", id_field: str | None = None,
@@ -393,13 +411,9 @@ def iter_warc_documents(path: str, text_field: str = "text", id_field: str | Non
                 yield Source(record.id, record.problem)
                 continue
             try:
-                encoding = text_codec(record.charset or "utf-8").name
-            except LookupError:
-                encoding = "utf-8"  # as for an HTTP response file: an unknown charset is not believed
-            try:
-                text = record.body.decode(encoding)
-            except UnicodeDecodeError:
-                yield Source(record.id, f"body is not {encoding} text")
+                text = decode_whole(record.body, "utf-8", record.charset)
+            except DamagedInput as exc:
+                yield Source(record.where, f"{record.id}: body is {exc}")
                 continue
             yield Source(record.id, text="".join(html_text([text])) if record.is_html else text)
     except ImportError:
@@ -431,4 +445,11 @@ def expand_tables(sources: Iterable[Source], jsonl: bool | None, text_field: str
             continue
         if tables is not None:
             tables.append((kind, source.path))
-        yield from _TABLE_READERS[kind](source.path, text_field, id_field, max_line)
+        yield from with_origin(_TABLE_READERS[kind](source.path, text_field, id_field, max_line), source.path)
+
+
+def with_origin(rows: Iterable[Source], path: str) -> Iterator[Source]:
+    """The rows of the file ``path``, each with ``path`` as its origin: where its warnings are
+    summarised. (The readers of many rows set it as they make them.)"""
+    for row in rows:
+        yield row if row.origin is not None else replace(row, origin=path)

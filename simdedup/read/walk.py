@@ -110,12 +110,23 @@ def _identity(dev: int, ino: int) -> int:
 
 def _walk(top: str, root: str, dev: int, visited: set[tuple[int, int]], walk_filter: WalkFilter,
           files: _FileIdentities) -> Iterator[Source]:
-    try:
-        entries = sorted(os.scandir(top), key=lambda e: e.name)
-    except OSError as exc:
-        yield Source(top, f"cannot list directory: {exc.strerror or exc}")
-        return
-    for entry in entries:
+    # Depth first with a stack of listings, not recursion: a tree of any depth is walked, in the
+    # same order, holding one listing (one directory's entries) per level.
+    stack: list[tuple[Iterator[os.DirEntry], int]] = []
+    listing: str | None = top  # a directory to list next
+    while listing is not None or stack:
+        if listing is not None:
+            try:
+                stack.append((iter(sorted(os.scandir(listing), key=lambda e: e.name)), dev))
+            except OSError as exc:
+                yield Source(listing, f"cannot list directory: {exc.strerror or exc}")
+            listing = None
+            continue
+        entries, dev = stack[-1]
+        entry = next(entries, None)
+        if entry is None:
+            stack.pop()
+            continue
         path = entry.path
         if not walk_filter.min_bytes and entry.is_file(follow_symlinks=False):
             # A regular file by its directory entry: no stat needed (its size is read where it is
@@ -137,7 +148,7 @@ def _walk(top: str, root: str, dev: int, visited: set[tuple[int, int]], walk_fil
             if key in visited or not walk_filter.takes_dir(path, root):
                 continue  # reached before through another link, or excluded
             visited.add(key)
-            yield from _walk(path, root, st.st_dev, visited, walk_filter, files)
+            listing, dev = path, st.st_dev
         elif stat.S_ISREG(st.st_mode):
             if walk_filter.takes_file(path, root, st.st_size):
                 source = files.take_or_hold(path, entry.is_symlink(), st)

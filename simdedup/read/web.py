@@ -250,6 +250,7 @@ class WarcRecord:
     charset: str | None = None
     is_html: bool = False
     problem: str | None = None
+    where: str = ""  # FILE: byte N, where the record starts
 
 
 def iter_warc(path: str, max_body: int) -> Iterator[WarcRecord]:
@@ -273,7 +274,7 @@ def iter_warc(path: str, max_body: int) -> Iterator[WarcRecord]:
             try:
                 for record in records:
                     if record.rec_type == "response":
-                        yield _warc_response(record, max_body)
+                        yield _warc_response(record, max_body, f"{path}: byte {records.offset}")
                     elif not record.rec_type:
                         yield WarcRecord(f"{path}: byte {records.offset}", None,
                                          problem="a WARC record without a WARC-Type (a damaged header)")
@@ -288,7 +289,9 @@ def iter_warc(path: str, max_body: int) -> Iterator[WarcRecord]:
                     return
 
 
-def _warc_response(record, max_body: int) -> WarcRecord:  # type: ignore[no-untyped-def]
+def _warc_response(record, max_body: int, where: str) -> WarcRecord:  # type: ignore[no-untyped-def]
+    """The response record read at ``where`` (``FILE: byte N``); a problem is said there, with
+    the record's id."""
     uri = record.rec_headers.get_header("WARC-Target-URI") or ""
     record_id = record.rec_headers.get_header("WARC-Record-ID") or ""
     doc_id = f"{uri} {record_id}".strip()
@@ -296,13 +299,13 @@ def _warc_response(record, max_body: int) -> WarcRecord:  # type: ignore[no-unty
     response = HttpResponse("", {"content-type": content_type or ""}, b"")
     body = record.content_stream().read(max_body + 1)  # chunked and gzip bodies come decoded
     if len(body) > max_body:
-        return WarcRecord(doc_id, None, problem=f"body longer than {max_body} bytes (--max-line-bytes); not read")
+        return WarcRecord(where, None, problem=f"{doc_id}: body longer than {max_body} bytes (--max-line-bytes); not read")
     while record.raw_stream.read(1 << 16):  # the rest of the record as stored, to see that it is all there
         pass
     if record.raw_stream.limit > 0:
-        return WarcRecord(doc_id, None, problem=f"record cut short ({record.raw_stream.limit} of its "
+        return WarcRecord(where, None, problem=f"{doc_id}: record cut short ({record.raw_stream.limit} of its "
                                                 f"{record.length} bytes missing: the file is truncated)")
-    return WarcRecord(doc_id, body, response.charset, response.is_html)
+    return WarcRecord(doc_id, body, response.charset, response.is_html, where=where)
 
 
 def _next_warc_record(handle: BinaryIO, start: int) -> int | None:

@@ -13,7 +13,7 @@ from ..cli_options import (echo, feature_options, given_on_command_line, message
                            output_options, printable)
 from ..fingerprints import REPEATED_ID
 from ..read import named_streams
-from ..errors import SimdedupError, UsageError
+from ..errors import REPEATED_IDS, SimdedupError, UsageError, Warnings
 from ..limits import MAX_COMPARED, FiniteFloatRange
 
 _INDEX = click.argument("directory", metavar="IDX", type=click.Path(file_okay=False))
@@ -85,8 +85,7 @@ def create(directory: str, k: int, from_files: tuple[str, ...], blocks: int | No
     fingerprints = None
     if from_files:
         fingerprints = load_fingerprints(named_streams(from_files))
-        for repeated in fingerprints.repeated:
-            message(f"simdedup: warning: {repeated}: {REPEATED_ID}")
+        Warnings(message).warn_all(fingerprints.repeated, REPEATED_ID, REPEATED_IDS)
     given = any(given_on_command_line(name) for name in features)
     if fingerprints is not None and fingerprints.settings is not None and not given:
         settings = {**fingerprints.settings, "bits": fingerprints.bits}
@@ -125,8 +124,7 @@ def add(directory: str, files: tuple[str, ...], replace: bool, no_wait: bool, li
     out = output_file(output, force, files, not files or "-" in files)
     out.refuse_inside(directory)
     fingerprints = load_fingerprints(named_streams(files))
-    for repeated in fingerprints.repeated:
-        message(f"simdedup: warning: {repeated}: {REPEATED_ID}")
+    Warnings(message).warn_all(fingerprints.repeated, REPEATED_ID, REPEATED_IDS)
     with api.Index(directory) as opened, out.open() as fd:
         names = ["<stdin>" if name == "-" else name for name in files or ("-",)]
         result = opened.add(fingerprints, replace, names, linkage, singletons, not no_wait, waiting(directory),
