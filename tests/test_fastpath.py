@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import simdedup.fastpath as fastpath
+import simdedup.kernels.fastpath as fastpath
+from simdedup.kernels import exact, keywords, load, pairs
 from simdedup.read import Source
 from simdedup.errors import SkipDocument
 from simdedup.methods import Method, SimhashMethod
@@ -105,7 +106,7 @@ def test_cli_output_identical_with_and_without(tmp_path, monkeypatch, bits):
 
 def test_without_kernels_the_python_path_answers(tmp_path, monkeypatch):
     (tmp_path / "a.txt").write_text("plain ascii words " * 50)
-    monkeypatch.setitem(fastpath._loaded, "fastpath", False)  # as if numba were missing
+    monkeypatch.setitem(load._loaded, "fastpath", False)  # as if numba were missing
     assert fastpath.ready(1 << 30) is None
     (record,) = fingerprint_batch([Source(str(tmp_path / "a.txt"))], SimhashMethod(get_tokenizer("words"))).results
     monkeypatch.setenv("SIMDEDUP_FASTPATH", "0")
@@ -188,10 +189,10 @@ def test_the_batch_that_starts_the_kernel_equals_the_python_path(tmp_path, monke
 
 @needs_kernels
 def test_the_kernel_and_its_python_side_agree_on_the_scratch_layout():
-    from simdedup import _kernels
+    from simdedup.kernels.source import bounds, fastpath as source
 
-    assert (_kernels.PLANES, _kernels.SCRATCH_WORDS) == (fastpath.PLANES, fastpath.SCRATCH_WORDS)
-    assert (_kernels.SIEVE_BITS, _kernels.SIEVE_SHIFT) == (fastpath.SIEVE_BITS, fastpath.SIEVE_SHIFT) == (1 << 17, 47)
+    assert (source.PLANES, source.SCRATCH_WORDS) == (fastpath.PLANES, fastpath.SCRATCH_WORDS)
+    assert (bounds.SIEVE_BITS, bounds.SIEVE_SHIFT) == (exact.SIEVE_BITS, exact.SIEVE_SHIFT) == (1 << 17, 47)
 
 
 @needs_kernels
@@ -202,7 +203,7 @@ def test_cached_machine_code_loads_without_numba(tmp_path, bits):
     import sys
 
     fastpath.kernel()  # compiled and kept by now
-    code = ("import sys; from simdedup import fastpath; from simdedup.simhash import as_integers; "
+    code = ("import sys; from simdedup.kernels import fastpath; from simdedup.simhash import as_integers; "
             "k = fastpath.kernel(); "
             f"v, f, s = k.fingerprint([b'Hello hello world'], 'words', 16, True, bits={bits}); "
             "print(as_integers(v)[0], int(f[0]), s.tobytes().hex(), 'numba' in sys.modules)")
@@ -229,10 +230,10 @@ def test_every_kernel_loads_and_passes_its_check():
     """numba and llvmlite are dependencies, so here every kernel must load: a kernel whose
     check at load fails would quietly leave the work to the slower path (and skip its tests)."""
     assert fastpath.kernel() is not None
-    assert fastpath.keyword_kernel() is not None
-    assert fastpath.pair_kernel() is not None
-    assert fastpath.cross_pair_kernel() is not None
-    assert fastpath.packed_pair_kernel() is not None
+    assert keywords.keyword_kernel() is not None
+    assert pairs.pair_kernel() is not None
+    assert pairs.cross_pair_kernel() is not None
+    assert pairs.packed_pair_kernel() is not None
 
 
 @pytest.mark.parametrize("options", [
@@ -287,7 +288,7 @@ def test_numba_functions_compiled_after_a_kernel_still_run():
 
     code = """
 import numpy as np
-import simdedup.cache, simdedup.fastpath as fastpath
+import simdedup.cache, simdedup.kernels.fastpath as fastpath
 simdedup.cache.read = lambda name: None  # compile the kernel here, as on a new machine
 simdedup.cache.write = lambda name, data: None
 assert fastpath.kernel() is not None

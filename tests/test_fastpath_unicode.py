@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import simdedup.fastpath as fastpath
+import simdedup.kernels.fastpath as fastpath
 from simdedup.read import Source
 from simdedup.methods import SimhashMethod
 from simdedup.run import fingerprint_batch
