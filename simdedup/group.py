@@ -339,9 +339,9 @@ def _link_complete(n: int, left: np.ndarray, right: np.ndarray, scores: np.ndarr
     left, right = left[order], right[order]
     if len(left) >= KERNEL_AFTER_EDGES:
         from .kernels.exact import MEASURE_CODES
-        from .kernels.linkage import ExactTest, linkage_kernel
+        from .kernels.linkage import ExactTest, LinkageKernel
 
-        kernel = linkage_kernel()
+        kernel = LinkageKernel.loaded()
         if kernel is not None:
             sketches, exact = test.units.sketches, None
             passing = None if sketches is None else agreement_similarity(sketches.shape[1]) >= test.min_similarity

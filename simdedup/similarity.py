@@ -133,9 +133,9 @@ def exact_kernel() -> Any:
     Raises:
         ExactUnavailable: they cannot be loaded here (numba or llvmlite cannot make them).
     """
-    from .kernels.exact import exact_kernel as load
+    from .kernels.exact import ExactKernel
 
-    kernel = load()
+    kernel = ExactKernel.loaded()
     if kernel is None:
         raise ExactUnavailable("exact similarities need compiled kernels, and numba or llvmlite cannot make them here")
     return kernel

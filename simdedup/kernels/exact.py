@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from .load import _get, _load_code, _some
+from .load import Loaded, _some
 
 
 #: the measures of :func:`simdedup.similarity.passes`, by number (for the linkage kernel)
@@ -42,21 +42,14 @@ def _address(array: np.ndarray) -> int:
     return array.__array_interface__["data"][0]
 
 
-class ExactKernel:
+class ExactKernel(Loaded):
     """The loaded kernels of exact similarities (:mod:`simdedup.similarity`): the exact tokens
     of a text, the distinct values of sorted hashes, pair merges and verdicts, and the upper
     bounds' elements, bitsets and bounds (``simdedup.kernels.source.exact`` and ``.bounds``)."""
 
-    def __init__(self, loaded: dict[str, tuple[int, Any]]):
-        self._engines = [engine for _, engine in loaded.values()]
-        p, i64 = ctypes.c_void_p, ctypes.c_int64
-        arguments = {"tokens": (p, i64, p, p, p, p), "distinct": (p, i64, p, i64),
-                     "shared": (p, p, p, i64, p, p, i64, i64, p), "elements": (p, p, p, i64, p, i64, i64, p, i64),
-                     "bits": (p, p, p, i64, p, i64, i64, p, p, i64, p, i64, p),
-                     "bounded": (p, i64, i64, p, p, p, p, i64, p, i64, p, p, i64),
-                     "verdicts": (p, p, p, p, p, p, p, i64, p, p, i64, i64, *[ctypes.c_double] * 3, p, p)}
-        self._functions = {name: ctypes.CFUNCTYPE(i64, *arguments[name])(address)
-                           for name, (address, _) in loaded.items()}
+    FUNCTIONS = ("exact-tokens", "exact-distinct", "exact-shared", "exact-elements", "exact-bits", "exact-bounded",
+                 "exact-verdicts")
+    FAST_PATH = False  # not a fast path but the only one: SIMDEDUP_FASTPATH=0 leaves it on
 
     def sets(self, data: bytes, table: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | int:
         """``(distinct word hashes, their counts (uint32), distinct 3-gram hashes)`` of a text in
@@ -90,13 +83,14 @@ class ExactKernel:
         words_p += 8 * at_words
         grams_p += 8 * at_grams
         sizes = _TWO_SIZES()
-        stop = self._functions["tokens"](data, size, table_p, words_p, grams_p, sizes)  # bytes pass as their buffer
+        stop = self._functions["exact-tokens"](
+            data, size, table_p, words_p, grams_p, sizes)  # bytes pass as their buffer
         if stop >= 0:
             return stop
         tokens, n_grams = sizes
         words[at_words : at_words + tokens].sort()  # in place; numpy sorts several times faster than a loop
         grams[at_grams : at_grams + n_grams].sort()
-        distinct, counts_p = self._functions["distinct"], counts_p + 4 * at_words
+        distinct, counts_p = self._functions["exact-distinct"], counts_p + 4 * at_words
         n_words = distinct(words_p, tokens, counts_p, 1)
         n_grams = distinct(grams_p, n_grams, counts_p, 0)  # not counted: counts untouched
         return n_words, n_grams, tokens
@@ -110,9 +104,9 @@ class ExactKernel:
         left, right = _some(left, np.int64), _some(right, np.int64)
         arrays = _exact_arrays(bag, grams)
         similarity, passing = np.empty(len(left)), np.empty(len(left), dtype=np.uint8)
-        self._functions["verdicts"](*(a.ctypes.data for a in arrays), len(bag[2]) - 1, left.ctypes.data,
-                                    right.ctypes.data, len(similarity), measure, min_similarity, min_resemblance,
-                                    floor, similarity.ctypes.data, passing.ctypes.data)
+        self._functions["exact-verdicts"](
+            *(a.ctypes.data for a in arrays), len(bag[2]) - 1, left.ctypes.data, right.ctypes.data, len(similarity),
+            measure, min_similarity, min_resemblance, floor, similarity.ctypes.data, passing.ctypes.data)
         return similarity, passing.astype(bool)
 
     def shared(self, runs: tuple, left: np.ndarray, right: np.ndarray, weighted: bool) -> np.ndarray:
@@ -121,8 +115,9 @@ class ExactKernel:
         hashes, weights, offsets = _run_arrays(runs)
         left, right = _some(left, np.int64), _some(right, np.int64)
         out = np.empty(len(left), dtype=np.int64)
-        self._functions["shared"](hashes.ctypes.data, weights.ctypes.data, offsets.ctypes.data, len(offsets) - 1,
-                                  left.ctypes.data, right.ctypes.data, len(out), weighted, out.ctypes.data)
+        self._functions["exact-shared"](
+            hashes.ctypes.data, weights.ctypes.data, offsets.ctypes.data, len(offsets) - 1, left.ctypes.data,
+            right.ctypes.data, len(out), weighted, out.ctypes.data)
         return out
 
     def elements(self, runs: tuple, units: np.ndarray, weighted: bool, total: int) -> np.ndarray:
@@ -131,9 +126,9 @@ class ExactKernel:
         hashes, weights, offsets = _run_arrays(runs)
         units = _some(units, np.int64)
         out = np.empty(max(total, 1), dtype=np.uint64)
-        found = self._functions["elements"](hashes.ctypes.data, weights.ctypes.data, offsets.ctypes.data,
-                                            len(offsets) - 1, units.ctypes.data, len(units), weighted, out.ctypes.data,
-                                            total)
+        found = self._functions["exact-elements"](
+            hashes.ctypes.data, weights.ctypes.data, offsets.ctypes.data, len(offsets) - 1, units.ctypes.data,
+            len(units), weighted, out.ctypes.data, total)
         return out[:found]
 
     def frequent_bits(self, runs: tuple, units: np.ndarray, weighted: bool, keys: np.ndarray, ids: np.ndarray,
@@ -145,9 +140,10 @@ class ExactKernel:
         top = keys[keys != 0] >> np.uint64(SIEVE_SHIFT)
         sieve = np.zeros(SIEVE_BITS // 64, dtype=np.uint64)
         np.bitwise_or.at(sieve, (top >> np.uint64(6)).astype(np.int64), np.uint64(1) << (top & np.uint64(63)))
-        self._functions["bits"](hashes.ctypes.data, weights.ctypes.data, offsets.ctypes.data, len(offsets) - 1,
-                                units.ctypes.data, len(units), weighted, keys.ctypes.data, ids.ctypes.data, len(keys),
-                                bits.ctypes.data, words, sieve.ctypes.data)
+        self._functions["exact-bits"](
+            hashes.ctypes.data, weights.ctypes.data, offsets.ctypes.data, len(offsets) - 1, units.ctypes.data,
+            len(units), weighted, keys.ctypes.data, ids.ctypes.data, len(keys), bits.ctypes.data, words,
+            sieve.ctypes.data)
         return bits
 
     def bounded(self, bits: np.ndarray, sizes: np.ndarray, free: np.ndarray, left: np.ndarray, right: np.ndarray,
@@ -165,32 +161,25 @@ class ExactKernel:
         if len(cuts) not in (1, len(out)):
             raise ValueError("one cut, or one for each pair")
         prefix_free = _some(prefix_free, np.int64)
-        self._functions["bounded"](bits.ctypes.data, len(sizes), words, sizes.ctypes.data, free.ctypes.data,
-                                   left.ctypes.data, right.ctypes.data, len(out), out.ctypes.data,
-                                   min(prefix, words), prefix_free.ctypes.data, cuts.ctypes.data, len(cuts))
+        self._functions["exact-bounded"](
+            bits.ctypes.data, len(sizes), words, sizes.ctypes.data, free.ctypes.data, left.ctypes.data,
+            right.ctypes.data, len(out), out.ctypes.data, min(prefix, words), prefix_free.ctypes.data, cuts.ctypes.data,
+            len(cuts))
         return out
 
-
-def _load_exact() -> ExactKernel:
-    kernel = ExactKernel({name: _load_code(f"exact-{name}") for name in
-                          ("tokens", "distinct", "shared", "elements", "bits", "bounded", "verdicts")})
-    # Checked as the others, with a table where every ASCII letter is a run of itself and the
-    # space a separator: "x y x" has two words (x twice), one 3-gram; it shares all with itself.
-    table = np.zeros(0x10000, dtype=np.uint32)
-    table[:128] = np.arange(128, dtype=np.uint32) << 2 | 1
-    table[32] = 0
-    words, counts, grams = kernel.sets(b"x y x", table)  # type: ignore[misc]
-    doubled = (np.concatenate((words, words)), np.concatenate((counts, counts)), np.array([0, 2, 4]), np.array([3, 3]))
-    both_grams = (np.concatenate((grams, grams)), np.zeros(0), np.array([0, 1, 2]), np.array([1, 1]))
-    same = kernel.verdicts(doubled, both_grams, np.array([0]), np.array([1]), MEASURE_CODES["combined"], 0.9, 0.9, 0.5)
-    if (len(words) != 2 or sorted(counts.tolist()) != [1, 2] or len(grams) != 1 or kernel.sets(b"\xff", table) != 0
-            or kernel.shared(doubled, np.array([0]), np.array([1]), True).tolist() != [3]
-            or [a.tolist() for a in same] != [[1.0], [True]]):
-        raise RuntimeError("the exact-similarity kernels give wrong results")
-    return kernel
-
-
-def exact_kernel() -> ExactKernel | None:
-    """The exact-similarity kernels (see :func:`_get`): not a fast path but the only one, so
-    ``SIMDEDUP_FASTPATH=0`` leaves them on."""
-    return _get("exact", _load_exact, fast_path=False)
+    def check(self) -> None:
+        # Checked as the others, with a table where every ASCII letter is a run of itself and the
+        # space a separator: "x y x" has two words (x twice), one 3-gram; it shares all with itself.
+        table = np.zeros(0x10000, dtype=np.uint32)
+        table[:128] = np.arange(128, dtype=np.uint32) << 2 | 1
+        table[32] = 0
+        words, counts, grams = self.sets(b"x y x", table)  # type: ignore[misc]
+        doubled = (np.concatenate((words, words)), np.concatenate((counts, counts)), np.array([0, 2, 4]),
+                   np.array([3, 3]))
+        both_grams = (np.concatenate((grams, grams)), np.zeros(0), np.array([0, 1, 2]), np.array([1, 1]))
+        same = self.verdicts(doubled, both_grams, np.array([0]), np.array([1]), MEASURE_CODES["combined"], 0.9, 0.9,
+                             0.5)
+        if (len(words) != 2 or sorted(counts.tolist()) != [1, 2] or len(grams) != 1 or self.sets(b"\xff", table) != 0
+                or self.shared(doubled, np.array([0]), np.array([1]), True).tolist() != [3]
+                or [a.tolist() for a in same] != [[1.0], [True]]):
+            raise RuntimeError("the exact-similarity kernels give wrong results")

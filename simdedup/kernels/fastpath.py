@@ -22,7 +22,6 @@ half a megabyte (:data:`START_AFTER_BYTES`); ``--help`` and small runs never loa
 
 from __future__ import annotations
 
-import ctypes
 import hashlib
 import os
 import sys
@@ -33,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from .. import cache
-from .load import _get, _load_code
+from .load import Loaded
 
 
 MAX_BYTES = 64 << 20
@@ -55,11 +54,6 @@ RETRY, INVALID = -1, -2
 CLASS_SHIFTS = {"words": WORDS_SHIFT, "whitespace": WHITESPACE_SHIFT}
 CAPITAL_SIGMA = 0x3A3
 
-_ARGTYPES = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
-             ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p,
-             ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int64, ctypes.c_int64, ctypes.c_uint64, ctypes.c_int64,
-             ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
-             ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p]
 
 
 @dataclass(frozen=True)
@@ -163,21 +157,22 @@ def unicode_tables() -> UnicodeTables:
     return tables
 
 
-class Kernel:
+class Kernel(Loaded):
     """The loaded batch kernel, the Unicode tables and its scratch buffers (one per process;
     calls from several threads take turns, as ctypes lets them run at once and the scratch is
     shared)."""
 
-    def __init__(self, address: int, engine: Any, tables: UnicodeTables):
+    FUNCTIONS = ("fastpath",)
+
+    def __init__(self, functions: dict[str, Any]):
         import threading
 
-        self._engine = engine  # owns the machine code: keep it alive
-        self._function = ctypes.CFUNCTYPE(ctypes.c_int64, *_ARGTYPES)(address)
+        super().__init__(functions)
         self._lock = threading.Lock()
         self._tables: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self._scratch = np.zeros(SCRATCH_WORDS, dtype=np.uint64)
         self._tokens = np.zeros(TOKEN_ROOM, dtype=np.uint8)
-        self.unicode = tables
+        self.unicode = unicode_tables()
 
     def _table(self, slots: int, words: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Hash table (key and count side by side) and list of used slots, all zero, and the
@@ -238,40 +233,30 @@ class Kernel:
         unicode = self.unicode
         with self._lock:
             table, used, highs = self._table(slots, words)
-            self._function(buffer.ctypes.data, offsets.ctypes.data, len(offsets) - 1, flags.ctypes.data,
-                           unicode.blocks.ctypes.data, unicode.entries.ctypes.data, len(unicode.entries),
-                           unicode.extra.ctypes.data, len(unicode.extra), class_shift, shingle, starts.ctypes.data,
-                           tokens.ctypes.data, tokens.ctypes.data, len(tokens), bins, shift, int(binary), words,
-                           values.ctypes.data, features.ctypes.data, sketches.ctypes.data, table.ctypes.data,
-                           highs.ctypes.data, used.ctypes.data, slots, self._scratch.ctypes.data)
+            self._functions["fastpath"](
+                buffer.ctypes.data, offsets.ctypes.data, len(offsets) - 1, flags.ctypes.data,
+                unicode.blocks.ctypes.data, unicode.entries.ctypes.data, len(unicode.entries),
+                unicode.extra.ctypes.data, len(unicode.extra), class_shift, shingle, starts.ctypes.data, tokens.ctypes.data, tokens.ctypes.data, len(tokens), bins,
+                shift, int(binary), words, values.ctypes.data, features.ctypes.data, sketches.ctypes.data,
+                table.ctypes.data, highs.ctypes.data, used.ctypes.data, slots, self._scratch.ctypes.data)
+
+    def check(self) -> None:
+        from ..simhash import as_integers, simhash
+
+        document, features = ["Ab ab c \u00c9\u00e9".encode()], {"ab": 1, "c": 1, "\u00e9\u00e9": 1}
+        for bits in (64, 128):
+            values, counts, _ = self.fingerprint(document, "whitespace", 8, True, bits=bits)
+            if counts.tolist() != [3] or as_integers(values) != [simhash(features, bits)]:
+                raise RuntimeError("the fast-path kernel gives wrong results")
 
 
 _bytes_seen = 0
 
 
-def _load() -> Kernel:
-    kernel = Kernel(*_load_code("fastpath"), unicode_tables())
-    # Run it once now against the Python arithmetic, so that a failure (a symbol bound wrong,
-    # stale machine code) shows here, and the Python path takes over, not mid-corpus.
-    from ..simhash import as_integers, simhash
-
-    document, features = ["Ab ab c \u00c9\u00e9".encode()], {"ab": 1, "c": 1, "\u00e9\u00e9": 1}
-    for bits in (64, 128):
-        values, counts, _ = kernel.fingerprint(document, "whitespace", 8, True, bits=bits)
-        if counts.tolist() != [3] or as_integers(values) != [simhash(features, bits)]:
-            raise RuntimeError("the fast-path kernel gives wrong results")
-    return kernel
-
-
-def kernel() -> Kernel | None:
-    """The fingerprint kernel (see :func:`_get`)."""
-    return _get("fastpath", _load)
-
-
 def preload() -> None:
     """Load the kernel now and use it from the first document (before forking workers)."""
     global _bytes_seen
-    if kernel() is not None:
+    if Kernel.loaded() is not None:
         _bytes_seen = max(_bytes_seen, START_AFTER_BYTES)
 
 
@@ -282,7 +267,7 @@ def ready(size: int) -> Kernel | None:
     _bytes_seen += size
     if _bytes_seen < START_AFTER_BYTES:
         return None
-    return kernel()
+    return Kernel.loaded()
 
 
 def eligible(tokenizer: Any, bits: int, hash_name: str, encoding: str) -> bool:

@@ -3,13 +3,12 @@
 
 from __future__ import annotations
 
-import ctypes
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from .load import _get, _load_code
+from .load import Loaded
 
 
 @dataclass(frozen=True)
@@ -31,14 +30,15 @@ class KeywordRules:
     spaces: np.ndarray
 
 
-class KeywordKernel:
+class KeywordKernel(Loaded):
     """The loaded keyword kernel (:func:`simdedup.kernels.source.keywords.keyword_batch`) and its scratch table."""
 
-    def __init__(self, address: int, engine: Any):
+    FUNCTIONS = ("keywords",)
+
+    def __init__(self, functions: dict[str, Any]):
         import threading
 
-        self._engine = engine
-        self._function = ctypes.CFUNCTYPE(ctypes.c_int64, *_KEYWORD_ARGTYPES)(address)
+        super().__init__(functions)
         self._lock = threading.Lock()
         self._capacity = 0
         self._table: tuple[np.ndarray, ...] = ()
@@ -65,32 +65,18 @@ class KeywordKernel:
                                np.zeros(self._capacity, np.int64), np.zeros(self._capacity, np.float64),
                                np.zeros(self._capacity, np.int64))
             stop = np.frombuffer(rules.stop, dtype=np.uint8) if rules.stop else np.zeros(1, dtype=np.uint8)
-            self._function(buffer.ctypes.data, len(data), buffer.ctypes.data, chars.ctypes.data, doc_words.ctypes.data,
-                           ndocs, rules.keys.ctypes.data, rules.idf.ctypes.data, len(rules.keys), rules.median,
-                           rules.spaces.ctypes.data, len(rules.spaces), stop.ctypes.data, rules.stop_ends.ctypes.data,
-                           len(rules.stop_ends), topk, *(array.ctypes.data for array in self._table), self._capacity,
-                           best.ctypes.data, scores.ctypes.data, found.ctypes.data)
+            self._functions["keywords"](
+                buffer.ctypes.data, len(data), buffer.ctypes.data, chars.ctypes.data, doc_words.ctypes.data, ndocs,
+                rules.keys.ctypes.data, rules.idf.ctypes.data, len(rules.keys), rules.median, rules.spaces.ctypes.data,
+                len(rules.spaces), stop.ctypes.data, rules.stop_ends.ctypes.data, len(rules.stop_ends), topk,
+                *(array.ctypes.data for array in self._table), self._capacity, best.ctypes.data, scores.ctypes.data,
+                found.ctypes.data)
         return best, scores, found
 
-
-_KEYWORD_ARGTYPES = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
-                     ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_double,
-                     ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,
-                     ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
-                     ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
-
-
-def _load_keywords() -> KeywordKernel:
-    kernel = KeywordKernel(*_load_code("keywords"))
-    # A check against the arithmetic of extract_tags, as for the other kernel: with an empty
-    # IDF table every kept word gets the median; "a" is too short, "The" a stop word.
-    rules = KeywordRules(np.zeros(2, np.uint64), np.zeros(2), 3.0, b"the", np.array([3]), np.array([32]))
-    best, scores, found = kernel.keywords(["中文", " ", "a", "The", "中文", "词"], np.array([0, 6]), rules, 2)
-    if found.tolist() != [1] or best[0, 0] != 0 or scores[0, 0] != 2.0 * (3.0 / 2.0):
-        raise RuntimeError("the keyword kernel gives wrong results")
-    return kernel
-
-
-def keyword_kernel() -> KeywordKernel | None:
-    """The keyword kernel (see :func:`_get`)."""
-    return _get("keywords", _load_keywords)
+    def check(self) -> None:
+        # A check against the arithmetic of extract_tags, as for the other kernels: with an empty
+        # IDF table every kept word gets the median; "a" is too short, "The" a stop word.
+        rules = KeywordRules(np.zeros(2, np.uint64), np.zeros(2), 3.0, b"the", np.array([3]), np.array([32]))
+        best, scores, found = self.keywords(["中文", " ", "a", "The", "中文", "词"], np.array([0, 6]), rules, 2)
+        if found.tolist() != [1] or best[0, 0] != 0 or scores[0, 0] != 2.0 * (3.0 / 2.0):
+            raise RuntimeError("the keyword kernel gives wrong results")

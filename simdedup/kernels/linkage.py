@@ -3,25 +3,19 @@ fingerprints or the exact sets as the test (numba source: :mod:`simdedup.kernels
 
 from __future__ import annotations
 
-import ctypes
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from .exact import _exact_arrays
-from .load import _get, _load_code, _some
+from .load import Loaded, _some
 
 
-class LinkageKernel:
+class LinkageKernel(Loaded):
     """The loaded linkage kernel (:func:`simdedup.kernels.source.linkage.link_complete`)."""
 
-    def __init__(self, address: int, engine: Any):
-        self._engine = engine
-        self._function = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, *[ctypes.c_void_p] * 5,
-                                          ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,
-                                          ctypes.c_int64, *[ctypes.c_void_p] * 7, ctypes.c_int64, ctypes.c_int64,
-                                          *[ctypes.c_void_p] * 8, ctypes.c_int64, *[ctypes.c_double] * 3)(address)
+    FUNCTIONS = ("linkage",)
 
     def link(self, n: int, left: np.ndarray, right: np.ndarray, sketches: np.ndarray | None,
              passing: np.ndarray | None, fps: np.ndarray, k: int,
@@ -52,15 +46,22 @@ class LinkageKernel:
         arrays = exact.arrays() if exact else [np.zeros(1, dtype=np.int64)] * 8  # offsets [0]: no sets
         rule = ((exact.measure, exact.min_similarity, exact.min_resemblance, exact.floor) if exact
                 else (0, 0.0, 0.0, 0.0))
-        merged = self._function(n, len(left), ends[0].ctypes.data, ends[1].ctypes.data, offsets.ctypes.data,
-                                adjacency.ctypes.data, sketches.ctypes.data, bins, passing.ctypes.data,
-                                fps.ctypes.data, fps.shape[1], k, parent.ctypes.data, size.ctypes.data,
-                                volume.ctypes.data, next_member.ctypes.data, keys.ctypes.data, good.ctypes.data,
-                                bad.ctypes.data, capacity, exact is not None, *(a.ctypes.data for a in arrays), *rule)
+        merged = self._functions["linkage"](
+            n, len(left), ends[0].ctypes.data, ends[1].ctypes.data, offsets.ctypes.data, adjacency.ctypes.data,
+            sketches.ctypes.data, bins, passing.ctypes.data, fps.ctypes.data, fps.shape[1], k, parent.ctypes.data,
+            size.ctypes.data, volume.ctypes.data, next_member.ctypes.data, keys.ctypes.data, good.ctypes.data,
+            bad.ctypes.data, capacity, exact is not None, *(a.ctypes.data for a in arrays), *rule)
         if merged < 0:
             raise RuntimeError("the linkage kernel lost count of the edges between two clusters")
         return parent[:n], merged
 
+    def check(self) -> None:
+        # Checked as the others: fingerprints 0, 1, 2, 3 at k = 1 join 0 with 1 and 2 with 3, and
+        # refuse 0-2 and 1-3 (0 and 3 are two bits apart).
+        label, _ = self.link(4, np.array([0, 2, 0, 1]), np.array([1, 3, 2, 3]), None, None,
+                             np.arange(4, dtype=np.uint64).reshape(4, 1), 1)
+        if not (label[0] == label[1] != label[2] == label[3]):
+            raise RuntimeError("the linkage kernel gives wrong results")
 
 @dataclass
 class ExactTest:
@@ -82,17 +83,3 @@ class ExactTest:
         return [_some(self.has, np.uint8), *_exact_arrays(self.bag, self.grams)]
 
 
-def _load_linkage() -> LinkageKernel:
-    kernel = LinkageKernel(*_load_code("linkage"))
-    # Checked as the others: fingerprints 0, 1, 2, 3 at k = 1 join 0 with 1 and 2 with 3, and
-    # refuse 0-2 and 1-3 (0 and 3 are two bits apart).
-    label, _ = kernel.link(4, np.array([0, 2, 0, 1]), np.array([1, 3, 2, 3]), None, None,
-                           np.arange(4, dtype=np.uint64).reshape(4, 1), 1)
-    if not (label[0] == label[1] != label[2] == label[3]):
-        raise RuntimeError("the linkage kernel gives wrong results")
-    return kernel
-
-
-def linkage_kernel() -> LinkageKernel | None:
-    """The linkage kernel (see :func:`_get`)."""
-    return _get("linkage", _load_linkage)

@@ -10,23 +10,11 @@ numba source: :mod:`simdedup.kernels.source.pairs`).
 
 from __future__ import annotations
 
-import ctypes
 from typing import Any
 
 import numpy as np
 
-from .load import _get, _load_code, _some
-
-
-class _LoadedPairs:
-    """A pair kernel of kept machine code, called through ctypes with :attr:`ARGUMENTS`; the
-    engine that owns the code lives as long as it does."""
-
-    ARGUMENTS: tuple[Any, ...] = ()
-
-    def __init__(self, address: int, engine: Any):
-        self._engine = engine
-        self._function = ctypes.CFUNCTYPE(ctypes.c_int64, *self.ARGUMENTS)(address)
+from .load import Loaded, _some
 
 
 def _rows(values: np.ndarray) -> np.ndarray:
@@ -36,11 +24,10 @@ def _rows(values: np.ndarray) -> np.ndarray:
     return values.reshape(len(values), -1) if values.ndim == 1 else values
 
 
-class PairKernel(_LoadedPairs):
+class PairKernel(Loaded):
     """The loaded pair kernel (:func:`simdedup.kernels.source.pairs.table_pairs`)."""
 
-    ARGUMENTS = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64,
-                 ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)
+    FUNCTIONS = ("pairs",)
 
     def pairs(self, values: np.ndarray, order: np.ndarray, keys: np.ndarray, k: int,
               expected: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -51,10 +38,19 @@ class PairKernel(_LoadedPairs):
         values = _rows(values)
         order = np.ascontiguousarray(order, dtype=np.int64)
         keys = np.ascontiguousarray(keys, dtype=np.uint64)
-        return _growing(lambda left, right, capacity: self._function(
+        return _growing(lambda left, right, capacity: self._functions["pairs"](
             values.ctypes.data, order.ctypes.data, keys.ctypes.data, len(values), values.shape[1], k,
             left.ctypes.data, right.ctypes.data, capacity), expected)
 
+    def check(self) -> None:
+        # Checked as the others: runs of keys [7, 7, 7] and [9, 9]; 0b1 and 0b1110 are 4 bits apart.
+        values = np.array([0b1, 0b1110, 0b0, 5, 5], dtype=np.uint64)
+        left, right = self.pairs(values, np.array([4, 2, 0, 1, 3]), np.array([7, 7, 7, 9, 9], dtype=np.uint64), 3)
+        # and two words a fingerprint: bit 0 and bit 64 are each 1 bit from none, 2 bits apart
+        wide = self.pairs(_TWO_WORDS, np.arange(3), np.zeros(3, dtype=np.uint64), 1)
+        if (left.tolist() != [4, 2, 1] or right.tolist() != [0, 0, 3]
+                or [a.tolist() for a in wide] != [[0, 1], [2, 2]]):
+            raise RuntimeError("the pair kernel gives wrong results")
 
 def _growing(call: Any, expected: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """The pairs of a pair kernel ``call(left, right, capacity)``, which fills at most
@@ -70,11 +66,10 @@ def _growing(call: Any, expected: int = 0) -> tuple[np.ndarray, np.ndarray]:
         capacity = found
 
 
-class CrossKernel(_LoadedPairs):
+class CrossKernel(Loaded):
     """The loaded cross-pair kernel (:func:`simdedup.kernels.source.pairs.cross_pairs`)."""
 
-    ARGUMENTS = (ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64,
-                 ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)
+    FUNCTIONS = ("cross",)
 
     def pairs(self, first: np.ndarray, second: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Positions ``(i, j)`` of the pairs within ``k`` of ``first[i]`` and ``second[j]``
@@ -82,16 +77,21 @@ class CrossKernel(_LoadedPairs):
         first, second = _rows(first), _rows(second)
         if first.shape[1] != second.shape[1]:
             raise ValueError("fingerprints of two widths")
-        return _growing(lambda left, right, capacity: self._function(
+        return _growing(lambda left, right, capacity: self._functions["cross"](
             first.ctypes.data, len(first), second.ctypes.data, len(second), first.shape[1], k, left.ctypes.data,
             right.ctypes.data, capacity))
 
+    def check(self) -> None:
+        # Checked as the others: 0b1 is 1 bit from 0b0 and 3 from 0b1111; 0b111 is 1 bit from 0b1111.
+        left, right = self.pairs(np.array([0b1, 0b111], dtype=np.uint64), np.array([0b0, 0b1111], dtype=np.uint64), 1)
+        wide = self.pairs(_TWO_WORDS[:1], _TWO_WORDS, 1)  # bit 0 is 2 bits from bit 64, 1 from none
+        if left.tolist() != [0, 1] or right.tolist() != [0, 1] or [a.tolist() for a in wide] != [[0, 0], [0, 2]]:
+            raise RuntimeError("the cross-pair kernel gives wrong results")
 
-class CanonicalKernel(_LoadedPairs):
+class CanonicalKernel(Loaded):
     """The loaded canonical-table filter (:func:`simdedup.kernels.source.pairs.canonical_pairs`)."""
 
-    ARGUMENTS = (ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,
-                 ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p)
+    FUNCTIONS = ("canonical",)
 
     def keep(self, values: np.ndarray, left: np.ndarray, right: np.ndarray, masks: np.ndarray, chosen: np.ndarray,
              level_ends: np.ndarray, limits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -102,18 +102,24 @@ class CanonicalKernel(_LoadedPairs):
         left, right = _some(np.array(left, dtype=np.int64), np.int64), _some(np.array(right, dtype=np.int64), np.int64)
         arrays = [_some(masks, np.uint64), _some(chosen, np.uint8), _some(level_ends, np.int64),
                   _some(limits, np.int64)]
-        kept = self._function(values.ctypes.data, len(values), values.shape[1], left.ctypes.data, right.ctypes.data,
-                              npairs, arrays[0].ctypes.data, arrays[1].ctypes.data, arrays[2].ctypes.data, nlevels,
-                              arrays[3].ctypes.data)  # kept in place: left and right are copies
+        kept = self._functions["canonical"](  # kept in place: left and right are copies
+            values.ctypes.data, len(values), values.shape[1], left.ctypes.data, right.ctypes.data, npairs,
+            arrays[0].ctypes.data, arrays[1].ctypes.data, arrays[2].ctypes.data, nlevels, arrays[3].ctypes.data)
         return left[:kept], right[:kept]
 
+    def check(self) -> None:
+        # Checked as the others: one level of blocks {bit 0} and {bit 1}, the table of the first,
+        # one of them agreed on: rows 0b00 and 0b10 agree on block 0 only (kept), 0b00 and 0b01 on
+        # block 1 only (not kept).
+        left, right = self.keep(np.array([0b00, 0b10, 0b01], dtype=np.uint64), np.array([0, 0]), np.array([1, 2]),
+                                np.array([[0b01], [0b10]]), np.array([1, 0]), np.array([2]), np.array([1]))
+        if left.tolist() != [0] or right.tolist() != [1]:
+            raise RuntimeError("the canonical-table filter gives wrong results")
 
-class PackedKernel(_LoadedPairs):
+class PackedKernel(Loaded):
     """The loaded packed-table kernel (:func:`simdedup.kernels.source.pairs.packed_pairs`)."""
 
-    ARGUMENTS = (ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,
-                 ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p,
-                 ctypes.c_void_p, ctypes.c_int64)
+    FUNCTIONS = ("packed",)
 
     def pairs(self, packed: np.ndarray, index_bits: int, values: np.ndarray, k: int, crowd: int,
               masks: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -131,86 +137,29 @@ class PackedKernel(_LoadedPairs):
         held = masks if len(masks) else np.zeros(words, dtype=np.uint64)
         runs = np.empty(2 * (len(packed) // (crowd + 1)) + 2, dtype=np.int64)
         counts = np.zeros(1, dtype=np.int64)
-        left, right = _growing(lambda left, right, capacity: self._function(
+        left, right = _growing(lambda left, right, capacity: self._functions["packed"](
             packed.ctypes.data, len(packed), index_bits, values.ctypes.data, words, k, crowd, left.ctypes.data,
             right.ctypes.data, capacity, runs.ctypes.data, counts.ctypes.data, held.ctypes.data, len(masks)))
         crowded = runs[: 2 * int(counts[0])]  # as the last, complete call left them
         return left, right, crowded[0::2], crowded[1::2]
 
+    def check(self) -> None:
+        # Checked as the others: keys 3, 3, 5, 5, 5 above 3 row bits (rows 4, 1 | 0, 2, 3); with
+        # crowd 2 the run of three is left; rows 4 and 1 (0b1, 0b1110) are 4 bits apart.
+        packed = np.array([(3 << 3) | 4, (3 << 3) | 1, (5 << 3) | 0, (5 << 3) | 2, (5 << 3) | 3], dtype=np.uint64)
+        values = np.array([0, 0b1110, 0, 0, 0b1], dtype=np.uint64)
+        checks = [self.pairs(packed, 3, values, k, 2) for k in (4, 3)]
+        checks.append(self.pairs(packed, 3, values, 4, 2, np.array([0b1000], dtype=np.uint64)))  # 0b1, 0b1110 differ
+        checks.append(self.pairs(packed, 3, values, 4, 2, np.array([0b10000], dtype=np.uint64)))  # they agree: none
+        # two words: of the pairs (0, 2) and (1, 2) within 1 bit, only (1, 2) differs in bit 64
+        one_run = np.arange(3, dtype=np.uint64)
+        checks.append(self.pairs(one_run, 2, _TWO_WORDS, 1, 8, np.array([[0, 1]], dtype=np.uint64)))
+        if ([[a.tolist() for a in c] for c in checks]
+                != [[[4], [1], [2], [3]], [[], [], [2], [3]], [[4], [1], [2], [3]], [[], [], [2], [3]],
+                    [[1], [2], [], []]]):
+            raise RuntimeError("the packed-table kernel gives wrong results")
 
 #: three 128-bit fingerprints for the kernels' checks: bit 0, bit 64, none
 _TWO_WORDS = np.array([[1, 0], [0, 1], [0, 0]], dtype=np.uint64)
 
 
-def _load_pairs() -> PairKernel:
-    kernel = PairKernel(*_load_code("pairs"))
-    # Checked as the others: runs of keys [7, 7, 7] and [9, 9]; 0b1 and 0b1110 are 4 bits apart.
-    values = np.array([0b1, 0b1110, 0b0, 5, 5], dtype=np.uint64)
-    left, right = kernel.pairs(values, np.array([4, 2, 0, 1, 3]), np.array([7, 7, 7, 9, 9], dtype=np.uint64), 3)
-    # and two words a fingerprint: bit 0 and bit 64 are each 1 bit from none, 2 bits apart
-    wide = kernel.pairs(_TWO_WORDS, np.arange(3), np.zeros(3, dtype=np.uint64), 1)
-    if (left.tolist() != [4, 2, 1] or right.tolist() != [0, 0, 3]
-            or [a.tolist() for a in wide] != [[0, 1], [2, 2]]):
-        raise RuntimeError("the pair kernel gives wrong results")
-    return kernel
-
-
-def _load_cross_pairs() -> CrossKernel:
-    kernel = CrossKernel(*_load_code("cross"))
-    # Checked as the others: 0b1 is 1 bit from 0b0 and 3 from 0b1111; 0b111 is 1 bit from 0b1111.
-    left, right = kernel.pairs(np.array([0b1, 0b111], dtype=np.uint64), np.array([0b0, 0b1111], dtype=np.uint64), 1)
-    wide = kernel.pairs(_TWO_WORDS[:1], _TWO_WORDS, 1)  # bit 0 is 2 bits from bit 64, 1 from none
-    if left.tolist() != [0, 1] or right.tolist() != [0, 1] or [a.tolist() for a in wide] != [[0, 0], [0, 2]]:
-        raise RuntimeError("the cross-pair kernel gives wrong results")
-    return kernel
-
-
-def _load_canonical() -> CanonicalKernel:
-    kernel = CanonicalKernel(*_load_code("canonical"))
-    # Checked as the others: one level of blocks {bit 0} and {bit 1}, the table of the first,
-    # one of them agreed on: rows 0b00 and 0b10 agree on block 0 only (kept), 0b00 and 0b01 on
-    # block 1 only (not kept).
-    left, right = kernel.keep(np.array([0b00, 0b10, 0b01], dtype=np.uint64), np.array([0, 0]), np.array([1, 2]),
-                              np.array([[0b01], [0b10]]), np.array([1, 0]), np.array([2]), np.array([1]))
-    if left.tolist() != [0] or right.tolist() != [1]:
-        raise RuntimeError("the canonical-table filter gives wrong results")
-    return kernel
-
-
-def _load_packed_pairs() -> PackedKernel:
-    kernel = PackedKernel(*_load_code("packed"))
-    # Checked as the others: keys 3, 3, 5, 5, 5 above 3 row bits (rows 4, 1 | 0, 2, 3); with
-    # crowd 2 the run of three is left; rows 4 and 1 (0b1, 0b1110) are 4 bits apart.
-    packed = np.array([(3 << 3) | 4, (3 << 3) | 1, (5 << 3) | 0, (5 << 3) | 2, (5 << 3) | 3], dtype=np.uint64)
-    values = np.array([0, 0b1110, 0, 0, 0b1], dtype=np.uint64)
-    checks = [kernel.pairs(packed, 3, values, k, 2) for k in (4, 3)]
-    checks.append(kernel.pairs(packed, 3, values, 4, 2, np.array([0b1000], dtype=np.uint64)))  # 0b1, 0b1110 differ
-    checks.append(kernel.pairs(packed, 3, values, 4, 2, np.array([0b10000], dtype=np.uint64)))  # they agree: none
-    # two words: of the pairs (0, 2) and (1, 2) within 1 bit, only (1, 2) differs in bit 64
-    one_run = np.arange(3, dtype=np.uint64)
-    checks.append(kernel.pairs(one_run, 2, _TWO_WORDS, 1, 8, np.array([[0, 1]], dtype=np.uint64)))
-    if ([[a.tolist() for a in c] for c in checks]
-            != [[[4], [1], [2], [3]], [[], [], [2], [3]], [[4], [1], [2], [3]], [[], [], [2], [3]],
-                [[1], [2], [], []]]):
-        raise RuntimeError("the packed-table kernel gives wrong results")
-    return kernel
-
-
-def pair_kernel() -> PairKernel | None:
-    """The pair kernel (see :func:`_get`)."""
-    return _get("pairs", _load_pairs)
-
-
-def cross_pair_kernel() -> CrossKernel | None:
-    """The cross-pair kernel (see :func:`_get`)."""
-    return _get("cross", _load_cross_pairs)
-
-
-def canonical_kernel() -> CanonicalKernel | None:
-    """The canonical-table filter (see :func:`_get`)."""
-    return _get("canonical", _load_canonical)
-
-
-def packed_pair_kernel() -> PackedKernel | None:
-    """The packed-table kernel (see :func:`_get`)."""
-    return _get("packed", _load_packed_pairs)

@@ -163,9 +163,9 @@ class JiebaFastTokenizer(JiebaTfidfTokenizer):
 
             raise TokenizerOptionError("the jieba-fast tokenizer needs rjieba: pip install 'simdedup[zh-fast]'") from None
         self._rjieba_cut = rjieba.cut
-        from ..kernels.keywords import keyword_kernel
+        from ..kernels.keywords import KeywordKernel
 
-        self._kernel = keyword_kernel()
+        self._kernel = KeywordKernel.loaded()
         self._rules = _keyword_rules() if self._kernel is not None else None
         if self._rules is None:
             self._tfidf = _jieba_idf()

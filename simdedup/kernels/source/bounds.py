@@ -3,20 +3,15 @@ multisets, their bitsets over the frequent ones (through a sieve) and the Jaccar
 
 import numba
 import numpy as np
-from numba import carray, types
+from numba import carray
 
-from .common import GOLDEN, ONE, _i64p, _mix, _popcount, _u32p, _u64p
+from .common import GOLDEN, ONE, _mix, _popcount
 
 
 @numba.njit(inline="always")
 def _element(h, j):  # pragma: no cover - compiled
     """The j-th copy of a hash: a multiset as a set (the hash itself first)."""
     return h if j == 0 else _mix(h ^ (np.uint64(j) * GOLDEN))
-
-
-#: exact_elements(hashes, weights, offsets, ndocs, units, nunits, weighted, out, room) -> elements
-EXACT_ELEMENTS_SIGNATURE = types.int64(_u64p, _u32p, _i64p, types.int64, _i64p, types.int64, types.int64, _u64p,
-                                       types.int64)
 
 
 def exact_elements(hashes_p, weights_p, offsets_p, ndocs, units_p, nunits, weighted, out_p,
@@ -40,10 +35,6 @@ def exact_elements(hashes_p, weights_p, offsets_p, ndocs, units_p, nunits, weigh
     return at
 
 
-#: exact_frequent_bits(hashes, weights, offsets, ndocs, units, nunits, weighted, keys, ids, nkeys, bits,
-#:                     words, sieve) -> 0
-EXACT_BITS_SIGNATURE = types.int64(_u64p, _u32p, _i64p, types.int64, _i64p, types.int64, types.int64, _u64p, _i64p,
-                                   types.int64, _u64p, types.int64, _u64p)
 #: bits of the sieve in front of the table of frequent elements (16 KiB: it stays in the L1 cache)
 SIEVE_BITS = 1 << 17  # (simdedup.kernels.exact.SIEVE_BITS)
 SIEVE_SHIFT = 65 - SIEVE_BITS.bit_length()  # a key's top bits, its bit in the sieve
@@ -81,13 +72,6 @@ def exact_frequent_bits(hashes_p, weights_p, offsets_p, ndocs, units_p, nunits, 
                         break
                     slot = (slot + ONE) & mask
     return 0
-
-
-
-#: exact_bounded(bits, nrows, words, sizes, free, left, right, npairs, out, prefix, prefix_free, cuts, ncuts) -> 0
-EXACT_BOUNDED_SIGNATURE = types.int64(_u64p, types.int64, types.int64, _i64p, _i64p, _i64p, _i64p, types.int64,
-                                      types.CPointer(types.float64), types.int64, _i64p, types.CPointer(types.float64),
-                                      types.int64)
 
 
 @numba.njit(inline="always")

@@ -1,5 +1,5 @@
 """What the kernels share: the XXH3 functions of the xxhash extension, the mixing and UTF-8
-decoding steps, the pointer types of the signatures and a population count."""
+decoding steps and a population count."""
 
 
 import llvmlite.binding
@@ -7,7 +7,7 @@ import numba
 import numpy as np
 import xxhash._xxhash
 from llvmlite import ir
-from numba import carray, types
+from numba import types
 from numba.core import cgutils
 from numba.core.extending import intrinsic
 
@@ -39,11 +39,6 @@ def xxh3_128(typingctx, address, length):
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 LOW32 = np.uint64(0xFFFFFFFF)
 ONE = np.uint64(1)
-
-_u8p, _i64p, _u64p = types.CPointer(types.uint8), types.CPointer(types.int64), types.CPointer(types.uint64)
-_u16p, _u32p = types.CPointer(types.uint16), types.CPointer(types.uint32)
-_f64p = types.CPointer(types.float64)
-_f64 = types.float64
 
 
 @numba.njit(inline="always")

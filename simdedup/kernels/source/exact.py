@@ -4,9 +4,9 @@ measure and judge pairs."""
 
 import numba
 import numpy as np
-from numba import carray, types
+from numba import carray
 
-from .common import GOLDEN, ONE, _decode, _f64, _i64p, _mix, _u8p, _u32p, _u64p
+from .common import GOLDEN, ONE, _decode, _mix
 
 
 # ---- exact similarities (simdedup.similarity) ---------------------------------------------------
@@ -16,9 +16,6 @@ _PRIME = np.uint64(0x100000001B3)
 # run, a token of its own that is a word (a CJK character, or any code point beyond the table), one
 # that is punctuation
 _SPACE, _RUN, _ONE_WORD, _ONE_PUNCT = 0, 1, 2, 3
-
-#: exact_tokens(data, size, table, words, grams, sizes) -> -1, or where the decoder stops
-EXACT_TOKENS_SIGNATURE = types.int64(_u8p, types.int64, _u32p, _u64p, _u64p, _i64p)
 
 
 @numba.njit(inline="always")
@@ -91,11 +88,6 @@ def exact_tokens(data_p, size, table_p, words_p, grams_p, sizes_p):  # pragma: n
     return -1
 
 
-
-#: exact_distinct(hashes, n, counts, counted) -> distinct hashes
-EXACT_DISTINCT_SIGNATURE = types.int64(_u64p, types.int64, _u32p, types.int64)
-
-
 def exact_distinct(hashes_p, n, counts_p, counted):  # pragma: no cover - compiled
     """Leave the distinct values of the sorted ``hashes[:n]`` at its start, and, when
     ``counted``, how often each occurs in ``counts``; returns how many there are.
@@ -123,7 +115,6 @@ def exact_distinct(hashes_p, n, counts_p, counted):  # pragma: no cover - compil
             counts[j] = counts[j + 1] - counts[j]
         counts[at] = np.uint32(n) - counts[at]
     return at + 1
-
 
 
 @numba.njit(inline="always")
@@ -157,11 +148,6 @@ def _shared(hashes, weights, offsets, a, b, weighted, threshold, both):  # pragm
             if total / (both - total) >= threshold:
                 return total  # there already
     return total
-
-
-#: exact_shared(hashes, weights, offsets, ndocs, left, right, npairs, weighted, out) -> 0
-EXACT_SHARED_SIGNATURE = types.int64(_u64p, _u32p, _i64p, types.int64, _i64p, _i64p, types.int64, types.int64,
-                                     _i64p)
 
 
 def exact_shared(hashes_p, weights_p, offsets_p, ndocs, left_p, right_p, npairs, weighted,
@@ -208,14 +194,6 @@ def _verdict(a, b, runs, measure, min_similarity, min_resemblance, floor):  # pr
     both = gram_totals[a] + gram_totals[b]
     shared = _shared(gram_hashes, bag_weights, gram_offsets, a, b, False, threshold, both)
     return shared / (both - shared) >= threshold, similarity
-
-
-#: exact_verdicts(bag_hashes, bag_weights, bag_offsets, bag_totals, gram_hashes, gram_offsets, gram_totals,
-#:                ndocs, left, right, npairs, measure, min_similarity, min_resemblance, floor, similarity,
-#:                passing) -> 0
-EXACT_VERDICTS_SIGNATURE = types.int64(_u64p, _u32p, _i64p, _i64p, _u64p, _i64p, _i64p, types.int64, _i64p, _i64p,
-                                       types.int64, types.int64, _f64, _f64, _f64, types.CPointer(types.float64),
-                                       _u8p)
 
 
 def exact_verdicts(bag_hashes_p, bag_weights_p, bag_offsets_p, bag_totals_p, gram_hashes_p, gram_offsets_p,

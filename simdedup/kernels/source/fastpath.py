@@ -4,19 +4,13 @@ simhash votes and the sketch's bin minima."""
 
 import numba
 import numpy as np
-from numba import carray, types
+from numba import carray
 
-from .common import ONE, GOLDEN, LOW32, _decode, _i64p, _mix, _u8p, _u16p, _u32p, _u64p, xxh3, xxh3_128
+from .common import GOLDEN, LOW32, ONE, _decode, _mix, xxh3, xxh3_128
 
 
 PLANES = 48  # bit planes of the vote counters: totals below 2**48 (kernels.fastpath.PLANES)
 
-#: fingerprint_batch(data, offsets, ndocs, flags, blocks, entries, nentries, extra, nextra, class_shift,
-#:                   shingle, starts, tokens, tokens_address, token_room, bins, shift, binary, words,
-#:                   values, features, sketches, table, highs, used, capacity, scratch) -> 0
-SIGNATURE = types.int64(_u8p, _i64p, types.int64, _u8p, _u16p, _u32p, types.int64, _u32p, types.int64, types.int64,
-                        types.int64, _i64p, _u8p, types.uintp, types.int64, types.int64, types.uint64, types.int64,
-                        types.int64, _u64p, _i64p, _u8p, _u64p, _u64p, _i64p, types.int64, _u64p)
 # vote planes of each 64-bit word of a value, then the sketch's bin minima (at most 4096 bins)
 SCRATCH_WORDS = 2 * PLANES + 4096
 

@@ -1,19 +1,10 @@
 """numba source of the keyword kernel (:mod:`simdedup.kernels.keywords`): jieba's TF-IDF
 keywords of a batch of segmented documents."""
 
-import numba
 import numpy as np
-from numba import carray, types
+from numba import carray
 
-from .common import _f64p, _i64p, _u8p, _u64p, xxh3
-
-
-#: keyword_batch(data, nbytes, data_address, token_chars, doc_tokens, ndocs, vocab_keys, vocab_idf, vocab_slots,
-#:               median, spaces, nspaces, stop_words, stop_ends, nstop, topk, keys, counts, first, idfs,
-#:               used, capacity, best, best_scores, nbest) -> 0
-KEYWORD_SIGNATURE = types.int64(_u8p, types.int64, types.uintp, _i64p, _i64p, types.int64, _u64p, _f64p, types.int64,
-                                types.float64, _i64p, types.int64, _u8p, _i64p, types.int64, types.int64,
-                                _u64p, _i64p, _i64p, _f64p, _i64p, types.int64, _i64p, _f64p, _i64p)
+from .common import xxh3
 
 
 def keyword_batch(data_p, nbytes, address, token_chars_p, doc_tokens_p, ndocs, vocab_keys_p, vocab_idf_p, vocab_slots,

@@ -3,9 +3,9 @@ verified pairs."""
 
 import numba
 import numpy as np
-from numba import carray, types
+from numba import carray
 
-from .common import ONE, _f64, _i64p, _mix, _popcount, _u8p, _u32p, _u64p
+from .common import ONE, _mix, _popcount
 from .exact import _exact_runs, _verdict
 
 
@@ -13,12 +13,6 @@ from .exact import _exact_runs, _verdict
 #:               parent, size, volume, next_member, keys, good, bad, capacity,
 #:               exact, has, bag_hashes, bag_weights, bag_offsets, bag_totals, gram_hashes, gram_offsets,
 #:               gram_totals, measure, min_similarity, min_resemblance, floor) -> pairs merged (-1: a bug)
-
-
-LINKAGE_SIGNATURE = types.int64(types.int64, types.int64, _i64p, _i64p, _i64p, _i64p, _u8p, types.int64, _u8p,
-                                _u64p, types.int64, types.int64, _i64p, _i64p, _i64p, _i64p, _u64p, _i64p, _u8p,
-                                types.int64, types.int64, _u8p, _u64p, _u32p, _i64p, _i64p, _u64p, _i64p, _i64p,
-                                types.int64, _f64, _f64, _f64)
 
 
 def link_complete(n, nedges, left_p, right_p, offsets_p, adjacency_p, sketches_p, bins, passing_p, fps_p, words, k,

@@ -3,13 +3,9 @@ block table, of two chunks of a crowd, of a packed table, and the canonical-tabl
 
 import numba
 import numpy as np
-from numba import carray, types
+from numba import carray
 
-from .common import ONE, _i64p, _popcount, _u8p, _u64p
-
-
-#: table_pairs(sorted_values, order, sorted_keys, n, words, k, left, right, capacity) -> pairs found
-PAIRS_SIGNATURE = types.int64(_u64p, _i64p, _u64p, types.int64, types.int64, types.int64, _i64p, _i64p, types.int64)
+from .common import ONE, _popcount
 
 
 @numba.njit(inline="always")
@@ -58,12 +54,6 @@ def table_pairs(values_p, order_p, keys_p, n, words, k, left_p, right_p, capacit
     return found
 
 
-
-#: cross_pairs(first, n_first, second, n_second, words, k, left, right, capacity) -> pairs found
-CROSS_SIGNATURE = types.int64(_u64p, types.int64, _u64p, types.int64, types.int64, types.int64, _i64p, _i64p,
-                              types.int64)
-
-
 def cross_pairs(first_p, n_first, second_p, n_second, words, k, left_p, right_p, capacity):  # pragma: no cover
     """The pairs ``(i, j)`` of fingerprints ``first[i]`` and ``second[j]`` (``words`` uint64
     each) within Hamming distance ``k`` (the chunk pairs of :mod:`simdedup.index`); as in
@@ -82,13 +72,6 @@ def cross_pairs(first_p, n_first, second_p, n_second, words, k, left_p, right_p,
                     right[found] = j
                 found += 1
     return found
-
-
-
-#: packed_pairs(packed, n, index_bits, values, words, k, crowd, left, right, capacity, runs, counts, masks,
-#:              nmasks) -> pairs found
-PACKED_SIGNATURE = types.int64(_u64p, types.int64, types.int64, _u64p, types.int64, types.int64, types.int64, _i64p,
-                               _i64p, types.int64, _i64p, _i64p, _u64p, types.int64)
 
 
 @numba.njit(inline="always")
@@ -152,11 +135,6 @@ def packed_pairs(packed_p, n, index_bits, values_p, words, k, crowd, left_p, rig
         start = end
     counts[0] = crowded
     return found
-
-
-#: canonical_pairs(values, n, words, left, right, npairs, masks, chosen, level_ends, nlevels, limits) -> kept
-CANONICAL_SIGNATURE = types.int64(_u64p, types.int64, types.int64, _i64p, _i64p, types.int64, _u64p, _u8p, _i64p,
-                                  types.int64, _i64p)
 
 
 def canonical_pairs(values_p, n, words, left_p, right_p, npairs, masks_p, chosen_p, ends_p, nlevels,

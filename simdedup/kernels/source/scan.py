@@ -3,9 +3,7 @@ template."""
 
 import numba
 import numpy as np
-from numba import carray, types
-
-from .common import _i64p, _u8p, _u64p
+from numba import carray
 
 
 _HEX_VALUES = np.full(256, 255, dtype=np.uint8)
@@ -45,11 +43,6 @@ def _natural(data, i, n):  # pragma: no cover - compiled
     return value, i
 
 
-#: scan_records(data, nbytes, pieces, piece_ends, kinds, steps, hex_digits, words, sketch_chars, sketch_bytes,
-#:              id_bytes, id_ends, escaped, values, features, sizes, sketches, capacity) -> records (-1: a
-#:              line not of the template)
-SCAN_SIGNATURE = types.int64(_u8p, types.int64, _u8p, _i64p, _i64p, types.int64, types.int64, types.int64,
-                             types.int64, types.int64, _u8p, _i64p, _u8p, _u64p, _i64p, _i64p, _u8p, types.int64)
 #: the fields of a template (simdedup.fingerprints.columns.Template)
 FIELD_ID, FIELD_HEX, FIELD_FEATURES, FIELD_BYTES, FIELD_SKETCH = range(5)
 
