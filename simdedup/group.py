@@ -332,22 +332,23 @@ def _link_complete(n: int, left: np.ndarray, right: np.ndarray, scores: np.ndarr
     whether a pair across is known to fail (then they never join: clusters only grow). Only
     when neither settles it are the pairs across tested, and a failure is remembered. When two
     clusters join, the one with fewer edges hands its counts over to the other. Compiled from
-    :data:`KERNEL_AFTER_EDGES` edges (:func:`simdedup._kernels.link_complete`, which measures
+    :data:`KERNEL_AFTER_EDGES` edges (:func:`simdedup.kernels.source.linkage.link_complete`, which measures
     exactly where the units have exact sets); the same steps in Python otherwise.
     """
     order = np.lexsort((rank[left] * n + rank[right], -scores))  # the two ranks as one key: a third faster
     left, right = left[order], right[order]
     if len(left) >= KERNEL_AFTER_EDGES:
-        from . import fastpath
+        from .kernels.exact import MEASURE_CODES
+        from .kernels.linkage import ExactTest, LinkageKernel
 
-        kernel = fastpath.linkage_kernel()
+        kernel = LinkageKernel.loaded()
         if kernel is not None:
             sketches, exact = test.units.sketches, None
             passing = None if sketches is None else agreement_similarity(sketches.shape[1]) >= test.min_similarity
             if test.exact is not None:  # the sketches' estimate only where a unit has no exact sets
-                exact = fastpath.ExactTest(test.exact.has, test.exact.kinds["bag"], test.exact.kinds["grams"],
-                                           fastpath.MEASURE_CODES[test.measure], test.min_similarity,
-                                           test.min_resemblance, RESEMBLANCE_FLOOR)
+                exact = ExactTest(test.exact.has, test.exact.kinds["bag"], test.exact.kinds["grams"],
+                                  MEASURE_CODES[test.measure], test.min_similarity, test.min_resemblance,
+                                  RESEMBLANCE_FLOOR)
             roots, merged = kernel.link(n, left, right, sketches, passing, test.units.fps, test.k, exact)
             if test.exact is not None:
                 test.exact.merged += merged

@@ -108,7 +108,7 @@ def _table_key(fps: np.ndarray, mask: np.ndarray) -> np.ndarray:
 
 _CANDIDATES_AT_ONCE = 1 << 20  # candidate pairs checked in one vectorised step (about 50 MB of arrays)
 #: a table with this many candidate pairs goes to the compiled pair kernel
-#: (:mod:`simdedup.fastpath`), when it loads: about 20 ms of numpy work, more than loading the
+#: (:mod:`simdedup.kernels.pairs`), when it loads: about 20 ms of numpy work, more than loading the
 #: kernel costs
 KERNEL_AFTER_CANDIDATES = 1 << 18
 
@@ -123,9 +123,9 @@ def _pairs_in_table(fps: np.ndarray, order: np.ndarray, sorted_key: np.ndarray,
     starts = np.flatnonzero(np.concatenate(([True], sorted_key[1:] != sorted_key[:-1])))
     lengths = np.diff(np.append(starts, n))
     if int((lengths * (lengths - 1) // 2).sum()) >= KERNEL_AFTER_CANDIDATES:
-        from . import fastpath
+        from .kernels.pairs import PairKernel
 
-        kernel = fastpath.pair_kernel()
+        kernel = PairKernel.loaded()
         if kernel is not None:
             return kernel.pairs(fps[order], order, sorted_key, k)
     later = np.repeat(starts + lengths, lengths) - np.arange(n) - 1  # later positions in the run
@@ -166,7 +166,7 @@ def _clustered(fps: np.ndarray, masks: list[np.ndarray], k: int) -> bool:
     are compared in every table, but those of a family (:func:`_a_family`, among the
     :data:`FAMILY_CHECKS` longest runs over :data:`FAMILY_RUN` rows) once in all.
     """
-    from . import fastpath
+    from .kernels.pairs import PackedKernel
 
     n = len(fps)
     keys = _table_key(fps, masks[0])
@@ -175,7 +175,7 @@ def _clustered(fps: np.ndarray, masks: list[np.ndarray], k: int) -> bool:
     long = np.flatnonzero(runs > FAMILY_RUN)
     once = sum(pairs[run] for run in long[np.argsort(-runs[long], kind="stable")][:FAMILY_CHECKS].tolist()
                if _a_family(fps[keys == values[run]], k))
-    cost = _KERNEL_CANDIDATE_COST if fastpath.packed_pair_kernel() else _CANDIDATE_COST
+    cost = _KERNEL_CANDIDATE_COST if PackedKernel.loaded() else _CANDIDATE_COST
     return ((pairs.sum() - once) * len(masks) + once) * cost > n * n / 2 * _BRUTE_COST
 
 
@@ -191,9 +191,9 @@ BRUTE_PAIRS_PER_ROW = 96
 def _brute_pairs(fps: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     n = len(fps)
     if n * (n - 1) // 2 >= KERNEL_AFTER_CANDIDATES:
-        from . import fastpath
+        from .kernels.pairs import PairKernel
 
-        kernel = fastpath.pair_kernel()
+        kernel = PairKernel.loaded()
         if kernel is not None:  # every row in one run of the pair kernel: all pairs, compiled
             return kernel.pairs(fps, np.arange(n, dtype=np.int64), np.zeros(n, dtype=np.uint64), k,
                                 BRUTE_PAIRS_PER_ROW * n)
@@ -499,10 +499,10 @@ def _runs(table: SortedTable, values: np.ndarray, k: int, crowd: int, bits: int,
     """Positions in ``values`` of the pairs within ``k`` in the table's runs of equal keys of at
     most ``crowd`` rows whose canonical table it is (they differ in each block ``before_last``),
     and ``(start, length)`` of the longer runs: in one compiled pass over a packed table
-    (:mod:`simdedup.fastpath`), else with numpy."""
-    from . import fastpath
+    (:mod:`simdedup.kernels.pairs`), else with numpy."""
+    from .kernels.pairs import PackedKernel
 
-    if table.packed is not None and (kernel := fastpath.packed_pair_kernel()):
+    if table.packed is not None and (kernel := PackedKernel.loaded()):
         masks = as_words([((1 << size) - 1) << start for start, size in before_last], 64 * values.shape[1])
         return kernel.pairs(table.packed, table.index_bits, values, k, crowd, masks)
     # Only positions in runs of two or more rows take part: for spread-out fingerprints a few.
@@ -576,10 +576,10 @@ def chunk_spans(size: int, chunk: int) -> list[tuple[tuple[int, int], tuple[int,
 def _near_in_chunks(values: np.ndarray, size: int, within: bool, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Positions ``a < b`` of the pairs within ``k`` among ``values``: within the first ``size``
     rows (``within``), or between them and the rest. Compiled (the pair kernels of
-    :mod:`simdedup.fastpath`), else numpy in steps of bounded size."""
-    from . import fastpath
+    :mod:`simdedup.kernels.pairs`), else numpy in steps of bounded size."""
+    from .kernels.pairs import CrossKernel, PairKernel
 
-    if kernel := fastpath.pair_kernel() if within else fastpath.cross_pair_kernel():
+    if kernel := PairKernel.loaded() if within else CrossKernel.loaded():
         if within:  # one run of equal keys: every pair, earlier position first
             return kernel.pairs(values, np.arange(size, dtype=np.int64), np.zeros(size, dtype=np.uint64), k)
         a, b = kernel.pairs(values[:size], values[size:], k)
@@ -613,9 +613,9 @@ def chunk_pairs(levels: tuple[tuple[int, int, tuple[int, ...]], ...], k: int, fi
     values = first.values if second is None else np.concatenate([first.values, second.values])
     rows = first.rows if second is None else np.concatenate([first.rows, second.rows])
     a, b = _near_in_chunks(values, size, second is None, k)  # positions in ``values``
-    from . import fastpath
+    from .kernels.pairs import CanonicalKernel
 
-    if kernel := fastpath.canonical_kernel():
+    if kernel := CanonicalKernel.loaded():
         a, b = kernel.keep(values, a, b, *level_masks(levels, k, values.shape[1]))
     else:
         for level_bits, blocks, chosen in levels:  # the run agrees on the blocks of each level's table

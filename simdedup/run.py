@@ -112,7 +112,7 @@ def fingerprint_batches(sources: Iterable[Source], method: Method, jobs: int = 1
     """
     method.prepare()  # loaded once here, inherited by forked workers
     if jobs > 1 and getattr(method, "fast", False):
-        from . import fastpath
+        from .kernels import fastpath
 
         fastpath.preload()  # once, before the fork, instead of once in every worker
     batches = _batches(sources, BATCH_SOURCES)

@@ -18,9 +18,9 @@ their 3-grams.
 
 Tokens are cut by per-code-point tables (the tokenizer's ``\\w``, CJK ranges and lower-casing for
 the Basic Multilingual Plane; a code point beyond it is a token of its own) and hashed by a
-compiled kernel (``simdedup._kernels.exact_tokens``) that reads the UTF-8 itself, in one pass: no
+compiled kernel (``simdedup.kernels.source.exact.exact_tokens``) that reads the UTF-8 itself, in one pass: no
 Python work per token or per pair, no decoded copy of the text. The kernels are loaded as
-:mod:`simdedup.fastpath` loads its own (without importing numba); there is no Python path, so
+:mod:`simdedup.kernels` loads its own (without importing numba); there is no Python path, so
 ``SIMDEDUP_FASTPATH=0`` does not turn them off.
 """
 
@@ -46,7 +46,7 @@ RESEMBLANCE_FLOOR = 0.5
 BUDGET_BYTES = 2 << 30
 MAX_DOCUMENT_CHARS = 4 << 20
 
-# kinds of code points (as simdedup._kernels' exact kernels): a separator, part of a run of letters and
+# kinds of code points (as simdedup.kernels.source.exact): a separator, part of a run of letters and
 # digits, a token of its own that is a word (a CJK character) or punctuation (a token for
 # resemblance only)
 _SPACE, _RUN, _ONE_WORD, _ONE_PUNCT = 0, 1, 2, 3
@@ -128,14 +128,14 @@ def exact_sets(text: str | bytes, lowercase: bool = True) -> ExactSets | None:
 
 
 def exact_kernel() -> Any:
-    """The compiled kernels (:class:`simdedup.fastpath.ExactKernel`).
+    """The compiled kernels (:class:`simdedup.kernels.exact.ExactKernel`).
 
     Raises:
         ExactUnavailable: they cannot be loaded here (numba or llvmlite cannot make them).
     """
-    from .fastpath import exact_kernel as load
+    from .kernels.exact import ExactKernel
 
-    kernel = load()
+    kernel = ExactKernel.loaded()
     if kernel is None:
         raise ExactUnavailable("exact similarities need compiled kernels, and numba or llvmlite cannot make them here")
     return kernel
@@ -320,7 +320,7 @@ class ExactIndex:
                  min_resemblance: float) -> tuple[np.ndarray, np.ndarray]:
         """``(bag similarity, passes)`` of each pair under :func:`passes`, exactly (NaN and False
         where one has no sets), with the 3-grams merged only as far as each verdict needs."""
-        from .fastpath import MEASURE_CODES
+        from .kernels.exact import MEASURE_CODES
 
         a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
         known = np.flatnonzero(self.has[a] & self.has[b])

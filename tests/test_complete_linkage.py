@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import simdedup.group as grouping
-from simdedup import fastpath
+from simdedup.kernels.linkage import LinkageKernel
 from simdedup.group import find_clusters
 from simdedup.sketch import similarity
 
@@ -117,7 +117,7 @@ def path(request, monkeypatch):
     if request.param == "python":
         monkeypatch.setenv("SIMDEDUP_FASTPATH", "0")
     else:
-        if fastpath.linkage_kernel() is None:
+        if LinkageKernel.loaded() is None:
             pytest.skip("the linkage kernel cannot be loaded here")
         monkeypatch.setattr(grouping, "KERNEL_AFTER_EDGES", 0)
     return request.param

@@ -1,5 +1,7 @@
 """The compiled fast path gives exactly the Python path's fingerprints."""
 
+import importlib
+import pkgutil
 import random
 import string
 
@@ -7,7 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import simdedup.fastpath as fastpath
+import simdedup.kernels.fastpath as fastpath
+from simdedup import kernels
+from simdedup.kernels import load
 from simdedup.read import Source
 from simdedup.errors import SkipDocument
 from simdedup.methods import Method, SimhashMethod
@@ -16,7 +20,7 @@ from simdedup.run import fingerprint_batch
 from simdedup.simhash import as_integers
 from simdedup.tokenizers import get_tokenizer
 
-needs_kernels = pytest.mark.skipif(fastpath.kernel() is None, reason="numba or the XXH3 symbol is not available")
+needs_kernels = pytest.mark.skipif(fastpath.Kernel.loaded() is None, reason="numba or the XXH3 symbol is not available")
 
 
 @pytest.fixture(autouse=True)
@@ -41,7 +45,7 @@ def both_paths(tmp_path, text: bytes, tokenizer: str, sketch_bins: int = 128, we
     if isinstance(fast, Source):
         raise SkipDocument(fast.path, fast.reason)
     body = text[3:] if text.startswith(b"\xef\xbb\xbf") else text
-    values, counts, sketches = fastpath.kernel().fingerprint([body], tokenizer, sketch_bins, method.weighting == "binary",
+    values, counts, sketches = fastpath.Kernel.loaded().fingerprint([body], tokenizer, sketch_bins, method.weighting == "binary",
                                                             1, [0], bits)
     assert (as_integers(values)[0], int(counts[0])) == (fast.simhash, fast.features)  # the kernel's answer
     assert sketch_bins == 0 or sketches[0].tobytes() == fast.sketch
@@ -105,7 +109,7 @@ def test_cli_output_identical_with_and_without(tmp_path, monkeypatch, bits):
 
 def test_without_kernels_the_python_path_answers(tmp_path, monkeypatch):
     (tmp_path / "a.txt").write_text("plain ascii words " * 50)
-    monkeypatch.setitem(fastpath._loaded, "fastpath", False)  # as if numba were missing
+    monkeypatch.setitem(load._loaded, fastpath.Kernel, False)  # as if numba were missing
     assert fastpath.ready(1 << 30) is None
     (record,) = fingerprint_batch([Source(str(tmp_path / "a.txt"))], SimhashMethod(get_tokenizer("words"))).results
     monkeypatch.setenv("SIMDEDUP_FASTPATH", "0")
@@ -188,10 +192,11 @@ def test_the_batch_that_starts_the_kernel_equals_the_python_path(tmp_path, monke
 
 @needs_kernels
 def test_the_kernel_and_its_python_side_agree_on_the_scratch_layout():
-    from simdedup import _kernels
+    from simdedup.kernels import exact
+    from simdedup.kernels.source import bounds, fastpath as source
 
-    assert (_kernels.PLANES, _kernels.SCRATCH_WORDS) == (fastpath.PLANES, fastpath.SCRATCH_WORDS)
-    assert (_kernels.SIEVE_BITS, _kernels.SIEVE_SHIFT) == (fastpath.SIEVE_BITS, fastpath.SIEVE_SHIFT) == (1 << 17, 47)
+    assert (source.PLANES, source.SCRATCH_WORDS) == (fastpath.PLANES, fastpath.SCRATCH_WORDS)
+    assert (bounds.SIEVE_BITS, bounds.SIEVE_SHIFT) == (exact.SIEVE_BITS, exact.SIEVE_SHIFT) == (1 << 17, 47)
 
 
 @needs_kernels
@@ -201,9 +206,9 @@ def test_cached_machine_code_loads_without_numba(tmp_path, bits):
     import subprocess
     import sys
 
-    fastpath.kernel()  # compiled and kept by now
-    code = ("import sys; from simdedup import fastpath; from simdedup.simhash import as_integers; "
-            "k = fastpath.kernel(); "
+    fastpath.Kernel.loaded()  # compiled and kept by now
+    code = ("import sys; from simdedup.kernels import fastpath; from simdedup.simhash import as_integers; "
+            "k = fastpath.Kernel.loaded(); "
             f"v, f, s = k.fingerprint([b'Hello hello world'], 'words', 16, True, bits={bits}); "
             "print(as_integers(v)[0], int(f[0]), s.tobytes().hex(), 'numba' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
@@ -228,11 +233,12 @@ def test_short_texts_before_the_kernel_starts_take_the_python_path(monkeypatch):
 def test_every_kernel_loads_and_passes_its_check():
     """numba and llvmlite are dependencies, so here every kernel must load: a kernel whose
     check at load fails would quietly leave the work to the slower path (and skip its tests)."""
-    assert fastpath.kernel() is not None
-    assert fastpath.keyword_kernel() is not None
-    assert fastpath.pair_kernel() is not None
-    assert fastpath.cross_pair_kernel() is not None
-    assert fastpath.packed_pair_kernel() is not None
+    for module in pkgutil.iter_modules(kernels.__path__, "simdedup.kernels."):
+        importlib.import_module(module.name)
+    families = load.Loaded.__subclasses__()
+    assert len(families) >= 9
+    for family in families:
+        assert family.loaded() is not None, family
 
 
 @pytest.mark.parametrize("options", [
@@ -287,10 +293,10 @@ def test_numba_functions_compiled_after_a_kernel_still_run():
 
     code = """
 import numpy as np
-import simdedup.cache, simdedup.fastpath as fastpath
+import simdedup.cache, simdedup.kernels.fastpath as fastpath
 simdedup.cache.read = lambda name: None  # compile the kernel here, as on a new machine
 simdedup.cache.write = lambda name, data: None
-assert fastpath.kernel() is not None
+assert fastpath.Kernel.loaded() is not None
 import numba
 @numba.njit
 def shared(left, right):
@@ -335,7 +341,7 @@ def test_exact_copies_get_the_records_fingerprinting_them_gives(tmp_path, monkey
     exact = SimhashMethod(get_tokenizer("words"))
     exact.verify_exactly()
     fastpath.preload()
-    kernel_type = type(fastpath.kernel())
+    kernel_type = type(fastpath.Kernel.loaded())
     seen = []
     fingerprint = kernel_type.fingerprint
 

@@ -9,14 +9,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import simdedup.fastpath as fastpath
+import simdedup.kernels.fastpath as fastpath
 from simdedup.read import Source
 from simdedup.methods import SimhashMethod
 from simdedup.run import fingerprint_batch
 from simdedup.simhash import as_integers
 from simdedup.tokenizers import get_tokenizer
 
-needs_kernels = pytest.mark.skipif(fastpath.kernel() is None, reason="numba or the XXH3 symbol is not available")
+needs_kernels = pytest.mark.skipif(fastpath.Kernel.loaded() is None, reason="numba or the XXH3 symbol is not available")
 pytestmark = needs_kernels
 
 # Characters where the rules have their special cases: Turkish dotted and dotless i, the
@@ -133,7 +133,7 @@ def test_the_kernel_itself_takes_every_utf8_text(bits, batch, tokenizer):
     for text in batch:
         features = get_tokenizer(tokenizer).features([text])
         expected.append((*fingerprinter.simhasher(features), len(features)) if features else None)
-    values, counts, sketches = fastpath.kernel().fingerprint([text.encode() for text in batch], tokenizer, 128,
+    values, counts, sketches = fastpath.Kernel.loaded().fingerprint([text.encode() for text in batch], tokenizer, 128,
                                                              fingerprinter.weighting == "binary", bits=bits)
     got = [(value, sketch.tobytes(), count) if count else None
            for value, count, sketch in zip(as_integers(values), counts.tolist(), sketches)]
@@ -144,7 +144,7 @@ def test_the_kernel_itself_takes_every_utf8_text(bits, batch, tokenizer):
 def test_invalid_utf8_is_refused_by_the_kernel_and_skipped_as_the_python_path_says(tmp_path, monkeypatch, bits):
     for i, bad in enumerate(BAD_BYTES[:-1]):
         (tmp_path / f"d{i:02d}.txt").write_bytes(b"caf\xc3\xa9 " + bad + b" au lait")
-    refused = fastpath.kernel().fingerprint([b"caf" + bad for bad in BAD_BYTES[:-1]], "words", 0, True, bits=bits)[1]
+    refused = fastpath.Kernel.loaded().fingerprint([b"caf" + bad for bad in BAD_BYTES[:-1]], "words", 0, True, bits=bits)[1]
     assert refused.tolist() == [fastpath.INVALID] * (len(BAD_BYTES) - 1)
     sources = [Source(str(path)) for path in sorted(tmp_path.iterdir())]
     fast, slow = both_paths(monkeypatch, sources, bits=bits)

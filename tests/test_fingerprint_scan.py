@@ -13,13 +13,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simdedup import fastpath
+from simdedup.kernels.scan import RecordScanner
 from simdedup.errors import SimdedupError
 from simdedup.fingerprints import FingerprintRecord, columns, read_fingerprint_files
 
 from test_fingerprint_files import SETTINGS, by_lines, columns_as_records, corpora, spelled
 
-scanner = fastpath.record_scanner()
+scanner = RecordScanner.loaded()
 needs_scanner = pytest.mark.skipif(scanner is None, reason="no compiled kernels (numba) here")
 
 

@@ -165,9 +165,9 @@ def test_candidates_checked_in_small_steps_keep_every_pair(monkeypatch, step):
     assert found(wide, 5, 128, blocks=7) == oracle(wide, 5)
 
 
-import simdedup.fastpath as fastpath  # noqa: E402
+from simdedup.kernels.pairs import PairKernel  # noqa: E402
 
-needs_pair_kernel = pytest.mark.skipif(fastpath.pair_kernel() is None, reason="the pair kernel did not load")
+needs_pair_kernel = pytest.mark.skipif(PairKernel.loaded() is None, reason="the pair kernel did not load")
 
 
 @needs_pair_kernel
@@ -195,10 +195,10 @@ def test_the_pair_kernel_makes_room_for_many_pairs():
     """One run of 400 equal keys holds 79,800 pairs, more than the first buffer (65,536)."""
     values = np.array([5] * 300 + [4] * 100, dtype=np.uint64)
     order = np.arange(400, dtype=np.int64)
-    left, right = fastpath.pair_kernel().pairs(values, order, np.zeros(400, dtype=np.uint64), 1)
+    left, right = PairKernel.loaded().pairs(values, order, np.zeros(400, dtype=np.uint64), 1)
     assert len(left) == 400 * 399 // 2
     assert set(zip(left.tolist(), right.tolist())) == {(i, j) for i in range(400) for j in range(i + 1, 400)}
-    left, _ = fastpath.pair_kernel().pairs(values, order, np.zeros(400, dtype=np.uint64), 0)
+    left, _ = PairKernel.loaded().pairs(values, order, np.zeros(400, dtype=np.uint64), 0)
     assert len(left) == 300 * 299 // 2 + 100 * 99 // 2
 
 

@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import simdedup.fastpath as fastpath
+from simdedup.kernels import load
+from simdedup.kernels.keywords import KeywordKernel
 from simdedup.read import Source
 from simdedup.methods import Method, SimhashMethod
 from simdedup.read import open_documents
@@ -15,7 +16,7 @@ from simdedup.tokenizers import get_tokenizer
 from simdedup.tokenizers import jieba_tfidf
 
 pytest.importorskip("rjieba")
-needs_kernel = pytest.mark.skipif(fastpath.keyword_kernel() is None, reason="numba or the XXH3 symbol is not available")
+needs_kernel = pytest.mark.skipif(KeywordKernel.loaded() is None, reason="numba or the XXH3 symbol is not available")
 
 # Words jieba-rs makes of these pieces: known and unknown words, one-character words, stop
 # words in any case, spaces that strip() removes (ASCII and not), 2-, 3- and 4-byte UTF-8,
@@ -76,7 +77,7 @@ def test_the_keyword_table_holds_jiebas_idf():
 
 
 def test_without_the_kernel_batches_take_the_python_scoring(monkeypatch):
-    monkeypatch.setitem(fastpath._loaded, "keywords", False)
+    monkeypatch.setitem(load._loaded, KeywordKernel, False)
     tokenizer = get_tokenizer("jieba-fast")
     texts = ["我们测试中文分词的数据。" * 3, "  ", "The python 测试数据"]
     assert tokenizer.features_many([[t] for t in texts]) == _python_path(texts)
@@ -110,9 +111,9 @@ def test_pipeline_batches_equal_one_document_at_a_time(tmp_path, monkeypatch):
 def test_cached_keyword_kernel_loads_without_numba():
     import subprocess
 
-    fastpath.keyword_kernel()  # compiled and kept by now
-    code = ("import sys; from simdedup import fastpath; "
-            "print(fastpath.keyword_kernel() is not None, 'numba' in sys.modules)")
+    KeywordKernel.loaded()  # compiled and kept by now
+    code = ("import sys; from simdedup.kernels.keywords import KeywordKernel; "
+            "print(KeywordKernel.loaded() is not None, 'numba' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["True", "False"]
 

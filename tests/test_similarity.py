@@ -17,7 +17,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import simdedup
-from simdedup import fastpath, similarity
+from simdedup import similarity
+from simdedup.kernels import load
+from simdedup.kernels.exact import ExactKernel
 from simdedup.cli import cli
 from simdedup.similarity import ExactIndex, KeptText, exact_sets, passes
 
@@ -270,7 +272,7 @@ def test_without_the_exact_kernels_dedup_says_so_and_verifies_with_sketches(tmp_
     words = " ".join(lines_of_words(7)).split()
     (tmp_path / "a.txt").write_text(" ".join(words))
     (tmp_path / "b.txt").write_text(" ".join(sorted(words)))  # passes on its sketch only
-    monkeypatch.setitem(fastpath._loaded, "exact", False)  # as when numba or llvmlite cannot make them
+    monkeypatch.setitem(load._loaded, ExactKernel, False)  # as when numba or llvmlite cannot make them
     result = CliRunner().invoke(cli, ["dedup", str(tmp_path)])
     assert result.exit_code == 0
     assert "the sketches verify instead" in result.stderr

@@ -14,7 +14,7 @@ from typing import Any, BinaryIO, Iterable, Iterator
 
 import numpy as np
 
-from .. import fastpath
+from ..kernels.scan import FIELD_BYTES, FIELD_FEATURES, FIELD_HEX, FIELD_ID, FIELD_SKETCH, RecordScanner
 from ..errors import IncompatibleSettingsError, RecordError
 from ..jsonline import parse_json_line
 from ..sketch import decode as decode_sketch
@@ -87,7 +87,7 @@ def _same_form(first: re.Match) -> re.Pattern:
 @dataclass(frozen=True)
 class Template:
     """One spelling of the records of a file, for the compiled scanner
-    (:func:`simdedup._kernels.scan_records`): the literal ``pieces`` of a line (keys,
+    (:func:`simdedup.kernels.source.scan.scan_records`): the literal ``pieces`` of a line (keys,
     separators, settings) around its fields ``kinds`` (id, value, features, bytes, sketch, in
     the line's order), the value's hex digits and the sketch's characters. A line that fits it
     is JSON, and reads as the record the fields say with the settings the pieces spell."""
@@ -97,7 +97,7 @@ class Template:
     hex_digits: int
     sketch_chars: int
 
-    def scan(self, scanner: fastpath.RecordScanner, data: memoryview | bytes, capacity: int) -> Any:
+    def scan(self, scanner: RecordScanner, data: memoryview | bytes, capacity: int) -> Any:
         return scanner.scan(data, self.pieces, self.kinds, self.hex_digits, self.sketch_chars, capacity)
 
     @classmethod
@@ -105,15 +105,15 @@ class Template:
         """The template that ``line`` fits, ``record`` being what it reads as (a record with
         checked fields); None when no spelling that ``json.dumps`` makes is the line's (compact
         or with spaces after the separators, as jq and pandas write)."""
-        fields = {"id": fastpath.FIELD_ID, value_field: fastpath.FIELD_HEX, "features": fastpath.FIELD_FEATURES,
-                  "bytes": fastpath.FIELD_BYTES, "sketch": fastpath.FIELD_SKETCH}
+        fields = {"id": FIELD_ID, value_field: FIELD_HEX, "features": FIELD_FEATURES,
+                  "bytes": FIELD_BYTES, "sketch": FIELD_SKETCH}
         shaped = {key: f"{_MARK}{fields[key]}" if key in fields and value not in (None, "") or key == "id" else value
                   for key, value in record.items()}
-        scanner = fastpath.record_scanner()
+        scanner = RecordScanner.loaded()
         for separators in ((",", ":"), (", ", ": ")):
             for ensure_ascii in (True, False):
                 text = json.dumps(shaped, separators=separators, ensure_ascii=ensure_ascii)
-                for kind in (fastpath.FIELD_FEATURES, fastpath.FIELD_BYTES):  # numbers, not strings
+                for kind in (FIELD_FEATURES, FIELD_BYTES):  # numbers, not strings
                     text = text.replace(f'"{_MARK}{kind}"', f"{_MARK}{kind}")
                 parts = re.split(f"{_MARK}([0-4])", text)
                 template = cls(tuple(p.encode() for p in parts[0::2]), tuple(int(k) for k in parts[1::2]),
@@ -285,7 +285,7 @@ class _ColumnReader:
     def _learn_template(self, line: bytes) -> None:
         """Take the spelling of ``line``, a record just read, for the scanner; none when it
         has no scanner or the line no spelling it can take."""
-        if fastpath.record_scanner() is None:
+        if RecordScanner.loaded() is None:
             return
         record = parse_json_line(line.decode("utf-8"))
         value_field = VALUE_FIELDS[record_fields(record, "")[6][0]]
@@ -352,7 +352,7 @@ class _ColumnReader:
         """Add the lines of a block that all fit :attr:`template`, read by the compiled
         scanner; False (nothing added) when there is no scanner, a line does not fit, or an id
         is not UTF-8 or not a JSON string, so that the other readers take the block."""
-        scanner = fastpath.record_scanner()
+        scanner = RecordScanner.loaded()
         found = self.template.scan(scanner, block, count) if scanner and self.template else None
         if found is None:
             return False

@@ -2,7 +2,7 @@
 simhash (:mod:`simdedup.simhash`) and sketch (:mod:`simdedup.sketch`).
 
 UTF-8 documents of the ``words`` and ``whitespace`` tokenizers go to a compiled kernel a batch
-at a time (:mod:`simdedup.fastpath`), which gives the records the Python path gives; a tokenizer
+at a time (:mod:`simdedup.kernels.fastpath`), which gives the records the Python path gives; a tokenizer
 that makes features faster for many documents at once (:meth:`Tokenizer.features_many`) gets
 them together; everything else streams through the tokenizer a chunk at a time.
 """
@@ -19,7 +19,7 @@ from typing import Any, Iterable, Iterator
 import numpy as np
 import xxhash
 
-from .. import fastpath
+from ..kernels import fastpath
 from ..errors import SkipDocument
 from ..fingerprints import FingerprintRecord
 from ..read import CHUNK_BYTES, MAX_CARRY, Document, DocumentReader, Source, text_chunks, utf8_size
@@ -143,8 +143,8 @@ class SimhashMethod(Method):
         return record
 
     def fingerprint_batch(self, documents: Iterable[Document]) -> list[FingerprintRecord | Source]:
-        """As the base method; UTF-8 documents go to the compiled kernel (:mod:`simdedup.fastpath`)
-        together, in batches of about :data:`~simdedup.fastpath.BATCH_BYTES`."""
+        """As the base method; UTF-8 documents go to the compiled kernel (:mod:`simdedup.kernels.fastpath`)
+        together, in batches of about :data:`~simdedup.kernels.fastpath.BATCH_BYTES`."""
         if not self.fast:
             if not self._together_pays():
                 return super().fingerprint_batch(documents)

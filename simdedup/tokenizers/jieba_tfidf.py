@@ -140,7 +140,7 @@ class _KeywordScores:
 class JiebaFastTokenizer(JiebaTfidfTokenizer):
     """The same keywords with jieba-rs (``rjieba``) segmenting, about 20x faster than jieba's
     segmentation, and the keywords of a batch of documents scored by a compiled kernel
-    (:func:`simdedup._kernels.keyword_batch`) where it loads.
+    (:func:`simdedup.kernels.source.keywords.keyword_batch`) where it loads.
 
     jieba-rs reproduces jieba's segmentation (dictionary, DAG, HMM for unknown words); on the
     bundled and benchmark Chinese text the two agree on every document, and then the keywords
@@ -163,9 +163,9 @@ class JiebaFastTokenizer(JiebaTfidfTokenizer):
 
             raise TokenizerOptionError("the jieba-fast tokenizer needs rjieba: pip install 'simdedup[zh-fast]'") from None
         self._rjieba_cut = rjieba.cut
-        from .. import fastpath
+        from ..kernels.keywords import KeywordKernel
 
-        self._kernel = fastpath.keyword_kernel()
+        self._kernel = KeywordKernel.loaded()
         self._rules = _keyword_rules() if self._kernel is not None else None
         if self._rules is None:
             self._tfidf = _jieba_idf()
@@ -280,7 +280,7 @@ def _keyword_rules():
     import numpy as np
 
     from .. import cache
-    from ..fastpath import KeywordRules
+    from ..kernels.keywords import KeywordRules
 
     digest = hashlib.sha256(f"{_idf_identity()} {sorted(_STOP_WORDS)} layout 1".encode()).hexdigest()[:24]
     # KELVIN SIGN is the one non-ASCII character that lower-cases to ASCII ("k"): the kernel

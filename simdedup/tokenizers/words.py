@@ -23,7 +23,7 @@ from . import Tokenizer
 
 # Han (with extensions A and compatibility), kana, Hangul syllables.
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
-#: a token of lower-cased text (the compiled path classes characters by it: simdedup.fastpath)
+#: a token of lower-cased text (the compiled path classes characters by it: simdedup.kernels.fastpath)
 TOKEN = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+")
 
 

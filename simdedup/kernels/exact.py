@@ -1,0 +1,185 @@
+"""Exact similarities (:mod:`simdedup.similarity`; numba source: :mod:`simdedup.kernels.source.exact`
+and :mod:`simdedup.kernels.source.bounds`). These have no Python path (``SIMDEDUP_FASTPATH=0``
+leaves them on); where they cannot load, ``dedup`` verifies with sketches and says so."""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any
+
+import numpy as np
+
+from .load import Loaded, _some
+
+
+#: the measures of :func:`simdedup.similarity.passes`, by number (for the linkage kernel)
+MEASURE_CODES = {"combined": 0, "bag": 1, "resemblance": 2}
+
+
+def _run_arrays(runs: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The ``(hashes, weights, offsets)`` of one kind of :class:`simdedup.similarity.ExactIndex`
+    as the kernels read them."""
+    return _some(runs[0], np.uint64), _some(runs[1], np.uint32), np.ascontiguousarray(runs[2], dtype=np.int64)
+
+
+def _exact_arrays(bag: tuple, grams: tuple) -> list[np.ndarray]:
+    """Both kinds of :class:`simdedup.similarity.ExactIndex` (hashes, weights, offsets, totals)
+    as ``source.exact._exact_runs`` reads them: the bag's four, then the 3-grams' but their weights."""
+    gram_hashes, _, gram_offsets = _run_arrays(grams)
+    return [*_run_arrays(bag), _some(bag[3], np.int64), gram_hashes, gram_offsets, _some(grams[3], np.int64)]
+
+
+#: bits of the sieve of the frequent elements' table (as ``simdedup.kernels.source.bounds``): bit
+#: ``key >> SIEVE_SHIFT`` is set for each key
+SIEVE_BITS = 1 << 17
+SIEVE_SHIFT = 65 - SIEVE_BITS.bit_length()
+
+
+_TWO_SIZES = ctypes.c_int64 * 2
+
+
+def _address(array: np.ndarray) -> int:
+    return array.__array_interface__["data"][0]
+
+
+class ExactKernel(Loaded):
+    """The loaded kernels of exact similarities (:mod:`simdedup.similarity`): the exact tokens
+    of a text, the distinct values of sorted hashes, pair merges and verdicts, and the upper
+    bounds' elements, bitsets and bounds (``simdedup.kernels.source.exact`` and ``.bounds``)."""
+
+    FUNCTIONS = ("exact-tokens", "exact-distinct", "exact-shared", "exact-elements", "exact-bits", "exact-bounded",
+                 "exact-verdicts")
+    FAST_PATH = False  # not a fast path but the only one: SIMDEDUP_FASTPATH=0 leaves it on
+
+    def sets(self, data: bytes, table: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | int:
+        """``(distinct word hashes, their counts (uint32), distinct 3-gram hashes)`` of a text in
+        UTF-8, each sorted; or the byte where Python's decoder stops."""
+        room = max(len(data), 1)
+        words, counts, grams = np.empty(room, dtype=np.uint64), np.empty(room, dtype=np.uint32), np.empty(room, np.uint64)
+        found = self.sets_at(data, table, words, counts, grams, 0, 0)
+        if isinstance(found, int):
+            return found
+        n_words, n_grams, _ = found
+        return words[:n_words].copy(), counts[:n_words].copy(), grams[:n_grams].copy()  # not the whole buffers
+
+    def sets_at(self, data: bytes, table: np.ndarray, words: np.ndarray, counts: np.ndarray, grams: np.ndarray,
+                at_words: int, at_grams: int, bases: tuple[int, int, int, int] | None = None
+                ) -> tuple[int, int, int] | int:
+        """The sets of :meth:`sets` written in place: ``n_words`` distinct word hashes and their
+        counts at ``words[at_words:]`` and ``counts[at_words:]``, ``n_grams`` 3-gram hashes at
+        ``grams[at_grams:]``; each array needs room for ``max(len(data), 1)`` there (the
+        tokens, before they are sorted and counted). Returns ``(n_words, n_grams, word
+        tokens)``, or the byte where Python's decoder stops.
+
+        ``bases``: the addresses of ``table``, ``words``, ``counts`` and ``grams``, for a caller
+        that keeps them (a text's own work is a few microseconds; looking them up again for
+        every text took longer)."""
+        size = len(data)
+        if (words.dtype != np.uint64 or grams.dtype != np.uint64 or counts.dtype != np.uint32
+                or min(len(words) - at_words, len(counts) - at_words, len(grams) - at_grams) < max(size, 1)):
+            raise ValueError("sets_at needs uint64 words and grams, uint32 counts, with room for the tokens")
+        table_p, words_p, counts_p, grams_p = bases or (_address(table), _address(words), _address(counts),
+                                                        _address(grams))
+        words_p += 8 * at_words
+        grams_p += 8 * at_grams
+        sizes = _TWO_SIZES()
+        stop = self._functions["exact-tokens"](
+            data, size, table_p, words_p, grams_p, sizes)  # bytes pass as their buffer
+        if stop >= 0:
+            return stop
+        tokens, n_grams = sizes
+        words[at_words : at_words + tokens].sort()  # in place; numpy sorts several times faster than a loop
+        grams[at_grams : at_grams + n_grams].sort()
+        distinct, counts_p = self._functions["exact-distinct"], counts_p + 4 * at_words
+        n_words = distinct(words_p, tokens, counts_p, 1)
+        n_grams = distinct(grams_p, n_grams, counts_p, 0)  # not counted: counts untouched
+        return n_words, n_grams, tokens
+
+    def verdicts(self, bag: tuple, grams: tuple, left: np.ndarray, right: np.ndarray, measure: int,
+                 min_similarity: float, min_resemblance: float, floor: float) -> tuple[np.ndarray, np.ndarray]:
+        """``(bag similarity, passes)`` of each pair of documents that both have exact sets
+        (``bag`` and ``grams``: hashes, weights, offsets, totals, as
+        :class:`simdedup.similarity.ExactIndex` keeps them), with the 3-grams merged only as far
+        as the verdict needs."""
+        left, right = _some(left, np.int64), _some(right, np.int64)
+        arrays = _exact_arrays(bag, grams)
+        similarity, passing = np.empty(len(left)), np.empty(len(left), dtype=np.uint8)
+        self._functions["exact-verdicts"](
+            *(a.ctypes.data for a in arrays), len(bag[2]) - 1, left.ctypes.data, right.ctypes.data, len(similarity),
+            measure, min_similarity, min_resemblance, floor, similarity.ctypes.data, passing.ctypes.data)
+        return similarity, passing.astype(bool)
+
+    def shared(self, runs: tuple, left: np.ndarray, right: np.ndarray, weighted: bool) -> np.ndarray:
+        """For each pair, the weight (or number, without ``weighted``) of the hashes both runs
+        hold; ``runs``: hashes, weights, offsets (as :class:`simdedup.similarity.ExactIndex`)."""
+        hashes, weights, offsets = _run_arrays(runs)
+        left, right = _some(left, np.int64), _some(right, np.int64)
+        out = np.empty(len(left), dtype=np.int64)
+        self._functions["exact-shared"](
+            hashes.ctypes.data, weights.ctypes.data, offsets.ctypes.data, len(offsets) - 1, left.ctypes.data,
+            right.ctypes.data, len(out), weighted, out.ctypes.data)
+        return out
+
+    def elements(self, runs: tuple, units: np.ndarray, weighted: bool, total: int) -> np.ndarray:
+        """The ``total`` elements of ``units``' runs back to back: each hash as many times as its
+        weight (as its copies), or once without ``weighted``."""
+        hashes, weights, offsets = _run_arrays(runs)
+        units = _some(units, np.int64)
+        out = np.empty(max(total, 1), dtype=np.uint64)
+        found = self._functions["exact-elements"](
+            hashes.ctypes.data, weights.ctypes.data, offsets.ctypes.data, len(offsets) - 1, units.ctypes.data,
+            len(units), weighted, out.ctypes.data, total)
+        return out[:found]
+
+    def frequent_bits(self, runs: tuple, units: np.ndarray, weighted: bool, keys: np.ndarray, ids: np.ndarray,
+                      words: int) -> np.ndarray:
+        """A row per unit: the bitset of its elements found in the table ``keys`` (at bit ``ids``)."""
+        hashes, weights, offsets = _run_arrays(runs)
+        units = _some(units, np.int64)
+        bits = np.zeros((len(units), words), dtype=np.uint64)
+        top = keys[keys != 0] >> np.uint64(SIEVE_SHIFT)
+        sieve = np.zeros(SIEVE_BITS // 64, dtype=np.uint64)
+        np.bitwise_or.at(sieve, (top >> np.uint64(6)).astype(np.int64), np.uint64(1) << (top & np.uint64(63)))
+        self._functions["exact-bits"](
+            hashes.ctypes.data, weights.ctypes.data, offsets.ctypes.data, len(offsets) - 1, units.ctypes.data,
+            len(units), weighted, keys.ctypes.data, ids.ctypes.data, len(keys), bits.ctypes.data, words,
+            sieve.ctypes.data)
+        return bits
+
+    def bounded(self, bits: np.ndarray, sizes: np.ndarray, free: np.ndarray, left: np.ndarray, right: np.ndarray,
+                prefix: int = 0, prefix_free: np.ndarray | None = None, cuts: Any = None) -> np.ndarray:
+        """An upper bound of the Jaccard of each pair of rows (see ``source.bounds.exact_bounded``):
+        from the first ``prefix`` words alone (``prefix_free`` elements outside them) where that
+        is below the pair's cut (``cuts``: one for all pairs, or one each)."""
+        bits, sizes, free = _some(bits, np.uint64), _some(sizes, np.int64), _some(free, np.int64)
+        left, right = _some(left, np.int64), _some(right, np.int64)
+        out = np.empty(len(left), dtype=np.float64)
+        words = bits.shape[1] if bits.ndim == 2 else 1
+        if cuts is None or prefix_free is None:  # no cut: the whole bound of every pair
+            prefix, prefix_free, cuts = words, free, -np.inf
+        cuts = _some(np.atleast_1d(np.asarray(cuts, dtype=np.float64)), np.float64)
+        if len(cuts) not in (1, len(out)):
+            raise ValueError("one cut, or one for each pair")
+        prefix_free = _some(prefix_free, np.int64)
+        self._functions["exact-bounded"](
+            bits.ctypes.data, len(sizes), words, sizes.ctypes.data, free.ctypes.data, left.ctypes.data,
+            right.ctypes.data, len(out), out.ctypes.data, min(prefix, words), prefix_free.ctypes.data, cuts.ctypes.data,
+            len(cuts))
+        return out
+
+    def check(self) -> None:
+        # Checked as the others, with a table where every ASCII letter is a run of itself and the
+        # space a separator: "x y x" has two words (x twice), one 3-gram; it shares all with itself.
+        table = np.zeros(0x10000, dtype=np.uint32)
+        table[:128] = np.arange(128, dtype=np.uint32) << 2 | 1
+        table[32] = 0
+        words, counts, grams = self.sets(b"x y x", table)  # type: ignore[misc]
+        doubled = (np.concatenate((words, words)), np.concatenate((counts, counts)), np.array([0, 2, 4]),
+                   np.array([3, 3]))
+        both_grams = (np.concatenate((grams, grams)), np.zeros(0), np.array([0, 1, 2]), np.array([1, 1]))
+        same = self.verdicts(doubled, both_grams, np.array([0]), np.array([1]), MEASURE_CODES["combined"], 0.9, 0.9,
+                             0.5)
+        if (len(words) != 2 or sorted(counts.tolist()) != [1, 2] or len(grams) != 1 or self.sets(b"\xff", table) != 0
+                or self.shared(doubled, np.array([0]), np.array([1]), True).tolist() != [3]
+                or [a.tolist() for a in same] != [[1.0], [True]]):
+            raise RuntimeError("the exact-similarity kernels give wrong results")

@@ -1,0 +1,93 @@
+"""What the kernels share: the XXH3 functions of the xxhash extension, the mixing and UTF-8
+decoding steps and a population count."""
+
+
+import llvmlite.binding
+import numba
+import numpy as np
+import xxhash._xxhash
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.core.extending import intrinsic
+
+# XXH3_64bits of the xxhash extension, linked by its symbol name. It takes (pointer, length);
+# the pointer is passed as an address, which the C calling convention allows.
+llvmlite.binding.load_library_permanently(xxhash._xxhash.__file__)
+xxh3 = types.ExternalFunction("XXH3_64bits", types.uint64(types.uintp, types.uintp))
+
+
+@intrinsic
+def xxh3_128(typingctx, address, length):
+    """``(low 64 bits, high 64 bits)`` of ``XXH3_128bits(address, length)`` of the xxhash
+    extension. The C function returns a struct of two uint64 by value, which numba's
+    ExternalFunction cannot declare; clang lowers that return to the literal struct
+    ``{i64, i64}`` (on x86-64 and aarch64), so it is declared so here."""
+    signature = types.UniTuple(types.uint64, 2)(types.uintp, types.uintp)
+
+    def codegen(context, builder, sig, args):
+        word = ir.IntType(64)
+        function = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.LiteralStructType([word, word]), [word, word]), "XXH3_128bits")
+        pair = builder.call(function, args)
+        halves = (builder.extract_value(pair, 0), builder.extract_value(pair, 1))
+        return context.make_tuple(builder, sig.return_type, halves)
+
+    return signature, codegen
+
+
+GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+LOW32 = np.uint64(0xFFFFFFFF)
+ONE = np.uint64(1)
+
+
+@numba.njit(inline="always")
+def _mix(x):  # pragma: no cover - compiled
+    x = x ^ (x >> np.uint64(30))
+    x = x * np.uint64(0xBF58476D1CE4E5B9)
+    x = x ^ (x >> np.uint64(27))
+    x = x * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+@numba.njit(inline="always")
+def _decode(data, i, end, surrogates):  # pragma: no cover - compiled
+    """``(code point, length)`` of the UTF-8 character at ``data[i]`` (not ASCII), as Python's
+    strict decoder reads it (with ``surrogatepass`` when ``surrogates``); length 0 if invalid."""
+    c = np.int64(data[i])
+    if c < 0xC2 or c > 0xF4:
+        return 0, 0
+    if c < 0xE0:
+        if i + 1 >= end or (data[i + 1] & 0xC0) != 0x80:
+            return 0, 0
+        return ((c & 0x1F) << 6) | (np.int64(data[i + 1]) & 0x3F), 2
+    low, high = 0x80, 0xBF
+    if c < 0xF0:
+        if c == 0xE0:
+            low = 0xA0
+        elif c == 0xED and not surrogates:
+            high = 0x9F
+        if i + 2 >= end or not low <= data[i + 1] <= high or (data[i + 2] & 0xC0) != 0x80:
+            return 0, 0
+        return ((c & 0x0F) << 12) | ((np.int64(data[i + 1]) & 0x3F) << 6) | (np.int64(data[i + 2]) & 0x3F), 3
+    if c == 0xF0:
+        low = 0x90
+    elif c == 0xF4:
+        high = 0x8F
+    if (i + 3 >= end or not low <= data[i + 1] <= high or (data[i + 2] & 0xC0) != 0x80
+            or (data[i + 3] & 0xC0) != 0x80):
+        return 0, 0
+    return (((c & 0x07) << 18) | ((np.int64(data[i + 1]) & 0x3F) << 12) | ((np.int64(data[i + 2]) & 0x3F) << 6)
+            | (np.int64(data[i + 3]) & 0x3F)), 4
+
+
+_M1, _M2, _M4 = np.uint64(0x5555555555555555), np.uint64(0x3333333333333333), np.uint64(0x0F0F0F0F0F0F0F0F)
+_H01 = np.uint64(0x0101010101010101)
+
+
+@numba.njit(inline="always")
+def _popcount(x):  # pragma: no cover - compiled; SWAR (LLVM makes it one instruction)
+    x = x - ((x >> ONE) & _M1)
+    x = (x & _M2) + ((x >> np.uint64(2)) & _M2)
+    x = (x + (x >> np.uint64(4))) & _M4
+    return np.int64((x * _H01) >> np.uint64(56))

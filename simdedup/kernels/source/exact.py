@@ -1,0 +1,213 @@
+"""numba source of the exact-similarity kernels (:mod:`simdedup.kernels.exact`): the exact
+tokens of a text, the distinct values of sorted hashes, and the merges of sorted runs that
+measure and judge pairs."""
+
+import numba
+import numpy as np
+from numba import carray
+
+from .common import GOLDEN, ONE, _decode, _mix
+
+
+# ---- exact similarities (simdedup.similarity) ---------------------------------------------------
+
+_PRIME = np.uint64(0x100000001B3)
+# kinds of code points in the exact tables (as simdedup.similarity._tables): a separator, part of a
+# run, a token of its own that is a word (a CJK character, or any code point beyond the table), one
+# that is punctuation
+_SPACE, _RUN, _ONE_WORD, _ONE_PUNCT = 0, 1, 2, 3
+
+
+@numba.njit(inline="always")
+def _exact_add(token, word, words, grams, n_words, tokens, p1, p2):  # pragma: no cover - compiled
+    """Store a token: its hash at the end of ``words`` (counted if ``word``), and the 3-gram it
+    ends at ``grams[tokens - 2]`` (``p1``, ``p2``: the chained hashes of the last one and two
+    tokens before it). Returns the new ``n_words, tokens, p1, p2``."""
+    words[np.uint64(n_words)] = token  # unsigned indices: numba tests signed ones for wrapping around
+    grams[np.uint64(max(tokens - 2, 0))] = _mix(p2 * GOLDEN + token)
+    return n_words + word, tokens + 1, _mix(token), _mix(p1 * GOLDEN + token)
+
+
+def exact_tokens(data_p, size, table_p, words_p, grams_p, sizes_p):  # pragma: no cover - compiled
+    """The word hashes and 3-gram hashes of one text in UTF-8 (``size`` bytes at ``data``;
+    surrogates as ``surrogatepass`` writes them), both in text order, into ``words`` and
+    ``grams`` (room for ``size`` each); their numbers go to ``sizes[0]`` and ``sizes[1]``.
+    Returns -1, or the first byte where Python's decoder stops (nothing overlong, nothing
+    beyond U+10FFFF; then nothing is stored).
+
+    ``table[c]`` is code point c's entry (c < 0x10000): the code point it counts as (lower-cased
+    or not) << 2 | its kind. A token is a run of code points of kind run, or one code point of
+    another kind but separator (beyond the table: a word); its hash mixes the polynomial hash
+    of its code points with its length. Words are the tokens that are not punctuation; 3-grams
+    chain all tokens (one gram of all of them when there are fewer than 3). One pass, decoding as
+    the fingerprint kernel does (:func:`_decode`): each token is hashed, and its 3-gram chained,
+    as it ends.
+    """
+    data = carray(data_p, (max(size, 1),))
+    table = carray(table_p, (0x10000,))
+    words = carray(words_p, (max(size, 1),))
+    grams = carray(grams_p, (max(size, 1),))
+    sizes = carray(sizes_p, (2,))
+    sizes[0] = sizes[1] = 0
+    n_words, tokens = 0, 0
+    p1 = p2 = np.uint64(0)
+    run = length = np.uint64(0)
+    i = 0
+    while i < size:
+        lead = np.int64(data[np.uint64(i)])
+        if lead < 0x80:
+            entry = np.int64(table[lead])
+            i += 1
+        else:
+            point, width = _decode(data, i, size, True)  # surrogates pass
+            if width == 0:
+                return i
+            i += width
+            entry = np.int64(table[point]) if point < 0x10000 else point << 2 | _ONE_WORD
+        kind = entry & 3
+        code = np.uint64(entry >> 2)
+        if kind == _RUN:
+            run = run * _PRIME + code
+            length += ONE
+            continue
+        if length > 0:
+            n_words, tokens, p1, p2 = _exact_add(_mix(run ^ (length * GOLDEN)), 1, words, grams, n_words, tokens,
+                                                 p1, p2)
+            run = length = np.uint64(0)
+        if kind != _SPACE:
+            n_words, tokens, p1, p2 = _exact_add(_mix(code ^ GOLDEN), kind == _ONE_WORD, words, grams, n_words,
+                                                 tokens, p1, p2)
+    if length > 0:
+        n_words, tokens, p1, p2 = _exact_add(_mix(run ^ (length * GOLDEN)), 1, words, grams, n_words, tokens, p1, p2)
+    if tokens == 1:
+        grams[0] = p1
+    elif tokens == 2:
+        grams[0] = p2
+    sizes[0] = n_words
+    sizes[1] = max(tokens - 2, min(tokens, 1))
+    return -1
+
+
+def exact_distinct(hashes_p, n, counts_p, counted):  # pragma: no cover - compiled
+    """Leave the distinct values of the sorted ``hashes[:n]`` at its start, and, when
+    ``counted``, how often each occurs in ``counts``; returns how many there are.
+
+    Without branches on the data (a repeat is as likely as not, so a branch would be
+    mispredicted half the time): each value is written after the last distinct one, which
+    moves on when it differs; ``counts`` first takes where each distinct value starts."""
+    hashes = carray(hashes_p, (max(n, 1),))
+    counts = carray(counts_p, (max(n, 1) if counted else 1,))
+    if n == 0:
+        return 0
+    at = 0
+    if counted:
+        counts[0] = 0
+    for i in range(1, n):
+        value = hashes[i]
+        new = value != hashes[at]
+        at += np.int64(new)
+        hashes[at] = value
+        if counted:
+            start = counts[at]
+            counts[at] = np.uint32(i) if new else start
+    if counted:
+        for j in range(at):
+            counts[j] = counts[j + 1] - counts[j]
+        counts[at] = np.uint32(n) - counts[at]
+    return at + 1
+
+
+@numba.njit(inline="always")
+def _shared(hashes, weights, offsets, a, b, weighted, threshold, both):  # pragma: no cover - compiled
+    """The sum over the hashes documents ``a`` and ``b`` both hold of the smaller weight (1 each
+    without ``weighted``): a merge of the two sorted runs ``offsets[d]:offsets[d + 1]``.
+
+    With a ``threshold`` of 0 or more (sets only; ``both``: their two sizes), the merge stops
+    once the Jaccard ``shared / (both - shared)`` is sure to fall on one side of it, and returns
+    a count on that same side: every 64 steps the count so far, and it plus the shorter remaining
+    run, bound the final one, and the Jaccard rises with the count (in floating point too)."""
+    i, i_end = offsets[a], offsets[a + 1]
+    j, j_end = offsets[b], offsets[b + 1]
+    total = 0
+    step = 0
+    while i < i_end and j < j_end:
+        x, y = hashes[i], hashes[j]
+        if x < y:
+            i += 1
+        elif y < x:
+            j += 1
+        else:
+            total += min(np.int64(weights[i]), np.int64(weights[j])) if weighted else 1
+            i += 1
+            j += 1
+        step += 1
+        if threshold >= 0 and step & 63 == 0:
+            most = total + min(i_end - i, j_end - j)
+            if most / (both - most) < threshold:
+                return most  # short even if every hash left were shared
+            if total / (both - total) >= threshold:
+                return total  # there already
+    return total
+
+
+def exact_shared(hashes_p, weights_p, offsets_p, ndocs, left_p, right_p, npairs, weighted,
+                 out_p):  # pragma: no cover - compiled
+    """:func:`_shared` of each pair ``left[p]``, ``right[p]`` of the ``ndocs`` documents whose
+    runs of sorted ``hashes`` (with ``weights`` when ``weighted``) ``offsets`` delimits."""
+    offsets = carray(offsets_p, (ndocs + 1,))
+    hashes = carray(hashes_p, (max(offsets[ndocs], 1),))
+    weights = carray(weights_p, (max(offsets[ndocs], 1) if weighted else 1,))
+    left = carray(left_p, (max(npairs, 1),))
+    right = carray(right_p, (max(npairs, 1),))
+    out = carray(out_p, (max(npairs, 1),))
+    for p in range(npairs):
+        out[p] = _shared(hashes, weights, offsets, left[p], right[p], weighted, -1.0, 0)
+    return 0
+
+
+@numba.njit(inline="always")
+def _exact_runs(units, bag_hashes_p, bag_weights_p, bag_offsets_p, bag_totals_p, gram_hashes_p, gram_offsets_p,
+                gram_totals_p):  # pragma: no cover - compiled
+    """The exact sets of ``units`` documents as :class:`simdedup.similarity.ExactIndex` keeps
+    them, over raw pointers: ``(bag hashes, weights, offsets, totals, gram hashes, offsets,
+    totals)``."""
+    bag_offsets = carray(bag_offsets_p, (units + 1,))
+    gram_offsets = carray(gram_offsets_p, (units + 1,))
+    return (carray(bag_hashes_p, (max(bag_offsets[units], 1),)), carray(bag_weights_p, (max(bag_offsets[units], 1),)),
+            bag_offsets, carray(bag_totals_p, (max(units, 1),)), carray(gram_hashes_p, (max(gram_offsets[units], 1),)),
+            gram_offsets, carray(gram_totals_p, (max(units, 1),)))
+
+
+@numba.njit(inline="always")
+def _verdict(a, b, runs, measure, min_similarity, min_resemblance, floor):  # pragma: no cover - compiled
+    """``(passes, bag similarity)`` of two documents with exact sets (``runs``: :func:`_exact_runs`):
+    :func:`simdedup.similarity.passes` (``measure`` numbered as ``simdedup.kernels.exact.MEASURE_CODES``),
+    with the 3-grams merged only as far as the verdict needs."""
+    bag_hashes, bag_weights, bag_offsets, bag_totals, gram_hashes, gram_offsets, gram_totals = runs
+    shared = _shared(bag_hashes, bag_weights, bag_offsets, a, b, True, -1.0, 0)
+    similarity = shared / (bag_totals[a] + bag_totals[b] - shared)
+    if measure == 1:
+        return similarity >= min_similarity, similarity
+    threshold = min_resemblance
+    if measure == 0 and similarity >= min_similarity:  # then either part of the rule will do
+        threshold = min(min_resemblance, floor)
+    both = gram_totals[a] + gram_totals[b]
+    shared = _shared(gram_hashes, bag_weights, gram_offsets, a, b, False, threshold, both)
+    return shared / (both - shared) >= threshold, similarity
+
+
+def exact_verdicts(bag_hashes_p, bag_weights_p, bag_offsets_p, bag_totals_p, gram_hashes_p, gram_offsets_p,
+                   gram_totals_p, ndocs, left_p, right_p, npairs, measure, min_similarity, min_resemblance, floor,
+                   similarity_p, passing_p):  # pragma: no cover - compiled
+    """:func:`_verdict` of each pair ``left[p]``, ``right[p]`` of the ``ndocs`` documents (all
+    with exact sets): whether it passes into ``passing``, its bag similarity into ``similarity``."""
+    runs = _exact_runs(ndocs, bag_hashes_p, bag_weights_p, bag_offsets_p, bag_totals_p, gram_hashes_p, gram_offsets_p,
+                       gram_totals_p)
+    left = carray(left_p, (max(npairs, 1),))
+    right = carray(right_p, (max(npairs, 1),))
+    similarity = carray(similarity_p, (max(npairs, 1),))
+    passing = carray(passing_p, (max(npairs, 1),))
+    for p in range(npairs):
+        ok, similarity[p] = _verdict(left[p], right[p], runs, measure, min_similarity, min_resemblance, floor)
+        passing[p] = ok
+    return 0
