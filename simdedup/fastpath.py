@@ -716,7 +716,7 @@ class LinkageKernel:
         self._function = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, *[ctypes.c_void_p] * 5,
                                           ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,
                                           ctypes.c_int64, *[ctypes.c_void_p] * 7, ctypes.c_int64, ctypes.c_int64,
-                                          *[ctypes.c_void_p] * 8, ctypes.c_int64, *[ctypes.c_double] * 3)(address)
+                                          *[ctypes.c_void_p] * 8, ctypes.c_int64, *[ctypes.c_double] * 4)(address)
 
     def link(self, n: int, left: np.ndarray, right: np.ndarray, sketches: np.ndarray | None,
              passing: np.ndarray | None, fps: np.ndarray, k: int,
@@ -745,8 +745,8 @@ class LinkageKernel:
         bad = np.empty(capacity, dtype=np.uint8)
         ends = (left, right) if len(left) else (np.zeros(1, dtype=np.int64),) * 2
         arrays = exact.arrays() if exact else [np.zeros(1, dtype=np.int64)] * 8  # offsets [0]: no sets
-        rule = ((exact.measure, exact.min_similarity, exact.min_resemblance, exact.floor) if exact
-                else (0, 0.0, 0.0, 0.0))
+        rule = ((exact.measure, exact.min_similarity, exact.min_resemblance, exact.floor, exact.evidence) if exact
+                else (0, 0.0, 0.0, 0.0, 0.0))
         merged = self._function(n, len(left), ends[0].ctypes.data, ends[1].ctypes.data, offsets.ctypes.data,
                                 adjacency.ctypes.data, sketches.ctypes.data, bins, passing.ctypes.data,
                                 fps.ctypes.data, fps.shape[1], k, parent.ctypes.data, size.ctypes.data,
@@ -775,6 +775,7 @@ class ExactTest:
     min_similarity: float
     min_resemblance: float
     floor: float
+    evidence: float
 
     def arrays(self) -> list[np.ndarray]:
         """The arrays the kernel reads, in its order, contiguous and none empty."""
@@ -837,7 +838,7 @@ class ExactKernel:
                      "shared": (p, p, p, i64, p, p, i64, i64, p), "elements": (p, p, p, i64, p, i64, i64, p, i64),
                      "bits": (p, p, p, i64, p, i64, i64, p, p, i64, p, i64, p),
                      "bounded": (p, i64, i64, p, p, p, p, i64, p, i64, p, p, i64),
-                     "verdicts": (p, p, p, p, p, p, p, i64, p, p, i64, i64, *[ctypes.c_double] * 3, p, p)}
+                     "verdicts": (p, p, p, p, p, p, p, i64, p, p, i64, i64, *[ctypes.c_double] * 4, p, p)}
         self._functions = {name: ctypes.CFUNCTYPE(i64, *arguments[name])(address)
                            for name, (address, _) in loaded.items()}
 
@@ -885,7 +886,8 @@ class ExactKernel:
         return n_words, n_grams, tokens
 
     def verdicts(self, bag: tuple, grams: tuple, left: np.ndarray, right: np.ndarray, measure: int,
-                 min_similarity: float, min_resemblance: float, floor: float) -> tuple[np.ndarray, np.ndarray]:
+                 min_similarity: float, min_resemblance: float, floor: float,
+                 evidence: float) -> tuple[np.ndarray, np.ndarray]:
         """``(bag similarity, passes)`` of each pair of documents that both have exact sets
         (``bag`` and ``grams``: hashes, weights, offsets, totals, as
         :class:`simdedup.similarity.ExactIndex` keeps them), with the 3-grams merged only as far
@@ -895,7 +897,7 @@ class ExactKernel:
         similarity, passing = np.empty(len(left)), np.empty(len(left), dtype=np.uint8)
         self._functions["verdicts"](*(a.ctypes.data for a in arrays), len(bag[2]) - 1, left.ctypes.data,
                                     right.ctypes.data, len(similarity), measure, min_similarity, min_resemblance,
-                                    floor, similarity.ctypes.data, passing.ctypes.data)
+                                    floor, evidence, similarity.ctypes.data, passing.ctypes.data)
         return similarity, passing.astype(bool)
 
     def shared(self, runs: tuple, left: np.ndarray, right: np.ndarray, weighted: bool) -> np.ndarray:
@@ -965,7 +967,8 @@ def _load_exact() -> ExactKernel:
     words, counts, grams = kernel.sets(b"x y x", table)  # type: ignore[misc]
     doubled = (np.concatenate((words, words)), np.concatenate((counts, counts)), np.array([0, 2, 4]), np.array([3, 3]))
     both_grams = (np.concatenate((grams, grams)), np.zeros(0), np.array([0, 1, 2]), np.array([1, 1]))
-    same = kernel.verdicts(doubled, both_grams, np.array([0]), np.array([1]), MEASURE_CODES["combined"], 0.9, 0.9, 0.5)
+    same = kernel.verdicts(doubled, both_grams, np.array([0]), np.array([1]), MEASURE_CODES["combined"], 0.9, 0.9, 0.5,
+                           0.0)
     if (len(words) != 2 or sorted(counts.tolist()) != [1, 2] or len(grams) != 1 or kernel.sets(b"\xff", table) != 0
             or kernel.shared(doubled, np.array([0]), np.array([1]), True).tolist() != [3]
             or [a.tolist() for a in same] != [[1.0], [True]]):

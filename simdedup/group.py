@@ -39,8 +39,8 @@ from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 import numpy as np
 
 from .index import distinct, near_pairs
-from .similarity import (DEFAULT_MEASURE, DEFAULT_MIN_RESEMBLANCE, MEASURES, RESEMBLANCE_FLOOR, ExactIndex,
-                         KeptText, passes)
+from .similarity import (BAG_MARGIN, DEFAULT_MEASURE, DEFAULT_MIN_RESEMBLANCE, EVIDENCE_GRAMS, MEASURES,
+                         ExactIndex, KeptText, lowest_needed, may_pass, passes)
 from .sketch import agreement_similarity, pair_similarity
 
 if TYPE_CHECKING:
@@ -225,12 +225,12 @@ class _PairTest:
         measured = np.arange(len(a))
         if self.exact.bounds_pay(len(a)):  # measure only the pairs whose upper bounds may pass
             # Each bound matters only as far as the thresholds it is compared with: the 3-grams'
-            # against min_resemblance, and the floor too where the bag may pass
+            # against min_resemblance, and the bag path's lowest too where the bag may pass
             most_bag = self.exact.upper_bounds("bag", a, b, self.min_similarity)
-            lower = min(self.min_resemblance, RESEMBLANCE_FLOOR)
+            lower = lowest_needed(self.measure, self.min_similarity, self.min_resemblance)
             grams_cut = np.where(most_bag >= self.min_similarity, lower, self.min_resemblance)
             most_grams = self.exact.upper_bounds("grams", a, b, grams_cut)
-            may = passes(self.measure, most_bag, most_grams, self.min_similarity, self.min_resemblance)
+            may = may_pass(self.measure, most_bag, most_grams, self.min_similarity, self.min_resemblance)
             measured = np.flatnonzero(may | np.isnan(most_bag))
         a, b = a[measured], b[measured]
         exact_bag, exact_ok = self.exact.verdicts(a, b, self.measure, self.min_similarity, self.min_resemblance)
@@ -347,7 +347,7 @@ def _link_complete(n: int, left: np.ndarray, right: np.ndarray, scores: np.ndarr
             if test.exact is not None:  # the sketches' estimate only where a unit has no exact sets
                 exact = fastpath.ExactTest(test.exact.has, test.exact.kinds["bag"], test.exact.kinds["grams"],
                                            fastpath.MEASURE_CODES[test.measure], test.min_similarity,
-                                           test.min_resemblance, RESEMBLANCE_FLOOR)
+                                           test.min_resemblance, BAG_MARGIN, EVIDENCE_GRAMS)
             roots, merged = kernel.link(n, left, right, sketches, passing, test.units.fps, test.k, exact)
             if test.exact is not None:
                 test.exact.merged += merged
