@@ -390,7 +390,8 @@ def explain(document_a: str, document_b: str, top: int, as_json: bool, **feature
     if result.resemblance is not None:
         lines.append(f"resemblance: exact Jaccard of the token 3-grams: {result.resemblance:.3f}")
         lines.append(f"default --similarity {defaults.similarity}: resemblance at least {defaults.min_resemblance}, "
-                     f"or bag at least {defaults.min_similarity} and resemblance at least {BAG_MARGIN}")
+                     f"or bag at least {defaults.min_similarity} and resemblance at most {BAG_MARGIN} below "
+                     "what edits scattered over the words would leave")
     lines.append(f"verdict with default settings: {'near-duplicates' if candidate and verified else 'not near-duplicates'}")
     lines.append("pulling together (shared, weight in A / B):")
     lines += [f"  {f!r} {wa:g} / {wb:g}" for f, wa, wb in result.together] or ["  (none)"]
