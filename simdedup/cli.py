@@ -348,7 +348,7 @@ def explain(document_a: str, document_b: str, top: int, as_json: bool, **feature
 
     from .explain import explain as explain_documents
     from .group import ClusterOptions
-    from .similarity import BAG_MARGIN, passes as similarity_passes
+    from .similarity import BAG_MARGIN, needed, passes as similarity_passes
 
     if features["method"] == "sentences":
         raise click.UsageError("explain compares simhash features or nilsimsa digests; use --method simhash or nilsimsa")
@@ -372,7 +372,7 @@ def explain(document_a: str, document_b: str, top: int, as_json: bool, **feature
     if result.resemblance is not None:  # dedup verifies these exactly, with the default measure
         verified = bool(similarity_passes(defaults.similarity, np.array([result.similarity]),
                                           np.array([result.resemblance]), defaults.min_similarity,
-                                          defaults.min_resemblance)[0])
+                                          defaults.min_resemblance, result.fewer_grams)[0])
     lines = [
         f"A: {result.a} ({result.features[0]} features)",
         f"B: {result.b} ({result.features[1]} features)",
@@ -392,6 +392,10 @@ def explain(document_a: str, document_b: str, top: int, as_json: bool, **feature
         lines.append(f"default --similarity {defaults.similarity}: resemblance at least {defaults.min_resemblance}, "
                      f"or bag at least {defaults.min_similarity} and resemblance at most {BAG_MARGIN} below "
                      "what edits scattered over the words would leave")
+        raised = float(needed(defaults.min_resemblance, result.fewer_grams))
+        if round(raised, 3) > defaults.min_resemblance:
+            lines.append(f"a pair of {result.fewer_grams} 3-grams gives less evidence: both resemblance thresholds "
+                         f"are raised (to {raised:.3f} for {defaults.min_resemblance})")
     lines.append(f"verdict with default settings: {'near-duplicates' if candidate and verified else 'not near-duplicates'}")
     lines.append("pulling together (shared, weight in A / B):")
     lines += [f"  {f!r} {wa:g} / {wb:g}" for f, wa, wb in result.together] or ["  (none)"]

@@ -134,8 +134,10 @@ def test_verdicts_that_stop_merging_early_are_those_of_the_whole_measures(length
         lambda x: data.draw(st.sampled_from([x, np.nextafter(x, 2.0), np.nextafter(x, -1.0)])))
     min_similarity, min_resemblance = data.draw(pick), data.draw(pick)
     similarity, ok = index.verdicts(a, b, measure, min_similarity, min_resemblance)
+    sizes = index.kinds["grams"][3]  # a pair with fewer 3-grams needs more (similarity.needed)
     assert similarity.tolist() == bag.tolist()
-    assert ok.tolist() == passes(measure, bag, grams, min_similarity, min_resemblance).tolist()
+    assert ok.tolist() == passes(measure, bag, grams, min_similarity, min_resemblance,
+                                 np.minimum(sizes[a], sizes[b])).tolist()
 
 
 def test_no_word_token_has_no_sets():
@@ -433,12 +435,13 @@ def literal_complete_linkage(ids, fps, k, sketches, kept, measure, min_similarit
         bag, grams = measured(min(a, b), max(a, b))
         if grams is None or measure == "bag":
             return bag >= min_similarity
-        if measure == "resemblance":
-            return grams >= min_resemblance
         fewer = min(weight(brute_grams(kept[a])), weight(brute_grams(kept[b])))
 
         def needed(threshold):  # a short pair needs more: 1 - (1 - t) * n / (n + EVIDENCE_GRAMS)
             return 1 - (1 - threshold) * fewer / (fewer + EVIDENCE_GRAMS)
+
+        if measure == "resemblance":
+            return grams >= needed(min_resemblance)
 
         scattered = (2 * bag / (1 + bag)) ** 3  # the 3-grams scattered substitutions leave
         return grams >= needed(min_resemblance) or (
