@@ -362,10 +362,10 @@ def explain(document_a: str, document_b: str, top: int, as_json: bool, **feature
         return
     defaults = ClusterOptions().resolve(result.bits, result.estimated_similarity is not None)
     # a candidate as dedup and cluster find them: within k, or sharing a sketch band; each with
-    # at least min_features distinct features
+    # at least min_features distinct features unless verified exactly (as dedup does a kept text)
     within = result.distance <= defaults.k  # type: ignore[operator]
     banded = bool(defaults.bands and result.share_band)
-    long_enough = min(result.features) >= defaults.min_features
+    long_enough = min(result.features) >= defaults.min_features or result.resemblance is not None
     candidate = (within or banded) and long_enough
     estimate_passes = result.estimated_similarity is None or result.estimated_similarity >= defaults.min_similarity
     verified = estimate_passes

@@ -8,7 +8,9 @@
 3. Verification: with sketches, a candidate becomes an edge only when it passes the similarity
    measure (:func:`simdedup.similarity.passes`): exactly where the documents' texts were kept
    (``exact``), else on the sketches' estimate (:mod:`simdedup.sketch`). Units of documents with
-   fewer than ``min_features`` features never pair up: they only group with exact copies.
+   fewer than ``min_features`` features whose texts were not kept never pair up: they only group
+   with exact copies (an estimate from a few features is noise; exactly, a short pair needs a
+   higher resemblance instead, :func:`simdedup.similarity.needed`).
 4. Linkage turns edges into clusters:
 
    - ``single``: union-find (path halving, union by size) over the edges. A near B and B near C
@@ -455,7 +457,8 @@ def find_clusters(
         features: number of features of each document (for ``min_features``).
         min_similarity: smallest estimated similarity of a verified pair (with sketches).
         linkage: ``complete``, ``star`` or ``single`` (see the module docstring).
-        min_features: documents with fewer features only group with exact copies.
+        min_features: documents with fewer features, and no kept text, only group with exact
+            copies.
         new: for incremental runs, which documents are new (bool per document): pairs of two
             old documents are not looked at, and only clusters with a new document are returned.
         exact: the text of each document (:class:`simdedup.similarity.KeptText`; None for a
@@ -494,8 +497,11 @@ def find_clusters(
     count = len(units.fps)
     eligible = np.arange(count)
     if features is not None and min_features > 0:
+        counted = np.asarray(features, dtype=np.int64)
+        if exact is not None:  # verified exactly, where a short pair needs more (similarity.needed)
+            counted = np.where(np.array([e is not None for e in exact], dtype=bool), np.iinfo(np.int64).max, counted)
         smallest = np.full(count, np.iinfo(np.int64).max)
-        np.minimum.at(smallest, units.of_doc, np.asarray(features, dtype=np.int64))
+        np.minimum.at(smallest, units.of_doc, counted)
         eligible = np.flatnonzero(smallest >= min_features)
     times.start("pair search")
     if pairs is not None:
