@@ -393,7 +393,7 @@ def explain(document_a: str, document_b: str, top: int, as_json: bool, **feature
                      f"or bag at least {defaults.min_similarity} and resemblance at most {BAG_MARGIN} below "
                      "what edits scattered over the words would leave")
         raised = float(needed(defaults.min_resemblance, result.fewer_grams))
-        if round(raised, 3) > defaults.min_resemblance:
+        if raised >= defaults.min_resemblance + 0.01:  # shown for a short pair (about 150 3-grams or fewer)
             lines.append(f"a pair of {result.fewer_grams} 3-grams gives less evidence: both resemblance thresholds "
                          f"are raised (to {raised:.3f} for {defaults.min_resemblance})")
     lines.append(f"verdict with default settings: {'near-duplicates' if candidate and verified else 'not near-duplicates'}")
