@@ -6,7 +6,7 @@ Each set is fingerprinted once (``dedup``'s defaults, texts kept for exact verif
 setting is then a clustering of those fingerprints, scored as ``make eval`` scores (``scoring.py``).
 A setting is a value of one constant with the others at their defaults: ``min_similarity``,
 ``min_resemblance``, ``min_features`` (options of ``dedup``) and ``BAG_MARGIN``,
-``EVIDENCE_GRAMS``, ``RUN_GRAM_COPIES`` (:mod:`simdedup.similarity`).
+``EVIDENCE_GRAMS`` (:mod:`simdedup.similarity`).
 
     python benchmarks/sensitivity.py                      # the table, for docs/quality.md
     python benchmarks/sensitivity.py --set evidence=0,8,16  # other values of one constant
@@ -36,7 +36,6 @@ GRID = {
     "margin": (0.05, 0.1, 0.15, 0.2, 0.25),
     "evidence": (0.0, 8.0, 16.0, 32.0, 64.0),
     "min_features": (0, 5, 10, 15, 20),
-    "run_copies": (1, 2, 3, 4, 6),
 }
 
 
@@ -44,7 +43,7 @@ def defaults() -> dict[str, float]:
     options = ClusterOptions()
     return {"min_similarity": options.min_similarity, "min_resemblance": options.min_resemblance,
             "margin": similarity.BAG_MARGIN, "evidence": similarity.EVIDENCE_GRAMS,
-            "min_features": options.min_features, "run_copies": similarity.RUN_GRAM_COPIES}
+            "min_features": options.min_features}
 
 
 def fingerprinted(folder: Path):
@@ -58,7 +57,6 @@ def fingerprinted(folder: Path):
 def f1_of(fingerprints, folder: Path, setting: dict[str, float]) -> dict:
     similarity.BAG_MARGIN = group.BAG_MARGIN = setting["margin"]
     similarity.EVIDENCE_GRAMS = group.EVIDENCE_GRAMS = setting["evidence"]
-    similarity.RUN_GRAM_COPIES = int(setting["run_copies"])
     options = replace(ClusterOptions(), min_similarity=setting["min_similarity"],
                       min_resemblance=setting["min_resemblance"], min_features=int(setting["min_features"]))
     clusters = cluster_fingerprints(fingerprints, options.for_fingerprints(fingerprints))

@@ -1227,36 +1227,24 @@ _PRIME = np.uint64(0x100000001B3)
 # that is punctuation
 _SPACE, _RUN, _ONE_WORD, _ONE_PUNCT = 0, 1, 2, 3
 
-#: exact_tokens(data, size, table, words, grams, sizes, run_copies) -> -1, or where the decoder stops
-EXACT_TOKENS_SIGNATURE = types.int64(_u8p, types.int64, _u32p, _u64p, _u64p, _i64p, types.int64)
+#: exact_tokens(data, size, table, words, grams, sizes) -> -1, or where the decoder stops
+EXACT_TOKENS_SIGNATURE = types.int64(_u8p, types.int64, _u32p, _u64p, _u64p, _i64p)
 
 
 @numba.njit(inline="always")
-def _exact_grams(gram, copies, grams, at):  # pragma: no cover - compiled
-    """Store a 3-gram as ``copies`` elements at ``grams[at:]`` (its hash, then hashes derived
-    from it); returns where the next goes."""
-    grams[np.uint64(at)] = gram  # unsigned indices: numba tests signed ones for wrapping around
-    for j in range(1, copies):
-        grams[np.uint64(at + j)] = _mix(gram ^ (np.uint64(j) * GOLDEN))
-    return at + copies
-
-
-@numba.njit(inline="always")
-def _exact_add(token, word, copies, words, grams, n_words, tokens, n_grams, p1, p2):  # pragma: no cover - compiled
+def _exact_add(token, word, words, grams, n_words, tokens, p1, p2):  # pragma: no cover - compiled
     """Store a token: its hash at the end of ``words`` (counted if ``word``), and the 3-gram it
-    ends, as ``copies`` elements, at ``grams[n_grams:]`` (``p1``, ``p2``: the chained hashes of
-    the last one and two tokens before it). Returns the new ``n_words, tokens, n_grams, p1, p2``."""
-    words[np.uint64(n_words)] = token
-    if tokens >= 2:
-        n_grams = _exact_grams(_mix(p2 * GOLDEN + token), copies, grams, n_grams)
-    return n_words + word, tokens + 1, n_grams, _mix(token), _mix(p1 * GOLDEN + token)
+    ends at ``grams[tokens - 2]`` (``p1``, ``p2``: the chained hashes of the last one and two
+    tokens before it). Returns the new ``n_words, tokens, p1, p2``."""
+    words[np.uint64(n_words)] = token  # unsigned indices: numba tests signed ones for wrapping around
+    grams[np.uint64(max(tokens - 2, 0))] = _mix(p2 * GOLDEN + token)
+    return n_words + word, tokens + 1, _mix(token), _mix(p1 * GOLDEN + token)
 
 
-def exact_tokens(data_p, size, table_p, words_p, grams_p, sizes_p, run_copies):  # pragma: no cover - compiled
+def exact_tokens(data_p, size, table_p, words_p, grams_p, sizes_p):  # pragma: no cover - compiled
     """The word hashes and 3-gram hashes of one text in UTF-8 (``size`` bytes at ``data``;
     surrogates as ``surrogatepass`` writes them), both in text order, into ``words`` and
-    ``grams`` (room for ``size`` and ``size * run_copies``); their numbers go to ``sizes[0]`` and
-    ``sizes[1]``.
+    ``grams`` (room for ``size`` each); their numbers go to ``sizes[0]`` and ``sizes[1]``.
     Returns -1, or the first byte where Python's decoder stops (nothing overlong, nothing
     beyond U+10FFFF; then nothing is stored).
 
@@ -1267,22 +1255,17 @@ def exact_tokens(data_p, size, table_p, words_p, grams_p, sizes_p, run_copies): 
     Punctuation is a token only after a word of one code point (CJK) and before the next run of
     letters: there it is part of the text, as a Chinese or Japanese reader reads it; between
     Latin words it is typography (quotes, dashes, table rules) and not a token. 3-grams
-    chain all tokens (one gram of all of them when there are fewer than 3). A 3-gram that ends
-    in a run of letters is ``run_copies`` elements, one that ends in a CJK character or
-    punctuation is one: a run is a word of several characters, a CJK character one, and
-    neither a short heading in one script nor a long paragraph in the other outweighs the rest
-    of a mixed text (a text in one script measures the same at any ``run_copies``). One pass,
-    decoding as
+    chain all tokens (one gram of all of them when there are fewer than 3). One pass, decoding as
     the fingerprint kernel does (:func:`_decode`): each token is hashed, and its 3-gram chained,
     as it ends.
     """
     data = carray(data_p, (max(size, 1),))
     table = carray(table_p, (0x10000,))
     words = carray(words_p, (max(size, 1),))
-    grams = carray(grams_p, (max(size, 1) * run_copies,))
+    grams = carray(grams_p, (max(size, 1),))
     sizes = carray(sizes_p, (2,))
     sizes[0] = sizes[1] = 0
-    n_words, tokens, n_grams, copies = 0, 0, 0, 1
+    n_words, tokens = 0, 0
     p1 = p2 = np.uint64(0)
     run = length = np.uint64(0)
     after_cjk = False  # the last word was one code point (CJK): punctuation here is a token
@@ -1305,26 +1288,22 @@ def exact_tokens(data_p, size, table_p, words_p, grams_p, sizes_p, run_copies): 
             length += ONE
             continue
         if length > 0:
-            copies = run_copies
-            n_words, tokens, n_grams, p1, p2 = _exact_add(_mix(run ^ (length * GOLDEN)), 1, copies, words, grams,
-                                                          n_words, tokens, n_grams, p1, p2)
+            n_words, tokens, p1, p2 = _exact_add(_mix(run ^ (length * GOLDEN)), 1, words, grams, n_words, tokens,
+                                                 p1, p2)
             run = length = np.uint64(0)
             after_cjk = False
         if kind == _ONE_WORD or (kind == _ONE_PUNCT and after_cjk):
-            copies = 1
-            n_words, tokens, n_grams, p1, p2 = _exact_add(_mix(code ^ GOLDEN), kind == _ONE_WORD, copies, words,
-                                                          grams, n_words, tokens, n_grams, p1, p2)
+            n_words, tokens, p1, p2 = _exact_add(_mix(code ^ GOLDEN), kind == _ONE_WORD, words, grams, n_words,
+                                                 tokens, p1, p2)
             after_cjk = after_cjk or kind == _ONE_WORD
     if length > 0:
-        copies = run_copies
-        n_words, tokens, n_grams, p1, p2 = _exact_add(_mix(run ^ (length * GOLDEN)), 1, copies, words, grams,
-                                                      n_words, tokens, n_grams, p1, p2)
+        n_words, tokens, p1, p2 = _exact_add(_mix(run ^ (length * GOLDEN)), 1, words, grams, n_words, tokens, p1, p2)
     if tokens == 1:
-        n_grams = _exact_grams(p1, copies, grams, 0)
+        grams[0] = p1
     elif tokens == 2:
-        n_grams = _exact_grams(p2, copies, grams, 0)
+        grams[0] = p2
     sizes[0] = n_words
-    sizes[1] = n_grams
+    sizes[1] = max(tokens - 2, min(tokens, 1))
     return -1
 
 

@@ -834,7 +834,7 @@ class ExactKernel:
     def __init__(self, loaded: dict[str, tuple[int, Any]]):
         self._engines = [engine for _, engine in loaded.values()]
         p, i64 = ctypes.c_void_p, ctypes.c_int64
-        arguments = {"tokens": (p, i64, p, p, p, p, i64), "distinct": (p, i64, p, i64),
+        arguments = {"tokens": (p, i64, p, p, p, p), "distinct": (p, i64, p, i64),
                      "shared": (p, p, p, i64, p, p, i64, i64, p), "elements": (p, p, p, i64, p, i64, i64, p, i64),
                      "bits": (p, p, p, i64, p, i64, i64, p, p, i64, p, i64, p),
                      "bounded": (p, i64, i64, p, p, p, p, i64, p, i64, p, p, i64),
@@ -842,26 +842,24 @@ class ExactKernel:
         self._functions = {name: ctypes.CFUNCTYPE(i64, *arguments[name])(address)
                            for name, (address, _) in loaded.items()}
 
-    def sets(self, data: bytes, table: np.ndarray, run_copies: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | int:
+    def sets(self, data: bytes, table: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | int:
         """``(distinct word hashes, their counts (uint32), distinct 3-gram hashes)`` of a text in
         UTF-8, each sorted; or the byte where Python's decoder stops."""
         room = max(len(data), 1)
-        words, counts = np.empty(room, dtype=np.uint64), np.empty(room, dtype=np.uint32)
-        grams = np.empty(room * run_copies, np.uint64)
-        found = self.sets_at(data, table, words, counts, grams, 0, 0, run_copies)
+        words, counts, grams = np.empty(room, dtype=np.uint64), np.empty(room, dtype=np.uint32), np.empty(room, np.uint64)
+        found = self.sets_at(data, table, words, counts, grams, 0, 0)
         if isinstance(found, int):
             return found
         n_words, n_grams, _ = found
         return words[:n_words].copy(), counts[:n_words].copy(), grams[:n_grams].copy()  # not the whole buffers
 
     def sets_at(self, data: bytes, table: np.ndarray, words: np.ndarray, counts: np.ndarray, grams: np.ndarray,
-                at_words: int, at_grams: int, run_copies: int, bases: tuple[int, int, int, int] | None = None
+                at_words: int, at_grams: int, bases: tuple[int, int, int, int] | None = None
                 ) -> tuple[int, int, int] | int:
         """The sets of :meth:`sets` written in place: ``n_words`` distinct word hashes and their
         counts at ``words[at_words:]`` and ``counts[at_words:]``, ``n_grams`` 3-gram hashes at
-        ``grams[at_grams:]``; each array needs room for ``max(len(data), 1)`` there, times
-        ``run_copies`` for ``grams`` (the tokens and the copies of 3-grams that end in a run of
-        letters, ``_kernels.exact_tokens``, before they are sorted and counted). Returns ``(n_words, n_grams, word
+        ``grams[at_grams:]``; each array needs room for ``max(len(data), 1)`` there (the
+        tokens, before they are sorted and counted). Returns ``(n_words, n_grams, word
         tokens)``, or the byte where Python's decoder stops.
 
         ``bases``: the addresses of ``table``, ``words``, ``counts`` and ``grams``, for a caller
@@ -869,15 +867,14 @@ class ExactKernel:
         every text took longer)."""
         size = len(data)
         if (words.dtype != np.uint64 or grams.dtype != np.uint64 or counts.dtype != np.uint32
-                or min(len(words) - at_words, len(counts) - at_words) < max(size, 1)
-                or len(grams) - at_grams < max(size, 1) * run_copies):
+                or min(len(words) - at_words, len(counts) - at_words, len(grams) - at_grams) < max(size, 1)):
             raise ValueError("sets_at needs uint64 words and grams, uint32 counts, with room for the tokens")
         table_p, words_p, counts_p, grams_p = bases or (_address(table), _address(words), _address(counts),
                                                         _address(grams))
         words_p += 8 * at_words
         grams_p += 8 * at_grams
         sizes = _TWO_SIZES()
-        stop = self._functions["tokens"](data, size, table_p, words_p, grams_p, sizes, run_copies)  # bytes pass as their buffer
+        stop = self._functions["tokens"](data, size, table_p, words_p, grams_p, sizes)  # bytes pass as their buffer
         if stop >= 0:
             return stop
         tokens, n_grams = sizes
@@ -967,12 +964,12 @@ def _load_exact() -> ExactKernel:
     table = np.zeros(0x10000, dtype=np.uint32)
     table[:128] = np.arange(128, dtype=np.uint32) << 2 | 1
     table[32] = 0
-    words, counts, grams = kernel.sets(b"x y x", table, 1)  # type: ignore[misc]
+    words, counts, grams = kernel.sets(b"x y x", table)  # type: ignore[misc]
     doubled = (np.concatenate((words, words)), np.concatenate((counts, counts)), np.array([0, 2, 4]), np.array([3, 3]))
     both_grams = (np.concatenate((grams, grams)), np.zeros(0), np.array([0, 1, 2]), np.array([1, 1]))
     same = kernel.verdicts(doubled, both_grams, np.array([0]), np.array([1]), MEASURE_CODES["combined"], 0.9, 0.9, 0.5,
                            0.0)
-    if (len(words) != 2 or sorted(counts.tolist()) != [1, 2] or len(grams) != 1 or kernel.sets(b"\xff", table, 1) != 0
+    if (len(words) != 2 or sorted(counts.tolist()) != [1, 2] or len(grams) != 1 or kernel.sets(b"\xff", table) != 0
             or kernel.shared(doubled, np.array([0]), np.array([1]), True).tolist() != [3]
             or [a.tolist() for a in same] != [[1.0], [True]]):
         raise RuntimeError("the exact-similarity kernels give wrong results")

@@ -40,12 +40,6 @@ DEFAULT_MIN_RESEMBLANCE = 0.8
 #: combined: a pair that passes on its words needs a resemblance at most this far below the one
 #: that edits scattered over its words would leave (:func:`scattered_resemblance`)
 BAG_MARGIN = 0.15
-#: a 3-gram that ends in a run of letters counts as this many elements, one that ends in a CJK
-#: character (or punctuation after one) as one (``_kernels.exact_tokens``): at 3-4, a Japanese
-#: heading weighs as its characters, not as many English words, and dev-jamixed-pkg gains 0.01;
-#: but Chinese pages with code (dev-zh-pkg) lose 0.03-0.05, whose gold counts the code's
-#: punctuation too. The minimum over the dev sets chooses 1 (docs/quality.md).
-RUN_GRAM_COPIES = 1
 #: evidence grows with size: a pair whose smaller document has n 3-grams needs a resemblance of
 #: ``1 - (1 - t) * n / (n + EVIDENCE_GRAMS)`` for a threshold t (:func:`needed`): at 8, a pair
 #: of 20 3-grams needs 0.857 for 0.8, one of 500 needs 0.803. The minimum over the dev sets
@@ -133,7 +127,7 @@ def exact_sets(text: str | bytes, lowercase: bool = True) -> ExactSets | None:
     or None when it has no word token. Bytes that are not such UTF-8 raise the
     UnicodeDecodeError that decoding them raises."""
     data = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
-    found = exact_kernel().sets(data, _tables(lowercase), RUN_GRAM_COPIES)
+    found = exact_kernel().sets(data, _tables(lowercase))
     if isinstance(found, int):
         data.decode("utf-8", "surrogatepass")  # raises the decoder's error at that byte
     words, counts, grams = found  # type: ignore[misc]
@@ -238,10 +232,10 @@ class _IndexArrays:
             self._kernel = exact_kernel()
         data = kept.utf8()
         room = max(len(data), 1)
-        words, counts, grams = self.words.room(room), self.counts.room(room), self.grams.room(room * RUN_GRAM_COPIES)
+        words, counts, grams = self.words.room(room), self.counts.room(room), self.grams.room(room)
         table = _tables(kept.lowercase)
         found = self._kernel.sets_at(data, table, words, counts, grams, self.words.size, self.grams.size,
-                                     RUN_GRAM_COPIES, (_table_address(kept.lowercase), self.words.address, self.counts.address,
+                                     (_table_address(kept.lowercase), self.words.address, self.counts.address,
                                       self.grams.address))
         if isinstance(found, int):
             data.decode("utf-8", "surrogatepass")  # raises the decoder's error at that byte

@@ -13,7 +13,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simdedup import similarity
 from simdedup.similarity import ExactSets, KeptText, exact_sets
 
 # ---- the oracle: exact_sets and its kernel before they read UTF-8 ----------------------------
@@ -49,11 +48,10 @@ def _mix(x):
 
 
 @numba.njit
-def _old_token_arrays(points, classes, lower, punctuation, lowercase, n, run_copies):
+def _old_token_arrays(points, classes, lower, punctuation, lowercase, n):
     size = len(points)
     tokens = np.empty(size, dtype=np.uint64)
     is_word = np.empty(size, dtype=np.bool_)
-    is_run = np.zeros(size, dtype=np.bool_)
     count = 0
     run = np.uint64(0)
     length = np.uint64(0)
@@ -79,7 +77,6 @@ def _old_token_arrays(points, classes, lower, punctuation, lowercase, n, run_cop
         if length > 0:
             tokens[count] = _mix(run ^ (length * _GOLDEN))
             is_word[count] = True
-            is_run[count] = True
             count += 1
             run = np.uint64(0)
             length = np.uint64(0)
@@ -90,25 +87,19 @@ def _old_token_arrays(points, classes, lower, punctuation, lowercase, n, run_cop
             count += 1
             after_cjk = after_cjk or not punct
     grams_n = min(n, count)
-    grams = np.empty(max(count - grams_n + 1, 0) * run_copies, dtype=np.uint64)
-    at = 0
-    for i in range(max(count - grams_n + 1, 0)):
+    grams = np.empty(max(count - grams_n + 1, 0), dtype=np.uint64)
+    for i in range(len(grams)):
         gram = np.uint64(0)
         for j in range(grams_n):
             gram = _mix(gram * _GOLDEN + tokens[i + j])
-        grams[at] = gram  # a 3-gram that ends in a run is run_copies elements: itself and hashes of it
-        at += 1
-        for copy in range(1, run_copies if is_run[i + grams_n - 1] else 1):
-            grams[at] = _mix(gram ^ (np.uint64(copy) * _GOLDEN))
-            at += 1
-    return tokens[:count], is_word[:count], grams[:at]
+        grams[i] = gram
+    return tokens[:count], is_word[:count], grams
 
 
 def old_exact_sets(text: str, lowercase: bool = True) -> ExactSets | None:
     classes, lower, punctuation = OLD_TABLES
     points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    tokens, is_word, grams = _old_token_arrays(points, classes, lower, punctuation, lowercase, 3,  # 3-grams
-                                               similarity.RUN_GRAM_COPIES)
+    tokens, is_word, grams = _old_token_arrays(points, classes, lower, punctuation, lowercase, 3)  # 3-grams
     words = np.sort(tokens[is_word])
     if len(words) == 0:
         return None
