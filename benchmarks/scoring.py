@@ -3,7 +3,9 @@
 The same measures as ``../shared/eval/score.py``, for every set, with or without that folder:
 predicted pairs are all pairs inside a predicted cluster, gold pairs are the ``pairs.jsonl``
 lines with ``dup`` true; precision, recall and F1 of the one against the other, and the same
-against the transitive closure of the gold pairs (what a clustering can at best reproduce).
+against the transitive closure of the gold pairs (what a clustering can at best reproduce). The largest
+false cluster is the largest predicted cluster whose members are not all in one component of
+the gold pairs (a cluster that merged documents no chain of duplicates joins).
 """
 
 from __future__ import annotations
@@ -50,9 +52,14 @@ def score(set_dir: Path, clusters: list[list[str]]) -> dict:
     component = components(gold)
     closure = sum(_pairs_in(n) for n in Counter(component.values()).values())
     closure_hits = sum(_pairs_in(n) for n in Counter((c, label[d]) for d, c in component.items() if d in label).values())
+    members: dict[int, list[str]] = {}
+    for doc, number in label.items():
+        members.setdefault(number, []).append(doc)
+    false_sizes = [len(docs) for docs in members.values()
+                   if len(docs) >= 2 and len({component.get(doc, doc) for doc in docs}) > 1]
     return {"precision": precision, "recall": recall, "f1": f1, "closure_f1": _prf(closure_hits, predicted, closure)[2],
             "gold_pairs": len(gold), "clusters": sum(1 for n in sizes.values() if n >= 2),
-            "largest_cluster": max(sizes.values(), default=0)}
+            "largest_cluster": max(sizes.values(), default=0), "largest_false_cluster": max(false_sizes, default=0)}
 
 
 def read_clusters(path: Path) -> list[list[str]]:

@@ -357,7 +357,7 @@ def explain(document_a: str, document_b: str, top: int, as_json: bool, **feature
 
     from .explain import explain as explain_documents
     from .group import ClusterOptions
-    from .similarity import RESEMBLANCE_FLOOR, passes as similarity_passes
+    from .similarity import BAG_MARGIN, needed, passes as similarity_passes
 
     if features["method"] == "sentences":
         raise click.UsageError("explain compares simhash features or nilsimsa digests; use --method simhash or nilsimsa")
@@ -371,17 +371,17 @@ def explain(document_a: str, document_b: str, top: int, as_json: bool, **feature
         return
     defaults = ClusterOptions().resolve(result.bits, result.estimated_similarity is not None)
     # a candidate as dedup and cluster find them: within k, or sharing a sketch band; each with
-    # at least min_features distinct features
+    # at least min_features distinct features unless verified exactly (as dedup does a kept text)
     within = result.distance <= defaults.k  # type: ignore[operator]
     banded = bool(defaults.bands and result.share_band)
-    long_enough = min(result.features) >= defaults.min_features
+    long_enough = min(result.features) >= defaults.min_features or result.resemblance is not None
     candidate = (within or banded) and long_enough
     estimate_passes = result.estimated_similarity is None or result.estimated_similarity >= defaults.min_similarity
     verified = estimate_passes
     if result.resemblance is not None:  # dedup verifies these exactly, with the default measure
         verified = bool(similarity_passes(defaults.similarity, np.array([result.similarity]),
                                           np.array([result.resemblance]), defaults.min_similarity,
-                                          defaults.min_resemblance)[0])
+                                          defaults.min_resemblance, result.fewer_grams)[0])
     lines = [
         f"A: {result.a} ({result.features[0]} features)",
         f"B: {result.b} ({result.features[1]} features)",
@@ -399,7 +399,12 @@ def explain(document_a: str, document_b: str, top: int, as_json: bool, **feature
     if result.resemblance is not None:
         lines.append(f"resemblance: exact Jaccard of the token 3-grams: {result.resemblance:.3f}")
         lines.append(f"default --similarity {defaults.similarity}: resemblance at least {defaults.min_resemblance}, "
-                     f"or bag at least {defaults.min_similarity} and resemblance at least {RESEMBLANCE_FLOOR}")
+                     f"or bag at least {defaults.min_similarity} and resemblance at most {BAG_MARGIN} below "
+                     "what edits scattered over the words would leave")
+        raised = float(needed(defaults.min_resemblance, result.fewer_grams))
+        if raised >= defaults.min_resemblance + 0.01:  # shown for a short pair (about 150 3-grams or fewer)
+            lines.append(f"a pair of {result.fewer_grams} 3-grams gives less evidence: both resemblance thresholds "
+                         f"are raised (to {raised:.3f} for {defaults.min_resemblance})")
     lines.append(f"verdict with default settings: {'near-duplicates' if candidate and verified else 'not near-duplicates'}")
     lines.append("pulling together (shared, weight in A / B):")
     lines += [f"  {f!r} {wa:g} / {wb:g}" for f, wa, wb in result.together] or ["  (none)"]

@@ -154,9 +154,10 @@ def cluster_options(func: Callable) -> Callable:
         click.option("--similarity", type=click.Choice(["combined", "bag", "resemblance"]), default="combined",
                      show_default=True,
                      help="bag: weighted Jaccard of word counts (order and punctuation do not count); "
-                          "resemblance: Jaccard of token 3-grams, punctuation kept (order counts); combined: "
-                          "resemblance at least --min-resemblance, or bag at least --min-similarity with half "
-                          "the 3-grams shared. Exact in dedup and explain; cluster (no texts) uses the sketches' bag."),
+                          "resemblance: Jaccard of token 3-grams, CJK punctuation kept (order counts); combined: "
+                          "resemblance at least --min-resemblance, or bag at least --min-similarity with the "
+                          "3-grams that scattered edits would leave. Exact in dedup and explain; cluster (no texts) "
+                          "uses the sketches' bag."),
         click.option("--min-similarity", type=FiniteFloatRange(0, 1), default=0.88, show_default=True,
                      help="Smallest bag similarity (weighted Jaccard of word counts) of a duplicate."),
         click.option("--min-resemblance", type=FiniteFloatRange(0, 1), default=0.8, show_default=True,

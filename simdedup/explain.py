@@ -29,12 +29,13 @@ class Explanation:
     apart_b: list[tuple[str, float]] = field(default_factory=list)
     resemblance: float | None = None  # exact Jaccard of the token 3-grams (None: not the words tokenizer)
     share_band: bool | None = None  # whether the sketches share a band (None: no sketches)
+    fewer_grams: int | None = None  # 3-grams of the document with fewer (with resemblance)
 
     def as_dict(self) -> dict:
         return {
             "a": self.a, "b": self.b, "bits": self.bits, "distance": self.distance,
             "estimated_similarity": self.estimated_similarity, "similarity": self.similarity,
-            "resemblance": self.resemblance, "share_band": self.share_band,
+            "resemblance": self.resemblance, "share_band": self.share_band, "fewer_grams": self.fewer_grams,
             "features": list(self.features),
             "together": [{"feature": f, "a": wa, "b": wb} for f, wa, wb in self.together],
             "apart_a": [{"feature": f, "excess": w} for f, w in self.apart_a],
@@ -62,11 +63,13 @@ def explain(method: SimhashMethod, path_a: str, path_b: str, top: int = 10) -> E
             raise SkipDocument(path, "no text to fingerprint")
         features.append(found)
         texts.append("".join(chunks))
-    resemblance = None
+    resemblance = fewer_grams = None
     if method.tokenizer.name == "words" and method.tokenizer.option("shingle") == 1:
         try:
             sets = [exact_sets(text, method.tokenizer.option("lowercase")) for text in texts]
-            resemblance = round(float(ExactIndex(sets).jaccard("grams", [0], [1])[0]), 3)
+            index = ExactIndex(sets)
+            resemblance = round(float(index.jaccard("grams", [0], [1])[0]), 3)
+            fewer_grams = int(index.kinds["grams"][3].min())
         except ExactUnavailable:  # shown as not measured, as for other tokenizers
             pass
     fa, fb = features
@@ -80,6 +83,7 @@ def explain(method: SimhashMethod, path_a: str, path_b: str, top: int = 10) -> E
     return Explanation(
         path_a, path_b, method.bits, (ra.simhash ^ rb.simhash).bit_count(), estimated,
         pulls.similarity, (len(fa), len(fb)), pulls.together, pulls.apart_a, pulls.apart_b, resemblance, band,
+        fewer_grams,
     )
 
 

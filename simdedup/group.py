@@ -8,7 +8,9 @@
 3. Verification: with sketches, a candidate becomes an edge only when it passes the similarity
    measure (:func:`simdedup.similarity.passes`): exactly where the documents' texts were kept
    (``exact``), else on the sketches' estimate (:mod:`simdedup.sketch`). Units of documents with
-   fewer than ``min_features`` features never pair up: they only group with exact copies.
+   fewer than ``min_features`` features whose texts were not kept never pair up: they only group
+   with exact copies (an estimate from a few features is noise; exactly, a short pair needs a
+   higher resemblance instead, :func:`simdedup.similarity.needed`).
 4. Linkage turns edges into clusters:
 
    - ``single``: union-find (path halving, union by size) over the edges. A near B and B near C
@@ -39,8 +41,8 @@ from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 import numpy as np
 
 from .index import distinct, near_pairs
-from .similarity import (DEFAULT_MEASURE, DEFAULT_MIN_RESEMBLANCE, MEASURES, RESEMBLANCE_FLOOR, ExactIndex,
-                         KeptText, passes)
+from .similarity import (BAG_MARGIN, DEFAULT_MEASURE, DEFAULT_MIN_RESEMBLANCE, EVIDENCE_GRAMS, MEASURES,
+                         ExactIndex, KeptText, lowest_needed, may_pass, passes)
 from .sketch import agreement_similarity, pair_similarity
 
 if TYPE_CHECKING:
@@ -225,12 +227,12 @@ class _PairTest:
         measured = np.arange(len(a))
         if self.exact.bounds_pay(len(a)):  # measure only the pairs whose upper bounds may pass
             # Each bound matters only as far as the thresholds it is compared with: the 3-grams'
-            # against min_resemblance, and the floor too where the bag may pass
+            # against min_resemblance, and the bag path's lowest too where the bag may pass
             most_bag = self.exact.upper_bounds("bag", a, b, self.min_similarity)
-            lower = min(self.min_resemblance, RESEMBLANCE_FLOOR)
+            lower = lowest_needed(self.measure, self.min_similarity, self.min_resemblance)
             grams_cut = np.where(most_bag >= self.min_similarity, lower, self.min_resemblance)
             most_grams = self.exact.upper_bounds("grams", a, b, grams_cut)
-            may = passes(self.measure, most_bag, most_grams, self.min_similarity, self.min_resemblance)
+            may = may_pass(self.measure, most_bag, most_grams, self.min_similarity, self.min_resemblance)
             measured = np.flatnonzero(may | np.isnan(most_bag))
         a, b = a[measured], b[measured]
         exact_bag, exact_ok = self.exact.verdicts(a, b, self.measure, self.min_similarity, self.min_resemblance)
@@ -348,7 +350,7 @@ def _link_complete(n: int, left: np.ndarray, right: np.ndarray, scores: np.ndarr
             if test.exact is not None:  # the sketches' estimate only where a unit has no exact sets
                 exact = ExactTest(test.exact.has, test.exact.kinds["bag"], test.exact.kinds["grams"],
                                   MEASURE_CODES[test.measure], test.min_similarity, test.min_resemblance,
-                                  RESEMBLANCE_FLOOR)
+                                  BAG_MARGIN, EVIDENCE_GRAMS)
             roots, merged = kernel.link(n, left, right, sketches, passing, test.units.fps, test.k, exact)
             if test.exact is not None:
                 test.exact.merged += merged
@@ -456,7 +458,8 @@ def find_clusters(
         features: number of features of each document (for ``min_features``).
         min_similarity: smallest estimated similarity of a verified pair (with sketches).
         linkage: ``complete``, ``star`` or ``single`` (see the module docstring).
-        min_features: documents with fewer features only group with exact copies.
+        min_features: documents with fewer features, and no kept text, only group with exact
+            copies.
         new: for incremental runs, which documents are new (bool per document): pairs of two
             old documents are not looked at, and only clusters with a new document are returned.
         exact: the text of each document (:class:`simdedup.similarity.KeptText`; None for a
@@ -495,8 +498,11 @@ def find_clusters(
     count = len(units.fps)
     eligible = np.arange(count)
     if features is not None and min_features > 0:
+        counted = np.asarray(features, dtype=np.int64)
+        if exact is not None:  # verified exactly, where a short pair needs more (similarity.needed)
+            counted = np.where(np.array([e is not None for e in exact], dtype=bool), np.iinfo(np.int64).max, counted)
         smallest = np.full(count, np.iinfo(np.int64).max)
-        np.minimum.at(smallest, units.of_doc, np.asarray(features, dtype=np.int64))
+        np.minimum.at(smallest, units.of_doc, counted)
         eligible = np.flatnonzero(smallest >= min_features)
     times.start("pair search")
     if pairs is not None:

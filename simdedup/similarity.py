@@ -37,8 +37,15 @@ import numpy as np
 MEASURES = ("combined", "bag", "resemblance")
 DEFAULT_MEASURE = "combined"
 DEFAULT_MIN_RESEMBLANCE = 0.8
-#: combined: the share of shared 3-grams a pair that passes on its words still needs
-RESEMBLANCE_FLOOR = 0.5
+#: combined: a pair that passes on its words needs a resemblance at most this far below the one
+#: that edits scattered over its words would leave (:func:`scattered_resemblance`)
+BAG_MARGIN = 0.15
+#: evidence grows with size: a pair whose smaller document has n 3-grams needs a resemblance of
+#: ``1 - (1 - t) * n / (n + EVIDENCE_GRAMS)`` for a threshold t (:func:`needed`): at 8, a pair
+#: of 20 3-grams needs 0.857 for 0.8, one of 500 needs 0.803. The minimum over the dev sets
+#: is flat from 8 to 24 (0.892-0.898, dev-synthetic); above 8 the other sets lose (dev-zh 1.000
+#: to 0.984 at 16: short Chinese pairs), so 8 (docs/quality.md).
+EVIDENCE_GRAMS = 8.0
 #: texts kept for at most this many bytes of memory in all (1 to 4 per character);
 #: documents read after that, and documents of more than MAX_DOCUMENT_CHARS characters, are
 #: verified with their sketches. The exact sets (12 bytes per distinct word, 8 per distinct
@@ -328,7 +335,7 @@ class ExactIndex:
         bag, ok = np.full(len(a), np.nan), np.zeros(len(a), dtype=bool)
         bag[known], ok[known] = exact_kernel().verdicts(self.kinds["bag"], self.kinds["grams"], a[known], b[known],
                                                         MEASURE_CODES[measure], min_similarity, min_resemblance,
-                                                        RESEMBLANCE_FLOOR)
+                                                        BAG_MARGIN, EVIDENCE_GRAMS)
         return bag, ok
 
     def bounds_pay(self, pairs: int) -> bool:
@@ -388,14 +395,58 @@ class ExactIndex:
                        sizes - counted[:, :BOUND_PREFIX_WORDS].sum(axis=1, dtype=np.int64))
 
 
+def needed(threshold: float, grams: np.ndarray | float) -> np.ndarray | float:
+    """The resemblance a pair needs for ``threshold`` when its smaller document has ``grams``
+    3-grams: the threshold itself for a long document, more for a short one, which gives less
+    evidence (a pair of 60-character poems sharing 80% of its 3-grams differs in 12 of them)."""
+    return 1.0 - (1.0 - threshold) / (1.0 + EVIDENCE_GRAMS / np.asarray(grams, dtype=np.float64))
+
+
+def scattered_resemblance(bag: np.ndarray | float) -> np.ndarray | float:
+    """The resemblance of two texts whose words differ by scattered substitutions, at this bag
+    similarity: a share ``e = (1 - bag) / (1 + bag)`` of words substituted leaves ``(1 - e)^3``
+    of the 3-grams. Reflowed, re-punctuated or lightly edited copies are near it; the same
+    words in another order (a table drawn another way, a template filled again, a module's
+    functions reordered) are far below it."""
+    kept = (2.0 * np.asarray(bag, dtype=np.float64) / (1.0 + bag)) ** 3
+    return kept / (2.0 - kept)
+
+
 def passes(measure: str, bag: np.ndarray, grams: np.ndarray, min_similarity: float,
-           min_resemblance: float) -> np.ndarray:
+           min_resemblance: float, fewer_grams: np.ndarray | float = np.inf) -> np.ndarray:
     """Whether pairs with these similarities are duplicates under ``measure``; a pair without a
-    resemblance (NaN: no exact sets) is judged on ``bag`` alone."""
+    resemblance (NaN: no exact sets) is judged on ``bag`` alone. ``fewer_grams``: the number of
+    3-grams of each pair's smaller document (:func:`needed`; by default, long documents: the
+    thresholds as given, which no shorter pair passes more easily).
+
+    ``combined``: the resemblance passes, or the bag passes and the resemblance is at most
+    :data:`BAG_MARGIN` below :func:`scattered_resemblance` of the bag (a lower bound for that
+    is ``min_similarity``'s, which the upper bounds of :mod:`simdedup.group` use)."""
     no_order = np.isnan(grams)
     if measure == "bag":
         return bag >= min_similarity
+    resembles = grams >= needed(min_resemblance, fewer_grams)
     if measure == "resemblance":
-        return np.where(no_order, bag >= min_similarity, grams >= min_resemblance)
-    combined = (grams >= min_resemblance) | ((bag >= min_similarity) & (grams >= RESEMBLANCE_FLOOR))
+        return np.where(no_order, bag >= min_similarity, resembles)
+    ordered_enough = grams >= needed(scattered_resemblance(bag) - BAG_MARGIN, fewer_grams)
+    combined = resembles | ((bag >= min_similarity) & ordered_enough)
     return np.where(no_order, bag >= min_similarity, combined)
+
+
+def lowest_needed(measure: str, min_similarity: float, min_resemblance: float) -> float:
+    """The lowest resemblance :func:`passes` accepts for a pair whose bag passes: what upper
+    bounds of the 3-grams are compared with."""
+    if measure != "combined":
+        return min_resemblance
+    return float(min(min_resemblance, scattered_resemblance(min_similarity) - BAG_MARGIN))
+
+
+def may_pass(measure: str, most_bag: np.ndarray, most_grams: np.ndarray, min_similarity: float,
+             min_resemblance: float) -> np.ndarray:
+    """Whether pairs whose similarities are at most these may pass :func:`passes`: the bag
+    path's threshold rises with the bag, so an upper bound is compared with its lowest."""
+    lowest = np.where(most_bag >= min_similarity, lowest_needed(measure, min_similarity, min_resemblance),
+                      min_resemblance)
+    if measure == "bag":
+        return most_bag >= min_similarity
+    return np.where(np.isnan(most_grams), most_bag >= min_similarity, most_grams >= lowest)

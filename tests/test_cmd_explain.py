@@ -36,8 +36,8 @@ def test_explain_bad_file(tmp_path):
 
 def test_the_verdict_is_what_dedup_does_with_the_defaults(tmp_path):
     """explain's verdict agrees with dedup on the two files: a near copy, the same words
-    reordered (its 3-grams differ), and a near copy with too few distinct features to be
-    paired (under --min-features)."""
+    reordered (its 3-grams differ), and a near copy with few distinct features (verified
+    exactly, where a pair of few 3-grams needs a higher resemblance: 0.9 of 9 passes 0.894)."""
     words = [f"w{i % 40}" for i in range(300)]
     cases = {"near": (words, words[:150] + ["changed"] + words[151:]),
              "reordered": (words, sorted(words)),
@@ -49,5 +49,5 @@ def test_the_verdict_is_what_dedup_does_with_the_defaults(tmp_path):
         explained = invoke("explain", tmp_path / name / "a.txt", tmp_path / name / "b.txt")
         clustered = invoke("dedup", tmp_path / name).stdout != ""
         verdict = "verdict with default settings: near-duplicates" in explained.stdout
-        assert verdict == clustered == (name == "near"), name
-    assert "--min-features 10" in invoke("explain", tmp_path / "short/a.txt", tmp_path / "short/b.txt").stdout
+        assert verdict == clustered == (name != "reordered"), name
+    assert "gives less evidence" in invoke("explain", tmp_path / "short/a.txt", tmp_path / "short/b.txt").stdout

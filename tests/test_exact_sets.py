@@ -1,7 +1,9 @@
 """The exact sets read from UTF-8 bytes are those of the algorithm they replaced, byte for byte:
 that one decoded the text, encoded it to UTF-32 and cut it with per-code-point class, lower-case
 and punctuation tables (kept here, verbatim, as the oracle). Also the same answer for bytes that
-are not UTF-8: the error that decoding them first raised."""
+are not UTF-8: the error that decoding them first raised. One change since, by design (issue 29):
+punctuation is a token only after a word of one code point (CJK), up to the next run of
+letters; between Latin words it is typography, not a token."""
 
 from __future__ import annotations
 
@@ -53,6 +55,7 @@ def _old_token_arrays(points, classes, lower, punctuation, lowercase, n):
     count = 0
     run = np.uint64(0)
     length = np.uint64(0)
+    after_cjk = False
     limit = np.uint32(len(classes))
     for i in range(size + 1):
         kind = np.uint8(0)
@@ -77,10 +80,12 @@ def _old_token_arrays(points, classes, lower, punctuation, lowercase, n):
             count += 1
             run = np.uint64(0)
             length = np.uint64(0)
-        if kind == _ONE:
+            after_cjk = False
+        if kind == _ONE and (after_cjk or not punct):  # punctuation only after a one-code-point word
             tokens[count] = _mix(code ^ _GOLDEN)
             is_word[count] = not punct
             count += 1
+            after_cjk = after_cjk or not punct
     grams_n = min(n, count)
     grams = np.empty(max(count - grams_n + 1, 0), dtype=np.uint64)
     for i in range(len(grams)):

@@ -189,6 +189,32 @@ def test_short_texts_join_only_exact_copies():
     assert clusters(ids, texts, min_similarity=0.5, min_features=0, linkage="single") == [ids]
 
 
+SHORT_WORDS = ["tea", "cup", "water", "leaf", "pot", "hot", "green", "cold", "milk", "sugar"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(SHORT_WORDS), min_size=2, max_size=9, unique=True), st.integers(1, 40),
+       st.sampled_from(SHORT_WORDS))
+def test_short_texts_kept_for_exact_verification_pair_by_the_exact_rule(words, repeats, word):
+    """Below --min-features (here at most 9 distinct words, repeated), a pair whose texts are
+    kept is verified exactly, where a pair of few 3-grams needs a higher resemblance
+    (similarity.needed), instead of never pairing: a word appended to 9 distinct 3-grams
+    passes, to 5 it does not."""
+    from simdedup.similarity import ExactIndex, KeptText, passes
+
+    words = words * repeats
+    copy = words + [word]
+    texts = [" ".join(words), " ".join(copy)]
+    fps, sketches, features = docs_to_arrays(texts)
+    kept = [KeptText(t) for t in texts]
+    found = find_clusters(["a", "b"], fps, 64, sketches=sketches, features=features, min_features=10,
+                          exact=kept, similarity="combined", min_similarity=0.88, min_resemblance=0.8)
+    index = ExactIndex(kept)
+    bag, grams = index.measures(np.array([0]), np.array([1]))
+    fewer = index.kinds["grams"][3].min()
+    assert (len(found) == 1) == bool(passes("combined", bag, grams, 0.88, 0.8, fewer)[0])
+
+
 def test_verified_output_independent_of_order():
     rng = random.Random(9)
     texts = chain(rng, 6, rate=0.05) + chain(rng, 4, rate=0.05)

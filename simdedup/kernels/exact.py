@@ -96,7 +96,8 @@ class ExactKernel(Loaded):
         return n_words, n_grams, tokens
 
     def verdicts(self, bag: tuple, grams: tuple, left: np.ndarray, right: np.ndarray, measure: int,
-                 min_similarity: float, min_resemblance: float, floor: float) -> tuple[np.ndarray, np.ndarray]:
+                 min_similarity: float, min_resemblance: float, floor: float,
+                 evidence: float) -> tuple[np.ndarray, np.ndarray]:
         """``(bag similarity, passes)`` of each pair of documents that both have exact sets
         (``bag`` and ``grams``: hashes, weights, offsets, totals, as
         :class:`simdedup.similarity.ExactIndex` keeps them), with the 3-grams merged only as far
@@ -106,7 +107,7 @@ class ExactKernel(Loaded):
         similarity, passing = np.empty(len(left)), np.empty(len(left), dtype=np.uint8)
         self._functions["exact-verdicts"](
             *(a.ctypes.data for a in arrays), len(bag[2]) - 1, left.ctypes.data, right.ctypes.data, len(similarity),
-            measure, min_similarity, min_resemblance, floor, similarity.ctypes.data, passing.ctypes.data)
+            measure, min_similarity, min_resemblance, floor, evidence, similarity.ctypes.data, passing.ctypes.data)
         return similarity, passing.astype(bool)
 
     def shared(self, runs: tuple, left: np.ndarray, right: np.ndarray, weighted: bool) -> np.ndarray:
@@ -178,7 +179,7 @@ class ExactKernel(Loaded):
                    np.array([3, 3]))
         both_grams = (np.concatenate((grams, grams)), np.zeros(0), np.array([0, 1, 2]), np.array([1, 1]))
         same = self.verdicts(doubled, both_grams, np.array([0]), np.array([1]), MEASURE_CODES["combined"], 0.9, 0.9,
-                             0.5)
+                             0.5, 0.0)
         if (len(words) != 2 or sorted(counts.tolist()) != [1, 2] or len(grams) != 1 or self.sets(b"\xff", table) != 0
                 or self.shared(doubled, np.array([0]), np.array([1]), True).tolist() != [3]
                 or [a.tolist() for a in same] != [[1.0], [True]]):

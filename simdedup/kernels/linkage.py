@@ -44,8 +44,8 @@ class LinkageKernel(Loaded):
         bad = np.empty(capacity, dtype=np.uint8)
         ends = (left, right) if len(left) else (np.zeros(1, dtype=np.int64),) * 2
         arrays = exact.arrays() if exact else [np.zeros(1, dtype=np.int64)] * 8  # offsets [0]: no sets
-        rule = ((exact.measure, exact.min_similarity, exact.min_resemblance, exact.floor) if exact
-                else (0, 0.0, 0.0, 0.0))
+        rule = ((exact.measure, exact.min_similarity, exact.min_resemblance, exact.floor, exact.evidence) if exact
+                else (0, 0.0, 0.0, 0.0, 0.0))
         merged = self._functions["linkage"](
             n, len(left), ends[0].ctypes.data, ends[1].ctypes.data, offsets.ctypes.data, adjacency.ctypes.data,
             sketches.ctypes.data, bins, passing.ctypes.data, fps.ctypes.data, fps.shape[1], k, parent.ctypes.data,
@@ -77,6 +77,7 @@ class ExactTest:
     min_similarity: float
     min_resemblance: float
     floor: float
+    evidence: float
 
     def arrays(self) -> list[np.ndarray]:
         """The arrays the kernel reads, in its order, contiguous and none empty."""

@@ -71,7 +71,8 @@ KERNELS = {
                         next_p="i64*", keys_p="u64*", good_p="i64*", bad_p="u8*", capacity="i64", exact="i64",
                         has_p="u8*", bag_hashes_p="u64*", bag_weights_p="u32*", bag_offsets_p="i64*",
                         bag_totals_p="i64*", gram_hashes_p="u64*", gram_offsets_p="i64*", gram_totals_p="i64*",
-                        measure="i64", min_similarity="f64", min_resemblance="f64", floor="f64"),
+                        measure="i64", min_similarity="f64", min_resemblance="f64", floor="f64",
+                        evidence="f64"),
     "scan": Compiled("scan", "scan_records", data_p="u8*", nbytes="i64", pieces_p="u8*", ends_p="i64*",
                      kinds_p="i64*", steps="i64", hex_digits="i64", words="i64", sketch_chars="i64",
                      sketch_bytes="i64", ids_p="u8*", id_ends_p="i64*", escaped_p="u8*", values_p="u64*",
@@ -94,7 +95,8 @@ KERNELS = {
                                bag_offsets_p="i64*", bag_totals_p="i64*", gram_hashes_p="u64*",
                                gram_offsets_p="i64*", gram_totals_p="i64*", ndocs="i64", left_p="i64*",
                                right_p="i64*", npairs="i64", measure="i64", min_similarity="f64",
-                               min_resemblance="f64", floor="f64", similarity_p="f64*", passing_p="u8*"),
+                               min_resemblance="f64", floor="f64", evidence="f64", similarity_p="f64*",
+                               passing_p="u8*"),
 }
 
 

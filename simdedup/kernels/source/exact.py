@@ -38,7 +38,10 @@ def exact_tokens(data_p, size, table_p, words_p, grams_p, sizes_p):  # pragma: n
     ``table[c]`` is code point c's entry (c < 0x10000): the code point it counts as (lower-cased
     or not) << 2 | its kind. A token is a run of code points of kind run, or one code point of
     another kind but separator (beyond the table: a word); its hash mixes the polynomial hash
-    of its code points with its length. Words are the tokens that are not punctuation; 3-grams
+    of its code points with its length. Words are the tokens that are not punctuation.
+    Punctuation is a token only after a word of one code point (CJK) and before the next run of
+    letters: there it is part of the text, as a Chinese or Japanese reader reads it; between
+    Latin words it is typography (quotes, dashes, table rules) and not a token. 3-grams
     chain all tokens (one gram of all of them when there are fewer than 3). One pass, decoding as
     the fingerprint kernel does (:func:`_decode`): each token is hashed, and its 3-gram chained,
     as it ends.
@@ -52,6 +55,7 @@ def exact_tokens(data_p, size, table_p, words_p, grams_p, sizes_p):  # pragma: n
     n_words, tokens = 0, 0
     p1 = p2 = np.uint64(0)
     run = length = np.uint64(0)
+    after_cjk = False  # the last word was one code point (CJK): punctuation here is a token
     i = 0
     while i < size:
         lead = np.int64(data[np.uint64(i)])
@@ -74,9 +78,11 @@ def exact_tokens(data_p, size, table_p, words_p, grams_p, sizes_p):  # pragma: n
             n_words, tokens, p1, p2 = _exact_add(_mix(run ^ (length * GOLDEN)), 1, words, grams, n_words, tokens,
                                                  p1, p2)
             run = length = np.uint64(0)
-        if kind != _SPACE:
+            after_cjk = False
+        if kind == _ONE_WORD or (kind == _ONE_PUNCT and after_cjk):
             n_words, tokens, p1, p2 = _exact_add(_mix(code ^ GOLDEN), kind == _ONE_WORD, words, grams, n_words,
                                                  tokens, p1, p2)
+            after_cjk = after_cjk or kind == _ONE_WORD
     if length > 0:
         n_words, tokens, p1, p2 = _exact_add(_mix(run ^ (length * GOLDEN)), 1, words, grams, n_words, tokens, p1, p2)
     if tokens == 1:
@@ -179,18 +185,23 @@ def _exact_runs(units, bag_hashes_p, bag_weights_p, bag_offsets_p, bag_totals_p,
 
 
 @numba.njit(inline="always")
-def _verdict(a, b, runs, measure, min_similarity, min_resemblance, floor):  # pragma: no cover - compiled
+def _verdict(a, b, runs, measure, min_similarity, min_resemblance, floor, evidence):  # pragma: no cover - compiled
     """``(passes, bag similarity)`` of two documents with exact sets (``runs``: :func:`_exact_runs`):
     :func:`simdedup.similarity.passes` (``measure`` numbered as ``simdedup.kernels.exact.MEASURE_CODES``),
-    with the 3-grams merged only as far as the verdict needs."""
+    with the 3-grams merged only as far as the verdict needs. ``floor``: the margin of the bag's
+    path below the resemblance scattered edits leave; both resemblance thresholds are raised for
+    a pair with few 3-grams (:func:`simdedup.similarity.needed`, ``evidence``)."""
     bag_hashes, bag_weights, bag_offsets, bag_totals, gram_hashes, gram_offsets, gram_totals = runs
     shared = _shared(bag_hashes, bag_weights, bag_offsets, a, b, True, -1.0, 0)
     similarity = shared / (bag_totals[a] + bag_totals[b] - shared)
     if measure == 1:
         return similarity >= min_similarity, similarity
-    threshold = min_resemblance
+    fewer = min(gram_totals[a], gram_totals[b])
+    scale = fewer / (fewer + evidence)
+    threshold = 1.0 - (1.0 - min_resemblance) * scale
     if measure == 0 and similarity >= min_similarity:  # then either part of the rule will do
-        threshold = min(min_resemblance, floor)
+        kept = (2.0 * similarity / (1.0 + similarity)) ** 3  # (simdedup.similarity.scattered_resemblance)
+        threshold = min(threshold, 1.0 - (1.0 - (kept / (2.0 - kept) - floor)) * scale)
     both = gram_totals[a] + gram_totals[b]
     shared = _shared(gram_hashes, bag_weights, gram_offsets, a, b, False, threshold, both)
     return shared / (both - shared) >= threshold, similarity
@@ -198,7 +209,7 @@ def _verdict(a, b, runs, measure, min_similarity, min_resemblance, floor):  # pr
 
 def exact_verdicts(bag_hashes_p, bag_weights_p, bag_offsets_p, bag_totals_p, gram_hashes_p, gram_offsets_p,
                    gram_totals_p, ndocs, left_p, right_p, npairs, measure, min_similarity, min_resemblance, floor,
-                   similarity_p, passing_p):  # pragma: no cover - compiled
+                   evidence, similarity_p, passing_p):  # pragma: no cover - compiled
     """:func:`_verdict` of each pair ``left[p]``, ``right[p]`` of the ``ndocs`` documents (all
     with exact sets): whether it passes into ``passing``, its bag similarity into ``similarity``."""
     runs = _exact_runs(ndocs, bag_hashes_p, bag_weights_p, bag_offsets_p, bag_totals_p, gram_hashes_p, gram_offsets_p,
@@ -208,6 +219,7 @@ def exact_verdicts(bag_hashes_p, bag_weights_p, bag_offsets_p, bag_totals_p, gra
     similarity = carray(similarity_p, (max(npairs, 1),))
     passing = carray(passing_p, (max(npairs, 1),))
     for p in range(npairs):
-        ok, similarity[p] = _verdict(left[p], right[p], runs, measure, min_similarity, min_resemblance, floor)
+        ok, similarity[p] = _verdict(left[p], right[p], runs, measure, min_similarity, min_resemblance, floor,
+                                     evidence)
         passing[p] = ok
     return 0
