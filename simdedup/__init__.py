@@ -27,7 +27,7 @@ _EXPORTS = {
     "cluster": "simdedup.run",
     "dedup": "simdedup.run",
     "Cluster": "simdedup.group",
-    "ClusterOptions": "simdedup.group",
+    "ClusterOptions": "simdedup.options",
     "FingerprintRecord": "simdedup.fingerprints",
     "FingerprintSet": "simdedup.fingerprints",
     "Inputs": "simdedup.read",

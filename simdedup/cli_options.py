@@ -147,40 +147,38 @@ def output_options(func: Callable) -> Callable:
 
 
 def cluster_options(func: Callable) -> Callable:
+    from .options import DEFAULTS, LINKAGES, OUTPUT_FORMATS
+    from .similarity import MEASURES
+
     return apply_options([
         click.option("-k", "--k", "k", type=click.IntRange(0, 63),
                      help="Largest Hamming distance of a candidate pair "
-                          "[default: 10 with sketches, 3 without; doubled for 128 bits]."),
-        click.option("--similarity", type=click.Choice(["combined", "bag", "resemblance"]), default="combined",
+                          f"[default: {DEFAULTS.DEFAULT_K_VERIFIED} with sketches, {DEFAULTS.DEFAULT_K_PLAIN} "
+                          "without; doubled for 128 bits]."),
+        click.option("--similarity", type=click.Choice(MEASURES), default=DEFAULTS.similarity,
                      show_default=True,
                      help="bag: weighted Jaccard of word counts (order and punctuation do not count); "
                           "resemblance: Jaccard of token 3-grams, punctuation kept (order counts); combined: "
                           "resemblance at least --min-resemblance, or bag at least --min-similarity with half "
                           "the 3-grams shared. Exact in dedup and explain; cluster (no texts) uses the sketches' bag."),
-        click.option("--min-similarity", type=FiniteFloatRange(0, 1), default=0.88, show_default=True,
+        click.option("--min-similarity", type=FiniteFloatRange(0, 1), default=DEFAULTS.min_similarity,
+                     show_default=True,
                      help="Smallest bag similarity (weighted Jaccard of word counts) of a duplicate."),
-        click.option("--min-resemblance", type=FiniteFloatRange(0, 1), default=0.8, show_default=True,
-                     help="Smallest resemblance (Jaccard of token 3-grams) of a duplicate."),
-        click.option("--linkage", type=click.Choice(["complete", "star", "single"]), default="complete",
+        click.option("--min-resemblance", type=FiniteFloatRange(0, 1), default=DEFAULTS.min_resemblance,
+                     show_default=True, help="Smallest resemblance (Jaccard of token 3-grams) of a duplicate."),
+        click.option("--linkage", type=click.Choice(LINKAGES), default=DEFAULTS.linkage,
                      show_default=True, help="complete: every pair in a cluster is verified; star: every "
                                              "member against the centre; single: plain union-find."),
-        click.option("--min-features", type=click.IntRange(0, MAX_COMPARED), default=10, show_default=True,
-                     help="Documents with fewer features only group with exact copies."),
+        click.option("--min-features", type=click.IntRange(0, MAX_COMPARED), default=DEFAULTS.min_features,
+                     show_default=True, help="Documents with fewer features only group with exact copies."),
         click.option("--min-score", type=click.IntRange(-128, 128),
-                     help="nilsimsa fingerprints: smallest nilsimsa score of a duplicate [default: 90]."),
+                     help="nilsimsa fingerprints: smallest nilsimsa score of a duplicate "
+                          f"[default: {DEFAULTS.DEFAULT_MIN_SCORE}]."),
         click.option("--singletons", is_flag=True, help="Also print documents with no duplicate."),
-        click.option("--format", "output_format", type=click.Choice(["clusters", "members"]), default="clusters",
+        click.option("--format", "output_format", type=click.Choice(OUTPUT_FORMATS), default=DEFAULTS.output_format,
                      show_default=True, help="One line per cluster, or one per document (id, cluster, kept, "
                                              "distance) for joining back."),
     ], func)
-
-
-def cluster_settings(k: int | None, min_similarity: float, linkage: str, min_features: int,
-                      singletons: bool, min_score: int | None, similarity: str = "combined",
-                      min_resemblance: float = 0.8) -> Any:
-    from .group import ClusterOptions
-
-    return ClusterOptions(k, min_similarity, linkage, min_features, singletons, min_score, similarity, min_resemblance)
 
 
 def final_feature_options(options: dict[str, Any], given: bool = False) -> dict[str, Any]:

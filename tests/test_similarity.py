@@ -131,7 +131,8 @@ def test_a_text_not_in_utf8_raises_the_decoders_error():
 def test_clusters_that_let_the_texts_go_are_those_that_keep_them(tmp_path):
     """dedup hands its texts over to be let go as they are measured: the same clusters."""
     from simdedup.fingerprints import collect_records
-    from simdedup.group import ClusterOptions, cluster_fingerprints
+    from simdedup.group import cluster_fingerprints
+    from simdedup.options import ClusterOptions
     from simdedup.methods import make_method
 
     r = random.Random(5)

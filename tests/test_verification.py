@@ -211,7 +211,7 @@ def test_binary_weighting_counts_each_feature_once():
 
 
 def test_default_k_shrinks_for_large_corpora():
-    from simdedup.group import ClusterOptions
+    from simdedup.options import ClusterOptions
 
     assert [ClusterOptions().resolve(64, True, "simhash", n).k for n in (10, 200_000, 200_001, 3_000_000)] == [10, 10, 8, 6]
     assert ClusterOptions().resolve(64, False, "simhash", 3_000_000).k == 3  # plain simhash: Manku's k

@@ -15,6 +15,7 @@ functions over files and numpy arrays; :mod:`.engine` runs them on Dask or in th
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -51,61 +52,52 @@ def _target(output: str | None, work: Any) -> Any:
 
 
 def dedup(paths: list[str], *, client: Any, work_dir: str, k: int, output: str | None = None,
-          linkage: str = "complete", similarity: str = "combined", min_similarity: float = 0.88,
-          min_resemblance: float = 0.8, min_features: int = 10, singletons: bool = False,
-          output_format: str = "clusters", verify: str = "exact", jsonl: bool | None = None,
-          text_field: str = "text", id_field: str | None = None, plan: Plan | None = None, silent: bool = True,
-          **features: Any) -> Outcome:
+          verify: str = "exact", jsonl: bool | None = None, text_field: str = "text", id_field: str | None = None,
+          plan: Plan | None = None, silent: bool = True, **options: Any) -> Outcome:
     """``simdedup dedup -k K PATHS`` on the cluster of ``client`` (None: in this process).
-    ``features`` are the feature options by their command-line names (``bits="128"``,
-    ``tokenizer_name="jieba"``, ...); the output parts go to ``output`` (a directory or URL;
-    default: the work dir's ``output``), and :meth:`Outcome.read` gives them joined."""
-    from ..group import ClusterOptions
-    from ..read import WalkFilter, iter_sources
+    ``options`` are the fields of :class:`simdedup.options.ClusterOptions` (``linkage="star"``,
+    ``min_similarity=0.9``, ``output_format="members"``, ...) and the feature options by their
+    command-line names (``bits="128"``, ``tokenizer_name="jieba"``, ...); the output parts go to
+    ``output`` (a directory or URL; default: the work dir's ``output``), and
+    :meth:`Outcome.read` gives them joined."""
+    from ..options import ClusterOptions
+    from ..read import Inputs, WalkFilter, iter_sources
     from . import run
-    from ..read import Inputs
     from .fingerprints import Recipe, plan_shards
-    from .groups import Decision
     from .workdir import WorkDir
 
     plan = plan or run.Plan()
-    options = {**FEATURE_DEFAULTS, **features}
-    recipe = Recipe(tuple(sorted(options.items())), False, verify == "exact")
+    unresolved = ClusterOptions.take(options)
+    features = {**FEATURE_DEFAULTS, **options}
+    recipe = Recipe(tuple(sorted(features.items())), False, verify == "exact")
     method = recipe.build()
-    resolved = ClusterOptions(k, min_similarity, linkage, min_features, singletons, None, similarity,
-                              min_resemblance).resolve(method.bits, method.sketch_bins > 0, "simhash")
-    decision = Decision(resolved.k, linkage, min_similarity, min_resemblance, similarity, resolved.min_features,
-                        singletons, output_format)
+    decision = replace(unresolved, k=k).resolve(method.bits, method.sketch_bins > 0, "simhash")
     reading = Inputs(jsonl=jsonl, text_field=text_field, id_field=id_field)
     sources = (s for s in iter_sources(paths, WalkFilter()) if not s.same_file)
     shards = plan_shards(sources, reading, plan.shard_bytes, plan.shard_documents)
     work = WorkDir(work_dir)
-    work.claim(run.settings_of(command="dedup", paths=list(paths), features={**options, "tokenizer_options": list(
-        options["tokenizer_options"])}, verify=verify, decision=decision, reading=reading,
+    work.claim(run.settings_of(command="dedup", paths=list(paths), features={**features, "tokenizer_options": list(
+        features["tokenizer_options"])}, verify=verify, decision=decision, reading=reading,
         shards=run.shard_identity(shards)))
     return run.dedup(_engine(client, silent), work, shards, recipe, reading, decision, _target(output, work), plan,
                      _ignore)
 
 
 def cluster(files: list[str], *, client: Any, work_dir: str, k: int, output: str | None = None,
-            linkage: str = "complete", similarity: str = "combined", min_similarity: float = 0.88,
-            min_resemblance: float = 0.8, min_features: int = 10, singletons: bool = False,
-            output_format: str = "clusters", plan: Plan | None = None, silent: bool = True) -> Outcome:
-    """``simdedup cluster -k K FILES`` on the cluster of ``client`` (None: in this process)."""
-    from ..group import ClusterOptions
+            plan: Plan | None = None, silent: bool = True, **options: Any) -> Outcome:
+    """``simdedup cluster -k K FILES`` on the cluster of ``client`` (None: in this process);
+    ``options`` are the fields of :class:`simdedup.options.ClusterOptions`."""
+    from ..options import ClusterOptions
     from . import run
-    from .groups import Decision
     from .workdir import WorkDir
 
-    options = ClusterOptions(k, min_similarity, linkage, min_features, singletons, None, similarity, min_resemblance)
+    unresolved = replace(ClusterOptions(**options), k=k)
 
-    def resolve(bits: int, settings: dict) -> Decision:
-        resolved = options.resolve(bits, bool(settings.get("sketch")), settings.get("method") or "simhash")
-        return Decision(resolved.k, linkage, min_similarity, min_resemblance, similarity, resolved.min_features,
-                        singletons, output_format)
+    def resolve(bits: int, settings: dict) -> ClusterOptions:
+        return unresolved.resolve(bits, bool(settings.get("sketch")), settings.get("method") or "simhash")
 
     work = WorkDir(work_dir)
-    work.claim(run.settings_of(command="cluster", files=list(files), options=options, output_format=output_format,
+    work.claim(run.settings_of(command="cluster", files=list(files), options=unresolved,
                                identity=run.shard_identity([[_File(f)] for f in files])))
     return run.cluster(_engine(client, silent), work, list(files), resolve, _target(output, work),
                        plan or run.Plan(), _ignore)

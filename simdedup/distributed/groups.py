@@ -26,27 +26,14 @@ from typing import Any
 
 import numpy as np
 
-from ..group import Cluster, cluster_record, exact_may_pass, find_clusters, member_records, unique_rows
-from ..fingerprints.sets import left_out
+from ..fingerprints.sets import FingerprintSet, TextBudget, left_out
+from ..group import Cluster, cluster_fingerprints, cluster_record, exact_may_pass, member_records, unique_rows
+from ..options import ClusterOptions
 from ..write import json_text_bytes
-from ..similarity import BUDGET_BYTES, passes
+from ..similarity import passes
 from ..sketch import pair_similarity
 from .fingerprints import read_part, read_texts
 from .workdir import WorkDir
-
-
-@dataclass(frozen=True)
-class Decision:
-    """The cluster options, resolved (k given)."""
-
-    k: int
-    linkage: str = "complete"
-    min_similarity: float = 0.88
-    min_resemblance: float = 0.8
-    similarity: str = "combined"
-    min_features: int = 10
-    singletons: bool = False
-    output_format: str = "clusters"
 
 
 def kept_rows(hashes: np.ndarray, ids_of: Any, key_of: Any) -> np.ndarray:
@@ -63,23 +50,18 @@ def kept_rows(hashes: np.ndarray, ids_of: Any, key_of: Any) -> np.ndarray:
 
 
 def budget_mask(nbytes: np.ndarray) -> np.ndarray:
-    """Which kept texts the one-process run keeps under its memory budget (in row order, a text
-    that would pass the budget is dropped and later smaller ones may still fit)."""
+    """Which kept texts (``nbytes`` in row order, -1: none) the one-process run keeps under its
+    memory budget (:class:`simdedup.fingerprints.sets.TextBudget`)."""
     has = nbytes >= 0
     total = np.cumsum(np.where(has, nbytes, 0))
-    over = np.flatnonzero(total > BUDGET_BYTES)
-    if not len(over):
+    over = np.flatnonzero(total > TextBudget.limit)
+    if not len(over):  # all fit: no row by row
         return has
     keep = has.copy()
-    used = int(total[over[0]] - nbytes[over[0]])
+    budget = TextBudget(int(total[over[0]] - nbytes[over[0]]))
     for row in range(int(over[0]), len(nbytes)):
-        size = int(nbytes[row])
-        if size < 0:
-            continue
-        if used + size > BUDGET_BYTES:
-            keep[row] = False
-        else:
-            used += size
+        if keep[row]:
+            keep[row] = budget.admit(int(nbytes[row]))
     return keep
 
 
@@ -109,7 +91,7 @@ COMBINATIONS_AT_ONCE = 1 << 20
 
 
 def verified_pairs(left: np.ndarray, right: np.ndarray, values: Values, sketches: np.ndarray | None,
-                   eligible_rows: np.ndarray, decision: Decision, exact: bool) -> np.ndarray:
+                   eligible_rows: np.ndarray, decision: ClusterOptions, exact: bool) -> np.ndarray:
     """Which value pairs (``left``, ``right``: value numbers) some pair of their rows with
     enough features could pass: any combination of the two values' distinct sketches."""
     of_row = values.of_row
@@ -193,7 +175,7 @@ def _line(record: dict) -> bytes:
     return json_text_bytes(json.dumps(record, ensure_ascii=False, separators=(",", ":"))) + b"\n"
 
 
-def _records(cluster: Cluster, ids: list[str], sizes: np.ndarray, decision: Decision) -> bytes:
+def _records(cluster: Cluster, ids: list[str], sizes: np.ndarray, decision: ClusterOptions) -> bytes:
     if decision.output_format == "clusters":
         return _line(cluster_record(cluster, ids, sizes))
     return b"".join(map(_line, member_records(cluster, ids)))
@@ -225,19 +207,17 @@ def _load(work: WorkDir, part_starts: np.ndarray, rows: np.ndarray, texts: np.nd
 
 
 def linkage_task(work: WorkDir, name: str, part_starts: np.ndarray, rows: np.ndarray, texts: np.ndarray | None,
-                 decision: Decision, lowercase: bool) -> dict:
+                 decision: ClusterOptions, lowercase: bool) -> dict:
     """Cluster a batch of whole groups (``rows``, sorted) in one call: a union of groups is
     itself a union of components, so one call gives what one call per group would. Writes the
     records with their keys to ``records/NAME``."""
     ids, fps, features, sizes, sketches, exact = _load(work, part_starts, rows, texts, lowercase)
-    clusters = find_clusters(ids, fps, decision.k, decision.singletons, sketches=sketches, features=features,
-                             min_similarity=decision.min_similarity, linkage=decision.linkage,
-                             min_features=decision.min_features, exact=exact, similarity=decision.similarity,
-                             min_resemblance=decision.min_resemblance)
+    fingerprints = FingerprintSet(ids, fps, 64 * fps.shape[1], None, [], features, sketches, sizes, exact=exact)
+    clusters = cluster_fingerprints(fingerprints, decision)
     return write_records(work, name, [(ids[c.members[0]], _records(c, ids, sizes, decision)) for c in clusters])
 
 
-def singletons_task(work: WorkDir, name: str, part: int, local: np.ndarray, decision: Decision) -> dict:
+def singletons_task(work: WorkDir, name: str, part: int, local: np.ndarray, decision: ClusterOptions) -> dict:
     """The one-member clusters (``--singletons``) of the rows ``local`` of a part that are in no group."""
     columns = read_part(work, part)
     out = []
