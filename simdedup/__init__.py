@@ -36,7 +36,7 @@ _EXPORTS = {
     "Simhasher": "simdedup.simhash",
     "SimdedupError": "simdedup.errors",
     "Tokenizer": "simdedup.tokenizers",
-    "UnionFind": "simdedup.group",
+    "UnionFind": "simdedup.linkage",
     "cluster_fingerprints": "simdedup.group",
     "collect_records": "simdedup.fingerprints",
     "find_clusters": "simdedup.group",

@@ -25,7 +25,7 @@ the same results.
   canonical table of (:func:`simdedup.index.chunk_pairs`).
 - :class:`PackedKernel`: the pairs of a block table sorted packed with its row numbers
   (:mod:`simdedup.distributed.pairs`).
-- :class:`LinkageKernel`: complete linkage over many verified pairs (:mod:`simdedup.group`),
+- :class:`LinkageKernel`: complete linkage over many verified pairs (:mod:`simdedup.linkage`),
   with the sketches, the fingerprints or the exact sets as the test.
 - :class:`ExactKernel`: exact similarities (:mod:`simdedup.similarity`). These have no Python
   path (``SIMDEDUP_FASTPATH=0`` leaves them on); where they cannot load, ``dedup`` verifies

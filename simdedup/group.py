@@ -4,20 +4,11 @@
    one *unit*: 100,000 copies of one document cost linear work, and the pair search runs on
    distinct units only.
 2. Candidate pairs are units whose fingerprints are within ``k`` bits (:mod:`simdedup.index`),
-   and with ``bands`` also units whose sketches share a band (:func:`_with_band_pairs`).
-3. Verification: with sketches, a candidate becomes an edge only when it passes the similarity
-   measure (:func:`simdedup.similarity.passes`): exactly where the documents' texts were kept
-   (``exact``), else on the sketches' estimate (:mod:`simdedup.sketch`). Units of documents with
-   fewer than ``min_features`` features never pair up: they only group with exact copies.
-4. Linkage turns edges into clusters:
-
-   - ``single``: union-find (path halving, union by size) over the edges. A near B and B near C
-     puts A and C together even when they are far apart (chaining).
-   - ``star``: the unit with most edges becomes a centre and takes its unassigned neighbours;
-     repeat. Every member is verified against its centre.
-   - ``complete`` (default): edges are taken from the most similar down; two clusters merge only
-     when *every* pair across them passes the test (verified similarity, or distance <= k without
-     sketches). Every pair of members is then a duplicate pair, so nothing chains.
+   and with ``bands`` also units whose sketches share a band. Units of documents with fewer than
+   ``min_features`` features never pair up: they only group with exact copies.
+3. Verification (:mod:`simdedup.verify`) keeps the candidates whose similarity passes.
+4. Linkage (:mod:`simdedup.linkage`) turns these edges into clusters, without chaining by
+   default (complete linkage).
 
 Each cluster reports its spread: every member's Hamming distance (and estimated similarity) to
 the representative and the largest distance. The representative is the medoid: the member
@@ -33,50 +24,20 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
-from functools import lru_cache
-from typing import TYPE_CHECKING, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
 from .index import distinct, near_pairs
+from .linkage import link
 from .options import LINKAGES, ClusterOptions
-from .similarity import RESEMBLANCE_FLOOR, ExactIndex, KeptText, passes
-from .sketch import agreement_similarity, pair_similarity
+from .similarity import KeptText
+from .verify import PairTest, unit_exact_sets, with_band_pairs
 
 if TYPE_CHECKING:
     from .fingerprints import FingerprintSet
 
 MEDOID_LIMIT = 2048
-
-
-class UnionFind:
-    """Disjoint sets over ``0..n-1`` with path halving and union by size."""
-
-    def __init__(self, n: int):
-        self.parent = list(range(n))
-        self.size = [1] * n
-
-    def find(self, x: int) -> int:
-        parent = self.parent
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    def union(self, a: int, b: int) -> bool:
-        """Merge the sets of ``a`` and ``b``; False if they were already one set."""
-        ra, rb = self.find(a), self.find(b)
-        if ra == rb:
-            return False
-        if self.size[ra] < self.size[rb]:
-            ra, rb = rb, ra
-        self.parent[rb] = ra
-        self.size[ra] += self.size[rb]
-        return True
-
-    def roots(self) -> np.ndarray:
-        """The root of every element, as an int64 array."""
-        return np.fromiter((self.find(x) for x in range(len(self.parent))), dtype=np.int64, count=len(self.parent))
 
 
 @dataclass(frozen=True)
@@ -179,223 +140,6 @@ def unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return rows[order[new_group]], of_row
 
 
-class _PairTest:
-    """Whether two units may be in one cluster: the similarity ``measure`` verified (exactly
-    where ``exact`` has both units' sets, else the sketches' bag estimate), or distance <= k."""
-
-    def __init__(self, units: _Units, k: int, min_similarity: float, exact: ExactIndex | None = None,
-                 measure: str = "bag", min_resemblance: float = 1.0):
-        self.units, self.k, self.min_similarity = units, k, min_similarity
-        self.exact, self.measure, self.min_resemblance = exact, measure, min_resemblance
-
-    def _bag(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        units = self.units
-        if units.sketches is not None:
-            if self.exact is None:
-                return pair_similarity(units.sketches, a, b)
-            return self._estimated(self.exact.jaccard("bag", a, b), a, b)
-        distance = np.bitwise_count(units.fps[a] ^ units.fps[b]).sum(axis=1)
-        return 1.0 - distance / (64 * units.fps.shape[1])
-
-    def _estimated(self, bag: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """``bag`` with the sketches' estimate where it is NaN (a unit without exact sets)."""
-        unknown = np.flatnonzero(np.isnan(bag))
-        if len(unknown):
-            bag[unknown] = pair_similarity(self.units.sketches, a[unknown], b[unknown])
-        return bag
-
-    def scores(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """The bag similarity of each pair (exact or estimated; from the distance without sketches)."""
-        return self._bag(np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64))
-
-    def passes(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        return self.scores_passes(a, b)[1]
-
-    def scores_passes(self, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The bag similarity of each pair that passes the test (NaN for some that fail), and
-        whether it passes."""
-        a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
-        if self.units.sketches is None:
-            return self._bag(a, b), np.bitwise_count(self.units.fps[a] ^ self.units.fps[b]).sum(axis=1) <= self.k
-        if self.exact is None:
-            bag = self._bag(a, b)
-            return bag, passes(self.measure, bag, np.full(len(a), np.nan), self.min_similarity, self.min_resemblance)
-        bag, ok = np.full(len(a), np.nan), np.zeros(len(a), dtype=bool)
-        measured = np.arange(len(a))
-        if self.exact.bounds_pay(len(a)):  # measure only the pairs whose upper bounds may pass
-            # Each bound matters only as far as the thresholds it is compared with: the 3-grams'
-            # against min_resemblance, and the floor too where the bag may pass
-            most_bag = self.exact.upper_bounds("bag", a, b, self.min_similarity)
-            lower = min(self.min_resemblance, RESEMBLANCE_FLOOR)
-            grams_cut = np.where(most_bag >= self.min_similarity, lower, self.min_resemblance)
-            most_grams = self.exact.upper_bounds("grams", a, b, grams_cut)
-            may = passes(self.measure, most_bag, most_grams, self.min_similarity, self.min_resemblance)
-            measured = np.flatnonzero(may | np.isnan(most_bag))
-        a, b = a[measured], b[measured]
-        exact_bag, exact_ok = self.exact.verdicts(a, b, self.measure, self.min_similarity, self.min_resemblance)
-        unknown = np.isnan(exact_bag)  # a unit without exact sets: judged on the sketches' bag estimate
-        bag[measured] = exact_bag = self._estimated(exact_bag, a, b)
-        ok[measured] = np.where(unknown, exact_bag >= self.min_similarity, exact_ok)
-        return bag, ok
-
-
-#: with exact verification under the bag measure, candidate pairs whose sketch estimate is this
-#: far below the threshold are not measured: about eight standard errors of the 128-byte sketch
-EXACT_MARGIN = 0.25
-
-
-def exact_may_pass(sketches: np.ndarray, left: np.ndarray, right: np.ndarray, measure: str,
-                   min_similarity: float) -> np.ndarray:
-    """Which candidate pairs (rows ``left``, ``right`` of ``sketches``) exact verification
-    measures: all of them, unless the measure is the bag alone, whose pairs the sketches'
-    estimate puts :data:`EXACT_MARGIN` below the threshold are left out. The estimate says
-    nothing sure about 3-grams: a page whose words repeat more often than in its copy has a low
-    bag similarity and the same 3-grams."""
-    if measure != "bag":
-        return np.ones(len(left), dtype=bool)
-    return pair_similarity(sketches, left, right) >= min_similarity - EXACT_MARGIN
-
-#: LSH over the sketch: a second candidate source. Units whose sketches agree in all
-#: BAND_BINS bins of one of the bins // BAND_BINS bands are candidates too (two documents of
-#: weighted Jaccard 0.8 share some band with probability 1 - (1 - 0.8**8)**16 = 0.95).
-#: A band value shared by more than BAND_LIMIT units is boilerplate and gives no pairs.
-BAND_BINS = 8
-BAND_LIMIT = 100
-
-
-def share_a_band(a: bytes, b: bytes) -> bool:
-    """Whether two sketches agree in every bin of one band (band candidates, bar BAND_LIMIT)."""
-    agree = np.frombuffer(a, dtype=np.uint8) == np.frombuffer(b, dtype=np.uint8)
-    return bool(agree[: len(agree) // BAND_BINS * BAND_BINS].reshape(-1, BAND_BINS).all(axis=1).any())
-
-
-def _with_band_pairs(left: np.ndarray, right: np.ndarray, sketches: np.ndarray,
-                     eligible: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The pairs ``(left, right)`` (distinct, left < right) and those of the sketch's bands,
-    without repeats, in order."""
-    found = [left * len(sketches) + right]
-    rows = np.ascontiguousarray(sketches[eligible])
-    for band in range(rows.shape[1] // BAND_BINS):
-        keys = np.ascontiguousarray(rows[:, band * BAND_BINS : (band + 1) * BAND_BINS]).view(np.uint64).ravel()
-        order = np.argsort(keys, kind="stable")
-        ordered = keys[order]
-        starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
-        sizes = np.diff(np.append(starts, len(ordered)))
-        for size in np.unique(sizes[(sizes >= 2) & (sizes <= BAND_LIMIT)]).tolist():
-            groups = order[starts[sizes == size][:, None] + np.arange(size)]
-            i, j = np.triu_indices(size, 1)
-            a, b = eligible[groups[:, i]].ravel(), eligible[groups[:, j]].ravel()
-            found.append(np.minimum(a, b) * len(sketches) + np.maximum(a, b))
-    pairs = distinct(np.concatenate(found))
-    return pairs // len(sketches), pairs % len(sketches)
-
-
-def _link_single(n: int, left: list[int], right: list[int]) -> np.ndarray:
-    uf = UnionFind(n)
-    for a, b in zip(left, right):
-        uf.union(a, b)
-    return uf.roots()
-
-
-def _link_star(n: int, left: list[int], right: list[int], rank: np.ndarray) -> np.ndarray:
-    neighbours: dict[int, list[int]] = {}
-    for a, b in zip(left, right):
-        neighbours.setdefault(a, []).append(b)
-        neighbours.setdefault(b, []).append(a)
-    label = np.arange(n)
-    assigned = np.zeros(n, dtype=bool)
-    for centre in sorted(neighbours, key=lambda u: (-len(neighbours[u]), rank[u])):
-        if assigned[centre]:
-            continue
-        assigned[centre] = True
-        for other in neighbours[centre]:
-            if not assigned[other]:
-                assigned[other] = True
-                label[other] = centre
-    return label
-
-
-#: complete linkage over at least this many verified pairs runs compiled (fewer cost less than
-#: loading the kernel)
-KERNEL_AFTER_EDGES = 1 << 12
-
-
-def _link_complete(n: int, left: np.ndarray, right: np.ndarray, scores: np.ndarray, rank: np.ndarray,
-                   test: _PairTest) -> np.ndarray:
-    """Edges taken from the most similar down (ties: the rank of ``left``, then of ``right``);
-    each joins its two clusters when every pair across them passes ``test``.
-
-    Testing every pair across at every edge costs about the cube of a family's size. Instead,
-    each pair of clusters with an edge between them keeps the number of edges across (when it
-    is the product of their sizes, every pair across is verified and they join at once) and
-    whether a pair across is known to fail (then they never join: clusters only grow). Only
-    when neither settles it are the pairs across tested, and a failure is remembered. When two
-    clusters join, the one with fewer edges hands its counts over to the other. Compiled from
-    :data:`KERNEL_AFTER_EDGES` edges (:func:`simdedup._kernels.link_complete`, which measures
-    exactly where the units have exact sets); the same steps in Python otherwise.
-    """
-    order = np.lexsort((rank[left] * n + rank[right], -scores))  # the two ranks as one key: a third faster
-    left, right = left[order], right[order]
-    if len(left) >= KERNEL_AFTER_EDGES:
-        from . import fastpath
-
-        kernel = fastpath.linkage_kernel()
-        if kernel is not None:
-            sketches, exact = test.units.sketches, None
-            passing = None if sketches is None else agreement_similarity(sketches.shape[1]) >= test.min_similarity
-            if test.exact is not None:  # the sketches' estimate only where a unit has no exact sets
-                exact = fastpath.ExactTest(test.exact.has, test.exact.kinds["bag"], test.exact.kinds["grams"],
-                                           fastpath.MEASURE_CODES[test.measure], test.min_similarity,
-                                           test.min_resemblance, RESEMBLANCE_FLOOR)
-            roots, merged = kernel.link(n, left, right, sketches, passing, test.units.fps, test.k, exact)
-            if test.exact is not None:
-                test.exact.merged += merged
-            return roots
-    return _link_complete_python(n, left.tolist(), right.tolist(), test)
-
-
-def _link_complete_python(n: int, left: list[int], right: list[int], test: _PairTest) -> np.ndarray:
-    """:func:`_link_complete` on the Python path, step by step as the kernel."""
-    neighbours: list[list[int]] = [[] for _ in range(n)]
-    for a, b in zip(left, right):
-        neighbours[a].append(b)
-        neighbours[b].append(a)
-    clusters = UnionFind(n)  # a cluster is named by its root
-    members = [[u] for u in range(n)]
-    edges = [len(adjacent) for adjacent in neighbours]
-    across = {(min(a, b), max(a, b)): [1, False] for a, b in zip(left, right)}  # [edges across, a pair fails]
-    for a, b in zip(left, right):
-        a, b = clusters.find(a), clusters.find(b)
-        if a == b:
-            continue
-        pair = across[min(a, b), max(a, b)]
-        if pair[1]:
-            continue
-        if pair[0] != len(members[a]) * len(members[b]):
-            ours, theirs = members[a], members[b]
-            if not test.passes(np.repeat(ours, len(theirs)), np.tile(theirs, len(ours))).all():
-                pair[1] = True
-                continue
-        keep, gone = (a, b) if edges[a] >= edges[b] else (b, a)
-        del across[min(a, b), max(a, b)]
-        for member in members[gone]:
-            for other in neighbours[member]:
-                other = clusters.find(other)
-                if other == gone or other == keep:
-                    continue
-                moved = across.pop((min(gone, other), max(gone, other)), None)
-                if moved is None:  # already handed over, through another edge
-                    continue
-                kept = across.setdefault((min(keep, other), max(keep, other)), [0, False])
-                kept[0] += moved[0]
-                kept[1] |= moved[1]
-        clusters.parent[gone] = keep  # ``keep`` stays the root: the counts are filed under it
-        members[keep] += members[gone]
-        members[gone] = []
-        edges[keep] += edges[gone]
-    return clusters.roots()
-
-
 def _representative(ids: Sequence[str], docs: list[int], of_doc: dict[int, int], fps: np.ndarray,
                     values: dict[int, int]) -> int:
     """The medoid document of a cluster (see the module docstring)."""
@@ -462,7 +206,7 @@ def find_clusters(
         similarity: the measure of :func:`simdedup.similarity.passes` (with sketches).
         min_resemblance: its smallest resemblance of a duplicate.
         bands: with sketches, also the pairs of units that share a band of their sketches
-            (:func:`_with_band_pairs`) are candidates.
+            (:func:`simdedup.verify.with_band_pairs`) are candidates.
         pairs: candidate pairs of documents (two arrays of rows) found before, used instead of
             the search (a persistent index keeps its verified pairs): they must hold a pair of
             every two units within k that may pair, as the search would find them.
@@ -505,7 +249,7 @@ def find_clusters(
     else:
         left = right = np.empty(0, dtype=np.int64)
     if bands and units.sketches is not None and len(eligible) > 1:
-        left, right = _with_band_pairs(left, right, units.sketches, eligible)
+        left, right = with_band_pairs(left, right, units.sketches, eligible)
     if new is not None:
         unit_new = np.zeros(count, dtype=bool)
         unit_new[units.of_doc[np.asarray(new, dtype=bool)]] = True
@@ -514,35 +258,19 @@ def find_clusters(
     times.count("pair search", len(left), "candidate pairs")
     unit_exact = None
     if exact is not None and units.sketches is not None:
-        # Exact sets only for the units of the pairs that may pass (every other pair linkage
-        # tests is inside a cluster, so between such units)
         times.start("exact sets")
-        possible = exact_may_pass(units.sketches, left, right, similarity, min_similarity)
-        left, right = left[possible], right[possible]
-        some_doc = np.full(count, -1, dtype=np.int64)
-        some_doc[np.concatenate((left, right))] = 0
-        some_doc[units.of_doc] = np.where(some_doc[units.of_doc] == 0, np.arange(n), -1)
-        kept = [exact[d] if d >= 0 else None for d in some_doc.tolist()]
-        if release_texts:
-            exact.clear()  # type: ignore[attr-defined]
-        unit_exact = ExactIndex(_texts_releasing(kept) if release_texts else kept)
+        left, right, unit_exact = unit_exact_sets(units.sketches, units.of_doc, left, right, exact, similarity,
+                                                  min_similarity, release_texts)
         times.count("exact sets", int(unit_exact.has.sum()), "documents")
     times.start("verification")
-    test = _PairTest(units, k, min_similarity, unit_exact, similarity, min_resemblance)
-    scores, verified = test.scores_passes(left, right)
-    if units.sketches is not None:
-        left, right, scores = left[verified], right[verified], scores[verified]
+    test = PairTest(units.fps, units.sketches, k, min_similarity, unit_exact, similarity, min_resemblance)
+    left, right, scores = test.verified(left, right)
     if unit_exact is not None:
         times.count("verification", unit_exact.merged, "pairs merged")
     times.count("verification", len(left), "verified")
     times.start("linkage")
     merged = unit_exact.merged if unit_exact is not None else 0
-    if linkage == "single":
-        label = _link_single(count, left.tolist(), right.tolist())
-    elif linkage == "star":
-        label = _link_star(count, left.tolist(), right.tolist(), units.rank)
-    else:
-        label = _link_complete(count, left, right, scores, units.rank, test)
+    label = link(linkage, count, left, right, scores, units.rank, test)
     if unit_exact is not None:
         times.count("linkage", unit_exact.merged - merged, "pairs merged")
     times.start("clusters")
@@ -552,44 +280,6 @@ def find_clusters(
     times.count("clusters", len(clusters), "clusters")
     times.start("")
     return clusters
-
-
-#: bytes of texts let go between two returns of free memory to the system
-TRIM_EVERY_BYTES = 16 << 20
-
-
-def _texts_releasing(kept: list[KeptText | None]) -> Iterator[KeptText | None]:
-    """Each text in turn, let go once the next is asked for (its sets made by then): the texts
-    and the sets they become are not all held at once."""
-    _return_free_memory()  # the texts of documents in no candidate pair, let go before
-    released = 0
-    for i, text in enumerate(kept):
-        kept[i] = None
-        yield text
-        released += 0 if text is None else text.nbytes
-        if released >= TRIM_EVERY_BYTES:
-            _return_free_memory()
-            released = 0
-    _return_free_memory()
-
-
-@lru_cache(maxsize=1)
-def _malloc_trim() -> Callable[[int], int] | None:
-    import ctypes
-
-    try:
-        return ctypes.CDLL(None).malloc_trim  # the symbols the process has loaded: its C library's
-    except (OSError, AttributeError, TypeError):  # not glibc
-        return None
-
-
-def _return_free_memory() -> None:
-    """Give the pages the allocator holds free back to the system (glibc's ``malloc_trim``;
-    nothing elsewhere). Texts are many small blocks in the allocator's heap: freed, they would
-    stay in the process, and the index's large arrays, mapped apart, could not reuse them."""
-    trim = _malloc_trim()
-    if trim is not None:
-        trim(0)
 
 
 def _unit_pairs(pairs: tuple[np.ndarray, np.ndarray], of_doc: np.ndarray, eligible: np.ndarray,
@@ -606,7 +296,7 @@ def _unit_pairs(pairs: tuple[np.ndarray, np.ndarray], of_doc: np.ndarray, eligib
 
 
 def _describe(ids: Sequence[str], fps: np.ndarray, units: _Units, doc_label: np.ndarray,
-              by_id: np.ndarray, singletons: bool, test: _PairTest) -> list[Cluster]:
+              by_id: np.ndarray, singletons: bool, test: PairTest) -> list[Cluster]:
     if not singletons:  # most documents of a large corpus have no duplicate: drop them first
         by_id = by_id[np.bincount(doc_label)[doc_label[by_id]] >= 2]
     if len(by_id) == 0:

@@ -30,7 +30,7 @@ from simdedup.distributed.engine import DaskEngine, Engine
 from simdedup.distributed.groups import budget_mask, components
 from simdedup.distributed.workdir import WorkDir
 from simdedup.fingerprints import REPEATED_ID
-from simdedup.group import UnionFind
+from simdedup.linkage import UnionFind
 from simdedup.index import near_pairs
 from simdedup.options import ClusterOptions
 from simdedup.similarity import BUDGET_BYTES

@@ -391,7 +391,7 @@ def test_exact_complete_linkage_compiled_and_python_match_the_definition(tmp_pat
     definition, on a template family with edited, reordered and padded copies, where one
     document in five has no kept text (verified on its sketch)."""
     import simdedup
-    from simdedup import group
+    from simdedup import group, linkage
 
     rng = random.Random(seed)
     base = lines_of_words(10 + seed, 60)
@@ -415,7 +415,7 @@ def test_exact_complete_linkage_compiled_and_python_match_the_definition(tmp_pat
     kept = [None if i % 5 == 0 else text for i, text in enumerate(texts)]
 
     def clusters(after: int) -> list[tuple[int, ...]]:
-        monkeypatch.setattr(group, "KERNEL_AFTER_EDGES", after)
+        monkeypatch.setattr(linkage, "KERNEL_AFTER_EDGES", after)
         found = group.find_clusters(ids, fps, 40, sketches=sketches, linkage="complete",
                                     exact=[None if t is None else KeptText(t) for t in kept],
                                     similarity=measure, min_similarity=0.88, min_resemblance=0.8)

@@ -9,7 +9,7 @@ members of one cluster). Groups are made coarse on purpose, from what the driver
   texts apart: finer, so contained);
 - two fingerprints within ``k`` are joined when some pair of their documents could be verified:
   their sketches' estimate passes the test (``--verify sketch``, ``cluster``) or exact
-  verification may pass them (:func:`simdedup.group.exact_may_pass`);
+  verification may pass them (:func:`simdedup.verify.may_pass`);
   a document with fewer than ``--min-features`` features never pairs.
 
 Connected components by label propagation with pointer jumping (the minimum row of a component
@@ -27,11 +27,10 @@ from typing import Any
 import numpy as np
 
 from ..fingerprints.sets import FingerprintSet, TextBudget, left_out
-from ..group import Cluster, cluster_fingerprints, cluster_record, exact_may_pass, member_records, unique_rows
+from ..group import Cluster, cluster_fingerprints, cluster_record, member_records, unique_rows
 from ..options import ClusterOptions
 from ..write import json_text_bytes
-from ..similarity import passes
-from ..sketch import pair_similarity
+from ..verify import may_pass
 from .fingerprints import read_part, read_texts
 from .workdir import WorkDir
 
@@ -107,10 +106,7 @@ def verified_pairs(left: np.ndarray, right: np.ndarray, values: Values, sketches
     count = np.searchsorted(owner, np.arange(len(first)), side="right") - first
 
     def test(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        if exact:
-            return exact_may_pass(variant_sketches, a, b, decision.similarity, decision.min_similarity)
-        return passes(decision.similarity, pair_similarity(variant_sketches, a, b), np.full(len(a), np.nan),
-                      decision.min_similarity, decision.min_resemblance)
+        return may_pass(variant_sketches, a, b, decision, exact)
 
     single = (count[left] == 1) & (count[right] == 1)
     out = np.zeros(len(left), dtype=bool)
