@@ -3,9 +3,10 @@
 The library behind the ``simdedup`` command, one module per stage:
 
     read (simdedup.read) → tokenize (simdedup.tokenizers) → fingerprint (simdedup.methods,
-    simdedup.fingerprints) → index (simdedup.index) → group (simdedup.group) → write
-    (simdedup.write, simdedup.unique)
+    simdedup.fingerprints) → index (simdedup.index) → verify (simdedup.verify) → group
+    (simdedup.group, simdedup.linkage) → write (simdedup.cluster_lines, simdedup.unique)
 
+with the decision rules in simdedup.options and the lowest-level output code in simdedup.write,
 and one call per command (simdedup.run): :func:`fingerprint`, :func:`cluster`, :func:`dedup`.
 
 >>> import simdedup

@@ -252,7 +252,7 @@ def cluster(files: tuple[str, ...], output: str | None, force: bool, against: st
     from .group import StageTimes
     from .options import ClusterOptions
     from .run import cluster_files
-    from .write import write_clusters
+    from .cluster_lines import write_clusters
 
     options = ClusterOptions.take(decision)
     inputs = ((against,) + (files or ("-",))) if against else files
@@ -296,7 +296,8 @@ def dedup(paths: tuple[str, ...], jobs: int | None, silent: bool, verbose: bool,
     from .options import ClusterOptions
     from .run import dedup_run, prepare_dedup
     from .unique import KeptLines, unique_output
-    from .write import overwritten_files, own_file, write_clusters
+    from .cluster_lines import write_clusters
+    from .write import overwritten_files, own_file
 
     options = ClusterOptions.take(features)
     inputs = take_inputs(features)

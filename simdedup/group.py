@@ -337,53 +337,6 @@ def _describe(ids: Sequence[str], fps: np.ndarray, units: _Units, doc_label: np.
     return clusters
 
 
-def cluster_id(representative_id: str) -> str:
-    """A cluster's id: 16 hex digits of the hash of its representative's id.
-
-    It depends on nothing else, so a cluster keeps its id when other documents come and go.
-    """
-    import xxhash
-
-    return xxhash.xxh3_64_hexdigest(representative_id.encode("utf-8", "surrogatepass"))
-
-
-def cluster_record(cluster: Cluster, ids: Sequence[str], sizes: Sequence[int] | None = None,
-                   new: Sequence[bool] | None = None) -> dict:
-    """The JSON-ready description of a cluster (members' ``bytes`` where ``sizes`` knows them,
-    and whether each is ``new`` in an incremental run)."""
-    record = {
-        "cluster": cluster_id(ids[cluster.representative]),
-        "size": len(cluster.members),
-        "representative": ids[cluster.representative],
-        "max_distance": cluster.max_distance,
-    }
-    members = [{"id": ids[m], "distance": d} for m, d in zip(cluster.members, cluster.distances)]
-    for member, m in zip(members, cluster.members):
-        if sizes is not None and sizes[m] >= 0:
-            member["bytes"] = int(sizes[m])
-        if new is not None:
-            member["new"] = bool(new[m])
-    if cluster.similarities is not None:
-        record["min_similarity"] = min(cluster.similarities)
-        for member, sim in zip(members, cluster.similarities):
-            member["similarity"] = sim
-    record["members"] = members
-    return record
-
-
-def member_records(cluster: Cluster, ids: Sequence[str]) -> list[dict]:
-    """One JSON-ready line per member: id, cluster id, whether it is the one kept (the
-    representative), distance and similarity to it."""
-    name = cluster_id(ids[cluster.representative])
-    lines = []
-    for i, m in enumerate(cluster.members):
-        line = {"id": ids[m], "cluster": name, "kept": m == cluster.representative, "distance": cluster.distances[i]}
-        if cluster.similarities is not None:
-            line["similarity"] = cluster.similarities[i]
-        lines.append(line)
-    return lines
-
-
 def cluster_fingerprints(fingerprints: "FingerprintSet", options: ClusterOptions = ClusterOptions(),
                          new: np.ndarray | None = None, pairs: tuple[np.ndarray, np.ndarray] | None = None,
                          times: StageTimes | None = None, release_texts: bool = False) -> list[Cluster]:

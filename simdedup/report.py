@@ -375,7 +375,7 @@ def dedup_report(out: Any, clustered: Any, run: Any, method: Any, cluster_option
     cannot be read twice). Returns the members without a text, as :func:`report_to`."""
     import dataclasses
 
-    from .write import write_clusters
+    from .cluster_lines import write_clusters
 
     lines = io.BytesIO()
     write_clusters(lines, clustered.clusters, clustered.fingerprints)

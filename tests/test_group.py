@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simdedup.group import cluster_id, cluster_record, find_clusters
+from simdedup.cluster_lines import cluster_id, cluster_record
+from simdedup.group import find_clusters
 from simdedup.linkage import UnionFind
 from simdedup.index import as_words
 

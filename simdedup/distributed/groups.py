@@ -20,14 +20,14 @@ writes the records with their sort keys (the first member's id).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ..fingerprints.sets import FingerprintSet, TextBudget, left_out
-from ..group import Cluster, cluster_fingerprints, cluster_record, member_records, unique_rows
+from ..cluster_lines import cluster_records, record_line
+from ..group import Cluster, cluster_fingerprints, unique_rows
 from ..options import ClusterOptions
 from ..write import json_text_bytes
 from ..verify import may_pass
@@ -167,14 +167,9 @@ def batches(sizes: np.ndarray, rows_per_task: int) -> list[np.ndarray]:
 # --- the tasks ----------------------------------------------------------------------------
 
 
-def _line(record: dict) -> bytes:
-    return json_text_bytes(json.dumps(record, ensure_ascii=False, separators=(",", ":"))) + b"\n"
-
-
 def _records(cluster: Cluster, ids: list[str], sizes: np.ndarray, decision: ClusterOptions) -> bytes:
-    if decision.output_format == "clusters":
-        return _line(cluster_record(cluster, ids, sizes))
-    return b"".join(map(_line, member_records(cluster, ids)))
+    return b"".join(json_text_bytes(record_line(record)) + b"\n"
+                    for record in cluster_records(cluster, ids, sizes, decision.output_format))
 
 
 def _load(work: WorkDir, part_starts: np.ndarray, rows: np.ndarray, texts: np.ndarray | None,

@@ -309,7 +309,7 @@ class Index:
     def _cluster_ids(self, units: np.ndarray) -> dict[int, str]:
         """The cluster id of each of ``units`` in :meth:`cluster`: clusters form within the
         components of the pair log, so each component is clustered alone."""
-        from ..group import cluster_id
+        from ..cluster_lines import cluster_id
 
         labels: dict[int, str] = {}
         for unit in np.unique(units).tolist():
