@@ -414,13 +414,13 @@ def explain(document_a: str, document_b: str, top: int, as_json: bool, **feature
 
 def _explain_nilsimsa(method: Any, document_a: str, document_b: str, as_json: bool) -> None:
     from .explain import compare_nilsimsa
-    from .options import ClusterOptions
+    from .method_registry import NILSIMSA_MIN_SCORE
 
     result = compare_nilsimsa(method, document_a, document_b)
     if as_json:
         click.echo(json.dumps(result.as_dict(), ensure_ascii=False))
         return
-    threshold = ClusterOptions.DEFAULT_MIN_SCORE
+    threshold = NILSIMSA_MIN_SCORE
     click.echo("\n".join([
         f"A: {result.a} ({result.sizes[0]} bytes) nilsimsa {result.digests[0]}",
         f"B: {result.b} ({result.sizes[1]} bytes) nilsimsa {result.digests[1]}",

@@ -13,6 +13,8 @@ from .compat import PRESETS
 from .errors import PluginError, SimdedupError
 from .hashing import HASHES
 from .messages import message, printable  # noqa: F401 (re-exported for the commands)
+from .method_registry import BUILTIN as METHODS
+from .method_registry import DEFAULT_METHOD, method_names
 from .limits import (MAX_BYTES, MAX_COMPARED, MAX_COUNT, MAX_JOBS, MAX_SHINGLE, MAX_SKETCH_BYTES,
                      FiniteFloatRange, check_memory)
 
@@ -53,13 +55,27 @@ def apply_options(options: list[Callable], func: Callable) -> Callable:
     return func
 
 
+class MethodChoice(click.Choice):
+    """The registered methods (:mod:`simdedup.methods`), listed when first needed: the
+    installed packages' entry points are scanned only then, not at every start."""
+
+    def __init__(self) -> None:
+        super().__init__(())
+
+    @property  # type: ignore[override]
+    def choices(self) -> tuple[str, ...]:
+        return tuple(method_names())
+
+    @choices.setter
+    def choices(self, value: Any) -> None:
+        pass
+
+
 # How features and fingerprints are made: shared by fingerprint, dedup and explain.
 FEATURE_OPTIONS = [
-    click.option("--method", type=click.Choice(["simhash", "nilsimsa", "sentences"]), default="simhash",
-                 show_default=True, help="Fingerprint kind: simhash of features; nilsimsa digest of the raw "
-                                         "bytes; signature of the longest sentences."),
-    click.option("--sentences", "sentence_count", type=click.IntRange(1, MAX_COUNT), default=3, show_default=True,
-                 help="--method sentences: how many of the longest sentences to sign."),
+    click.option("--method", type=MethodChoice(), default=DEFAULT_METHOD, show_default=True,
+                 help=f"Fingerprint kind: {'; '.join(spec.help for spec in METHODS.values())}."),
+    *(option for spec in METHODS.values() for option in spec.feature_options),
     click.option("--hash", "hash_name", type=click.Choice(HASHES), default="xxh3", show_default=True,
                  help="Feature hash; md5, python-hashes and jenkins (64 bits) reproduce other tools' fingerprints."),
     click.option("--tokenizer", "tokenizer_name", default="words", show_default=True,
@@ -171,9 +187,7 @@ def cluster_options(func: Callable) -> Callable:
                                              "member against the centre; single: plain union-find."),
         click.option("--min-features", type=click.IntRange(0, MAX_COMPARED), default=DEFAULTS.min_features,
                      show_default=True, help="Documents with fewer features only group with exact copies."),
-        click.option("--min-score", type=click.IntRange(-128, 128),
-                     help="nilsimsa fingerprints: smallest nilsimsa score of a duplicate "
-                          f"[default: {DEFAULTS.DEFAULT_MIN_SCORE}]."),
+        *(option for spec in METHODS.values() for option in spec.cluster_options),
         click.option("--singletons", is_flag=True, help="Also print documents with no duplicate."),
         click.option("--format", "output_format", type=click.Choice(OUTPUT_FORMATS), default=DEFAULTS.output_format,
                      show_default=True, help="One line per cluster, or one per document (id, cluster, kept, "

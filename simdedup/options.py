@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any
 
+from .method_registry import DEFAULT_METHOD, method_names, method_spec
 from .similarity import DEFAULT_MEASURE, DEFAULT_MIN_RESEMBLANCE, MEASURES
 
 if TYPE_CHECKING:
@@ -31,7 +32,7 @@ class ClusterOptions:
     linkage: str = LINKAGES[0]
     min_features: int = 10
     singletons: bool = False
-    min_score: int | None = None  # nilsimsa only: k = 128 - min_score
+    min_score: int | None = None  # methods compared by a score (nilsimsa): k = 128 - min_score
     similarity: str = DEFAULT_MEASURE  # simdedup.similarity.MEASURES
     min_resemblance: float = DEFAULT_MIN_RESEMBLANCE
     #: sketch bands as a second source of candidates; None: exactly when k is not given (a k
@@ -57,34 +58,39 @@ class ClusterOptions:
             if n <= limit:
                 return k
         return cls.DEFAULT_K_VERIFIED_LARGE
-    #: nilsimsa score of a near-duplicate by default (see README, "Other methods")
-    DEFAULT_MIN_SCORE = 90
 
-    def resolve(self, bits: int, verified: bool, method: str = "simhash", n: int = 0) -> ClusterOptions:
-        """These options with k filled in and checked for the fingerprints' width and method.
+    def resolve(self, bits: int, verified: bool, method: str = DEFAULT_METHOD, n: int = 0) -> ClusterOptions:
+        """These options with k filled in and checked for the fingerprints' width and method
+        (:class:`simdedup.methods.MethodSpec`: exact only, compared by a score, or by distance).
 
         Raises:
             ValueError: an option out of range or not meant for the method.
         """
         k, min_features = self.k, self.min_features
-        if self.min_score is not None and method != "nilsimsa":
-            raise ValueError("--min-score is for nilsimsa fingerprints; use -k")
-        if method == "sentences":
+        spec = method_spec(method)
+        if spec is None:
+            raise ValueError(f"unknown method {method!r}")
+        if self.min_score is not None and spec.min_score is None:
+            scored = " or ".join(name for name in method_names() if method_spec(name).min_score is not None)  # type: ignore[union-attr]
+            raise ValueError(f"--min-score is for {scored} fingerprints; use -k")
+        top = bits // 2  # a score of S or more is any distance up to top - S
+        if spec.exact_only:
             if k not in (None, 0):
-                raise ValueError("sentence signatures only match exactly: k must be 0")
-            k, min_features = 0, 0
-        elif method == "nilsimsa":
+                raise ValueError(f"{spec.exact_only} only match exactly: k must be 0")
+            k = 0
+        elif spec.min_score is not None:
             if self.min_score is not None and k is not None:
                 raise ValueError("give -k or --min-score, not both")
-            if not -128 <= (self.min_score if self.min_score is not None else 0) <= 128:
-                raise ValueError("--min-score must be between -128 and 128")
+            if not -top <= (self.min_score if self.min_score is not None else 0) <= top:
+                raise ValueError(f"--min-score must be between {-top} and {top}")
             if k is None:
-                k = 128 - (self.DEFAULT_MIN_SCORE if self.min_score is None else self.min_score)
-            min_features = 0
+                k = top - (spec.min_score if self.min_score is None else self.min_score)
         elif k is None:
             k = self.default_verified_k(n) if verified else self.DEFAULT_K_PLAIN
             k = k * bits // 64
-        if method != "nilsimsa":  # a nilsimsa score of S or more is any distance up to 128 - S
+        if not spec.min_features:
+            min_features = 0
+        if spec.min_score is None:
             check_k(k, bits)
         if not 0.0 <= self.min_similarity <= 1.0 or not 0.0 <= self.min_resemblance <= 1.0:
             raise ValueError("min-similarity and min-resemblance must be between 0 and 1")

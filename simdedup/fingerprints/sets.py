@@ -9,6 +9,7 @@ from typing import Any, BinaryIO, Callable, Iterable, Sequence
 import numpy as np
 
 from ..index import as_words
+from ..method_registry import DEFAULT_METHOD
 from ..similarity import BUDGET_BYTES as EXACT_BUDGET_BYTES
 from .columns import read_fingerprint_files
 from .record import FingerprintRecord
@@ -33,7 +34,7 @@ class FingerprintSet:
 
     @property
     def method(self) -> str:
-        return (self.settings or {}).get("method") or "simhash"
+        return (self.settings or {}).get("method") or DEFAULT_METHOD
 
 
 def load_fingerprints(files: Iterable[tuple[str, BinaryIO]]) -> FingerprintSet:
