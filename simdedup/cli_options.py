@@ -107,6 +107,15 @@ def feature_options(func: Callable) -> Callable:
     return apply_options(FEATURE_OPTIONS, func)
 
 
+def feature_defaults() -> dict[str, Any]:
+    """The feature options at their defaults, by parameter name (``--compat`` aside): what a
+    command given none of them uses."""
+    command = click.Command("features", params=feature_options(lambda: None).__click_params__)  # type: ignore[attr-defined]
+    values = command.make_context("features", []).params  # as a command given none of them has them
+    values.pop("compat")
+    return values
+
+
 INPUT_OPTIONS = [
     click.argument("paths", nargs=-1, type=click.Path(dir_okay=True, allow_dash=True, readable=False)),
     click.option("-0", "--null", is_flag=True, help="Paths read from stdin (-) are NUL-separated."),

@@ -33,12 +33,6 @@ def __getattr__(name: str) -> Any:
         return getattr(run, name)
     raise AttributeError(name)
 
-#: the feature options of the command line, at their defaults
-FEATURE_DEFAULTS = {"method": "simhash", "sentence_count": 3, "hash_name": "xxh3", "tokenizer_name": "words",
-                    "shingle": None, "topk": None, "tokenizer_options": (), "bits": "64", "weighting": None,
-                    "ties": None, "sketch_bins": 128, "encoding": "utf-8", "html": False}
-
-
 def _engine(client: Any, silent: bool) -> Any:
     from .engine import DaskEngine, Engine
 
@@ -60,6 +54,7 @@ def dedup(paths: list[str], *, client: Any, work_dir: str, k: int, output: str |
     command-line names (``bits="128"``, ``tokenizer_name="jieba"``, ...); the output parts go to
     ``output`` (a directory or URL; default: the work dir's ``output``), and
     :meth:`Outcome.read` gives them joined."""
+    from ..cli_options import feature_defaults
     from ..options import ClusterOptions
     from ..read import Inputs, WalkFilter, iter_sources
     from . import run
@@ -68,7 +63,7 @@ def dedup(paths: list[str], *, client: Any, work_dir: str, k: int, output: str |
 
     plan = plan or run.Plan()
     unresolved = ClusterOptions.take(options)
-    features = {**FEATURE_DEFAULTS, **options}
+    features = {**feature_defaults(), **options}
     recipe = Recipe(tuple(sorted(features.items())), False, verify == "exact")
     method = recipe.build()
     decision = replace(unresolved, k=k).resolve(method.bits, method.sketch_bins > 0, "simhash")
