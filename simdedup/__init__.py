@@ -3,7 +3,7 @@
 The library behind the ``simdedup`` command, one module per stage:
 
     read (simdedup.read) → tokenize (simdedup.tokenizers) → fingerprint (simdedup.methods,
-    simdedup.fingerprints) → index (simdedup.index) → verify (simdedup.verify) → group
+    simdedup.fingerprints) → index (simdedup.pairs) → verify (simdedup.verify) → group
     (simdedup.group, simdedup.linkage) → write (simdedup.cluster_lines, simdedup.unique)
 
 with the decision rules in simdedup.options and the lowest-level output code in simdedup.write,
@@ -45,7 +45,7 @@ _EXPORTS = {
     "hamming": "simdedup.simhash",
     "load_fingerprints": "simdedup.fingerprints",
     "make_method": "simdedup.methods",
-    "near_pairs": "simdedup.index",
+    "near_pairs": "simdedup.pairs",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -3,7 +3,7 @@
 1. Documents with identical fingerprints (and identical sketches, when there are sketches) form
    one *unit*: 100,000 copies of one document cost linear work, and the pair search runs on
    distinct units only.
-2. Candidate pairs are units whose fingerprints are within ``k`` bits (:mod:`simdedup.index`),
+2. Candidate pairs are units whose fingerprints are within ``k`` bits (:mod:`simdedup.pairs`),
    and with ``bands`` also units whose sketches share a band. Units of documents with fewer than
    ``min_features`` features never pair up: they only group with exact copies.
 3. Verification (:mod:`simdedup.verify`) keeps the candidates whose similarity passes.
@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from .index import distinct, near_pairs
+from .pairs import distinct, near_pairs
 from .linkage import link
 from .options import LINKAGES, ClusterOptions
 from .similarity import KeptText
@@ -193,7 +193,7 @@ def find_clusters(
         fps: ``(n, words)`` uint64 fingerprints, row i for ``ids[i]``.
         k: largest Hamming distance of a candidate pair.
         singletons: also return one-member clusters.
-        blocks: passed to :func:`simdedup.index.near_pairs`.
+        blocks: passed to :func:`simdedup.pairs.near_pairs`.
         sketches: ``(n, bins)`` uint8 sketches to verify candidates with, or None.
         features: number of features of each document (for ``min_features``).
         min_similarity: smallest estimated similarity of a verified pair (with sketches).
@@ -285,7 +285,7 @@ def find_clusters(
 def _unit_pairs(pairs: tuple[np.ndarray, np.ndarray], of_doc: np.ndarray, eligible: np.ndarray,
                 count: int) -> tuple[np.ndarray, np.ndarray]:
     """Pairs of documents as the distinct pairs of their units (both eligible), left < right,
-    in order: the form :func:`simdedup.index.near_pairs` gives."""
+    in order: the form :func:`simdedup.pairs.near_pairs` gives."""
     a = of_doc[np.asarray(pairs[0], dtype=np.int64)]
     b = of_doc[np.asarray(pairs[1], dtype=np.int64)]
     may_pair = np.zeros(count, dtype=bool)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .index import near_pairs
+from .pairs import near_pairs
 from .fingerprints import FingerprintSet
 from .group import cluster_fingerprints
 from .options import ClusterOptions

@@ -1,7 +1,7 @@
 """Verification: a candidate pair of units (documents of one fingerprint, sketch and text) to
 its verdict, in one place for every engine.
 
-Candidates come from the pair search (:func:`simdedup.index.near_pairs`: fingerprints within
+Candidates come from the pair search (:func:`simdedup.pairs.near_pairs`: fingerprints within
 ``k`` bits) and, when ``k`` was not given, from the sketches' bands (:func:`with_band_pairs`).
 A candidate becomes an edge when its similarity passes the measure
 (:func:`simdedup.similarity.passes`):
@@ -24,7 +24,7 @@ from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
-from .index import distinct
+from .pairs import distinct
 from .options import ClusterOptions
 from .similarity import RESEMBLANCE_FLOOR, ExactIndex, KeptText, passes
 from .sketch import agreement_similarity, pair_similarity

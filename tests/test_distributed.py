@@ -31,7 +31,7 @@ from simdedup.distributed.groups import budget_mask, components
 from simdedup.distributed.workdir import WorkDir
 from simdedup.fingerprints import REPEATED_ID
 from simdedup.linkage import UnionFind
-from simdedup.index import near_pairs
+from simdedup.pairs import near_pairs
 from simdedup.options import ClusterOptions
 from simdedup.similarity import BUDGET_BYTES
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from simdedup.group import find_clusters
 from simdedup.simhash import Simhasher
-from simdedup.index import as_words
+from simdedup.pairs import as_words
 from simdedup.errors import RecordError
 from simdedup.fingerprints import read_fingerprint_files
 from simdedup.sketch import decode, encode, make_sketch, pair_similarity, similarity

@@ -8,7 +8,7 @@ from typing import Any, BinaryIO, Callable, Iterable, Sequence
 
 import numpy as np
 
-from ..index import as_words
+from ..pairs import as_words
 from ..method_registry import DEFAULT_METHOD
 from ..similarity import BUDGET_BYTES as EXACT_BUDGET_BYTES
 from .columns import read_fingerprint_files

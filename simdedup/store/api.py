@@ -34,7 +34,7 @@ import numpy as np
 
 from ..group import Cluster, ClusterOptions, cluster_fingerprints
 from ..errors import IncompatibleSettingsError, SimdedupError
-from ..index import near_pairs, popcount_distance
+from ..pairs import near_pairs, popcount_distance
 from ..fingerprints import FingerprintSet, load_fingerprints
 from ..fingerprints.record import SETTING_KEYS, FingerprintRecord, describe_settings
 from ..similarity import passes
