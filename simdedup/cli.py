@@ -18,7 +18,7 @@ import click
 from .cli_options import (EXIT_SKIPPED, INPUT_OPTIONS, apply_options, cluster_options, echo,
                           end_run, feature_options, fingerprint_options, fingerprint_run, message, method_from_options,
                           output_file, output_options, printable, progress, take_inputs, with_progress)
-from .distributed.commands import engine_options
+from .engines.commands import engine_options
 from .errors import SimdedupError, UsageError
 from .limits import MAX_BLOOM, MAX_BYTES, MAX_COUNT, FiniteFloatRange
 from .options import DEFAULTS

@@ -3,7 +3,7 @@ persistent index take, with its defaults.
 
 The command line's cluster options take their defaults and choices from here
 (:mod:`simdedup.cli_options`), the one-process run (:mod:`simdedup.group`), the stages
-(:mod:`simdedup.distributed.groups`) and the index (:mod:`simdedup.store`) take a
+(:mod:`simdedup.engines.groups`) and the index (:mod:`simdedup.store`) take a
 :class:`ClusterOptions` resolved for their fingerprints, and none of them restates a default.
 """
 

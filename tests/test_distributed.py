@@ -21,14 +21,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from simdedup.cli import cli
-from simdedup.distributed import Plan
-from simdedup.distributed import dedup as distributed_dedup
-from simdedup.distributed import pairs as pair_stage
-from simdedup.distributed import run as stages
-from simdedup.distributed.components import components as task_components
-from simdedup.distributed.engine import DaskEngine, Engine
-from simdedup.distributed.groups import budget_mask, components
-from simdedup.distributed.workdir import WorkDir
+from simdedup.engines import Plan
+from simdedup.engines import dedup as distributed_dedup
+from simdedup.engines import pairs as pair_stage
+from simdedup.engines import run as stages
+from simdedup.engines.components import components as task_components
+from simdedup.engines.engine import DaskEngine, Engine
+from simdedup.engines.groups import budget_mask, components
+from simdedup.engines.workdir import WorkDir
 from simdedup.fingerprints import REPEATED_ID
 from simdedup.linkage import UnionFind
 from simdedup.pairs import near_pairs
@@ -334,7 +334,7 @@ def test_budget_mask_keeps_what_collect_records_keeps(sizes, limit):
 def test_value_pairs_pass_when_some_combination_of_their_sketches_does(monkeypatch, at_once):
     """Rows of one fingerprint may carry different sketches: a pair of values passes when any
     pair of their rows' sketches passes (tested a bounded number of combinations at a time)."""
-    from simdedup.distributed import groups
+    from simdedup.engines import groups
     from simdedup.sketch import pair_similarity
 
     monkeypatch.setattr(groups, "COMBINATIONS_AT_ONCE", at_once)

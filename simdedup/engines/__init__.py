@@ -1,8 +1,9 @@
-"""simdedup on a Dask cluster: ``fingerprint``, ``cluster`` and ``dedup`` as stages over files in a
-work directory, whose output is byte for byte the one-process output.
+"""The engines: ``fingerprint``, ``cluster`` and ``dedup`` as stages over files in a work directory,
+run on a Dask cluster (``--engine dask``) or on worker processes of this machine (``--engine
+stages``), whose output is byte for byte the one-process output.
 
     from distributed import Client
-    import simdedup.distributed as sd
+    import simdedup.engines as sd
 
     with Client("tcp://head:8786") as client:
         outcome = sd.dedup(["corpus/"], client=client, work_dir="s3://bucket/work", k=8)

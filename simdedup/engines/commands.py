@@ -1,5 +1,5 @@
 """``--engine dask`` and ``--engine stages`` for ``fingerprint``, ``cluster`` and ``dedup``: the
-options, and the commands run as stages (:mod:`simdedup.distributed.run`) on a Dask cluster or on
+options, and the commands run as stages (:mod:`simdedup.engines.run`) on a Dask cluster or on
 ``-j N`` worker processes of this machine.
 
 ``-o`` names a directory (or fsspec URL) that receives ``part-00000.jsonl`` ... whose
