@@ -18,6 +18,7 @@ from . import workers
 from .errors import SimdedupError
 from .fingerprints import REPEATED_ID, FingerprintRecord, FingerprintSet, collect_records, json_lines, load_fingerprints
 from .group import Cluster, StageTimes, cluster_fingerprints
+from .method_registry import DEFAULT_METHOD
 from .options import ClusterOptions
 from .read import Inputs, Source, open_documents, read_sources
 
@@ -340,7 +341,7 @@ def fingerprint(paths: Iterable[str] | str, method: Method | str | None = None, 
     from .methods import Method, make_method
 
     if not isinstance(method, Method):  # None, or a method's name
-        method = make_method(method or "simhash", **method_options)
+        method = make_method(method or DEFAULT_METHOD, **method_options)
     run = FingerprintRun((paths,) if isinstance(paths, str) else tuple(paths), method, inputs or Inputs(), jobs,
                          note=lambda text: warnings.warn(text, stacklevel=3))
     yield from run.records()
@@ -391,7 +392,7 @@ def dedup(paths: Iterable[str] | str, method: Method | str | None = None, option
 
     named = ClusterOptions.take(option_values)  # what is left are the method's options
     if not isinstance(method, Method):  # None, or a method's name
-        method = make_method(method or "simhash", **option_values)
+        method = make_method(method or DEFAULT_METHOD, **option_values)
     elif option_values:
         raise SimdedupError("give a method or its options, not both")
     options = options or named

@@ -83,6 +83,7 @@ def cluster(files: list[str], *, client: Any, work_dir: str, k: int, output: str
             plan: Plan | None = None, silent: bool = True, **options: Any) -> Outcome:
     """``simdedup cluster -k K FILES`` on the cluster of ``client`` (None: in this process);
     ``options`` are the fields of :class:`simdedup.options.ClusterOptions`."""
+    from ..method_registry import DEFAULT_METHOD
     from ..options import ClusterOptions
     from . import run
     from .workdir import WorkDir
@@ -90,7 +91,7 @@ def cluster(files: list[str], *, client: Any, work_dir: str, k: int, output: str
     unresolved = replace(ClusterOptions(**options), k=k)
 
     def resolve(bits: int, settings: dict) -> ClusterOptions:
-        return unresolved.resolve(bits, bool(settings.get("sketch")), settings.get("method") or "simhash")
+        return unresolved.resolve(bits, bool(settings.get("sketch")), settings.get("method") or DEFAULT_METHOD)
 
     work = WorkDir(work_dir)
     work.claim(run.settings_of(command="cluster", files=list(files), options=unresolved,

@@ -23,6 +23,7 @@ import click
 from ..cli_options import EXIT_SKIPPED, message, take_inputs
 from ..errors import SimdedupError, UsageError
 from ..limits import MAX_JOBS
+from ..method_registry import DEFAULT_METHOD
 
 if TYPE_CHECKING:  # numpy comes with it: not on every command's start
     from .workdir import WorkDir
@@ -287,7 +288,7 @@ def run_cluster(connection: Connection, files: tuple[str, ...], output: str | No
         raise click.UsageError(K_NEEDED)
 
     def resolve(bits: int, settings: dict) -> Any:
-        return _decision(options, bits, bool(settings.get("sketch")), settings.get("method") or "simhash",
+        return _decision(options, bits, bool(settings.get("sketch")), settings.get("method") or DEFAULT_METHOD,
                          connection.engine)
 
     refuse_overlap(output, files, "-o")

@@ -93,7 +93,7 @@ def json_lines(records: Iterable[FingerprintRecord]) -> bytes:
 def describe_settings(settings: dict[str, Any]) -> str:
     """Settings in a short human form, e.g. ``whitespace(shingle=1) xxh3 64-bit``."""
     options = ",".join(f"{k}={v}" for k, v in sorted((settings.get("options") or {}).items()))
-    method = settings.get("method") or "simhash"
+    method = settings.get("method") or DEFAULT_METHOD
     if method != "simhash":
         return f"{method}({options}) {settings.get('bits')}-bit"
     sketch = f"{settings['sketch']}-byte sketch" if settings.get("sketch") else "no sketch"
