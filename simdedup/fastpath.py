@@ -19,13 +19,13 @@ the same results.
   whitespace; anything else takes the Python path.
 - :class:`KeywordKernel`: ``jieba-fast``'s TF-IDF keywords of a batch of segmented documents
   (:mod:`simdedup.tokenizers.jieba_tfidf`).
-- :class:`PairKernel`: the candidate pairs of a crowded block table (:mod:`simdedup.pairs`).
-- :class:`CrossKernel`: the pairs between two chunks of a crowd (:mod:`simdedup.engines.pairs`).
+- :class:`PairKernel`: the candidate pairs of a crowded block table (:mod:`simdedup.index`).
+- :class:`CrossKernel`: the pairs between two chunks of a crowd (:mod:`simdedup.distributed.pairs`).
 - :class:`CanonicalKernel`: which of those pairs every table that found the crowd is the
-  canonical table of (:func:`simdedup.pairs.chunk_pairs`).
+  canonical table of (:func:`simdedup.index.chunk_pairs`).
 - :class:`PackedKernel`: the pairs of a block table sorted packed with its row numbers
-  (:mod:`simdedup.engines.pairs`).
-- :class:`LinkageKernel`: complete linkage over many verified pairs (:mod:`simdedup.linkage`),
+  (:mod:`simdedup.distributed.pairs`).
+- :class:`LinkageKernel`: complete linkage over many verified pairs (:mod:`simdedup.group`),
   with the sketches, the fingerprints or the exact sets as the test.
 - :class:`ExactKernel`: exact similarities (:mod:`simdedup.similarity`). These have no Python
   path (``SIMDEDUP_FASTPATH=0`` leaves them on); where they cannot load, ``dedup`` verifies
