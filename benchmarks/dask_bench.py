@@ -113,7 +113,7 @@ def shuffle_bytes(n: int) -> dict:
     """Per k (64 bits): the tables the cost model picks for ``n`` fingerprints and the bytes one
     shuffle of the pair search moves (value and row, 16 bytes, per fingerprint per table); the
     broadcast mode moves the 8-byte column to each worker instead."""
-    from simdedup.distributed.pairs import plan_blocks, tables
+    from simdedup.engines.pairs import plan_blocks, tables
 
     out = {"broadcast, per worker": f"{8 * n / 1e9:.0f} GB"}
     for k in (3, 4, 6, 8):
@@ -146,18 +146,21 @@ def column(count: int) -> Path:
 
 
 def _pairs_module(revision: str | None):
-    """``simdedup.distributed.pairs`` now (None), or as it was at ``revision`` (from git)."""
+    """``simdedup.engines.pairs`` now (None), or as it was at ``revision`` (from git)."""
     import importlib.util
 
     if revision is None:
-        from simdedup.distributed import pairs
+        from simdedup.engines import pairs
 
         return pairs
-    source = subprocess.run(["git", "show", f"{revision}:simdedup/distributed/pairs.py"], cwd=HERE.parent,
-                            capture_output=True, text=True, check=True).stdout
+    shown = [subprocess.run(["git", "show", f"{revision}:simdedup/{package}/pairs.py"], cwd=HERE.parent,
+                            capture_output=True, text=True) for package in ("engines", "distributed")]
+    source = next((run.stdout for run in shown if run.returncode == 0), None)  # engines/ was distributed/
+    if source is None:
+        raise SystemExit(f"no pair stage at {revision}: {shown[-1].stderr.strip()}")
     path = DATA / f"pairs-{revision}.py"
     path.write_text(source)
-    spec = importlib.util.spec_from_file_location(f"simdedup.distributed._pairs_{revision}", path)
+    spec = importlib.util.spec_from_file_location(f"simdedup.engines._pairs_{revision}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

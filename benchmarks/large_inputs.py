@@ -9,7 +9,6 @@ separate process measured by :func:`speed.measure` (wall seconds, peak RSS).
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 

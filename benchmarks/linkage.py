@@ -29,7 +29,7 @@ SETTINGS = {"method": "simhash", "tokenizer": "words", "options": {"shingle": 1}
 
 def make_family(count: int) -> tuple[str, int, int]:
     """The fingerprint lines of ``count`` near-copies: ``(path, candidate pairs, verified pairs)``."""
-    from simdedup.index import near_pairs
+    from simdedup.pairs import near_pairs
     from simdedup.sketch import encode, pair_similarity
 
     rng = np.random.default_rng(count)

@@ -38,7 +38,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from eval_data import OUT, SETS as BUILT_SETS  # noqa: E402
 from scoring import gold_pairs, read_clusters, score  # noqa: E402
 
-from simdedup.group import ClusterOptions, share_a_band  # noqa: E402
+from simdedup.verify import share_a_band  # noqa: E402
+from simdedup.options import ClusterOptions  # noqa: E402
 from simdedup.sketch import decode  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

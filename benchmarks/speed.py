@@ -327,7 +327,7 @@ def near_pairs_in_process(path: Path) -> dict:
 import json, resource, time
 import numpy as np
 from simdedup.fingerprints.binary import read_blocks
-from simdedup.index import near_pairs
+from simdedup.pairs import near_pairs
 with open({str(binary_copy(path))!r}, 'rb') as handle:
     fps = np.concatenate([block.values for block in read_blocks(handle, 'f')])
 start = time.perf_counter()

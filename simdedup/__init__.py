@@ -3,9 +3,10 @@
 The library behind the ``simdedup`` command, one module per stage:
 
     read (simdedup.read) → tokenize (simdedup.tokenizers) → fingerprint (simdedup.methods,
-    simdedup.fingerprints) → index (simdedup.index) → group (simdedup.group) → write
-    (simdedup.write, simdedup.unique)
+    simdedup.fingerprints) → index (simdedup.pairs) → verify (simdedup.verify) → group
+    (simdedup.group, simdedup.linkage) → write (simdedup.cluster_lines, simdedup.unique)
 
+with the decision rules in simdedup.options and the lowest-level output code in simdedup.write,
 and one call per command (simdedup.run): :func:`fingerprint`, :func:`cluster`, :func:`dedup`.
 
 >>> import simdedup
@@ -27,7 +28,7 @@ _EXPORTS = {
     "cluster": "simdedup.run",
     "dedup": "simdedup.run",
     "Cluster": "simdedup.group",
-    "ClusterOptions": "simdedup.group",
+    "ClusterOptions": "simdedup.options",
     "FingerprintRecord": "simdedup.fingerprints",
     "FingerprintSet": "simdedup.fingerprints",
     "Inputs": "simdedup.read",
@@ -36,7 +37,7 @@ _EXPORTS = {
     "Simhasher": "simdedup.simhash",
     "SimdedupError": "simdedup.errors",
     "Tokenizer": "simdedup.tokenizers",
-    "UnionFind": "simdedup.group",
+    "UnionFind": "simdedup.linkage",
     "cluster_fingerprints": "simdedup.group",
     "collect_records": "simdedup.fingerprints",
     "find_clusters": "simdedup.group",
@@ -44,7 +45,7 @@ _EXPORTS = {
     "hamming": "simdedup.simhash",
     "load_fingerprints": "simdedup.fingerprints",
     "make_method": "simdedup.methods",
-    "near_pairs": "simdedup.index",
+    "near_pairs": "simdedup.pairs",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -15,12 +15,13 @@ from typing import Any
 
 import click
 
-from .cli_options import (EXIT_SKIPPED, INPUT_OPTIONS, apply_options, cluster_options, cluster_settings, echo,
+from .cli_options import (EXIT_SKIPPED, INPUT_OPTIONS, apply_options, cluster_options, echo,
                           end_run, feature_options, fingerprint_options, fingerprint_run, message, method_from_options,
                           output_file, output_options, printable, progress, take_inputs, with_progress)
-from .distributed.commands import engine_options
+from .engines.commands import engine_options
 from .errors import SimdedupError, UsageError, Warnings
 from .limits import MAX_BLOOM, MAX_BYTES, MAX_COUNT, FiniteFloatRange
+from .options import DEFAULTS
 from .read import named_streams
 from .select import POLICIES
 from .write import stdout_target, write_all
@@ -234,8 +235,8 @@ def convert(files: tuple[str, ...], output: str | None, force: bool, record_form
 @click.option("-v", "--verbose", is_flag=True,
               help="Say where the time goes (reading, pair search, verification, linkage, write), with the "
                    "pair counts, on standard error (--engine dask and stages always do).")
-def cluster(files: tuple[str, ...], output: str | None, force: bool, output_format: str, against: str | None,
-            verbose: bool, **decision: Any) -> None:
+def cluster(files: tuple[str, ...], output: str | None, force: bool, against: str | None, verbose: bool,
+            **decision: Any) -> None:
     """Group documents whose fingerprints differ in at most K bits.
 
     Reads fingerprint lines from FILES (or stdin) and writes one JSON line per
@@ -249,16 +250,18 @@ def cluster(files: tuple[str, ...], output: str | None, force: bool, output_form
     simdedup cluster --k 3 --linkage single plain-simhash.jsonl
     """
     from .group import StageTimes
+    from .options import ClusterOptions
     from .run import cluster_files
-    from .write import write_clusters
+    from .cluster_lines import write_clusters
 
+    options = ClusterOptions.take(decision)
     inputs = ((against,) + (files or ("-",))) if against else files
     out = output_file(output, force, inputs, not files or "-" in files)
     times = StageTimes()
-    clustered = cluster_files(named_streams(inputs), cluster_settings(**decision), against, message, times)
+    clustered = cluster_files(named_streams(inputs), options, against, message, times)
     times.start("write")
     with out.open() as fd:
-        write_clusters(fd, clustered.clusters, clustered.fingerprints, output_format, clustered.new)
+        write_clusters(fd, clustered.clusters, clustered.fingerprints, options.output_format, clustered.new)
     if verbose:
         message(f"simdedup: time: {times.line()}")
 
@@ -280,10 +283,8 @@ def cluster(files: tuple[str, ...], output: str | None, force: bool, output_form
 @click.option("--report", "report_path", type=click.Path(dir_okay=False), metavar="FILE.html",
               help="Also write the review report of the clusters (simdedup report) to FILE.html.")
 def dedup(paths: tuple[str, ...], jobs: int | None, silent: bool, verbose: bool, output: str | None,
-          force: bool, k: int | None, similarity: str, min_similarity: float, min_resemblance: float, linkage: str,
-          min_features: int, min_score: int | None, singletons: bool, output_format: str, verify: str,
-          exact_first: bool, unique_out: str | None, index_directory: str | None, report_path: str | None,
-          **features: Any) -> None:
+          force: bool, verify: str, exact_first: bool, unique_out: str | None, index_directory: str | None,
+          report_path: str | None, **features: Any) -> None:
     """Fingerprint documents and cluster them in one process.
 
     Takes the options of both `fingerprint` and `cluster`; writes clusters.
@@ -292,14 +293,15 @@ def dedup(paths: tuple[str, ...], jobs: int | None, silent: bool, verbose: bool,
     simdedup dedup corpus/ > clusters.jsonl
     """
     from .group import StageTimes
+    from .options import ClusterOptions
     from .run import dedup_run, prepare_dedup
     from .unique import KeptLines, unique_output
-    from .write import overwritten_files, own_file, write_clusters
+    from .cluster_lines import write_clusters
+    from .write import overwritten_files, own_file
 
+    options = ClusterOptions.take(features)
     inputs = take_inputs(features)
     method = method_from_options(inputs.given_features, **features)
-    options = cluster_settings(k, min_similarity, linkage, min_features, singletons, min_score, similarity,
-                                min_resemblance)
     prepare_dedup(method, options, verify, message)
     # Every output is checked before the run: a run of hours must not end in "cannot write".
     out = output_file(output, force, paths, "-" in paths)
@@ -319,7 +321,7 @@ def dedup(paths: tuple[str, ...], jobs: int | None, silent: bool, verbose: bool,
     clustered = dedup_run(run, options, with_progress(run, silent), times)
     times.start("write")
     with out.open() as fd:
-        write_clusters(fd, clustered.clusters, clustered.fingerprints, output_format, clustered.new)
+        write_clusters(fd, clustered.clusters, clustered.fingerprints, options.output_format, clustered.new)
         if unique is not None:
             _write_unique(unique, clustered, run, inputs, [*clustered.fingerprints.ids, *run.skipped,
                                                            *([out.path] if out.path else [])])
@@ -356,7 +358,7 @@ def explain(document_a: str, document_b: str, top: int, as_json: bool, **feature
     import numpy as np
 
     from .explain import explain as explain_documents
-    from .group import ClusterOptions
+    from .options import ClusterOptions
     from .similarity import BAG_MARGIN, needed, passes as similarity_passes
 
     if features["method"] == "sentences":
@@ -417,13 +419,13 @@ def explain(document_a: str, document_b: str, top: int, as_json: bool, **feature
 
 def _explain_nilsimsa(method: Any, document_a: str, document_b: str, as_json: bool) -> None:
     from .explain import compare_nilsimsa
-    from .group import ClusterOptions
+    from .method_registry import NILSIMSA_MIN_SCORE
 
     result = compare_nilsimsa(method, document_a, document_b)
     if as_json:
         click.echo(json.dumps(result.as_dict(), ensure_ascii=False))
         return
-    threshold = ClusterOptions.DEFAULT_MIN_SCORE
+    threshold = NILSIMSA_MIN_SCORE
     click.echo("\n".join([
         f"A: {result.a} ({result.sizes[0]} bytes) nilsimsa {result.digests[0]}",
         f"B: {result.b} ({result.sizes[1]} bytes) nilsimsa {result.digests[1]}",
@@ -438,7 +440,7 @@ def _explain_nilsimsa(method: Any, document_a: str, document_b: str, as_json: bo
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True, readable=False))
 @click.option("--max-k", type=click.IntRange(1, 31), default=12, show_default=True,
               help="Largest nearest-neighbour distance searched exactly.")
-@click.option("--min-similarity", type=FiniteFloatRange(0, 1), default=0.88, show_default=True,
+@click.option("--min-similarity", type=FiniteFloatRange(0, 1), default=DEFAULTS.min_similarity, show_default=True,
               help="Similarity of a verified pair (with sketches).")
 @click.option("--plot", type=click.Path(dir_okay=False), help="Also draw the histograms to this PNG file.")
 @click.option("--force", is_flag=True, help="Replace the --plot file if it exists.")
@@ -452,7 +454,7 @@ def stats(files: tuple[str, ...], max_k: int, min_similarity: float, plot: str |
     simdedup stats --plot distances.png fingerprints.jsonl
     """
     from .fingerprints import load_fingerprints
-    from .group import ClusterOptions
+    from .options import ClusterOptions
     from .stats import fingerprint_stats, histogram
 
     if plot:
@@ -624,7 +626,7 @@ def _warn_missing(missing: dict[str, str]) -> dict[str, str]:
 @feature_options
 @click.option("--keep", "policy", type=click.Choice(POLICIES), default="representative", show_default=True,
               help="The keep policy of select whose decisions the page shows.")
-@click.option("--min-similarity", "threshold", type=FiniteFloatRange(0, 1), default=0.88, show_default=True,
+@click.option("--min-similarity", "threshold", type=FiniteFloatRange(0, 1), default=DEFAULTS.min_similarity, show_default=True,
               help="The threshold marked on the histogram and that \"near the threshold\" means.")
 @click.option("--max-bytes", type=click.IntRange(1, MAX_BYTES), default=64 << 20, show_default=True,
               help="Largest size of the page; the documents' texts are cut shorter to fit.")

@@ -13,6 +13,8 @@ from .compat import PRESETS
 from .errors import PluginError, SimdedupError
 from .hashing import HASHES
 from .messages import message, printable  # noqa: F401 (re-exported for the commands)
+from .method_registry import BUILTIN as METHODS
+from .method_registry import DEFAULT_METHOD, method_names
 from .limits import (MAX_BYTES, MAX_COMPARED, MAX_COUNT, MAX_JOBS, MAX_SHINGLE, MAX_SKETCH_BYTES,
                      FiniteFloatRange, check_memory)
 
@@ -53,13 +55,27 @@ def apply_options(options: list[Callable], func: Callable) -> Callable:
     return func
 
 
+class MethodChoice(click.Choice):
+    """The registered methods (:mod:`simdedup.methods`), listed when first needed: the
+    installed packages' entry points are scanned only then, not at every start."""
+
+    def __init__(self) -> None:
+        super().__init__(())
+
+    @property  # type: ignore[override]
+    def choices(self) -> tuple[str, ...]:
+        return tuple(method_names())
+
+    @choices.setter
+    def choices(self, value: Any) -> None:
+        pass
+
+
 # How features and fingerprints are made: shared by fingerprint, dedup and explain.
 FEATURE_OPTIONS = [
-    click.option("--method", type=click.Choice(["simhash", "nilsimsa", "sentences"]), default="simhash",
-                 show_default=True, help="Fingerprint kind: simhash of features; nilsimsa digest of the raw "
-                                         "bytes; signature of the longest sentences."),
-    click.option("--sentences", "sentence_count", type=click.IntRange(1, MAX_COUNT), default=3, show_default=True,
-                 help="--method sentences: how many of the longest sentences to sign."),
+    click.option("--method", type=MethodChoice(), default=DEFAULT_METHOD, show_default=True,
+                 help=f"Fingerprint kind: {'; '.join(spec.help for spec in METHODS.values())}."),
+    *(option for spec in METHODS.values() for option in spec.feature_options),
     click.option("--hash", "hash_name", type=click.Choice(HASHES), default="xxh3", show_default=True,
                  help="Feature hash; md5, python-hashes and jenkins (64 bits) reproduce other tools' fingerprints."),
     click.option("--tokenizer", "tokenizer_name", default="words", show_default=True,
@@ -89,6 +105,15 @@ FEATURE_OPTIONS = [
 
 def feature_options(func: Callable) -> Callable:
     return apply_options(FEATURE_OPTIONS, func)
+
+
+def feature_defaults() -> dict[str, Any]:
+    """The feature options at their defaults, by parameter name (``--compat`` aside): what a
+    command given none of them uses."""
+    command = click.Command("features", params=feature_options(lambda: None).__click_params__)  # type: ignore[attr-defined]
+    values = command.make_context("features", []).params  # as a command given none of them has them
+    values.pop("compat")
+    return values
 
 
 INPUT_OPTIONS = [
@@ -147,41 +172,37 @@ def output_options(func: Callable) -> Callable:
 
 
 def cluster_options(func: Callable) -> Callable:
+    from .options import DEFAULTS, LINKAGES, OUTPUT_FORMATS
+    from .similarity import MEASURES
+
     return apply_options([
         click.option("-k", "--k", "k", type=click.IntRange(0, 63),
                      help="Largest Hamming distance of a candidate pair "
-                          "[default: 10 with sketches, 3 without; doubled for 128 bits]."),
-        click.option("--similarity", type=click.Choice(["combined", "bag", "resemblance"]), default="combined",
+                          f"[default: {DEFAULTS.DEFAULT_K_VERIFIED} with sketches, {DEFAULTS.DEFAULT_K_PLAIN} "
+                          "without; doubled for 128 bits]."),
+        click.option("--similarity", type=click.Choice(MEASURES), default=DEFAULTS.similarity,
                      show_default=True,
                      help="bag: weighted Jaccard of word counts (order and punctuation do not count); "
                           "resemblance: Jaccard of token 3-grams, CJK punctuation kept (order counts); combined: "
                           "resemblance at least --min-resemblance, or bag at least --min-similarity with the "
                           "3-grams that scattered edits would leave. Exact in dedup and explain; cluster (no texts) "
                           "uses the sketches' bag."),
-        click.option("--min-similarity", type=FiniteFloatRange(0, 1), default=0.88, show_default=True,
+        click.option("--min-similarity", type=FiniteFloatRange(0, 1), default=DEFAULTS.min_similarity,
+                     show_default=True,
                      help="Smallest bag similarity (weighted Jaccard of word counts) of a duplicate."),
-        click.option("--min-resemblance", type=FiniteFloatRange(0, 1), default=0.8, show_default=True,
-                     help="Smallest resemblance (Jaccard of token 3-grams) of a duplicate."),
-        click.option("--linkage", type=click.Choice(["complete", "star", "single"]), default="complete",
+        click.option("--min-resemblance", type=FiniteFloatRange(0, 1), default=DEFAULTS.min_resemblance,
+                     show_default=True, help="Smallest resemblance (Jaccard of token 3-grams) of a duplicate."),
+        click.option("--linkage", type=click.Choice(LINKAGES), default=DEFAULTS.linkage,
                      show_default=True, help="complete: every pair in a cluster is verified; star: every "
                                              "member against the centre; single: plain union-find."),
-        click.option("--min-features", type=click.IntRange(0, MAX_COMPARED), default=10, show_default=True,
-                     help="Documents with fewer features only group with exact copies."),
-        click.option("--min-score", type=click.IntRange(-128, 128),
-                     help="nilsimsa fingerprints: smallest nilsimsa score of a duplicate [default: 90]."),
+        click.option("--min-features", type=click.IntRange(0, MAX_COMPARED), default=DEFAULTS.min_features,
+                     show_default=True, help="Documents with fewer features only group with exact copies."),
+        *(option for spec in METHODS.values() for option in spec.cluster_options),
         click.option("--singletons", is_flag=True, help="Also print documents with no duplicate."),
-        click.option("--format", "output_format", type=click.Choice(["clusters", "members"]), default="clusters",
+        click.option("--format", "output_format", type=click.Choice(OUTPUT_FORMATS), default=DEFAULTS.output_format,
                      show_default=True, help="One line per cluster, or one per document (id, cluster, kept, "
                                              "distance) for joining back."),
     ], func)
-
-
-def cluster_settings(k: int | None, min_similarity: float, linkage: str, min_features: int,
-                      singletons: bool, min_score: int | None, similarity: str = "combined",
-                      min_resemblance: float = 0.8) -> Any:
-    from .group import ClusterOptions
-
-    return ClusterOptions(k, min_similarity, linkage, min_features, singletons, min_score, similarity, min_resemblance)
 
 
 def final_feature_options(options: dict[str, Any], given: bool = False) -> dict[str, Any]:

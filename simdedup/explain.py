@@ -77,7 +77,7 @@ def explain(method: SimhashMethod, path_a: str, path_b: str, top: int = 10) -> E
     pulls = feature_pulls(fa, fb, top)
     estimated = band = None
     if ra.sketch is not None and rb.sketch is not None:
-        from .group import share_a_band
+        from .verify import share_a_band
 
         estimated, band = round(sketch_similarity(ra.sketch, rb.sketch), 3), share_a_band(ra.sketch, rb.sketch)
     return Explanation(

@@ -3,23 +3,14 @@
 1. Documents with identical fingerprints (and identical sketches, when there are sketches) form
    one *unit*: 100,000 copies of one document cost linear work, and the pair search runs on
    distinct units only.
-2. Candidate pairs are units whose fingerprints are within ``k`` bits (:mod:`simdedup.index`),
-   and with ``bands`` also units whose sketches share a band (:func:`_with_band_pairs`).
-3. Verification: with sketches, a candidate becomes an edge only when it passes the similarity
-   measure (:func:`simdedup.similarity.passes`): exactly where the documents' texts were kept
-   (``exact``), else on the sketches' estimate (:mod:`simdedup.sketch`). Units of documents with
-   fewer than ``min_features`` features whose texts were not kept never pair up: they only group
-   with exact copies (an estimate from a few features is noise; exactly, a short pair needs a
-   higher resemblance instead, :func:`simdedup.similarity.needed`).
-4. Linkage turns edges into clusters:
-
-   - ``single``: union-find (path halving, union by size) over the edges. A near B and B near C
-     puts A and C together even when they are far apart (chaining).
-   - ``star``: the unit with most edges becomes a centre and takes its unassigned neighbours;
-     repeat. Every member is verified against its centre.
-   - ``complete`` (default): edges are taken from the most similar down; two clusters merge only
-     when *every* pair across them passes the test (verified similarity, or distance <= k without
-     sketches). Every pair of members is then a duplicate pair, so nothing chains.
+2. Candidate pairs are units whose fingerprints are within ``k`` bits (:mod:`simdedup.pairs`),
+   and with ``bands`` also units whose sketches share a band. Units of documents with fewer than
+   ``min_features`` features whose texts were not kept never pair up: they only group with
+   exact copies (an estimate from a few features is noise; exactly, a short pair needs a higher
+   resemblance instead, :func:`simdedup.similarity.needed`).
+3. Verification (:mod:`simdedup.verify`) keeps the candidates whose similarity passes.
+4. Linkage (:mod:`simdedup.linkage`) turns these edges into clusters, without chaining by
+   default (complete linkage).
 
 Each cluster reports its spread: every member's Hamming distance (and estimated similarity) to
 the representative and the largest distance. The representative is the medoid: the member
@@ -34,52 +25,21 @@ ties between equally similar edges are broken by the units' smallest ids.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, replace
-from functools import lru_cache
-from typing import TYPE_CHECKING, Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from .index import distinct, near_pairs
-from .similarity import (BAG_MARGIN, DEFAULT_MEASURE, DEFAULT_MIN_RESEMBLANCE, EVIDENCE_GRAMS, MEASURES,
-                         ExactIndex, KeptText, lowest_needed, may_pass, passes)
-from .sketch import agreement_similarity, pair_similarity
+from .pairs import distinct, near_pairs
+from .linkage import link
+from .options import LINKAGES, ClusterOptions
+from .similarity import KeptText
+from .verify import PairTest, unit_exact_sets, with_band_pairs
 
 if TYPE_CHECKING:
     from .fingerprints import FingerprintSet
 
 MEDOID_LIMIT = 2048
-LINKAGES = ("complete", "star", "single")
-
-
-class UnionFind:
-    """Disjoint sets over ``0..n-1`` with path halving and union by size."""
-
-    def __init__(self, n: int):
-        self.parent = list(range(n))
-        self.size = [1] * n
-
-    def find(self, x: int) -> int:
-        parent = self.parent
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    def union(self, a: int, b: int) -> bool:
-        """Merge the sets of ``a`` and ``b``; False if they were already one set."""
-        ra, rb = self.find(a), self.find(b)
-        if ra == rb:
-            return False
-        if self.size[ra] < self.size[rb]:
-            ra, rb = rb, ra
-        self.parent[rb] = ra
-        self.size[ra] += self.size[rb]
-        return True
-
-    def roots(self) -> np.ndarray:
-        """The root of every element, as an int64 array."""
-        return np.fromiter((self.find(x) for x in range(len(self.parent))), dtype=np.int64, count=len(self.parent))
 
 
 @dataclass(frozen=True)
@@ -182,224 +142,6 @@ def unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return rows[order[new_group]], of_row
 
 
-class _PairTest:
-    """Whether two units may be in one cluster: the similarity ``measure`` verified (exactly
-    where ``exact`` has both units' sets, else the sketches' bag estimate), or distance <= k."""
-
-    def __init__(self, units: _Units, k: int, min_similarity: float, exact: ExactIndex | None = None,
-                 measure: str = "bag", min_resemblance: float = 1.0):
-        self.units, self.k, self.min_similarity = units, k, min_similarity
-        self.exact, self.measure, self.min_resemblance = exact, measure, min_resemblance
-
-    def _bag(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        units = self.units
-        if units.sketches is not None:
-            if self.exact is None:
-                return pair_similarity(units.sketches, a, b)
-            return self._estimated(self.exact.jaccard("bag", a, b), a, b)
-        distance = np.bitwise_count(units.fps[a] ^ units.fps[b]).sum(axis=1)
-        return 1.0 - distance / (64 * units.fps.shape[1])
-
-    def _estimated(self, bag: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """``bag`` with the sketches' estimate where it is NaN (a unit without exact sets)."""
-        unknown = np.flatnonzero(np.isnan(bag))
-        if len(unknown):
-            bag[unknown] = pair_similarity(self.units.sketches, a[unknown], b[unknown])
-        return bag
-
-    def scores(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """The bag similarity of each pair (exact or estimated; from the distance without sketches)."""
-        return self._bag(np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64))
-
-    def passes(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        return self.scores_passes(a, b)[1]
-
-    def scores_passes(self, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The bag similarity of each pair that passes the test (NaN for some that fail), and
-        whether it passes."""
-        a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
-        if self.units.sketches is None:
-            return self._bag(a, b), np.bitwise_count(self.units.fps[a] ^ self.units.fps[b]).sum(axis=1) <= self.k
-        if self.exact is None:
-            bag = self._bag(a, b)
-            return bag, passes(self.measure, bag, np.full(len(a), np.nan), self.min_similarity, self.min_resemblance)
-        bag, ok = np.full(len(a), np.nan), np.zeros(len(a), dtype=bool)
-        measured = np.arange(len(a))
-        if self.exact.bounds_pay(len(a)):  # measure only the pairs whose upper bounds may pass
-            # Each bound matters only as far as the thresholds it is compared with: the 3-grams'
-            # against min_resemblance, and the bag path's lowest too where the bag may pass
-            most_bag = self.exact.upper_bounds("bag", a, b, self.min_similarity)
-            lower = lowest_needed(self.measure, self.min_similarity, self.min_resemblance)
-            grams_cut = np.where(most_bag >= self.min_similarity, lower, self.min_resemblance)
-            most_grams = self.exact.upper_bounds("grams", a, b, grams_cut)
-            may = may_pass(self.measure, most_bag, most_grams, self.min_similarity, self.min_resemblance)
-            measured = np.flatnonzero(may | np.isnan(most_bag))
-        a, b = a[measured], b[measured]
-        exact_bag, exact_ok = self.exact.verdicts(a, b, self.measure, self.min_similarity, self.min_resemblance)
-        unknown = np.isnan(exact_bag)  # a unit without exact sets: judged on the sketches' bag estimate
-        bag[measured] = exact_bag = self._estimated(exact_bag, a, b)
-        ok[measured] = np.where(unknown, exact_bag >= self.min_similarity, exact_ok)
-        return bag, ok
-
-
-#: with exact verification under the bag measure, candidate pairs whose sketch estimate is this
-#: far below the threshold are not measured: about eight standard errors of the 128-byte sketch
-EXACT_MARGIN = 0.25
-
-
-def exact_may_pass(sketches: np.ndarray, left: np.ndarray, right: np.ndarray, measure: str,
-                   min_similarity: float) -> np.ndarray:
-    """Which candidate pairs (rows ``left``, ``right`` of ``sketches``) exact verification
-    measures: all of them, unless the measure is the bag alone, whose pairs the sketches'
-    estimate puts :data:`EXACT_MARGIN` below the threshold are left out. The estimate says
-    nothing sure about 3-grams: a page whose words repeat more often than in its copy has a low
-    bag similarity and the same 3-grams."""
-    if measure != "bag":
-        return np.ones(len(left), dtype=bool)
-    return pair_similarity(sketches, left, right) >= min_similarity - EXACT_MARGIN
-
-#: LSH over the sketch: a second candidate source. Units whose sketches agree in all
-#: BAND_BINS bins of one of the bins // BAND_BINS bands are candidates too (two documents of
-#: weighted Jaccard 0.8 share some band with probability 1 - (1 - 0.8**8)**16 = 0.95).
-#: A band value shared by more than BAND_LIMIT units is boilerplate and gives no pairs.
-BAND_BINS = 8
-BAND_LIMIT = 100
-
-
-def share_a_band(a: bytes, b: bytes) -> bool:
-    """Whether two sketches agree in every bin of one band (band candidates, bar BAND_LIMIT)."""
-    agree = np.frombuffer(a, dtype=np.uint8) == np.frombuffer(b, dtype=np.uint8)
-    return bool(agree[: len(agree) // BAND_BINS * BAND_BINS].reshape(-1, BAND_BINS).all(axis=1).any())
-
-
-def _with_band_pairs(left: np.ndarray, right: np.ndarray, sketches: np.ndarray,
-                     eligible: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The pairs ``(left, right)`` (distinct, left < right) and those of the sketch's bands,
-    without repeats, in order."""
-    found = [left * len(sketches) + right]
-    rows = np.ascontiguousarray(sketches[eligible])
-    for band in range(rows.shape[1] // BAND_BINS):
-        keys = np.ascontiguousarray(rows[:, band * BAND_BINS : (band + 1) * BAND_BINS]).view(np.uint64).ravel()
-        order = np.argsort(keys, kind="stable")
-        ordered = keys[order]
-        starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
-        sizes = np.diff(np.append(starts, len(ordered)))
-        for size in np.unique(sizes[(sizes >= 2) & (sizes <= BAND_LIMIT)]).tolist():
-            groups = order[starts[sizes == size][:, None] + np.arange(size)]
-            i, j = np.triu_indices(size, 1)
-            a, b = eligible[groups[:, i]].ravel(), eligible[groups[:, j]].ravel()
-            found.append(np.minimum(a, b) * len(sketches) + np.maximum(a, b))
-    pairs = distinct(np.concatenate(found))
-    return pairs // len(sketches), pairs % len(sketches)
-
-
-def _link_single(n: int, left: list[int], right: list[int]) -> np.ndarray:
-    uf = UnionFind(n)
-    for a, b in zip(left, right):
-        uf.union(a, b)
-    return uf.roots()
-
-
-def _link_star(n: int, left: list[int], right: list[int], rank: np.ndarray) -> np.ndarray:
-    neighbours: dict[int, list[int]] = {}
-    for a, b in zip(left, right):
-        neighbours.setdefault(a, []).append(b)
-        neighbours.setdefault(b, []).append(a)
-    label = np.arange(n)
-    assigned = np.zeros(n, dtype=bool)
-    for centre in sorted(neighbours, key=lambda u: (-len(neighbours[u]), rank[u])):
-        if assigned[centre]:
-            continue
-        assigned[centre] = True
-        for other in neighbours[centre]:
-            if not assigned[other]:
-                assigned[other] = True
-                label[other] = centre
-    return label
-
-
-#: complete linkage over at least this many verified pairs runs compiled (fewer cost less than
-#: loading the kernel)
-KERNEL_AFTER_EDGES = 1 << 12
-
-
-def _link_complete(n: int, left: np.ndarray, right: np.ndarray, scores: np.ndarray, rank: np.ndarray,
-                   test: _PairTest) -> np.ndarray:
-    """Edges taken from the most similar down (ties: the rank of ``left``, then of ``right``);
-    each joins its two clusters when every pair across them passes ``test``.
-
-    Testing every pair across at every edge costs about the cube of a family's size. Instead,
-    each pair of clusters with an edge between them keeps the number of edges across (when it
-    is the product of their sizes, every pair across is verified and they join at once) and
-    whether a pair across is known to fail (then they never join: clusters only grow). Only
-    when neither settles it are the pairs across tested, and a failure is remembered. When two
-    clusters join, the one with fewer edges hands its counts over to the other. Compiled from
-    :data:`KERNEL_AFTER_EDGES` edges (:func:`simdedup.kernels.source.linkage.link_complete`, which measures
-    exactly where the units have exact sets); the same steps in Python otherwise.
-    """
-    order = np.lexsort((rank[left] * n + rank[right], -scores))  # the two ranks as one key: a third faster
-    left, right = left[order], right[order]
-    if len(left) >= KERNEL_AFTER_EDGES:
-        from .kernels.exact import MEASURE_CODES
-        from .kernels.linkage import ExactTest, LinkageKernel
-
-        kernel = LinkageKernel.loaded()
-        if kernel is not None:
-            sketches, exact = test.units.sketches, None
-            passing = None if sketches is None else agreement_similarity(sketches.shape[1]) >= test.min_similarity
-            if test.exact is not None:  # the sketches' estimate only where a unit has no exact sets
-                exact = ExactTest(test.exact.has, test.exact.kinds["bag"], test.exact.kinds["grams"],
-                                  MEASURE_CODES[test.measure], test.min_similarity, test.min_resemblance,
-                                  BAG_MARGIN, EVIDENCE_GRAMS)
-            roots, merged = kernel.link(n, left, right, sketches, passing, test.units.fps, test.k, exact)
-            if test.exact is not None:
-                test.exact.merged += merged
-            return roots
-    return _link_complete_python(n, left.tolist(), right.tolist(), test)
-
-
-def _link_complete_python(n: int, left: list[int], right: list[int], test: _PairTest) -> np.ndarray:
-    """:func:`_link_complete` on the Python path, step by step as the kernel."""
-    neighbours: list[list[int]] = [[] for _ in range(n)]
-    for a, b in zip(left, right):
-        neighbours[a].append(b)
-        neighbours[b].append(a)
-    clusters = UnionFind(n)  # a cluster is named by its root
-    members = [[u] for u in range(n)]
-    edges = [len(adjacent) for adjacent in neighbours]
-    across = {(min(a, b), max(a, b)): [1, False] for a, b in zip(left, right)}  # [edges across, a pair fails]
-    for a, b in zip(left, right):
-        a, b = clusters.find(a), clusters.find(b)
-        if a == b:
-            continue
-        pair = across[min(a, b), max(a, b)]
-        if pair[1]:
-            continue
-        if pair[0] != len(members[a]) * len(members[b]):
-            ours, theirs = members[a], members[b]
-            if not test.passes(np.repeat(ours, len(theirs)), np.tile(theirs, len(ours))).all():
-                pair[1] = True
-                continue
-        keep, gone = (a, b) if edges[a] >= edges[b] else (b, a)
-        del across[min(a, b), max(a, b)]
-        for member in members[gone]:
-            for other in neighbours[member]:
-                other = clusters.find(other)
-                if other == gone or other == keep:
-                    continue
-                moved = across.pop((min(gone, other), max(gone, other)), None)
-                if moved is None:  # already handed over, through another edge
-                    continue
-                kept = across.setdefault((min(keep, other), max(keep, other)), [0, False])
-                kept[0] += moved[0]
-                kept[1] |= moved[1]
-        clusters.parent[gone] = keep  # ``keep`` stays the root: the counts are filed under it
-        members[keep] += members[gone]
-        members[gone] = []
-        edges[keep] += edges[gone]
-    return clusters.roots()
-
-
 def _representative(ids: Sequence[str], docs: list[int], of_doc: dict[int, int], fps: np.ndarray,
                     values: dict[int, int]) -> int:
     """The medoid document of a cluster (see the module docstring)."""
@@ -453,7 +195,7 @@ def find_clusters(
         fps: ``(n, words)`` uint64 fingerprints, row i for ``ids[i]``.
         k: largest Hamming distance of a candidate pair.
         singletons: also return one-member clusters.
-        blocks: passed to :func:`simdedup.index.near_pairs`.
+        blocks: passed to :func:`simdedup.pairs.near_pairs`.
         sketches: ``(n, bins)`` uint8 sketches to verify candidates with, or None.
         features: number of features of each document (for ``min_features``).
         min_similarity: smallest estimated similarity of a verified pair (with sketches).
@@ -467,7 +209,7 @@ def find_clusters(
         similarity: the measure of :func:`simdedup.similarity.passes` (with sketches).
         min_resemblance: its smallest resemblance of a duplicate.
         bands: with sketches, also the pairs of units that share a band of their sketches
-            (:func:`_with_band_pairs`) are candidates.
+            (:func:`simdedup.verify.with_band_pairs`) are candidates.
         pairs: candidate pairs of documents (two arrays of rows) found before, used instead of
             the search (a persistent index keeps its verified pairs): they must hold a pair of
             every two units within k that may pair, as the search would find them.
@@ -513,7 +255,7 @@ def find_clusters(
     else:
         left = right = np.empty(0, dtype=np.int64)
     if bands and units.sketches is not None and len(eligible) > 1:
-        left, right = _with_band_pairs(left, right, units.sketches, eligible)
+        left, right = with_band_pairs(left, right, units.sketches, eligible)
     if new is not None:
         unit_new = np.zeros(count, dtype=bool)
         unit_new[units.of_doc[np.asarray(new, dtype=bool)]] = True
@@ -522,35 +264,19 @@ def find_clusters(
     times.count("pair search", len(left), "candidate pairs")
     unit_exact = None
     if exact is not None and units.sketches is not None:
-        # Exact sets only for the units of the pairs that may pass (every other pair linkage
-        # tests is inside a cluster, so between such units)
         times.start("exact sets")
-        possible = exact_may_pass(units.sketches, left, right, similarity, min_similarity)
-        left, right = left[possible], right[possible]
-        some_doc = np.full(count, -1, dtype=np.int64)
-        some_doc[np.concatenate((left, right))] = 0
-        some_doc[units.of_doc] = np.where(some_doc[units.of_doc] == 0, np.arange(n), -1)
-        kept = [exact[d] if d >= 0 else None for d in some_doc.tolist()]
-        if release_texts:
-            exact.clear()  # type: ignore[attr-defined]
-        unit_exact = ExactIndex(_texts_releasing(kept) if release_texts else kept)
+        left, right, unit_exact = unit_exact_sets(units.sketches, units.of_doc, left, right, exact, similarity,
+                                                  min_similarity, release_texts)
         times.count("exact sets", int(unit_exact.has.sum()), "documents")
     times.start("verification")
-    test = _PairTest(units, k, min_similarity, unit_exact, similarity, min_resemblance)
-    scores, verified = test.scores_passes(left, right)
-    if units.sketches is not None:
-        left, right, scores = left[verified], right[verified], scores[verified]
+    test = PairTest(units.fps, units.sketches, k, min_similarity, unit_exact, similarity, min_resemblance)
+    left, right, scores = test.verified(left, right)
     if unit_exact is not None:
         times.count("verification", unit_exact.merged, "pairs merged")
     times.count("verification", len(left), "verified")
     times.start("linkage")
     merged = unit_exact.merged if unit_exact is not None else 0
-    if linkage == "single":
-        label = _link_single(count, left.tolist(), right.tolist())
-    elif linkage == "star":
-        label = _link_star(count, left.tolist(), right.tolist(), units.rank)
-    else:
-        label = _link_complete(count, left, right, scores, units.rank, test)
+    label = link(linkage, count, left, right, scores, units.rank, test)
     if unit_exact is not None:
         times.count("linkage", unit_exact.merged - merged, "pairs merged")
     times.start("clusters")
@@ -562,48 +288,10 @@ def find_clusters(
     return clusters
 
 
-#: bytes of texts let go between two returns of free memory to the system
-TRIM_EVERY_BYTES = 16 << 20
-
-
-def _texts_releasing(kept: list[KeptText | None]) -> Iterator[KeptText | None]:
-    """Each text in turn, let go once the next is asked for (its sets made by then): the texts
-    and the sets they become are not all held at once."""
-    _return_free_memory()  # the texts of documents in no candidate pair, let go before
-    released = 0
-    for i, text in enumerate(kept):
-        kept[i] = None
-        yield text
-        released += 0 if text is None else text.nbytes
-        if released >= TRIM_EVERY_BYTES:
-            _return_free_memory()
-            released = 0
-    _return_free_memory()
-
-
-@lru_cache(maxsize=1)
-def _malloc_trim() -> Callable[[int], int] | None:
-    import ctypes
-
-    try:
-        return ctypes.CDLL(None).malloc_trim  # the symbols the process has loaded: its C library's
-    except (OSError, AttributeError, TypeError):  # not glibc
-        return None
-
-
-def _return_free_memory() -> None:
-    """Give the pages the allocator holds free back to the system (glibc's ``malloc_trim``;
-    nothing elsewhere). Texts are many small blocks in the allocator's heap: freed, they would
-    stay in the process, and the index's large arrays, mapped apart, could not reuse them."""
-    trim = _malloc_trim()
-    if trim is not None:
-        trim(0)
-
-
 def _unit_pairs(pairs: tuple[np.ndarray, np.ndarray], of_doc: np.ndarray, eligible: np.ndarray,
                 count: int) -> tuple[np.ndarray, np.ndarray]:
     """Pairs of documents as the distinct pairs of their units (both eligible), left < right,
-    in order: the form :func:`simdedup.index.near_pairs` gives."""
+    in order: the form :func:`simdedup.pairs.near_pairs` gives."""
     a = of_doc[np.asarray(pairs[0], dtype=np.int64)]
     b = of_doc[np.asarray(pairs[1], dtype=np.int64)]
     may_pair = np.zeros(count, dtype=bool)
@@ -614,7 +302,7 @@ def _unit_pairs(pairs: tuple[np.ndarray, np.ndarray], of_doc: np.ndarray, eligib
 
 
 def _describe(ids: Sequence[str], fps: np.ndarray, units: _Units, doc_label: np.ndarray,
-              by_id: np.ndarray, singletons: bool, test: _PairTest) -> list[Cluster]:
+              by_id: np.ndarray, singletons: bool, test: PairTest) -> list[Cluster]:
     if not singletons:  # most documents of a large corpus have no duplicate: drop them first
         by_id = by_id[np.bincount(doc_label)[doc_label[by_id]] >= 2]
     if len(by_id) == 0:
@@ -653,129 +341,6 @@ def _describe(ids: Sequence[str], fps: np.ndarray, units: _Units, doc_label: np.
                 position += size
     clusters.sort(key=lambda c: ids[c.members[0]])
     return clusters
-
-
-def cluster_id(representative_id: str) -> str:
-    """A cluster's id: 16 hex digits of the hash of its representative's id.
-
-    It depends on nothing else, so a cluster keeps its id when other documents come and go.
-    """
-    import xxhash
-
-    return xxhash.xxh3_64_hexdigest(representative_id.encode("utf-8", "surrogatepass"))
-
-
-def cluster_record(cluster: Cluster, ids: Sequence[str], sizes: Sequence[int] | None = None,
-                   new: Sequence[bool] | None = None) -> dict:
-    """The JSON-ready description of a cluster (members' ``bytes`` where ``sizes`` knows them,
-    and whether each is ``new`` in an incremental run)."""
-    record = {
-        "cluster": cluster_id(ids[cluster.representative]),
-        "size": len(cluster.members),
-        "representative": ids[cluster.representative],
-        "max_distance": cluster.max_distance,
-    }
-    members = [{"id": ids[m], "distance": d} for m, d in zip(cluster.members, cluster.distances)]
-    for member, m in zip(members, cluster.members):
-        if sizes is not None and sizes[m] >= 0:
-            member["bytes"] = int(sizes[m])
-        if new is not None:
-            member["new"] = bool(new[m])
-    if cluster.similarities is not None:
-        record["min_similarity"] = min(cluster.similarities)
-        for member, sim in zip(members, cluster.similarities):
-            member["similarity"] = sim
-    record["members"] = members
-    return record
-
-
-def member_records(cluster: Cluster, ids: Sequence[str]) -> list[dict]:
-    """One JSON-ready line per member: id, cluster id, whether it is the one kept (the
-    representative), distance and similarity to it."""
-    name = cluster_id(ids[cluster.representative])
-    lines = []
-    for i, m in enumerate(cluster.members):
-        line = {"id": ids[m], "cluster": name, "kept": m == cluster.representative, "distance": cluster.distances[i]}
-        if cluster.similarities is not None:
-            line["similarity"] = cluster.similarities[i]
-        lines.append(line)
-    return lines
-
-
-@dataclass(frozen=True)
-class ClusterOptions:
-    """How ``cluster`` decides; None values take the defaults for the input (:meth:`resolve`)."""
-
-    k: int | None = None
-    min_similarity: float = 0.88
-    linkage: str = "complete"
-    min_features: int = 10
-    singletons: bool = False
-    min_score: int | None = None  # nilsimsa only: k = 128 - min_score
-    similarity: str = DEFAULT_MEASURE  # simdedup.similarity.MEASURES
-    min_resemblance: float = DEFAULT_MIN_RESEMBLANCE
-    #: sketch bands as a second source of candidates; None: exactly when k is not given (a k
-    #: given is the whole candidate search: only the pairs within k)
-    bands: bool | None = None
-    #: set by :meth:`resolve`: k, bands and min_features are filled in and checked
-    resolved: bool = field(default=False, repr=False, compare=False)
-
-    #: k when the records carry sketches (the sketch gives the precision, a larger k the recall)
-    #: and when they do not (Manku et al.'s setting for 64-bit fingerprints).
-    DEFAULT_K_VERIFIED = 10
-    DEFAULT_K_PLAIN = 3
-    #: (largest number of documents, k): the default k with sketches shrinks for large corpora,
-    #: where the tables for k = 10 cost minutes (k = 10: 137 s for 4·10^5 distinct fingerprints;
-    #: k = 8: 20 s; k = 6: 7 s). On the dev sets k = 8 loses under 0.005 F1.
-    VERIFIED_K_BY_SIZE = ((200_000, 10), (2_000_000, 8))
-    DEFAULT_K_VERIFIED_LARGE = 6
-
-    @classmethod
-    def default_verified_k(cls, n: int) -> int:
-        for limit, k in cls.VERIFIED_K_BY_SIZE:
-            if n <= limit:
-                return k
-        return cls.DEFAULT_K_VERIFIED_LARGE
-    #: nilsimsa score of a near-duplicate by default (see README, "Other methods")
-    DEFAULT_MIN_SCORE = 90
-
-    def resolve(self, bits: int, verified: bool, method: str = "simhash", n: int = 0) -> "ClusterOptions":
-        """These options with k filled in and checked for the fingerprints' width and method.
-
-        Raises:
-            ValueError: an option out of range or not meant for the method.
-        """
-        k, min_features = self.k, self.min_features
-        if self.min_score is not None and method != "nilsimsa":
-            raise ValueError("--min-score is for nilsimsa fingerprints; use -k")
-        if method == "sentences":
-            if k not in (None, 0):
-                raise ValueError("sentence signatures only match exactly: k must be 0")
-            k, min_features = 0, 0
-        elif method == "nilsimsa":
-            if self.min_score is not None and k is not None:
-                raise ValueError("give -k or --min-score, not both")
-            if not -128 <= (self.min_score if self.min_score is not None else 0) <= 128:
-                raise ValueError("--min-score must be between -128 and 128")
-            if k is None:
-                k = 128 - (self.DEFAULT_MIN_SCORE if self.min_score is None else self.min_score)
-            min_features = 0
-        elif k is None:
-            k = self.default_verified_k(n) if verified else self.DEFAULT_K_PLAIN
-            k = k * bits // 64
-        if method != "nilsimsa":  # a nilsimsa score of S or more is any distance up to 128 - S
-            check_k(k, bits)
-        if not 0.0 <= self.min_similarity <= 1.0 or not 0.0 <= self.min_resemblance <= 1.0:
-            raise ValueError("min-similarity and min-resemblance must be between 0 and 1")
-        if self.similarity not in MEASURES:
-            raise ValueError(f"similarity must be one of {', '.join(MEASURES)}")
-        bands = self.k is None if self.bands is None else self.bands
-        return replace(self, k=k, min_features=min_features, bands=bands, resolved=True)
-
-    def for_fingerprints(self, fingerprints: "FingerprintSet") -> "ClusterOptions":
-        """These options resolved for a loaded fingerprint set (see :meth:`resolve`)."""
-        return self.resolve(fingerprints.bits, fingerprints.sketches is not None, fingerprints.method,
-                            len(fingerprints.ids))
 
 
 def cluster_fingerprints(fingerprints: "FingerprintSet", options: ClusterOptions = ClusterOptions(),
@@ -817,13 +382,3 @@ def cluster_fingerprints(fingerprints: "FingerprintSet", options: ClusterOptions
         times=times,
         release_texts=release_texts,
     )
-
-
-def max_k(bits: int) -> int:
-    """Largest meaningful k: beyond half the bits, unrelated fingerprints match."""
-    return bits // 2 - 1
-
-
-def check_k(k: int, bits: int) -> None:
-    if not 0 <= k <= max_k(bits):
-        raise ValueError(f"k must be between 0 and {max_k(bits)} for {bits}-bit fingerprints, not {k}")

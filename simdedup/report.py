@@ -30,6 +30,7 @@ from urllib.parse import quote
 
 from .errors import SimdedupError, SkipDocument
 from .explain import bag_similarity, feature_pulls
+from .options import DEFAULTS
 from .read import Inputs, Source, open_documents, read_sources
 from .select import Selection, read_clusters, select_files
 from .write import json_text_bytes
@@ -60,7 +61,7 @@ class ReportOptions:
     """How the page decides and what it says about the run."""
 
     policy: str = "representative"  # select's --keep
-    threshold: float = 0.88  # the --min-similarity marked on the histogram, and "near" to it
+    threshold: float = DEFAULTS.min_similarity  # the --min-similarity marked on the histogram, and "near" to it
     max_bytes: int = DEFAULT_MAX_BYTES
     settings: dict[str, Any] = field(default_factory=dict)  # shown as they are
     documents: int | None = None  # documents read by the run, when known (dedup)
@@ -374,7 +375,7 @@ def dedup_report(out: Any, clustered: Any, run: Any, method: Any, cluster_option
     cannot be read twice). Returns the members without a text, as :func:`report_to`."""
     import dataclasses
 
-    from .write import write_clusters
+    from .cluster_lines import write_clusters
 
     lines = io.BytesIO()
     write_clusters(lines, clustered.clusters, clustered.fingerprints)

@@ -17,7 +17,9 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Iterable, Iterator
 from . import workers
 from .errors import REPEATED_IDS, SimdedupError, Warnings
 from .fingerprints import REPEATED_ID, FingerprintRecord, FingerprintSet, collect_records, json_lines, load_fingerprints
-from .group import Cluster, ClusterOptions, StageTimes, cluster_fingerprints
+from .group import Cluster, StageTimes, cluster_fingerprints
+from .method_registry import DEFAULT_METHOD
+from .options import ClusterOptions
 from .read import Inputs, Source, open_documents, read_sources
 
 if TYPE_CHECKING:
@@ -234,7 +236,7 @@ def _resolved(options: ClusterOptions, fingerprints: FingerprintSet, note: Calla
              "pairs are verified with the sketches' bag similarity")
     if options.k is None and fingerprints.sketches is not None and resolved.k < options.DEFAULT_K_VERIFIED:  # type: ignore[operator]
         note(f"simdedup: {len(fingerprints.ids):,} documents: k = {resolved.k} by default at this size "
-             f"(the pair search for k = 10 would take long); give -k to choose")
+             f"(the pair search for k = {options.DEFAULT_K_VERIFIED} would take long); give -k to choose")
     return resolved
 
 
@@ -345,7 +347,7 @@ def fingerprint(paths: Iterable[str] | str, method: Method | str | None = None, 
     from .methods import Method, make_method
 
     if not isinstance(method, Method):  # None, or a method's name
-        method = make_method(method or "simhash", **method_options)
+        method = make_method(method or DEFAULT_METHOD, **method_options)
     run = FingerprintRun((paths,) if isinstance(paths, str) else tuple(paths), method, inputs or Inputs(), jobs,
                          note=lambda text: warnings.warn(text, stacklevel=3))
     yield from run.records()
@@ -355,7 +357,7 @@ def cluster(records: Iterable[FingerprintRecord] | FingerprintSet | Iterable[str
             options: ClusterOptions | None = None, **option_values: Any) -> list[list[str]]:
     """Clusters of near-duplicates among fingerprint records (or the fingerprint files named),
     as lists of ids, the representative first. ``options``, or the fields of
-    :class:`simdedup.group.ClusterOptions` (``k=3``, ``linkage="single"``, ...).
+    :class:`simdedup.options.ClusterOptions` (``k=3``, ``linkage="single"``, ...).
 
     >>> import simdedup
     >>> records = simdedup.fingerprint(["examples/en"])
@@ -383,7 +385,7 @@ def dedup(paths: Iterable[str] | str, method: Method | str | None = None, option
           **option_values: Any) -> list[list[str]]:
     """Fingerprint the documents ``paths`` name and cluster them in one go: lists of ids, the
     representative first. Keyword options go to :func:`simdedup.methods.make_method` or
-    :class:`simdedup.group.ClusterOptions`, whichever takes them.
+    :class:`simdedup.options.ClusterOptions`, whichever takes them.
 
     >>> import simdedup
     >>> clusters = simdedup.dedup(["examples/en", "examples/zh"])
@@ -391,17 +393,15 @@ def dedup(paths: Iterable[str] | str, method: Method | str | None = None, option
     (5, ['examples/zh/tea-making-extended.txt', 'examples/zh/tea-making.txt'])
     """
     import warnings
-    from dataclasses import fields
 
     from .methods import Method, make_method
 
-    cluster_names = {f.name for f in fields(ClusterOptions)}
-    cluster_values = {k: v for k, v in option_values.items() if k in cluster_names}
+    named = ClusterOptions.take(option_values)  # what is left are the method's options
     if not isinstance(method, Method):  # None, or a method's name
-        method = make_method(method or "simhash", **{k: v for k, v in option_values.items() if k not in cluster_names})
-    elif len(cluster_values) < len(option_values):
+        method = make_method(method or DEFAULT_METHOD, **option_values)
+    elif option_values:
         raise SimdedupError("give a method or its options, not both")
-    options = options or ClusterOptions(**cluster_values)
+    options = options or named
     note = lambda text: warnings.warn(text, stacklevel=3)  # noqa: E731
     prepare_dedup(method, options, verify, note)
     run = FingerprintRun((paths,) if isinstance(paths, str) else tuple(paths), method, inputs or Inputs(), jobs,

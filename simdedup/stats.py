@@ -17,9 +17,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .index import near_pairs
+from .pairs import near_pairs
 from .fingerprints import FingerprintSet
-from .group import ClusterOptions, cluster_fingerprints
+from .group import cluster_fingerprints
+from .options import ClusterOptions
 from .sketch import pair_similarity
 
 SIZE_BINS = ((2, 2), (3, 3), (4, 5), (6, 10), (11, 100), (101, None))

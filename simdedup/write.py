@@ -398,22 +398,3 @@ def own_file(target: int | BinaryIO | None) -> tuple[tuple[int, int], ...]:
     except OSError:
         return ()
     return ((st.st_dev, st.st_ino),) if stat.S_ISREG(st.st_mode) else ()
-
-
-def write_clusters(fd: int | BinaryIO, clusters: list[Any], fingerprints: Any, form: str = "clusters",
-                   new: Any = None) -> None:
-    """Clusters (:class:`simdedup.group.Cluster`, members indexing ``fingerprints.ids``) as JSON
-    lines: one per cluster, or with ``form="members"`` one per member (see README, Output
-    formats); ``new`` marks the documents of an incremental run."""
-    import json
-
-    from .group import cluster_record, member_records
-
-    writer = LineWriter(fd)
-    ids = fingerprints.ids
-    for cluster in clusters:
-        records = ([cluster_record(cluster, ids, fingerprints.sizes, new)] if form == "clusters"
-                   else member_records(cluster, ids))
-        for record in records:
-            writer.write_line(json.dumps(record, ensure_ascii=False, separators=(",", ":")))
-    writer.flush()

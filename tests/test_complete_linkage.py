@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import simdedup.group as grouping
+import simdedup.linkage as linkage
 from simdedup.kernels.linkage import LinkageKernel
 from simdedup.group import find_clusters
 from simdedup.sketch import similarity
@@ -119,7 +119,7 @@ def path(request, monkeypatch):
     else:
         if LinkageKernel.loaded() is None:
             pytest.skip("the linkage kernel cannot be loaded here")
-        monkeypatch.setattr(grouping, "KERNEL_AFTER_EDGES", 0)
+        monkeypatch.setattr(linkage, "KERNEL_AFTER_EDGES", 0)
     return request.param
 
 

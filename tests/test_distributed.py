@@ -21,17 +21,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from simdedup.cli import cli
-from simdedup.distributed import Plan
-from simdedup.distributed import dedup as distributed_dedup
-from simdedup.distributed import pairs as pair_stage
-from simdedup.distributed import run as stages
-from simdedup.distributed.components import components as task_components
-from simdedup.distributed.engine import DaskEngine, Engine
-from simdedup.distributed.groups import Decision, budget_mask, components
-from simdedup.distributed.workdir import WorkDir
+from simdedup.engines import Plan
+from simdedup.engines import dedup as distributed_dedup
+from simdedup.engines import pairs as pair_stage
+from simdedup.engines import run as stages
+from simdedup.engines.components import components as task_components
+from simdedup.engines.engine import DaskEngine, Engine
+from simdedup.engines.groups import budget_mask, components
+from simdedup.engines.workdir import WorkDir
 from simdedup.fingerprints import REPEATED_ID
-from simdedup.group import UnionFind
-from simdedup.index import near_pairs
+from simdedup.linkage import UnionFind
+from simdedup.pairs import near_pairs
+from simdedup.options import ClusterOptions
 from simdedup.similarity import BUDGET_BYTES
 
 from distributed_corpus import write_corpus
@@ -302,11 +303,38 @@ def test_budget_mask_as_the_one_process_run():
     assert budget_mask(nbytes).tolist() == [True, False, True, False, True, False, True]
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(-1, 40), max_size=60), st.integers(0, 200))
+def test_budget_mask_keeps_what_collect_records_keeps(sizes, limit):
+    """The stages' mask and the one-process run's records keep the same texts, at any budget."""
+    from simdedup.fingerprints import FingerprintRecord, collect_records
+    from simdedup.fingerprints.sets import TextBudget
+
+    class Text:  # as a KeptText counts against the budget
+        def __init__(self, nbytes: int):
+            self.nbytes = nbytes
+
+        def digest(self) -> int:
+            return 0
+
+    records = [FingerprintRecord(f"d{i}", i, 64, 20, exact=None if n < 0 else Text(n)) for i, n in enumerate(sizes)]
+    original = TextBudget.limit
+    TextBudget.limit = limit
+    try:
+        mask = budget_mask(np.array(sizes, dtype=np.int64))
+        collected = collect_records(records)
+    finally:
+        TextBudget.limit = original
+    kept = [e is not None for e in collected.exact] if collected.exact is not None else [False] * len(sizes)
+    assert mask.tolist() == kept
+    assert collected.exact_dropped == sum(n >= 0 for n in sizes) - int(mask.sum())
+
+
 @pytest.mark.parametrize("at_once", [1, 7, 1 << 20])
 def test_value_pairs_pass_when_some_combination_of_their_sketches_does(monkeypatch, at_once):
     """Rows of one fingerprint may carry different sketches: a pair of values passes when any
     pair of their rows' sketches passes (tested a bounded number of combinations at a time)."""
-    from simdedup.distributed import groups
+    from simdedup.engines import groups
     from simdedup.sketch import pair_similarity
 
     monkeypatch.setattr(groups, "COMBINATIONS_AT_ONCE", at_once)
@@ -317,7 +345,7 @@ def test_value_pairs_pass_when_some_combination_of_their_sketches_does(monkeypat
     sketches[rng.random((120, 32)) < 0.08] = 0  # near copies of the six
     values = groups.distinct_values(row_value.astype(np.uint64).reshape(-1, 1), np.full(120, 50), 10)
     left, right = (np.array(side) for side in zip(*combinations(range(len(values.values)), 2)))
-    decision = Decision(8, min_similarity=0.8, similarity="bag")
+    decision = ClusterOptions(8, min_similarity=0.8, similarity="bag")
     got = groups.verified_pairs(left, right, values, sketches, np.ones(120, dtype=bool), decision, False)
     expected = [any(pair_similarity(sketches, np.array([r]), np.array([q]))[0] >= 0.8
                     for r in np.flatnonzero(values.of_row == a) for q in np.flatnonzero(values.of_row == b))
@@ -418,7 +446,7 @@ def test_cluster_reads_a_binary_file_in_block_ranges(client, corpus, tmp_path):
     assert status == 0 and REPEATED_ID in single_err
     warnings = []
     outcome = stages.cluster(DaskEngine(client), WorkDir(str(tmp_path / "work")), [str(joined)],
-                             lambda bits, settings: Decision(10), WorkDir(str(tmp_path / "parts")),
+                             lambda bits, settings: ClusterOptions(10), WorkDir(str(tmp_path / "parts")),
                              Plan(import_records=1), warnings.append)
     assert len(list((tmp_path / "work" / "done" / "fingerprint").iterdir())) == 4
     assert outcome.read() == single
@@ -426,7 +454,7 @@ def test_cluster_reads_a_binary_file_in_block_ranges(client, corpus, tmp_path):
 
 
 def _decision(k):
-    return Decision(k, singletons=True)
+    return ClusterOptions(k, singletons=True)
 
 
 @pytest.fixture(scope="module")

@@ -7,8 +7,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simdedup.group import UnionFind, cluster_id, cluster_record, find_clusters
-from simdedup.index import as_words
+from simdedup.cluster_lines import cluster_id, cluster_record
+from simdedup.group import find_clusters
+from simdedup.linkage import UnionFind
+from simdedup.pairs import as_words
 
 
 def clusters_of(ids, values, k, bits=64, singletons=False):

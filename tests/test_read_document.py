@@ -161,7 +161,7 @@ def test_long_run_without_whitespace_is_read_fully(tmp_path, monkeypatch):
         (b"text\0more text", "binary"),
         (b"\x00\x01\x02\x03", "binary"),
         (b"caf\xe9 au lait\n", "--encoding"),
-        ("trailing cut ".encode() + "中".encode()[:2], "--encoding"),  # truncated at end of file
+        (b"trailing cut " + "中".encode()[:2], "--encoding"),  # truncated at end of file
     ],
 )
 def test_skip_document(tmp_path, data, reason):

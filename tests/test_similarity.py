@@ -152,7 +152,8 @@ def test_a_text_not_in_utf8_raises_the_decoders_error():
 def test_clusters_that_let_the_texts_go_are_those_that_keep_them(tmp_path):
     """dedup hands its texts over to be let go as they are measured: the same clusters."""
     from simdedup.fingerprints import collect_records
-    from simdedup.group import ClusterOptions, cluster_fingerprints
+    from simdedup.group import cluster_fingerprints
+    from simdedup.options import ClusterOptions
     from simdedup.methods import make_method
 
     r = random.Random(5)
@@ -419,7 +420,7 @@ def test_exact_complete_linkage_compiled_and_python_match_the_definition(tmp_pat
     definition, on a template family with edited, reordered and padded copies, where one
     document in five has no kept text (verified on its sketch)."""
     import simdedup
-    from simdedup import group
+    from simdedup import group, linkage
 
     rng = random.Random(seed)
     base = lines_of_words(10 + seed, 60)
@@ -443,7 +444,7 @@ def test_exact_complete_linkage_compiled_and_python_match_the_definition(tmp_pat
     kept = [None if i % 5 == 0 else text for i, text in enumerate(texts)]
 
     def clusters(after: int) -> list[tuple[int, ...]]:
-        monkeypatch.setattr(group, "KERNEL_AFTER_EDGES", after)
+        monkeypatch.setattr(linkage, "KERNEL_AFTER_EDGES", after)
         found = group.find_clusters(ids, fps, 40, sketches=sketches, linkage="complete",
                                     exact=[None if t is None else KeptText(t) for t in kept],
                                     similarity=measure, min_similarity=0.88, min_resemblance=0.8)

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from simdedup.group import find_clusters
 from simdedup.simhash import Simhasher
-from simdedup.index import as_words
+from simdedup.pairs import as_words
 from simdedup.errors import RecordError
 from simdedup.fingerprints import read_fingerprint_files
 from simdedup.sketch import decode, encode, make_sketch, pair_similarity, similarity
@@ -237,7 +237,7 @@ def test_binary_weighting_counts_each_feature_once():
 
 
 def test_default_k_shrinks_for_large_corpora():
-    from simdedup.group import ClusterOptions
+    from simdedup.options import ClusterOptions
 
     assert [ClusterOptions().resolve(64, True, "simhash", n).k for n in (10, 200_000, 200_001, 3_000_000)] == [10, 10, 8, 6]
     assert ClusterOptions().resolve(64, False, "simhash", 3_000_000).k == 3  # plain simhash: Manku's k

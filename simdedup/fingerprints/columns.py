@@ -17,9 +17,10 @@ import numpy as np
 from ..kernels.scan import FIELD_BYTES, FIELD_FEATURES, FIELD_HEX, FIELD_ID, FIELD_SKETCH, RecordScanner
 from ..errors import IncompatibleSettingsError, RecordError
 from ..jsonline import parse_json_line
+from ..method_registry import BUILTIN, method_spec
 from ..sketch import decode as decode_sketch
 from .binary import MAGIC, read_blocks
-from .record import (_BASE64, _HEX, _INT64_END, SETTING_KEYS, VALUE_FIELDS, FingerprintRecord, describe_settings,
+from .record import (_BASE64, _HEX, _INT64_END, SETTING_KEYS, FingerprintRecord, describe_settings,
                      record_fields, settings_dict)
 
 
@@ -63,7 +64,9 @@ _NUMBERS = r'"features":(0|[1-9][0-9]*)(?:,"bytes":(-?(?:0|[1-9][0-9]*)))?'
 #: bits, features, bytes, the settings fields, sketch. Blocks whose every line has this form
 #: are read by regular expression and numpy; any other line goes through ``json.loads``.
 _CANONICAL = re.compile(
-    _ID + r'"(simhash|nilsimsa|signature)":"([0-9a-fA-F]+)","bits":(64|128|256),' + _NUMBERS
+    _ID + f'"({"|".join(spec.value_field for spec in BUILTIN.values())})":"([0-9a-fA-F]+)",'
+    + f'"bits":({"|".join(sorted({str(bits) for spec in BUILTIN.values() for bits in spec.widths}, key=int))}),'
+    + _NUMBERS
     + r'((?:,"(?:method|tokenizer|options|hash|weighting|ties)":(?:"[^"\\\x00-\x1f]*"|\{[^{}\\\x00-\x1f]*\}|null))*)'
     + r'(?:,"sketch":"([A-Za-z0-9_-]+)")?\}\r?$',
     re.M,
@@ -288,7 +291,7 @@ class _ColumnReader:
         if RecordScanner.loaded() is None:
             return
         record = parse_json_line(line.decode("utf-8"))
-        value_field = VALUE_FIELDS[record_fields(record, "")[6][0]]
+        value_field = method_spec(record_fields(record, "")[6][0]).value_field  # type: ignore[union-attr]
         self.template = Template.of(line, record, value_field)
 
     def _add_decoded(self, name: str, file_number: int, line: int, text: str) -> bool:
@@ -329,7 +332,7 @@ class _ColumnReader:
                        for k in first if k == "bits" or k not in SETTING_KEYS}
         except KeyError:
             return False
-        ids, hexes = columns["id"], columns[VALUE_FIELDS[method]]
+        ids, hexes = columns["id"], columns[method_spec(method).value_field]  # type: ignore[union-attr]
         features, sizes = columns.get("features", [0] * len(objects)), columns.get("bytes", [None] * len(objects))
         if not (set(map(type, ids)) == {str} and set(map(type, hexes)) == {str} and set(map(type, columns["bits"])) == {int}
                 and set(map(len, hexes)) == {bits // 4} and _HEX.fullmatch("".join(hexes))

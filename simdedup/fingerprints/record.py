@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from ..errors import RecordError
+from ..method_registry import DEFAULT_METHOD, method_spec
 from ..write import json_text_bytes
 from ..sketch import encode as encode_sketch
 
@@ -31,9 +32,6 @@ _BASE64 = re.compile(r"[A-Za-z0-9_-]+")
 SETTING_KEYS = ("method", "tokenizer", "options", "bits", "hash", "weighting", "ties")  # and "sketch": its size
 #: the settings a JSON line carries, in the order it carries them
 _WRITTEN_SETTINGS = ("method", "tokenizer", "options", "hash", "weighting", "ties")
-#: the field holding the fingerprint, and the widths allowed, for each method
-VALUE_FIELDS = {"simhash": "simhash", "nilsimsa": "nilsimsa", "sentences": "signature"}
-WIDTHS = {"simhash": (64, 128), "nilsimsa": (256,), "sentences": (64,)}
 
 
 @dataclass
@@ -41,7 +39,7 @@ class FingerprintRecord:
     """A document's fingerprint and what it was made with.
 
     ``simhash`` holds the fingerprint value whatever the method; the JSON field that carries it
-    is named after the method (:data:`VALUE_FIELDS`).
+    is named by the method (:attr:`simdedup.methods.MethodSpec.value_field`).
     """
 
     id: str
@@ -56,8 +54,8 @@ class FingerprintRecord:
 
     def to_json(self) -> str:
         """The record as one JSON line (without the newline)."""
-        method = self.settings.get("method") or "simhash"
-        parts = ['{"id":', _json_string(self.id), ',"', VALUE_FIELDS[method], '":"',
+        method = self.settings.get("method") or DEFAULT_METHOD
+        parts = ['{"id":', _json_string(self.id), ',"', method_spec(method).value_field, '":"',  # type: ignore[union-attr]
                  format(self.simhash, f"0{self.bits // 4}x"), '","bits":', str(self.bits),
                  ',"features":', str(self.features)]
         if self.bytes is not None:
@@ -95,7 +93,7 @@ def json_lines(records: Iterable[FingerprintRecord]) -> bytes:
 def describe_settings(settings: dict[str, Any]) -> str:
     """Settings in a short human form, e.g. ``whitespace(shingle=1) xxh3 64-bit``."""
     options = ",".join(f"{k}={v}" for k, v in sorted((settings.get("options") or {}).items()))
-    method = settings.get("method") or "simhash"
+    method = settings.get("method") or DEFAULT_METHOD
     if method != "simhash":
         return f"{method}({options}) {settings.get('bits')}-bit"
     sketch = f"{settings['sketch']}-byte sketch" if settings.get("sketch") else "no sketch"
@@ -112,18 +110,19 @@ def record_fields(obj: Any, where: str) -> tuple[str, str, int, int, Any, Any, t
     """
     if not isinstance(obj, dict):
         raise RecordError(f"{where}: not a JSON object")
-    method = obj.get("method", "simhash")
-    field_name = VALUE_FIELDS.get(method) if isinstance(method, str) else None
-    if field_name is None:
+    method = obj.get("method", DEFAULT_METHOD)
+    spec = method_spec(method) if isinstance(method, str) else None
+    if spec is None:
         raise RecordError(f"{where}: unknown method {method!r}")
+    field_name = spec.value_field
     for key in ("id", field_name, "bits"):
         if key not in obj:
             raise RecordError(f"{where}: missing field {key!r}")
     doc_id, hexdigest, bits = obj["id"], obj[field_name], obj["bits"]
     if not isinstance(doc_id, str):
         raise RecordError(f"{where}: field 'id' must be a string")
-    if type(bits) is not int or bits not in WIDTHS[method]:
-        allowed = " or ".join(map(str, WIDTHS[method]))
+    if type(bits) is not int or bits not in spec.widths:
+        allowed = " or ".join(map(str, spec.widths))
         raise RecordError(f"{where}: field 'bits' must be {allowed} for {method}, not {bits!r}")
     if not isinstance(hexdigest, str) or len(hexdigest) != bits // 4:
         raise RecordError(

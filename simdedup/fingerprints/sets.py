@@ -8,7 +8,8 @@ from typing import Any, BinaryIO, Callable, Iterable, Sequence
 
 import numpy as np
 
-from ..index import as_words
+from ..pairs import as_words
+from ..method_registry import DEFAULT_METHOD
 from ..similarity import BUDGET_BYTES as EXACT_BUDGET_BYTES
 from .columns import read_fingerprint_files
 from .record import FingerprintRecord
@@ -33,7 +34,7 @@ class FingerprintSet:
 
     @property
     def method(self) -> str:
-        return (self.settings or {}).get("method") or "simhash"
+        return (self.settings or {}).get("method") or DEFAULT_METHOD
 
 
 def load_fingerprints(files: Iterable[tuple[str, BinaryIO]]) -> FingerprintSet:
@@ -99,6 +100,24 @@ def left_out(rows: np.ndarray, ids: Sequence[str], key_of: Callable[[np.ndarray]
     return np.array([row for row in rows.tolist() if row not in kept], dtype=np.int64)
 
 
+class TextBudget:
+    """The memory budget of exact verification, as every engine applies it: texts are taken in
+    row order while they fit; a text that would pass the budget is left out (its document is
+    verified with its sketch), and later smaller ones may still fit."""
+
+    limit = EXACT_BUDGET_BYTES
+
+    def __init__(self, used: int = 0):
+        self.used = used
+
+    def admit(self, nbytes: int) -> bool:
+        """Whether a text of ``nbytes`` is kept; counted when it is."""
+        if self.used + nbytes > self.limit:
+            return False
+        self.used += nbytes
+        return True
+
+
 def collect_records(records: Iterable[FingerprintRecord]) -> FingerprintSet:
     """Gather records into a :class:`FingerprintSet`; of records with one id, one is kept
     (:func:`left_out`) and the ids of the others are listed in ``repeated``."""
@@ -108,7 +127,7 @@ def collect_records(records: Iterable[FingerprintRecord]) -> FingerprintSet:
     sizes: list[int] = []
     sketches = bytearray()
     exact: list[Any] = []
-    exact_bytes, exact_dropped = 0, 0
+    budget, exact_dropped = TextBudget(), 0
     bits, settings = 64, None
     for record in records:
         ids.append(record.id)
@@ -117,10 +136,9 @@ def collect_records(records: Iterable[FingerprintRecord]) -> FingerprintSet:
         sizes.append(-1 if record.bytes is None else record.bytes)
         if record.sketch:
             sketches += record.sketch
-        if record.exact is not None and exact_bytes + record.exact.nbytes > EXACT_BUDGET_BYTES:
+        if record.exact is not None and not budget.admit(record.exact.nbytes):
             exact_dropped += 1
             record.exact = None
-        exact_bytes += record.exact.nbytes if record.exact is not None else 0
         exact.append(record.exact)
         bits, settings = record.bits, record.settings
     words = as_words(values, bits)

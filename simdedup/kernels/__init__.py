@@ -4,8 +4,8 @@ Python path that gives the same results:
 - :mod:`~simdedup.kernels.fastpath`: tokens, simhash and sketch of a batch of UTF-8 documents;
 - :mod:`~simdedup.kernels.keywords`: ``jieba-fast``'s TF-IDF keywords of segmented documents
   (:mod:`simdedup.tokenizers.jieba_tfidf`);
-- :mod:`~simdedup.kernels.pairs`: the candidate pairs of the pair search (:mod:`simdedup.index`,
-  :mod:`simdedup.distributed.pairs`);
+- :mod:`~simdedup.kernels.pairs`: the candidate pairs of the pair search (:mod:`simdedup.pairs`,
+  :mod:`simdedup.engines.pairs`);
 - :mod:`~simdedup.kernels.linkage`: complete linkage over many verified pairs (:mod:`simdedup.group`);
 - :mod:`~simdedup.kernels.exact`: exact sets, their merges and upper bounds
   (:mod:`simdedup.similarity`). These have no Python path (``SIMDEDUP_FASTPATH=0`` leaves them on);

@@ -4,7 +4,6 @@ fingerprints or the exact sets as the test (numba source: :mod:`simdedup.kernels
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 

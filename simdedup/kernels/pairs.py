@@ -1,10 +1,10 @@
-"""The pair kernels of the pair search (:mod:`simdedup.index`, :mod:`simdedup.distributed.pairs`;
+"""The pair kernels of the pair search (:mod:`simdedup.pairs`, :mod:`simdedup.engines.pairs`;
 numba source: :mod:`simdedup.kernels.source.pairs`).
 
 - :class:`PairKernel`: the candidate pairs of a crowded block table.
 - :class:`CrossKernel`: the pairs between two chunks of a crowd.
 - :class:`CanonicalKernel`: which of those pairs every table that found the crowd is the
-  canonical table of (:func:`simdedup.index.chunk_pairs`).
+  canonical table of (:func:`simdedup.pairs.chunk_pairs`).
 - :class:`PackedKernel`: the pairs of a block table sorted packed with its row numbers.
 """
 

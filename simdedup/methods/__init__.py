@@ -1,15 +1,21 @@
 """The fingerprint stage: documents (from :mod:`simdedup.read`) in, fingerprint records out.
 
-Each method is one module: :mod:`.simhash` (the default: tokenizer, simhash and sketch),
+Each method is one module and one registration. The module holds the :class:`~.base.Method`
+subclass (``record(document)``) and a ``make(**options)`` that builds it from the feature
+options; the registration is its :class:`~simdedup.method_registry.MethodSpec` (record field,
+widths, how clustering chooses k, its own command-line options) in
+:data:`simdedup.method_registry.BUILTIN`, or an entry point of another package.
+
+Built-in methods: :mod:`.simhash` (the default: tokenizer, simhash and sketch),
 :mod:`.nilsimsa` (digests of the raw bytes) and :mod:`.sentences` (a signature of the longest
-sentences). A new method subclasses :class:`~.base.Method`, implements ``record(document)``
-and is named in :func:`simdedup.run.make_method` and the ``--method`` choice.
+sentences).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from ..method_registry import DEFAULT_METHOD, method_names, method_spec
 from .base import Method
 from .nilsimsa import NilsimsaMethod
 from .sentences import SentencesMethod
@@ -18,9 +24,10 @@ from .simhash import GivenFeaturesMethod, SimhashMethod
 __all__ = ["GivenFeaturesMethod", "Method", "NilsimsaMethod", "SentencesMethod", "SimhashMethod", "make_method"]
 
 
-def make_method(method: str = "simhash", *, tokenizer: str = "words", tokenizer_options: dict[str, Any] | None = None,
-                bits: int = 64, hash_name: str = "xxh3", weighting: str | None = None, ties: str | None = None,
-                sketch_bins: int = 128, encoding: str = "utf-8", html: bool = False, sentences: int = 3,
+def make_method(method: str = DEFAULT_METHOD, *, tokenizer: str = "words",
+                tokenizer_options: dict[str, Any] | None = None, bits: int = 64, hash_name: str = "xxh3",
+                weighting: str | None = None, ties: str | None = None, sketch_bins: int = 128,
+                encoding: str = "utf-8", html: bool = False, sentences: int = 3,
                 given_features: bool = False) -> Method:
     """The fingerprinting method these settings name (the options of ``simdedup fingerprint``).
 
@@ -31,24 +38,15 @@ def make_method(method: str = "simhash", *, tokenizer: str = "words", tokenizer_
     """
     from ..errors import UsageError
 
+    spec = method_spec(method)
+    if spec is None:
+        names = method_names()
+        raise UsageError(f"unknown method {method!r}: {', '.join(names[:-1])} or {names[-1]}")
+    if not spec.takes_features and (tokenizer_options or weighting or html or ties or given_features):
+        raise UsageError(f"--method {method} takes no tokenizer options")
     try:
-        if method == "simhash":
-            if given_features:
-                from ..features import GivenFeatures
-
-                return GivenFeaturesMethod(GivenFeatures(), int(bits), hash_name, encoding=encoding,
-                                           sketch_bins=sketch_bins, weighting=weighting, ties=ties or "zero")
-            from ..tokenizers import get_tokenizer
-
-            return SimhashMethod(get_tokenizer(tokenizer, **(tokenizer_options or {})), int(bits), hash_name,
-                                 encoding=encoding, sketch_bins=sketch_bins, weighting=weighting, html=html,
-                                 ties=ties or "zero")
-        if tokenizer_options or weighting or html or ties or given_features:
-            raise UsageError(f"--method {method} takes no tokenizer options")
-        if method == "nilsimsa":
-            return NilsimsaMethod(encoding)
-        if method == "sentences":
-            return SentencesMethod(sentences, encoding)
+        return spec.build(method=method, tokenizer=tokenizer, tokenizer_options=tokenizer_options or {}, bits=int(bits),
+                          hash_name=hash_name, weighting=weighting, ties=ties, sketch_bins=sketch_bins,
+                          encoding=encoding, html=html, sentences=sentences, given_features=given_features)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    raise UsageError(f"unknown method {method!r}: simhash, nilsimsa or sentences")

@@ -125,3 +125,8 @@ class NilsimsaMethod(Method):
         # Under 3 bytes there is no trigram: the digest is all zeros, as the reference's.
         return FingerprintRecord(document.id, int.from_bytes(acc.digest(), "big"), 256, acc.trigrams, self.settings,
                                  acc.length)
+
+
+def make(*, encoding: str, **_: Any) -> NilsimsaMethod:
+    """The method from the feature options (:func:`simdedup.methods.make_method`)."""
+    return NilsimsaMethod(encoding)

@@ -111,3 +111,8 @@ class SentencesMethod(Method):
             raise SkipDocument(document.id, "no sentence to sign")
         size = utf8_size(document.text) if document.text is not None else document.reader.bytes_read  # type: ignore[union-attr]
         return FingerprintRecord(document.id, signature(longest), 64, count, self.settings, size)
+
+
+def make(*, sentences: int, encoding: str, **_: Any) -> SentencesMethod:
+    """The method from the feature options (:func:`simdedup.methods.make_method`)."""
+    return SentencesMethod(sentences, encoding)

@@ -413,3 +413,19 @@ def _may_be_cut_inside_a_word(data: bytes) -> bool:
             return True
         last_space = int(spaces[-1])
     return len(view) - last_space > MAX_CARRY
+
+
+def make(*, tokenizer: str, tokenizer_options: dict[str, Any], bits: int, hash_name: str, weighting: str | None,
+         ties: str | None, sketch_bins: int, encoding: str, html: bool, given_features: bool,
+         **_: Any) -> SimhashMethod:
+    """The method from the feature options (:func:`simdedup.methods.make_method`): simhash of a
+    tokenizer's features, or of the features the input gives (``given_features``)."""
+    if given_features:
+        from ..features import GivenFeatures
+
+        return GivenFeaturesMethod(GivenFeatures(), bits, hash_name, encoding=encoding, sketch_bins=sketch_bins,
+                                   weighting=weighting, ties=ties or "zero")
+    from ..tokenizers import get_tokenizer
+
+    return SimhashMethod(get_tokenizer(tokenizer, **tokenizer_options), bits, hash_name, encoding=encoding,
+                         sketch_bins=sketch_bins, weighting=weighting, html=html, ties=ties or "zero")

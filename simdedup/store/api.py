@@ -34,7 +34,7 @@ import numpy as np
 
 from ..group import Cluster, ClusterOptions, cluster_fingerprints
 from ..errors import IncompatibleSettingsError, SimdedupError
-from ..index import near_pairs, popcount_distance
+from ..pairs import near_pairs, popcount_distance
 from ..fingerprints import FingerprintSet, load_fingerprints
 from ..fingerprints.record import SETTING_KEYS, FingerprintRecord, describe_settings
 from ..similarity import passes
@@ -309,7 +309,7 @@ class Index:
     def _cluster_ids(self, units: np.ndarray) -> dict[int, str]:
         """The cluster id of each of ``units`` in :meth:`cluster`: clusters form within the
         components of the pair log, so each component is clustered alone."""
-        from ..group import cluster_id
+        from ..cluster_lines import cluster_id
 
         labels: dict[int, str] = {}
         for unit in np.unique(units).tolist():

@@ -118,7 +118,7 @@ def add(directory: str, files: tuple[str, ...], replace: bool, no_wait: bool, li
     simdedup fingerprint crawl-day2/ | simdedup index add IDX > new-clusters.jsonl
     """
     from ..fingerprints import load_fingerprints
-    from ..write import write_clusters
+    from ..cluster_lines import write_clusters
     from . import api
 
     out = output_file(output, force, files, not files or "-" in files)
@@ -176,7 +176,7 @@ def cluster_command(directory: str, linkage: str, singletons: bool, output_forma
                     force: bool) -> None:
     """Print the clusters over every document of IDX, as cluster -k K over all the
     fingerprints added would (from the verified pairs kept: no search)."""
-    from ..write import write_clusters
+    from ..cluster_lines import write_clusters
     from . import api
 
     out = output_file(output, force)

@@ -36,7 +36,7 @@ import numpy as np
 import xxhash
 
 from ..errors import SimdedupError
-from ..index import block_ranges
+from ..pairs import block_ranges
 
 MAGIC = b"SDIDXSEG"
 SEGMENT_FORMAT = 1

@@ -245,7 +245,7 @@ def _idf_identity() -> str:
     return f"{path} {status.st_size} {status.st_mtime_ns}"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _jieba_idf():
     """jieba's IDF table and median, read as jieba.analyse reads them, kept in
     :mod:`simdedup.cache` (reading the text takes 0.4 s, the kept copy 0.05 s)."""
@@ -270,7 +270,7 @@ def _jieba_idf():
     return SimpleNamespace(stop_words=_STOP_WORDS, idf_freq=idf, median_idf=median)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _keyword_rules():
     """jieba's IDF table and filters as the keyword kernel takes them (:class:`KeywordRules`),
     kept in :mod:`simdedup.cache` (built in about 0.3 s, loaded in a few ms); None when two of

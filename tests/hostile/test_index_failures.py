@@ -277,7 +277,7 @@ def test_a_real_process_under_ulimit_f(tmp_path):
     """The shell's ``ulimit -f``: one line and exit 1 from the installed command, no signal."""
     base_index(random.Random(3), tmp_path / "idx", tmp_path)
     before = state(tmp_path / "idx")
-    batch = write(tmp_path / "new.jsonl", make_records(4, 300, prefix="new-"))
+    write(tmp_path / "new.jsonl", make_records(4, 300, prefix="new-"))
     result = subprocess.run(["bash", "-c", f"ulimit -f 8; exec {SIMDEDUP} index add idx new.jsonl"], cwd=tmp_path,
                             capture_output=True, env={**os.environ, "SIMDEDUP_LOAD_PLUGINS": ""})
     assert result.returncode == 1, result.stderr

@@ -9,6 +9,7 @@ import gzip
 import json
 import lzma
 import random
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -562,11 +563,10 @@ def test_sketches_of_large_counts_expand_in_pieces_and_equal_the_definition(pair
     assert got == reference_sketch(hashes, counts, bins)
 
 
-def run_limited(args: list, address_space: int) -> "subprocess.CompletedProcess":
+def run_limited(args: list, address_space: int) -> subprocess.CompletedProcess:
     """The real CLI in a process whose address space is capped: going over the cap is a
     MemoryError (a failed run), not a slow machine."""
     import resource
-    import subprocess
     import sys
 
     def cap() -> None:

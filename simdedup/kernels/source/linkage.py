@@ -19,7 +19,7 @@ def link_complete(n, nedges, left_p, right_p, offsets_p, adjacency_p, sketches_p
                   parent_p, size_p, volume_p, next_p, keys_p, good_p, bad_p, capacity, exact, has_p, bag_hashes_p,
                   bag_weights_p, bag_offsets_p, bag_totals_p, gram_hashes_p, gram_offsets_p, gram_totals_p, measure,
                   min_similarity, min_resemblance, floor, evidence):  # pragma: no cover - compiled
-    """Complete linkage of ``n`` units (:func:`simdedup.group._link_complete`): the verified
+    """Complete linkage of ``n`` units (:func:`simdedup.linkage._link_complete`): the verified
     edges ``left[e]``-``right[e]`` are taken in order, and each joins its two clusters when every
     pair across them passes the test.
 

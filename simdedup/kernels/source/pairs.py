@@ -23,7 +23,7 @@ def _within(first, a, second, b, words, k):  # pragma: no cover - compiled
 
 
 def table_pairs(values_p, order_p, keys_p, n, words, k, left_p, right_p, capacity):  # pragma: no cover - compiled
-    """The pairs of one block table (:mod:`simdedup.index`) within Hamming distance ``k``.
+    """The pairs of one block table (:mod:`simdedup.pairs`) within Hamming distance ``k``.
 
     The table's ``n`` rows are sorted by key: ``keys[p]`` is the key of sorted position ``p``,
     ``order[p]`` its row and ``values[p * words : (p + 1) * words]`` its fingerprint. Every two
@@ -56,7 +56,7 @@ def table_pairs(values_p, order_p, keys_p, n, words, k, left_p, right_p, capacit
 
 def cross_pairs(first_p, n_first, second_p, n_second, words, k, left_p, right_p, capacity):  # pragma: no cover
     """The pairs ``(i, j)`` of fingerprints ``first[i]`` and ``second[j]`` (``words`` uint64
-    each) within Hamming distance ``k`` (the chunk pairs of :mod:`simdedup.index`); as in
+    each) within Hamming distance ``k`` (the chunk pairs of :mod:`simdedup.pairs`); as in
     ``table_pairs``, the first ``capacity`` go to ``left`` and ``right`` and the number of all
     is returned."""
     first = carray(first_p, (max(n_first, 1) * words,))
@@ -91,7 +91,7 @@ def _agree_somewhere(values, a, b, words, masks, nmasks):  # pragma: no cover - 
 
 def packed_pairs(packed_p, n, index_bits, values_p, words, k, crowd, left_p, right_p, capacity, runs_p,
                  counts_p, masks_p, nmasks):  # pragma: no cover - compiled
-    """The pairs of a block table sorted packed (:class:`simdedup.index.SortedTable`):
+    """The pairs of a block table sorted packed (:class:`simdedup.pairs.SortedTable`):
     ``packed[p]`` is the key of sorted position ``p`` above ``index_bits`` bits of its row, whose
     fingerprint is ``values[row * words : (row + 1) * words]``. Every two rows of a run of equal
     keys of at most ``crowd`` rows are compared; the first ``capacity`` pairs within ``k`` that
@@ -141,7 +141,7 @@ def canonical_pairs(values_p, n, words, left_p, right_p, npairs, masks_p, chosen
                     limits_p):  # pragma: no cover - compiled
     """Keep, in place and in order, the pairs of rows ``left[p]``, ``right[p]`` of ``values``
     (``words`` uint64 a row) whose tables at every level are their canonical tables
-    (:func:`simdedup.index.chunk_pairs`); returns how many are kept.
+    (:func:`simdedup.pairs.chunk_pairs`); returns how many are kept.
 
     The blocks of level ``l`` are masks ``ends[l - 1] .. ends[l]`` (rows of ``words`` words
     over the whole fingerprint) in their order, ``chosen`` marking the blocks of the level's

@@ -272,7 +272,7 @@ def _codes(left: np.ndarray, right: np.ndarray, n: int) -> np.ndarray:
 # Each pair is kept only in its canonical table, the first ``b - k`` blocks its two fingerprints
 # agree on (a function of the two alone), so it comes out of one table: in this process
 # (:func:`search`, used by :func:`near_pairs`) and in the tasks of the distributed engine
-# (:mod:`simdedup.distributed.pairs`, which splits the same tables across workers).
+# (:mod:`simdedup.engines.pairs`, which splits the same tables across workers).
 
 
 #: runs of one key longer than this are searched again on their remaining bits

@@ -20,6 +20,7 @@ import xxhash
 from ..read import Inputs, Source
 from ..errors import REPEATED_IDS, RecordError, Warnings
 from ..fingerprints.sets import REPEATED_ID, record_key
+from ..options import ClusterOptions
 from . import components as component_stage
 from . import fingerprints as fp_stage
 from . import groups as group_stage
@@ -290,7 +291,7 @@ def _reduce_range(work: WorkDir, maps: list[str], name: str, bits: int, k: int, 
     return _write_found(work, name, pair_stage.reduce_slices(slices, bits, k, blocks, table, crowd))
 
 
-def cluster_rows(engine: Engine, work: WorkDir, rows: Rows, decision: group_stage.Decision, plan: Plan,
+def cluster_rows(engine: Engine, work: WorkDir, rows: Rows, decision: ClusterOptions, plan: Plan,
                  lowercase: bool, target: WorkDir, warn: Callable[[str], None]) -> Outcome:
     """Pairs, groups, linkage and the output parts, from the rows the first stage wrote."""
     kept_rows = np.flatnonzero(rows.kept)
@@ -405,7 +406,7 @@ def stream(target: WorkDir, parts: Iterable[str], write: Callable[[bytes], None]
 
 
 def dedup(engine: Engine, work: WorkDir, shards: list[list[Any]], recipe: fp_stage.Recipe,
-          reading: Inputs, decision: group_stage.Decision, target: WorkDir, plan: Plan,
+          reading: Inputs, decision: ClusterOptions, target: WorkDir, plan: Plan,
           warn: Callable[[str], None], verbose: bool = False) -> Outcome:
     """Fingerprint and cluster: the output of ``dedup`` as part files in ``target``."""
     results, skipped = fingerprint_parts(engine, work, shards, recipe, reading, warn)
@@ -427,7 +428,7 @@ def dedup(engine: Engine, work: WorkDir, shards: list[list[Any]], recipe: fp_sta
     return outcome
 
 
-def cluster(engine: Engine, work: WorkDir, files: list[str], resolve: Callable[[int, dict], group_stage.Decision],
+def cluster(engine: Engine, work: WorkDir, files: list[str], resolve: Callable[[int, dict], ClusterOptions],
             target: WorkDir, plan: Plan, warn: Callable[[str], None]) -> Outcome:
     """Cluster fingerprint files: the output of ``cluster`` as part files in ``target``;
     ``resolve(bits, settings)`` gives the decision for the fingerprints found."""

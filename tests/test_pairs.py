@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simdedup.index import as_words, block_masks, choose_blocks, near_pairs, table_masks
+from simdedup.pairs import as_words, block_masks, choose_blocks, near_pairs, table_masks
 
 
 def oracle(values, k):
@@ -134,18 +134,18 @@ def test_crowded_fingerprints_switch_to_all_pairs_unless_a_family():
     """Keys that collide in every table (fingerprints that agree on their first half) make all
     pairs cheaper than the tables; a family of near copies among spread-out fingerprints does
     not, as the search compares it once, not once per table. Either way, every pair."""
-    import simdedup.index as index
+    import simdedup.pairs as pairs
 
     rng = random.Random(11)
     base = rng.getrandbits(64)
     colliding = list({flip(base, rng.sample(range(32, 64), 12)) for _ in range(1500)})
     blocks = choose_blocks(len(colliding), 8)
     assert blocks > 0  # spread-out fingerprints would use tables here
-    assert index._clustered(as_words(colliding, 64), table_masks(64, 8, blocks), 8)
+    assert pairs._clustered(as_words(colliding, 64), table_masks(64, 8, blocks), 8)
     assert found(colliding, 8) == oracle(colliding, 8)
     family = _family(np.random.default_rng(11), 1_500, 20_000, 3)
     blocks = choose_blocks(len(family), 8)
-    assert not index._clustered(family, table_masks(64, 8, blocks), 8)
+    assert not pairs._clustered(family, table_masks(64, 8, blocks), 8)
     left, right, _ = near_pairs(family, 8)
     assert np.array_equal(left * len(family) + right, _brute_codes(family, 8))
 
@@ -154,9 +154,9 @@ def test_crowded_fingerprints_switch_to_all_pairs_unless_a_family():
 def test_candidates_checked_in_small_steps_keep_every_pair(monkeypatch, step):
     """Runs of equal keys are cut into vectorised steps; the cuts lose and add nothing, also
     when one position has more candidates than a step (crowded keys)."""
-    import simdedup.index as index
+    import simdedup.pairs as pairs
 
-    monkeypatch.setattr(index, "_CANDIDATES_AT_ONCE", step)
+    monkeypatch.setattr(pairs, "_CANDIDATES_AT_ONCE", step)
     rng = random.Random(13)
     values = planted(rng, 64, 3, groups=40) + [0b1011] * 5 + [0b1011 ^ (1 << 40)] * 3
     for blocks in (4, 5, 8):
@@ -177,17 +177,17 @@ needs_pair_kernel = pytest.mark.skipif(PairKernel.loaded() is None, reason="the 
 def test_the_pair_kernel_equals_brute_force(bits, data, k):
     """Every table through the compiled kernels (one or two words a fingerprint): the same
     pairs as the oracle."""
-    import simdedup.index as index
+    import simdedup.pairs as pairs
 
     values = data.draw(st.lists(st.integers(0, 2**bits - 1), max_size=40))
     extra = [flip(v, data.draw(st.lists(st.integers(0, bits - 1), max_size=k + 1, unique=True))) for v in values[:10]]
     values = values + extra + values[:3]  # identical fingerprints too
-    saved, index.KERNEL_AFTER_CANDIDATES = index.KERNEL_AFTER_CANDIDATES, 0
+    saved, pairs.KERNEL_AFTER_CANDIDATES = pairs.KERNEL_AFTER_CANDIDATES, 0
     try:
         for blocks in (None, 0, k + 1, k + 3):  # 0: all pairs, as one run of the kernel
             assert found(values, k, bits, blocks=blocks) == oracle(values, k)
     finally:
-        index.KERNEL_AFTER_CANDIDATES = saved
+        pairs.KERNEL_AFTER_CANDIDATES = saved
 
 
 @needs_pair_kernel
@@ -220,7 +220,7 @@ def _brute_codes(values: np.ndarray, k: int) -> np.ndarray:
 def _search_in_chunks(values: np.ndarray, k: int, blocks: int, crowd: int) -> tuple[np.ndarray, np.ndarray]:
     """The search as an engine runs it: the tables, then each crowd they leave in chunk-pair
     tasks that keep a pair where every level's table is its canonical one."""
-    from simdedup.index import crowd_pairs, table_pairs, tables
+    from simdedup.pairs import crowd_pairs, table_pairs, tables
 
     bits = 64 * values.shape[1]
     rows = np.arange(len(values), dtype=np.int64)
@@ -247,7 +247,7 @@ def test_a_family_that_crowds_every_table_gives_each_pair_once(bits, k, blocks, 
     tables of every level checked in a kernel, or with numpy without kernels), as an engine
     does. The result is the brute-force set, each pair once. In one process a crowd that is a
     family is set aside and compared once, all its pairs at a time: the same set."""
-    from simdedup.index import search
+    from simdedup.pairs import search
 
     if not kernels:
         monkeypatch.setenv("SIMDEDUP_FASTPATH", "0")
@@ -273,7 +273,7 @@ def test_a_family_that_crowds_every_table_gives_each_pair_once(bits, k, blocks, 
 def test_merged_crowds_are_the_components_of_the_crowds(case):
     """Against a plain union of sets: crowds that share a row, directly or through others, are
     one; others stay apart."""
-    from simdedup.index import merged_crowds
+    from simdedup.pairs import merged_crowds
 
     n, crowds = case
     groups: list[set[int]] = []
@@ -303,7 +303,7 @@ def test_families_chained_by_drift_are_compared_apart_and_give_every_pair(bits, 
     """Families that share rows merge; when the merged crowd would compare more pairs than its
     families apart (a chain of versions, whose far ends are no pair), each family is compared
     apart. Either way the pairs are the brute-force set, each once."""
-    from simdedup.index import search
+    from simdedup.pairs import search
 
     values = _drifting_chain(np.random.default_rng(bits), 24, 300, bits)
     n = len(values)
@@ -313,7 +313,7 @@ def test_families_chained_by_drift_are_compared_apart_and_give_every_pair(bits, 
 
 
 def test_a_merged_family_is_compared_whole_or_as_its_families_whichever_compares_fewer():
-    from simdedup.index import _family_compares
+    from simdedup.pairs import _family_compares
 
     run = np.arange(500, dtype=np.int64)
     repeated = _family_compares([run, run[::-1].copy(), run], 1_000)  # one family in three tables

@@ -1,5 +1,5 @@
 """``--engine dask`` and ``--engine stages`` for ``fingerprint``, ``cluster`` and ``dedup``: the
-options, and the commands run as stages (:mod:`simdedup.distributed.run`) on a Dask cluster or on
+options, and the commands run as stages (:mod:`simdedup.engines.run`) on a Dask cluster or on
 ``-j N`` worker processes of this machine.
 
 ``-o`` names a directory (or fsspec URL) that receives ``part-00000.jsonl`` ... whose
@@ -20,9 +20,10 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 import click
 
-from ..cli_options import EXIT_SKIPPED, cluster_settings, message, take_inputs
+from ..cli_options import EXIT_SKIPPED, message, take_inputs
 from ..errors import SimdedupError, UsageError
 from ..limits import MAX_JOBS
+from ..method_registry import DEFAULT_METHOD
 
 if TYPE_CHECKING:  # numpy comes with it: not on every command's start
     from .workdir import WorkDir
@@ -229,39 +230,33 @@ def _jsonable(values: dict[str, Any]) -> dict[str, Any]:
     return {key: list(value) if isinstance(value, tuple) else value for key, value in values.items()}
 
 
-def _decision(options: Any, bits: int, verified: bool, method: str, output_format: str, engine: str) -> Any:
-    from .groups import Decision
-
+def _decision(options: Any, bits: int, verified: bool, method: str, engine: str) -> Any:
     if options.k is None:
         raise click.UsageError(K_NEEDED)
     if method != "simhash":
         raise click.UsageError(f"--engine {engine} clusters simhash fingerprints")
     try:
-        resolved = options.resolve(bits, verified, method)
+        return options.resolve(bits, verified, method)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
-    return Decision(resolved.k, resolved.linkage, resolved.min_similarity, resolved.min_resemblance,
-                    resolved.similarity, resolved.min_features, resolved.singletons, output_format)
 
 
 def run_dedup(connection: Connection, paths: tuple[str, ...], jobs: int | None, silent: bool, verbose: bool,
-              output: str | None, force: bool, k: int | None, similarity: str, min_similarity: float,
-              min_resemblance: float, linkage: str, min_features: int, min_score: int | None, singletons: bool,
-              output_format: str, verify: str, exact_first: bool, unique_out: str | None, report_path: str | None,
-              **features: Any) -> None:
+              output: str | None, force: bool, verify: str, exact_first: bool, unique_out: str | None,
+              report_path: str | None, **features: Any) -> None:
+    from ..options import ClusterOptions
     from . import run
 
     if exact_first or unique_out is not None or report_path is not None:
         raise click.UsageError(f"--engine {connection.engine} does not take --exact-first, --unique-out or --report "
                                "(run `simdedup report` on its clusters)")
-    if k is None:
+    options = ClusterOptions.take(features)
+    if options.k is None:
         raise click.UsageError(K_NEEDED)
     inputs = take_inputs(features)
     recipe, method = _recipe(features, inputs.given_features, verify == "exact")
-    options = cluster_settings(k, min_similarity, linkage, min_features, singletons, min_score, similarity,
-                                    min_resemblance)
     decision = _decision(options, method.bits, getattr(method, "sketch_bins", 0) > 0, method.settings["method"],
-                         output_format, connection.engine)
+                         connection.engine)
     refuse_overlap(output, paths, "-o")
     refuse_overlap(connection.work_dir, paths, "--work-dir")
     shards = _shards(paths, inputs, output, connection.engine)
@@ -279,27 +274,28 @@ def run_dedup(connection: Connection, paths: tuple[str, ...], jobs: int | None, 
 
 
 def run_cluster(connection: Connection, files: tuple[str, ...], output: str | None, force: bool,
-                output_format: str, against: str | None, verbose: bool, **decision: Any) -> None:
+                against: str | None, verbose: bool, **decision: Any) -> None:
     """``cluster`` on an engine; its progress lines say where the time goes, ``-v`` or not."""
+    from ..options import ClusterOptions
     from . import run
 
     if against is not None:
         raise click.UsageError(f"--engine {connection.engine} does not take --against")
     if not files or "-" in files:
         raise click.UsageError(f"--engine {connection.engine} reads the fingerprint files named, not stdin")
-    options = cluster_settings(**decision)
+    options = ClusterOptions.take(decision)
     if options.k is None:
         raise click.UsageError(K_NEEDED)
 
     def resolve(bits: int, settings: dict) -> Any:
-        return _decision(options, bits, bool(settings.get("sketch")), settings.get("method") or "simhash",
-                         output_format, connection.engine)
+        return _decision(options, bits, bool(settings.get("sketch")), settings.get("method") or DEFAULT_METHOD,
+                         connection.engine)
 
     refuse_overlap(output, files, "-o")
     refuse_overlap(connection.work_dir, files, "--work-dir")
     with work_directory(connection) as work:
-        work.claim(run.settings_of(command="cluster", files=list(files), decision=_jsonable(decision),
-                                   output_format=output_format, identity=_file_identity(files)))
+        work.claim(run.settings_of(command="cluster", files=list(files), options=options,
+                                   identity=_file_identity(files)))
         target = output_directory(output, force, work, connection.engine)
         with stage_engine(connection, False) as engine:
             outcome = run.cluster(engine, work, list(files), resolve, target, run.Plan(), message)

@@ -1,6 +1,6 @@
 """Stage 2: every pair of distinct fingerprints within ``k`` bits, each found exactly once.
 
-Manku tables (:mod:`simdedup.index`) split across tasks: a task is one table ``t`` and one part
+Manku tables (:mod:`simdedup.pairs`) split across tasks: a task is one table ``t`` and one part
 ``r`` of its keys. Equal keys never straddle two parts, so every pair within ``k`` meets in the
 task of each table whose blocks it agrees on. The **canonical-table rule** keeps a pair only in
 the first of those tables in the tables' (lexicographic) order: the first ``b - k`` blocks the
@@ -19,7 +19,7 @@ Two ways to hand the rows to the tasks:
 
 A **crowded key** (a run of more than ``crowd`` rows sharing a key) is not compared all against
 all: its rows agree on the table's blocks, so a pair within ``k`` differs only in the other bits,
-and those are searched again with Manku tables of their own (:func:`simdedup.index.near_pairs`
+and those are searched again with Manku tables of their own (:func:`simdedup.pairs.near_pairs`
 on the remaining bits), which stays exact; memory follows the run and its pairs. A run whose rows
 all agree in a block that comes before the table's last block and is not one of its blocks is
 skipped: none of its pairs is canonical there (a template family crowds many tables' keys, and
@@ -37,7 +37,7 @@ from math import comb
 import numpy as np
 
 # The search itself lives with the one-process index, which runs it too; the tasks' names for it:
-from ..index import (CROWD, Crowd, Found, _bits, block_ranges, chunk_pairs, chunk_spans, plan_blocks,  # noqa: F401
+from ..pairs import (CROWD, Crowd, Found, _bits, block_ranges, chunk_pairs, chunk_spans, plan_blocks,  # noqa: F401
                      table_keys, table_pairs, tables)
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)

@@ -9,7 +9,7 @@ members of one cluster). Groups are made coarse on purpose, from what the driver
   texts apart: finer, so contained);
 - two fingerprints within ``k`` are joined when some pair of their documents could be verified:
   their sketches' estimate passes the test (``--verify sketch``, ``cluster``) or exact
-  verification may pass them (:func:`simdedup.group.exact_may_pass`);
+  verification may pass them (:func:`simdedup.verify.may_pass`);
   a document with fewer than ``--min-features`` features never pairs.
 
 Connected components by label propagation with pointer jumping (the minimum row of a component
@@ -20,33 +20,19 @@ writes the records with their sort keys (the first member's id).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ..group import Cluster, cluster_record, exact_may_pass, find_clusters, member_records, unique_rows
-from ..fingerprints.sets import left_out
+from ..fingerprints.sets import FingerprintSet, TextBudget, left_out
+from ..cluster_lines import cluster_records, record_line
+from ..group import Cluster, cluster_fingerprints, unique_rows
+from ..options import ClusterOptions
 from ..write import json_text_bytes
-from ..similarity import BUDGET_BYTES, passes
-from ..sketch import pair_similarity
+from ..verify import may_pass
 from .fingerprints import read_part, read_texts
 from .workdir import WorkDir
-
-
-@dataclass(frozen=True)
-class Decision:
-    """The cluster options, resolved (k given)."""
-
-    k: int
-    linkage: str = "complete"
-    min_similarity: float = 0.88
-    min_resemblance: float = 0.8
-    similarity: str = "combined"
-    min_features: int = 10
-    singletons: bool = False
-    output_format: str = "clusters"
 
 
 def kept_rows(hashes: np.ndarray, ids_of: Any, key_of: Any) -> np.ndarray:
@@ -63,23 +49,18 @@ def kept_rows(hashes: np.ndarray, ids_of: Any, key_of: Any) -> np.ndarray:
 
 
 def budget_mask(nbytes: np.ndarray) -> np.ndarray:
-    """Which kept texts the one-process run keeps under its memory budget (in row order, a text
-    that would pass the budget is dropped and later smaller ones may still fit)."""
+    """Which kept texts (``nbytes`` in row order, -1: none) the one-process run keeps under its
+    memory budget (:class:`simdedup.fingerprints.sets.TextBudget`)."""
     has = nbytes >= 0
     total = np.cumsum(np.where(has, nbytes, 0))
-    over = np.flatnonzero(total > BUDGET_BYTES)
-    if not len(over):
+    over = np.flatnonzero(total > TextBudget.limit)
+    if not len(over):  # all fit: no row by row
         return has
     keep = has.copy()
-    used = int(total[over[0]] - nbytes[over[0]])
+    budget = TextBudget(int(total[over[0]] - nbytes[over[0]]))
     for row in range(int(over[0]), len(nbytes)):
-        size = int(nbytes[row])
-        if size < 0:
-            continue
-        if used + size > BUDGET_BYTES:
-            keep[row] = False
-        else:
-            used += size
+        if keep[row]:
+            keep[row] = budget.admit(int(nbytes[row]))
     return keep
 
 
@@ -109,7 +90,7 @@ COMBINATIONS_AT_ONCE = 1 << 20
 
 
 def verified_pairs(left: np.ndarray, right: np.ndarray, values: Values, sketches: np.ndarray | None,
-                   eligible_rows: np.ndarray, decision: Decision, exact: bool) -> np.ndarray:
+                   eligible_rows: np.ndarray, decision: ClusterOptions, exact: bool) -> np.ndarray:
     """Which value pairs (``left``, ``right``: value numbers) some pair of their rows with
     enough features could pass: any combination of the two values' distinct sketches."""
     of_row = values.of_row
@@ -125,10 +106,7 @@ def verified_pairs(left: np.ndarray, right: np.ndarray, values: Values, sketches
     count = np.searchsorted(owner, np.arange(len(first)), side="right") - first
 
     def test(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        if exact:
-            return exact_may_pass(variant_sketches, a, b, decision.similarity, decision.min_similarity)
-        return passes(decision.similarity, pair_similarity(variant_sketches, a, b), np.full(len(a), np.nan),
-                      decision.min_similarity, decision.min_resemblance)
+        return may_pass(variant_sketches, a, b, decision, exact)
 
     single = (count[left] == 1) & (count[right] == 1)
     out = np.zeros(len(left), dtype=bool)
@@ -189,14 +167,9 @@ def batches(sizes: np.ndarray, rows_per_task: int) -> list[np.ndarray]:
 # --- the tasks ----------------------------------------------------------------------------
 
 
-def _line(record: dict) -> bytes:
-    return json_text_bytes(json.dumps(record, ensure_ascii=False, separators=(",", ":"))) + b"\n"
-
-
-def _records(cluster: Cluster, ids: list[str], sizes: np.ndarray, decision: Decision) -> bytes:
-    if decision.output_format == "clusters":
-        return _line(cluster_record(cluster, ids, sizes))
-    return b"".join(map(_line, member_records(cluster, ids)))
+def _records(cluster: Cluster, ids: list[str], sizes: np.ndarray, decision: ClusterOptions) -> bytes:
+    return b"".join(json_text_bytes(record_line(record)) + b"\n"
+                    for record in cluster_records(cluster, ids, sizes, decision.output_format))
 
 
 def _load(work: WorkDir, part_starts: np.ndarray, rows: np.ndarray, texts: np.ndarray | None,
@@ -225,19 +198,17 @@ def _load(work: WorkDir, part_starts: np.ndarray, rows: np.ndarray, texts: np.nd
 
 
 def linkage_task(work: WorkDir, name: str, part_starts: np.ndarray, rows: np.ndarray, texts: np.ndarray | None,
-                 decision: Decision, lowercase: bool) -> dict:
+                 decision: ClusterOptions, lowercase: bool) -> dict:
     """Cluster a batch of whole groups (``rows``, sorted) in one call: a union of groups is
     itself a union of components, so one call gives what one call per group would. Writes the
     records with their keys to ``records/NAME``."""
     ids, fps, features, sizes, sketches, exact = _load(work, part_starts, rows, texts, lowercase)
-    clusters = find_clusters(ids, fps, decision.k, decision.singletons, sketches=sketches, features=features,
-                             min_similarity=decision.min_similarity, linkage=decision.linkage,
-                             min_features=decision.min_features, exact=exact, similarity=decision.similarity,
-                             min_resemblance=decision.min_resemblance)
+    fingerprints = FingerprintSet(ids, fps, 64 * fps.shape[1], None, [], features, sketches, sizes, exact=exact)
+    clusters = cluster_fingerprints(fingerprints, decision)
     return write_records(work, name, [(ids[c.members[0]], _records(c, ids, sizes, decision)) for c in clusters])
 
 
-def singletons_task(work: WorkDir, name: str, part: int, local: np.ndarray, decision: Decision) -> dict:
+def singletons_task(work: WorkDir, name: str, part: int, local: np.ndarray, decision: ClusterOptions) -> dict:
     """The one-member clusters (``--singletons``) of the rows ``local`` of a part that are in no group."""
     columns = read_part(work, part)
     out = []

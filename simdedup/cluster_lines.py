@@ -1,0 +1,83 @@
+"""Cluster lines: the JSON lines ``cluster`` and ``dedup`` write, one per cluster or one per
+member (README, "Output formats"), the same from every engine."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any, BinaryIO, Sequence
+
+import xxhash
+
+from .write import LineWriter
+
+if TYPE_CHECKING:
+    from .group import Cluster
+
+
+def cluster_id(representative_id: str) -> str:
+    """A cluster's id: 16 hex digits of the hash of its representative's id.
+
+    It depends on nothing else, so a cluster keeps its id when other documents come and go.
+    """
+    return xxhash.xxh3_64_hexdigest(representative_id.encode("utf-8", "surrogatepass"))
+
+
+def cluster_record(cluster: Cluster, ids: Sequence[str], sizes: Sequence[int] | None = None,
+                   new: Sequence[bool] | None = None) -> dict:
+    """The JSON-ready description of a cluster (members' ``bytes`` where ``sizes`` knows them,
+    and whether each is ``new`` in an incremental run)."""
+    record = {
+        "cluster": cluster_id(ids[cluster.representative]),
+        "size": len(cluster.members),
+        "representative": ids[cluster.representative],
+        "max_distance": cluster.max_distance,
+    }
+    members = [{"id": ids[m], "distance": d} for m, d in zip(cluster.members, cluster.distances)]
+    for member, m in zip(members, cluster.members):
+        if sizes is not None and sizes[m] >= 0:
+            member["bytes"] = int(sizes[m])
+        if new is not None:
+            member["new"] = bool(new[m])
+    if cluster.similarities is not None:
+        record["min_similarity"] = min(cluster.similarities)
+        for member, sim in zip(members, cluster.similarities):
+            member["similarity"] = sim
+    record["members"] = members
+    return record
+
+
+def member_records(cluster: Cluster, ids: Sequence[str]) -> list[dict]:
+    """One JSON-ready line per member: id, cluster id, whether it is the one kept (the
+    representative), distance and similarity to it."""
+    name = cluster_id(ids[cluster.representative])
+    lines = []
+    for i, m in enumerate(cluster.members):
+        line = {"id": ids[m], "cluster": name, "kept": m == cluster.representative, "distance": cluster.distances[i]}
+        if cluster.similarities is not None:
+            line["similarity"] = cluster.similarities[i]
+        lines.append(line)
+    return lines
+
+
+def cluster_records(cluster: Cluster, ids: Sequence[str], sizes: Sequence[int] | None = None,
+                    form: str = "clusters", new: Sequence[bool] | None = None) -> list[dict]:
+    """The records of a cluster in the output ``form`` (:data:`simdedup.options.OUTPUT_FORMATS`):
+    its :func:`cluster_record`, or the :func:`member_records`."""
+    return [cluster_record(cluster, ids, sizes, new)] if form == "clusters" else member_records(cluster, ids)
+
+
+def record_line(record: dict) -> str:
+    """A record as its JSON line (without the newline)."""
+    return json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+
+
+def write_clusters(fd: int | BinaryIO, clusters: list[Any], fingerprints: Any, form: str = "clusters",
+                   new: Any = None) -> None:
+    """Clusters (:class:`simdedup.group.Cluster`, members indexing ``fingerprints.ids``) as JSON
+    lines: one per cluster, or with ``form="members"`` one per member (see README, Output
+    formats); ``new`` marks the documents of an incremental run."""
+    writer = LineWriter(fd)
+    for cluster in clusters:
+        for record in cluster_records(cluster, fingerprints.ids, fingerprints.sizes, form, new):
+            writer.write_line(record_line(record))
+    writer.flush()

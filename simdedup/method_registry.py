@@ -1,0 +1,134 @@
+"""The registry of fingerprinting methods: what each method declares once (:class:`MethodSpec`).
+
+A method is one module in :mod:`simdedup.methods` and one registration: its spec in
+:data:`BUILTIN`, or, from another package, in the ``simdedup.methods`` entry-point group
+(pointing at its spec), or :func:`register_method`. The record format
+(:mod:`simdedup.fingerprints.record`), the decision rules
+(:meth:`simdedup.options.ClusterOptions.resolve`), :func:`simdedup.methods.make_method` and
+the command line's ``--method`` choice and per-method options are built from the specs. Specs
+are plain data, below the methods: reading records or building the command line imports no
+method module.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import warnings
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import click
+
+from .limits import MAX_COUNT
+
+ENTRY_POINT_GROUP = "simdedup.methods"
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """What a fingerprinting method declares once."""
+
+    name: str
+    #: ``"module:function"``: builds the method from its name (``method``) and the feature
+    #: options (the keywords of :func:`simdedup.methods.make_method`), raising ValueError for a
+    #: value out of range
+    make: str
+    #: the record's field holding the fingerprint, and the widths (bits) allowed
+    value_field: str
+    widths: tuple[int, ...]
+    #: what ``--method NAME`` makes, for the option's help
+    help: str
+    #: it takes the tokenizer's options (``--tokenizer``, ``-O``, ``--weighting``, ``--ties``,
+    #: ``--html``, ``--features-field``)
+    takes_features: bool = False
+    #: whether ``--min-features`` applies to its fingerprints (short documents only group with
+    #: exact copies)
+    min_features: bool = True
+    #: only identical fingerprints match (k is 0); the text of the error for another k
+    exact_only: str | None = None
+    #: its fingerprints are compared by a score, ``bits // 2 - distance`` (nilsimsa), with
+    #: this default smallest score of a duplicate (``--min-score``)
+    min_score: int | None = None
+    #: command-line options only it takes: among the feature options (after ``--method``) and
+    #: among the cluster options (after ``--min-features``)
+    feature_options: tuple[Callable, ...] = ()
+    cluster_options: tuple[Callable, ...] = ()
+
+    def build(self, **options: Any) -> Any:
+        """The :class:`simdedup.methods.Method` these feature options make."""
+        module, _, function = self.make.partition(":")
+        return getattr(importlib.import_module(module), function)(**options)
+
+
+#: nilsimsa's smallest score of a near-duplicate by default (see README, "Other methods")
+NILSIMSA_MIN_SCORE = 90
+
+#: Built-in methods, in the order of the ``--method`` choice (the first is the default).
+BUILTIN = {spec.name: spec for spec in (
+    MethodSpec("simhash", "simdedup.methods.simhash:make", "simhash", (64, 128), "simhash of features",
+               takes_features=True),
+    MethodSpec("nilsimsa", "simdedup.methods.nilsimsa:make", "nilsimsa", (256,), "nilsimsa digest of the raw bytes",
+               min_features=False, min_score=NILSIMSA_MIN_SCORE, cluster_options=(
+                   click.option("--min-score", type=click.IntRange(-128, 128),
+                                help="nilsimsa fingerprints: smallest nilsimsa score of a duplicate "
+                                     f"[default: {NILSIMSA_MIN_SCORE}]."),)),
+    MethodSpec("sentences", "simdedup.methods.sentences:make", "signature", (64,),
+               "signature of the longest sentences", min_features=False, exact_only="sentence signatures",
+               feature_options=(
+                   click.option("--sentences", "sentence_count", type=click.IntRange(1, MAX_COUNT), default=3,
+                                show_default=True, help="--method sentences: how many of the longest sentences "
+                                                        "to sign."),)),
+)}
+DEFAULT_METHOD = next(iter(BUILTIN))
+
+_registry: dict[str, MethodSpec] | None = None
+
+
+def _load_registry() -> dict[str, MethodSpec]:
+    """The built-in specs, then those of the ``simdedup.methods`` entry points
+    (``SIMDEDUP_LOAD_PLUGINS`` limits them as it limits tokenizers)."""
+    global _registry
+    if _registry is None:
+        from importlib.metadata import entry_points
+
+        registry = dict(BUILTIN)
+        allowed = os.environ.get("SIMDEDUP_LOAD_PLUGINS")
+        names = None if allowed is None else {n.strip() for n in allowed.split(",") if n.strip()}
+        for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name):
+            if names is not None and ep.name not in names:
+                continue
+            if ep.name in BUILTIN:
+                warnings.warn(f"method plugin {ep.value} cannot replace built-in {ep.name!r}", stacklevel=2)
+                continue
+            try:
+                spec = ep.load()
+            except Exception as exc:  # a broken plugin must not take the others down
+                warnings.warn(f"method plugin {ep.name!r} failed to load: {exc}", stacklevel=2)
+                continue
+            if isinstance(spec, MethodSpec) and spec.name == ep.name:
+                registry[ep.name] = spec
+            else:
+                warnings.warn(f"method plugin {ep.name!r} does not point at a MethodSpec of that name", stacklevel=2)
+        _registry = registry
+    return _registry
+
+
+def register_method(spec: MethodSpec) -> MethodSpec:
+    """Register a method under its name (a built-in one cannot be replaced)."""
+    if spec.name in BUILTIN:
+        raise ValueError(f"method {spec.name!r} is built in")
+    _load_registry()[spec.name] = spec
+    return spec
+
+
+def method_spec(name: str) -> MethodSpec | None:
+    """The spec of the method ``name``, or None. A built-in name needs no scan of the installed
+    packages' entry points."""
+    if name in BUILTIN and _registry is None:
+        return BUILTIN[name]
+    return _load_registry().get(name)
+
+
+def method_names() -> list[str]:
+    return list(_load_registry())

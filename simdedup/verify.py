@@ -1,0 +1,238 @@
+"""Verification: a candidate pair of units (documents of one fingerprint, sketch and text) to
+its verdict, in one place for every engine.
+
+Candidates come from the pair search (:func:`simdedup.pairs.near_pairs`: fingerprints within
+``k`` bits) and, when ``k`` was not given, from the sketches' bands (:func:`with_band_pairs`).
+A candidate becomes an edge when its similarity passes the measure
+(:func:`simdedup.similarity.passes`):
+
+- exactly, where the documents' texts were kept (``dedup``): the units of the pairs that may
+  pass (:func:`exact_may_pass`) get exact sets (:func:`unit_exact_sets`), measured by
+  :class:`simdedup.similarity.ExactIndex`;
+- on the sketches' bag estimate otherwise (:func:`sketch_verdicts`, :mod:`simdedup.sketch`);
+- without sketches, every candidate (within ``k``) is an edge.
+
+:class:`PairTest` gives that verdict for the candidates and for the pairs linkage
+(:mod:`simdedup.linkage`) tests inside a cluster, and hands the same test to the compiled
+complete linkage; the staged engines find the groups that can pair with :func:`may_pass`.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Callable, Iterator, Sequence
+
+import numpy as np
+
+from .pairs import distinct
+from .options import ClusterOptions
+from .similarity import BAG_MARGIN, EVIDENCE_GRAMS, ExactIndex, KeptText, lowest_needed, passes
+from .similarity import may_pass as bounds_may_pass
+from .sketch import agreement_similarity, pair_similarity
+
+
+class PairTest:
+    """Whether two units may be in one cluster: the similarity ``measure`` verified (exactly
+    where ``exact`` has both units' sets, else the sketches' bag estimate), or distance <= k."""
+
+    def __init__(self, fps: np.ndarray, sketches: np.ndarray | None, k: int, min_similarity: float,
+                 exact: ExactIndex | None = None, measure: str = "bag", min_resemblance: float = 1.0):
+        self.fps, self.sketches, self.k, self.min_similarity = fps, sketches, k, min_similarity
+        self.exact, self.measure, self.min_resemblance = exact, measure, min_resemblance
+
+    def _bag(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        if self.sketches is not None:
+            if self.exact is None:
+                return pair_similarity(self.sketches, a, b)
+            return self._estimated(self.exact.jaccard("bag", a, b), a, b)
+        distance = np.bitwise_count(self.fps[a] ^ self.fps[b]).sum(axis=1)
+        return 1.0 - distance / (64 * self.fps.shape[1])
+
+    def _estimated(self, bag: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """``bag`` with the sketches' estimate where it is NaN (a unit without exact sets)."""
+        unknown = np.flatnonzero(np.isnan(bag))
+        if len(unknown):
+            bag[unknown] = pair_similarity(self.sketches, a[unknown], b[unknown])
+        return bag
+
+    def scores(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """The bag similarity of each pair (exact or estimated; from the distance without sketches)."""
+        return self._bag(np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64))
+
+    def passes(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return self.scores_passes(a, b)[1]
+
+    def scores_passes(self, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The bag similarity of each pair that passes the test (NaN for some that fail), and
+        whether it passes."""
+        a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
+        if self.sketches is None:
+            return self._bag(a, b), np.bitwise_count(self.fps[a] ^ self.fps[b]).sum(axis=1) <= self.k
+        if self.exact is None:
+            return sketch_verdicts(self.sketches, a, b, self.measure, self.min_similarity, self.min_resemblance)
+        bag, ok = np.full(len(a), np.nan), np.zeros(len(a), dtype=bool)
+        measured = np.arange(len(a))
+        if self.exact.bounds_pay(len(a)):  # measure only the pairs whose upper bounds may pass
+            # Each bound matters only as far as the thresholds it is compared with: the 3-grams'
+            # against min_resemblance, and the bag path's lowest too where the bag may pass
+            most_bag = self.exact.upper_bounds("bag", a, b, self.min_similarity)
+            lower = lowest_needed(self.measure, self.min_similarity, self.min_resemblance)
+            grams_cut = np.where(most_bag >= self.min_similarity, lower, self.min_resemblance)
+            most_grams = self.exact.upper_bounds("grams", a, b, grams_cut)
+            may = bounds_may_pass(self.measure, most_bag, most_grams, self.min_similarity, self.min_resemblance)
+            measured = np.flatnonzero(may | np.isnan(most_bag))
+        a, b = a[measured], b[measured]
+        exact_bag, exact_ok = self.exact.verdicts(a, b, self.measure, self.min_similarity, self.min_resemblance)
+        unknown = np.isnan(exact_bag)  # a unit without exact sets: judged on the sketches' bag estimate
+        bag[measured] = exact_bag = self._estimated(exact_bag, a, b)
+        ok[measured] = np.where(unknown, exact_bag >= self.min_similarity, exact_ok)
+        return bag, ok
+
+    def verified(self, left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The candidate pairs that are edges (with sketches, those that pass; without, every
+        candidate: it is within k), with their bag similarities."""
+        scores, ok = self.scores_passes(left, right)
+        if self.sketches is None:
+            return left, right, scores
+        return left[ok], right[ok], scores[ok]
+
+    def kernel_arguments(self) -> tuple:
+        """The test as :func:`simdedup.kernels.source.linkage.link_complete` takes it: sketches, which numbers
+        of agreeing bins pass, fingerprints, k, and the exact sets (the sketches' estimate only
+        where a unit has none)."""
+        from .kernels.exact import MEASURE_CODES
+        from .kernels.linkage import ExactTest
+
+        sketches, exact = self.sketches, None
+        passing = None if sketches is None else agreement_similarity(sketches.shape[1]) >= self.min_similarity
+        if self.exact is not None:
+            exact = ExactTest(self.exact.has, self.exact.kinds["bag"], self.exact.kinds["grams"],
+                              MEASURE_CODES[self.measure], self.min_similarity, self.min_resemblance,
+                              BAG_MARGIN, EVIDENCE_GRAMS)
+        return sketches, passing, self.fps, self.k, exact
+
+
+def sketch_verdicts(sketches: np.ndarray, a: np.ndarray, b: np.ndarray, measure: str, min_similarity: float,
+                    min_resemblance: float) -> tuple[np.ndarray, np.ndarray]:
+    """The sketches' bag estimate of each pair (rows ``a``, ``b`` of ``sketches``), and whether
+    it passes ``measure`` (:func:`simdedup.similarity.passes`; no 3-grams are known)."""
+    bag = pair_similarity(sketches, a, b)
+    return bag, passes(measure, bag, np.full(len(a), np.nan), min_similarity, min_resemblance)
+
+
+def may_pass(sketches: np.ndarray, a: np.ndarray, b: np.ndarray, options: ClusterOptions, exact: bool) -> np.ndarray:
+    """Whether a pair of documents with these sketches could become an edge: with ``exact``
+    verification, whether it is measured (:func:`exact_may_pass`), else whether the sketches'
+    estimate passes (:func:`sketch_verdicts`)."""
+    if exact:
+        return exact_may_pass(sketches, a, b, options.similarity, options.min_similarity)
+    return sketch_verdicts(sketches, a, b, options.similarity, options.min_similarity, options.min_resemblance)[1]
+
+
+#: with exact verification under the bag measure, candidate pairs whose sketch estimate is this
+#: far below the threshold are not measured: about eight standard errors of the 128-byte sketch
+EXACT_MARGIN = 0.25
+
+
+def exact_may_pass(sketches: np.ndarray, left: np.ndarray, right: np.ndarray, measure: str,
+                   min_similarity: float) -> np.ndarray:
+    """Which candidate pairs (rows ``left``, ``right`` of ``sketches``) exact verification
+    measures: all of them, unless the measure is the bag alone, whose pairs the sketches'
+    estimate puts :data:`EXACT_MARGIN` below the threshold are left out. The estimate says
+    nothing sure about 3-grams: a page whose words repeat more often than in its copy has a low
+    bag similarity and the same 3-grams."""
+    if measure != "bag":
+        return np.ones(len(left), dtype=bool)
+    return pair_similarity(sketches, left, right) >= min_similarity - EXACT_MARGIN
+
+
+def unit_exact_sets(sketches: np.ndarray, of_doc: np.ndarray, left: np.ndarray, right: np.ndarray,
+                    exact: Sequence[KeptText | None], measure: str, min_similarity: float,
+                    release_texts: bool) -> tuple[np.ndarray, np.ndarray, ExactIndex]:
+    """The candidate pairs of units (rows of ``sketches``) that exact verification measures
+    (:func:`exact_may_pass`), and the exact sets of their units, from one document's text each
+    (``of_doc``: each document's unit). Every other pair linkage tests is inside a cluster, so
+    between such units. With ``release_texts``, ``exact`` (a list) is emptied and each text let
+    go once its sets are made."""
+    possible = exact_may_pass(sketches, left, right, measure, min_similarity)
+    left, right = left[possible], right[possible]
+    some_doc = np.full(len(sketches), -1, dtype=np.int64)
+    some_doc[np.concatenate((left, right))] = 0
+    some_doc[of_doc] = np.where(some_doc[of_doc] == 0, np.arange(len(of_doc)), -1)
+    kept = [exact[d] if d >= 0 else None for d in some_doc.tolist()]
+    if release_texts:
+        exact.clear()  # type: ignore[attr-defined]
+    return left, right, ExactIndex(_texts_releasing(kept) if release_texts else kept)
+
+
+#: LSH over the sketch: a second candidate source. Units whose sketches agree in all
+#: BAND_BINS bins of one of the bins // BAND_BINS bands are candidates too (two documents of
+#: weighted Jaccard 0.8 share some band with probability 1 - (1 - 0.8**8)**16 = 0.95).
+#: A band value shared by more than BAND_LIMIT units is boilerplate and gives no pairs.
+BAND_BINS = 8
+BAND_LIMIT = 100
+
+
+def share_a_band(a: bytes, b: bytes) -> bool:
+    """Whether two sketches agree in every bin of one band (band candidates, bar BAND_LIMIT)."""
+    agree = np.frombuffer(a, dtype=np.uint8) == np.frombuffer(b, dtype=np.uint8)
+    return bool(agree[: len(agree) // BAND_BINS * BAND_BINS].reshape(-1, BAND_BINS).all(axis=1).any())
+
+
+def with_band_pairs(left: np.ndarray, right: np.ndarray, sketches: np.ndarray,
+                    eligible: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs ``(left, right)`` (distinct, left < right) and those of the sketch's bands,
+    without repeats, in order."""
+    found = [left * len(sketches) + right]
+    rows = np.ascontiguousarray(sketches[eligible])
+    for band in range(rows.shape[1] // BAND_BINS):
+        keys = np.ascontiguousarray(rows[:, band * BAND_BINS : (band + 1) * BAND_BINS]).view(np.uint64).ravel()
+        order = np.argsort(keys, kind="stable")
+        ordered = keys[order]
+        starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
+        sizes = np.diff(np.append(starts, len(ordered)))
+        for size in np.unique(sizes[(sizes >= 2) & (sizes <= BAND_LIMIT)]).tolist():
+            groups = order[starts[sizes == size][:, None] + np.arange(size)]
+            i, j = np.triu_indices(size, 1)
+            a, b = eligible[groups[:, i]].ravel(), eligible[groups[:, j]].ravel()
+            found.append(np.minimum(a, b) * len(sketches) + np.maximum(a, b))
+    pairs = distinct(np.concatenate(found))
+    return pairs // len(sketches), pairs % len(sketches)
+
+
+#: bytes of texts let go between two returns of free memory to the system
+TRIM_EVERY_BYTES = 16 << 20
+
+
+def _texts_releasing(kept: list[KeptText | None]) -> Iterator[KeptText | None]:
+    """Each text in turn, let go once the next is asked for (its sets made by then): the texts
+    and the sets they become are not all held at once."""
+    _return_free_memory()  # the texts of documents in no candidate pair, let go before
+    released = 0
+    for i, text in enumerate(kept):
+        kept[i] = None
+        yield text
+        released += 0 if text is None else text.nbytes
+        if released >= TRIM_EVERY_BYTES:
+            _return_free_memory()
+            released = 0
+    _return_free_memory()
+
+
+@lru_cache(maxsize=1)
+def _malloc_trim() -> Callable[[int], int] | None:
+    import ctypes
+
+    try:
+        return ctypes.CDLL(None).malloc_trim  # the symbols the process has loaded: its C library's
+    except (OSError, AttributeError, TypeError):  # not glibc
+        return None
+
+
+def _return_free_memory() -> None:
+    """Give the pages the allocator holds free back to the system (glibc's ``malloc_trim``;
+    nothing elsewhere). Texts are many small blocks in the allocator's heap: freed, they would
+    stay in the process, and the index's large arrays, mapped apart, could not reuse them."""
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
