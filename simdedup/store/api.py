@@ -10,7 +10,7 @@ against each other, verifies the candidates as ``cluster`` does, and logs the ve
 of units in the catalog. Every verified pair of units that may pair (their documents have
 ``min_features`` features) is then in the log: of two such units, the one added last was
 searched against a segment holding the other, or both came in one batch. :func:`cluster` hands
-the log to :func:`simdedup.pipeline.cluster_fingerprints` instead of searching again, which
+the log to :func:`simdedup.group.cluster_fingerprints` instead of searching again, which
 makes its output byte for byte that of ``simdedup cluster -k K`` over every fingerprint added.
 
 *Safety.* One writer at a time (:class:`WriterLock`); a new segment file is written and
@@ -32,12 +32,13 @@ from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
 
-from ..group import Cluster, ClusterOptions, cluster_fingerprints
+from ..group import Cluster, cluster_fingerprints
+from ..options import DEFAULTS, ClusterOptions
+from ..verify import may_pass
 from ..errors import IncompatibleSettingsError, SimdedupError
 from ..pairs import near_pairs, popcount_distance
 from ..fingerprints import FingerprintSet, load_fingerprints
 from ..fingerprints.record import SETTING_KEYS, FingerprintRecord, describe_settings
-from ..similarity import passes
 from ..sketch import pair_similarity
 from .catalog import SEGMENTS, Catalog, IndexUseError, WriterLock, create_catalog, creating, now, writing
 from .segments import DamagedIndexError, Segment, Tables, content_order, default_blocks, same_as_previous, write_segment
@@ -218,10 +219,7 @@ class Index:
     def _verified(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """Whether pairs of sketches pass the index's similarity test (as ``cluster`` verifies)."""
         both = np.concatenate([a, b])
-        bag = pair_similarity(both, np.arange(len(a)), np.arange(len(a), 2 * len(a)))
-        options = self.options
-        return passes(options.similarity, bag, np.full(len(a), np.nan), options.min_similarity,
-                      options.min_resemblance)
+        return may_pass(both, np.arange(len(a)), np.arange(len(a), 2 * len(a)), self.options, exact=False)
 
     def _pairable(self, features: np.ndarray) -> np.ndarray:
         return features >= self.options.min_features
@@ -589,8 +587,8 @@ def _sync_directory(path: str) -> None:
 
 
 def create(directory: str, settings: dict[str, Any], k: int, *, blocks: int | None = None,
-           min_similarity: float = 0.88, similarity: str = "combined", min_resemblance: float = 0.8,
-           min_features: int = 10, fingerprints: FingerprintSet | None = None,
+           min_similarity: float = DEFAULTS.min_similarity, similarity: str = DEFAULTS.similarity,
+           min_resemblance: float = DEFAULTS.min_resemblance, min_features: int = DEFAULTS.min_features, fingerprints: FingerprintSet | None = None,
            files: Iterable[str] = ()) -> AddResult | None:
     """Create an index for fingerprints made with ``settings`` (a fingerprinting method's or a
     record's), with an explicit ``k`` and the verification options of ``cluster``, holding
@@ -603,7 +601,8 @@ def create(directory: str, settings: dict[str, Any], k: int, *, blocks: int | No
         OutputError: the index cannot be written.
     """
     normal = fingerprint_settings(settings)
-    options = ClusterOptions(k, min_similarity, "complete", min_features, False, None, similarity, min_resemblance)
+    options = ClusterOptions(k=k, min_similarity=min_similarity, linkage="complete", min_features=min_features,
+                             similarity=similarity, min_resemblance=min_resemblance)
     options = options.resolve(normal["bits"], normal["sketch"] > 0, normal["method"] or "simhash")
     blocks = default_blocks(options.k, normal["bits"]) if blocks is None else blocks  # type: ignore[arg-type]
     if options.k and not options.k < blocks <= normal["bits"]:

@@ -15,15 +15,17 @@ from ..fingerprints import REPEATED_ID
 from ..read import named_streams
 from ..errors import REPEATED_IDS, SimdedupError, UsageError, Warnings
 from ..limits import MAX_COMPARED, FiniteFloatRange
+from ..options import DEFAULTS, LINKAGES, OUTPUT_FORMATS
+from ..similarity import MEASURES
 
 _INDEX = click.argument("directory", metavar="IDX", type=click.Path(file_okay=False))
 _WAIT = click.option("--no-wait", "no_wait", is_flag=True,
                      help="Fail at once, naming the writer, when another process is writing the index.")
 _LINKAGE = [
-    click.option("--linkage", type=click.Choice(["complete", "star", "single"]), default="complete",
+    click.option("--linkage", type=click.Choice(LINKAGES), default=DEFAULTS.linkage,
                  show_default=True, help="As cluster's --linkage."),
     click.option("--singletons", is_flag=True, help="Also print documents with no duplicate."),
-    click.option("--format", "output_format", type=click.Choice(["clusters", "members"]), default="clusters",
+    click.option("--format", "output_format", type=click.Choice(OUTPUT_FORMATS), default=DEFAULTS.output_format,
                  show_default=True, help="One line per cluster, or one per document (as cluster's --format)."),
 ]
 
@@ -61,13 +63,14 @@ def index() -> None:
 @click.option("--blocks", type=click.IntRange(1, 128),
               help="Manku blocks (C(blocks, k) tables) [default: the fewest from k + 2 whose keys hold "
                    "20 bits: 5 for k = 3, 9 for k = 6].")
-@click.option("--similarity", type=click.Choice(["combined", "bag", "resemblance"]), default="combined",
+@click.option("--similarity", type=click.Choice(MEASURES), default=DEFAULTS.similarity,
               show_default=True, help="As cluster's --similarity (sketches give the bag similarity).")
-@click.option("--min-similarity", type=FiniteFloatRange(0, 1), default=0.88, show_default=True,
+@click.option("--min-similarity", type=FiniteFloatRange(0, 1), default=DEFAULTS.min_similarity, show_default=True,
               help="As cluster's --min-similarity.")
-@click.option("--min-resemblance", type=FiniteFloatRange(0, 1), default=0.8, show_default=True,
+@click.option("--min-resemblance", type=FiniteFloatRange(0, 1), default=DEFAULTS.min_resemblance, show_default=True,
               help="As cluster's --min-resemblance.")
-@click.option("--min-features", type=click.IntRange(0, MAX_COMPARED), default=10, show_default=True,
+@click.option("--min-features", type=click.IntRange(0, MAX_COMPARED), default=DEFAULTS.min_features,
+              show_default=True,
               help="As cluster's --min-features.")
 @feature_options
 def create(directory: str, k: int, from_files: tuple[str, ...], blocks: int | None, similarity: str,
