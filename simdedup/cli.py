@@ -17,7 +17,8 @@ import click
 
 from .cli_options import (EXIT_SKIPPED, INPUT_OPTIONS, apply_options, cluster_options, cluster_settings, echo,
                           end_run, feature_options, fingerprint_options, fingerprint_run, message, method_from_options,
-                          output_file, output_options, printable, progress, take_inputs, with_progress)
+                          output_file, output_options, printable, progress, storage_option, take_inputs,
+                          with_progress)
 from .distributed.commands import engine_options
 from .errors import SimdedupError, UsageError, Warnings
 from .limits import MAX_BLOOM, MAX_BYTES, MAX_COUNT, FiniteFloatRange
@@ -114,6 +115,7 @@ _RECORD_FORMAT = click.option(
 
 
 @cli.command()
+@storage_option
 @engine_options("fingerprint")
 @fingerprint_options
 @output_options
@@ -194,6 +196,7 @@ def _record_writer(fd: Any, binary: bool) -> Any:
 
 
 @cli.command()
+@storage_option
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True, readable=False))
 @output_options
 @click.option("--to", "record_format", type=click.Choice(["jsonl", "binary"]), required=True,
@@ -224,6 +227,7 @@ def convert(files: tuple[str, ...], output: str | None, force: bool, record_form
 
 
 @cli.command()
+@storage_option
 @engine_options("cluster")
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True, readable=False))
 @cluster_options
@@ -264,6 +268,7 @@ def cluster(files: tuple[str, ...], output: str | None, force: bool, output_form
 
 
 @cli.command()
+@storage_option
 @engine_options("dedup")
 @fingerprint_options
 @cluster_options
@@ -338,6 +343,7 @@ def dedup(paths: tuple[str, ...], jobs: int | None, silent: bool, verbose: bool,
 
 
 @cli.command()
+@storage_option
 @click.argument("document_a", type=click.Path(dir_okay=False, allow_dash=False, readable=False))
 @click.argument("document_b", type=click.Path(dir_okay=False, allow_dash=False, readable=False))
 @feature_options
@@ -430,6 +436,7 @@ def _explain_nilsimsa(method: Any, document_a: str, document_b: str, as_json: bo
 
 
 @cli.command()
+@storage_option
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True, readable=False))
 @click.option("--max-k", type=click.IntRange(1, 31), default=12, show_default=True,
               help="Largest nearest-neighbour distance searched exactly.")
@@ -500,6 +507,7 @@ def evaluate(gold: str, match: str, clusters: str) -> None:
 
 
 @cli.command()
+@storage_option
 @lambda func: apply_options(INPUT_OPTIONS, func)
 @click.option("--encoding", default="utf-8", show_default=True, help="Encoding of the documents.")
 @click.option("--bloom", "bloom_capacity", type=click.IntRange(1, MAX_BLOOM), metavar="N",
@@ -555,6 +563,7 @@ def exact(paths: tuple[str, ...], encoding: str, bloom_capacity: int | None, err
 
 
 @cli.command()
+@storage_option
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True, readable=False))
 @click.option("--keep", "policy",
               type=click.Choice(["representative", "first", "longest", "shortest", "newest", "oldest"]),
@@ -608,6 +617,7 @@ def _warn_missing(missing: dict[str, str]) -> dict[str, str]:
 
 
 @cli.command()
+@storage_option
 @click.argument("clusters", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True, readable=False))
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), metavar="FILE.html",
               help="The HTML file to write.")

@@ -30,14 +30,15 @@ from contextlib import contextmanager, suppress
 from typing import Any, BinaryIO, Callable, Iterable, Iterator
 
 from .errors import OutputError, UsageError
+from .read.remote import RemoteOutput, is_url
 
 _FILE_BATCH = 1 << 16
 
 #: the names of simdedup's temporary files begin so
 TEMP_PREFIX = ".simdedup-"
 
-#: what makes two paths one file: (st_dev, st_ino)
-Identity = tuple[int, int]
+#: what makes two paths one file: (st_dev, st_ino); an object's URL
+Identity = tuple[int, int] | str
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -193,7 +194,9 @@ def reserve_standard_descriptors() -> None:
 
 def identity(path: str | int) -> Identity | None:
     """The identity of the file ``path`` (or the descriptor) names, links followed (None when
-    there is none)."""
+    there is none); an object named by URL is its URL."""
+    if isinstance(path, str) and is_url(path):
+        return path
     try:
         st = os.stat(path)
     except (OSError, ValueError):
@@ -229,7 +232,8 @@ class OutputFile:
 
     A new or regular file is written to a temporary file beside it and renamed over it when
     complete; replacing an existing one takes ``force``, and a link to one replaces the file it
-    names, not the link. An existing FIFO, device or socket is written in place.
+    names, not the link. An existing FIFO, device or socket is written in place. A URL is
+    uploaded whole when complete (:class:`simdedup.read.remote.RemoteOutput`).
 
     Raises:
         UsageError: the path is a directory, or names a file and ``force`` is not given; binary
@@ -244,6 +248,7 @@ class OutputFile:
         #: stdout writes into (``cat`` and GNU tools likewise refuse to read what they write)
         self.overwrites: Identity | None = None
         self.in_place = False
+        self.remote: RemoteOutput | None = None  # an object of a store, named by URL
         if self.path is None:
             target = stdout_target()
             if isinstance(target, int):
@@ -255,6 +260,10 @@ class OutputFile:
             return
         if not self.path:
             raise UsageError(f"{option} needs a file name")
+        self.remote = RemoteOutput(self.path, force, option) if is_url(self.path) else None
+        if self.remote is not None:
+            self.overwrites = self.path if self.remote.exists else None
+            return
         try:
             st: os.stat_result | None = os.stat(self.path)
         except FileNotFoundError:  # a new file (or a dangling link, which is replaced)
@@ -290,6 +299,8 @@ class OutputFile:
         """Raises UsageError when this output would be a file inside ``directory`` (whose files
         are a program's own, such as an index's), or writes over one of them through stdout."""
         root = os.path.realpath(directory)
+        if self.remote is not None:
+            return
         if self.path is not None:
             target = os.path.realpath(os.path.abspath(self.path))
             if target == root or target.startswith(root.rstrip(os.sep) + os.sep):
@@ -303,6 +314,8 @@ class OutputFile:
         """Whether both outputs name one file."""
         if self.overwrites is not None and self.overwrites == other.overwrites:
             return True
+        if self.remote is not None or other.remote is not None:
+            return self.path == other.path
         return self.path is not None and other.path is not None and \
             os.path.realpath(self.path) == os.path.realpath(other.path)
 
@@ -317,6 +330,9 @@ class OutputFile:
         try:
             if self.path is None:
                 yield stdout_target()
+            elif self.remote is not None:
+                with self.remote.replacing() as fd:
+                    yield fd
             elif self.in_place:
                 fd = output_call(os.open, self.path, os.O_WRONLY | os.O_NOCTTY)
                 try:

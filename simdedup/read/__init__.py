@@ -8,7 +8,8 @@ read whole, or readers that stream a file's text in chunks.
 - :mod:`.walk`: paths and directory walks (each file once, links last);
 - :mod:`.tables`: JSON lines, CSV, Parquet and WARC files, one source per row;
 - :mod:`.document`: one document opened, decompressed and decoded in bounded memory;
-- :mod:`.web`: HTTP responses, HTML's visible text, WARC records.
+- :mod:`.web`: HTTP responses, HTML's visible text, WARC records;
+- :mod:`.remote`: objects named by URL (``s3://``, ``gs://``, ...), listed and read in ranges.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from typing import BinaryIO, Callable, Iterable, Iterator
 from ..errors import SimdedupError, UsageError
 from .document import (CHUNK_BYTES, MAX_CARRY, Document, DocumentReader, file_blocks, is_compressed, text_chunks,
                        utf8_size, whole_file)
+from .document import open_stored
+from .remote import is_url
 from .source import Source
 from .tables import MAX_LINE_BYTES, FeaturesField, documents, expand_tables, table_kind
 from .walk import WalkFilter, iter_sources, read_path_list
@@ -46,7 +49,8 @@ def open_documents(sources: Iterable[Source], encoding: str = "utf-8", whole_byt
                 data = None
                 if whole_bytes and not is_compressed(document.path):
                     data = whole_file(document, whole_bytes)
-                yield Document(document.path, data=data, reader=DocumentReader(document.path, encoding, data=data))
+                yield Document(document.path, data=data, reader=DocumentReader(document.path, encoding, data=data,
+                                                                                  size=document.size))
 
 
 def open_document(path: str, encoding: str = "utf-8", whole_bytes: int = 0) -> Document:
@@ -131,7 +135,8 @@ def read_sources(paths: Iterable[str], inputs: Inputs = Inputs(), count: bool = 
         return SourcePlan(expanded(found(paths)))
     sources = list(found(paths))
     if inputs.jsonl or (inputs.jsonl is None and any(table_kind(s.path) for s in sources)):
-        size = sum(os.path.getsize(s.path) for s in sources if s.reason is None and os.path.isfile(s.path))
+        size = sum(s.size if is_url(s.path) else os.path.getsize(s.path)
+                   for s in sources if s.reason is None and (is_url(s.path) or os.path.isfile(s.path)))
         return SourcePlan(expanded(sources), None, size)
     return SourcePlan(sources, len(sources))
 
@@ -166,7 +171,7 @@ def named_streams(names: Iterable[str]) -> Iterator[tuple[str, BinaryIO]]:
             yield "<stdin>", sys.stdin.buffer
             continue
         try:
-            handle = open(name, "rb")
+            handle = open_stored(name)
         except OSError as exc:
             raise SimdedupError(f"cannot read {name}: {exc.strerror or exc}") from None
         with handle:

@@ -266,7 +266,9 @@ def iter_warc(path: str, max_body: int) -> Iterator[WarcRecord]:
     class Quiet(ArchiveIterator):
         INC_RECORD = ""  # warcio writes this warning to stderr itself; the damage is reported below
 
-    with open(path, "rb") as handle:
+    from .document import open_stored
+
+    with open_stored(path) as handle:
         position = 0
         while True:
             handle.seek(position)

@@ -1,0 +1,327 @@
+"""Inputs and outputs named by URL (``s3://``, ``gs://``, ``az://``, ``http(s)://``, ``file://``):
+read and written through fsspec and the store's own package (s3fs, gcsfs, adlfs).
+
+- A URL's id is the URL itself. A prefix is listed like a directory: every object under it,
+  filtered as a walk is (:class:`~.walk.WalkFilter`), in the order a walk of the same files on
+  disk takes (by path component), so the output is the one the files on disk give, ids aside.
+- Objects stream: :func:`open_url` gives a seekable file object that reads ranges of
+  :data:`BLOCK_BYTES` as they are needed; decompressors and the table readers wrap it.
+- Every failure of the store (a missing object, access denied, a dropped connection, after the
+  client's own retries) reaches the readers as an OSError with a one-line reason
+  (:func:`describe`), so a document is skipped with a warning as a local file would be.
+- Outputs are written to a local temporary file and uploaded under their name when complete
+  (:class:`RemoteOutput`): the store shows the old object or the whole new one, never a part.
+- Credentials come from the environment, the filesystem's own configuration, or
+  ``--storage-option KEY=VALUE`` (:func:`use_storage_options`). Their values are never shown:
+  every message passes through :func:`simdedup.messages.printable`, which hides them.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import secrets
+import tempfile
+from contextlib import contextmanager, suppress
+from typing import Any, Iterator
+
+from ..errors import OutputError, UsageError, first_line
+from ..messages import hide_secret
+from .source import Source
+
+#: bytes fetched from the store by one ranged read (readahead beyond what is asked)
+BLOCK_BYTES = 4 << 20
+#: the schemes read as URLs; any other name is a local path
+SCHEMES = ("s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl", "http", "https", "file", "memory")
+_URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+#: option names (and environment variables) whose values are credentials, never shown
+_SECRET_WORDS = ("secret", "token", "password", "key", "credential", "sas", "signature", "connection_string")
+_SECRET_ENVIRONMENT = ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN", "AZURE_STORAGE_KEY",
+                       "AZURE_STORAGE_ACCOUNT_KEY", "AZURE_STORAGE_SAS_TOKEN", "AZURE_STORAGE_CONNECTION_STRING",
+                       "AZURE_CLIENT_SECRET", "GOOGLE_OAUTH_ACCESS_TOKEN")
+#: the S3 client's retries: botocore's standard mode (throttling, 5xx, dropped connections, with
+#: exponential back-off and jitter), unless ``--storage-option config_kwargs=...`` says otherwise
+S3_DEFAULT_CONFIG = {"retries": {"mode": "standard", "max_attempts": 5}}
+
+_options: dict[str, Any] = {}
+_filesystems: dict[str, Any] = {}  # this process's: a client's connections and event loop do not survive a fork
+os.register_at_fork(after_in_child=_filesystems.clear)
+
+
+def is_url(path: str) -> bool:
+    """Whether ``path`` names an object by URL rather than a local file."""
+    match = _URL.match(path)
+    return match is not None and match.group(1).lower() in SCHEMES
+
+
+def use_storage_options(items: tuple[str, ...] | dict[str, Any]) -> None:
+    """Set the storage options of every URL of this process (``KEY=VALUE`` items, a value read as
+    JSON when it is JSON: ``anon=true``, ``client_kwargs={"region_name": "x"}``); their secret
+    values are hidden from every message from now on.
+
+    Raises:
+        UsageError: an item is not KEY=VALUE.
+    """
+    options: dict[str, Any] = {}
+    if isinstance(items, dict):
+        options = dict(items)
+    else:
+        for item in items:
+            key, sep, value = item.partition("=")
+            if not sep or not key.strip():
+                raise UsageError(f"--storage-option {key.strip() or item!r}: give KEY=VALUE")
+            try:
+                options[key.strip()] = json.loads(value)
+            except ValueError:
+                options[key.strip()] = value
+    _options.clear()
+    _options.update(options)
+    _filesystems.clear()
+    _hide_secrets(options)
+
+
+def storage_options() -> dict[str, Any]:
+    """The storage options in force (for a task that runs in another process)."""
+    return dict(_options)
+
+
+def _hide_secrets(options: Any, secret: bool = False) -> None:
+    if isinstance(options, dict):
+        for key, value in options.items():
+            _hide_secrets(value, secret or any(word in str(key).lower() for word in _SECRET_WORDS))
+    elif isinstance(options, (list, tuple)):
+        for value in options:
+            _hide_secrets(value, secret)
+    elif secret and options is not None:
+        hide_secret(str(options))
+
+
+def _hide_environment() -> None:
+    for name in _SECRET_ENVIRONMENT:
+        value = os.environ.get(name)
+        if value:
+            hide_secret(value)
+
+
+def filesystem(url: str) -> tuple[Any, str]:
+    """The filesystem of ``url`` (one per scheme, made with the storage options) and the path of
+    the object in it.
+
+    Raises:
+        UsageError: credentials written in the URL; no package for its scheme.
+    """
+    import fsspec
+    from urllib.parse import urlsplit
+
+    scheme = url.split("://", 1)[0].lower()
+    if urlsplit(url).password is not None:
+        raise UsageError(f"{_without_userinfo(url)}: give credentials with --storage-option or the environment, "
+                         "not in the URL (where they would be written into every record)")
+    _hide_environment()
+    fs = _filesystems.get(scheme)
+    try:
+        if fs is None:
+            cls = fsspec.get_filesystem_class(scheme)
+            options = dict(_options)
+            s3 = scheme in ("s3", "s3a")
+            if s3:
+                options["config_kwargs"] = {**S3_DEFAULT_CONFIG, **options.get("config_kwargs", {})}
+            fs = cls(**options)
+            if s3:
+                fs.retries = 1  # s3fs's own loop, over botocore's: one attempt, so that they do not multiply
+            _filesystems[scheme] = fs
+        return fs, fs._strip_protocol(url)
+    except ImportError as exc:
+        extra = {"s3": "s3", "s3a": "s3", "gs": "gcs", "gcs": "gcs", "az": "azure", "abfs": "azure",
+                 "abfss": "azure", "adl": "azure", "http": "http", "https": "http"}.get(scheme)
+        hint = f": pip install 'simdedup[{extra}]'" if extra else ""
+        raise UsageError(f"reading {scheme}:// URLs needs a package ({first_line(exc)}){hint}") from None
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"--storage-option for {scheme}://: {first_line(exc)}") from None
+
+
+def _without_userinfo(url: str) -> str:
+    scheme, _, rest = url.partition("://")
+    return f"{scheme}://{rest.split('@', 1)[-1]}"
+
+
+def describe(exc: BaseException) -> str:
+    """One line saying why the store failed (after its client's retries)."""
+    if isinstance(exc, FileNotFoundError):
+        return "no such object or bucket"
+    if isinstance(exc, PermissionError):
+        return f"access denied ({first_line(exc)})"
+    text = first_line(exc)
+    return text if text != type(exc).__name__ else f"{text} (the store did not answer)"
+
+
+def iter_url_sources(url: str, walk_filter: Any) -> Iterator[Source]:
+    """The object ``url`` names, or every object under it (a prefix, listed as a directory is
+    walked: filtered by ``walk_filter``, in the order of a walk on disk); a URL that cannot be
+    listed is a skipped Source saying why."""
+    try:
+        fs, path = filesystem(url)
+        info = fs.info(path)
+        if info.get("type") != "directory":
+            yield Source(url, size=info.get("size"), regular=True)
+            return
+        listing = fs.find(path, detail=True)
+    except FileNotFoundError:
+        yield Source(url, "no such object, prefix or bucket")
+        return
+    except UsageError:
+        raise
+    except Exception as exc:  # the store's client's errors, whatever their class
+        yield Source(url, f"cannot list: {describe(exc)}")
+        return
+    root = path.rstrip("/")
+    base = url.rstrip("/")
+    entries = []
+    for name, entry in listing.items():
+        relative = name[len(root) + 1:] if name.startswith(root + "/") else None
+        if not relative or entry.get("type") != "file" or relative.endswith("/"):
+            continue
+        entries.append((relative.split("/"), relative, entry.get("size") or 0))
+    for parts, relative, size in sorted(entries):
+        full = f"{base}/{relative}"
+        if all(walk_filter.takes_dir(f"{base}/{'/'.join(parts[:depth])}", base) for depth in range(1, len(parts))) \
+                and walk_filter.takes_file(full, base, size):
+            yield Source(full, size=size, regular=True)
+
+
+class _StoreReader(io.RawIOBase):
+    """An object of the store read in ranges: a seekable raw stream whose every failure is an
+    OSError saying why in one line (the client's own errors are of many classes)."""
+
+    def __init__(self, handle: Any):
+        self._handle = handle
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        try:
+            data = self._handle.read(len(buffer))
+        except Exception as exc:
+            raise OSError(describe(exc)) from None
+        buffer[: len(data)] = data
+        return len(data)
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        try:
+            return self._handle.seek(offset, whence)
+        except Exception as exc:
+            raise OSError(describe(exc)) from None
+
+    def tell(self) -> int:
+        return self._handle.tell()
+
+    def close(self) -> None:
+        if not self.closed:
+            with suppress(Exception):
+                self._handle.close()
+        super().close()
+
+
+def open_url(url: str, size: int | None = None) -> io.BufferedReader:
+    """The object ``url`` names, opened for reading in ranges (``size``: its size, when the
+    listing gave it, saves asking for it).
+
+    Raises:
+        OSError: it cannot be opened (one line: :func:`describe`).
+        UsageError: as :func:`filesystem`.
+    """
+    fs, path = filesystem(url)
+    options: dict[str, Any] = {"block_size": BLOCK_BYTES, "cache_type": "readahead"}
+    if size is not None and fs.protocol[0] in ("s3", "s3a", "gs", "gcs", "abfs", "az"):
+        options["size"] = size
+    try:
+        handle = fs.open(path, "rb", **options)
+    except Exception as exc:
+        raise OSError(describe(exc)) from None
+    return io.BufferedReader(_StoreReader(handle), 1 << 16)
+
+
+def read_whole(url: str, size: int | None, limit: int) -> bytes | None:
+    """The bytes of an object of at most ``limit`` bytes in one request (None when its size is
+    not known or over ``limit``, or the request fails: the streaming path then reads it, or says
+    why it cannot)."""
+    if size is None or size > limit:
+        return None
+    try:
+        fs, path = filesystem(url)
+        data = fs.cat_file(path)
+    except Exception:
+        return None
+    return data if len(data) <= limit else None
+
+
+def stamp(url: str) -> str | None:
+    """What changes when the object ``url`` changes (its size and entity tag or time), or None."""
+    try:
+        fs, path = filesystem(url)
+        info = fs.info(path)
+    except Exception:
+        return None
+    return f"{info.get('size')}:{info.get('ETag') or info.get('etag') or info.get('LastModified') or info.get('mtime')}"
+
+
+class RemoteOutput:
+    """An output named by URL: checked before the run (not a prefix of objects, not an existing
+    object without ``force``, and the store takes a new object there), written to a local
+    temporary file and uploaded under its name when complete; removed, never uploaded, when the
+    run fails.
+
+    Raises:
+        UsageError: an http(s) URL; a prefix; an existing object without ``force``.
+        OutputError: the store cannot be written there.
+    """
+
+    def __init__(self, url: str, force: bool, option: str):
+        if url.split("://", 1)[0].lower() in ("http", "https"):
+            raise UsageError(f"{option} {url}: cannot write to an http(s) URL; name a file or an object store URL")
+        self.url = url
+        self.fs, self.path = filesystem(url)
+        try:
+            info = self.fs.info(self.path)
+        except FileNotFoundError:
+            info = None
+        except Exception as exc:
+            raise OutputError(describe(exc), url) from None
+        if info is not None and info.get("type") == "directory":
+            raise UsageError(f"{option} {url} is a prefix of objects (a directory)")
+        if info is not None and not force:
+            raise UsageError(f"{url} exists; use --force to replace it")
+        self.exists = info is not None
+        probe = f"{self.path.rsplit('/', 1)[0]}/.simdedup-probe-{secrets.token_hex(8)}"
+        try:  # permissions do not tell (a bucket policy, a read-only key): create and remove an object
+            self.fs.pipe_file(probe, b"")
+            self.fs.rm_file(probe)
+        except Exception as exc:
+            raise OutputError(describe(exc), url) from None
+
+    @contextmanager
+    def replacing(self) -> Iterator[int]:
+        """A local temporary file's descriptor, uploaded under the URL when the block ends without
+        an error (s3fs uploads a large one in parts and aborts them on failure)."""
+        from ..write import TEMP_PREFIX, output_call
+
+        fd, tmp = output_call(tempfile.mkstemp, prefix=TEMP_PREFIX, name=f"a temporary file for {self.url}")
+        try:
+            yield fd
+            closing, fd = fd, -1
+            output_call(os.close, closing, name=f"a temporary file for {self.url}")
+            try:
+                self.fs.put_file(tmp, self.path)
+            except Exception as exc:
+                raise OutputError(describe(exc), self.url) from None
+        finally:
+            if fd >= 0:
+                os.close(fd)
+            with suppress(OSError):
+                os.unlink(tmp)
