@@ -23,6 +23,7 @@ from contextlib import suppress
 from typing import BinaryIO, Iterable, Iterator
 
 from .read.document import file_blocks, is_compressed
+from .read.remote import is_url
 from .read.source import Source
 from .read.tables import documents, is_jsonl, iter_jsonl_lines
 from .errors import OutputError, SimdedupError, UsageError
@@ -334,7 +335,7 @@ class KeptLines:
     def _copy_of(self, path: str) -> BinaryIO | None:
         if path not in self._copies:
             st = _stat(path)
-            again = st is not None and stat.S_ISREG(st.st_mode)
+            again = is_url(path) or (st is not None and stat.S_ISREG(st.st_mode))
             self._copies[path] = None if again else output_call(tempfile.TemporaryFile, dir=self.output.directory,
                                                           name=f"a copy of {path}")
         return self._copies[path]

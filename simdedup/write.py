@@ -263,6 +263,7 @@ class OutputFile:
         self.remote = RemoteOutput(self.path, force, option) if is_url(self.path) else None
         if self.remote is not None:
             self.overwrites = self.path if self.remote.exists else None
+            self.directory = tempfile.gettempdir()  # where its temporary files go
             return
         try:
             st: os.stat_result | None = os.stat(self.path)

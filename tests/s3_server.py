@@ -84,6 +84,6 @@ class S3Server:
 
         s3 = self.client()
         files = [p for p in sorted(root.rglob("*")) if p.is_file()]
-        with ThreadPoolExecutor(16) as pool:
+        with ThreadPoolExecutor(8) as pool:
             list(pool.map(lambda p: s3.put_object(Bucket=bucket, Key=f"{prefix}/{p.relative_to(root).as_posix()}",
                                                   Body=p.read_bytes()), files))

@@ -23,7 +23,7 @@ from ..errors import SimdedupError, UsageError
 from .document import (CHUNK_BYTES, MAX_CARRY, Document, DocumentReader, file_blocks, is_compressed, text_chunks,
                        utf8_size, whole_file)
 from .document import open_stored
-from .remote import is_url
+from .remote import is_url, read_objects
 from .source import Source
 from .tables import MAX_LINE_BYTES, FeaturesField, documents, expand_tables, table_kind
 from .walk import WalkFilter, iter_sources, read_path_list
@@ -36,7 +36,10 @@ __all__ = ["CHUNK_BYTES", "MAX_CARRY", "MAX_LINE_BYTES", "Document", "DocumentRe
 def open_documents(sources: Iterable[Source], encoding: str = "utf-8", whole_bytes: int = 0) -> Iterator[Document]:
     """The documents of ``sources``, ready for a method (see :class:`Document`): JSON lines
     parsed, table rows as texts, and files of up to ``whole_bytes`` bytes read whole (not
-    compressed ones, which stream); the others stream from their reader."""
+    compressed ones, which stream; objects named by URL all at once); the others stream from
+    their reader."""
+    sources = list(sources)
+    fetched = read_objects([s for s in sources if not is_compressed(s.path)], whole_bytes) if whole_bytes else {}
     for source in sources:
         for document in documents(source):
             if document.reason is not None:
@@ -47,7 +50,9 @@ def open_documents(sources: Iterable[Source], encoding: str = "utf-8", whole_byt
                 yield Document(document.path, features=document.features, origin=document.origin)
             else:
                 data = None
-                if whole_bytes and not is_compressed(document.path):
+                if is_url(document.path):
+                    data = fetched.get(document.path)
+                elif whole_bytes and not is_compressed(document.path):
                     data = whole_file(document, whole_bytes)
                 yield Document(document.path, data=data, reader=DocumentReader(document.path, encoding, data=data,
                                                                                   size=document.size))

@@ -17,7 +17,7 @@ from typing import Any, BinaryIO, Iterable, Iterator
 
 from ..errors import DamagedInput, SkipDocument
 from .encoding import Encoding, bom_encoding, is_wide, settle_encoding, text_codec
-from .remote import is_url, open_url, read_whole
+from .remote import is_url, open_url
 from .source import Source
 from .web import looks_like_http, read_http_response
 
@@ -335,8 +335,6 @@ def utf8_size(text: str) -> int:
 def whole_file(source: Source, limit: int) -> bytes | None:
     """The bytes of the source's file, or None when it is not a regular file, is over ``limit``
     or cannot be read (the streaming path then reads it, or reports why it cannot)."""
-    if is_url(source.path):
-        return read_whole(source.path, source.size, limit)
     try:
         if not source.regular:  # not seen as a regular file: stat first, as opening a FIFO takes its data
             if not stat.S_ISREG(os.stat(source.path).st_mode):

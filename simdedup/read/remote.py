@@ -6,9 +6,10 @@ read and written through fsspec and the store's own package (s3fs, gcsfs, adlfs)
   disk takes (by path component), so the output is the one the files on disk give, ids aside.
 - Objects stream: :func:`open_url` gives a seekable file object that reads ranges of
   :data:`BLOCK_BYTES` as they are needed; decompressors and the table readers wrap it.
-- Every failure of the store (a missing object, access denied, a dropped connection, after the
-  client's own retries) reaches the readers as an OSError with a one-line reason
-  (:func:`describe`), so a document is skipped with a warning as a local file would be.
+- A failure of one object (missing, access denied) reaches the readers as an OSError with a
+  one-line reason, so the document is skipped with a warning as a local file would be; a store
+  that cannot be reached (after its client's retries with back-off) stops the run with a
+  one-line error (:func:`failure`).
 - Outputs are written to a local temporary file and uploaded under their name when complete
   (:class:`RemoteOutput`): the store shows the old object or the whole new one, never a part.
 - Credentials come from the environment, the filesystem's own configuration, or
@@ -27,7 +28,7 @@ import tempfile
 from contextlib import contextmanager, suppress
 from typing import Any, Iterator
 
-from ..errors import OutputError, UsageError, first_line
+from ..errors import OutputError, SimdedupError, UsageError, first_line
 from ..messages import hide_secret
 from .source import Source
 
@@ -66,6 +67,8 @@ def use_storage_options(items: tuple[str, ...] | dict[str, Any]) -> None:
     """
     options: dict[str, Any] = {}
     if isinstance(items, dict):
+        if items == _options:
+            return  # as they are: keep the filesystems made with them
         options = dict(items)
     else:
         for item in items:
@@ -147,6 +150,27 @@ def _without_userinfo(url: str) -> str:
     return f"{scheme}://{rest.split('@', 1)[-1]}"
 
 
+class StoreError(SimdedupError):
+    """The store cannot be reached (a refused or dropped connection, a timeout, no credentials),
+    after its client's retries: the run stops (exit 1) rather than skip every object after it.
+    Not an OSError, so that no reader takes it for one document's problem."""
+
+
+#: the packages whose own exceptions (not translated into OSError by the filesystem) say that the
+#: store, not one object, failed
+_TRANSPORTS = ("botocore", "aiobotocore", "aiohttp", "urllib3", "requests", "fsspec", "google", "azure")
+
+
+def failure(exc: BaseException, url: str) -> Exception:
+    """What the readers raise for ``exc``, met reading ``url``: :class:`StoreError` when the store
+    failed, else an OSError about the object (missing, access denied), one line each."""
+    transport = isinstance(exc, (ConnectionError, TimeoutError)) or \
+        type(exc).__module__.split(".")[0] in _TRANSPORTS
+    if transport and not isinstance(exc, (FileNotFoundError, PermissionError)):
+        return StoreError(f"cannot read {url} from its store: {describe(exc)}")
+    return OSError(describe(exc))
+
+
 def describe(exc: BaseException) -> str:
     """One line saying why the store failed (after its client's retries)."""
     if isinstance(exc, FileNotFoundError):
@@ -174,7 +198,10 @@ def iter_url_sources(url: str, walk_filter: Any) -> Iterator[Source]:
     except UsageError:
         raise
     except Exception as exc:  # the store's client's errors, whatever their class
-        yield Source(url, f"cannot list: {describe(exc)}")
+        error = failure(exc, url)
+        if isinstance(error, StoreError):
+            raise error from None
+        yield Source(url, f"cannot list: {error}")
         return
     root = path.rstrip("/")
     base = url.rstrip("/")
@@ -195,8 +222,8 @@ class _StoreReader(io.RawIOBase):
     """An object of the store read in ranges: a seekable raw stream whose every failure is an
     OSError saying why in one line (the client's own errors are of many classes)."""
 
-    def __init__(self, handle: Any):
-        self._handle = handle
+    def __init__(self, handle: Any, url: str):
+        self._handle, self._url = handle, url
 
     def readable(self) -> bool:
         return True
@@ -208,7 +235,7 @@ class _StoreReader(io.RawIOBase):
         try:
             data = self._handle.read(len(buffer))
         except Exception as exc:
-            raise OSError(describe(exc)) from None
+            raise failure(exc, self._url) from None
         buffer[: len(data)] = data
         return len(data)
 
@@ -216,7 +243,7 @@ class _StoreReader(io.RawIOBase):
         try:
             return self._handle.seek(offset, whence)
         except Exception as exc:
-            raise OSError(describe(exc)) from None
+            raise failure(exc, self._url) from None
 
     def tell(self) -> int:
         return self._handle.tell()
@@ -233,7 +260,8 @@ def open_url(url: str, size: int | None = None) -> io.BufferedReader:
     listing gave it, saves asking for it).
 
     Raises:
-        OSError: it cannot be opened (one line: :func:`describe`).
+        OSError: it cannot be opened (one line: :func:`describe`); so does reading it.
+        StoreError: the store cannot be reached; so does reading it.
         UsageError: as :func:`filesystem`.
     """
     fs, path = filesystem(url)
@@ -243,32 +271,37 @@ def open_url(url: str, size: int | None = None) -> io.BufferedReader:
     try:
         handle = fs.open(path, "rb", **options)
     except Exception as exc:
-        raise OSError(describe(exc)) from None
-    return io.BufferedReader(_StoreReader(handle), 1 << 16)
+        raise failure(exc, url) from None
+    return io.BufferedReader(_StoreReader(handle, url), 1 << 16)
 
 
-def read_whole(url: str, size: int | None, limit: int) -> bytes | None:
-    """The bytes of an object of at most ``limit`` bytes in one request (None when its size is
-    not known or over ``limit``, or the request fails: the streaming path then reads it, or says
-    why it cannot)."""
-    if size is None or size > limit:
-        return None
-    try:
-        fs, path = filesystem(url)
-        data = fs.cat_file(path)
-    except Exception:
-        return None
-    return data if len(data) <= limit else None
+def read_objects(sources: list[Source], limit: int) -> dict[str, bytes]:
+    """The bytes of those of ``sources`` named by URL whose size (from the listing) is at most
+    ``limit``, fetched concurrently: one request each, all in flight at once, as the latency of a
+    store, not its bandwidth, bounds a run of small objects. An object that fails alone is left
+    out (the streaming path then says why).
 
-
-def stamp(url: str) -> str | None:
-    """What changes when the object ``url`` changes (its size and entity tag or time), or None."""
-    try:
-        fs, path = filesystem(url)
-        info = fs.info(path)
-    except Exception:
-        return None
-    return f"{info.get('size')}:{info.get('ETag') or info.get('etag') or info.get('LastModified') or info.get('mtime')}"
+    Raises:
+        StoreError: the store cannot be reached.
+    """
+    by_scheme: dict[str, list[str]] = {}
+    for source in sources:
+        if is_url(source.path) and source.size is not None and source.size <= limit:
+            by_scheme.setdefault(source.path.split("://", 1)[0].lower(), []).append(source.path)
+    fetched: dict[str, bytes] = {}
+    for urls in by_scheme.values():
+        fs, _ = filesystem(urls[0])
+        paths = {fs._strip_protocol(url): url for url in urls}
+        try:
+            results = fs.cat(list(paths), on_error="return")
+        except Exception as exc:
+            raise failure(exc, urls[0]) from None
+        for path, value in results.items():
+            if not isinstance(value, Exception):
+                fetched[paths[path]] = value
+            elif isinstance(error := failure(value, paths[path]), StoreError):
+                raise error
+    return fetched
 
 
 class RemoteOutput:

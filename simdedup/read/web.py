@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from html.parser import HTMLParser
 from typing import Any, BinaryIO, Iterable, Iterator
 
-from ..errors import DamagedInput, first_line
+from ..errors import DamagedInput, SimdedupError, first_line
 
 _HIDDEN = {"script", "style", "noscript", "template", "svg"}
 _BLOCK = {
@@ -281,6 +281,8 @@ def iter_warc(path: str, max_body: int) -> Iterator[WarcRecord]:
                         yield WarcRecord(f"{path}: byte {records.offset}", None,
                                          problem="a WARC record without a WARC-Type (a damaged header)")
                 return
+            except SimdedupError:  # the store, not the archive (StoreError)
+                raise
             except Exception as exc:  # warcio's errors (and zlib's, EOFError) for a damaged archive
                 problem = first_line(exc)[:200]
                 start = records.offset
