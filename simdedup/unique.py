@@ -128,6 +128,8 @@ class KeptFiles:
         names = target_names(i for i in ids if i not in drop)
         inputs = _Inputs(read)
         for doc_id in names.values():
+            if is_url(doc_id):
+                continue  # an object of a store, read again as it was read
             try:
                 regular = stat.S_ISREG(os.stat(doc_id).st_mode)
             except OSError as exc:

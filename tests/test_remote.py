@@ -275,6 +275,8 @@ def test_outputs_to_the_store_are_whole_or_absent(store, s3, disk_outputs):
     assert clusters_on_disk(store, body) == sorted(disk_outputs[1].splitlines())
     again = s3("dedup", "--silent", "-k", "10", "-o", out, TREE)
     assert again.exit_code == 2 and "--force" in again.stderr
+    over_input = s3("dedup", "--silent", "-k", "10", "--force", "-o", f"{TREE}/tables/plain.jsonl", f"{TREE}/tables")
+    assert over_input.exit_code == 2 and "an output never writes over an input" in over_input.stderr
     # a run that fails after its output was opened uploads nothing
     failed = s3("dedup", "--silent", "-k", "10", "-o", f"s3://{BUCKET}/results/failed.jsonl", "--unique-out",
                 f"s3://{BUCKET}/results/unique.jsonl", f"{TREE}/docs")
@@ -292,6 +294,15 @@ def test_unique_out_and_select_on_urls(store, s3, tmp_path):
     assert unique.exit_code == on_disk_run.exit_code == 0, unique.stderr
     kept = store.client().get_object(Bucket=BUCKET, Key="results/unique.jsonl")["Body"].read()
     assert kept == disk_unique.read_bytes() and 0 < kept.count(b"\n") < 120
+    copies = s3("dedup", "--silent", "-k", "10", "--unique-out", tmp_path / "kept", f"{TREE}/docs")
+    disk_copies = local("dedup", "--silent", "-k", "10", "--unique-out", tmp_path / "kept-disk",
+                        store.root / "tree" / "docs")
+    assert copies.exit_code == disk_copies.exit_code == 0, copies.stderr
+    kept_files = {p.relative_to(tmp_path / "kept" / "s3:" / BUCKET / "tree"): p.read_bytes()
+                  for p in (tmp_path / "kept").rglob("*") if p.is_file()}
+    disk_files = {p.relative_to(tmp_path / "kept-disk" / "%2F" / str(store.root / "tree").lstrip("/")): p.read_bytes()
+                  for p in (tmp_path / "kept-disk").rglob("*") if p.is_file()}
+    assert kept_files == disk_files and len(kept_files) == 54 - 24  # one of each near-copy pair
     clusters = s3("dedup", "--silent", "-k", "10", f"{TREE}/docs")
     (tmp_path / "clusters.jsonl").write_text(clusters.stdout)
     dropped = local("select", tmp_path / "clusters.jsonl")

@@ -115,7 +115,6 @@ def filesystem(url: str) -> tuple[Any, str]:
     Raises:
         UsageError: credentials written in the URL; no package for its scheme.
     """
-    import fsspec
     from urllib.parse import urlsplit
 
     scheme = url.split("://", 1)[0].lower()
@@ -126,6 +125,8 @@ def filesystem(url: str) -> tuple[Any, str]:
     fs = _filesystems.get(scheme)
     try:
         if fs is None:
+            import fsspec
+
             cls = fsspec.get_filesystem_class(scheme)
             options = dict(_options)
             s3 = scheme in ("s3", "s3a")
@@ -139,7 +140,7 @@ def filesystem(url: str) -> tuple[Any, str]:
     except ImportError as exc:
         extra = {"s3": "s3", "s3a": "s3", "gs": "gcs", "gcs": "gcs", "az": "azure", "abfs": "azure",
                  "abfss": "azure", "adl": "azure", "http": "http", "https": "http"}.get(scheme)
-        hint = f": pip install 'simdedup[{extra}]'" if extra else ""
+        hint = f": pip install 'simdedup[{extra}]'" if extra else ": pip install fsspec"
         raise UsageError(f"reading {scheme}:// URLs needs a package ({first_line(exc)}){hint}") from None
     except (TypeError, ValueError) as exc:
         raise UsageError(f"--storage-option for {scheme}://: {first_line(exc)}") from None
