@@ -308,8 +308,13 @@ def run_cluster(connection: Connection, files: tuple[str, ...], output: str | No
 
 
 def _file_identity(files: tuple[str, ...]) -> list:
+    from ..read.remote import is_url, version
+
     out = []
     for name in files:
+        if is_url(name):
+            out.append([name, version(name)])
+            continue
         try:
             st = os.stat(name)
             out.append([name, st.st_size, st.st_mtime_ns])

@@ -74,7 +74,7 @@ def use_storage_options(items: tuple[str, ...] | dict[str, Any]) -> None:
         for item in items:
             key, sep, value = item.partition("=")
             if not sep or not key.strip():
-                raise UsageError(f"--storage-option {key.strip() or item!r}: give KEY=VALUE")
+                raise UsageError(f"{item!r} is not KEY=VALUE")
             try:
                 options[key.strip()] = json.loads(value)
             except ValueError:
@@ -163,8 +163,11 @@ _TRANSPORTS = ("botocore", "aiobotocore", "aiohttp", "urllib3", "requests", "fss
 
 
 def failure(exc: BaseException, url: str) -> Exception:
-    """What the readers raise for ``exc``, met reading ``url``: :class:`StoreError` when the store
-    failed, else an OSError about the object (missing, access denied), one line each."""
+    """What the readers raise for ``exc``, met reading ``url``: an OSError about the object
+    (missing, access denied), or a SimdedupError that stops the run: :class:`StoreError` when the
+    store failed, a UsageError for storage options its client does not take; one line each."""
+    if isinstance(exc, TypeError):  # the client made lazily, at its first request
+        return UsageError(f"--storage-option for {url.split('://', 1)[0]}://: {first_line(exc)}")
     transport = isinstance(exc, (ConnectionError, TimeoutError)) or \
         type(exc).__module__.split(".")[0] in _TRANSPORTS
     if transport and not isinstance(exc, (FileNotFoundError, PermissionError)):
@@ -190,7 +193,7 @@ def iter_url_sources(url: str, walk_filter: Any) -> Iterator[Source]:
         fs, path = filesystem(url)
         info = fs.info(path)
         if info.get("type") != "directory":
-            yield Source(url, size=info.get("size"), regular=True)
+            yield Source(url, size=info.get("size"), regular=True, version=_version(info))
             return
         listing = fs.find(path, detail=True)
     except FileNotFoundError:
@@ -200,7 +203,7 @@ def iter_url_sources(url: str, walk_filter: Any) -> Iterator[Source]:
         raise
     except Exception as exc:  # the store's client's errors, whatever their class
         error = failure(exc, url)
-        if isinstance(error, StoreError):
+        if not isinstance(error, OSError):
             raise error from None
         yield Source(url, f"cannot list: {error}")
         return
@@ -211,12 +214,26 @@ def iter_url_sources(url: str, walk_filter: Any) -> Iterator[Source]:
         relative = name[len(root) + 1:] if name.startswith(root + "/") else None
         if not relative or entry.get("type") != "file" or relative.endswith("/"):
             continue
-        entries.append((relative.split("/"), relative, entry.get("size") or 0))
-    for parts, relative, size in sorted(entries):
-        full = f"{base}/{relative}"
+        entries.append((relative.split("/"), relative, entry))
+    for parts, relative, entry in sorted(entries, key=lambda e: e[0]):
+        full, size = f"{base}/{relative}", entry.get("size") or 0
         if all(walk_filter.takes_dir(f"{base}/{'/'.join(parts[:depth])}", base) for depth in range(1, len(parts))) \
                 and walk_filter.takes_file(full, base, size):
-            yield Source(full, size=size, regular=True)
+            yield Source(full, size=size, regular=True, version=_version(entry))
+
+
+def _version(info: dict) -> str:
+    return f"{info.get('size')}:{info.get('ETag') or info.get('etag') or info.get('LastModified') or info.get('mtime')}"
+
+
+def version(url: str) -> str:
+    """What changes when the object ``url`` changes: its size and entity tag (or time), as the
+    store says now ("" when it cannot be asked)."""
+    try:
+        fs, path = filesystem(url)
+        return _version(fs.info(path))
+    except Exception:
+        return ""
 
 
 class _StoreReader(io.RawIOBase):
@@ -300,7 +317,7 @@ def read_objects(sources: list[Source], limit: int) -> dict[str, bytes]:
         for path, value in results.items():
             if not isinstance(value, Exception):
                 fetched[paths[path]] = value
-            elif isinstance(error := failure(value, paths[path]), StoreError):
+            elif not isinstance(error := failure(value, paths[path]), OSError):
                 raise error
     return fetched
 
