@@ -63,14 +63,20 @@ class S3Server:
         return boto3.client(service, endpoint_url=self.endpoint, region_name="us-east-1",
                             aws_access_key_id=key or self.key, aws_secret_access_key=secret or self.secret)
 
-    def make_user(self) -> None:
-        """A user allowed everything, whose access key becomes :attr:`key` and :attr:`secret`."""
+    def make_user(self, name: str = "simdedup", denied: str | None = None) -> tuple[str, str]:
+        """A user allowed everything (but reading the objects ``denied`` matches: an ARN pattern),
+        and its access key; the first becomes :attr:`key` and :attr:`secret`."""
+        statements = [{"Effect": "Allow", "Action": "*", "Resource": "*"}]
+        if denied is not None:
+            statements.append({"Effect": "Deny", "Action": "s3:GetObject", "Resource": denied})
         iam = self.client("iam")
-        iam.create_user(UserName="simdedup")
-        iam.put_user_policy(UserName="simdedup", PolicyName="all", PolicyDocument=json.dumps(
-            {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}))
-        access = iam.create_access_key(UserName="simdedup")["AccessKey"]
-        self.key, self.secret = access["AccessKeyId"], access["SecretAccessKey"]
+        iam.create_user(UserName=name)
+        iam.put_user_policy(UserName=name, PolicyName="all", PolicyDocument=json.dumps(
+            {"Version": "2012-10-17", "Statement": statements}))
+        access = iam.create_access_key(UserName=name)["AccessKey"]
+        if name == "simdedup":
+            self.key, self.secret = access["AccessKeyId"], access["SecretAccessKey"]
+        return access["AccessKeyId"], access["SecretAccessKey"]
 
     def require_auth(self) -> None:
         """From now on every request must be signed with an existing key."""

@@ -253,6 +253,19 @@ def test_objects_deleted_between_listing_and_reading(store, s3, monkeypatch, job
     assert all("no such object" in line for line in result.err_lines[:-1])
 
 
+def test_objects_access_denied(store, s3):
+    """A user who may list the prefix but not read some of its objects: each of those is skipped
+    with a warning (exit 3), the others are fingerprinted."""
+    key, secret = store.make_user("limited", f"arn:aws:s3:::{BUCKET}/tree/docs/set1/*")
+    result = s3("fingerprint", "--silent", "-v", "--storage-option", f"key={key}", "--storage-option",
+                f"secret={secret}", f"{TREE}/docs/")
+    assert result.exit_code == 3, result.stderr
+    denied = sorted(f"{TREE}/docs/set1/{p.name}" for p in (store.root / "tree" / "docs" / "set1").iterdir())
+    assert [line.split(": ")[2] for line in result.err_lines[:-1]] == denied
+    assert all("access denied" in line for line in result.err_lines[:-1])
+    assert len(result.records) == 54 - len(denied) and not any("/set1/" in r["id"] for r in result.records)
+
+
 def test_missing_bucket_object_and_fingerprint_file(s3):
     result = s3("fingerprint", "--silent", "s3://no-such-bucket/x/", f"{TREE}/docs/no-such.txt", f"{TREE}/docs/a.txt")
     assert result.exit_code == 3 and len(result.records) == 1
