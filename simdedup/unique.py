@@ -23,7 +23,7 @@ from contextlib import suppress
 from typing import BinaryIO, Iterable, Iterator
 
 from .read.document import file_blocks, is_compressed
-from .read.remote import is_url
+from .read.remote import is_url, local_path
 from .read.source import Source
 from .read.tables import documents, is_jsonl, iter_jsonl_lines
 from .errors import OutputError, SimdedupError, UsageError
@@ -78,8 +78,19 @@ def target_names(ids: Iterable[str]) -> dict[str, str]:
 
 
 def unique_output(path: str, force: bool) -> "KeptFiles | KeptLines":
-    """What ``--unique-out PATH`` writes: JSON lines when the name says so, else files."""
-    return KeptLines(path, force) if is_jsonl(path) else KeptFiles(path, force)
+    """What ``--unique-out PATH`` writes: JSON lines when the name says so, else files (into a
+    local directory: the copies of a store's objects go to a store as the store's own tools
+    copy them).
+
+    Raises:
+        UsageError: a directory named by an object store's URL.
+    """
+    if is_jsonl(path):
+        return KeptLines(path, force)
+    path = local_path(path)
+    if is_url(path):
+        raise UsageError(f"--unique-out {path}: name a local directory, or FILE.jsonl (which may be a URL)")
+    return KeptFiles(path, force)
 
 
 class KeptFiles:

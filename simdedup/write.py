@@ -30,7 +30,7 @@ from contextlib import contextmanager, suppress
 from typing import Any, BinaryIO, Callable, Iterable, Iterator
 
 from .errors import OutputError, UsageError
-from .read.remote import RemoteOutput, is_url
+from .read.remote import RemoteOutput, is_url, local_path
 
 _FILE_BATCH = 1 << 16
 
@@ -242,7 +242,7 @@ class OutputFile:
     """
 
     def __init__(self, path: str | None, force: bool, binary: bool = False, option: str = "-o"):
-        self.path = None if path in (None, "-") else path
+        self.path = None if path in (None, "-") else local_path(path)
         self.name = self.path or "stdout"
         #: the existing regular file the output writes over: the file it replaces, or the file
         #: stdout writes into (``cat`` and GNU tools likewise refuse to read what they write)

@@ -85,6 +85,16 @@ def use_storage_options(items: tuple[str, ...] | dict[str, Any]) -> None:
     _hide_secrets(options)
 
 
+def local_path(name: str) -> str:
+    """The local path a ``file://`` URL names (an output there is written as a file is: beside
+    it, then renamed); any other name as it is."""
+    if name[:7].lower() == "file://":
+        from urllib.parse import unquote, urlsplit
+
+        return unquote(urlsplit(name).path)
+    return name
+
+
 def storage_options() -> dict[str, Any]:
     """The storage options in force (for a task that runs in another process)."""
     return dict(_options)
