@@ -22,6 +22,7 @@ import fcntl
 import io
 import os
 import re
+import secrets
 import select
 import stat
 import sys
@@ -30,7 +31,7 @@ from contextlib import contextmanager, suppress
 from typing import Any, BinaryIO, Callable, Iterable, Iterator
 
 from .errors import OutputError, UsageError
-from .read.remote import RemoteOutput, is_url, local_path
+from .read.remote import describe, filesystem, is_url, local_path
 
 _FILE_BATCH = 1 << 16
 
@@ -233,7 +234,7 @@ class OutputFile:
     A new or regular file is written to a temporary file beside it and renamed over it when
     complete; replacing an existing one takes ``force``, and a link to one replaces the file it
     names, not the link. An existing FIFO, device or socket is written in place. A URL is
-    uploaded whole when complete (:class:`simdedup.read.remote.RemoteOutput`).
+    uploaded whole when complete (:class:`RemoteOutput`).
 
     Raises:
         UsageError: the path is a directory, or names a file and ``force`` is not given; binary
@@ -374,6 +375,60 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+class RemoteOutput:
+    """An output named by URL: checked before the run (not a prefix of objects, not an existing
+    object without ``force``, and the store takes a new object there), written to a local
+    temporary file and uploaded under its name when complete; removed, never uploaded, when the
+    run fails.
+
+    Raises:
+        UsageError: an http(s) URL; a prefix; an existing object without ``force``.
+        OutputError: the store cannot be written there.
+    """
+
+    def __init__(self, url: str, force: bool, option: str):
+        if url.split("://", 1)[0].lower() in ("http", "https"):
+            raise UsageError(f"{option} {url}: cannot write to an http(s) URL; name a file or an object store URL")
+        self.url = url
+        self.fs, self.path = filesystem(url)
+        try:
+            info = self.fs.info(self.path)
+        except FileNotFoundError:
+            info = None
+        except Exception as exc:
+            raise OutputError(describe(exc), url) from None
+        if info is not None and info.get("type") == "directory":
+            raise UsageError(f"{option} {url} is a prefix of objects (a directory)")
+        if info is not None and not force:
+            raise UsageError(f"{url} exists; use --force to replace it")
+        self.exists = info is not None
+        probe = f"{self.path.rsplit('/', 1)[0]}/{TEMP_PREFIX}probe-{secrets.token_hex(8)}"
+        try:  # permissions do not tell (a bucket policy, a read-only key): create and remove an object
+            self.fs.pipe_file(probe, b"")
+            self.fs.rm_file(probe)
+        except Exception as exc:
+            raise OutputError(describe(exc), url) from None
+
+    @contextmanager
+    def replacing(self) -> Iterator[int]:
+        """A local temporary file's descriptor, uploaded under the URL when the block ends without
+        an error (s3fs uploads a large one in parts and aborts them on failure)."""
+        fd, tmp = output_call(tempfile.mkstemp, prefix=TEMP_PREFIX, name=f"a temporary file for {self.url}")
+        try:
+            yield fd
+            closing, fd = fd, -1
+            output_call(os.close, closing, name=f"a temporary file for {self.url}")
+            try:
+                self.fs.put_file(tmp, self.path)
+            except Exception as exc:
+                raise OutputError(describe(exc), self.url) from None
+        finally:
+            if fd >= 0:
+                os.close(fd)
+            with suppress(OSError):
+                os.unlink(tmp)
 
 
 def overwritten_files(outputs: Iterable[OutputFile]) -> dict[Identity, str]:

@@ -22,7 +22,7 @@ import xxhash
 
 from ..fingerprints.binary import BinaryWriter, read_blocks, write_columns
 from ..read import Inputs, Source, is_compressed
-from ..read.document import open_stored
+from ..read.remote import open_stored
 from ..read.tables import expand_tables, iter_jsonl_unparsed, iter_parquet, table_kind, with_origin
 from ..errors import IncompatibleSettingsError, SimdedupError
 from ..fingerprints import describe_settings, read_fingerprint_files

@@ -22,7 +22,7 @@ from typing import BinaryIO, Callable, Iterable, Iterator
 from ..errors import SimdedupError, UsageError
 from .document import (CHUNK_BYTES, MAX_CARRY, Document, DocumentReader, file_blocks, is_compressed, text_chunks,
                        utf8_size, whole_file)
-from .document import open_stored
+from .remote import open_stored
 from .remote import is_url, read_objects
 from .source import Source
 from .tables import MAX_LINE_BYTES, FeaturesField, documents, expand_tables, table_kind

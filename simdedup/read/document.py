@@ -17,7 +17,7 @@ from typing import Any, BinaryIO, Iterable, Iterator
 
 from ..errors import DamagedInput, SkipDocument
 from .encoding import Encoding, bom_encoding, is_wide, settle_encoding, text_codec
-from .remote import is_url, open_url
+from .remote import open_stored
 from .source import Source
 from .web import looks_like_http, read_http_response
 
@@ -31,18 +31,6 @@ COMPRESSED = (".gz", ".bz2", ".xz", ".lzma", ".zst")
 
 def is_compressed(path: str) -> bool:
     return path.lower().endswith(COMPRESSED)
-
-
-def open_stored(path: str, size: int | None = None) -> BinaryIO:
-    """The bytes of a file, or of an object named by URL (read in ranges: :mod:`.remote`;
-    ``size``, when known, saves asking the store), as stored.
-
-    Raises:
-        OSError: it cannot be opened.
-    """
-    if is_url(path):
-        return open_url(path, size)
-    return open(path, "rb")
 
 
 def open_binary(path: str, size: int | None = None) -> BinaryIO:

@@ -11,7 +11,7 @@ read and written through fsspec and the store's own package (s3fs, gcsfs, adlfs)
   that cannot be reached (after its client's retries with back-off) stops the run with a
   one-line error (:func:`failure`).
 - Outputs are written to a local temporary file and uploaded under their name when complete
-  (:class:`RemoteOutput`): the store shows the old object or the whole new one, never a part.
+  (:class:`simdedup.write.RemoteOutput`): the store shows the old object or the whole new one.
 - Credentials come from the environment, the filesystem's own configuration, or
   ``--storage-option KEY=VALUE`` (:func:`use_storage_options`). Their values are never shown:
   every message passes through :func:`simdedup.messages.printable`, which hides them.
@@ -23,12 +23,10 @@ import io
 import json
 import os
 import re
-import secrets
-import tempfile
-from contextlib import contextmanager, suppress
+from contextlib import suppress
 from typing import Any, Iterator
 
-from ..errors import OutputError, SimdedupError, UsageError, first_line
+from ..errors import SimdedupError, UsageError, first_line
 from ..messages import hide_secret
 from .source import Source
 
@@ -303,6 +301,18 @@ def open_url(url: str, size: int | None = None) -> io.BufferedReader:
     return io.BufferedReader(_StoreReader(handle, url), 1 << 16)
 
 
+def open_stored(path: str, size: int | None = None) -> BinaryIO:
+    """The bytes of a file, or of an object named by URL (read in ranges: :mod:`.remote`;
+    ``size``, when known, saves asking the store), as stored.
+
+    Raises:
+        OSError: it cannot be opened.
+    """
+    if is_url(path):
+        return open_url(path, size)
+    return open(path, "rb")
+
+
 def read_objects(sources: list[Source], limit: int) -> dict[str, bytes]:
     """The bytes of those of ``sources`` named by URL whose size (from the listing) is at most
     ``limit``, fetched concurrently: one request each, all in flight at once, as the latency of a
@@ -330,59 +340,3 @@ def read_objects(sources: list[Source], limit: int) -> dict[str, bytes]:
             elif not isinstance(error := failure(value, paths[path]), OSError):
                 raise error
     return fetched
-
-
-class RemoteOutput:
-    """An output named by URL: checked before the run (not a prefix of objects, not an existing
-    object without ``force``, and the store takes a new object there), written to a local
-    temporary file and uploaded under its name when complete; removed, never uploaded, when the
-    run fails.
-
-    Raises:
-        UsageError: an http(s) URL; a prefix; an existing object without ``force``.
-        OutputError: the store cannot be written there.
-    """
-
-    def __init__(self, url: str, force: bool, option: str):
-        if url.split("://", 1)[0].lower() in ("http", "https"):
-            raise UsageError(f"{option} {url}: cannot write to an http(s) URL; name a file or an object store URL")
-        self.url = url
-        self.fs, self.path = filesystem(url)
-        try:
-            info = self.fs.info(self.path)
-        except FileNotFoundError:
-            info = None
-        except Exception as exc:
-            raise OutputError(describe(exc), url) from None
-        if info is not None and info.get("type") == "directory":
-            raise UsageError(f"{option} {url} is a prefix of objects (a directory)")
-        if info is not None and not force:
-            raise UsageError(f"{url} exists; use --force to replace it")
-        self.exists = info is not None
-        probe = f"{self.path.rsplit('/', 1)[0]}/.simdedup-probe-{secrets.token_hex(8)}"
-        try:  # permissions do not tell (a bucket policy, a read-only key): create and remove an object
-            self.fs.pipe_file(probe, b"")
-            self.fs.rm_file(probe)
-        except Exception as exc:
-            raise OutputError(describe(exc), url) from None
-
-    @contextmanager
-    def replacing(self) -> Iterator[int]:
-        """A local temporary file's descriptor, uploaded under the URL when the block ends without
-        an error (s3fs uploads a large one in parts and aborts them on failure)."""
-        from ..write import TEMP_PREFIX, output_call
-
-        fd, tmp = output_call(tempfile.mkstemp, prefix=TEMP_PREFIX, name=f"a temporary file for {self.url}")
-        try:
-            yield fd
-            closing, fd = fd, -1
-            output_call(os.close, closing, name=f"a temporary file for {self.url}")
-            try:
-                self.fs.put_file(tmp, self.path)
-            except Exception as exc:
-                raise OutputError(describe(exc), self.url) from None
-        finally:
-            if fd >= 0:
-                os.close(fd)
-            with suppress(OSError):
-                os.unlink(tmp)

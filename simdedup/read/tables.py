@@ -18,8 +18,8 @@ from typing import Any, BinaryIO, Iterable, Iterator
 
 from ..errors import DamagedInput, SkipDocument, first_line
 from ..jsonline import parse_json_line
-from .document import CHUNK_BYTES, COMPRESSED, is_compressed, open_binary, open_stored
-from .remote import is_url
+from .document import CHUNK_BYTES, COMPRESSED, is_compressed, open_binary
+from .remote import is_url, open_stored
 from .encoding import Utf8Stream, decode_whole
 from .source import Source
 

@@ -20,6 +20,7 @@ from html.parser import HTMLParser
 from typing import Any, BinaryIO, Iterable, Iterator
 
 from ..errors import DamagedInput, SimdedupError, first_line
+from .remote import open_stored
 
 _HIDDEN = {"script", "style", "noscript", "template", "svg"}
 _BLOCK = {
@@ -265,8 +266,6 @@ def iter_warc(path: str, max_body: int) -> Iterator[WarcRecord]:
 
     class Quiet(ArchiveIterator):
         INC_RECORD = ""  # warcio writes this warning to stderr itself; the damage is reported below
-
-    from .document import open_stored
 
     with open_stored(path) as handle:
         position = 0
