@@ -24,7 +24,7 @@ import json
 import os
 import re
 from contextlib import suppress
-from typing import Any, Iterator
+from typing import Any, BinaryIO, Iterator
 
 from ..errors import SimdedupError, UsageError, first_line
 from ..messages import hide_secret
@@ -129,12 +129,12 @@ def filesystem(url: str) -> tuple[Any, str]:
     if urlsplit(url).password is not None:
         raise UsageError(f"{_without_userinfo(url)}: give credentials with --storage-option or the environment, "
                          "not in the URL (where they would be written into every record)")
-    _hide_environment()
     fs = _filesystems.get(scheme)
     try:
         if fs is None:
             import fsspec
 
+            _hide_environment()  # the client may read its credentials there
             cls = fsspec.get_filesystem_class(scheme)
             options = dict(_options)
             s3 = scheme in ("s3", "s3a")
@@ -292,7 +292,7 @@ def open_url(url: str, size: int | None = None) -> io.BufferedReader:
     """
     fs, path = filesystem(url)
     options: dict[str, Any] = {"block_size": BLOCK_BYTES, "cache_type": "readahead"}
-    if size is not None and fs.protocol[0] in ("s3", "s3a", "gs", "gcs", "abfs", "az"):
+    if size is not None and url.split("://", 1)[0].lower() in ("s3", "s3a", "gs", "gcs", "abfs", "abfss", "az"):
         options["size"] = size
     try:
         handle = fs.open(path, "rb", **options)
@@ -302,8 +302,8 @@ def open_url(url: str, size: int | None = None) -> io.BufferedReader:
 
 
 def open_stored(path: str, size: int | None = None) -> BinaryIO:
-    """The bytes of a file, or of an object named by URL (read in ranges: :mod:`.remote`;
-    ``size``, when known, saves asking the store), as stored.
+    """The bytes of a file, or of an object named by URL (read in ranges: :func:`open_url`), as
+    stored.
 
     Raises:
         OSError: it cannot be opened.
