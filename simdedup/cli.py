@@ -17,13 +17,13 @@ import click
 
 from .cli_options import (EXIT_SKIPPED, INPUT_OPTIONS, apply_options, cluster_options, cluster_settings, echo,
                           end_run, feature_options, fingerprint_options, fingerprint_run, message, method_from_options,
-                          output_file, output_options, printable, progress, storage_option, take_inputs,
-                          with_progress)
+                          output_file, output_options, printable, progress, take_inputs, with_progress)
 from .distributed.commands import engine_options
 from .errors import SimdedupError, UsageError, Warnings
 from .limits import MAX_BLOOM, MAX_BYTES, MAX_COUNT, FiniteFloatRange
 from .read import named_streams
 from .select import POLICIES
+from .cli_options import storage_option  # URL inputs and outputs: simdedup.read.remote
 from .write import stdout_target, write_all
 
 EXIT_BUG = 70  # EX_SOFTWARE
