@@ -24,6 +24,7 @@ from .limits import MAX_BLOOM, MAX_BYTES, MAX_COUNT, FiniteFloatRange
 from .options import DEFAULTS
 from .read import named_streams
 from .select import POLICIES
+from .cli_options import storage_option  # URL inputs and outputs: simdedup.read.remote
 from .write import stdout_target, write_all
 
 EXIT_BUG = 70  # EX_SOFTWARE
@@ -115,6 +116,7 @@ _RECORD_FORMAT = click.option(
 
 
 @cli.command()
+@storage_option
 @engine_options("fingerprint")
 @fingerprint_options
 @output_options
@@ -195,6 +197,7 @@ def _record_writer(fd: Any, binary: bool) -> Any:
 
 
 @cli.command()
+@storage_option
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True, readable=False))
 @output_options
 @click.option("--to", "record_format", type=click.Choice(["jsonl", "binary"]), required=True,
@@ -225,6 +228,7 @@ def convert(files: tuple[str, ...], output: str | None, force: bool, record_form
 
 
 @cli.command()
+@storage_option
 @engine_options("cluster")
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True, readable=False))
 @cluster_options
@@ -267,6 +271,7 @@ def cluster(files: tuple[str, ...], output: str | None, force: bool, against: st
 
 
 @cli.command()
+@storage_option
 @engine_options("dedup")
 @fingerprint_options
 @cluster_options
@@ -340,6 +345,7 @@ def dedup(paths: tuple[str, ...], jobs: int | None, silent: bool, verbose: bool,
 
 
 @cli.command()
+@storage_option
 @click.argument("document_a", type=click.Path(dir_okay=False, allow_dash=False, readable=False))
 @click.argument("document_b", type=click.Path(dir_okay=False, allow_dash=False, readable=False))
 @feature_options
@@ -437,6 +443,7 @@ def _explain_nilsimsa(method: Any, document_a: str, document_b: str, as_json: bo
 
 
 @cli.command()
+@storage_option
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True, readable=False))
 @click.option("--max-k", type=click.IntRange(1, 31), default=12, show_default=True,
               help="Largest nearest-neighbour distance searched exactly.")
@@ -507,6 +514,7 @@ def evaluate(gold: str, match: str, clusters: str) -> None:
 
 
 @cli.command()
+@storage_option
 @lambda func: apply_options(INPUT_OPTIONS, func)
 @click.option("--encoding", default="utf-8", show_default=True, help="Encoding of the documents.")
 @click.option("--bloom", "bloom_capacity", type=click.IntRange(1, MAX_BLOOM), metavar="N",
@@ -562,6 +570,7 @@ def exact(paths: tuple[str, ...], encoding: str, bloom_capacity: int | None, err
 
 
 @cli.command()
+@storage_option
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True, readable=False))
 @click.option("--keep", "policy",
               type=click.Choice(["representative", "first", "longest", "shortest", "newest", "oldest"]),
@@ -615,6 +624,7 @@ def _warn_missing(missing: dict[str, str]) -> dict[str, str]:
 
 
 @cli.command()
+@storage_option
 @click.argument("clusters", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True, readable=False))
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), metavar="FILE.html",
               help="The HTML file to write.")

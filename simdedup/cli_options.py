@@ -49,6 +49,25 @@ def output_file(path: str | None, force: bool, inputs: tuple[str, ...] = (), std
     return output
 
 
+def _storage_options(ctx: click.Context, param: click.Parameter, items: tuple[str, ...]) -> None:
+    from .read.remote import use_storage_options
+
+    if items:
+        try:
+            use_storage_options(items)
+        except SimdedupError as exc:
+            raise click.BadParameter(str(exc)) from None
+
+
+#: how to reach the store of inputs and outputs named by URL (s3://, gs://, az://, ...)
+storage_option = click.option(
+    "--storage-option", multiple=True, metavar="KEY=VALUE", expose_value=False, is_eager=True,
+    callback=_storage_options,
+    help="An option of the filesystem of URL inputs and outputs (repeatable): endpoint_url=http://host:9000, "
+         "anon=true, profile=NAME, client_kwargs={\"region_name\": \"eu-west-1\"}; credentials also come from "
+         "the environment (AWS_*) and the filesystem's own configuration. Values are never shown.")
+
+
 def apply_options(options: list[Callable], func: Callable) -> Callable:
     for option in reversed(options):
         func = option(func)

@@ -24,9 +24,22 @@ def message(text: str) -> None:
         pass
 
 
+#: values never shown (credentials: see :func:`hide_secret`)
+_secrets: set[str] = set()
+
+
+def hide_secret(value: str) -> None:
+    """Never show ``value`` (a credential given to reach a store) in a message from now on."""
+    if len(value) >= 4:
+        _secrets.add(value)
+
+
 def printable(text: str) -> str:
-    """``text`` with every character that is not printable (controls such as ESC and newline,
-    format characters such as bidirectional overrides, lone surrogates) as a Python escape."""
+    """``text`` with every secret (:func:`hide_secret`) written ``***`` and every character that
+    is not printable (controls such as ESC and newline, format characters such as bidirectional
+    overrides, lone surrogates) as a Python escape."""
+    for secret in _secrets:
+        text = text.replace(secret, "***")
     if text.isprintable():
         return text
     return "".join(c if c.isprintable() or c == " " else c.encode("unicode_escape", "backslashreplace").decode("ascii")

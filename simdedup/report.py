@@ -109,7 +109,10 @@ def read_texts(ids: Iterable[str], paths: tuple[str, ...] = (), inputs: Inputs |
 def _file_document(path: str, encoding: str) -> Any:
     from .read import open_document
     from .read.document import Document
+    from .read.remote import is_url
 
+    if is_url(path):  # an object of a store: read as fingerprint reads it
+        return open_document(path, encoding)
     try:  # a FIFO or a device named in a cluster line would block or never end
         regular = stat.S_ISREG(os.stat(path).st_mode)
     except (OSError, ValueError) as exc:

@@ -35,6 +35,7 @@ from typing import Any, BinaryIO, Callable, Iterable, Iterator
 
 from .errors import RecordError, SimdedupError
 from .jsonline import parse_json_line
+from .read.remote import is_url
 from .write import Identity
 
 POLICIES = ("representative", "first", "longest", "shortest", "newest", "oldest")
@@ -182,7 +183,8 @@ def selection(clusters: Iterable[tuple[list[dict], str | None]], policy: str,
     chosen: list[tuple[list[dict], str | None]] = []
     kept_ids: set[str] = set()
     for members, representative in clusters:
-        keepable = [m for m in members if look(m["id"]).file is not None] if files else members
+        # an object of a store (a URL id) is no file to check here: it is read again where it is copied
+        keepable = [m for m in members if is_url(m["id"]) or look(m["id"]).file is not None] if files else members
         keep = _real_member(keepable, kept_member(keepable, policy, representative, look), look) if keepable else None
         chosen.append((members, keep))
         if keep is not None:

@@ -23,6 +23,7 @@ from contextlib import suppress
 from typing import BinaryIO, Iterable, Iterator
 
 from .read.document import file_blocks, is_compressed
+from .read.remote import is_url, local_path
 from .read.source import Source
 from .read.tables import documents, is_jsonl, iter_jsonl_lines
 from .errors import OutputError, SimdedupError, UsageError
@@ -77,8 +78,19 @@ def target_names(ids: Iterable[str]) -> dict[str, str]:
 
 
 def unique_output(path: str, force: bool) -> "KeptFiles | KeptLines":
-    """What ``--unique-out PATH`` writes: JSON lines when the name says so, else files."""
-    return KeptLines(path, force) if is_jsonl(path) else KeptFiles(path, force)
+    """What ``--unique-out PATH`` writes: JSON lines when the name says so, else files (into a
+    local directory: the copies of a store's objects go to a store as the store's own tools
+    copy them).
+
+    Raises:
+        UsageError: a directory named by an object store's URL.
+    """
+    if is_jsonl(path):
+        return KeptLines(path, force)
+    path = local_path(path)
+    if is_url(path):
+        raise UsageError(f"--unique-out {path}: name a local directory, or FILE.jsonl (which may be a URL)")
+    return KeptFiles(path, force)
 
 
 class KeptFiles:
@@ -127,6 +139,8 @@ class KeptFiles:
         names = target_names(i for i in ids if i not in drop)
         inputs = _Inputs(read)
         for doc_id in names.values():
+            if is_url(doc_id):
+                continue  # an object of a store, read again as it was read
             try:
                 regular = stat.S_ISREG(os.stat(doc_id).st_mode)
             except OSError as exc:
@@ -334,7 +348,7 @@ class KeptLines:
     def _copy_of(self, path: str) -> BinaryIO | None:
         if path not in self._copies:
             st = _stat(path)
-            again = st is not None and stat.S_ISREG(st.st_mode)
+            again = is_url(path) or (st is not None and stat.S_ISREG(st.st_mode))
             self._copies[path] = None if again else output_call(tempfile.TemporaryFile, dir=self.output.directory,
                                                           name=f"a copy of {path}")
         return self._copies[path]

@@ -22,6 +22,7 @@ import fcntl
 import io
 import os
 import re
+import secrets
 import select
 import stat
 import sys
@@ -30,14 +31,15 @@ from contextlib import contextmanager, suppress
 from typing import Any, BinaryIO, Callable, Iterable, Iterator
 
 from .errors import OutputError, UsageError
+from .read.remote import describe, filesystem, is_url, local_path
 
 _FILE_BATCH = 1 << 16
 
 #: the names of simdedup's temporary files begin so
 TEMP_PREFIX = ".simdedup-"
 
-#: what makes two paths one file: (st_dev, st_ino)
-Identity = tuple[int, int]
+#: what makes two paths one file: (st_dev, st_ino); an object's URL
+Identity = tuple[int, int] | str
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -193,7 +195,9 @@ def reserve_standard_descriptors() -> None:
 
 def identity(path: str | int) -> Identity | None:
     """The identity of the file ``path`` (or the descriptor) names, links followed (None when
-    there is none)."""
+    there is none); an object named by URL is its URL."""
+    if isinstance(path, str) and is_url(path):
+        return path
     try:
         st = os.stat(path)
     except (OSError, ValueError):
@@ -229,7 +233,8 @@ class OutputFile:
 
     A new or regular file is written to a temporary file beside it and renamed over it when
     complete; replacing an existing one takes ``force``, and a link to one replaces the file it
-    names, not the link. An existing FIFO, device or socket is written in place.
+    names, not the link. An existing FIFO, device or socket is written in place. A URL is
+    uploaded whole when complete (:class:`RemoteOutput`).
 
     Raises:
         UsageError: the path is a directory, or names a file and ``force`` is not given; binary
@@ -238,12 +243,13 @@ class OutputFile:
     """
 
     def __init__(self, path: str | None, force: bool, binary: bool = False, option: str = "-o"):
-        self.path = None if path in (None, "-") else path
+        self.path = None if path in (None, "-") else local_path(path)
         self.name = self.path or "stdout"
         #: the existing regular file the output writes over: the file it replaces, or the file
         #: stdout writes into (``cat`` and GNU tools likewise refuse to read what they write)
         self.overwrites: Identity | None = None
         self.in_place = False
+        self.remote: RemoteOutput | None = None  # an object of a store, named by URL
         if self.path is None:
             target = stdout_target()
             if isinstance(target, int):
@@ -255,6 +261,11 @@ class OutputFile:
             return
         if not self.path:
             raise UsageError(f"{option} needs a file name")
+        self.remote = RemoteOutput(self.path, force, option) if is_url(self.path) else None
+        if self.remote is not None:
+            self.overwrites = self.path if self.remote.exists else None
+            self.directory = tempfile.gettempdir()  # where its temporary files go
+            return
         try:
             st: os.stat_result | None = os.stat(self.path)
         except FileNotFoundError:  # a new file (or a dangling link, which is replaced)
@@ -290,6 +301,8 @@ class OutputFile:
         """Raises UsageError when this output would be a file inside ``directory`` (whose files
         are a program's own, such as an index's), or writes over one of them through stdout."""
         root = os.path.realpath(directory)
+        if self.remote is not None:
+            return
         if self.path is not None:
             target = os.path.realpath(os.path.abspath(self.path))
             if target == root or target.startswith(root.rstrip(os.sep) + os.sep):
@@ -303,6 +316,8 @@ class OutputFile:
         """Whether both outputs name one file."""
         if self.overwrites is not None and self.overwrites == other.overwrites:
             return True
+        if self.remote is not None or other.remote is not None:
+            return self.path == other.path
         return self.path is not None and other.path is not None and \
             os.path.realpath(self.path) == os.path.realpath(other.path)
 
@@ -317,6 +332,9 @@ class OutputFile:
         try:
             if self.path is None:
                 yield stdout_target()
+            elif self.remote is not None:
+                with self.remote.replacing() as fd:
+                    yield fd
             elif self.in_place:
                 fd = output_call(os.open, self.path, os.O_WRONLY | os.O_NOCTTY)
                 try:
@@ -357,6 +375,60 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+class RemoteOutput:
+    """An output named by URL: checked before the run (not a prefix of objects, not an existing
+    object without ``force``, and the store takes a new object there), written to a local
+    temporary file and uploaded under its name when complete; removed, never uploaded, when the
+    run fails.
+
+    Raises:
+        UsageError: an http(s) URL; a prefix; an existing object without ``force``.
+        OutputError: the store cannot be written there.
+    """
+
+    def __init__(self, url: str, force: bool, option: str):
+        if url.split("://", 1)[0].lower() in ("http", "https"):
+            raise UsageError(f"{option} {url}: cannot write to an http(s) URL; name a file or an object store URL")
+        self.url = url
+        self.fs, self.path = filesystem(url)
+        try:
+            info = self.fs.info(self.path)
+        except FileNotFoundError:
+            info = None
+        except Exception as exc:
+            raise OutputError(describe(exc), url) from None
+        if info is not None and info.get("type") == "directory":
+            raise UsageError(f"{option} {url} is a prefix of objects (a directory)")
+        if info is not None and not force:
+            raise UsageError(f"{url} exists; use --force to replace it")
+        self.exists = info is not None
+        probe = f"{self.path.rsplit('/', 1)[0]}/{TEMP_PREFIX}probe-{secrets.token_hex(8)}"
+        try:  # permissions do not tell (a bucket policy, a read-only key): create and remove an object
+            self.fs.pipe_file(probe, b"")
+            self.fs.rm_file(probe)
+        except Exception as exc:
+            raise OutputError(describe(exc), url) from None
+
+    @contextmanager
+    def replacing(self) -> Iterator[int]:
+        """A local temporary file's descriptor, uploaded under the URL when the block ends without
+        an error (s3fs uploads a large one in parts and aborts them on failure)."""
+        fd, tmp = output_call(tempfile.mkstemp, prefix=TEMP_PREFIX, name=f"a temporary file for {self.url}")
+        try:
+            yield fd
+            closing, fd = fd, -1
+            output_call(os.close, closing, name=f"a temporary file for {self.url}")
+            try:
+                self.fs.put_file(tmp, self.path)
+            except Exception as exc:
+                raise OutputError(describe(exc), self.url) from None
+        finally:
+            if fd >= 0:
+                os.close(fd)
+            with suppress(OSError):
+                os.unlink(tmp)
 
 
 def overwritten_files(outputs: Iterable[OutputFile]) -> dict[Identity, str]:

@@ -127,14 +127,18 @@ def refuse_overlap(directory: str | None, inputs: Iterable[str], option: str) ->
     """Raises UsageError when a directory the run writes into (``-o``, ``--work-dir``) holds one
     of the ``inputs`` or lies inside one: its part files could replace an input, and a walk of
     the input would read them."""
-    if directory is None or ("://" in directory and not directory.startswith("file://")):
+    if directory is None:
         return
-    root = os.path.realpath(directory.removeprefix("file://"))
+    from ..read.remote import is_url
+
+    store = "://" in directory and not directory.startswith("file://")  # an object store's URLs, as spelled
+    root = directory.rstrip("/") + "/" if store else \
+        os.path.realpath(directory.removeprefix("file://")).rstrip(os.sep) + os.sep
     for path in inputs:
-        if path == "-":
+        if path == "-" or is_url(path) != store:
             continue
-        real = os.path.realpath(path)
-        if real == root or real.startswith(root.rstrip(os.sep) + os.sep) or root.startswith(real.rstrip(os.sep) + os.sep):
+        named = path.rstrip("/") + "/" if store else os.path.realpath(path).rstrip(os.sep) + os.sep
+        if named.startswith(root) or root.startswith(named):
             raise UsageError(f"{option} {directory} holds the input {path} or lies inside it; write elsewhere")
 
 
@@ -304,8 +308,13 @@ def run_cluster(connection: Connection, files: tuple[str, ...], output: str | No
 
 
 def _file_identity(files: tuple[str, ...]) -> list:
+    from ..read.remote import is_url, version
+
     out = []
     for name in files:
+        if is_url(name):
+            out.append([name, version(name)])
+            continue
         try:
             st = os.stat(name)
             out.append([name, st.st_size, st.st_mtime_ns])

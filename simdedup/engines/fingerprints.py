@@ -22,6 +22,7 @@ import xxhash
 
 from ..fingerprints.binary import BinaryWriter, read_blocks, write_columns
 from ..read import Inputs, Source, is_compressed
+from ..read.remote import open_stored
 from ..read.tables import expand_tables, iter_jsonl_unparsed, iter_parquet, table_kind, with_origin
 from ..errors import IncompatibleSettingsError, SimdedupError
 from ..fingerprints import describe_settings, read_fingerprint_files
@@ -115,7 +116,8 @@ def row_group_runs(path: str, reading: Inputs, shard_bytes: int, shard_documents
     try:
         import pyarrow.parquet as pq
 
-        metadata = pq.read_metadata(path)
+        with open_stored(path) as stored:
+            metadata = pq.read_metadata(stored)
         names = metadata.schema.to_arrow_schema().names
     except (ImportError, OSError, ValueError):  # pyarrow's errors derive from these
         return None
@@ -258,8 +260,8 @@ def _block_heads(path: str) -> list[tuple[int, int, int]] | None:
     from ..jsonline import parse_json_line
 
     heads = []
-    size = os.path.getsize(path)
-    with open(path, "rb") as handle:
+    with open_stored(path) as handle:
+        size = handle.seek(0, os.SEEK_END)
         offset = 0
         while offset < size:
             handle.seek(offset)
@@ -280,7 +282,7 @@ def import_file(work: WorkDir, index: int, shard: FileRange) -> dict:
     import re
 
     try:
-        with open(shard.path, "rb") as handle:
+        with open_stored(shard.path) as handle:
             handle.seek(shard.offset)
             data = handle.read() if shard.length is None else handle.read(shard.length)
         columns = read_fingerprint_files([(shard.path, io.BytesIO(data))])

@@ -77,14 +77,20 @@ def _digest(*arrays: Any) -> str:
 
 
 def shard_identity(shards: list[list[Any]]) -> str:
-    """A digest of the shards and the sizes and times of their files: a rerun on changed inputs
-    is refused instead of mixing old parts in."""
+    """A digest of the shards and the sizes and times of their files (of objects: sizes and
+    entity tags): a rerun on changed inputs is refused instead of mixing old parts in."""
     import os
+
+    from ..read.remote import is_url, version
 
     h = xxhash.xxh3_64()
     for shard in shards:
         for entry in shard:
             path = entry.path.rsplit(":", 1)[0] if isinstance(entry, Source) and entry.span else entry.path
+            if is_url(path):
+                listed = entry.version if isinstance(entry, Source) else None
+                h.update(f"{entry!r}{listed or version(path)}\n".encode("utf-8", "surrogatepass"))
+                continue
             try:
                 st = os.stat(path)
                 h.update(f"{entry!r}{st.st_size}:{st.st_mtime_ns}\n".encode("utf-8", "surrogatepass"))

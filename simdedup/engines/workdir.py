@@ -51,7 +51,9 @@ def recording() -> Iterator[list[list]]:
 
 
 class WorkDir:
-    """Files under one fsspec URL. Picklable: tasks on other machines open it by its URL."""
+    """Files under one fsspec URL. Picklable: tasks on other machines open it by its URL, with
+    the run's storage options (:mod:`simdedup.read.remote`), which reach them in memory only:
+    the inputs of a task are read from the store by the worker that runs it."""
 
     def __init__(self, url: str):
         self.url = url.rstrip("/") or url
@@ -59,9 +61,14 @@ class WorkDir:
         self._root = ""
 
     def __getstate__(self) -> dict:
-        return {"url": self.url}
+        from ..read.remote import storage_options
+
+        return {"url": self.url, "storage": storage_options()}
 
     def __setstate__(self, state: dict) -> None:
+        from ..read.remote import use_storage_options
+
+        use_storage_options(state.get("storage", {}))
         self.__init__(state["url"])
 
     @property
@@ -69,9 +76,11 @@ class WorkDir:
         if self._fs is None:
             import fsspec
 
+            from ..read.remote import filesystem, is_url
+
             try:
-                self._fs, self._root = fsspec.core.url_to_fs(self.url)
-            except (ImportError, ValueError) as exc:
+                self._fs, self._root = filesystem(self.url) if is_url(self.url) else fsspec.core.url_to_fs(self.url)
+            except (ImportError, ValueError, SimdedupError) as exc:
                 raise WorkDirError(f"--work-dir {self.url}: {exc}") from None
         return self._fs
 

@@ -8,7 +8,8 @@ read whole, or readers that stream a file's text in chunks.
 - :mod:`.walk`: paths and directory walks (each file once, links last);
 - :mod:`.tables`: JSON lines, CSV, Parquet and WARC files, one source per row;
 - :mod:`.document`: one document opened, decompressed and decoded in bounded memory;
-- :mod:`.web`: HTTP responses, HTML's visible text, WARC records.
+- :mod:`.web`: HTTP responses, HTML's visible text, WARC records;
+- :mod:`.remote`: objects named by URL (``s3://``, ``gs://``, ...), listed and read in ranges.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from typing import BinaryIO, Callable, Iterable, Iterator
 from ..errors import SimdedupError, UsageError
 from .document import (CHUNK_BYTES, MAX_CARRY, Document, DocumentReader, file_blocks, is_compressed, text_chunks,
                        utf8_size, whole_file)
+from .remote import open_stored
+from .remote import is_url, read_objects
 from .source import Source
 from .tables import MAX_LINE_BYTES, FeaturesField, documents, expand_tables, table_kind
 from .walk import WalkFilter, iter_sources, read_path_list
@@ -33,7 +36,10 @@ __all__ = ["CHUNK_BYTES", "MAX_CARRY", "MAX_LINE_BYTES", "Document", "DocumentRe
 def open_documents(sources: Iterable[Source], encoding: str = "utf-8", whole_bytes: int = 0) -> Iterator[Document]:
     """The documents of ``sources``, ready for a method (see :class:`Document`): JSON lines
     parsed, table rows as texts, and files of up to ``whole_bytes`` bytes read whole (not
-    compressed ones, which stream); the others stream from their reader."""
+    compressed ones, which stream; objects named by URL all at once); the others stream from
+    their reader."""
+    sources = list(sources)
+    fetched = read_objects([s for s in sources if not is_compressed(s.path)], whole_bytes) if whole_bytes else {}
     for source in sources:
         for document in documents(source):
             if document.reason is not None:
@@ -44,9 +50,12 @@ def open_documents(sources: Iterable[Source], encoding: str = "utf-8", whole_byt
                 yield Document(document.path, features=document.features, origin=document.origin)
             else:
                 data = None
-                if whole_bytes and not is_compressed(document.path):
+                if is_url(document.path):
+                    data = fetched.get(document.path)
+                elif whole_bytes and not is_compressed(document.path):
                     data = whole_file(document, whole_bytes)
-                yield Document(document.path, data=data, reader=DocumentReader(document.path, encoding, data=data))
+                yield Document(document.path, data=data, reader=DocumentReader(document.path, encoding, data=data,
+                                                                                  size=document.size))
 
 
 def open_document(path: str, encoding: str = "utf-8", whole_bytes: int = 0) -> Document:
@@ -131,7 +140,8 @@ def read_sources(paths: Iterable[str], inputs: Inputs = Inputs(), count: bool = 
         return SourcePlan(expanded(found(paths)))
     sources = list(found(paths))
     if inputs.jsonl or (inputs.jsonl is None and any(table_kind(s.path) for s in sources)):
-        size = sum(os.path.getsize(s.path) for s in sources if s.reason is None and os.path.isfile(s.path))
+        size = sum(s.size if is_url(s.path) else os.path.getsize(s.path)
+                   for s in sources if s.reason is None and (is_url(s.path) or os.path.isfile(s.path)))
         return SourcePlan(expanded(sources), None, size)
     return SourcePlan(sources, len(sources))
 
@@ -166,7 +176,7 @@ def named_streams(names: Iterable[str]) -> Iterator[tuple[str, BinaryIO]]:
             yield "<stdin>", sys.stdin.buffer
             continue
         try:
-            handle = open(name, "rb")
+            handle = open_stored(name)
         except OSError as exc:
             raise SimdedupError(f"cannot read {name}: {exc.strerror or exc}") from None
         with handle:

@@ -17,6 +17,7 @@ from typing import Any, BinaryIO, Iterable, Iterator
 
 from ..errors import DamagedInput, SkipDocument
 from .encoding import Encoding, bom_encoding, is_wide, settle_encoding, text_codec
+from .remote import open_stored
 from .source import Source
 from .web import looks_like_http, read_http_response
 
@@ -32,8 +33,9 @@ def is_compressed(path: str) -> bool:
     return path.lower().endswith(COMPRESSED)
 
 
-def open_binary(path: str) -> BinaryIO:
-    """``path`` opened for reading bytes, decompressed on the fly when its name says so.
+def open_binary(path: str, size: int | None = None) -> BinaryIO:
+    """``path`` (a file or a URL: :func:`open_stored`) opened for reading bytes, decompressed
+    on the fly when its name says so.
 
     A damaged compressed file (truncated, corrupt) raises :class:`DamagedInput`, an OSError,
     where the damage is met, whatever the codec.
@@ -43,25 +45,26 @@ def open_binary(path: str) -> BinaryIO:
     """
     lower = path.lower()
     try:
-        if lower.endswith(".gz"):
-            import gzip
-
-            return _decompressing(gzip.open(path, "rb"), "gzip")
-        if lower.endswith(".bz2"):
-            import bz2
-
-            return _decompressing(bz2.open(path, "rb"), "bzip2")
-        if lower.endswith((".xz", ".lzma")):
-            import lzma
-
-            return _decompressing(lzma.open(path, "rb"), "xz")
         if lower.endswith(".zst"):
             try:
                 import zstandard
             except ImportError:
                 raise SkipDocument(path, "reading .zst needs the zstandard package: pip install zstandard") from None
-            return io.BufferedReader(_ZstdFrames(open(path, "rb"), zstandard))
-        return open(path, "rb")
+            return io.BufferedReader(_ZstdFrames(open_stored(path, size), zstandard))
+        stored = open_stored(path, size)
+        if lower.endswith(".gz"):
+            import gzip
+
+            return _decompressing(gzip.GzipFile(fileobj=stored, mode="rb"), "gzip", stored)
+        if lower.endswith(".bz2"):
+            import bz2
+
+            return _decompressing(bz2.BZ2File(stored, "rb"), "bzip2", stored)
+        if lower.endswith((".xz", ".lzma")):
+            import lzma
+
+            return _decompressing(lzma.LZMAFile(stored, "rb"), "xz", stored)
+        return stored
     except OSError as exc:
         raise SkipDocument(path, f"cannot read: {exc.strerror or exc}") from None
 
@@ -70,11 +73,11 @@ class _Decompressing(io.RawIOBase):
     """A standard-library decompressing file whose damage reads as :class:`DamagedInput`:
     they raise EOFError (truncated), OSError without errno, zlib.error or lzma.LZMAError."""
 
-    def __init__(self, stream: BinaryIO, codec: str):
+    def __init__(self, stream: BinaryIO, codec: str, stored: BinaryIO):
         import lzma
         import zlib
 
-        self._stream, self._codec = stream, codec
+        self._stream, self._codec, self._stored = stream, codec, stored
         self._damage = (EOFError, zlib.error, lzma.LZMAError, OSError)
 
     def readable(self) -> bool:
@@ -89,12 +92,13 @@ class _Decompressing(io.RawIOBase):
             raise DamagedInput(f"truncated or damaged {self._codec} data ({exc})") from None
 
     def close(self) -> None:
-        self._stream.close()
+        self._stream.close()  # a decompressor given a file object leaves it open
+        self._stored.close()
         super().close()
 
 
-def _decompressing(stream: BinaryIO, codec: str) -> BinaryIO:
-    return io.BufferedReader(_Decompressing(stream, codec))  # type: ignore[return-value]
+def _decompressing(stream: BinaryIO, codec: str, stored: BinaryIO) -> BinaryIO:
+    return io.BufferedReader(_Decompressing(stream, codec, stored))  # type: ignore[return-value]
 
 
 class _ZstdFrames(io.RawIOBase):
@@ -159,7 +163,7 @@ class DocumentReader:
     """
 
     def __init__(self, path: str, encoding: str = "utf-8", chunk_bytes: int = CHUNK_BYTES,
-                 data: bytes | None = None):
+                 data: bytes | None = None, size: int | None = None):
         try:
             self.codec = None if encoding == "auto" else text_codec(encoding)
         except LookupError as exc:
@@ -168,6 +172,7 @@ class DocumentReader:
         self.encoding = encoding
         self.chunk_bytes = chunk_bytes
         self.data = data  # the file's bytes, when they were read already
+        self.size = size  # its size, when the walk found it
         self.bytes_read = 0
         self.detected: str | None = None  # the encoding chosen by --encoding auto
         self.is_html = False  # an HTTP response whose Content-Type says HTML
@@ -175,7 +180,7 @@ class DocumentReader:
     def _open(self) -> BinaryIO:
         if self.data is not None:
             return io.BytesIO(self.data)
-        return open_binary(self.path)
+        return open_binary(self.path, self.size)
 
     def raw_blocks(self) -> Iterator[bytes]:
         """The undecoded bytes in blocks, with the same binary check; an empty file gives no
@@ -233,7 +238,7 @@ class DocumentReader:
                 # A read of 1 MiB allocates 1 MiB even for a 2 KiB file: ask for what is there.
                 size = os.fstat(handle.fileno()).st_size
             except OSError:
-                size = 0
+                size = 0 if self.size is None or is_compressed(path) else self.size
             step = min(self.chunk_bytes, size + 1) if size else self.chunk_bytes
             encoding, decoder, sniff = None, None, True
             while True:
@@ -382,6 +387,6 @@ def file_blocks(path: str, size: int = CHUNK_BYTES) -> Iterator[bytes]:
     Raises:
         OSError: it cannot be opened or read.
     """
-    with open(path, "rb") as handle:
+    with open_stored(path) as handle:
         while block := handle.read(size):
             yield block

@@ -19,6 +19,8 @@ class Source:
     #: the weighted features a JSON line gives instead of text (:class:`FeaturesField`)
     features: dict[str, float] | None = field(default=None, compare=False, repr=False)
     size: int | None = field(default=None, compare=False)  # bytes, when known (a regular file)
+    #: an object of a store as listed: its size and entity tag, which change when it changes
+    version: str | None = field(default=None, compare=False, repr=False)
     #: a regular file when it was found (safe to open without blocking: not a FIFO)
     regular: bool = field(default=False, compare=False, repr=False)
     #: a JSON line not parsed yet, and its (text field, id field): see :func:`documents`

@@ -19,6 +19,7 @@ from typing import Any, BinaryIO, Iterable, Iterator
 from ..errors import DamagedInput, SkipDocument, first_line
 from ..jsonline import parse_json_line
 from .document import CHUNK_BYTES, COMPRESSED, is_compressed, open_binary
+from .remote import is_url, open_stored
 from .encoding import Utf8Stream, decode_whole
 from .source import Source
 
@@ -45,7 +46,7 @@ def documents(source: Source) -> list[Source]:
     offset, length, first, text_field, id_field = source.span
     path = source.path.rsplit(":", 1)[0]
     try:
-        with open(path, "rb") as handle:
+        with open_stored(path) as handle:
             handle.seek(offset)
             data = handle.read(length)
     except OSError as exc:
@@ -200,7 +201,18 @@ def iter_parquet(path: str, text_field: str = "text", id_field: str | None = Non
         yield Source(path, "reading .parquet needs pyarrow: pip install 'simdedup[parquet]'")
         return
     try:
-        table = pq.ParquetFile(path)
+        stored = open_stored(path)
+    except OSError as exc:
+        yield Source(path, f"cannot read: {exc.strerror or exc}")
+        return
+    with stored:
+        yield from _parquet_rows(pq, stored, path, text_field, id_field, limit, row_groups)
+
+
+def _parquet_rows(pq: Any, stored: BinaryIO, path: str, text_field: str, id_field: str | None, limit: int,
+                  row_groups: tuple[int, int] | None) -> Iterator[Source]:
+    try:
+        table = pq.ParquetFile(stored)
         names = table.schema_arrow.names
         groups = [table.metadata.row_group(g).num_rows for g in range(table.num_row_groups)]
     except (OSError, ValueError) as exc:  # pyarrow's errors derive from these
@@ -321,7 +333,9 @@ def iter_jsonl_unparsed(path: str, text_field: str = "text", id_field: str | Non
         return
     handle = stream.raw
     try:
-        whole_lines = is_compressed(path) or not stat.S_ISREG(os.fstat(handle.fileno()).st_mode) or stream.transcoded
+        # an object of a store is read as it streams (a stretch would cost a request)
+        whole_lines = (is_compressed(path) or is_url(path) or not stat.S_ISREG(os.fstat(handle.fileno()).st_mode)
+                       or stream.transcoded)
     except OSError as exc:
         handle.close()
         yield Source(path, f"read error: {exc.strerror or exc}")

@@ -5,7 +5,7 @@ many links lead there); a target inside the tree is walked under its own path, s
 nothing is read twice through links. FIFOs, sockets and device files met during a walk are
 reported and skipped, because opening them can block forever. A FIFO named explicitly
 (``<(zcat x.gz)``) is read. Each file is read once, whatever the names that lead to it
-(:class:`_FileIdentities`).
+(:class:`_FileIdentities`). A URL is listed by :mod:`.remote`, as a directory is walked.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import stat
 from dataclasses import dataclass
 from typing import BinaryIO, Iterable, Iterator
 
+from .remote import is_url, iter_url_sources
 from .source import Source
 
 def _kind(mode: int) -> str:
@@ -173,6 +174,9 @@ def iter_sources(paths: Iterable[str], walk_filter: WalkFilter = WalkFilter(),
     """
     files = _FileIdentities(exclude)
     for path in paths:
+        if is_url(path):
+            yield from iter_url_sources(path, walk_filter)
+            continue
         link = False
         try:
             st = os.lstat(path)  # one call for a path that is no link (most): it is its stat

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from html.parser import HTMLParser
 from typing import Any, BinaryIO, Iterable, Iterator
 
-from ..errors import DamagedInput, first_line
+from ..errors import DamagedInput, SimdedupError, first_line
+from .remote import open_stored
 
 _HIDDEN = {"script", "style", "noscript", "template", "svg"}
 _BLOCK = {
@@ -266,7 +267,7 @@ def iter_warc(path: str, max_body: int) -> Iterator[WarcRecord]:
     class Quiet(ArchiveIterator):
         INC_RECORD = ""  # warcio writes this warning to stderr itself; the damage is reported below
 
-    with open(path, "rb") as handle:
+    with open_stored(path) as handle:
         position = 0
         while True:
             handle.seek(position)
@@ -279,6 +280,8 @@ def iter_warc(path: str, max_body: int) -> Iterator[WarcRecord]:
                         yield WarcRecord(f"{path}: byte {records.offset}", None,
                                          problem="a WARC record without a WARC-Type (a damaged header)")
                 return
+            except SimdedupError:  # the store, not the archive (StoreError)
+                raise
             except Exception as exc:  # warcio's errors (and zlib's, EOFError) for a damaged archive
                 problem = first_line(exc)[:200]
                 start = records.offset

@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from ..cli_options import (echo, feature_options, given_on_command_line, message, method_from_options, output_file,
-                           output_options, printable)
+                           output_options, printable, storage_option)
 from ..fingerprints import REPEATED_ID
 from ..read import named_streams
 from ..errors import REPEATED_IDS, SimdedupError, UsageError, Warnings
@@ -54,6 +54,7 @@ def index() -> None:
 
 
 @index.command()
+@storage_option
 @_INDEX
 @click.option("-k", "--k", "k", type=click.IntRange(0, 127), required=True,
               help="Largest Hamming distance of a candidate pair (fixed for the index).")
@@ -105,6 +106,7 @@ def create(directory: str, k: int, from_files: tuple[str, ...], blocks: int | No
 
 
 @index.command()
+@storage_option
 @_INDEX
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True, readable=False))
 @click.option("--replace", is_flag=True, help="Ids already in the index get their new fingerprints.")
@@ -138,6 +140,7 @@ def add(directory: str, files: tuple[str, ...], replace: bool, no_wait: bool, li
 
 
 @index.command()
+@storage_option
 @_INDEX
 @click.argument("document", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("--json", "as_json", is_flag=True, help="One JSON object instead of text.")
@@ -172,6 +175,7 @@ def query(directory: str, document: str, as_json: bool, encoding: str, html: boo
 
 
 @index.command(name="cluster")
+@storage_option
 @_INDEX
 @_linkage_options
 @output_options
