@@ -23,7 +23,7 @@ from ..kernels import fastpath
 from ..errors import SkipDocument
 from ..fingerprints import FingerprintRecord
 from ..read import CHUNK_BYTES, MAX_CARRY, Document, DocumentReader, Source, text_chunks, utf8_size
-from ..read.encoding import declared_in_markup
+from ..read.encoding import declares_other_than_utf8
 from ..read.web import looks_like_http
 from ..similarity import MAX_DOCUMENT_CHARS
 from ..simhash import Simhasher, as_integers
@@ -170,7 +170,7 @@ class SimhashMethod(Method):
         """The bytes for the kernel: a file's bytes as read (byte-order mark included), a text's
         UTF-8 (lone surrogates as ``surrogatepass`` writes them); None when the Python path
         should take the document (it says why it skips, reads an HTTP response or markup that
-        declares its encoding, cuts a run without whitespace as it reads, or streams a large
+        declares an encoding other than UTF-8, cuts a run without whitespace as it reads, or streams a large
         file)."""
         if document.reason is not None:
             return None
@@ -178,7 +178,7 @@ class SimhashMethod(Method):
             data = document.text.encode("utf-8", "surrogatepass")
             return data if len(data) <= fastpath.MAX_BYTES else None
         data = document.data
-        if (not data or b"\0" in data[:8192] or looks_like_http(data) or declared_in_markup(data)
+        if (not data or b"\0" in data[:8192] or looks_like_http(data) or declares_other_than_utf8(data)
                 or _may_be_cut_inside_a_word(data)):
             return None
         return data

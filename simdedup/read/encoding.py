@@ -100,6 +100,14 @@ def declared_in_markup(head: bytes) -> str | None:
     return (found.group(1) or found.group(2)).decode("ascii")
 
 
+def declares_other_than_utf8(head: bytes) -> bool:
+    """Whether markup at the start of ``head`` declares an encoding that :func:`settle_encoding`
+    takes and that is not UTF-8 (a document that declares UTF-8 decodes as one that declares
+    nothing, so the compiled kernel, which reads UTF-8, may take it)."""
+    codec = _known(declared_in_markup(head))
+    return codec is not None and not is_wide(codec.name) and codec.name != "utf-8"
+
+
 def settle_encoding(head: bytes, asked: str = "utf-8", declared: str | None = None) -> Encoding:
     """The encoding of a document whose first bytes are ``head`` (see the module docstring):
     ``asked`` is ``--encoding`` (a text encoding, or ``auto``), ``declared`` the charset of its
