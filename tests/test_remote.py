@@ -393,3 +393,18 @@ def test_server_stopped_mid_read():
         assert len(lines) == 1 and lines[0].startswith("Error: cannot read s3://gone/"), lines
         records = out.decode().splitlines()
         assert 0 < len(records) < total and all(json.loads(line)["id"].startswith("s3://gone/") for line in records)
+
+
+def test_cluster_against_fingerprints_in_the_store(store, s3, disk_outputs, tmp_path):
+    """`cluster --against OLD` takes OLD at a URL as it takes a file: the same clusters."""
+    client = store.client()
+    old, new = disk_outputs[0].splitlines(keepends=True)[::2], disk_outputs[0].splitlines(keepends=True)[1::2]
+    client.put_object(Bucket=BUCKET, Key="runs/old.jsonl", Body="".join(old).encode())
+    (tmp_path / "old.jsonl").write_text("".join(old), encoding="utf-8")
+    (tmp_path / "new.jsonl").write_text("".join(new), encoding="utf-8")
+    from_store = s3("cluster", "-k", "10", "--against", f"s3://{BUCKET}/runs/old.jsonl", tmp_path / "new.jsonl")
+    from_disk = local("cluster", "-k", "10", "--against", tmp_path / "old.jsonl", tmp_path / "new.jsonl")
+    assert from_store.exit_code == from_disk.exit_code == 0, from_store.stderr
+    assert from_store.stdout == from_disk.stdout and from_disk.stdout.count("\n") > 5
+    missing = s3("cluster", "-k", "10", "--against", f"s3://{BUCKET}/runs/none.jsonl", tmp_path / "new.jsonl")
+    assert missing.exit_code == 1 and len(missing.stderr.splitlines()) == 1
