@@ -23,6 +23,9 @@ class OutputError(SimdedupError):
         self.reason = reason
         self.name = name  # None until the writer that knows it names the output
 
+    def __reduce__(self) -> tuple:  # from a worker process, with its own arguments
+        return type(self), (self.reason, self.name)
+
 
 class UnknownTokenizerError(SimdedupError, KeyError):
     """No tokenizer is registered under the requested name."""

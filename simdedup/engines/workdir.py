@@ -17,12 +17,12 @@ import io
 import json
 import secrets
 import threading
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any, Iterator
 
 import numpy as np
 
-from ..errors import SimdedupError
+from ..errors import OutputError, SimdedupError
 
 MANIFEST = "manifest.json"
 FORMAT = 3  # 2: pair tasks report the crowds they leave; 3: markers hold their task's files' digests
@@ -97,9 +97,14 @@ class WorkDir:
         parent = target.rsplit("/", 1)[0]
         self.fs.makedirs(parent, exist_ok=True)
         temporary = f"{parent}/.tmp-{secrets.token_hex(6)}-{target.rsplit('/', 1)[1]}"
-        with self.fs.open(temporary, "wb") as handle:
-            handle.write(data)
-        self.fs.mv(temporary, target)
+        try:
+            with self.fs.open(temporary, "wb") as handle:
+                handle.write(data)
+            self.fs.mv(temporary, target)
+        except OSError as exc:  # a full disk, a file-size limit, a read-only mount: one line, exit 1
+            with suppress(OSError):
+                self.fs.rm(temporary)
+            raise OutputError(exc.strerror or str(exc), target) from None
         files = getattr(_recorder, "files", None)
         if files is not None:
             files.append([self.url, name, len(data), hashlib.sha256(data).hexdigest()])
