@@ -15,6 +15,7 @@ that list, in that order and encoding, until the person changes a decision.
 from __future__ import annotations
 
 import base64
+import bisect
 import difflib
 import hashlib
 import io
@@ -167,20 +168,51 @@ def file_link(doc_id: str, base: str) -> str | None:
 def diff_spans(a: str, b: str) -> tuple[list[int], list[int]]:
     """The passages of ``a`` and of ``b`` that differ, as flat lists of [start, end) offsets in
     UTF-16 code units (as the page's script counts them): word by word for spaced text,
-    character by character for Chinese and Japanese."""
+    character by character for Chinese and Japanese. Lines are matched first and tokens only
+    inside the lines that differ (as ``git diff --word-diff`` does): a token diff of two whole
+    documents costs time that grows with the square of their common words."""
     tokens_a, tokens_b = list(_DIFF_TOKEN.finditer(a)), list(_DIFF_TOKEN.finditer(b))
-    matcher = difflib.SequenceMatcher(None, [t.group() for t in tokens_a], [t.group() for t in tokens_b],
-                                      autojunk=False)
+    lines_a, lines_b = _token_lines(a, tokens_a), _token_lines(b, tokens_b)
     spans_a: list[int] = []
     spans_b: list[int] = []
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+    by_line = difflib.SequenceMatcher(None, [key for key, _ in lines_a], [key for key, _ in lines_b], autojunk=False)
+    for tag, i1, i2, j1, j2 in by_line.get_opcodes():
         if tag == "equal":
             continue
-        if i2 > i1:
-            spans_a += [tokens_a[i1].start(), tokens_a[i2 - 1].end()]
-        if j2 > j1:
-            spans_b += [tokens_b[j1].start(), tokens_b[j2 - 1].end()]
+        first_a, last_a = _token_range(lines_a, i1, i2)
+        first_b, last_b = _token_range(lines_b, j1, j2)
+        part_a, part_b = tokens_a[first_a:last_a], tokens_b[first_b:last_b]
+        matcher = difflib.SequenceMatcher(None, [t.group() for t in part_a], [t.group() for t in part_b],
+                                          autojunk=False)
+        for op, k1, k2, m1, m2 in matcher.get_opcodes():
+            if op == "equal":
+                continue
+            if k2 > k1:
+                spans_a += [part_a[k1].start(), part_a[k2 - 1].end()]
+            if m2 > m1:
+                spans_b += [part_b[m1].start(), part_b[m2 - 1].end()]
     return _utf16_offsets(a, spans_a), _utf16_offsets(b, spans_b)
+
+
+def _token_lines(text: str, tokens: list[re.Match]) -> list[tuple[tuple[str, ...], int]]:
+    """Each line of ``text`` as (its tokens, the index of its first token), blank lines included."""
+    lines: list[tuple[tuple[str, ...], int]] = []
+    position = 0
+    for line in text.split("\n"):
+        end = position + len(line)
+        first = bisect.bisect_left(tokens, position, key=re.Match.start)
+        last = bisect.bisect_left(tokens, end + 1, key=re.Match.start)
+        lines.append((tuple(t.group() for t in tokens[first:last]), first))
+        position = end + 1
+    return lines
+
+
+def _token_range(lines: list[tuple[tuple[str, ...], int]], first_line: int, end_line: int) -> tuple[int, int]:
+    """The tokens of lines ``first_line`` up to ``end_line`` (not included), as [first, end)."""
+    if first_line == end_line:
+        return (lines[first_line][1], lines[first_line][1]) if first_line < len(lines) else (0, 0)
+    last_key, last_first = lines[end_line - 1]
+    return lines[first_line][1], last_first + len(last_key)
 
 
 def _utf16_offsets(text: str, offsets: list[int]) -> list[int]:

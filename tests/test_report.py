@@ -10,6 +10,7 @@ from urllib.parse import unquote_to_bytes
 
 from hypothesis import given, settings, strategies as st
 
+from simdedup import report
 from simdedup.report import _page, diff_spans, file_link
 
 from helpers import near_copy, words, write
@@ -129,3 +130,30 @@ def test_members_without_a_text_are_reported_and_the_page_is_still_written(run, 
     assert sorted(line.split(": ")[2] for line in result.err_lines) == ["c/b.txt", "c/y.txt"]
     data = page_data(Path("r.html"))
     assert sorted(data["ids"][int(i)] for i in data["missing"]) == ["c/b.txt", "c/y.txt"]
+
+
+_WORDS = st.sampled_from(["the", "cat", "sat", "on", "mat", "中", "文", ",", ".", "\n", "\n\n", " "])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_WORDS, max_size=60), st.lists(st.tuples(st.integers(0, 60), st.sampled_from(["", "dog", "文", "\n"])),
+                                            max_size=6))
+def test_the_unmarked_words_of_both_sides_are_one_sequence(words, edits):
+    """Whatever lines are matched first, a diff leaves the same tokens unmarked on both sides,
+    in order, and marks nothing in two equal texts."""
+    a = " ".join(words)
+    changed = list(words)
+    for position, word in edits:  # replace, insert or delete a word
+        position = min(position, len(changed))
+        changed[position:position + 1] = [word] if word else []
+    b = " ".join(changed)
+
+    def unmarked(text, spans):
+        marked = set()
+        for start, end in zip(spans[::2], spans[1::2]):
+            marked.update(range(start, end))
+        return [t.group() for t in report._DIFF_TOKEN.finditer(text) if t.start() not in marked]
+
+    spans_a, spans_b = report.diff_spans(a, b)
+    assert unmarked(a, spans_a) == unmarked(b, spans_b)
+    assert report.diff_spans(a, a) == ([], [])
