@@ -506,10 +506,13 @@ def evaluate(gold: str, match: str, clusters: str) -> None:
     """
     from .eval import read_cluster_members, read_gold_pairs, score_pairs
 
-    with open(gold, encoding="utf-8") as handle:
-        pairs = read_gold_pairs(handle, gold, match)
-    with click.open_file(clusters, encoding="utf-8") as handle:
-        members = list(read_cluster_members(handle, "<stdin>" if clusters == "-" else clusters, match))
+    from .jsonline import text_lines
+
+    with open(gold, "rb") as handle:
+        pairs = read_gold_pairs(text_lines(handle, gold), gold, match)
+    name = "<stdin>" if clusters == "-" else clusters
+    with click.open_file(clusters, "rb") as handle:
+        members = list(read_cluster_members(text_lines(handle, name), name, match))
     echo(json.dumps(score_pairs(members, pairs).as_dict()))
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Iterable, Iterator
 
 #: the deepest nesting of arrays and objects taken in a JSON line, whatever the line holds (a
 #: document, a fingerprint record, a cluster): deeper is refused with a one-line reason, so that
@@ -49,3 +49,14 @@ def _depth(value: Any) -> int:
             return deepest
         stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
     return deepest
+
+
+def text_lines(stream: Iterable[bytes], name: str) -> Iterator[str]:
+    """The lines of a binary stream as text, with ``FILE:LINE`` errors for bytes that are not UTF-8."""
+    from .errors import RecordError
+
+    for number, raw in enumerate(stream, 1):
+        try:
+            yield raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise RecordError(f"{name}:{number}: not UTF-8 text") from None

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Callable, Iterable, Iterator
 
 from .errors import RecordError, SimdedupError
-from .jsonline import parse_json_line
+from .jsonline import parse_json_line, text_lines
 from .read.remote import is_url
 from .write import Identity
 
@@ -228,7 +228,7 @@ def select_files(files: Iterable[tuple[str, BinaryIO]], policy: str = "represent
     Raises:
         RecordError: a line that is not UTF-8 or not a cluster, as ``FILE:LINE``.
     """
-    return selection(itertools.chain.from_iterable(read_clusters(_text_lines(stream, name), name)
+    return selection(itertools.chain.from_iterable(read_clusters(text_lines(stream, name), name)
                                                    for name, stream in files), policy)
 
 
@@ -246,15 +246,6 @@ def id_list(ids: Iterable[str], null: bool = False) -> bytes:
             raise SimdedupError(f"the id {doc_id!r} cannot be listed as a path" + ("; use -0" if name is not None else ""))
         out += name + end
     return bytes(out)
-
-
-def _text_lines(stream: Any, name: str) -> Iterator[str]:
-    """The lines of a binary stream as text, with ``FILE:LINE`` errors for bytes that are not UTF-8."""
-    for number, raw in enumerate(stream, 1):
-        try:
-            yield raw.decode("utf-8")
-        except UnicodeDecodeError:
-            raise RecordError(f"{name}:{number}: not UTF-8 text") from None
 
 
 def _is_path_text(doc_id: str) -> bool:

@@ -313,6 +313,8 @@ def test_random_cluster_lines(tmp_path, seed):
     text = damaged_clusters(rng) if seed % 2 else "\n".join(random_json(rng) for _ in range(5)) + "\n"
     path.write_text(text, encoding="utf-8", errors="surrogatepass")
     (tmp_path / "gold.jsonl").write_text(damaged_clusters(rng), encoding="utf-8", errors="surrogatepass")
+    if seed % 3 == 0:  # either file of any bytes, as a crawl or another tool may leave it
+        (tmp_path / rng.choice(["gold.jsonl", "clusters.jsonl"])).write_bytes(random_bytes(rng))
     runner = CliRunner()
     for command in (["select", str(path)], ["select", "-0", "--keep", "longest", str(path)],
                     ["select", "--kept", "--keep", "newest", str(path)],
