@@ -31,7 +31,7 @@ import itertools
 import os
 import stat
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO, Callable, Iterable, Iterator
+from typing import BinaryIO, Callable, Iterable, Iterator
 
 from .errors import RecordError, SimdedupError
 from .jsonline import parse_json_line, text_lines
