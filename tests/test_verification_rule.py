@@ -45,12 +45,12 @@ def test_ascii_punctuation_between_words_changes_no_set(words, data):
 @given(st.lists(st.tuples(st.lists(CJK, min_size=4, max_size=7), CJK_PUNCTUATION, CJK_PUNCTUATION),
                 min_size=2, max_size=6))
 def test_chinese_punctuation_is_measured(lines):
-    """A poem and the same characters re-punctuated (a mark changed after every line) have the
-    same words and different 3-grams: the marks after CJK text are tokens."""
+    """A poem and the same characters without their marks have the same words and different
+    3-grams: the marks after CJK text are tokens. (Re-punctuating may leave the *set* of 3-grams
+    as it was when lines repeat, so the comparison is with no marks at all.)"""
     a = "".join("".join(chars) + first for chars, first, _ in lines)
-    b = "".join("".join(chars) + (second if second != first else "。" if first != "。" else "，")
-                for chars, first, second in lines)
-    sa, sb = exact_sets(a), exact_sets(b)
+    bare = "".join("".join(chars) for chars, _, _ in lines)
+    sa, sb = exact_sets(a), exact_sets(bare)
     assert sa.words.tobytes() == sb.words.tobytes()
     assert sa.grams.tobytes() != sb.grams.tobytes()
 
