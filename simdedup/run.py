@@ -15,8 +15,8 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Iterable, Iterator
 
 from . import workers
-from .errors import REPEATED_IDS, SimdedupError, Warnings
-from .fingerprints import REPEATED_ID, FingerprintRecord, FingerprintSet, collect_records, json_lines, load_fingerprints
+from .errors import SimdedupError, Warnings
+from .fingerprints import FingerprintRecord, FingerprintSet, collect_records, json_lines, load_fingerprints, warn_repeated
 from .group import Cluster, StageTimes, cluster_fingerprints
 from .method_registry import DEFAULT_METHOD
 from .options import ClusterOptions
@@ -273,7 +273,7 @@ def cluster_files(files: Iterable[tuple[str, BinaryIO]], options: ClusterOptions
     times.start("read")
     fingerprints = load_fingerprints(files)
     times.count("read", len(fingerprints.ids), "records")
-    Warnings(note).warn_all(fingerprints.repeated, REPEATED_ID, REPEATED_IDS)
+    warn_repeated(note, fingerprints.repeated)
     new = None
     if against is not None and fingerprints.sources is not None:
         new = np.array([name != against for name in fingerprints.files or []], dtype=bool)[fingerprints.sources]
@@ -292,7 +292,7 @@ def dedup_run(run: FingerprintRun, options: ClusterOptions = ClusterOptions(),
     fingerprints = collect_records(run.records(batches))
     times.count("read and fingerprint", len(fingerprints.ids), "documents")
     run.skipped.extend(fingerprints.repeated)
-    Warnings(run.note).warn_all(fingerprints.repeated, REPEATED_ID, REPEATED_IDS)
+    warn_repeated(run.note, fingerprints.repeated)
     resolved = _resolved(options, fingerprints, run.note)
     return Clustered(fingerprints, cluster_fingerprints(fingerprints, resolved, times=times, release_texts=True),
                      resolved)

@@ -18,8 +18,8 @@ import numpy as np
 import xxhash
 
 from ..read import Inputs, Source
-from ..errors import REPEATED_IDS, RecordError, Warnings
-from ..fingerprints.sets import REPEATED_ID, record_key
+from ..errors import RecordError, Warnings
+from ..fingerprints.sets import record_key, warn_repeated
 from ..options import ClusterOptions
 from . import components as component_stage
 from . import fingerprints as fp_stage
@@ -427,7 +427,7 @@ def dedup(engine: Engine, work: WorkDir, shards: list[list[Any]], recipe: fp_sta
     repeated = np.flatnonzero(~rows.kept)
     repeated_ids = rows.ids_of(repeated) if len(repeated) else []
     skipped.extend(repeated_ids)
-    Warnings(warn).warn_all(repeated_ids, REPEATED_ID, REPEATED_IDS)
+    warn_repeated(warn, repeated_ids)
     lowercase = all(r["lowercase"] for r in results)
     outcome = cluster_rows(engine, work, rows, decision, plan, lowercase, target, warn)
     outcome.skipped = skipped
@@ -450,7 +450,7 @@ def cluster(engine: Engine, work: WorkDir, files: list[str], resolve: Callable[[
         part_of = np.searchsorted(rows.part_starts, repeated, side="right") - 1
         wheres = (f"{results[part]['path']}:{results[part]['lines'][row - rows.part_starts[part]]}: {doc_id}"
                   for row, part, doc_id in zip(repeated.tolist(), part_of.tolist(), rows.ids_of(repeated)))
-        Warnings(warn).warn_all(wheres, REPEATED_ID, REPEATED_IDS)
+        warn_repeated(warn, wheres)
     return cluster_rows(engine, work, rows, decision, plan, True, target, warn)
 
 

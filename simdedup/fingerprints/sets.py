@@ -8,6 +8,7 @@ from typing import Any, BinaryIO, Callable, Iterable, Sequence
 
 import numpy as np
 
+from ..errors import REPEATED_IDS, Warnings
 from ..pairs import as_words
 from ..method_registry import DEFAULT_METHOD
 from ..similarity import BUDGET_BYTES as EXACT_BUDGET_BYTES
@@ -66,6 +67,12 @@ def load_fingerprints(files: Iterable[tuple[str, BinaryIO]]) -> FingerprintSet:
 
 #: what is said of a record left out for its id (after ``FILE:LINE: ID`` or the id)
 REPEATED_ID = "id repeated; this record is left out (one record of each id is kept, chosen by content, not input order)"
+
+
+def warn_repeated(say: Callable[[str], None], wheres: Iterable[str]) -> None:
+    """Say, in proportion (:class:`simdedup.errors.Warnings`), that the records at ``wheres``
+    were left out for an id another record carries."""
+    Warnings(say).warn_all(wheres, REPEATED_ID, REPEATED_IDS)
 
 
 def record_key(value: np.ndarray, features: int, size: int, sketch: Any = None, text: Any = None) -> tuple:

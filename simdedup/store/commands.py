@@ -11,9 +11,9 @@ import click
 
 from ..cli_options import (echo, feature_options, given_on_command_line, message, method_from_options, output_file,
                            output_options, printable, storage_option)
-from ..fingerprints import REPEATED_ID
+from ..fingerprints import warn_repeated
 from ..read import named_streams
-from ..errors import REPEATED_IDS, SimdedupError, UsageError, Warnings
+from ..errors import SimdedupError, UsageError
 from ..limits import MAX_COMPARED, FiniteFloatRange
 from ..options import DEFAULTS, LINKAGES, OUTPUT_FORMATS
 from ..similarity import MEASURES
@@ -89,7 +89,7 @@ def create(directory: str, k: int, from_files: tuple[str, ...], blocks: int | No
     fingerprints = None
     if from_files:
         fingerprints = load_fingerprints(named_streams(from_files))
-        Warnings(message).warn_all(fingerprints.repeated, REPEATED_ID, REPEATED_IDS)
+        warn_repeated(message, fingerprints.repeated)
     given = any(given_on_command_line(name) for name in features)
     if fingerprints is not None and fingerprints.settings is not None and not given:
         settings = {**fingerprints.settings, "bits": fingerprints.bits}
@@ -129,7 +129,7 @@ def add(directory: str, files: tuple[str, ...], replace: bool, no_wait: bool, li
     out = output_file(output, force, files, not files or "-" in files)
     out.refuse_inside(directory)
     fingerprints = load_fingerprints(named_streams(files))
-    Warnings(message).warn_all(fingerprints.repeated, REPEATED_ID, REPEATED_IDS)
+    warn_repeated(message, fingerprints.repeated)
     with api.Index(directory) as opened, out.open() as fd:
         names = ["<stdin>" if name == "-" else name for name in files or ("-",)]
         result = opened.add(fingerprints, replace, names, linkage, singletons, not no_wait, waiting(directory),
