@@ -33,6 +33,7 @@ from .errors import SimdedupError, SkipDocument
 from .explain import bag_similarity, feature_pulls
 from .options import DEFAULTS
 from .read import Inputs, Source, open_documents, read_sources
+from .jsonline import text_lines
 from .select import Selection, read_clusters, select_files
 from .write import json_text_bytes
 
@@ -240,7 +241,7 @@ def build_report(cluster_files: list[tuple[str, bytes]], chosen: Selection, text
     """
     clusters = [_Cluster(members, representative)
                 for name, data in cluster_files
-                for members, representative in read_clusters(_lines(data), name)]
+                for members, representative in read_clusters(text_lines(io.BytesIO(data), name), name)]
     feature_sets: dict[str, dict[str, float]] = {}
     if features is not None:
         feature_sets = {doc_id: features(text) for doc_id, text in texts.texts.items()}
@@ -254,11 +255,6 @@ def build_report(cluster_files: list[tuple[str, bytes]], chosen: Selection, text
             raise SimdedupError(f"the report needs {len(page):,} bytes even without the documents' texts; "
                                 f"raise --max-bytes (now {options.max_bytes:,})")
         shown = shown // 2 if shown > 256 else 0
-
-
-def _lines(data: bytes) -> Iterator[str]:
-    for raw in io.BytesIO(data):
-        yield raw.decode("utf-8")  # select_files has checked that it is UTF-8
 
 
 def _least_similar_pair(cluster: _Cluster, feature_sets: dict[str, dict[str, float]]) -> dict | None:
