@@ -21,8 +21,9 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)  ## fingerprint and cluster the bundled examples, print the clusters
 	$(BIN)/simdedup fingerprint --silent examples/en examples/zh | $(BIN)/simdedup cluster
 
-lint: $(STAMP)  ## ruff's checks (pyproject.toml, [tool.ruff]); the tree is not ruff-formatted yet
+lint: $(STAMP)  ## ruff's checks and layout (pyproject.toml, [tool.ruff]); `ruff format .` fixes the layout
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 
 test: $(STAMP)  ## run the test suite (the slow cases run in make large)
 	$(BIN)/python -m pytest -q -m "not slow"

@@ -48,8 +48,9 @@ def simhash_pairs(ids: list[str], texts: list[str], shingles) -> list[tuple[str,
     logging.getLogger().setLevel(logging.ERROR)  # SimhashIndex warns about every large bucket
     objects = []
     for doc, text in zip(ids, texts):
-        features = (jieba.analyse.extract_tags(text, topK=20, withWeight=True) if cjk_share(text) >= 0.2
-                    else text.split())
+        features = (
+            jieba.analyse.extract_tags(text, topK=20, withWeight=True) if cjk_share(text) >= 0.2 else text.split()
+        )
         objects.append((doc, Simhash(features, f=64)))
     index = SimhashIndex(objects, f=64, k=3)
     return [(doc, other) for doc, value in objects for other in index.get_near_dups(value) if other != doc]

@@ -22,8 +22,17 @@ from quality import EVAL, SETS, simdedup_command  # noqa: E402
 
 METHODS = {
     "simhash, defaults (words, sketch, k 10, complete)": ["dedup"],
-    "simhash, plain (whitespace, k 3, single linkage)": ["dedup", "--tokenizer", "whitespace", "--sketch", "0",
-                                                         "-k", "3", "--linkage", "single"],
+    "simhash, plain (whitespace, k 3, single linkage)": [
+        "dedup",
+        "--tokenizer",
+        "whitespace",
+        "--sketch",
+        "0",
+        "-k",
+        "3",
+        "--linkage",
+        "single",
+    ],
     "nilsimsa, min score 90": ["dedup", "--method", "nilsimsa", "--min-score", "90"],
     "nilsimsa, min score 75": ["dedup", "--method", "nilsimsa", "--min-score", "75"],
     "longest 3 sentences": ["dedup", "--method", "sentences"],
@@ -58,8 +67,9 @@ def main() -> int:
                 out = Path(tmp) / "out.jsonl"
                 extra = ["-j", "1"] if args[0] == "dedup" else []
                 start = time.perf_counter()
-                subprocess.run(simdedup_command() + [args[0], "--silent", "-o", str(out), *extra, *args[1:], str(docs)],
-                               check=True)
+                subprocess.run(
+                    simdedup_command() + [args[0], "--silent", "-o", str(out), *extra, *args[1:], str(docs)], check=True
+                )
                 seconds = time.perf_counter() - start
                 ids = score.load_ids(str(EVAL / name))
                 if args[0] == "exact":

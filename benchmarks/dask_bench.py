@@ -56,9 +56,11 @@ def fingerprints(count: int) -> Path:
     return binary_copy(make_fingerprints(count))
 
 
-_WRAPPER = ("import resource, subprocess, sys; status = subprocess.run(sys.argv[1:]).returncode; "
-            "print('peak-kb', resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr); "
-            "sys.exit(status)")
+_WRAPPER = (
+    "import resource, subprocess, sys; status = subprocess.run(sys.argv[1:]).returncode; "
+    "print('peak-kb', resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr); "
+    "sys.exit(status)"
+)
 
 
 def measure(argv: list[str], output: Path) -> dict:
@@ -71,8 +73,12 @@ def measure(argv: list[str], output: Path) -> dict:
     if result.returncode not in (0, 3):
         raise SystemExit(f"failed: {' '.join(argv)}\n{result.stderr}")
     peak = int(result.stderr.rsplit("peak-kb ", 1)[1])
-    return {"seconds": round(seconds, 1), "peak_mb": round(peak / 1024), "stderr": result.stderr,
-            "sha256": hashlib.sha256(output.read_bytes()).hexdigest()}
+    return {
+        "seconds": round(seconds, 1),
+        "peak_mb": round(peak / 1024),
+        "stderr": result.stderr,
+        "sha256": hashlib.sha256(output.read_bytes()).hexdigest(),
+    }
 
 
 _STAGE = re.compile(r"simdedup: ([a-z-]+): (\d+)/(\d+) tasks.*?, ([\d,]+) rows, ([\d.]+ [kMG]?B), ([\d.]+) s")
@@ -85,13 +91,25 @@ def stages(stderr: str, documents: int) -> list[dict]:
     out = []
     for name, done, total, rows, size, seconds in _STAGE.findall(stderr):
         seconds = float(seconds)
-        out.append({"stage": name, "tasks": int(total), "rows out": int(rows.replace(",", "")), "bytes out": size,
-                    "seconds": seconds,
-                    "docs/s per core": round(documents / seconds / WORKERS) if seconds else None})
+        out.append(
+            {
+                "stage": name,
+                "tasks": int(total),
+                "rows out": int(rows.replace(",", "")),
+                "bytes out": size,
+                "seconds": seconds,
+                "docs/s per core": round(documents / seconds / WORKERS) if seconds else None,
+            }
+        )
     for name, seconds in _DRIVER.findall(stderr):  # one process: per core is per second
         seconds = float(seconds)
-        out.append({"stage": f"{name} (driver)", "seconds": seconds,
-                    "docs/s per core": round(documents / seconds) if seconds else None})
+        out.append(
+            {
+                "stage": f"{name} (driver)",
+                "seconds": seconds,
+                "docs/s per core": round(documents / seconds) if seconds else None,
+            }
+        )
     return out
 
 
@@ -101,12 +119,18 @@ def compare(name: str, single: list[str], distributed: list[str], documents: int
     one = measure(single, DATA / f"{name}.single")
     staged = measure(distributed + ["--work-dir", str(work)], DATA / f"{name}.{engine}")
     shutil.rmtree(work, ignore_errors=True)
-    return {"job": name, "documents": documents, "-j 2 s": one["seconds"], f"{engine} s": staged["seconds"],
-            "overhead": f"{staged['seconds'] / one['seconds'] - 1:+.0%}",
-            "same output": one["sha256"] == staged["sha256"], "-j 2 peak MB": one["peak_mb"],
-            f"{engine} peak MB": staged["peak_mb"],
-            f"end to end docs/s per core ({engine})": round(documents / staged["seconds"] / WORKERS),
-            "stages": stages(staged["stderr"], documents)}
+    return {
+        "job": name,
+        "documents": documents,
+        "-j 2 s": one["seconds"],
+        f"{engine} s": staged["seconds"],
+        "overhead": f"{staged['seconds'] / one['seconds'] - 1:+.0%}",
+        "same output": one["sha256"] == staged["sha256"],
+        "-j 2 peak MB": one["peak_mb"],
+        f"{engine} peak MB": staged["peak_mb"],
+        f"end to end docs/s per core ({engine})": round(documents / staged["seconds"] / WORKERS),
+        "stages": stages(staged["stderr"], documents),
+    }
 
 
 def shuffle_bytes(n: int) -> dict:
@@ -153,8 +177,12 @@ def _pairs_module(revision: str | None):
         from simdedup.engines import pairs
 
         return pairs
-    shown = [subprocess.run(["git", "show", f"{revision}:simdedup/{package}/pairs.py"], cwd=HERE.parent,
-                            capture_output=True, text=True) for package in ("engines", "distributed")]
+    shown = [
+        subprocess.run(
+            ["git", "show", f"{revision}:simdedup/{package}/pairs.py"], cwd=HERE.parent, capture_output=True, text=True
+        )
+        for package in ("engines", "distributed")
+    ]
     source = next((run.stdout for run in shown if run.returncode == 0), None)  # engines/ was distributed/
     if source is None:
         raise SystemExit(f"no pair stage at {revision}: {shown[-1].stderr.strip()}")
@@ -190,9 +218,17 @@ def table_job(revision: str | None, path: str, k: int, parts: int) -> None:
             codes.append(left * len(values) + right)
     seconds = time.perf_counter() - start
     digest.update(np.sort(np.concatenate(codes)).tobytes())
-    print(json.dumps({"seconds": seconds, "row-tables": len(values) * len(chosen), "tables": count,
-                      "peak_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
-                      "pairs": digest.hexdigest()}))
+    print(
+        json.dumps(
+            {
+                "seconds": seconds,
+                "row-tables": len(values) * len(chosen),
+                "tables": count,
+                "peak_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+                "pairs": digest.hexdigest(),
+            }
+        )
+    )
 
 
 def table_work(count: int, k: int, parts_list: tuple[int, ...]) -> list[dict]:
@@ -207,11 +243,19 @@ def table_work(count: int, k: int, parts_list: tuple[int, ...]) -> list[dict]:
             out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
             runs[label] = json.loads(out)
         rate = {label: run["row-tables"] / run["seconds"] for label, run in runs.items()}
-        rows.append({"k": k, "fingerprints": count, "tables": runs["now"]["tables"], "parts a table": parts,
-                     "before: row-tables/s per core": f"{rate['before']:.3g}", "now: row-tables/s per core":
-                     f"{rate['now']:.3g}", "speed-up": round(rate["now"] / rate["before"], 2),
-                     "peak MB before / now": f"{runs['before']['peak_mb']} / {runs['now']['peak_mb']}",
-                     "same pairs": runs["before"]["pairs"] == runs["now"]["pairs"]})
+        rows.append(
+            {
+                "k": k,
+                "fingerprints": count,
+                "tables": runs["now"]["tables"],
+                "parts a table": parts,
+                "before: row-tables/s per core": f"{rate['before']:.3g}",
+                "now: row-tables/s per core": f"{rate['now']:.3g}",
+                "speed-up": round(rate["now"] / rate["before"], 2),
+                "peak MB before / now": f"{runs['before']['peak_mb']} / {runs['now']['peak_mb']}",
+                "same pairs": runs["before"]["pairs"] == runs["now"]["pairs"],
+            }
+        )
     return rows
 
 
@@ -228,24 +272,48 @@ def main() -> int:
         return 0 if all(r["same pairs"] for r in work) else 1
     documents = int(os.environ.get("DASK_BENCH_DOCUMENTS", 1_000_000))
     folder = corpus(documents)
-    rows = [compare("dedup", SIMDEDUP + ["dedup", "-j", "2", "-k", "8", "--id-field", "id", str(folder)],
-                    SIMDEDUP + ["dedup", "--engine", "dask", "--local", str(WORKERS), "-k", "8", "--id-field", "id",
-                                str(folder)], documents)]
-    rows.append(compare("dedup", SIMDEDUP + ["dedup", "-j", "2", "-k", "8", "--id-field", "id", str(folder)],
-                        SIMDEDUP + ["dedup", "--engine", "stages", "-j", str(WORKERS), "-k", "8", "--id-field", "id",
-                                    str(folder)], documents, engine="stages"))
+    rows = [
+        compare(
+            "dedup",
+            SIMDEDUP + ["dedup", "-j", "2", "-k", "8", "--id-field", "id", str(folder)],
+            SIMDEDUP
+            + ["dedup", "--engine", "dask", "--local", str(WORKERS), "-k", "8", "--id-field", "id", str(folder)],
+            documents,
+        )
+    ]
+    rows.append(
+        compare(
+            "dedup",
+            SIMDEDUP + ["dedup", "-j", "2", "-k", "8", "--id-field", "id", str(folder)],
+            SIMDEDUP + ["dedup", "--engine", "stages", "-j", str(WORKERS), "-k", "8", "--id-field", "id", str(folder)],
+            documents,
+            engine="stages",
+        )
+    )
     path = fingerprints(count)
-    rows.append(compare("cluster", SIMDEDUP + ["cluster", "-k", "3", str(path)],
-                        SIMDEDUP + ["cluster", "--engine", "dask", "--local", str(WORKERS), "-k", "3", str(path)],
-                        count))
+    rows.append(
+        compare(
+            "cluster",
+            SIMDEDUP + ["cluster", "-k", "3", str(path)],
+            SIMDEDUP + ["cluster", "--engine", "dask", "--local", str(WORKERS), "-k", "3", str(path)],
+            count,
+        )
+    )
     print(json.dumps(rows, indent=1))
     dedup = rows[0]
     rate = {s["stage"]: s["docs/s per core"] for s in dedup["stages"]}
     core_hours = {stage: round(1e9 / r / 3600, 1) for stage, r in rate.items() if r}
     total = round(1e9 / dedup["end to end docs/s per core (dask)"] / 3600, 1)
-    print(json.dumps({"10^9 documents, core-hours by stage (from the dedup rates above)": core_hours,
-                      "10^9 documents, core-hours end to end": total,
-                      "shuffle of the pair search at 10^9 (16 bytes a row a table)": shuffle_bytes(10**9)}, indent=1))
+    print(
+        json.dumps(
+            {
+                "10^9 documents, core-hours by stage (from the dedup rates above)": core_hours,
+                "10^9 documents, core-hours end to end": total,
+                "shuffle of the pair search at 10^9 (16 bytes a row a table)": shuffle_bytes(10**9),
+            },
+            indent=1,
+        )
+    )
     return 0 if all(r["same output"] for r in rows) and all(r["same pairs"] for r in work) else 1
 
 

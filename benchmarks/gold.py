@@ -82,8 +82,10 @@ def similar_pairs(shingle_sets: list[set[str]], threshold: Fraction = NEAR_MISS)
     counted exactly; no hashing or sampling is involved, so the list is complete.
     """
     interned: dict[str, int] = {}
-    rows = [np.array(sorted(interned.setdefault(s, len(interned)) for s in shingles), dtype=np.int64)
-            for shingles in shingle_sets]
+    rows = [
+        np.array(sorted(interned.setdefault(s, len(interned)) for s in shingles), dtype=np.int64)
+        for shingles in shingle_sets
+    ]
     frequency = np.bincount(np.concatenate(rows), minlength=len(interned)) if rows else np.zeros(0, np.int64)
     rank = np.empty(len(interned), dtype=np.int64)
     rank[np.lexsort((np.arange(len(interned)), frequency))] = np.arange(len(interned))

@@ -47,7 +47,7 @@ def random_words(size: int, seed: int, vocabulary: int = 100_000, prefix: str = 
 
 # A 16 KiB period of random words: gzip's 32 KiB window sees it repeat, so even the stream of
 # random words compresses about a thousand times.
-RANDOM_WORDS = (random_words(1 << 14, 1, 5000).encode()[: 1 << 14] * (PIECE >> 14))
+RANDOM_WORDS = random_words(1 << 14, 1, 5000).encode()[: 1 << 14] * (PIECE >> 14)
 
 COMPRESSORS = {
     "gz": lambda data: gzip.compress(data, 9),
@@ -117,30 +117,43 @@ def main() -> int:
     fingerprint = ["fingerprint", "--silent", "-j", "1"]
     row = random_words(5000, 2).encode() + b"\n"
     line = json.dumps({"text": row.decode().strip()}).encode() + b"\n"
-    jobs = [(f"1 GiB of one word, .{codec}", bomb(f"one-word.txt.{codec}", ONE_WORD, compress), fingerprint)
-            for codec, compress in COMPRESSORS.items()]
+    jobs = [
+        (f"1 GiB of one word, .{codec}", bomb(f"one-word.txt.{codec}", ONE_WORD, compress), fingerprint)
+        for codec, compress in COMPRESSORS.items()
+    ]
     jobs += [
         ("1 GiB of random words, .gz", bomb("random-words.txt.gz", RANDOM_WORDS, COMPRESSORS["gz"]), fingerprint),
-        ("1 GiB of one word, .gz", bomb("one-word.txt.gz", ONE_WORD, COMPRESSORS["gz"]),
-         ["fingerprint", "--silent", "-j", "1", "--method", "sentences"]),
+        (
+            "1 GiB of one word, .gz",
+            bomb("one-word.txt.gz", ONE_WORD, COMPRESSORS["gz"]),
+            ["fingerprint", "--silent", "-j", "1", "--method", "sentences"],
+        ),
         ("1 GiB of NUL bytes, .zst", bomb("nul.txt.zst", bytes(PIECE), COMPRESSORS["zst"]), fingerprint),
         ("HTTP response, 1 GiB gzip body", http_bomb(), fingerprint),
-        (".jsonl.gz with a 1 GiB line", long_line_bomb("long-line.jsonl.gz", line, b'{"text": "', b'"}\n'),
-         fingerprint),
+        (
+            ".jsonl.gz with a 1 GiB line",
+            long_line_bomb("long-line.jsonl.gz", line, b'{"text": "', b'"}\n'),
+            fingerprint,
+        ),
         (".csv.gz with a 1 GiB row", long_line_bomb("long-row.csv.gz", b"text\n" + row, b"", b"\n"), fingerprint),
     ]
     ascii_line = json_line("one-line-ascii.jsonl", lambda: random_words(100_000_000, 3))
     accents_line = json_line("one-line-accents.jsonl", lambda: random_words(88_000_000, 4, prefix="é"))  # 100 MB
-    jobs += [("100 MB one-line JSON, ASCII", ascii_line, fingerprint),
-             ("100 MB one-line JSON, ASCII", ascii_line, ["fingerprint", "--silent"]),
-             ("100 MB one-line JSON, not ASCII", accents_line, fingerprint)]
+    jobs += [
+        ("100 MB one-line JSON, ASCII", ascii_line, fingerprint),
+        ("100 MB one-line JSON, ASCII", ascii_line, ["fingerprint", "--silent"]),
+        ("100 MB one-line JSON, not ASCII", accents_line, fingerprint),
+    ]
     print("| input | on disk MB | command | s | peak RSS MB | exit |")
     print("| --- | --- | --- | --- | --- | --- |")
     for label, path, command in jobs:
         figures = measure(SIMDEDUP + command + [str(path)])
         shown = " ".join(command[:1] + [c for c in command[1:] if c != "--silent"])
-        print(f"| {label} | {path.stat().st_size / 1e6:.1f} | {shown} | {figures['seconds']:.1f} | "
-              f"{figures['rss_mb']:.0f} | {figures['status']} |", flush=True)
+        print(
+            f"| {label} | {path.stat().st_size / 1e6:.1f} | {shown} | {figures['seconds']:.1f} | "
+            f"{figures['rss_mb']:.0f} | {figures['status']} |",
+            flush=True,
+        )
     return 0
 
 

@@ -57,8 +57,9 @@ def measure(argv: list[str]) -> dict:
             with open(arg, "rb") as handle:
                 while handle.read(1 << 24):
                     pass
-    result = subprocess.run([sys.executable, "-c", _MEASURE, os.devnull, *argv], capture_output=True, text=True,
-                            check=True)
+    result = subprocess.run(
+        [sys.executable, "-c", _MEASURE, os.devnull, *argv], capture_output=True, text=True, check=True
+    )
     figures = json.loads(result.stdout)
     if figures["status"] != 0:
         raise SystemExit(f"benchmark job failed: {' '.join(argv)}")
@@ -87,8 +88,9 @@ def generate(folder: Path, size: int, batch: int, queries: int) -> tuple[dict[st
     template = FingerprintRecord("", 0, 64, 0, settings, 0, bytes(settings["sketch"]))
     rng = np.random.default_rng(size)
     total = size + batch
-    values = rng.integers(0, 1 << 62, total, dtype=np.int64).astype(np.uint64) * np.uint64(4) + \
-        rng.integers(0, 4, total).astype(np.uint64)
+    values = rng.integers(0, 1 << 62, total, dtype=np.int64).astype(np.uint64) * np.uint64(4) + rng.integers(
+        0, 4, total
+    ).astype(np.uint64)
     sketches = rng.integers(0, 256, (total, settings["sketch"]), dtype=np.uint8)
     planted = np.flatnonzero(rng.random(total) < 0.1)
     planted = planted[planted > 0]
@@ -98,8 +100,9 @@ def generate(folder: Path, size: int, batch: int, queries: int) -> tuple[dict[st
     for _ in range(2):
         values[planted] ^= np.uint64(1) << rng.integers(0, 64, len(planted)).astype(np.uint64)
     for _ in range(4):
-        sketches[planted, rng.integers(0, settings["sketch"], len(planted))] = rng.integers(0, 256, len(planted),
-                                                                                             dtype=np.uint8)
+        sketches[planted, rng.integers(0, settings["sketch"], len(planted))] = rng.integers(
+            0, 256, len(planted), dtype=np.uint8
+        )
     features = rng.integers(20, 500, total)
     query_records = [fingerprinter.fingerprint_text(f"text{i:05d}", text) for i, text in enumerate(documents)]
     for i, record in enumerate(query_records):  # the texts' fingerprints go in with the batch
@@ -108,17 +111,30 @@ def generate(folder: Path, size: int, batch: int, queries: int) -> tuple[dict[st
         sketches[at] = np.frombuffer(record.sketch, dtype=np.uint8)
         features[at] = record.features
     ids = [f"doc{i:09d}" for i in range(total)]
-    ids[size:size + queries] = [r.id for r in query_records]
+    ids[size : size + queries] = [r.id for r in query_records]
 
     def write(path: Path, start: int, stop: int) -> None:
         with open(path, "wb") as out:
             for first in range(start, stop, BLOCK_RECORDS):
                 last = min(stop, first + BLOCK_RECORDS)
-                out.write(encode_columns(template, ids[first:last], values[first:last].reshape(-1, 1),
-                                         features[first:last], features[first:last] * 6, sketches[first:last]))
+                out.write(
+                    encode_columns(
+                        template,
+                        ids[first:last],
+                        values[first:last].reshape(-1, 1),
+                        features[first:last],
+                        features[first:last] * 6,
+                        sketches[first:last],
+                    )
+                )
 
-    for name, (start, stop) in {"main": (0, size), "head": (0, size // 10), "batch": (size, total),
-                                "tenth": (size, size + batch // 10), "rest": (size + batch // 10, total)}.items():
+    for name, (start, stop) in {
+        "main": (0, size),
+        "head": (0, size // 10),
+        "batch": (size, total),
+        "tenth": (size, size + batch // 10),
+        "rest": (size + batch // 10, total),
+    }.items():
         write(files[name], start, stop)
     return files, documents
 
@@ -141,8 +157,12 @@ def warm_queries(index_dir: Path, documents: list[str]) -> dict:
                 if round_:
                     seconds.append(took)
                     found += any(m.id == f"text{number:05d}" for m in matches)
-    return {"median_ms": 1000 * float(np.median(seconds)), "p95_ms": 1000 * float(np.percentile(seconds, 95)),
-            "queries": len(seconds), "found_their_text": found}
+    return {
+        "median_ms": 1000 * float(np.median(seconds)),
+        "p95_ms": 1000 * float(np.percentile(seconds, 95)),
+        "queries": len(seconds),
+        "found_their_text": found,
+    }
 
 
 def history(work: Path, adds: int = 1000, batch: int = 5) -> list[tuple[str, dict]]:
@@ -160,7 +180,7 @@ def history(work: Path, adds: int = 1000, batch: int = 5) -> list[tuple[str, dic
 
     def query_ms(index: Index) -> float:
         seconds = []
-        for record in records[::max(1, len(records) // 200)][:200]:
+        for record in records[:: max(1, len(records) // 200)][:200]:
             start = time.perf_counter()
             index.query_record(record)
             seconds.append(time.perf_counter() - start)
@@ -173,23 +193,38 @@ def history(work: Path, adds: int = 1000, batch: int = 5) -> list[tuple[str, dic
     add_ms, rows = [], []
     with Index(str(many)) as index:
         for number in range(adds):
-            chosen = batch_of(records[number * batch:(number + 1) * batch])
+            chosen = batch_of(records[number * batch : (number + 1) * batch])
             start = time.perf_counter()
             index.add(chosen, report=False)
             add_ms.append(1000 * (time.perf_counter() - start))
             if number == 0:
                 after_one = query_ms(index)
-        rows.append((f"index add of {batch} documents: the 1st, the {adds:,}th (median of the last 10), the slowest",
-                     {"first_ms": round(add_ms[0], 2), f"add_{adds}_ms": round(float(np.median(add_ms[-10:])), 2),
-                      "slowest_ms": round(max(add_ms), 2), "mean_ms": round(float(np.mean(add_ms)), 2),
-                      "segments": len(index._segments)}))
+        rows.append(
+            (
+                f"index add of {batch} documents: the 1st, the {adds:,}th (median of the last 10), the slowest",
+                {
+                    "first_ms": round(add_ms[0], 2),
+                    f"add_{adds}_ms": round(float(np.median(add_ms[-10:])), 2),
+                    "slowest_ms": round(max(add_ms), 2),
+                    "mean_ms": round(float(np.mean(add_ms)), 2),
+                    "segments": len(index._segments),
+                },
+            )
+        )
         after_many = query_ms(index)
     with Index(str(once)) as index:
         index.add(batch_of(records), report=False)
         at_once = query_ms(index)
-    rows.append((f"index query, warm: after 1 add, after {adds:,} adds, after 1 add of the same {adds * batch:,}",
-                 {"after_1_add_ms": round(after_one, 2), f"after_{adds}_adds_ms": round(after_many, 2),
-                  "one_add_of_all_ms": round(at_once, 2)}))
+    rows.append(
+        (
+            f"index query, warm: after 1 add, after {adds:,} adds, after 1 add of the same {adds * batch:,}",
+            {
+                "after_1_add_ms": round(after_one, 2),
+                f"after_{adds}_adds_ms": round(after_many, 2),
+                "one_add_of_all_ms": round(at_once, 2),
+            },
+        )
+    )
     return rows
 
 
@@ -224,24 +259,38 @@ def main() -> None:
     row(f"cluster -k {K} ({size:,})", cluster)
     create = measure([SIMDEDUP, "index", "create", str(index), "-k", str(K), "--from", str(files["main"])])
     row(f"index create --from ({size:,})", create, ratio_to_cluster=round(create["seconds"] / cluster["seconds"], 2))
-    stats = json.loads(subprocess.run([SIMDEDUP, "index", "stats", "--json", str(index)], capture_output=True,
-                                      check=True, text=True).stdout)
+    stats = json.loads(
+        subprocess.run(
+            [SIMDEDUP, "index", "stats", "--json", str(index)], capture_output=True, check=True, text=True
+        ).stdout
+    )
     row("bytes on disk per document", {"bytes_per_document": stats["bytes_per_document"], "bytes": stats["bytes"]})
     # an index of N / 10 takes the batch; the index of N takes a tenth of it, then the rest
-    subprocess.run([SIMDEDUP, "index", "create", str(small), "-k", str(K), "--from", str(files["head"])], check=True,
-                   capture_output=True)
+    subprocess.run(
+        [SIMDEDUP, "index", "create", str(small), "-k", str(K), "--from", str(files["head"])],
+        check=True,
+        capture_output=True,
+    )
     row(f"index add {batch:,} to {size // 10:,}", measure([SIMDEDUP, "index", "add", str(small), str(files["batch"])]))
     row(f"index add {batch // 10:,} to {size:,}", measure([SIMDEDUP, "index", "add", str(index), str(files["tenth"])]))
-    row(f"index add {batch - batch // 10:,} to {size + batch // 10:,}",
-        measure([SIMDEDUP, "index", "add", str(index), str(files["rest"])]))
+    row(
+        f"index add {batch - batch // 10:,} to {size + batch // 10:,}",
+        measure([SIMDEDUP, "index", "add", str(index), str(files["rest"])]),
+    )
     row(f"index query, warm, at {size + batch:,} (k = {K})", warm_queries(index, documents))
     query_file = work / "query.txt"
     query_file.write_text(documents[0])
-    row("index query, one CLI run (start-up included)", measure([SIMDEDUP, "index", "query", str(index), str(query_file)]))
+    row(
+        "index query, one CLI run (start-up included)",
+        measure([SIMDEDUP, "index", "query", str(index), str(query_file)]),
+    )
     row(f"index cluster ({size + batch:,})", measure([SIMDEDUP, "index", "cluster", str(index)]))
     row("index compact", measure([SIMDEDUP, "index", "compact", str(index)]))
-    stats = json.loads(subprocess.run([SIMDEDUP, "index", "stats", "--json", str(index)], capture_output=True,
-                                      check=True, text=True).stdout)
+    stats = json.loads(
+        subprocess.run(
+            [SIMDEDUP, "index", "stats", "--json", str(index)], capture_output=True, check=True, text=True
+        ).stdout
+    )
     row("bytes on disk per document, compacted", {"bytes_per_document": stats["bytes_per_document"]})
     for name, figures in history(work):
         row(name, figures)

@@ -64,13 +64,17 @@ def main() -> int:
     for label, path in (("10^5 small files", small_files()), ("2 GB JSON lines", big_jsonl())):
         files = [f for f in path.rglob("*") if f.is_file()] if path.is_dir() else [path]
         size = sum(f.stat().st_size for f in files)
-        for command in (["fingerprint", "--silent", "-j", "1", "-o", out, "--force"],
-                        ["fingerprint", "--silent", "-j", "2", "-o", out, "--force"],
-                        ["dedup", "--silent", "-o", out, "--force"]):
+        for command in (
+            ["fingerprint", "--silent", "-j", "1", "-o", out, "--force"],
+            ["fingerprint", "--silent", "-j", "2", "-o", out, "--force"],
+            ["dedup", "--silent", "-o", out, "--force"],
+        ):
             figures = measure(SIMDEDUP + command + [str(path)])  # (which reads the input first)
             name = command[0] + (f" -j {command[3]}" if "-j" in command else " (all cores)")
-            print(f"| {label} | {name} | {figures['seconds']:.1f} | "
-                  f"{size / figures['seconds'] / 1e6:.1f} | {figures['rss_mb']:.0f} |")
+            print(
+                f"| {label} | {name} | {figures['seconds']:.1f} | "
+                f"{size / figures['seconds'] / 1e6:.1f} | {figures['rss_mb']:.0f} |"
+            )
     return 0
 
 

@@ -19,12 +19,10 @@ import json
 import sys
 
 import numpy as np
-
 from speed import CORPUS, SIMDEDUP, measure
 
 K = 10
-SETTINGS = {"method": "simhash", "tokenizer": "words", "options": {"shingle": 1}, "hash": "xxh3",
-            "weighting": "binary"}
+SETTINGS = {"method": "simhash", "tokenizer": "words", "options": {"shingle": 1}, "hash": "xxh3", "weighting": "binary"}
 
 
 def make_family(count: int) -> tuple[str, int, int]:
@@ -34,8 +32,9 @@ def make_family(count: int) -> tuple[str, int, int]:
 
     rng = np.random.default_rng(count)
     base = int(rng.integers(0, 1 << 63))
-    values = np.array([base ^ sum(1 << int(b) for b in rng.choice(64, 5, replace=False)) for _ in range(count)],
-                      dtype=np.uint64)
+    values = np.array(
+        [base ^ sum(1 << int(b) for b in rng.choice(64, 5, replace=False)) for _ in range(count)], dtype=np.uint64
+    )
     sketches = np.tile(rng.integers(0, 256, 128, dtype=np.uint8), (count, 1))
     for row in sketches:
         changed = rng.choice(128, rng.choice([8, 9, 9, 10]), replace=False)
@@ -46,8 +45,15 @@ def make_family(count: int) -> tuple[str, int, int]:
     CORPUS.mkdir(parents=True, exist_ok=True)
     with open(path, "w") as out:
         for i, (value, sketch) in enumerate(zip(values.tolist(), sketches)):
-            record = {"id": f"page-{i:05d}", "simhash": f"{value:016x}", "bits": 64, "features": 200,
-                      "bytes": 2000, **SETTINGS, "sketch": encode(sketch.tobytes())}
+            record = {
+                "id": f"page-{i:05d}",
+                "simhash": f"{value:016x}",
+                "bits": 64,
+                "features": 200,
+                "bytes": 2000,
+                **SETTINGS,
+                "sketch": encode(sketch.tobytes()),
+            }
             out.write(json.dumps(record, separators=(",", ":")) + "\n")
     return str(path), len(left), verified
 
@@ -62,12 +68,16 @@ def main() -> int:
         path, candidates, verified = make_family(count)
         for linkage in ("complete", "star", "single"):
             out = str(CORPUS / f"family-{count}-{linkage}.out")
-            figures = measure(SIMDEDUP + ["cluster", "-k", str(K), "--linkage", linkage, "--singletons", path],
-                              output=out)
+            figures = measure(
+                SIMDEDUP + ["cluster", "-k", str(K), "--linkage", linkage, "--singletons", path], output=out
+            )
             with open(out) as handle:
                 clusters = sum(1 for _ in handle)
-            print(f"| {count:,} | {candidates:,} | {verified:,} | {linkage} | {figures['seconds']:.2f} | "
-                  f"{figures['rss_mb']:.0f} | {clusters:,} |", flush=True)
+            print(
+                f"| {count:,} | {candidates:,} | {verified:,} | {linkage} | {figures['seconds']:.2f} | "
+                f"{figures['rss_mb']:.0f} | {clusters:,} |",
+                flush=True,
+            )
     return 0
 
 

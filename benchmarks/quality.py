@@ -35,12 +35,13 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from eval_data import OUT, SETS as BUILT_SETS  # noqa: E402
+from eval_data import OUT  # noqa: E402
+from eval_data import SETS as BUILT_SETS
 from scoring import gold_pairs, read_clusters, score  # noqa: E402
 
-from simdedup.verify import share_a_band  # noqa: E402
 from simdedup.options import ClusterOptions  # noqa: E402
 from simdedup.sketch import decode  # noqa: E402
+from simdedup.verify import share_a_band  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 EVAL = Path(os.environ.get("SIMDEDUP_EVAL", ROOT.parent / "shared" / "eval"))
@@ -71,14 +72,17 @@ def available_sets() -> tuple[dict[str, tuple[Path, str]], list[str]]:
 def run_simdedup(folder: Path, extra: list[str], tmp: Path) -> dict:
     out = tmp / "clusters.jsonl"
     start = time.perf_counter()
-    subprocess.run(simdedup_command() + ["dedup", "--silent", "-o", str(out), *extra, str(folder / "docs")],
-                   check=True)
+    subprocess.run(simdedup_command() + ["dedup", "--silent", "-o", str(out), *extra, str(folder / "docs")], check=True)
     seconds = time.perf_counter() - start
     clusters = read_clusters(out)
     result = score(folder, clusters)
     spreads = [json.loads(line)["max_distance"] for line in out.read_text(encoding="utf-8").splitlines()]
-    return {**result, "seconds": seconds, "max_spread": max(spreads, default=0),
-            "bag_only": bag_only_pairs(folder, clusters)}
+    return {
+        **result,
+        "seconds": seconds,
+        "max_spread": max(spreads, default=0),
+        "bag_only": bag_only_pairs(folder, clusters),
+    }
 
 
 def bag_only_pairs(folder: Path, clusters: list[list[str]]) -> list[tuple[str, str, float, float]]:
@@ -97,22 +101,26 @@ def bag_only_pairs(folder: Path, clusters: list[list[str]]) -> list[tuple[str, s
         if len(members) < 2:
             continue
         index = similarity.ExactIndex(
-            similarity.KeptText((folder / "docs" / f"{doc}.txt").read_text(encoding="utf-8")) for doc in members)
+            similarity.KeptText((folder / "docs" / f"{doc}.txt").read_text(encoding="utf-8")) for doc in members
+        )
         left, right = np.triu_indices(len(members), 1)
         grams = index.measures(left, right, ("grams",))[0]
         sizes = index.kinds["grams"][3]
         wanted = needed(min_resemblance, np.minimum(sizes[left], sizes[right]))
-        found += [(members[i], members[j], float(r), float(w))
-                  for i, j, r, w in zip(left.tolist(), right.tolist(), grams.tolist(), np.broadcast_to(wanted, grams.shape))
-                  if r < w]
+        found += [
+            (members[i], members[j], float(r), float(w))
+            for i, j, r, w in zip(left.tolist(), right.tolist(), grams.tolist(), np.broadcast_to(wanted, grams.shape))
+            if r < w
+        ]
     return found
 
 
 def run_baseline(python: str, method: str, folder: Path, shingles: str, tmp: Path) -> dict:
     out = tmp / f"{method}.jsonl"
     start = time.perf_counter()
-    subprocess.run([python, str(ROOT / "benchmarks" / "baselines.py"), method, str(folder), shingles, str(out)],
-                   check=True)
+    subprocess.run(
+        [python, str(ROOT / "benchmarks" / "baselines.py"), method, str(folder), shingles, str(out)], check=True
+    )
     return {**score(folder, read_clusters(out)), "seconds": time.perf_counter() - start}
 
 
@@ -143,10 +151,16 @@ def candidate_recall(folder: Path, tmp: Path) -> dict:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--baselines", metavar="PYTHON",
-                        help="interpreter of the baselines' virtualenv (make eval: .venv-eval/bin/python)")
-    parser.add_argument("--bag-only", action="store_true",
-                        help="also list the bag-only pairs of each set (in the gold or not, resemblance, needed)")
+    parser.add_argument(
+        "--baselines",
+        metavar="PYTHON",
+        help="interpreter of the baselines' virtualenv (make eval: .venv-eval/bin/python)",
+    )
+    parser.add_argument(
+        "--bag-only",
+        action="store_true",
+        help="also list the bag-only pairs of each set (in the gold or not, resemblance, needed)",
+    )
     args, extra = parser.parse_known_args()
     sets, notes = available_sets()
     for note in notes:
@@ -160,22 +174,27 @@ def main() -> int:
             results[name] = run_simdedup(folder, extra, Path(tmp))
             recall[name] = candidate_recall(folder, Path(tmp))
             if args.baselines:
-                baselines[name] = {method: run_baseline(args.baselines, method, folder, shingles, Path(tmp))
-                                   for method in BASELINES}
+                baselines[name] = {
+                    method: run_baseline(args.baselines, method, folder, shingles, Path(tmp)) for method in BASELINES
+                }
         print(f"measured {name}", file=sys.stderr)
 
     print(f"\nsimdedup dedup {' '.join(extra) or '(defaults)'}\n")
-    header = ("| set | gold pairs | P | R | F1 | closure F1 | clusters (largest) | largest false cluster | bag-only pairs |"
-              " max spread (bits) | s |")
+    header = (
+        "| set | gold pairs | P | R | F1 | closure F1 | clusters (largest) | largest false cluster | bag-only pairs |"
+        " max spread (bits) | s |"
+    )
     if baselines:
         header += "".join(f" {label} F1 |" for label in BASELINES.values())
     print(header)
     print("|" + " --- |" * (header.count("|") - 1))
     for name, r in results.items():
-        line = (f"| {name} | {r['gold_pairs']} | {r['precision']:.3f} | {r['recall']:.3f} | **{r['f1']:.3f}** | "
-                f"{r['closure_f1']:.3f} | {r['clusters']} ({r['largest_cluster']}) | {r['largest_false_cluster']} | "
-                f"{len(r['bag_only'])} | {r['max_spread']} | "
-                f"{r['seconds']:.1f} |")
+        line = (
+            f"| {name} | {r['gold_pairs']} | {r['precision']:.3f} | {r['recall']:.3f} | **{r['f1']:.3f}** | "
+            f"{r['closure_f1']:.3f} | {r['clusters']} ({r['largest_cluster']}) | {r['largest_false_cluster']} | "
+            f"{len(r['bag_only'])} | {r['max_spread']} | "
+            f"{r['seconds']:.1f} |"
+        )
         if baselines:
             line += "".join(f" {baselines[name][method]['f1']:.3f} |" for method in BASELINES)
         print(line)
@@ -190,8 +209,10 @@ def main() -> int:
         print("| --- | --- | --- | --- | --- | --- | --- | --- |")
         for name, by_method in baselines.items():
             for method, r in by_method.items():
-                print(f"| {name} | {BASELINES[method]} | {r['precision']:.3f} | {r['recall']:.3f} | {r['f1']:.3f} | "
-                      f"{r['closure_f1']:.3f} | {r['clusters']} ({r['largest_cluster']}) | {r['seconds']:.1f} |")
+                print(
+                    f"| {name} | {BASELINES[method]} | {r['precision']:.3f} | {r['recall']:.3f} | {r['f1']:.3f} | "
+                    f"{r['closure_f1']:.3f} | {r['clusters']} ({r['largest_cluster']}) | {r['seconds']:.1f} |"
+                )
     else:
         print("baselines not run (give --baselines PYTHON; make eval does)")
     if args.bag_only:
@@ -200,8 +221,10 @@ def main() -> int:
             gold = {frozenset(pair) for pair in gold_pairs(sets[name][0])}
             for a, b, resemblance, wanted in r["bag_only"]:
                 print(f"{name}\t{a}\t{b}\t{frozenset((a, b)) in gold}\t{resemblance:.3f}\t{wanted:.3f}")
-    print("\ncandidate recall: share of the gold pairs that `simdedup fingerprint` (defaults) puts within k bits,"
-          " and whose sketches share a band; gold pairs that are neither are never candidates\n")
+    print(
+        "\ncandidate recall: share of the gold pairs that `simdedup fingerprint` (defaults) puts within k bits,"
+        " and whose sketches share a band; gold pairs that are neither are never candidates\n"
+    )
     print("| set | gold pairs | k | within k | share a sketch band | never candidates |")
     print("| --- | --- | --- | --- | --- | --- |")
     for name, c in recall.items():

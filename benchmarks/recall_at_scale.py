@@ -57,11 +57,27 @@ def distractor_fingerprints(count: int) -> Path:
                 zh = rng.random() < 0.1
                 words, cumulative = vocabularies[zh]
                 drawn = words[np.searchsorted(cumulative, rng.random(int(rng.integers(30, 121))))]
-                lines.append(json.dumps({"id": f"x{i:09d}", "text": ("" if zh else " ").join(drawn)},
-                                        ensure_ascii=False))
+                lines.append(
+                    json.dumps({"id": f"x{i:09d}", "text": ("" if zh else " ").join(drawn)}, ensure_ascii=False)
+                )
             out.write("\n".join(lines) + "\n")
-    subprocess.run(simdedup_command() + ["fingerprint", "--silent", "-j", "2", "--format", "binary",
-                                         "--id-field", "id", "-o", str(records), str(text)], check=True)
+    subprocess.run(
+        simdedup_command()
+        + [
+            "fingerprint",
+            "--silent",
+            "-j",
+            "2",
+            "--format",
+            "binary",
+            "--id-field",
+            "id",
+            "-o",
+            str(records),
+            str(text),
+        ],
+        check=True,
+    )
     text.unlink()
     return records
 
@@ -100,8 +116,19 @@ def main() -> int:
         records, alone, seconds = {}, {}, {}
         for name, (folder, _) in sets.items():  # ids are absolute paths: apart from the distractors'
             records[name] = tmp / f"{name}.sdfp"
-            subprocess.run(simdedup_command() + ["fingerprint", "--silent", "--format", "binary", "-o",
-                                                 str(records[name]), str(folder.resolve() / "docs")], check=True)
+            subprocess.run(
+                simdedup_command()
+                + [
+                    "fingerprint",
+                    "--silent",
+                    "--format",
+                    "binary",
+                    "-o",
+                    str(records[name]),
+                    str(folder.resolve() / "docs"),
+                ],
+                check=True,
+            )
             seconds[name] = cluster([records[name]], tmp / f"{name}.jsonl")
             alone[name] = score(folder, read_clusters(tmp / f"{name}.jsonl"))
         among_seconds = cluster([*records.values(), distractors], tmp / "among.jsonl")
@@ -109,19 +136,25 @@ def main() -> int:
         members = [[m["id"] for m in json.loads(line)["members"]] for line in lines]
         clusters = read_clusters(tmp / "among.jsonl")
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024  # the largest child: that run
-    print(f"all sets together among the distractors: one `cluster` run of {among_seconds:.0f} s, "
-          f"peak RSS {peak:,.0f} MB\n")
-    print("| set | documents | F1 alone | F1 among distractors | difference | P / R alone | P / R among | "
-          "cluster s alone |")
+    print(
+        f"all sets together among the distractors: one `cluster` run of {among_seconds:.0f} s, "
+        f"peak RSS {peak:,.0f} MB\n"
+    )
+    print(
+        "| set | documents | F1 alone | F1 among distractors | difference | P / R alone | P / R among | "
+        "cluster s alone |"
+    )
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     worst = 0.0
     for name, (folder, _) in sets.items():
         among = score(folder, clusters_seen_by(clusters, members, folder.resolve() / "docs"))
         docs = sum(1 for _ in (folder / "docs").iterdir())
         worst = max(worst, alone[name]["f1"] - among["f1"])
-        print(f"| {name} | {docs:,} | {alone[name]['f1']:.3f} | {among['f1']:.3f} | {among['f1'] - alone[name]['f1']:+.3f} | "
-              f"{alone[name]['precision']:.3f} / {alone[name]['recall']:.3f} | "
-              f"{among['precision']:.3f} / {among['recall']:.3f} | {seconds[name]:.1f} |")
+        print(
+            f"| {name} | {docs:,} | {alone[name]['f1']:.3f} | {among['f1']:.3f} | {among['f1'] - alone[name]['f1']:+.3f} | "
+            f"{alone[name]['precision']:.3f} / {alone[name]['recall']:.3f} | "
+            f"{among['precision']:.3f} / {among['recall']:.3f} | {seconds[name]:.1f} |"
+        )
     print(f"\nlargest F1 loss among {args.count:,} distractors: {worst:.3f} (target: at most 0.01)")
     return 0
 

@@ -57,8 +57,11 @@ def _build(folder: Path) -> None:
     (folder / "parquet").mkdir(parents=True, exist_ok=True)
     for shard in range(4):
         texts = [_words(rng, 200) for _ in range(20000)]
-        pq.write_table(pa.table({"id": [f"p{shard}-{n}" for n in range(20000)], "text": texts}),
-                       folder / "parquet" / f"shard-{shard}.parquet", row_group_size=5000)
+        pq.write_table(
+            pa.table({"id": [f"p{shard}-{n}" for n in range(20000)], "text": texts}),
+            folder / "parquet" / f"shard-{shard}.parquet",
+            row_group_size=5000,
+        )
 
 
 def corpus() -> Path:
@@ -76,8 +79,11 @@ def stored_bytes(folder: Path) -> int:
 
 def fingerprint(target: str, env: dict, extra: list[str]) -> tuple[float, bytes]:
     started = time.perf_counter()
-    result = subprocess.run([sys.executable, "-m", "simdedup", "fingerprint", "--silent", "-j", JOBS, *extra, target],
-                            capture_output=True, env=env)
+    result = subprocess.run(
+        [sys.executable, "-m", "simdedup", "fingerprint", "--silent", "-j", JOBS, *extra, target],
+        capture_output=True,
+        env=env,
+    )
     seconds = time.perf_counter() - started
     if result.returncode != 0:
         raise SystemExit(f"{target}: exit {result.returncode}: {result.stderr.decode()[-500:]}")
@@ -94,8 +100,12 @@ def main() -> None:
         uploads = 3000 / (time.perf_counter() - started)
         for kind in ("jsonl", "parquet"):
             server.upload_tree(BUCKET, f"corpus/{kind}", folder / kind)
-        env = {**os.environ, "AWS_ACCESS_KEY_ID": server.key, "AWS_SECRET_ACCESS_KEY": server.secret,
-               "PYTHONPATH": str(HERE.parent)}
+        env = {
+            **os.environ,
+            "AWS_ACCESS_KEY_ID": server.key,
+            "AWS_SECRET_ACCESS_KEY": server.secret,
+            "PYTHONPATH": str(HERE.parent),
+        }
         options = ["--storage-option", f"endpoint_url={server.endpoint}"]
         print(f"fingerprint -j {JOBS}: local files against moto's S3 server on 127.0.0.1 (MB/s of stored bytes)")
         print(f"(the server's own pace: {uploads:.0f} small objects uploaded per second by 8 client threads)")

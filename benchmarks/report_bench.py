@@ -78,8 +78,11 @@ def main() -> int:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="report-bench-") as tmp:
         work = Path(tmp)
-        corpus = REAL_EN if (REAL_EN.parent / "real-en.complete").exists() else \
-            generated_corpus(work / "corpus", args.documents)
+        corpus = (
+            REAL_EN
+            if (REAL_EN.parent / "real-en.complete").exists()
+            else generated_corpus(work / "corpus", args.documents)
+        )
         clusters = work / "clusters.jsonl"
         dedup_seconds = simdedup("dedup", "--silent", str(corpus), "-o", str(clusters))
         page = work / "report.html"

@@ -51,15 +51,25 @@ def score(set_dir: Path, clusters: list[list[str]]) -> dict:
     precision, recall, f1 = _prf(hits, predicted, len(gold))
     component = components(gold)
     closure = sum(_pairs_in(n) for n in Counter(component.values()).values())
-    closure_hits = sum(_pairs_in(n) for n in Counter((c, label[d]) for d, c in component.items() if d in label).values())
+    closure_hits = sum(
+        _pairs_in(n) for n in Counter((c, label[d]) for d, c in component.items() if d in label).values()
+    )
     members: dict[int, list[str]] = {}
     for doc, number in label.items():
         members.setdefault(number, []).append(doc)
-    false_sizes = [len(docs) for docs in members.values()
-                   if len(docs) >= 2 and len({component.get(doc, doc) for doc in docs}) > 1]
-    return {"precision": precision, "recall": recall, "f1": f1, "closure_f1": _prf(closure_hits, predicted, closure)[2],
-            "gold_pairs": len(gold), "clusters": sum(1 for n in sizes.values() if n >= 2),
-            "largest_cluster": max(sizes.values(), default=0), "largest_false_cluster": max(false_sizes, default=0)}
+    false_sizes = [
+        len(docs) for docs in members.values() if len(docs) >= 2 and len({component.get(doc, doc) for doc in docs}) > 1
+    ]
+    return {
+        "precision": precision,
+        "recall": recall,
+        "f1": f1,
+        "closure_f1": _prf(closure_hits, predicted, closure)[2],
+        "gold_pairs": len(gold),
+        "clusters": sum(1 for n in sizes.values() if n >= 2),
+        "largest_cluster": max(sizes.values(), default=0),
+        "largest_false_cluster": max(false_sizes, default=0),
+    }
 
 
 def read_clusters(path: Path) -> list[list[str]]:

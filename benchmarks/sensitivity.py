@@ -41,9 +41,13 @@ GRID = {
 
 def defaults() -> dict[str, float]:
     options = ClusterOptions()
-    return {"min_similarity": options.min_similarity, "min_resemblance": options.min_resemblance,
-            "margin": similarity.BAG_MARGIN, "evidence": similarity.EVIDENCE_GRAMS,
-            "min_features": options.min_features}
+    return {
+        "min_similarity": options.min_similarity,
+        "min_resemblance": options.min_resemblance,
+        "margin": similarity.BAG_MARGIN,
+        "evidence": similarity.EVIDENCE_GRAMS,
+        "min_features": options.min_features,
+    }
 
 
 def fingerprinted(folder: Path):
@@ -57,8 +61,12 @@ def fingerprinted(folder: Path):
 def f1_of(fingerprints, folder: Path, setting: dict[str, float]) -> dict:
     similarity.BAG_MARGIN = group.BAG_MARGIN = setting["margin"]
     similarity.EVIDENCE_GRAMS = group.EVIDENCE_GRAMS = setting["evidence"]
-    options = replace(ClusterOptions(), min_similarity=setting["min_similarity"],
-                      min_resemblance=setting["min_resemblance"], min_features=int(setting["min_features"]))
+    options = replace(
+        ClusterOptions(),
+        min_similarity=setting["min_similarity"],
+        min_resemblance=setting["min_resemblance"],
+        min_features=int(setting["min_features"]),
+    )
     clusters = cluster_fingerprints(fingerprints, options.for_fingerprints(fingerprints))
     ids = fingerprints.ids
     return score(folder, [[Path(ids[m]).stem for m in c.members] for c in clusters])
@@ -84,8 +92,10 @@ def main() -> int:
             setting = {**base, constant: value}
             f1s = [f1_of(prints[name], folder, setting)["f1"] for name, (folder, _) in sets.items()]
             mark = " (chosen)" if value == base[constant] else ""
-            print(f"| {constant} | {value:g}{mark} | " + " | ".join(f"{f:.3f}" for f in f1s)
-                  + f" | **{min(f1s):.3f}** |", flush=True)
+            print(
+                f"| {constant} | {value:g}{mark} | " + " | ".join(f"{f:.3f}" for f in f1s) + f" | **{min(f1s):.3f}** |",
+                flush=True,
+            )
     return 0
 
 

@@ -53,7 +53,9 @@ MB = 1e6
 
 def _english_vocabulary(rng: random.Random) -> tuple[list[str], list[float]]:
     letters = "etaoinshrdlcumwfgypbvkjxqz"
-    words = sorted({"".join(rng.choices(letters, weights=range(26, 0, -1), k=rng.randint(1, 10))) for _ in range(30000)})
+    words = sorted(
+        {"".join(rng.choices(letters, weights=range(26, 0, -1), k=rng.randint(1, 10))) for _ in range(30000)}
+    )
     rng.shuffle(words)
     return words, [1 / (rank + 1) for rank in range(len(words))]
 
@@ -134,7 +136,8 @@ def make_planted(count: int, share: float = 0.1, group: int = 10) -> tuple[Path,
     CORPUS.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(count)
     values = rng.integers(0, 2**63, count, dtype=np.int64).astype(np.uint64) * np.uint64(2) + rng.integers(
-        0, 2, count, dtype=np.int64).astype(np.uint64)
+        0, 2, count, dtype=np.int64
+    ).astype(np.uint64)
     sketches = rng.integers(0, 256, (count, 128), dtype=np.uint8)
     planted = int(count * share) // group * group
     members = rng.permutation(count)[:planted].reshape(-1, group)
@@ -147,16 +150,36 @@ def make_planted(count: int, share: float = 0.1, group: int = 10) -> tuple[Path,
             changed = rng.integers(0, 128, rng.integers(0, 11))
             sketch[changed] = rng.integers(0, 256, len(changed), dtype=np.uint8)
             sketches[row] = sketch
-    settings = {"method": "simhash", "tokenizer": "words", "options": {"shingle": 1}, "hash": "xxh3",
-                "weighting": "binary"}
+    settings = {
+        "method": "simhash",
+        "tokenizer": "words",
+        "options": {"shingle": 1},
+        "hash": "xxh3",
+        "weighting": "binary",
+    }
     tail = json.dumps(settings, separators=(",", ":"))[1:-1]
     with open(canonical, "w") as out, open(spelled, "w") as other:
         for i, (value, sketch) in enumerate(zip(values.tolist(), sketches)):
             text = encode(sketch.tobytes())
-            out.write(f'{{"id":"d{i:08d}","simhash":"{value:016x}","bits":64,"features":100,"bytes":800,'
-                      f'{tail},"sketch":"{text}"}}\n')
-            other.write(json.dumps({"id": f"d{i:08d}", "simhash": f"{value:016x}", "bits": 64, "features": 100,
-                                    "bytes": 800, **settings, "sketch": text}, sort_keys=True) + "\n")
+            out.write(
+                f'{{"id":"d{i:08d}","simhash":"{value:016x}","bits":64,"features":100,"bytes":800,'
+                f'{tail},"sketch":"{text}"}}\n'
+            )
+            other.write(
+                json.dumps(
+                    {
+                        "id": f"d{i:08d}",
+                        "simhash": f"{value:016x}",
+                        "bits": 64,
+                        "features": 100,
+                        "bytes": 800,
+                        **settings,
+                        "sketch": text,
+                    },
+                    sort_keys=True,
+                )
+                + "\n"
+            )
     return canonical, spelled
 
 
@@ -211,8 +234,9 @@ def measure(argv: list[str], output: str = os.devnull) -> dict:
     runs = []
     while len(runs) < (3 if runs and runs[0]["seconds"] < REPEAT_UNDER else 1):
         _warm(argv)
-        result = subprocess.run([sys.executable, "-c", _MEASURE, output, *argv], capture_output=True, text=True,
-                                check=True)
+        result = subprocess.run(
+            [sys.executable, "-c", _MEASURE, output, *argv], capture_output=True, text=True, check=True
+        )
         runs.append(json.loads(result.stdout))
         if runs[-1]["status"] not in (0, 3):
             raise SystemExit(f"benchmark job failed: {' '.join(argv)}")
@@ -285,14 +309,14 @@ ANCHOR_SCRIPTS = {
     "floor": "for p in files: open(p, encoding='utf-8').read().split()",
     "pypi-simhash": "from simhash import Simhash\nfor p in files: Simhash(open(p, encoding='utf-8').read().split())",
     "pybind-xxh3": "import simhash, xxhash\nh = xxhash.xxh3_64_intdigest\n"
-                   "for p in files: simhash.compute([h(t.encode()) for t in open(p, encoding='utf-8').read().split()])",
+    "for p in files: simhash.compute([h(t.encode()) for t in open(p, encoding='utf-8').read().split()])",
     "extract-tags": "import jieba, jieba.analyse, logging\njieba.setLogLevel(logging.ERROR)\n"
-                    "for p in files: jieba.analyse.extract_tags(open(p, encoding='utf-8').read(), topK=20, withWeight=True)",
+    "for p in files: jieba.analyse.extract_tags(open(p, encoding='utf-8').read(), topK=20, withWeight=True)",
     "pypi-index": "import json\nfrom simhash import Simhash, SimhashIndex\n"
-                  "objs = [(json.loads(l)['id'], Simhash(int(json.loads(l)['simhash'], 16))) for l in open(files[0])]\n"
-                  "index = SimhashIndex(objs, k=3)\nfor key, s in objs: index.get_near_dups(s)",
+    "objs = [(json.loads(l)['id'], Simhash(int(json.loads(l)['simhash'], 16))) for l in open(files[0])]\n"
+    "index = SimhashIndex(objs, k=3)\nfor key, s in objs: index.get_near_dups(s)",
     "pybind-find-all": "import json, simhash\nvalues = [int(json.loads(l)['simhash'], 16) for l in open(files[0])]\n"
-                       "simhash.find_all(values, 6, 3)",
+    "simhash.find_all(values, 6, 3)",
     "rensa": """
 from rensa import RMinHash, RMinHashLSH
 lsh, hashes = RMinHashLSH(threshold=0.8, num_perm=128, num_bands=16), []
@@ -340,18 +364,28 @@ print(json.dumps({{"seconds": time.perf_counter() - start, "rss_mb": resource.ge
 # --- report ---------------------------------------------------------------------------------
 
 
-TABLE_HEAD = ("| job | tool | s | CPU s | MB/s | docs/s | peak RSS MB | simdedup speed-up |\n"
-              "| --- | --- | --- | --- | --- | --- | --- | --- |")
+TABLE_HEAD = (
+    "| job | tool | s | CPU s | MB/s | docs/s | peak RSS MB | simdedup speed-up |\n"
+    "| --- | --- | --- | --- | --- | --- | --- | --- |"
+)
 
 
-def row(job: str, tool: str, figures: dict, megabytes: float | None = None, docs: int | None = None,
-        baseline: dict | None = None) -> str:
+def row(
+    job: str,
+    tool: str,
+    figures: dict,
+    megabytes: float | None = None,
+    docs: int | None = None,
+    baseline: dict | None = None,
+) -> str:
     rate = f"{megabytes / figures['seconds']:.1f}" if megabytes else ""
     per_doc = f"{docs / figures['seconds']:,.0f}" if docs else ""
     ratio = f"{baseline['seconds'] / figures['seconds']:.2f}x" if baseline else ""
     cpu = f"{figures['cpu']:.2f}" if "cpu" in figures else ""
-    return (f"| {job} | {tool} | {figures['seconds']:.2f} | {cpu} | {rate} | {per_doc} | {figures['rss_mb']:.0f} | "
-            f"{ratio} |")
+    return (
+        f"| {job} | {tool} | {figures['seconds']:.2f} | {cpu} | {rate} | {per_doc} | {figures['rss_mb']:.0f} | "
+        f"{ratio} |"
+    )
 
 
 def same_output_on_both_paths(folder: Path, *options: str) -> str:
@@ -359,8 +393,11 @@ def same_output_on_both_paths(folder: Path, *options: str) -> str:
     outputs = []
     for fast in ("1", "0"):
         out = str(CORPUS / f"out-fastpath-{fast}.jsonl")
-        subprocess.run(fingerprint_of(folder, out, *options), env={**os.environ, "SIMDEDUP_FASTPATH": fast},
-                       stderr=subprocess.DEVNULL)
+        subprocess.run(
+            fingerprint_of(folder, out, *options),
+            env={**os.environ, "SIMDEDUP_FASTPATH": fast},
+            stderr=subprocess.DEVNULL,
+        )
         outputs.append(Path(out).read_bytes())
     same = "identical" if outputs[0] == outputs[1] else "DIFFERENT"
     records = outputs[0].count(b"\n")
@@ -379,15 +416,19 @@ def real_rows(python_a: str, python_b: str, out: str) -> None:
     print()
     for name in listings:
         for options in ([], ["--tokenizer", "whitespace", "--sketch", "0"], ["--shingle", "3"]):
-            print(f"- {name}, `fingerprint {' '.join(options) or '(defaults)'}`: kernel and Python path "
-                  f"{same_output_on_both_paths(CORPUS / name, *options)}")
+            print(
+                f"- {name}, `fingerprint {' '.join(options) or '(defaults)'}`: kernel and Python path "
+                f"{same_output_on_both_paths(CORPUS / name, *options)}"
+            )
     print("\n" + TABLE_HEAD)
     listing = listings["real-en"]
     paths = listing.read_text().splitlines()
     docs, mb = len(paths), sum(os.path.getsize(p) for p in paths) / MB
     job = f"fingerprint real-en {mb:.0f} MB"
-    base = {name: anchor(py, name, listing) for name, py in
-            (("floor", python_a), ("pypi-simhash", python_a), ("pybind-xxh3", python_b))}
+    base = {
+        name: anchor(py, name, listing)
+        for name, py in (("floor", python_a), ("pypi-simhash", python_a), ("pybind-xxh3", python_b))
+    }
     plain = measure(fingerprint_of(listing, out, "--tokenizer", "whitespace", "--sketch", "0"))
     default, two, ceiling = parallel_jobs(listing, out)
     print(row(job, "read + split (floor)", base["floor"], mb, docs))
@@ -404,7 +445,7 @@ def real_rows(python_a: str, python_b: str, out: str) -> None:
     rensa = anchor(python_a, "rensa", listing)
     print(row(f"dedup real-en {mb:.0f} MB", "rensa MinHash-LSH (3-shingles, 128 perms)", rensa, mb, docs))
     for jobs in (1, 2):
-        command = " ".join(SIMDEDUP) + f" dedup --silent -j {jobs} -o /dev/null - < \"$1\""
+        command = " ".join(SIMDEDUP) + f' dedup --silent -j {jobs} -o /dev/null - < "$1"'
         dedup = measure(["sh", "-c", command, "sh", str(listing)])
         print(row(f"dedup real-en {mb:.0f} MB", f"simdedup dedup defaults, -j {jobs}", dedup, mb, docs, rensa))
     for name in ("real-zh", "real-mixed"):
@@ -426,8 +467,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--real-only", action="store_true", help="the real corpora alone")
     parser.add_argument("--sizes", default="24,72,216", help="English corpus sizes in MB")
-    parser.add_argument("--jobs-size", type=int, default=648,
-                        help="English corpus size in MB for -j 2 alone, where start-up weighs little (0: none)")
+    parser.add_argument(
+        "--jobs-size",
+        type=int,
+        default=648,
+        help="English corpus size in MB for -j 2 alone, where start-up weighs little (0: none)",
+    )
     parser.add_argument("--zh", type=int, default=8, help="Chinese corpus size in MB")
     parser.add_argument("--large", action="store_true", help="also cluster 10^7 fingerprints")
     args = parser.parse_args()
@@ -447,10 +492,27 @@ def main() -> int:
         docs = len(listing.read_text().splitlines())
         mb = sum(p.stat().st_size for p in folder.glob("*.txt")) / MB
         job = f"fingerprint en {mb:.0f} MB"
-        base = {name: anchor(py, name, listing) for name, py in
-                (("floor", python_a), ("pypi-simhash", python_a), ("pybind-xxh3", python_b))}
-        plain = measure(SIMDEDUP + ["fingerprint", "--silent", "-j", "1", "--tokenizer", "whitespace", "--sketch",
-                                    "0", "-o", out, "--force", str(folder)])
+        base = {
+            name: anchor(py, name, listing)
+            for name, py in (("floor", python_a), ("pypi-simhash", python_a), ("pybind-xxh3", python_b))
+        }
+        plain = measure(
+            SIMDEDUP
+            + [
+                "fingerprint",
+                "--silent",
+                "-j",
+                "1",
+                "--tokenizer",
+                "whitespace",
+                "--sketch",
+                "0",
+                "-o",
+                out,
+                "--force",
+                str(folder),
+            ]
+        )
         default, two, ceiling = parallel_jobs(folder, out)
         print(row(job, "read + split (floor)", base["floor"], mb, docs))
         print(row(job, "PyPI simhash 2.1.2", base["pypi-simhash"], mb, docs))
@@ -476,10 +538,13 @@ def main() -> int:
     tags = anchor(python_a, "extract-tags", listing)
     print(row(job, "jieba extract_tags", tags, mb, docs))
     for tokenizer, jobs in (("jieba", 1), ("jieba-fast", 1), ("jieba-fast", 2)):
-        ours = measure(SIMDEDUP + ["fingerprint", "--silent", "-j", str(jobs), "--tokenizer", tokenizer, "-o", out,
-                                   "--force", str(zh)])
-        print(row(job, f"simdedup --tokenizer {tokenizer}" + (f", -j {jobs}" if jobs > 1 else ""), ours, mb, docs,
-                  tags))
+        ours = measure(
+            SIMDEDUP
+            + ["fingerprint", "--silent", "-j", str(jobs), "--tokenizer", tokenizer, "-o", out, "--force", str(zh)]
+        )
+        print(
+            row(job, f"simdedup --tokenizer {tokenizer}" + (f", -j {jobs}" if jobs > 1 else ""), ours, mb, docs, tags)
+        )
     for count in [10**5, 10**6] + ([10**7] if args.large else []):
         path = make_fingerprints(count)
         listing = CORPUS / "fp.list"
@@ -499,8 +564,15 @@ def main() -> int:
     job = "cluster k=3, 10^6 fingerprints with sketches, 10% in planted groups"
     plain = measure(SIMDEDUP + ["cluster", "-k", "3", str(canonical)])
     print(row(job, "simdedup cluster (CLI, canonical JSON lines)", plain, docs=10**6))
-    print(row(job, "simdedup cluster (CLI, jq spelling; speed-up is canonical's)", measure(
-        SIMDEDUP + ["cluster", "-k", "3", str(spelled)]), docs=10**6, baseline=plain))
+    print(
+        row(
+            job,
+            "simdedup cluster (CLI, jq spelling; speed-up is canonical's)",
+            measure(SIMDEDUP + ["cluster", "-k", "3", str(spelled)]),
+            docs=10**6,
+            baseline=plain,
+        )
+    )
     folder = make_corpus("en", sizes[-1])
     listing = file_list(folder)
     docs = len(listing.read_text().splitlines())

@@ -17,7 +17,6 @@ import os
 import tempfile
 from pathlib import Path
 
-
 #: the layout of the files (in the folder names, so that files of other layouts are never read)
 LAYOUT = 2
 DIGEST_BYTES = 32

@@ -15,16 +15,32 @@ from typing import Any
 
 import click
 
-from .cli_options import (EXIT_SKIPPED, INPUT_OPTIONS, apply_options, cluster_options, echo,
-                          end_run, feature_options, fingerprint_options, fingerprint_run, message, method_from_options,
-                          output_file, output_options, printable, progress, take_inputs, with_progress)
+from .cli_options import (
+    EXIT_SKIPPED,
+    INPUT_OPTIONS,
+    apply_options,
+    cluster_options,
+    echo,
+    end_run,
+    feature_options,
+    fingerprint_options,
+    fingerprint_run,
+    message,
+    method_from_options,
+    output_file,
+    output_options,
+    printable,
+    progress,
+    storage_option,  # URL inputs and outputs: simdedup.read.remote
+    take_inputs,
+    with_progress,
+)
 from .engines.commands import engine_options
 from .errors import SimdedupError, UsageError, Warnings
 from .limits import MAX_BLOOM, MAX_BYTES, MAX_COUNT, FiniteFloatRange
 from .options import DEFAULTS
 from .read import named_streams
 from .select import POLICIES
-from .cli_options import storage_option  # URL inputs and outputs: simdedup.read.remote
 from .write import stdout_target, write_all
 
 EXIT_BUG = 70  # EX_SOFTWARE
@@ -57,14 +73,18 @@ class SimdedupGroup(click.Group):
             # for what no number foretold, such as a corpus larger than the machine.
             if os.environ.get("SIMDEDUP_DEBUG"):
                 raise
-            message("simdedup: error: out of memory (try fewer -j processes, smaller --max-line-bytes, "
-                    "or a machine with more memory)")
+            message(
+                "simdedup: error: out of memory (try fewer -j processes, smaller --max-line-bytes, "
+                "or a machine with more memory)"
+            )
             ctx.exit(1)
         except Exception as exc:  # a bug, here or in a plugin: one line, unless asked for more
             if os.environ.get("SIMDEDUP_DEBUG"):
                 raise
-            message(f"simdedup: error: unexpected {type(exc).__name__}: {exc} (a bug: please report it; "
-                    f"SIMDEDUP_DEBUG=1 shows the traceback)")
+            message(
+                f"simdedup: error: unexpected {type(exc).__name__}: {exc} (a bug: please report it; "
+                f"SIMDEDUP_DEBUG=1 shows the traceback)"
+            )
             ctx.exit(EXIT_BUG)
 
 
@@ -91,8 +111,9 @@ def _write_unique(unique: Any, clustered: Any, run: Any, inputs: Any, read: list
     for doc_id, why in chosen.changed:
         message(f"simdedup: warning: {doc_id}: not copied: {why}")
     if chosen.lost:
-        raise SimdedupError(f"cannot read {chosen.lost[0]} again, nor any document of its cluster: "
-                            f"{unique.name} not written")
+        raise SimdedupError(
+            f"cannot read {chosen.lost[0]} again, nor any document of its cluster: {unique.name} not written"
+        )
     drop = {ids[m] for c in clustered.clusters for m in c.members} - set(chosen.kept)
     if isinstance(unique, KeptLines):
         count = unique.write(ids, drop, run.tables, inputs.text_field, inputs.id_field, inputs.max_line_bytes)
@@ -104,15 +125,24 @@ def _write_unique(unique: Any, clustered: Any, run: Any, inputs: Any, read: list
 # --- commands -------------------------------------------------------------------------------
 
 
-_INDEX_OPTION = click.option("--index", "index_directory", type=click.Path(file_okay=False), metavar="IDX",
-                             help="Also add the records to the persistent index IDX (simdedup index create), "
-                                  "in one transaction at the end.")
+_INDEX_OPTION = click.option(
+    "--index",
+    "index_directory",
+    type=click.Path(file_okay=False),
+    metavar="IDX",
+    help="Also add the records to the persistent index IDX (simdedup index create), in one transaction at the end.",
+)
 
 
 _RECORD_FORMAT = click.option(
-    "--format", "record_format", type=click.Choice(["jsonl", "binary"]), default="jsonl", show_default=True,
+    "--format",
+    "record_format",
+    type=click.Choice(["jsonl", "binary"]),
+    default="jsonl",
+    show_default=True,
     help="JSON lines, or the compact binary form (about half the size, read several times faster by "
-         "cluster; one writer per file or pipe).")
+    "cluster; one writer per file or pipe).",
+)
 
 
 @cli.command()
@@ -122,8 +152,17 @@ _RECORD_FORMAT = click.option(
 @output_options
 @_RECORD_FORMAT
 @_INDEX_OPTION
-def fingerprint(paths: tuple[str, ...], jobs: int | None, silent: bool, verbose: bool, output: str | None,
-                force: bool, record_format: str, index_directory: str | None, **features: Any) -> None:
+def fingerprint(
+    paths: tuple[str, ...],
+    jobs: int | None,
+    silent: bool,
+    verbose: bool,
+    output: str | None,
+    force: bool,
+    record_format: str,
+    index_directory: str | None,
+    **features: Any,
+) -> None:
     """Write one JSON line with the simhash fingerprint of each document.
 
     PATHS are files, directories (walked recursively, in sorted order) or - to read
@@ -148,8 +187,17 @@ def fingerprint(paths: tuple[str, ...], jobs: int | None, silent: bool, verbose:
     kept: list[Any] = []  # the records for --index
     done = 0
     with out.open() as fd:
-        run = fingerprint_run(paths, method, inputs, jobs, silent, verbose, render=not binary and adding is None,
-                              exclude=own_file(fd), overwritten=overwritten_files([out]))
+        run = fingerprint_run(
+            paths,
+            method,
+            inputs,
+            jobs,
+            silent,
+            verbose,
+            render=not binary and adding is None,
+            exclude=own_file(fd),
+            overwritten=overwritten_files([out]),
+        )
         writer = _record_writer(fd, binary)
         for batch in with_progress(run, silent):
             if binary:
@@ -200,8 +248,13 @@ def _record_writer(fd: Any, binary: bool) -> Any:
 @storage_option
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True, readable=False))
 @output_options
-@click.option("--to", "record_format", type=click.Choice(["jsonl", "binary"]), required=True,
-              help="The form to write: JSON lines or the compact binary form.")
+@click.option(
+    "--to",
+    "record_format",
+    type=click.Choice(["jsonl", "binary"]),
+    required=True,
+    help="The form to write: JSON lines or the compact binary form.",
+)
 def convert(files: tuple[str, ...], output: str | None, force: bool, record_format: str) -> None:
     """Rewrite fingerprint records (FILES or stdin, of either form) as JSON lines or in
     the compact binary form. Records keep their order; the settings must agree.
@@ -233,14 +286,23 @@ def convert(files: tuple[str, ...], output: str | None, force: bool, record_form
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True, readable=False))
 @cluster_options
 @output_options
-@click.option("--against", type=click.Path(dir_okay=False, readable=False), metavar="OLD.jsonl|URL",
-              help="Incremental run: report only new documents (FILES or stdin) that duplicate a document "
-                   "of OLD.jsonl or each other; OLD is not re-clustered.")
-@click.option("-v", "--verbose", is_flag=True,
-              help="Say where the time goes (reading, pair search, verification, linkage, write), with the "
-                   "pair counts, on standard error (--engine dask and stages always do).")
-def cluster(files: tuple[str, ...], output: str | None, force: bool, against: str | None, verbose: bool,
-            **decision: Any) -> None:
+@click.option(
+    "--against",
+    type=click.Path(dir_okay=False, readable=False),
+    metavar="OLD.jsonl|URL",
+    help="Incremental run: report only new documents (FILES or stdin) that duplicate a document "
+    "of OLD.jsonl or each other; OLD is not re-clustered.",
+)
+@click.option(
+    "-v",
+    "--verbose",
+    is_flag=True,
+    help="Say where the time goes (reading, pair search, verification, linkage, write), with the "
+    "pair counts, on standard error (--engine dask and stages always do).",
+)
+def cluster(
+    files: tuple[str, ...], output: str | None, force: bool, against: str | None, verbose: bool, **decision: Any
+) -> None:
     """Group documents whose fingerprints differ in at most K bits.
 
     Reads fingerprint lines from FILES (or stdin) and writes one JSON line per
@@ -253,10 +315,10 @@ def cluster(files: tuple[str, ...], output: str | None, force: bool, against: st
     simdedup fingerprint corpus/ | simdedup cluster
     simdedup cluster --k 3 --linkage single plain-simhash.jsonl
     """
+    from .cluster_lines import write_clusters
     from .group import StageTimes
     from .options import ClusterOptions
     from .run import cluster_files
-    from .cluster_lines import write_clusters
 
     options = ClusterOptions.take(decision)
     inputs = ((against,) + (files or ("-",))) if against else files
@@ -275,21 +337,49 @@ def cluster(files: tuple[str, ...], output: str | None, force: bool, against: st
 @engine_options("dedup")
 @fingerprint_options
 @cluster_options
-@click.option("--verify", type=click.Choice(["exact", "sketch"]), default="exact", show_default=True,
-              help="exact: keep the texts and measure candidate pairs exactly (README, \"How it decides\"); "
-                   "sketch: verify with the sketches' bag estimate, as cluster does (faster, less memory).")
-@click.option("--exact-first", is_flag=True,
-              help="Group text-identical documents by a content hash first and fingerprint one of each.")
-@click.option("--unique-out", type=click.Path(), metavar="DIR|FILE.jsonl",
-              help="Also write the corpus without its duplicates: files copied into DIR, or the kept "
-                   "JSON lines into FILE.jsonl. The inputs are never changed.")
+@click.option(
+    "--verify",
+    type=click.Choice(["exact", "sketch"]),
+    default="exact",
+    show_default=True,
+    help='exact: keep the texts and measure candidate pairs exactly (README, "How it decides"); '
+    "sketch: verify with the sketches' bag estimate, as cluster does (faster, less memory).",
+)
+@click.option(
+    "--exact-first",
+    is_flag=True,
+    help="Group text-identical documents by a content hash first and fingerprint one of each.",
+)
+@click.option(
+    "--unique-out",
+    type=click.Path(),
+    metavar="DIR|FILE.jsonl",
+    help="Also write the corpus without its duplicates: files copied into DIR, or the kept "
+    "JSON lines into FILE.jsonl. The inputs are never changed.",
+)
 @output_options
 @_INDEX_OPTION
-@click.option("--report", "report_path", type=click.Path(dir_okay=False), metavar="FILE.html",
-              help="Also write the review report of the clusters (simdedup report) to FILE.html.")
-def dedup(paths: tuple[str, ...], jobs: int | None, silent: bool, verbose: bool, output: str | None,
-          force: bool, verify: str, exact_first: bool, unique_out: str | None, index_directory: str | None,
-          report_path: str | None, **features: Any) -> None:
+@click.option(
+    "--report",
+    "report_path",
+    type=click.Path(dir_okay=False),
+    metavar="FILE.html",
+    help="Also write the review report of the clusters (simdedup report) to FILE.html.",
+)
+def dedup(
+    paths: tuple[str, ...],
+    jobs: int | None,
+    silent: bool,
+    verbose: bool,
+    output: str | None,
+    force: bool,
+    verify: str,
+    exact_first: bool,
+    unique_out: str | None,
+    index_directory: str | None,
+    report_path: str | None,
+    **features: Any,
+) -> None:
     """Fingerprint documents and cluster them in one process.
 
     Takes the options of both `fingerprint` and `cluster`; writes clusters.
@@ -297,11 +387,11 @@ def dedup(paths: tuple[str, ...], jobs: int | None, silent: bool, verbose: bool,
     \b
     simdedup dedup corpus/ > clusters.jsonl
     """
+    from .cluster_lines import write_clusters
     from .group import StageTimes
     from .options import ClusterOptions
     from .run import dedup_run, prepare_dedup
     from .unique import KeptLines, unique_output
-    from .cluster_lines import write_clusters
     from .write import overwritten_files, own_file
 
     options = ClusterOptions.take(features)
@@ -319,17 +409,31 @@ def dedup(paths: tuple[str, ...], jobs: int | None, silent: bool, verbose: bool,
         outputs.append(unique.output)
     report_out = _report_output(report_path, force, paths, outputs)
     adding = _adding_to(index_directory, method, outputs)
-    run = fingerprint_run(paths, method, inputs, jobs, silent, verbose, exact_first=exact_first,
-                           exclude=() if output else own_file(stdout_target()), overwritten=overwritten_files(outputs),
-                           tee=unique.tee if isinstance(unique, KeptLines) else None)
+    run = fingerprint_run(
+        paths,
+        method,
+        inputs,
+        jobs,
+        silent,
+        verbose,
+        exact_first=exact_first,
+        exclude=() if output else own_file(stdout_target()),
+        overwritten=overwritten_files(outputs),
+        tee=unique.tee if isinstance(unique, KeptLines) else None,
+    )
     times = StageTimes()
     clustered = dedup_run(run, options, with_progress(run, silent), times)
     times.start("write")
     with out.open() as fd:
         write_clusters(fd, clustered.clusters, clustered.fingerprints, options.output_format, clustered.new)
         if unique is not None:
-            _write_unique(unique, clustered, run, inputs, [*clustered.fingerprints.ids, *run.skipped,
-                                                           *([out.path] if out.path else [])])
+            _write_unique(
+                unique,
+                clustered,
+                run,
+                inputs,
+                [*clustered.fingerprints.ids, *run.skipped, *([out.path] if out.path else [])],
+            )
         if adding is not None:
             _add_to_index(adding, clustered.fingerprints)
     missing = {}
@@ -349,7 +453,9 @@ def dedup(paths: tuple[str, ...], jobs: int | None, silent: bool, verbose: bool,
 @click.argument("document_a", type=click.Path(dir_okay=False, allow_dash=False, readable=False))
 @click.argument("document_b", type=click.Path(dir_okay=False, allow_dash=False, readable=False))
 @feature_options
-@click.option("--top", type=click.IntRange(1, MAX_COUNT), default=10, show_default=True, help="Features listed per side.")
+@click.option(
+    "--top", type=click.IntRange(1, MAX_COUNT), default=10, show_default=True, help="Features listed per side."
+)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object instead of text.")
 def explain(document_a: str, document_b: str, top: int, as_json: bool, **features: Any) -> None:
     """Show why two documents are or are not near-duplicates.
@@ -365,10 +471,13 @@ def explain(document_a: str, document_b: str, top: int, as_json: bool, **feature
 
     from .explain import explain as explain_documents
     from .options import ClusterOptions
-    from .similarity import BAG_MARGIN, needed, passes as similarity_passes
+    from .similarity import BAG_MARGIN, needed
+    from .similarity import passes as similarity_passes
 
     if features["method"] == "sentences":
-        raise click.UsageError("explain compares simhash features or nilsimsa digests; use --method simhash or nilsimsa")
+        raise click.UsageError(
+            "explain compares simhash features or nilsimsa digests; use --method simhash or nilsimsa"
+        )
     method = method_from_options(**features)
     if features["method"] == "nilsimsa":
         _explain_nilsimsa(method, document_a, document_b, as_json)
@@ -387,9 +496,16 @@ def explain(document_a: str, document_b: str, top: int, as_json: bool, **feature
     estimate_passes = result.estimated_similarity is None or result.estimated_similarity >= defaults.min_similarity
     verified = estimate_passes
     if result.resemblance is not None:  # dedup verifies these exactly, with the default measure
-        verified = bool(similarity_passes(defaults.similarity, np.array([result.similarity]),
-                                          np.array([result.resemblance]), defaults.min_similarity,
-                                          defaults.min_resemblance, result.fewer_grams)[0])
+        verified = bool(
+            similarity_passes(
+                defaults.similarity,
+                np.array([result.similarity]),
+                np.array([result.resemblance]),
+                defaults.min_similarity,
+                defaults.min_resemblance,
+                result.fewer_grams,
+            )[0]
+        )
     lines = [
         f"A: {result.a} ({result.features[0]} features)",
         f"B: {result.b} ({result.features[1]} features)",
@@ -398,22 +514,31 @@ def explain(document_a: str, document_b: str, top: int, as_json: bool, **feature
         f"{'; the sketches share a band, so they are compared anyway' if banded and not within else ''})",
     ]
     if not long_enough:
-        lines.append(f"fewer than the default --min-features {defaults.min_features} distinct features: "
-                     "too short to be paired")
+        lines.append(
+            f"fewer than the default --min-features {defaults.min_features} distinct features: too short to be paired"
+        )
     if result.estimated_similarity is not None:
-        lines.append(f"estimated similarity (sketch): {result.estimated_similarity:.3f} "
-                     f"({'at least' if estimate_passes else 'below'} the default --min-similarity {defaults.min_similarity})")
+        lines.append(
+            f"estimated similarity (sketch): {result.estimated_similarity:.3f} "
+            f"({'at least' if estimate_passes else 'below'} the default --min-similarity {defaults.min_similarity})"
+        )
     lines.append(f"bag: exact weighted Jaccard of the features: {result.similarity:.3f}")
     if result.resemblance is not None:
         lines.append(f"resemblance: exact Jaccard of the token 3-grams: {result.resemblance:.3f}")
-        lines.append(f"default --similarity {defaults.similarity}: resemblance at least {defaults.min_resemblance}, "
-                     f"or bag at least {defaults.min_similarity} and resemblance at most {BAG_MARGIN} below "
-                     "what edits scattered over the words would leave")
+        lines.append(
+            f"default --similarity {defaults.similarity}: resemblance at least {defaults.min_resemblance}, "
+            f"or bag at least {defaults.min_similarity} and resemblance at most {BAG_MARGIN} below "
+            "what edits scattered over the words would leave"
+        )
         raised = float(needed(defaults.min_resemblance, result.fewer_grams))
         if raised >= defaults.min_resemblance + 0.01:  # shown for a short pair (about 150 3-grams or fewer)
-            lines.append(f"a pair of {result.fewer_grams} 3-grams gives less evidence: both resemblance thresholds "
-                         f"are raised (to {raised:.3f} for {defaults.min_resemblance})")
-    lines.append(f"verdict with default settings: {'near-duplicates' if candidate and verified else 'not near-duplicates'}")
+            lines.append(
+                f"a pair of {result.fewer_grams} 3-grams gives less evidence: both resemblance thresholds "
+                f"are raised (to {raised:.3f} for {defaults.min_resemblance})"
+            )
+    lines.append(
+        f"verdict with default settings: {'near-duplicates' if candidate and verified else 'not near-duplicates'}"
+    )
     lines.append("pulling together (shared, weight in A / B):")
     lines += [f"  {f!r} {wa:g} / {wb:g}" for f, wa, wb in result.together] or ["  (none)"]
     lines.append("pushing apart, more in A:")
@@ -432,28 +557,43 @@ def _explain_nilsimsa(method: Any, document_a: str, document_b: str, as_json: bo
         click.echo(json.dumps(result.as_dict(), ensure_ascii=False))
         return
     threshold = NILSIMSA_MIN_SCORE
-    click.echo("\n".join([
-        f"A: {result.a} ({result.sizes[0]} bytes) nilsimsa {result.digests[0]}",
-        f"B: {result.b} ({result.sizes[1]} bytes) nilsimsa {result.digests[1]}",
-        f"nilsimsa score: {result.score} on the -128..128 scale ({result.differing_bits} of 256 bits differ; "
-        f"independent texts rarely score above 24)",
-        f"verdict with default settings: {'near-duplicates' if result.score >= threshold else 'not near-duplicates'} "
-        f"(the default --min-score is {threshold})",
-    ]))
+    click.echo(
+        "\n".join(
+            [
+                f"A: {result.a} ({result.sizes[0]} bytes) nilsimsa {result.digests[0]}",
+                f"B: {result.b} ({result.sizes[1]} bytes) nilsimsa {result.digests[1]}",
+                f"nilsimsa score: {result.score} on the -128..128 scale ({result.differing_bits} of 256 bits differ; "
+                f"independent texts rarely score above 24)",
+                f"verdict with default settings: {'near-duplicates' if result.score >= threshold else 'not near-duplicates'} "
+                f"(the default --min-score is {threshold})",
+            ]
+        )
+    )
 
 
 @cli.command()
 @storage_option
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True, readable=False))
-@click.option("--max-k", type=click.IntRange(1, 31), default=12, show_default=True,
-              help="Largest nearest-neighbour distance searched exactly.")
-@click.option("--min-similarity", type=FiniteFloatRange(0, 1), default=DEFAULTS.min_similarity, show_default=True,
-              help="Similarity of a verified pair (with sketches).")
+@click.option(
+    "--max-k",
+    type=click.IntRange(1, 31),
+    default=12,
+    show_default=True,
+    help="Largest nearest-neighbour distance searched exactly.",
+)
+@click.option(
+    "--min-similarity",
+    type=FiniteFloatRange(0, 1),
+    default=DEFAULTS.min_similarity,
+    show_default=True,
+    help="Similarity of a verified pair (with sketches).",
+)
 @click.option("--plot", type=click.Path(dir_okay=False), help="Also draw the histograms to this PNG file.")
 @click.option("--force", is_flag=True, help="Replace the --plot file if it exists.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object instead of text.")
-def stats(files: tuple[str, ...], max_k: int, min_similarity: float, plot: str | None, force: bool,
-          as_json: bool) -> None:
+def stats(
+    files: tuple[str, ...], max_k: int, min_similarity: float, plot: str | None, force: bool, as_json: bool
+) -> None:
     """Distribution of nearest-neighbour distances and cluster sizes, and a suggested k.
 
     \b
@@ -473,8 +613,8 @@ def stats(files: tuple[str, ...], max_k: int, min_similarity: float, plot: str |
     fingerprints = load_fingerprints(named_streams(files))
     result = fingerprint_stats(fingerprints, max_k, ClusterOptions(min_similarity=min_similarity))
     if drawing is not None:
-        from .write import output_call
         from .plot import plot_stats
+        from .write import output_call
 
         with drawing.open() as fd:
             output_call(plot_stats, result, fd)
@@ -492,10 +632,19 @@ def stats(files: tuple[str, ...], max_k: int, min_similarity: float, plot: str |
 
 
 @cli.command(name="eval")
-@click.option("--gold", type=click.Path(exists=True, dir_okay=False), required=True,
-              help="Labelled duplicate pairs: JSON lines with a and b (dup: false lines are skipped), or two ids per line.")
-@click.option("--match", type=click.Choice(["id", "basename", "stem"]), default="id", show_default=True,
-              help="Compare ids as they are, by file name, or by file name without extension.")
+@click.option(
+    "--gold",
+    type=click.Path(exists=True, dir_okay=False),
+    required=True,
+    help="Labelled duplicate pairs: JSON lines with a and b (dup: false lines are skipped), or two ids per line.",
+)
+@click.option(
+    "--match",
+    type=click.Choice(["id", "basename", "stem"]),
+    default="id",
+    show_default=True,
+    help="Compare ids as they are, by file name, or by file name without extension.",
+)
 @click.argument("clusters", type=click.Path(dir_okay=False, allow_dash=True), default="-")
 def evaluate(gold: str, match: str, clusters: str) -> None:
     """Pairwise precision, recall and F1 of CLUSTERS against your own labels.
@@ -505,7 +654,6 @@ def evaluate(gold: str, match: str, clusters: str) -> None:
     simdedup eval --gold pairs.tsv clusters.jsonl
     """
     from .eval import read_cluster_members, read_gold_pairs, score_pairs
-
     from .jsonline import text_lines
 
     with open(gold, "rb") as handle:
@@ -520,14 +668,32 @@ def evaluate(gold: str, match: str, clusters: str) -> None:
 @storage_option
 @lambda func: apply_options(INPUT_OPTIONS, func)
 @click.option("--encoding", default="utf-8", show_default=True, help="Encoding of the documents.")
-@click.option("--bloom", "bloom_capacity", type=click.IntRange(1, MAX_BLOOM), metavar="N",
-              help="Use a bloom filter sized for N documents instead of remembering every hash.")
-@click.option("--error-rate", type=FiniteFloatRange(0, 1, min_open=True, max_open=True), default=1e-6,
-              show_default=True, help="Bloom filter: chance that a new document is reported as seen.")
+@click.option(
+    "--bloom",
+    "bloom_capacity",
+    type=click.IntRange(1, MAX_BLOOM),
+    metavar="N",
+    help="Use a bloom filter sized for N documents instead of remembering every hash.",
+)
+@click.option(
+    "--error-rate",
+    type=FiniteFloatRange(0, 1, min_open=True, max_open=True),
+    default=1e-6,
+    show_default=True,
+    help="Bloom filter: chance that a new document is reported as seen.",
+)
 @click.option("--silent", is_flag=True, help="No progress bar.")
 @output_options
-def exact(paths: tuple[str, ...], encoding: str, bloom_capacity: int | None, error_rate: float,
-          silent: bool, output: str | None, force: bool, **inputs: Any) -> None:
+def exact(
+    paths: tuple[str, ...],
+    encoding: str,
+    bloom_capacity: int | None,
+    error_rate: float,
+    silent: bool,
+    output: str | None,
+    force: bool,
+    **inputs: Any,
+) -> None:
     """List documents whose text (whitespace aside) appeared earlier in the input.
 
     One JSON line per repeated document: its id and the id it repeats (null with
@@ -548,23 +714,34 @@ def exact(paths: tuple[str, ...], encoding: str, bloom_capacity: int | None, err
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     out = output_file(output, force, paths, "-" in paths)
-    plan = read_sources(paths, take_inputs({**inputs, "features_field": None}), True,
-                        exclude=() if output else own_file(stdout_target()), overwritten=overwritten_files([out]),
-                        note=message)
+    plan = read_sources(
+        paths,
+        take_inputs({**inputs, "features_field": None}),
+        True,
+        exclude=() if output else own_file(stdout_target()),
+        overwritten=overwritten_files([out]),
+        note=message,
+    )
     sources, total = plan.sources, plan.count
     warnings = Warnings(message)
     done = 0
     with out.open() as fd:
         writer = LineWriter(fd)
-        for document, earlier, reason in repeats(progress(sources, silent, total=total, unit="doc", desc="exact"),
-                                                 encoding, seen):
+        for document, earlier, reason in repeats(
+            progress(sources, silent, total=total, unit="doc", desc="exact"), encoding, seen
+        ):
             if reason is not None:
                 warnings.warn(document.path, reason, document.origin)
                 continue
             done += 1
             if earlier is not None:
-                writer.write_line(json.dumps({"id": document.path, "duplicate_of": earlier or None},
-                                             ensure_ascii=False, separators=(",", ":")))
+                writer.write_line(
+                    json.dumps(
+                        {"id": document.path, "duplicate_of": earlier or None},
+                        ensure_ascii=False,
+                        separators=(",", ":"),
+                    )
+                )
         writer.flush()
     warnings.close()
     if warnings.count:
@@ -575,9 +752,14 @@ def exact(paths: tuple[str, ...], encoding: str, bloom_capacity: int | None, err
 @cli.command()
 @storage_option
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True, readable=False))
-@click.option("--keep", "policy",
-              type=click.Choice(["representative", "first", "longest", "shortest", "newest", "oldest"]),
-              default="representative", show_default=True, help="Which member of each cluster survives.")
+@click.option(
+    "--keep",
+    "policy",
+    type=click.Choice(["representative", "first", "longest", "shortest", "newest", "oldest"]),
+    default="representative",
+    show_default=True,
+    help="Which member of each cluster survives.",
+)
 @click.option("--kept", is_flag=True, help="Print the survivors instead of the members to drop.")
 @click.option("-0", "--null", is_flag=True, help="End each id with NUL instead of a newline (for xargs -0).")
 def select(files: tuple[str, ...], policy: str, kept: bool, null: bool) -> None:
@@ -600,8 +782,10 @@ def select(files: tuple[str, ...], policy: str, kept: bool, null: bool) -> None:
         message(f"simdedup: warning: {doc_id}: not listed: {why}")
     write_all(stdout_target(), id_list(chosen.kept if kept else chosen.dropped, null))
     if chosen.changed:
-        message(f"simdedup: members not listed as the disk changed since clustering: {len(chosen.changed)} "
-                f"(see warnings above)")
+        message(
+            f"simdedup: members not listed as the disk changed since clustering: {len(chosen.changed)} "
+            f"(see warnings above)"
+        )
         sys.exit(EXIT_SKIPPED)
 
 
@@ -629,22 +813,59 @@ def _warn_missing(missing: dict[str, str]) -> dict[str, str]:
 @cli.command()
 @storage_option
 @click.argument("clusters", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True, readable=False))
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), metavar="FILE.html",
-              help="The HTML file to write.")
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    type=click.Path(dir_okay=False),
+    metavar="FILE.html",
+    help="The HTML file to write.",
+)
 @click.option("--force", is_flag=True, help="Replace the -o file if it exists.")
-@click.option("--documents", "document_paths", multiple=True, type=click.Path(allow_dash=True, readable=False),
-              metavar="PATH", help="Read the members' texts from these files and directories, as fingerprint reads "
-                                   "them (repeatable) [default: each member id opened as a file].")
+@click.option(
+    "--documents",
+    "document_paths",
+    multiple=True,
+    type=click.Path(allow_dash=True, readable=False),
+    metavar="PATH",
+    help="Read the members' texts from these files and directories, as fingerprint reads "
+    "them (repeatable) [default: each member id opened as a file].",
+)
 @lambda func: apply_options(INPUT_OPTIONS[1:], func)
 @feature_options
-@click.option("--keep", "policy", type=click.Choice(POLICIES), default="representative", show_default=True,
-              help="The keep policy of select whose decisions the page shows.")
-@click.option("--min-similarity", "threshold", type=FiniteFloatRange(0, 1), default=DEFAULTS.min_similarity, show_default=True,
-              help="The threshold marked on the histogram and that \"near the threshold\" means.")
-@click.option("--max-bytes", type=click.IntRange(1, MAX_BYTES), default=64 << 20, show_default=True,
-              help="Largest size of the page; the documents' texts are cut shorter to fit.")
-def report(clusters: tuple[str, ...], output: str, force: bool, document_paths: tuple[str, ...], policy: str,
-           threshold: float, max_bytes: int, **features: Any) -> None:
+@click.option(
+    "--keep",
+    "policy",
+    type=click.Choice(POLICIES),
+    default="representative",
+    show_default=True,
+    help="The keep policy of select whose decisions the page shows.",
+)
+@click.option(
+    "--min-similarity",
+    "threshold",
+    type=FiniteFloatRange(0, 1),
+    default=DEFAULTS.min_similarity,
+    show_default=True,
+    help='The threshold marked on the histogram and that "near the threshold" means.',
+)
+@click.option(
+    "--max-bytes",
+    type=click.IntRange(1, MAX_BYTES),
+    default=64 << 20,
+    show_default=True,
+    help="Largest size of the page; the documents' texts are cut shorter to fit.",
+)
+def report(
+    clusters: tuple[str, ...],
+    output: str,
+    force: bool,
+    document_paths: tuple[str, ...],
+    policy: str,
+    threshold: float,
+    max_bytes: int,
+    **features: Any,
+) -> None:
     """Write a self-contained HTML page for reviewing CLUSTERS before acting on them.
 
     The page shows every cluster's members side by side with the differing passages marked,
@@ -670,8 +891,8 @@ def report(clusters: tuple[str, ...], output: str, force: bool, document_paths: 
 @cli.command()
 def tokenizers() -> None:
     """List the available tokenizers as JSON lines (built-in and plugins)."""
-    from .write import LineWriter
     from .tokenizers import available_tokenizers
+    from .write import LineWriter
 
     with output_file(None, False).open() as fd:
         writer = LineWriter(fd)
@@ -723,5 +944,3 @@ def main() -> None:
     # by the signal itself, as a shell or a supervisor expects.
     signal.signal(signum, signal.SIG_DFL)
     os.kill(os.getpid(), signum)
-
-

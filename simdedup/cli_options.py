@@ -12,11 +12,19 @@ import click
 from .compat import PRESETS
 from .errors import PluginError, SimdedupError
 from .hashing import HASHES
+from .limits import (
+    MAX_BYTES,
+    MAX_COMPARED,
+    MAX_COUNT,
+    MAX_JOBS,
+    MAX_SHINGLE,
+    MAX_SKETCH_BYTES,
+    FiniteFloatRange,
+    check_memory,
+)
 from .messages import message, printable  # noqa: F401 (re-exported for the commands)
 from .method_registry import BUILTIN as METHODS
 from .method_registry import DEFAULT_METHOD, method_names
-from .limits import (MAX_BYTES, MAX_COMPARED, MAX_COUNT, MAX_JOBS, MAX_SHINGLE, MAX_SKETCH_BYTES,
-                     FiniteFloatRange, check_memory)
 
 EXIT_SKIPPED = 3
 
@@ -38,8 +46,9 @@ def progress(iterable: Any, silent: bool, **kwargs: Any) -> Any:
     return tqdm(iterable, file=sys.stderr, dynamic_ncols=True, **kwargs)
 
 
-def output_file(path: str | None, force: bool, inputs: tuple[str, ...] = (), stdin: bool = False,
-                binary: bool = False) -> Any:
+def output_file(
+    path: str | None, force: bool, inputs: tuple[str, ...] = (), stdin: bool = False, binary: bool = False
+) -> Any:
     """The output ``-o`` names (:class:`simdedup.write.OutputFile`), refused when it would
     replace one of the named ``inputs`` or, with ``stdin``, the file on stdin."""
     from .write import OutputFile
@@ -61,11 +70,16 @@ def _storage_options(ctx: click.Context, param: click.Parameter, items: tuple[st
 
 #: how to reach the store of inputs and outputs named by URL (s3://, gs://, az://, ...)
 storage_option = click.option(
-    "--storage-option", multiple=True, metavar="KEY=VALUE", expose_value=False, is_eager=True,
+    "--storage-option",
+    multiple=True,
+    metavar="KEY=VALUE",
+    expose_value=False,
+    is_eager=True,
     callback=_storage_options,
     help="An option of the filesystem of URL inputs and outputs (repeatable): endpoint_url=http://host:9000, "
-         "anon=true, profile=NAME, client_kwargs={\"region_name\": \"eu-west-1\"}; credentials also come from "
-         "the environment (AWS_*) and the filesystem's own configuration. Values are never shown.")
+    'anon=true, profile=NAME, client_kwargs={"region_name": "eu-west-1"}; credentials also come from '
+    "the environment (AWS_*) and the filesystem's own configuration. Values are never shown.",
+)
 
 
 def apply_options(options: list[Callable], func: Callable) -> Callable:
@@ -92,33 +106,80 @@ class MethodChoice(click.Choice):
 
 # How features and fingerprints are made: shared by fingerprint, dedup and explain.
 FEATURE_OPTIONS = [
-    click.option("--method", type=MethodChoice(), default=DEFAULT_METHOD, show_default=True,
-                 help=f"Fingerprint kind: {'; '.join(spec.help for spec in METHODS.values())}."),
+    click.option(
+        "--method",
+        type=MethodChoice(),
+        default=DEFAULT_METHOD,
+        show_default=True,
+        help=f"Fingerprint kind: {'; '.join(spec.help for spec in METHODS.values())}.",
+    ),
     *(option for spec in METHODS.values() for option in spec.feature_options),
-    click.option("--hash", "hash_name", type=click.Choice(HASHES), default="xxh3", show_default=True,
-                 help="Feature hash; md5, python-hashes and jenkins (64 bits) reproduce other tools' fingerprints."),
-    click.option("--tokenizer", "tokenizer_name", default="words", show_default=True,
-                 help="Tokenizer name (see `simdedup tokenizers`)."),
+    click.option(
+        "--hash",
+        "hash_name",
+        type=click.Choice(HASHES),
+        default="xxh3",
+        show_default=True,
+        help="Feature hash; md5, python-hashes and jenkins (64 bits) reproduce other tools' fingerprints.",
+    ),
+    click.option(
+        "--tokenizer",
+        "tokenizer_name",
+        default="words",
+        show_default=True,
+        help="Tokenizer name (see `simdedup tokenizers`).",
+    ),
     click.option("--shingle", type=click.IntRange(1, MAX_SHINGLE), help="Use N-grams of N tokens as features."),
-    click.option("--topk", type=click.IntRange(1, MAX_COUNT), help="Keywords kept by the jieba tokenizer (default 20)."),
-    click.option("-O", "--tokenizer-option", "tokenizer_options", multiple=True, metavar="KEY=VALUE",
-                 help="Any tokenizer option (repeatable)."),
-    click.option("--bits", type=click.Choice(["64", "128"]), default="64", show_default=True,
-                 help="Fingerprint width."),
-    click.option("--weighting", type=click.Choice(["binary", "feature"]),
-                 help="Simhash votes: once per distinct feature, or by the tokenizer's weights "
-                      "[default: binary for words, feature for the others]."),
-    click.option("--ties", type=click.Choice(["zero", "one"]),
-                 help="What a bit whose votes tie becomes (one: as python-hashes) [default: zero]."),
-    click.option("--compat", type=click.Choice(list(PRESETS)),
-                 help="Reproduce another tool's fingerprints: sets the options listed in the README "
-                      "(Other methods); options given beside it must agree."),
-    click.option("--sketch", "sketch_bins", type=click.IntRange(0, MAX_SKETCH_BYTES), default=128, show_default=True,
-                 help="Bytes of feature sketch per record, used to verify candidates (0: none)."),
-    click.option("--encoding", default="utf-8", show_default=True,
-                 help="Encoding of the documents; auto: a byte-order mark, else UTF-8 if it fits, else detected."),
-    click.option("--html", is_flag=True, help="Documents are HTML: use their visible text (HTTP responses "
-                                              "that say text/html are handled so anyway)."),
+    click.option(
+        "--topk", type=click.IntRange(1, MAX_COUNT), help="Keywords kept by the jieba tokenizer (default 20)."
+    ),
+    click.option(
+        "-O",
+        "--tokenizer-option",
+        "tokenizer_options",
+        multiple=True,
+        metavar="KEY=VALUE",
+        help="Any tokenizer option (repeatable).",
+    ),
+    click.option(
+        "--bits", type=click.Choice(["64", "128"]), default="64", show_default=True, help="Fingerprint width."
+    ),
+    click.option(
+        "--weighting",
+        type=click.Choice(["binary", "feature"]),
+        help="Simhash votes: once per distinct feature, or by the tokenizer's weights "
+        "[default: binary for words, feature for the others].",
+    ),
+    click.option(
+        "--ties",
+        type=click.Choice(["zero", "one"]),
+        help="What a bit whose votes tie becomes (one: as python-hashes) [default: zero].",
+    ),
+    click.option(
+        "--compat",
+        type=click.Choice(list(PRESETS)),
+        help="Reproduce another tool's fingerprints: sets the options listed in the README "
+        "(Other methods); options given beside it must agree.",
+    ),
+    click.option(
+        "--sketch",
+        "sketch_bins",
+        type=click.IntRange(0, MAX_SKETCH_BYTES),
+        default=128,
+        show_default=True,
+        help="Bytes of feature sketch per record, used to verify candidates (0: none).",
+    ),
+    click.option(
+        "--encoding",
+        default="utf-8",
+        show_default=True,
+        help="Encoding of the documents; auto: a byte-order mark, else UTF-8 if it fits, else detected.",
+    ),
+    click.option(
+        "--html",
+        is_flag=True,
+        help="Documents are HTML: use their visible text (HTTP responses that say text/html are handled so anyway).",
+    ),
 ]
 
 
@@ -138,19 +199,39 @@ def feature_defaults() -> dict[str, Any]:
 INPUT_OPTIONS = [
     click.argument("paths", nargs=-1, type=click.Path(dir_okay=True, allow_dash=True, readable=False)),
     click.option("-0", "--null", is_flag=True, help="Paths read from stdin (-) are NUL-separated."),
-    click.option("--jsonl/--no-jsonl", default=None,
-                 help="Read files as JSON lines, one document per line [default: files named "
-                      ".jsonl or .ndjson, compressed or not]."),
-    click.option("--text-field", default="text", show_default=True, help="JSON lines: field with the text (a.b for nested)."),
+    click.option(
+        "--jsonl/--no-jsonl",
+        default=None,
+        help="Read files as JSON lines, one document per line [default: files named "
+        ".jsonl or .ndjson, compressed or not].",
+    ),
+    click.option(
+        "--text-field", default="text", show_default=True, help="JSON lines: field with the text (a.b for nested)."
+    ),
     click.option("--id-field", help="JSON lines: field with the document id [default: FILE:LINE]."),
-    click.option("--glob", "globs", multiple=True, metavar="PATTERN",
-                 help="Directory walks take only files whose name or relative path matches (repeatable)."),
-    click.option("--exclude", "excludes", multiple=True, metavar="PATTERN",
-                 help="Directory walks leave out files and directories that match (repeatable)."),
-    click.option("--min-bytes", type=click.IntRange(0, MAX_BYTES), default=0, help="Directory walks leave out smaller files."),
-    click.option("--max-line-bytes", type=click.IntRange(1 << 20, MAX_BYTES),
-                 help="Skip longer JSON lines, CSV rows, Parquet texts and WARC record bodies, which are "
-                      "read into memory whole [default: 128 MiB]."),
+    click.option(
+        "--glob",
+        "globs",
+        multiple=True,
+        metavar="PATTERN",
+        help="Directory walks take only files whose name or relative path matches (repeatable).",
+    ),
+    click.option(
+        "--exclude",
+        "excludes",
+        multiple=True,
+        metavar="PATTERN",
+        help="Directory walks leave out files and directories that match (repeatable).",
+    ),
+    click.option(
+        "--min-bytes", type=click.IntRange(0, MAX_BYTES), default=0, help="Directory walks leave out smaller files."
+    ),
+    click.option(
+        "--max-line-bytes",
+        type=click.IntRange(1 << 20, MAX_BYTES),
+        help="Skip longer JSON lines, CSV rows, Parquet texts and WARC record bodies, which are "
+        "read into memory whole [default: 128 MiB].",
+    ),
 ]
 
 
@@ -159,8 +240,12 @@ def take_inputs(kwargs: dict[str, Any]) -> Any:
     with ``--features-field``, the field read is that one, as a :class:`simdedup.read.FeaturesField`."""
     from .read import FeaturesField, Inputs
 
-    inputs = Inputs(*(kwargs.pop(name) for name in ("null", "jsonl", "text_field", "id_field", "globs", "excludes",
-                                                    "min_bytes", "max_line_bytes")))
+    inputs = Inputs(
+        *(
+            kwargs.pop(name)
+            for name in ("null", "jsonl", "text_field", "id_field", "globs", "excludes", "min_bytes", "max_line_bytes")
+        )
+    )
     if inputs.max_line_bytes is not None:  # a line up to this long is read into memory whole
         check_memory(inputs.max_line_bytes, f"--max-line-bytes {inputs.max_line_bytes}")
     features_field = kwargs.pop("features_field", None)
@@ -172,56 +257,106 @@ def take_inputs(kwargs: dict[str, Any]) -> Any:
 
 
 def fingerprint_options(func: Callable) -> Callable:
-    return apply_options([
-        *INPUT_OPTIONS,
-        click.option("--features-field", metavar="FIELD",
-                     help="JSON lines: the field holds the document's features instead of its text: a list "
-                          "of tokens, of [token, weight] pairs, or an object token -> weight (dotted for nested)."),
-        *FEATURE_OPTIONS,
-        click.option("-j", "--jobs", type=click.IntRange(1, MAX_JOBS), help="Processes to use [default: all cores]."),
-        click.option("--silent", is_flag=True, help="No progress bar."),
-        click.option("-v", "--verbose", is_flag=True, help="Every warning (not the first few of each file), and which encoding --encoding auto chose for each file."),
-    ], func)
+    return apply_options(
+        [
+            *INPUT_OPTIONS,
+            click.option(
+                "--features-field",
+                metavar="FIELD",
+                help="JSON lines: the field holds the document's features instead of its text: a list "
+                "of tokens, of [token, weight] pairs, or an object token -> weight (dotted for nested).",
+            ),
+            *FEATURE_OPTIONS,
+            click.option(
+                "-j", "--jobs", type=click.IntRange(1, MAX_JOBS), help="Processes to use [default: all cores]."
+            ),
+            click.option("--silent", is_flag=True, help="No progress bar."),
+            click.option(
+                "-v",
+                "--verbose",
+                is_flag=True,
+                help="Every warning (not the first few of each file), and which encoding --encoding auto chose for each file.",
+            ),
+        ],
+        func,
+    )
 
 
 def output_options(func: Callable) -> Callable:
     func = click.option("--force", is_flag=True, help="Replace the -o file if it exists.")(func)
-    return click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True),
-                        help="Write to this file instead of stdout.")(func)
+    return click.option(
+        "-o", "--output", type=click.Path(dir_okay=False, allow_dash=True), help="Write to this file instead of stdout."
+    )(func)
 
 
 def cluster_options(func: Callable) -> Callable:
     from .options import DEFAULTS, LINKAGES, OUTPUT_FORMATS
     from .similarity import MEASURES
 
-    return apply_options([
-        click.option("-k", "--k", "k", type=click.IntRange(0, 63),
-                     help="Largest Hamming distance of a candidate pair "
-                          f"[default: {DEFAULTS.DEFAULT_K_VERIFIED} with sketches, {DEFAULTS.DEFAULT_K_PLAIN} "
-                          "without; doubled for 128 bits]."),
-        click.option("--similarity", type=click.Choice(MEASURES), default=DEFAULTS.similarity,
-                     show_default=True,
-                     help="bag: weighted Jaccard of word counts (order and punctuation do not count); "
-                          "resemblance: Jaccard of token 3-grams, CJK punctuation kept (order counts); combined: "
-                          "resemblance at least --min-resemblance, or bag at least --min-similarity with the "
-                          "3-grams that scattered edits would leave. Exact in dedup and explain; cluster (no texts) "
-                          "uses the sketches' bag."),
-        click.option("--min-similarity", type=FiniteFloatRange(0, 1), default=DEFAULTS.min_similarity,
-                     show_default=True,
-                     help="Smallest bag similarity (weighted Jaccard of word counts) of a duplicate."),
-        click.option("--min-resemblance", type=FiniteFloatRange(0, 1), default=DEFAULTS.min_resemblance,
-                     show_default=True, help="Smallest resemblance (Jaccard of token 3-grams) of a duplicate."),
-        click.option("--linkage", type=click.Choice(LINKAGES), default=DEFAULTS.linkage,
-                     show_default=True, help="complete: every pair in a cluster is verified; star: every "
-                                             "member against the centre; single: plain union-find."),
-        click.option("--min-features", type=click.IntRange(0, MAX_COMPARED), default=DEFAULTS.min_features,
-                     show_default=True, help="Documents with fewer features only group with exact copies."),
-        *(option for spec in METHODS.values() for option in spec.cluster_options),
-        click.option("--singletons", is_flag=True, help="Also print documents with no duplicate."),
-        click.option("--format", "output_format", type=click.Choice(OUTPUT_FORMATS), default=DEFAULTS.output_format,
-                     show_default=True, help="One line per cluster, or one per document (id, cluster, kept, "
-                                             "distance) for joining back."),
-    ], func)
+    return apply_options(
+        [
+            click.option(
+                "-k",
+                "--k",
+                "k",
+                type=click.IntRange(0, 63),
+                help="Largest Hamming distance of a candidate pair "
+                f"[default: {DEFAULTS.DEFAULT_K_VERIFIED} with sketches, {DEFAULTS.DEFAULT_K_PLAIN} "
+                "without; doubled for 128 bits].",
+            ),
+            click.option(
+                "--similarity",
+                type=click.Choice(MEASURES),
+                default=DEFAULTS.similarity,
+                show_default=True,
+                help="bag: weighted Jaccard of word counts (order and punctuation do not count); "
+                "resemblance: Jaccard of token 3-grams, CJK punctuation kept (order counts); combined: "
+                "resemblance at least --min-resemblance, or bag at least --min-similarity with the "
+                "3-grams that scattered edits would leave. Exact in dedup and explain; cluster (no texts) "
+                "uses the sketches' bag.",
+            ),
+            click.option(
+                "--min-similarity",
+                type=FiniteFloatRange(0, 1),
+                default=DEFAULTS.min_similarity,
+                show_default=True,
+                help="Smallest bag similarity (weighted Jaccard of word counts) of a duplicate.",
+            ),
+            click.option(
+                "--min-resemblance",
+                type=FiniteFloatRange(0, 1),
+                default=DEFAULTS.min_resemblance,
+                show_default=True,
+                help="Smallest resemblance (Jaccard of token 3-grams) of a duplicate.",
+            ),
+            click.option(
+                "--linkage",
+                type=click.Choice(LINKAGES),
+                default=DEFAULTS.linkage,
+                show_default=True,
+                help="complete: every pair in a cluster is verified; star: every "
+                "member against the centre; single: plain union-find.",
+            ),
+            click.option(
+                "--min-features",
+                type=click.IntRange(0, MAX_COMPARED),
+                default=DEFAULTS.min_features,
+                show_default=True,
+                help="Documents with fewer features only group with exact copies.",
+            ),
+            *(option for spec in METHODS.values() for option in spec.cluster_options),
+            click.option("--singletons", is_flag=True, help="Also print documents with no duplicate."),
+            click.option(
+                "--format",
+                "output_format",
+                type=click.Choice(OUTPUT_FORMATS),
+                default=DEFAULTS.output_format,
+                show_default=True,
+                help="One line per cluster, or one per document (id, cluster, kept, distance) for joining back.",
+            ),
+        ],
+        func,
+    )
 
 
 def final_feature_options(options: dict[str, Any], given: bool = False) -> dict[str, Any]:
@@ -268,7 +403,9 @@ def _preset_options(compat: str, options: dict[str, Any], given: bool) -> dict[s
     from .compat import ADJUSTABLE, PRESETS, TOKENIZER_SETTINGS
 
     if options["method"] != "simhash":
-        raise click.UsageError(f"--compat {compat} makes simhash fingerprints; it takes no --method {options['method']}")
+        raise click.UsageError(
+            f"--compat {compat} makes simhash fingerprints; it takes no --method {options['method']}"
+        )
     if given:
         _refuse_tokenizer_options(options)
     merged = dict(options)
@@ -280,20 +417,35 @@ def _preset_options(compat: str, options: dict[str, Any], given: bool) -> dict[s
             for item in options[name]:
                 key, _, own = (part.strip() for part in item.partition("="))
                 if preset.get(key, own.lower()) != own.lower():
-                    raise click.UsageError(f"--compat {compat} sets -O {key}={preset[key]}; "
-                                           f"it cannot be used with -O {item}")
+                    raise click.UsageError(
+                        f"--compat {compat} sets -O {key}={preset[key]}; it cannot be used with -O {item}"
+                    )
             merged[name] = (*value, *options[name])
         elif not given_on_command_line(name):
             merged[name] = value
         elif options[name] != value and name not in ADJUSTABLE:
-            raise click.UsageError(f"--compat {compat} sets {_flag(name)} {value}; "
-                                   f"it cannot be used with {_flag(name)} {options[name]}")
+            raise click.UsageError(
+                f"--compat {compat} sets {_flag(name)} {value}; it cannot be used with {_flag(name)} {options[name]}"
+            )
     return merged
 
 
-def method_of_options(method: str, sentence_count: int, hash_name: str, tokenizer_name: str, shingle: int | None,
-                   topk: int | None, tokenizer_options: tuple[str, ...], bits: str, weighting: str | None,
-                   ties: str | None, sketch_bins: int, encoding: str, html: bool = False, given: bool = False) -> Any:
+def method_of_options(
+    method: str,
+    sentence_count: int,
+    hash_name: str,
+    tokenizer_name: str,
+    shingle: int | None,
+    topk: int | None,
+    tokenizer_options: tuple[str, ...],
+    bits: str,
+    weighting: str | None,
+    ties: str | None,
+    sketch_bins: int,
+    encoding: str,
+    html: bool = False,
+    given: bool = False,
+) -> Any:
     """The fingerprinting method (:func:`simdedup.methods.make_method`) the final feature options name."""
     from .methods import make_method
 
@@ -308,9 +460,20 @@ def method_of_options(method: str, sentence_count: int, hash_name: str, tokenize
     if topk is not None:
         options["topk"] = topk
     try:
-        return make_method(method, tokenizer=tokenizer_name, tokenizer_options=options, bits=int(bits),
-                           hash_name=hash_name, weighting=weighting, ties=ties, sketch_bins=sketch_bins,
-                           encoding=encoding, html=html, sentences=sentence_count, given_features=given)
+        return make_method(
+            method,
+            tokenizer=tokenizer_name,
+            tokenizer_options=options,
+            bits=int(bits),
+            hash_name=hash_name,
+            weighting=weighting,
+            ties=ties,
+            sketch_bins=sketch_bins,
+            encoding=encoding,
+            html=html,
+            sentences=sentence_count,
+            given_features=given,
+        )
     except PluginError:  # the plugin's failure, not the command line's
         raise
     except SimdedupError as exc:
@@ -325,19 +488,22 @@ def progress_bar(silent: bool, total: int | None, unit: str) -> Iterator[Any]:
         return
     from tqdm import tqdm
 
-    with tqdm(total=total, unit=unit, unit_scale=unit == "B", file=sys.stderr, dynamic_ncols=True,
-              desc="fingerprint") as bar:
+    with tqdm(
+        total=total, unit=unit, unit_scale=unit == "B", file=sys.stderr, dynamic_ncols=True, desc="fingerprint"
+    ) as bar:
         yield bar
 
 
-def fingerprint_run(paths: tuple[str, ...], method: Any, inputs: Any, jobs: int | None, silent: bool, verbose: bool,
-                     **options: Any) -> Any:
+def fingerprint_run(
+    paths: tuple[str, ...], method: Any, inputs: Any, jobs: int | None, silent: bool, verbose: bool, **options: Any
+) -> Any:
     """A :class:`simdedup.run.FingerprintRun` that warns on stderr, and walks the paths first
     when a progress bar will show."""
     from .run import FingerprintRun
 
-    return FingerprintRun(paths, method, inputs, jobs, count=not silent and sys.stderr.isatty(), note=message,
-                          verbose=verbose, **options)
+    return FingerprintRun(
+        paths, method, inputs, jobs, count=not silent and sys.stderr.isatty(), note=message, verbose=verbose, **options
+    )
 
 
 def with_progress(run: Any, silent: bool) -> Iterator[Any]:

@@ -22,8 +22,9 @@ def cluster_id(representative_id: str) -> str:
     return xxhash.xxh3_64_hexdigest(representative_id.encode("utf-8", "surrogatepass"))
 
 
-def cluster_record(cluster: Cluster, ids: Sequence[str], sizes: Sequence[int] | None = None,
-                   new: Sequence[bool] | None = None) -> dict:
+def cluster_record(
+    cluster: Cluster, ids: Sequence[str], sizes: Sequence[int] | None = None, new: Sequence[bool] | None = None
+) -> dict:
     """The JSON-ready description of a cluster (members' ``bytes`` where ``sizes`` knows them,
     and whether each is ``new`` in an incremental run)."""
     record = {
@@ -59,8 +60,13 @@ def member_records(cluster: Cluster, ids: Sequence[str]) -> list[dict]:
     return lines
 
 
-def cluster_records(cluster: Cluster, ids: Sequence[str], sizes: Sequence[int] | None = None,
-                    form: str = "clusters", new: Sequence[bool] | None = None) -> list[dict]:
+def cluster_records(
+    cluster: Cluster,
+    ids: Sequence[str],
+    sizes: Sequence[int] | None = None,
+    form: str = "clusters",
+    new: Sequence[bool] | None = None,
+) -> list[dict]:
     """The records of a cluster in the output ``form`` (:data:`simdedup.options.OUTPUT_FORMATS`):
     its :func:`cluster_record`, or the :func:`member_records`."""
     return [cluster_record(cluster, ids, sizes, new)] if form == "clusters" else member_records(cluster, ids)
@@ -71,8 +77,9 @@ def record_line(record: dict) -> str:
     return json.dumps(record, ensure_ascii=False, separators=(",", ":"))
 
 
-def write_clusters(fd: int | BinaryIO, clusters: list[Any], fingerprints: Any, form: str = "clusters",
-                   new: Any = None) -> None:
+def write_clusters(
+    fd: int | BinaryIO, clusters: list[Any], fingerprints: Any, form: str = "clusters", new: Any = None
+) -> None:
     """Clusters (:class:`simdedup.group.Cluster`, members indexing ``fingerprints.ids``) as JSON
     lines: one per cluster, or with ``form="members"`` one per member (see README, Output
     formats); ``new`` marks the documents of an incremental run."""

@@ -14,6 +14,7 @@ from typing import Iterable, Iterator
 from .errors import RecordError
 from .jsonline import parse_json_line
 
+
 def normalise(doc_id: str, match: str) -> str:
     """The form of an id used for matching: as is, its file name, or its file name without extension."""
     if match == "id":

@@ -25,8 +25,8 @@ from typing import Any, Iterable, Iterator
 import numpy as np
 
 from .errors import SkipDocument
-from .limits import check_memory
 from .fingerprints import FingerprintRecord
+from .limits import check_memory
 from .read import Source, documents, open_documents, text_chunks
 
 
@@ -128,8 +128,9 @@ def repeats(sources: Iterable[Source], encoding: str, seen: Any) -> Iterator[tup
     yield from _checked(sources, encoding, seen)
 
 
-def exact_duplicates(sources: Iterable[Source], encoding: str, seen: Any,
-                     duplicates: dict[str, str]) -> Iterator[Source]:
+def exact_duplicates(
+    sources: Iterable[Source], encoding: str, seen: Any, duplicates: dict[str, str]
+) -> Iterator[Source]:
     """The sources whose normalised text was not seen before: the pre-pass of ``dedup
     --exact-first``.
 
@@ -144,7 +145,9 @@ def exact_duplicates(sources: Iterable[Source], encoding: str, seen: Any,
         yield source
 
 
-def add_exact_duplicates(records: Iterable[FingerprintRecord], duplicates: dict[str, str]) -> Iterator[FingerprintRecord]:
+def add_exact_duplicates(
+    records: Iterable[FingerprintRecord], duplicates: dict[str, str]
+) -> Iterator[FingerprintRecord]:
     """``records``, then a copy of the first record for each exact duplicate found before."""
     by_id: dict[str, FingerprintRecord] = {}
     for record in records:

@@ -33,9 +33,15 @@ class Explanation:
 
     def as_dict(self) -> dict:
         return {
-            "a": self.a, "b": self.b, "bits": self.bits, "distance": self.distance,
-            "estimated_similarity": self.estimated_similarity, "similarity": self.similarity,
-            "resemblance": self.resemblance, "share_band": self.share_band, "fewer_grams": self.fewer_grams,
+            "a": self.a,
+            "b": self.b,
+            "bits": self.bits,
+            "distance": self.distance,
+            "estimated_similarity": self.estimated_similarity,
+            "similarity": self.similarity,
+            "resemblance": self.resemblance,
+            "share_band": self.share_band,
+            "fewer_grams": self.fewer_grams,
             "features": list(self.features),
             "together": [{"feature": f, "a": wa, "b": wb} for f, wa, wb in self.together],
             "apart_a": [{"feature": f, "excess": w} for f, w in self.apart_a],
@@ -81,8 +87,18 @@ def explain(method: SimhashMethod, path_a: str, path_b: str, top: int = 10) -> E
 
         estimated, band = round(sketch_similarity(ra.sketch, rb.sketch), 3), share_a_band(ra.sketch, rb.sketch)
     return Explanation(
-        path_a, path_b, method.bits, (ra.simhash ^ rb.simhash).bit_count(), estimated,
-        pulls.similarity, (len(fa), len(fb)), pulls.together, pulls.apart_a, pulls.apart_b, resemblance, band,
+        path_a,
+        path_b,
+        method.bits,
+        (ra.simhash ^ rb.simhash).bit_count(),
+        estimated,
+        pulls.similarity,
+        (len(fa), len(fb)),
+        pulls.together,
+        pulls.apart_a,
+        pulls.apart_b,
+        resemblance,
+        band,
         fewer_grams,
     )
 
@@ -129,8 +145,15 @@ class NilsimsaComparison:
         return 128 - self.score
 
     def as_dict(self) -> dict:
-        return {"a": self.a, "b": self.b, "method": "nilsimsa", "digests": list(self.digests),
-                "bytes": list(self.sizes), "score": self.score, "differing_bits": self.differing_bits}
+        return {
+            "a": self.a,
+            "b": self.b,
+            "method": "nilsimsa",
+            "digests": list(self.digests),
+            "bytes": list(self.sizes),
+            "score": self.score,
+            "differing_bits": self.differing_bits,
+        }
 
 
 def compare_nilsimsa(method: NilsimsaMethod, path_a: str, path_b: str) -> NilsimsaComparison:

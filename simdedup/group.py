@@ -30,9 +30,9 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from .pairs import distinct, near_pairs
 from .linkage import link
 from .options import LINKAGES, ClusterOptions
+from .pairs import distinct, near_pairs
 from .similarity import KeptText
 from .verify import PairTest, unit_exact_sets, with_band_pairs
 
@@ -78,9 +78,11 @@ class StageTimes:
     def line(self) -> str:
         """One line: every stage with its seconds and counts."""
         self.start("")
-        return ", ".join(f"{stage} {seconds:.2f} s" + (f" ({', '.join(self.counts[stage])})"
-                                                      if stage in self.counts else "")
-                         for stage, seconds in self.seconds.items() if stage)
+        return ", ".join(
+            f"{stage} {seconds:.2f} s" + (f" ({', '.join(self.counts[stage])})" if stage in self.counts else "")
+            for stage, seconds in self.seconds.items()
+            if stage
+        )
 
 
 @dataclass
@@ -142,8 +144,9 @@ def unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return rows[order[new_group]], of_row
 
 
-def _representative(ids: Sequence[str], docs: list[int], of_doc: dict[int, int], fps: np.ndarray,
-                    values: dict[int, int]) -> int:
+def _representative(
+    ids: Sequence[str], docs: list[int], of_doc: dict[int, int], fps: np.ndarray, values: dict[int, int]
+) -> int:
     """The medoid document of a cluster (see the module docstring)."""
     counts: dict[int, int] = {}
     for d in docs:
@@ -265,8 +268,9 @@ def find_clusters(
     unit_exact = None
     if exact is not None and units.sketches is not None:
         times.start("exact sets")
-        left, right, unit_exact = unit_exact_sets(units.sketches, units.of_doc, left, right, exact, similarity,
-                                                  min_similarity, release_texts)
+        left, right, unit_exact = unit_exact_sets(
+            units.sketches, units.of_doc, left, right, exact, similarity, min_similarity, release_texts
+        )
         times.count("exact sets", int(unit_exact.has.sum()), "documents")
     times.start("verification")
     test = PairTest(units.fps, units.sketches, k, min_similarity, unit_exact, similarity, min_resemblance)
@@ -288,8 +292,9 @@ def find_clusters(
     return clusters
 
 
-def _unit_pairs(pairs: tuple[np.ndarray, np.ndarray], of_doc: np.ndarray, eligible: np.ndarray,
-                count: int) -> tuple[np.ndarray, np.ndarray]:
+def _unit_pairs(
+    pairs: tuple[np.ndarray, np.ndarray], of_doc: np.ndarray, eligible: np.ndarray, count: int
+) -> tuple[np.ndarray, np.ndarray]:
     """Pairs of documents as the distinct pairs of their units (both eligible), left < right,
     in order: the form :func:`simdedup.pairs.near_pairs` gives."""
     a = of_doc[np.asarray(pairs[0], dtype=np.int64)]
@@ -301,8 +306,15 @@ def _unit_pairs(pairs: tuple[np.ndarray, np.ndarray], of_doc: np.ndarray, eligib
     return code // count, code % count
 
 
-def _describe(ids: Sequence[str], fps: np.ndarray, units: _Units, doc_label: np.ndarray,
-              by_id: np.ndarray, singletons: bool, test: PairTest) -> list[Cluster]:
+def _describe(
+    ids: Sequence[str],
+    fps: np.ndarray,
+    units: _Units,
+    doc_label: np.ndarray,
+    by_id: np.ndarray,
+    singletons: bool,
+    test: PairTest,
+) -> list[Cluster]:
     if not singletons:  # most documents of a large corpus have no duplicate: drop them first
         by_id = by_id[np.bincount(doc_label)[doc_label[by_id]] >= 2]
     if len(by_id) == 0:
@@ -312,8 +324,12 @@ def _describe(ids: Sequence[str], fps: np.ndarray, units: _Units, doc_label: np.
     bounds = [0, *(np.flatnonzero(np.diff(doc_label[grouped])) + 1).tolist(), len(grouped)]
     grouped_list, of_doc = grouped.tolist(), units.of_doc
     needed = distinct(of_doc[grouped])
-    values = dict(zip(needed.tolist(), (sum(int(word) << (64 * w) for w, word in enumerate(row))
-                                        for row in units.fps[needed].tolist())))
+    values = dict(
+        zip(
+            needed.tolist(),
+            (sum(int(word) << (64 * w) for w, word in enumerate(row)) for row in units.fps[needed].tolist()),
+        )
+    )
     unit_of = dict(zip(grouped_list, of_doc[grouped].tolist()))
     clusters = []
     members: list[int] = []  # the units of every member and of its representative, for the
@@ -343,9 +359,14 @@ def _describe(ids: Sequence[str], fps: np.ndarray, units: _Units, doc_label: np.
     return clusters
 
 
-def cluster_fingerprints(fingerprints: "FingerprintSet", options: ClusterOptions = ClusterOptions(),
-                         new: np.ndarray | None = None, pairs: tuple[np.ndarray, np.ndarray] | None = None,
-                         times: StageTimes | None = None, release_texts: bool = False) -> list[Cluster]:
+def cluster_fingerprints(
+    fingerprints: "FingerprintSet",
+    options: ClusterOptions = ClusterOptions(),
+    new: np.ndarray | None = None,
+    pairs: tuple[np.ndarray, np.ndarray] | None = None,
+    times: StageTimes | None = None,
+    release_texts: bool = False,
+) -> list[Cluster]:
     """Clusters of a loaded fingerprint set (see :func:`find_clusters`), with ``options``
     resolved for it unless they are already (:meth:`ClusterOptions.for_fingerprints`).
 

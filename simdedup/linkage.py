@@ -52,8 +52,9 @@ class UnionFind:
         return np.fromiter((self.find(x) for x in range(len(self.parent))), dtype=np.int64, count=len(self.parent))
 
 
-def link(linkage: str, n: int, left: np.ndarray, right: np.ndarray, scores: np.ndarray, rank: np.ndarray,
-         test: PairTest) -> np.ndarray:
+def link(
+    linkage: str, n: int, left: np.ndarray, right: np.ndarray, scores: np.ndarray, rank: np.ndarray, test: PairTest
+) -> np.ndarray:
     """The cluster label of each of ``n`` units: the edges ``left``-``right`` (with their bag
     ``scores``; ``rank``: each unit's order by its smallest id) linked by ``linkage``
     (:data:`simdedup.options.LINKAGES`)."""
@@ -94,8 +95,9 @@ def _link_star(n: int, left: list[int], right: list[int], rank: np.ndarray) -> n
 KERNEL_AFTER_EDGES = 1 << 12
 
 
-def _link_complete(n: int, left: np.ndarray, right: np.ndarray, scores: np.ndarray, rank: np.ndarray,
-                   test: PairTest) -> np.ndarray:
+def _link_complete(
+    n: int, left: np.ndarray, right: np.ndarray, scores: np.ndarray, rank: np.ndarray, test: PairTest
+) -> np.ndarray:
     """Edges taken from the most similar down (ties: the rank of ``left``, then of ``right``);
     each joins its two clusters when every pair across them passes ``test``.
 

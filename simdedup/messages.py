@@ -42,5 +42,7 @@ def printable(text: str) -> str:
         text = text.replace(secret, "***")
     if text.isprintable():
         return text
-    return "".join(c if c.isprintable() or c == " " else c.encode("unicode_escape", "backslashreplace").decode("ascii")
-                   for c in text)
+    return "".join(
+        c if c.isprintable() or c == " " else c.encode("unicode_escape", "backslashreplace").decode("ascii")
+        for c in text
+    )

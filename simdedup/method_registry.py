@@ -65,21 +65,50 @@ class MethodSpec:
 NILSIMSA_MIN_SCORE = 90
 
 #: Built-in methods, in the order of the ``--method`` choice (the first is the default).
-BUILTIN = {spec.name: spec for spec in (
-    MethodSpec("simhash", "simdedup.methods.simhash:make", "simhash", (64, 128), "simhash of features",
-               takes_features=True),
-    MethodSpec("nilsimsa", "simdedup.methods.nilsimsa:make", "nilsimsa", (256,), "nilsimsa digest of the raw bytes",
-               min_features=False, min_score=NILSIMSA_MIN_SCORE, cluster_options=(
-                   click.option("--min-score", type=click.IntRange(-128, 128),
-                                help="nilsimsa fingerprints: smallest nilsimsa score of a duplicate "
-                                     f"[default: {NILSIMSA_MIN_SCORE}]."),)),
-    MethodSpec("sentences", "simdedup.methods.sentences:make", "signature", (64,),
-               "signature of the longest sentences", min_features=False, exact_only="sentence signatures",
-               feature_options=(
-                   click.option("--sentences", "sentence_count", type=click.IntRange(1, MAX_COUNT), default=3,
-                                show_default=True, help="--method sentences: how many of the longest sentences "
-                                                        "to sign."),)),
-)}
+BUILTIN = {
+    spec.name: spec
+    for spec in (
+        MethodSpec(
+            "simhash", "simdedup.methods.simhash:make", "simhash", (64, 128), "simhash of features", takes_features=True
+        ),
+        MethodSpec(
+            "nilsimsa",
+            "simdedup.methods.nilsimsa:make",
+            "nilsimsa",
+            (256,),
+            "nilsimsa digest of the raw bytes",
+            min_features=False,
+            min_score=NILSIMSA_MIN_SCORE,
+            cluster_options=(
+                click.option(
+                    "--min-score",
+                    type=click.IntRange(-128, 128),
+                    help="nilsimsa fingerprints: smallest nilsimsa score of a duplicate "
+                    f"[default: {NILSIMSA_MIN_SCORE}].",
+                ),
+            ),
+        ),
+        MethodSpec(
+            "sentences",
+            "simdedup.methods.sentences:make",
+            "signature",
+            (64,),
+            "signature of the longest sentences",
+            min_features=False,
+            exact_only="sentence signatures",
+            feature_options=(
+                click.option(
+                    "--sentences",
+                    "sentence_count",
+                    type=click.IntRange(1, MAX_COUNT),
+                    default=3,
+                    show_default=True,
+                    help="--method sentences: how many of the longest sentences to sign.",
+                ),
+            ),
+        ),
+    )
+}
 DEFAULT_METHOD = next(iter(BUILTIN))
 
 _registry: dict[str, MethodSpec] | None = None

@@ -107,8 +107,9 @@ class ClusterOptions:
 
     def for_fingerprints(self, fingerprints: FingerprintSet) -> ClusterOptions:
         """These options resolved for a loaded fingerprint set (see :meth:`resolve`)."""
-        return self.resolve(fingerprints.bits, fingerprints.sketches is not None, fingerprints.method,
-                            len(fingerprints.ids))
+        return self.resolve(
+            fingerprints.bits, fingerprints.sketches is not None, fingerprints.method, len(fingerprints.ids)
+        )
 
 
 #: every option at its default, unresolved: what the command line's defaults read

@@ -113,8 +113,9 @@ _CANDIDATES_AT_ONCE = 1 << 20  # candidate pairs checked in one vectorised step 
 KERNEL_AFTER_CANDIDATES = 1 << 18
 
 
-def _pairs_in_table(fps: np.ndarray, order: np.ndarray, sorted_key: np.ndarray,
-                    k: int) -> tuple[np.ndarray, np.ndarray]:
+def _pairs_in_table(
+    fps: np.ndarray, order: np.ndarray, sorted_key: np.ndarray, k: int
+) -> tuple[np.ndarray, np.ndarray]:
     """Pairs of rows within ``k`` among the rows sharing a key (adjacent in ``order``)."""
     n = len(order)
     # Each sorted position p pairs with every later position of its run of equal keys; the
@@ -173,8 +174,11 @@ def _clustered(fps: np.ndarray, masks: list[np.ndarray], k: int) -> bool:
     values, runs = np.unique(keys, return_counts=True)
     pairs = (runs * (runs - 1) // 2).astype(float)
     long = np.flatnonzero(runs > FAMILY_RUN)
-    once = sum(pairs[run] for run in long[np.argsort(-runs[long], kind="stable")][:FAMILY_CHECKS].tolist()
-               if _a_family(fps[keys == values[run]], k))
+    once = sum(
+        pairs[run]
+        for run in long[np.argsort(-runs[long], kind="stable")][:FAMILY_CHECKS].tolist()
+        if _a_family(fps[keys == values[run]], k)
+    )
     cost = _KERNEL_CANDIDATE_COST if PackedKernel.loaded() else _CANDIDATE_COST
     return ((pairs.sum() - once) * len(masks) + once) * cost > n * n / 2 * _BRUTE_COST
 
@@ -195,8 +199,9 @@ def _brute_pairs(fps: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
 
         kernel = PairKernel.loaded()
         if kernel is not None:  # every row in one run of the pair kernel: all pairs, compiled
-            return kernel.pairs(fps, np.arange(n, dtype=np.int64), np.zeros(n, dtype=np.uint64), k,
-                                BRUTE_PAIRS_PER_ROW * n)
+            return kernel.pairs(
+                fps, np.arange(n, dtype=np.int64), np.zeros(n, dtype=np.uint64), k, BRUTE_PAIRS_PER_ROW * n
+            )
     left_parts, right_parts = [], []
     step = max(1, (1 << 22) // max(n, 1))
     for start in range(0, n, step):
@@ -347,8 +352,9 @@ class SortedTable:
         self.index_bits = max(1, (n - 1).bit_length())
         if sum(ranges[i][1] for i in chosen) + self.index_bits > 64:
             keys = table_keys(values, bits, blocks, chosen)
-            self.order: np.ndarray | None = (np.lexsort(keys.T[::-1]) if keys.shape[1] > 1
-                                             else np.argsort(keys[:, 0], kind="stable"))
+            self.order: np.ndarray | None = (
+                np.lexsort(keys.T[::-1]) if keys.shape[1] > 1 else np.argsort(keys[:, 0], kind="stable")
+            )
             self.packed: np.ndarray | None = None
             keys = keys[self.order]
             self._same = (keys[1:] == keys[:-1]).all(axis=1)
@@ -399,8 +405,9 @@ def table_keys(values: np.ndarray, bits: int, blocks: int, chosen: tuple[int, ..
     return gather_bits(values, [ranges[i] for i in chosen])
 
 
-def canonical(values: np.ndarray, left: np.ndarray, right: np.ndarray, bits: int, k: int, blocks: int,
-              chosen: tuple[int, ...]) -> np.ndarray:
+def canonical(
+    values: np.ndarray, left: np.ndarray, right: np.ndarray, bits: int, k: int, blocks: int, chosen: tuple[int, ...]
+) -> np.ndarray:
     """Whether the table of the ``chosen`` blocks is the canonical table of each pair: the
     first ``blocks - k`` blocks the two fingerprints agree on are exactly its blocks."""
     differ = values[left] ^ values[right]
@@ -443,24 +450,43 @@ class Found:
     crowds: list[Crowd]
 
 
-def table_pairs(values: np.ndarray, rows: np.ndarray, bits: int, k: int, blocks: int, chosen: tuple[int, ...],
-                crowd: int = CROWD, families: bool = False) -> Found:
+def table_pairs(
+    values: np.ndarray,
+    rows: np.ndarray,
+    bits: int,
+    k: int,
+    blocks: int,
+    chosen: tuple[int, ...],
+    crowd: int = CROWD,
+    families: bool = False,
+) -> Found:
     """The pairs within ``k`` among ``values`` (distinct, with their global numbers ``rows``)
     whose canonical table is the one of the ``chosen`` blocks. With ``families``, a crowded run
     that is a family (most of its pairs within ``k``: :func:`_a_family`) is left as a crowd
     at once, not searched again."""
     crowds: list[Crowd] = []
-    a, b = _table_pairs(values, np.arange(len(values)), bits, k, blocks, chosen, crowd, 0,
-                        Crowd(values, rows, ()), crowds, families)
+    a, b = _table_pairs(
+        values, np.arange(len(values)), bits, k, blocks, chosen, crowd, 0, Crowd(values, rows, ()), crowds, families
+    )
     a, b = rows[a], rows[b]
     lo, hi = np.minimum(a, b), np.maximum(a, b)
     order = np.lexsort((hi, lo))
     return Found(lo[order], hi[order], crowds)
 
 
-def _table_pairs(values: np.ndarray, rows: np.ndarray, bits: int, k: int, blocks: int,
-                 chosen: tuple[int, ...], crowd: int, depth: int, origin: Crowd,
-                 crowds: list[Crowd], families: bool = False) -> tuple[np.ndarray, np.ndarray]:
+def _table_pairs(
+    values: np.ndarray,
+    rows: np.ndarray,
+    bits: int,
+    k: int,
+    blocks: int,
+    chosen: tuple[int, ...],
+    crowd: int,
+    depth: int,
+    origin: Crowd,
+    crowds: list[Crowd],
+    families: bool = False,
+) -> tuple[np.ndarray, np.ndarray]:
     """:func:`table_pairs` at any depth: pairs as ``rows`` (the values' numbers in the search
     above), unordered; crowds that stay crowded are added to ``crowds``."""
     n = len(values)
@@ -471,8 +497,9 @@ def _table_pairs(values: np.ndarray, rows: np.ndarray, bits: int, k: int, blocks
     table = SortedTable(values, bits, blocks, chosen)
     # A pair is canonical here only if it differs in every other block before the last chosen one.
     before_last = [ranges[i] for i in range(max(chosen)) if i not in set(chosen)]
-    found_a, found_b, crowded_starts, crowded_lengths = _runs(table, values, k, crowd, bits, blocks, chosen,
-                                                              before_last)
+    found_a, found_b, crowded_starts, crowded_lengths = _runs(
+        table, values, k, crowd, bits, blocks, chosen, before_last
+    )
     lefts, rights = [], []
     other_ranges = [r for i, r in enumerate(ranges) if i not in set(chosen)]
     for start, length in zip(crowded_starts.tolist(), crowded_lengths.tolist()):
@@ -483,8 +510,17 @@ def _table_pairs(values: np.ndarray, rows: np.ndarray, bits: int, k: int, blocks
             crowds.append(origin.take(members, (bits, blocks, chosen), family=True))
             continue
         rest = gather_bits(values[members], other_ranges)  # the run agrees on the chosen blocks
-        a, b = _all_pairs(rest, members, sum(size for _, size in other_ranges), k, crowd, depth + 1,
-                          origin.take(members, (bits, blocks, chosen)), crowds, families)
+        a, b = _all_pairs(
+            rest,
+            members,
+            sum(size for _, size in other_ranges),
+            k,
+            crowd,
+            depth + 1,
+            origin.take(members, (bits, blocks, chosen)),
+            crowds,
+            families,
+        )
         lefts.append(a)
         rights.append(b)
     if lefts:  # the crowded runs' pairs, positions in ``values``
@@ -494,8 +530,16 @@ def _table_pairs(values: np.ndarray, rows: np.ndarray, bits: int, k: int, blocks
     return rows[found_a], rows[found_b]
 
 
-def _runs(table: SortedTable, values: np.ndarray, k: int, crowd: int, bits: int, blocks: int, chosen: tuple[int, ...],
-          before_last: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _runs(
+    table: SortedTable,
+    values: np.ndarray,
+    k: int,
+    crowd: int,
+    bits: int,
+    blocks: int,
+    chosen: tuple[int, ...],
+    before_last: list[tuple[int, int]],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Positions in ``values`` of the pairs within ``k`` in the table's runs of equal keys of at
     most ``crowd`` rows whose canonical table it is (they differ in each block ``before_last``),
     and ``(start, length)`` of the longer runs: in one compiled pass over a packed table
@@ -542,8 +586,17 @@ def _a_family(values: np.ndarray, k: int) -> bool:
 MAX_DEPTH = 2
 
 
-def _all_pairs(values: np.ndarray, rows: np.ndarray, bits: int, k: int, crowd: int, depth: int, origin: Crowd,
-               crowds: list[Crowd], families: bool = False) -> tuple[np.ndarray, np.ndarray]:
+def _all_pairs(
+    values: np.ndarray,
+    rows: np.ndarray,
+    bits: int,
+    k: int,
+    crowd: int,
+    depth: int,
+    origin: Crowd,
+    crowds: list[Crowd],
+    families: bool = False,
+) -> tuple[np.ndarray, np.ndarray]:
     """Every pair within ``k`` among a crowded run's distinct ``values`` (their low ``bits``
     used), once each, as ``rows``: Manku tables of their own with the canonical rule; or, when
     comparing all pairs is cheaper or the search is already ``MAX_DEPTH`` deep, none here: the
@@ -604,8 +657,9 @@ def _near_in_chunks(values: np.ndarray, size: int, within: bool, k: int) -> tupl
     return np.concatenate(lefts), np.concatenate(rights)
 
 
-def chunk_pairs(levels: tuple[tuple[int, int, tuple[int, ...]], ...], k: int, first: Crowd,
-                second: Crowd | None) -> tuple[np.ndarray, np.ndarray]:
+def chunk_pairs(
+    levels: tuple[tuple[int, int, tuple[int, ...]], ...], k: int, first: Crowd, second: Crowd | None
+) -> tuple[np.ndarray, np.ndarray]:
     """The pairs of a crowd (found in the tables ``levels``) between the rows of chunk ``first``
     and those of chunk ``second`` (None: within ``first``) that are within ``k`` and canonical at
     every level, as global numbers ``(left < right)``. Memory: the two chunks and their pairs."""
@@ -621,15 +675,15 @@ def chunk_pairs(levels: tuple[tuple[int, int, tuple[int, ...]], ...], k: int, fi
         for level_bits, blocks, chosen in levels:  # the run agrees on the blocks of each level's table
             keep = canonical(values, a, b, level_bits, k, blocks, chosen)
             a, b = a[keep], b[keep]
-            values = gather_bits(values, [r for i, r in enumerate(block_ranges(level_bits, blocks))
-                                          if i not in chosen])
+            values = gather_bits(values, [r for i, r in enumerate(block_ranges(level_bits, blocks)) if i not in chosen])
     a, b = rows[a], rows[b]
     return np.minimum(a, b), np.maximum(a, b)
 
 
 @functools.lru_cache(maxsize=1 << 12)  # a few KB each; a crowd search meets hundreds of levels
-def level_masks(levels: tuple[tuple[int, int, tuple[int, ...]], ...], k: int,
-                words: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def level_masks(
+    levels: tuple[tuple[int, int, tuple[int, ...]], ...], k: int, words: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The blocks of every level's search as masks over the whole fingerprint (a level's bits
     are the bits its table did not choose at the level above, gathered), for the compiled
     :func:`canonical` of :func:`chunk_pairs`: ``(masks (blocks, words), chosen (per block),
@@ -647,8 +701,12 @@ def level_masks(levels: tuple[tuple[int, int, tuple[int, ...]], ...], k: int,
         ends.append(len(masks))
         limits.append(blocks - k)
         where = gather_bits(where, [r for i, r in enumerate(ranges) if i not in chosen])
-    arrays = (np.array(masks, dtype=np.uint64).reshape(-1, words), np.array(chosen_flags, dtype=np.uint8),
-              np.array(ends, dtype=np.int64), np.array(limits, dtype=np.int64))
+    arrays = (
+        np.array(masks, dtype=np.uint64).reshape(-1, words),
+        np.array(chosen_flags, dtype=np.uint8),
+        np.array(ends, dtype=np.int64),
+        np.array(limits, dtype=np.int64),
+    )
     for array in arrays:  # cached: shared by every call with these levels
         array.setflags(write=False)
     return arrays

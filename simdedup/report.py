@@ -31,9 +31,9 @@ from urllib.parse import quote
 
 from .errors import SimdedupError, SkipDocument
 from .explain import bag_similarity, feature_pulls
+from .jsonline import text_lines
 from .options import DEFAULTS
 from .read import Inputs, Source, open_documents, read_sources
-from .jsonline import text_lines
 from .select import Selection, read_clusters, select_files
 from .write import json_text_bytes
 
@@ -79,8 +79,14 @@ class Texts:
     missing: dict[str, str] = field(default_factory=dict)
 
 
-def read_texts(ids: Iterable[str], paths: tuple[str, ...] = (), inputs: Inputs | None = None,
-               encoding: str = "utf-8", html: bool = False, overwritten: dict | None = None) -> Texts:
+def read_texts(
+    ids: Iterable[str],
+    paths: tuple[str, ...] = (),
+    inputs: Inputs | None = None,
+    encoding: str = "utf-8",
+    html: bool = False,
+    overwritten: dict | None = None,
+) -> Texts:
     """The texts of the documents ``ids``: found among the documents ``paths`` name (read as
     ``fingerprint`` reads them; meeting a file in ``overwritten`` is a usage error), or without
     ``paths`` each id opened as a regular file."""
@@ -89,15 +95,16 @@ def read_texts(ids: Iterable[str], paths: tuple[str, ...] = (), inputs: Inputs |
     wanted = set(ids)
     found = Texts()
     if paths:
+
         def wanted_sources(sources: Iterable[Source]) -> Iterator[Source]:
             for source in sources:
                 # a plain file that no cluster names is not opened; rows are known once parsed
                 if source.line is not None or source.span is not None or source.path in wanted:
                     yield source
 
-        documents: Iterable[Document] = open_documents(wanted_sources(read_sources(paths, inputs or Inputs(),
-                                                                                  overwritten=overwritten).sources),
-                                                       encoding)
+        documents: Iterable[Document] = open_documents(
+            wanted_sources(read_sources(paths, inputs or Inputs(), overwritten=overwritten).sources), encoding
+        )
     else:
         documents = (_file_document(doc_id, encoding) for doc_id in sorted(wanted))
     for document in documents:
@@ -183,8 +190,9 @@ def diff_spans(a: str, b: str) -> tuple[list[int], list[int]]:
         first_a, last_a = _token_range(lines_a, i1, i2)
         first_b, last_b = _token_range(lines_b, j1, j2)
         part_a, part_b = tokens_a[first_a:last_a], tokens_b[first_b:last_b]
-        matcher = difflib.SequenceMatcher(None, [t.group() for t in part_a], [t.group() for t in part_b],
-                                          autojunk=False)
+        matcher = difflib.SequenceMatcher(
+            None, [t.group() for t in part_a], [t.group() for t in part_b], autojunk=False
+        )
         for op, k1, k2, m1, m2 in matcher.get_opcodes():
             if op == "equal":
                 continue
@@ -229,8 +237,14 @@ class _Cluster:
     representative: str | None
 
 
-def build_report(cluster_files: list[tuple[str, bytes]], chosen: Selection, texts: Texts, options: ReportOptions,
-                 features: Callable[[str], dict[str, float]] | None, base: str) -> bytes:
+def build_report(
+    cluster_files: list[tuple[str, bytes]],
+    chosen: Selection,
+    texts: Texts,
+    options: ReportOptions,
+    features: Callable[[str], dict[str, float]] | None,
+    base: str,
+) -> bytes:
     """The page for the cluster lines of ``cluster_files`` (name, content, read by
     :func:`simdedup.select.select_files` into ``chosen``), with links relative to the
     directory ``base``; ``features`` gives a text's features for the least similar pair and its
@@ -239,9 +253,11 @@ def build_report(cluster_files: list[tuple[str, bytes]], chosen: Selection, text
     Raises:
         SimdedupError: the page cannot fit in ``options.max_bytes``.
     """
-    clusters = [_Cluster(members, representative)
-                for name, data in cluster_files
-                for members, representative in read_clusters(text_lines(io.BytesIO(data), name), name)]
+    clusters = [
+        _Cluster(members, representative)
+        for name, data in cluster_files
+        for members, representative in read_clusters(text_lines(io.BytesIO(data), name), name)
+    ]
     feature_sets: dict[str, dict[str, float]] = {}
     if features is not None:
         feature_sets = {doc_id: features(text) for doc_id, text in texts.texts.items()}
@@ -252,8 +268,10 @@ def build_report(cluster_files: list[tuple[str, bytes]], chosen: Selection, text
         if len(page) <= options.max_bytes:
             return page
         if shown == 0:
-            raise SimdedupError(f"the report needs {len(page):,} bytes even without the documents' texts; "
-                                f"raise --max-bytes (now {options.max_bytes:,})")
+            raise SimdedupError(
+                f"the report needs {len(page):,} bytes even without the documents' texts; "
+                f"raise --max-bytes (now {options.max_bytes:,})"
+            )
         shown = shown // 2 if shown > 256 else 0
 
 
@@ -264,13 +282,22 @@ def _least_similar_pair(cluster: _Cluster, feature_sets: dict[str, dict[str, flo
     ids = [m["id"] for m in cluster.members]
     rep = cluster.representative if cluster.representative is not None else ids[0]
     if all(doc_id in feature_sets for doc_id in ids) and len(ids) > 1:
-        candidates = (itertools.combinations(ids, 2) if len(ids) <= ALL_PAIRS_UP_TO
-                      else ((rep, doc_id) for doc_id in ids if doc_id != rep))
+        candidates = (
+            itertools.combinations(ids, 2)
+            if len(ids) <= ALL_PAIRS_UP_TO
+            else ((rep, doc_id) for doc_id in ids if doc_id != rep)
+        )
         a, b = min(candidates, key=lambda p: bag_similarity(feature_sets[p[0]], feature_sets[p[1]]))
         pulls = feature_pulls(feature_sets[a], feature_sets[b], PULLS_TOP)
-        return {"a": a, "b": b, "similarity": pulls.similarity, "measured": "features",
-                "together": [list(t) for t in pulls.together], "apart_a": [list(t) for t in pulls.apart_a],
-                "apart_b": [list(t) for t in pulls.apart_b]}
+        return {
+            "a": a,
+            "b": b,
+            "similarity": pulls.similarity,
+            "measured": "features",
+            "together": [list(t) for t in pulls.together],
+            "apart_a": [list(t) for t in pulls.apart_a],
+            "apart_b": [list(t) for t in pulls.apart_b],
+        }
     scored = [m for m in cluster.members if m["id"] != rep and isinstance(m.get("similarity"), (int, float))]
     if not scored:
         return None
@@ -282,8 +309,15 @@ def _number(value: Any) -> float | int | None:
     return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
-def _data(clusters: list[_Cluster], pairs: list[dict | None], chosen: Any, texts: Texts, options: ReportOptions,
-          base: str, shown: int) -> dict:
+def _data(
+    clusters: list[_Cluster],
+    pairs: list[dict | None],
+    chosen: Any,
+    texts: Texts,
+    options: ReportOptions,
+    base: str,
+    shown: int,
+) -> dict:
     """What the page's script renders: ids once each (in the order select meets them), their
     decisions, texts and links, and the clusters as indices into them."""
     index: dict[str, int] = {}
@@ -309,26 +343,46 @@ def _data(clusters: list[_Cluster], pairs: list[dict | None], chosen: Any, texts
         members, diffs = [], []
         for member in cluster.members:
             doc_id = member["id"]
-            members.append([index[doc_id], _number(member.get("bytes")), _number(member.get("distance")),
-                            _number(member.get("similarity"))])
+            members.append(
+                [
+                    index[doc_id],
+                    _number(member.get("bytes")),
+                    _number(member.get("distance")),
+                    _number(member.get("similarity")),
+                ]
+            )
             a, b = shown_texts[index[rep]], shown_texts[index[doc_id]]
             diffs.append(diff_spans(a, b) if doc_id != rep and a is not None and b is not None else None)
         similarities = [m[3] for m in members if m[0] != index[rep] and m[3] is not None]
-        record = {"rep": index[rep], "members": members, "diffs": diffs,
-                  "lowest": min(similarities) if similarities else None}
+        record = {
+            "rep": index[rep],
+            "members": members,
+            "diffs": diffs,
+            "lowest": min(similarities) if similarities else None,
+        }
         if pair is not None:
             record["pair"] = {**pair, "a": index[pair["a"]], "b": index[pair["b"]]}
         records.append(record)
-    saved = sum(sizes[i] if i in sizes else len(texts.texts.get(i, "").encode("utf-8", "surrogatepass"))
-                for i in chosen.dropped)
+    saved = sum(
+        sizes[i] if i in sizes else len(texts.texts.get(i, "").encode("utf-8", "surrogatepass")) for i in chosen.dropped
+    )
     return {
         "threshold": options.threshold,
         "policy": options.policy,
-        "settings": [[str(k), json.dumps(v, ensure_ascii=False) if not isinstance(v, str) else v]
-                     for k, v in options.settings.items()],
-        "overview": {"documents": options.documents, "clusters": len(clusters), "members": len(ids),
-                     "dropped": len(chosen.dropped), "held": len(chosen.held), "bytes_saved": saved,
-                     "missing": len(texts.missing), "shown_chars": shown},
+        "settings": [
+            [str(k), json.dumps(v, ensure_ascii=False) if not isinstance(v, str) else v]
+            for k, v in options.settings.items()
+        ],
+        "overview": {
+            "documents": options.documents,
+            "clusters": len(clusters),
+            "members": len(ids),
+            "dropped": len(chosen.dropped),
+            "held": len(chosen.held),
+            "bytes_saved": saved,
+            "missing": len(texts.missing),
+            "shown_chars": shown,
+        },
         "ids": ids,
         "decisions": decisions,
         "held": {str(index[i]): why for i, why in held.items() if i in index},
@@ -362,8 +416,10 @@ def _page(data: dict) -> bytes:
     """The HTML page: the template with its style, script and data filled in, and a policy
     that lets run only that style and that script (by their hashes) and load nothing."""
     style, script = _asset("report.css"), _asset("report.js")
-    policy = (f"default-src 'none'; script-src {_csp_hash(script)}; style-src {_csp_hash(style)}; "
-              "img-src 'none'; base-uri 'none'; form-action 'none'")
+    policy = (
+        f"default-src 'none'; script-src {_csp_hash(script)}; style-src {_csp_hash(style)}; "
+        "img-src 'none'; base-uri 'none'; form-action 'none'"
+    )
     page = _asset("report.html")
     for key, value in (("{{POLICY}}", policy), ("{{STYLE}}", style), ("{{SCRIPT}}", script)):
         page = page.replace(key, value)
@@ -371,8 +427,14 @@ def _page(data: dict) -> bytes:
     return json_text_bytes(head + _script_json(data) + tail)
 
 
-def report_to(out: Any, cluster_streams: Iterable[tuple[str, Any]], method: Any, options: ReportOptions,
-              paths: tuple[str, ...] = (), inputs: Inputs | None = None) -> dict[str, str]:
+def report_to(
+    out: Any,
+    cluster_streams: Iterable[tuple[str, Any]],
+    method: Any,
+    options: ReportOptions,
+    paths: tuple[str, ...] = (),
+    inputs: Inputs | None = None,
+) -> dict[str, str]:
     """Write the page for the cluster lines of ``cluster_streams`` (named binary streams) to
     the :class:`simdedup.write.OutputFile` ``out``, the texts read from the documents
     ``paths`` name (without them, each member id opened as a file) as ``method`` reads them.
@@ -388,8 +450,7 @@ def report_to(out: Any, cluster_streams: Iterable[tuple[str, Any]], method: Any,
     chosen = select_files([(name, io.BytesIO(data)) for name, data in cluster_files], options.policy)
     ids = [*chosen.kept, *chosen.dropped, *(doc_id for doc_id, _ in chosen.held + chosen.changed)]
     out.refuse_inputs(ids)
-    texts = read_texts(ids, paths, inputs, method.encoding, getattr(method, "html", False),
-                       overwritten_files([out]))
+    texts = read_texts(ids, paths, inputs, method.encoding, getattr(method, "html", False), overwritten_files([out]))
     tokenizer = getattr(method, "tokenizer", None)
     features = None if tokenizer is None else (lambda text: tokenizer.features([text]))
     base = os.path.dirname(os.path.abspath(out.path)) if out.path else os.getcwd()
@@ -399,8 +460,16 @@ def report_to(out: Any, cluster_streams: Iterable[tuple[str, Any]], method: Any,
     return texts.missing
 
 
-def dedup_report(out: Any, clustered: Any, run: Any, method: Any, cluster_options: Any, verify: str,
-                 paths: tuple[str, ...], inputs: Inputs) -> dict[str, str]:
+def dedup_report(
+    out: Any,
+    clustered: Any,
+    run: Any,
+    method: Any,
+    cluster_options: Any,
+    verify: str,
+    paths: tuple[str, ...],
+    inputs: Inputs,
+) -> dict[str, str]:
     """``dedup --report``: the page for the clusters of a dedup run, the texts read again
     from ``paths`` when they held tables (files are opened by their ids; a path list on stdin
     cannot be read twice). Returns the members without a text, as :func:`report_to`."""
@@ -411,9 +480,17 @@ def dedup_report(out: Any, clustered: Any, run: Any, method: Any, cluster_option
     lines = io.BytesIO()
     write_clusters(lines, clustered.clusters, clustered.fingerprints)
     lines.seek(0)
-    settings = {**{f.name: getattr(cluster_options, f.name) for f in dataclasses.fields(cluster_options)
-                   if f.name != "resolved"}, "verify": verify, "fingerprints": method.settings}
-    options = ReportOptions(settings=settings, threshold=cluster_options.min_similarity,
-                            documents=len(clustered.fingerprints.ids))
+    settings = {
+        **{
+            f.name: getattr(cluster_options, f.name)
+            for f in dataclasses.fields(cluster_options)
+            if f.name != "resolved"
+        },
+        "verify": verify,
+        "fingerprints": method.settings,
+    }
+    options = ReportOptions(
+        settings=settings, threshold=cluster_options.min_similarity, documents=len(clustered.fingerprints.ids)
+    )
     tables = bool(run.tables) and "-" not in paths
     return report_to(out, [("clusters", lines)], method, options, paths if tables else (), inputs)

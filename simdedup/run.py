@@ -16,7 +16,14 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Iterable, Iterator
 
 from . import workers
 from .errors import SimdedupError, Warnings
-from .fingerprints import FingerprintRecord, FingerprintSet, collect_records, json_lines, load_fingerprints, warn_repeated
+from .fingerprints import (
+    FingerprintRecord,
+    FingerprintSet,
+    collect_records,
+    json_lines,
+    load_fingerprints,
+    warn_repeated,
+)
 from .group import Cluster, StageTimes, cluster_fingerprints
 from .method_registry import DEFAULT_METHOD
 from .options import ClusterOptions
@@ -66,9 +73,15 @@ def fingerprint_batch(sources: list[Source], method: Method, render: bool = Fals
     document skipped keeps the file it came from (its warning is summarised with that file's)."""
     documents = list(open_documents(sources, method.encoding, method.whole_bytes))
     results = method.fingerprint_batch(documents)  # one result per document, in order
-    return Batch.of([replace(result, origin=document.origin)
-                     if isinstance(result, Source) and document.origin and not result.origin else result
-                     for result, document in zip(results, documents)], render)
+    return Batch.of(
+        [
+            replace(result, origin=document.origin)
+            if isinstance(result, Source) and document.origin and not result.origin
+            else result
+            for result, document in zip(results, documents)
+        ],
+        render,
+    )
 
 
 _worker: tuple[Method, bool] | None = None
@@ -103,8 +116,9 @@ def default_jobs() -> int:
         return os.cpu_count() or 1
 
 
-def fingerprint_batches(sources: Iterable[Source], method: Method, jobs: int = 1,
-                        render: bool = False) -> Iterator[Batch]:
+def fingerprint_batches(
+    sources: Iterable[Source], method: Method, jobs: int = 1, render: bool = False
+) -> Iterator[Batch]:
     """Fingerprint the sources :data:`BATCH_SOURCES` at a time, in order; the batches, and so
     the output, are the same for any ``jobs``.
 
@@ -167,8 +181,9 @@ class FingerprintRun:
     unit: str = field(default="doc", init=False)
 
     def __post_init__(self) -> None:
-        plan = read_sources(self.paths, self.inputs, self.count, self.tables, self.exclude, self.overwritten,
-                            self.note, self.verbose)
+        plan = read_sources(
+            self.paths, self.inputs, self.count, self.tables, self.exclude, self.overwritten, self.note, self.verbose
+        )
         self._sources = plan.sources
         self.duplicates = {} if self.exact_first else None
         self.total, self.unit = (plan.table_bytes, "B") if plan.table_bytes else (plan.count, "doc")
@@ -229,14 +244,20 @@ def _resolved(options: ClusterOptions, fingerprints: FingerprintSet, note: Calla
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if fingerprints.exact_dropped:
-        note(f"simdedup: note: {fingerprints.exact_dropped:,} documents beyond the memory budget of exact "
-             f"verification are verified with their sketches")
+        note(
+            f"simdedup: note: {fingerprints.exact_dropped:,} documents beyond the memory budget of exact "
+            f"verification are verified with their sketches"
+        )
     if options.similarity == "resemblance" and fingerprints.exact is None and fingerprints.sketches is not None:
-        note("simdedup: note: these fingerprints carry no text to measure resemblance with: "
-             "pairs are verified with the sketches' bag similarity")
+        note(
+            "simdedup: note: these fingerprints carry no text to measure resemblance with: "
+            "pairs are verified with the sketches' bag similarity"
+        )
     if options.k is None and fingerprints.sketches is not None and resolved.k < options.DEFAULT_K_VERIFIED:  # type: ignore[operator]
-        note(f"simdedup: {len(fingerprints.ids):,} documents: k = {resolved.k} by default at this size "
-             f"(the pair search for k = {options.DEFAULT_K_VERIFIED} would take long); give -k to choose")
+        note(
+            f"simdedup: {len(fingerprints.ids):,} documents: k = {resolved.k} by default at this size "
+            f"(the pair search for k = {options.DEFAULT_K_VERIFIED} would take long); give -k to choose"
+        )
     return resolved
 
 
@@ -256,9 +277,13 @@ class Clustered:
         return [[ids[c.representative], *(ids[m] for m in c.members if m != c.representative)] for c in self.clusters]
 
 
-def cluster_files(files: Iterable[tuple[str, BinaryIO]], options: ClusterOptions = ClusterOptions(),
-                  against: str | None = None, note: Callable[[str], None] = _no_note,
-                  times: StageTimes | None = None) -> Clustered:
+def cluster_files(
+    files: Iterable[tuple[str, BinaryIO]],
+    options: ClusterOptions = ClusterOptions(),
+    against: str | None = None,
+    note: Callable[[str], None] = _no_note,
+    times: StageTimes | None = None,
+) -> Clustered:
     """``cluster``: the clusters of the fingerprint records in ``files`` (named binary streams).
 
     With ``against`` (the name of one of the files), an incremental run: only clusters holding a
@@ -281,8 +306,12 @@ def cluster_files(files: Iterable[tuple[str, BinaryIO]], options: ClusterOptions
     return Clustered(fingerprints, cluster_fingerprints(fingerprints, resolved, new, times=times), resolved, new)
 
 
-def dedup_run(run: FingerprintRun, options: ClusterOptions = ClusterOptions(),
-              batches: Iterable[Batch] | None = None, times: StageTimes | None = None) -> Clustered:
+def dedup_run(
+    run: FingerprintRun,
+    options: ClusterOptions = ClusterOptions(),
+    batches: Iterable[Batch] | None = None,
+    times: StageTimes | None = None,
+) -> Clustered:
     """``dedup``: the clusters of the documents a fingerprint run makes (of its ``batches``, as
     the caller iterates them, e.g. behind a progress bar). Two documents under one id: one is
     clustered, the same in any input order, and the other is counted as skipped. ``times`` records where the time
@@ -294,12 +323,14 @@ def dedup_run(run: FingerprintRun, options: ClusterOptions = ClusterOptions(),
     run.skipped.extend(fingerprints.repeated)
     warn_repeated(run.note, fingerprints.repeated)
     resolved = _resolved(options, fingerprints, run.note)
-    return Clustered(fingerprints, cluster_fingerprints(fingerprints, resolved, times=times, release_texts=True),
-                     resolved)
+    return Clustered(
+        fingerprints, cluster_fingerprints(fingerprints, resolved, times=times, release_texts=True), resolved
+    )
 
 
-def prepare_dedup(method: Method, options: ClusterOptions, verify: str = "exact",
-                  note: Callable[[str], None] = _no_note) -> None:
+def prepare_dedup(
+    method: Method, options: ClusterOptions, verify: str = "exact", note: Callable[[str], None] = _no_note
+) -> None:
     """Check ``options`` against ``method`` before any document is read (a run of hours must not
     end in a usage error), and with ``verify="exact"`` have the method keep the texts exact
     verification measures, unless the kernels that measure them cannot load here: then the
@@ -330,8 +361,14 @@ def prepare_dedup(method: Method, options: ClusterOptions, verify: str = "exact"
 # --- the library in one call ----------------------------------------------------------------
 
 
-def fingerprint(paths: Iterable[str] | str, method: Method | str | None = None, *, jobs: int = 1,
-                inputs: Inputs | None = None, **method_options: Any) -> Iterator[FingerprintRecord]:
+def fingerprint(
+    paths: Iterable[str] | str,
+    method: Method | str | None = None,
+    *,
+    jobs: int = 1,
+    inputs: Inputs | None = None,
+    **method_options: Any,
+) -> Iterator[FingerprintRecord]:
     """The fingerprint records of the documents ``paths`` name (files, directories, JSON-lines
     and other tables), in input order; skipped documents are left out with a warning
     (:mod:`warnings`). ``method``: a :class:`~simdedup.methods.Method`, or its name with the
@@ -348,13 +385,21 @@ def fingerprint(paths: Iterable[str] | str, method: Method | str | None = None, 
 
     if not isinstance(method, Method):  # None, or a method's name
         method = make_method(method or DEFAULT_METHOD, **method_options)
-    run = FingerprintRun((paths,) if isinstance(paths, str) else tuple(paths), method, inputs or Inputs(), jobs,
-                         note=lambda text: warnings.warn(text, stacklevel=3))
+    run = FingerprintRun(
+        (paths,) if isinstance(paths, str) else tuple(paths),
+        method,
+        inputs or Inputs(),
+        jobs,
+        note=lambda text: warnings.warn(text, stacklevel=3),
+    )
     yield from run.records()
 
 
-def cluster(records: Iterable[FingerprintRecord] | FingerprintSet | Iterable[str] | str,
-            options: ClusterOptions | None = None, **option_values: Any) -> list[list[str]]:
+def cluster(
+    records: Iterable[FingerprintRecord] | FingerprintSet | Iterable[str] | str,
+    options: ClusterOptions | None = None,
+    **option_values: Any,
+) -> list[list[str]]:
     """Clusters of near-duplicates among fingerprint records (or the fingerprint files named),
     as lists of ids, the representative first. ``options``, or the fields of
     :class:`simdedup.options.ClusterOptions` (``k=3``, ``linkage="single"``, ...).
@@ -380,9 +425,17 @@ def cluster(records: Iterable[FingerprintRecord] | FingerprintSet | Iterable[str
     return Clustered(fingerprints, cluster_fingerprints(fingerprints, resolved), resolved).id_clusters()
 
 
-def dedup(paths: Iterable[str] | str, method: Method | str | None = None, options: ClusterOptions | None = None, *,
-          jobs: int = 1, inputs: Inputs | None = None, verify: str = "exact", exact_first: bool = False,
-          **option_values: Any) -> list[list[str]]:
+def dedup(
+    paths: Iterable[str] | str,
+    method: Method | str | None = None,
+    options: ClusterOptions | None = None,
+    *,
+    jobs: int = 1,
+    inputs: Inputs | None = None,
+    verify: str = "exact",
+    exact_first: bool = False,
+    **option_values: Any,
+) -> list[list[str]]:
     """Fingerprint the documents ``paths`` name and cluster them in one go: lists of ids, the
     representative first. Keyword options go to :func:`simdedup.methods.make_method` or
     :class:`simdedup.options.ClusterOptions`, whichever takes them.
@@ -404,6 +457,12 @@ def dedup(paths: Iterable[str] | str, method: Method | str | None = None, option
     options = options or named
     note = lambda text: warnings.warn(text, stacklevel=3)  # noqa: E731
     prepare_dedup(method, options, verify, note)
-    run = FingerprintRun((paths,) if isinstance(paths, str) else tuple(paths), method, inputs or Inputs(), jobs,
-                         exact_first=exact_first, note=note)
+    run = FingerprintRun(
+        (paths,) if isinstance(paths, str) else tuple(paths),
+        method,
+        inputs or Inputs(),
+        jobs,
+        exact_first=exact_first,
+        note=note,
+    )
     return dedup_run(run, options).id_clusters()

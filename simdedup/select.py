@@ -98,8 +98,7 @@ _KEYS: dict[str, Callable[[dict, Look], object]] = {
 }
 
 
-def kept_member(members: list[dict], policy: str, representative: str | None = None,
-                look: Look = found_on_disk) -> str:
+def kept_member(members: list[dict], policy: str, representative: str | None = None, look: Look = found_on_disk) -> str:
     """The id of the member of ``members`` that ``policy`` keeps (before the link rule of
     :func:`selection`); ``representative`` when it is among them, else the member nearest it."""
     if policy == "representative":
@@ -136,8 +135,9 @@ def read_clusters(lines: Iterable[str], name: str) -> Iterator[tuple[list[dict],
         except (KeyError, TypeError):
             raise RecordError(f"{name}:{number}: not a cluster line (no members with ids)") from None
         representative = cluster.get("representative")
-        if representative is not None and (not isinstance(representative, str)
-                                           or representative not in {m["id"] for m in members}):
+        if representative is not None and (
+            not isinstance(representative, str) or representative not in {m["id"] for m in members}
+        ):
             raise RecordError(f"{name}:{number}: the representative {representative!r} is not a member")
         yield members, representative
 
@@ -168,8 +168,7 @@ def _real_member(members: list[dict], keep: str, look: Look) -> str:
     return keep
 
 
-def selection(clusters: Iterable[tuple[list[dict], str | None]], policy: str,
-              files: bool | None = None) -> Selection:
+def selection(clusters: Iterable[tuple[list[dict], str | None]], policy: str, files: bool | None = None) -> Selection:
     """The members to drop and to keep of every ``(members, representative)`` cluster.
 
     All clusters are read before anything is decided, so that a document kept by one cluster
@@ -209,11 +208,13 @@ def selection(clusters: Iterable[tuple[list[dict], str | None]], policy: str,
                 decided.add(doc_id)
                 found = look(doc_id)
                 if keep is None:
-                    result.changed.append((doc_id, "no member of its cluster is a readable regular file now, "
-                                                   "so none is dropped"))
+                    result.changed.append(
+                        (doc_id, "no member of its cluster is a readable regular file now, so none is dropped")
+                    )
                 elif files and found.file is None:
-                    result.changed.append((doc_id, "not a readable regular file now" if found.there
-                                                   else "no longer there"))
+                    result.changed.append(
+                        (doc_id, "not a readable regular file now" if found.there else "no longer there")
+                    )
                 elif found.identity is not None and found.identity in kept_files:
                     result.held.append((doc_id, "the same file as a kept member (a hard or symbolic link)"))
                 else:
@@ -228,8 +229,9 @@ def select_files(files: Iterable[tuple[str, BinaryIO]], policy: str = "represent
     Raises:
         RecordError: a line that is not UTF-8 or not a cluster, as ``FILE:LINE``.
     """
-    return selection(itertools.chain.from_iterable(read_clusters(text_lines(stream, name), name)
-                                                   for name, stream in files), policy)
+    return selection(
+        itertools.chain.from_iterable(read_clusters(text_lines(stream, name), name) for name, stream in files), policy
+    )
 
 
 def id_list(ids: Iterable[str], null: bool = False) -> bytes:
@@ -243,7 +245,9 @@ def id_list(ids: Iterable[str], null: bool = False) -> bytes:
     for doc_id in ids:
         name = os.fsencode(doc_id) if _is_path_text(doc_id) else None
         if name is None or end in name:
-            raise SimdedupError(f"the id {doc_id!r} cannot be listed as a path" + ("; use -0" if name is not None else ""))
+            raise SimdedupError(
+                f"the id {doc_id!r} cannot be listed as a path" + ("; use -0" if name is not None else "")
+            )
         out += name + end
     return bytes(out)
 

@@ -108,8 +108,9 @@ def simhash_words(words: np.ndarray, weights: np.ndarray, bits: int, ties: str =
     return int.from_bytes(np.packbits(packed, bitorder="little").tobytes(), "little")
 
 
-def simhash(features: Mapping[str, float], bits: int = 64, hashfunc: FeatureHash | None = None,
-            ties: str = "zero") -> int:
+def simhash(
+    features: Mapping[str, float], bits: int = 64, hashfunc: FeatureHash | None = None, ties: str = "zero"
+) -> int:
     """Simhash of a mapping ``feature -> weight``.
 
     Args:
@@ -208,8 +209,9 @@ class Simhasher:
         sizes = np.fromiter(map(len, documents), dtype=np.int64, count=len(documents))
         if not len(documents) or not sizes.all():  # rare: the one-document path handles empty ones
             return [self(features) for features in documents]
-        weights = np.fromiter(chain.from_iterable(f.values() for f in documents), dtype=np.float64,
-                              count=int(sizes.sum()))
+        weights = np.fromiter(
+            chain.from_iterable(f.values() for f in documents), dtype=np.float64, count=int(sizes.sum())
+        )
         starts = np.cumsum(sizes) - sizes
         sums = np.add.reduceat(weights, starts)
         if not (np.all(np.isfinite(weights)) and weights.min() >= 0 and sums.max() <= MAX_WEIGHT_SUM):

@@ -33,7 +33,6 @@ from typing import Any, Iterable
 
 import numpy as np
 
-
 MEASURES = ("combined", "bag", "resemblance")
 DEFAULT_MEASURE = "combined"
 DEFAULT_MIN_RESEMBLANCE = 0.8
@@ -234,9 +233,16 @@ class _IndexArrays:
         room = max(len(data), 1)
         words, counts, grams = self.words.room(room), self.counts.room(room), self.grams.room(room)
         table = _tables(kept.lowercase)
-        found = self._kernel.sets_at(data, table, words, counts, grams, self.words.size, self.grams.size,
-                                     (_table_address(kept.lowercase), self.words.address, self.counts.address,
-                                      self.grams.address))
+        found = self._kernel.sets_at(
+            data,
+            table,
+            words,
+            counts,
+            grams,
+            self.words.size,
+            self.grams.size,
+            (_table_address(kept.lowercase), self.words.address, self.counts.address, self.grams.address),
+        )
         if isinstance(found, int):
             data.decode("utf-8", "surrogatepass")  # raises the decoder's error at that byte
         n_words, n_grams, tokens = found  # type: ignore[misc]
@@ -291,9 +297,10 @@ class ExactIndex:
         self.n = len(arrays.has)
         self.has = np.array(arrays.has, dtype=bool)
         word_sizes, gram_sizes = self._per_document(arrays.word_sizes), self._per_document(arrays.gram_sizes)
-        self.kinds = {"bag": (arrays.words.done(), arrays.counts.done(), _offsets(word_sizes),
-                              self._per_document(arrays.totals)),
-                      "grams": (arrays.grams.done(), np.empty(0, dtype=np.uint32), _offsets(gram_sizes), gram_sizes)}
+        self.kinds = {
+            "bag": (arrays.words.done(), arrays.counts.done(), _offsets(word_sizes), self._per_document(arrays.totals)),
+            "grams": (arrays.grams.done(), np.empty(0, dtype=np.uint32), _offsets(gram_sizes), gram_sizes),
+        }
         self._bounds: dict[str, _Bounds] = {}
         self.merged = 0  # pairs merged so far (kinds apart)
 
@@ -323,8 +330,9 @@ class ExactIndex:
             found.append(out)
         return found
 
-    def verdicts(self, a: np.ndarray, b: np.ndarray, measure: str, min_similarity: float,
-                 min_resemblance: float) -> tuple[np.ndarray, np.ndarray]:
+    def verdicts(
+        self, a: np.ndarray, b: np.ndarray, measure: str, min_similarity: float, min_resemblance: float
+    ) -> tuple[np.ndarray, np.ndarray]:
         """``(bag similarity, passes)`` of each pair under :func:`passes`, exactly (NaN and False
         where one has no sets), with the 3-grams merged only as far as each verdict needs."""
         from .kernels.exact import MEASURE_CODES
@@ -333,9 +341,17 @@ class ExactIndex:
         known = np.flatnonzero(self.has[a] & self.has[b])
         self.merged += len(known)
         bag, ok = np.full(len(a), np.nan), np.zeros(len(a), dtype=bool)
-        bag[known], ok[known] = exact_kernel().verdicts(self.kinds["bag"], self.kinds["grams"], a[known], b[known],
-                                                        MEASURE_CODES[measure], min_similarity, min_resemblance,
-                                                        BAG_MARGIN, EVIDENCE_GRAMS)
+        bag[known], ok[known] = exact_kernel().verdicts(
+            self.kinds["bag"],
+            self.kinds["grams"],
+            a[known],
+            b[known],
+            MEASURE_CODES[measure],
+            min_similarity,
+            min_resemblance,
+            BAG_MARGIN,
+            EVIDENCE_GRAMS,
+        )
         return bag, ok
 
     def bounds_pay(self, pairs: int) -> bool:
@@ -344,8 +360,9 @@ class ExactIndex:
             return False
         return bool(self._bounds) or (pairs >= BOUND_AFTER_PAIRS and pairs >= 2 * int(self.has.sum()))
 
-    def upper_bounds(self, kind: str, a: np.ndarray, b: np.ndarray, cut: float | np.ndarray | None = None
-                     ) -> np.ndarray:
+    def upper_bounds(
+        self, kind: str, a: np.ndarray, b: np.ndarray, cut: float | np.ndarray | None = None
+    ) -> np.ndarray:
         """An upper bound of ``jaccard(kind, a, b)`` for each pair (NaN where one has no sets),
         exact and cheap: elements that many documents hold get a bit each, and a pair's bound
         counts the bits both documents set, plus the smaller number of their other elements as
@@ -360,8 +377,16 @@ class ExactIndex:
         out = np.full(len(a), np.nan)
         known = np.flatnonzero(self.has[a] & self.has[b])
         cuts = cut if cut is None or np.ndim(cut) == 0 or len(known) == len(a) else np.asarray(cut)[known]
-        out[known] = exact_kernel().bounded(bounds.bits, bounds.sizes, bounds.free, bounds.row[a[known]],
-                                            bounds.row[b[known]], BOUND_PREFIX_WORDS, bounds.prefix_free, cuts)
+        out[known] = exact_kernel().bounded(
+            bounds.bits,
+            bounds.sizes,
+            bounds.free,
+            bounds.row[a[known]],
+            bounds.row[b[known]],
+            BOUND_PREFIX_WORDS,
+            bounds.prefix_free,
+            cuts,
+        )
         return out
 
     def _make_bounds(self, kind: str) -> _Bounds:
@@ -374,8 +399,9 @@ class ExactIndex:
         while len(sample) > 1 and totals[sample].sum() > BOUND_SAMPLE_ELEMENTS:  # still spread over the index
             sample = sample[::2]
         runs = (hashes, weights, offsets)
-        counted, counts = np.unique(exact_kernel().elements(runs, sample, weighted, int(totals[sample].sum())),
-                                    return_counts=True)
+        counted, counts = np.unique(
+            exact_kernel().elements(runs, sample, weighted, int(totals[sample].sum())), return_counts=True
+        )
         words = max(1, min(BOUND_WORDS, BOUND_BYTES // (8 * max(1, len(units)))))
         repeated = np.flatnonzero((counts >= 2) & (counted != 0))  # 0 marks an empty slot
         chosen = counted[repeated[np.argsort(-counts[repeated], kind="stable")[: 64 * words]]]
@@ -391,8 +417,13 @@ class ExactIndex:
         bits = exact_kernel().frequent_bits(runs, units, weighted, keys, ids, words)
         sizes = totals[units].astype(np.int64)
         counted = np.bitwise_count(bits)
-        return _Bounds(row, bits, sizes, sizes - counted.sum(axis=1, dtype=np.int64),
-                       sizes - counted[:, :BOUND_PREFIX_WORDS].sum(axis=1, dtype=np.int64))
+        return _Bounds(
+            row,
+            bits,
+            sizes,
+            sizes - counted.sum(axis=1, dtype=np.int64),
+            sizes - counted[:, :BOUND_PREFIX_WORDS].sum(axis=1, dtype=np.int64),
+        )
 
 
 def needed(threshold: float, grams: np.ndarray | float) -> np.ndarray | float:
@@ -412,8 +443,14 @@ def scattered_resemblance(bag: np.ndarray | float) -> np.ndarray | float:
     return kept / (2.0 - kept)
 
 
-def passes(measure: str, bag: np.ndarray, grams: np.ndarray, min_similarity: float,
-           min_resemblance: float, fewer_grams: np.ndarray | float = np.inf) -> np.ndarray:
+def passes(
+    measure: str,
+    bag: np.ndarray,
+    grams: np.ndarray,
+    min_similarity: float,
+    min_resemblance: float,
+    fewer_grams: np.ndarray | float = np.inf,
+) -> np.ndarray:
     """Whether pairs with these similarities are duplicates under ``measure``; a pair without a
     resemblance (NaN: no exact sets) is judged on ``bag`` alone. ``fewer_grams``: the number of
     3-grams of each pair's smaller document (:func:`needed`; by default, long documents: the
@@ -441,12 +478,14 @@ def lowest_needed(measure: str, min_similarity: float, min_resemblance: float) -
     return float(min(min_resemblance, scattered_resemblance(min_similarity) - BAG_MARGIN))
 
 
-def may_pass(measure: str, most_bag: np.ndarray, most_grams: np.ndarray, min_similarity: float,
-             min_resemblance: float) -> np.ndarray:
+def may_pass(
+    measure: str, most_bag: np.ndarray, most_grams: np.ndarray, min_similarity: float, min_resemblance: float
+) -> np.ndarray:
     """Whether pairs whose similarities are at most these may pass :func:`passes`: the bag
     path's threshold rises with the bag, so an upper bound is compared with its lowest."""
-    lowest = np.where(most_bag >= min_similarity, lowest_needed(measure, min_similarity, min_resemblance),
-                      min_resemblance)
+    lowest = np.where(
+        most_bag >= min_similarity, lowest_needed(measure, min_similarity, min_resemblance), min_resemblance
+    )
     if measure == "bag":
         return most_bag >= min_similarity
     return np.where(np.isnan(most_grams), most_bag >= min_similarity, most_grams >= lowest)

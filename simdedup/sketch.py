@@ -51,8 +51,9 @@ def _check_bins(bins: int) -> int:
     return bins.bit_length() - 1
 
 
-def make_sketch(hashes: np.ndarray, counts: np.ndarray | None, bins: int = DEFAULT_BINS,
-                expand_batch: int = EXPAND_BATCH) -> bytes:
+def make_sketch(
+    hashes: np.ndarray, counts: np.ndarray | None, bins: int = DEFAULT_BINS, expand_batch: int = EXPAND_BATCH
+) -> bytes:
     """Sketch of a multiset given as distinct 64-bit feature hashes and their integer counts.
 
     Args:
@@ -64,8 +65,9 @@ def make_sketch(hashes: np.ndarray, counts: np.ndarray | None, bins: int = DEFAU
     return finish_sketch(sketch_minima(hashes, counts, bins, expand_batch))
 
 
-def sketch_minima(hashes: np.ndarray, counts: np.ndarray | None, bins: int = DEFAULT_BINS,
-                  expand_batch: int = EXPAND_BATCH) -> np.ndarray:
+def sketch_minima(
+    hashes: np.ndarray, counts: np.ndarray | None, bins: int = DEFAULT_BINS, expand_batch: int = EXPAND_BATCH
+) -> np.ndarray:
     """Per bin, the smallest low-32-bit value of the elements that fall in it (empty: above 32 bits)."""
     shift = np.uint64(64 - _check_bins(bins))
     hashes = np.asarray(hashes, dtype=np.uint64)
@@ -159,7 +161,9 @@ def sketches_of(hashes: np.ndarray, counts: np.ndarray, sizes: np.ndarray, bins:
     shift = np.uint64(64 - _check_bins(bins))
     if int(counts.sum()) > EXPAND_BATCH:  # as many elements as make_sketch expands at once
         starts = np.cumsum(sizes) - sizes
-        return [make_sketch(hashes[a : a + n], counts[a : a + n], bins) for a, n in zip(starts.tolist(), sizes.tolist())]
+        return [
+            make_sketch(hashes[a : a + n], counts[a : a + n], bins) for a, n in zip(starts.tolist(), sizes.tolist())
+        ]
     offsets = np.cumsum(counts) - counts
     # an element's rank among the copies of its feature; copies of a feature are consecutive
     rank = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(offsets, counts)

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .pairs import near_pairs
 from .fingerprints import FingerprintSet
 from .group import cluster_fingerprints
 from .options import ClusterOptions
+from .pairs import near_pairs
 from .sketch import pair_similarity
 
 SIZE_BINS = ((2, 2), (3, 3), (4, 5), (6, 10), (11, 100), (101, None))
@@ -39,13 +39,20 @@ class Stats:
 
     def as_dict(self) -> dict:
         return {
-            "documents": self.documents, "max_k": self.max_k, "nearest": self.nearest, "beyond": self.beyond,
-            "verified_distances": self.verified_distances, "cluster_sizes": dict(self.cluster_sizes),
-            "suggested_k": self.suggested_k, "reason": self.reason,
+            "documents": self.documents,
+            "max_k": self.max_k,
+            "nearest": self.nearest,
+            "beyond": self.beyond,
+            "verified_distances": self.verified_distances,
+            "cluster_sizes": dict(self.cluster_sizes),
+            "suggested_k": self.suggested_k,
+            "reason": self.reason,
         }
 
 
-def fingerprint_stats(fingerprints: FingerprintSet, max_k: int = 12, options: ClusterOptions = ClusterOptions()) -> Stats:
+def fingerprint_stats(
+    fingerprints: FingerprintSet, max_k: int = 12, options: ClusterOptions = ClusterOptions()
+) -> Stats:
     """Distributions and a suggested k for a loaded fingerprint set (see the module docstring)."""
     n = len(fingerprints.ids)
     uniq, of_doc, copies = np.unique(fingerprints.fps, axis=0, return_inverse=True, return_counts=True)
@@ -71,7 +78,9 @@ def fingerprint_stats(fingerprints: FingerprintSet, max_k: int = 12, options: Cl
     for low, high in SIZE_BINS:
         label = f"{low}" if low == high else (f"{low}-{high}" if high else f">{low - 1}")
         size_hist.append((label, sum(1 for s in sizes if s >= low and (high is None or s <= high))))
-    return Stats(n, max_k, nearest[: max_k + 1].tolist(), int(nearest[max_k + 1]), verified, size_hist, suggested, reason)
+    return Stats(
+        n, max_k, nearest[: max_k + 1].tolist(), int(nearest[max_k + 1]), verified, size_hist, suggested, reason
+    )
 
 
 def _suggest_k(nearest: np.ndarray, verified: list[int] | None, bits: int) -> tuple[int, str]:
@@ -80,8 +89,8 @@ def _suggest_k(nearest: np.ndarray, verified: list[int] | None, bits: int) -> tu
         k = max(3, int(np.searchsorted(cumulative, 0.99)))
         return k, "smallest k keeping 99% of the sketch-verified pairs"
     for d in range(2, len(nearest) - 1):
-        if nearest[d] < nearest[d - 1] and nearest[d] <= nearest[d + 1] and nearest[: d].sum() > 0:
-            if nearest[d + 1:].sum() > nearest[d] * 2:
+        if nearest[d] < nearest[d - 1] and nearest[d] <= nearest[d + 1] and nearest[:d].sum() > 0:
+            if nearest[d + 1 :].sum() > nearest[d] * 2:
                 return d, "first valley of the nearest-neighbour histogram"
     return 3 * bits // 64, "no clear valley; Manku et al.'s k for this width"
 

@@ -22,20 +22,27 @@ import tempfile
 from contextlib import suppress
 from typing import BinaryIO, Iterable, Iterator
 
+from .errors import OutputError, SimdedupError, UsageError
 from .read.document import file_blocks, is_compressed
 from .read.remote import is_url, local_path
 from .read.source import Source
 from .read.tables import documents, is_jsonl, iter_jsonl_lines
-from .errors import OutputError, SimdedupError, UsageError
 from .select import Selection, selection
 from .write import TEMP_PREFIX, Identity, LineWriter, OutputFile, check_writable, output_call, write_all
+
 
 def kept_ids(clusters: Iterable, ids: list[str], files: bool) -> Selection:
     """Which member of each cluster is kept: the representative, chosen as ``select`` chooses
     (:func:`simdedup.select.selection`), against the disk when the documents are ``files``
     (when it is gone since it was read, the member nearest it that is still a readable file)."""
-    return selection((([{"id": ids[m], "distance": d} for m, d in zip(c.members, c.distances)],
-                       ids[c.representative]) for c in clusters), "representative", files=files)
+    return selection(
+        (
+            ([{"id": ids[m], "distance": d} for m, d in zip(c.members, c.distances)], ids[c.representative])
+            for c in clusters
+        ),
+        "representative",
+        files=files,
+    )
 
 
 def target_name(doc_id: str) -> str:
@@ -64,15 +71,17 @@ def target_names(ids: Iterable[str]) -> dict[str, str]:
     for doc_id in ids:
         name = target_name(doc_id)
         if name in names:
-            raise SimdedupError(f"{names[name]} and {doc_id} would both be written to {name} in --unique-out; "
-                                f"name each file once")
+            raise SimdedupError(
+                f"{names[name]} and {doc_id} would both be written to {name} in --unique-out; name each file once"
+            )
         names[name] = doc_id
     for name, doc_id in names.items():
         parent = name.rpartition("/")[0]
         while parent:
             if parent in names:
-                raise SimdedupError(f"{names[parent]} would be written where {doc_id} needs a directory, "
-                                    f"{parent} in --unique-out")
+                raise SimdedupError(
+                    f"{names[parent]} would be written where {doc_id} needs a directory, {parent} in --unique-out"
+                )
             parent = parent.rpartition("/")[0]
     return names
 
@@ -146,8 +155,9 @@ class KeptFiles:
             except OSError as exc:
                 raise SimdedupError(f"cannot read {doc_id} again: {exc.strerror or exc}") from None
             if not regular:
-                raise SimdedupError(f"{doc_id} is not a regular file: it was read once and cannot be copied "
-                                    f"into --unique-out")
+                raise SimdedupError(
+                    f"{doc_id} is not a regular file: it was read once and cannot be copied into --unique-out"
+                )
         output_call(os.makedirs, self.directory, exist_ok=True, name=self.directory)
         root = output_call(os.open, self.directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, name=self.directory)
         order = sorted(names, key=lambda name: name.split("/"))  # each directory entered once
@@ -157,16 +167,18 @@ class KeptFiles:
                 for name in order:
                     *parents, base = name.split("/")
                     if max(len(os.fsencode(part)) for part in (*parents, base)) > longest:
-                        raise OutputError(f"a name in it is longer than {longest} bytes",
-                                          os.path.join(self.directory, name))
+                        raise OutputError(
+                            f"a name in it is longer than {longest} bytes", os.path.join(self.directory, name)
+                        )
                     here = directories.enter(parents, create=False)
                     if here is not None:
                         inputs.refuse_replacing(here, base, os.path.join(self.directory, name))
             with _Directories(root, self.directory) as directories:
                 for name in order:
                     *parents, base = name.split("/")
-                    _copy_file(names[name], directories.enter(parents, create=True), base,
-                               os.path.join(self.directory, name))
+                    _copy_file(
+                        names[name], directories.enter(parents, create=True), base, os.path.join(self.directory, name)
+                    )
         finally:
             os.close(root)
         return len(names)
@@ -207,8 +219,10 @@ class _Inputs:
         if found is None and st is not None and stat.S_ISREG(st.st_mode):
             found = self.files.get((st.st_dev, st.st_ino))
         if found is not None:
-            raise SimdedupError(f"{shown} would replace {found}, which this run reads or writes; --unique-out "
-                                f"never replaces an input or another output")
+            raise SimdedupError(
+                f"{shown} would replace {found}, which this run reads or writes; --unique-out "
+                f"never replaces an input or another output"
+            )
 
 
 def _stat(path: str) -> os.stat_result | None:
@@ -265,8 +279,10 @@ class _Directories:
                 if exc.errno not in (errno.ENOTDIR, errno.ELOOP):
                     raise OutputError(exc.strerror or str(exc), shown) from None
                 link = stat.S_ISLNK(os.stat(part, dir_fd=parent, follow_symlinks=False).st_mode)
-                raise SimdedupError(f"{shown} is {'a symbolic link' if link else 'not a directory'}; "
-                                    f"--unique-out never writes through links") from None
+                raise SimdedupError(
+                    f"{shown} is {'a symbolic link' if link else 'not a directory'}; "
+                    f"--unique-out never writes through links"
+                ) from None
             self.parts.append(part)
             self.fds.append(fd)
         return self.fds[-1] if self.fds else self.root
@@ -283,8 +299,14 @@ def _copy_file(source: str, directory: int, name: str, shown: str) -> None:
     blocks = _blocks_again(source)
     first = next(blocks, b"")  # opened before anything is created
     tmp = TEMP_PREFIX + secrets.token_hex(8)
-    fd = output_call(os.open, tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666,
-                     dir_fd=directory, name=shown)
+    fd = output_call(
+        os.open,
+        tmp,
+        os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+        0o666,
+        dir_fd=directory,
+        name=shown,
+    )
     done = False
     try:
         write_all(fd, first)
@@ -349,12 +371,22 @@ class KeptLines:
         if path not in self._copies:
             st = _stat(path)
             again = is_url(path) or (st is not None and stat.S_ISREG(st.st_mode))
-            self._copies[path] = None if again else output_call(tempfile.TemporaryFile, dir=self.output.directory,
-                                                          name=f"a copy of {path}")
+            self._copies[path] = (
+                None
+                if again
+                else output_call(tempfile.TemporaryFile, dir=self.output.directory, name=f"a copy of {path}")
+            )
         return self._copies[path]
 
-    def write(self, ids: list[str], drop: set[str], tables: list[tuple[str, str]], text_field: str,
-              id_field: str | None, max_line: int | None = None) -> int:
+    def write(
+        self,
+        ids: list[str],
+        drop: set[str],
+        tables: list[tuple[str, str]],
+        text_field: str,
+        id_field: str | None,
+        max_line: int | None = None,
+    ) -> int:
         """Write the lines of the kept documents (of ``ids``, those not in ``drop``); returns how
         many. Every kept document must be a line of a JSON-lines file of ``tables``, or nothing is written.
 
@@ -378,8 +410,10 @@ class KeptLines:
                         if source.reason is not None:
                             continue
                         if source.path in seen:  # which of its lines the clusters mean cannot be told
-                            raise SimdedupError(f"{source.path}: the id of more than one line; --unique-out needs "
-                                                f"one line per id: {self.output.name} not written")
+                            raise SimdedupError(
+                                f"{source.path}: the id of more than one line; --unique-out needs "
+                                f"one line per id: {self.output.name} not written"
+                            )
                         seen.add(source.path)
                         if source.path in kept:
                             written.add(source.path)
@@ -387,16 +421,19 @@ class KeptLines:
                 writer.flush()
                 missing = [doc_id for doc_id in ids if doc_id in kept and doc_id not in written]
                 if missing:
-                    raise SimdedupError(f"{missing[0]}: kept, but not a line of the JSON-lines input (or no longer "
-                                        f"the same): {self.output.name} not written ({len(missing)} such documents)")
+                    raise SimdedupError(
+                        f"{missing[0]}: kept, but not a line of the JSON-lines input (or no longer "
+                        f"the same): {self.output.name} not written ({len(missing)} such documents)"
+                    )
         finally:
             for copy in self._copies.values():
                 if copy is not None:
                     copy.close()
         return len(written)
 
-    def _lines(self, path: str, text_field: str, id_field: str | None,
-               max_line: int | None) -> Iterator[tuple[Source, bytes]]:
+    def _lines(
+        self, path: str, text_field: str, id_field: str | None, max_line: int | None
+    ) -> Iterator[tuple[Source, bytes]]:
         """The lines of ``path`` (lines over ``max_line`` bytes were skipped when fingerprinting,
         and are here)."""
         copy = self._copies.get(path)

@@ -24,8 +24,8 @@ from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
-from .pairs import distinct
 from .options import ClusterOptions
+from .pairs import distinct
 from .similarity import BAG_MARGIN, EVIDENCE_GRAMS, ExactIndex, KeptText, lowest_needed, passes
 from .similarity import may_pass as bounds_may_pass
 from .sketch import agreement_similarity, pair_similarity
@@ -35,8 +35,16 @@ class PairTest:
     """Whether two units may be in one cluster: the similarity ``measure`` verified (exactly
     where ``exact`` has both units' sets, else the sketches' bag estimate), or distance <= k."""
 
-    def __init__(self, fps: np.ndarray, sketches: np.ndarray | None, k: int, min_similarity: float,
-                 exact: ExactIndex | None = None, measure: str = "bag", min_resemblance: float = 1.0):
+    def __init__(
+        self,
+        fps: np.ndarray,
+        sketches: np.ndarray | None,
+        k: int,
+        min_similarity: float,
+        exact: ExactIndex | None = None,
+        measure: str = "bag",
+        min_resemblance: float = 1.0,
+    ):
         self.fps, self.sketches, self.k, self.min_similarity = fps, sketches, k, min_similarity
         self.exact, self.measure, self.min_resemblance = exact, measure, min_resemblance
 
@@ -106,14 +114,22 @@ class PairTest:
         sketches, exact = self.sketches, None
         passing = None if sketches is None else agreement_similarity(sketches.shape[1]) >= self.min_similarity
         if self.exact is not None:
-            exact = ExactTest(self.exact.has, self.exact.kinds["bag"], self.exact.kinds["grams"],
-                              MEASURE_CODES[self.measure], self.min_similarity, self.min_resemblance,
-                              BAG_MARGIN, EVIDENCE_GRAMS)
+            exact = ExactTest(
+                self.exact.has,
+                self.exact.kinds["bag"],
+                self.exact.kinds["grams"],
+                MEASURE_CODES[self.measure],
+                self.min_similarity,
+                self.min_resemblance,
+                BAG_MARGIN,
+                EVIDENCE_GRAMS,
+            )
         return sketches, passing, self.fps, self.k, exact
 
 
-def sketch_verdicts(sketches: np.ndarray, a: np.ndarray, b: np.ndarray, measure: str, min_similarity: float,
-                    min_resemblance: float) -> tuple[np.ndarray, np.ndarray]:
+def sketch_verdicts(
+    sketches: np.ndarray, a: np.ndarray, b: np.ndarray, measure: str, min_similarity: float, min_resemblance: float
+) -> tuple[np.ndarray, np.ndarray]:
     """The sketches' bag estimate of each pair (rows ``a``, ``b`` of ``sketches``), and whether
     it passes ``measure`` (:func:`simdedup.similarity.passes`; no 3-grams are known)."""
     bag = pair_similarity(sketches, a, b)
@@ -134,8 +150,9 @@ def may_pass(sketches: np.ndarray, a: np.ndarray, b: np.ndarray, options: Cluste
 EXACT_MARGIN = 0.25
 
 
-def exact_may_pass(sketches: np.ndarray, left: np.ndarray, right: np.ndarray, measure: str,
-                   min_similarity: float) -> np.ndarray:
+def exact_may_pass(
+    sketches: np.ndarray, left: np.ndarray, right: np.ndarray, measure: str, min_similarity: float
+) -> np.ndarray:
     """Which candidate pairs (rows ``left``, ``right`` of ``sketches``) exact verification
     measures: all of them, unless the measure is the bag alone, whose pairs the sketches'
     estimate puts :data:`EXACT_MARGIN` below the threshold are left out. The estimate says
@@ -146,9 +163,16 @@ def exact_may_pass(sketches: np.ndarray, left: np.ndarray, right: np.ndarray, me
     return pair_similarity(sketches, left, right) >= min_similarity - EXACT_MARGIN
 
 
-def unit_exact_sets(sketches: np.ndarray, of_doc: np.ndarray, left: np.ndarray, right: np.ndarray,
-                    exact: Sequence[KeptText | None], measure: str, min_similarity: float,
-                    release_texts: bool) -> tuple[np.ndarray, np.ndarray, ExactIndex]:
+def unit_exact_sets(
+    sketches: np.ndarray,
+    of_doc: np.ndarray,
+    left: np.ndarray,
+    right: np.ndarray,
+    exact: Sequence[KeptText | None],
+    measure: str,
+    min_similarity: float,
+    release_texts: bool,
+) -> tuple[np.ndarray, np.ndarray, ExactIndex]:
     """The candidate pairs of units (rows of ``sketches``) that exact verification measures
     (:func:`exact_may_pass`), and the exact sets of their units, from one document's text each
     (``of_doc``: each document's unit). Every other pair linkage tests is inside a cluster, so
@@ -179,8 +203,9 @@ def share_a_band(a: bytes, b: bytes) -> bool:
     return bool(agree[: len(agree) // BAND_BINS * BAND_BINS].reshape(-1, BAND_BINS).all(axis=1).any())
 
 
-def with_band_pairs(left: np.ndarray, right: np.ndarray, sketches: np.ndarray,
-                    eligible: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def with_band_pairs(
+    left: np.ndarray, right: np.ndarray, sketches: np.ndarray, eligible: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """The pairs ``(left, right)`` (distinct, left < right) and those of the sketch's bands,
     without repeats, in order."""
     found = [left * len(sketches) + right]

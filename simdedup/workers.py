@@ -37,8 +37,9 @@ HELD_PER_WORKER = 8
 _HEADER = 8  # bytes of a frame's length, little-endian; length 0 tells a worker to stop
 
 
-def in_order(tasks: Iterable[Any], jobs: int, work: Callable[[Any], Any], setup: Callable[..., None],
-             state: tuple) -> Iterator[Any]:
+def in_order(
+    tasks: Iterable[Any], jobs: int, work: Callable[[Any], Any], setup: Callable[..., None], state: tuple
+) -> Iterator[Any]:
     """``work(task)`` of every task, in order, on ``jobs`` worker processes, each of which
     calls ``setup(*state)`` first (with fork, ``state`` is inherited rather than pickled).
     Tasks are taken from ``tasks`` only as workers free up, so the input is read as the
@@ -71,16 +72,20 @@ def in_order(tasks: Iterable[Any], jobs: int, work: Callable[[Any], Any], setup:
         exhausted = False
         while True:
             for worker in workers:
-                while (not exhausted and worker.outstanding < TASKS_AHEAD
-                       and handed_out - given_back < HELD_PER_WORKER * jobs):
+                while (
+                    not exhausted
+                    and worker.outstanding < TASKS_AHEAD
+                    and handed_out - given_back < HELD_PER_WORKER * jobs
+                ):
                     task = next(pending, _END)
                     if task is _END:
                         exhausted = True
                         break
                     worker.hand_out(handed_out, task)
                     handed_out += 1
-                selector.modify(worker.sock, selectors.EVENT_READ | (selectors.EVENT_WRITE if worker.outgoing else 0),
-                                worker)
+                selector.modify(
+                    worker.sock, selectors.EVENT_READ | (selectors.EVENT_WRITE if worker.outgoing else 0), worker
+                )
             yielded = given_back in done
             while given_back in done:
                 result, error = done.pop(given_back)
@@ -121,13 +126,20 @@ class _RemoteTraceback(Exception):
 class _Worker:
     """One worker process and the parent's end of its socket pair."""
 
-    def __init__(self, context: Any, work: Callable[[Any], Any], setup: Callable[..., None], state: tuple,
-                 parent_ends: list[socket.socket]):
+    def __init__(
+        self,
+        context: Any,
+        work: Callable[[Any], Any],
+        setup: Callable[..., None],
+        state: tuple,
+        parent_ends: list[socket.socket],
+    ):
         """``parent_ends``: the parent's ends of the other workers' socket pairs, which the new
         worker closes (inherited, they would keep those workers from seeing the parent go)."""
         self.sock, theirs = socket.socketpair()
-        self.process = context.Process(target=_serve, daemon=True,
-                                       args=(theirs, [*parent_ends, self.sock], os.getpid(), work, setup, state))
+        self.process = context.Process(
+            target=_serve, daemon=True, args=(theirs, [*parent_ends, self.sock], os.getpid(), work, setup, state)
+        )
         self.process.start()
         theirs.close()
         self.sock.setblocking(False)
@@ -168,8 +180,8 @@ class _Worker:
             size = int.from_bytes(self.incoming[:_HEADER], "little")
             if len(self.incoming) < _HEADER + size:
                 break
-            number, result, error = pickle.loads(self.incoming[_HEADER:_HEADER + size])
-            del self.incoming[:_HEADER + size]
+            number, result, error = pickle.loads(self.incoming[_HEADER : _HEADER + size])
+            del self.incoming[: _HEADER + size]
             if error is not None:
                 error, where = error
                 error.__cause__ = _RemoteTraceback(where)
@@ -195,8 +207,14 @@ _STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
 _PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
 
 
-def _serve(sock: socket.socket, parent_ends: list[socket.socket], parent: int, work: Callable[[Any], Any],
-           setup: Callable[..., None], state: tuple) -> None:
+def _serve(
+    sock: socket.socket,
+    parent_ends: list[socket.socket],
+    parent: int,
+    work: Callable[[Any], Any],
+    setup: Callable[..., None],
+    state: tuple,
+) -> None:
     """A worker process: ``work`` each task that comes, send back its result, until told to stop
     or the parent is gone."""
     _die_with(parent)
@@ -231,8 +249,9 @@ def _die_with(parent: int) -> None:
     it ends: the one that first asked :func:`in_order` for a result."""
     try:
         prctl = ctypes.CDLL(None).prctl
-        prctl(_PR_SET_PDEATHSIG, ctypes.c_ulong(signal.SIGKILL), ctypes.c_ulong(0), ctypes.c_ulong(0),
-              ctypes.c_ulong(0))
+        prctl(
+            _PR_SET_PDEATHSIG, ctypes.c_ulong(signal.SIGKILL), ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0)
+        )
     except (OSError, AttributeError):  # no prctl here
         pass
     if os.getppid() != parent:  # the parent died before the request was made: nobody sends it

@@ -126,7 +126,7 @@ def write_all(target: int | BinaryIO, data: bytes) -> None:
             fcntl.flock(lock, fcntl.LOCK_EX)
         while view:
             try:
-                view = view[os.write(target, view):]
+                view = view[os.write(target, view) :]
             except BlockingIOError:  # someone made the descriptor non-blocking: wait until it takes more
                 poll = select.poll()
                 poll.register(target, select.POLLOUT)
@@ -318,8 +318,11 @@ class OutputFile:
             return True
         if self.remote is not None or other.remote is not None:
             return self.path == other.path
-        return self.path is not None and other.path is not None and \
-            os.path.realpath(self.path) == os.path.realpath(other.path)
+        return (
+            self.path is not None
+            and other.path is not None
+            and os.path.realpath(self.path) == os.path.realpath(other.path)
+        )
 
     @contextmanager
     def open(self) -> Iterator[int | BinaryIO]:
@@ -435,8 +438,11 @@ def overwritten_files(outputs: Iterable[OutputFile]) -> dict[Identity, str]:
     """The existing files that ``outputs`` named on the command line replace, and the names of
     those outputs. (stdout's file is compared with named inputs only: a walk that meets it is
     the walk's to handle, as it meets the temporary file of ``-o``.)"""
-    return {output.overwrites: output.name for output in outputs
-            if output.overwrites is not None and output.path is not None}
+    return {
+        output.overwrites: output.name
+        for output in outputs
+        if output.overwrites is not None and output.path is not None
+    }
 
 
 def refuse_overwritten_inputs(sources: Iterable[Any], overwritten: dict[Identity, str]) -> Iterable[Any]:

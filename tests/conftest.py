@@ -3,11 +3,10 @@ import signal
 
 import pytest
 from click.testing import CliRunner
+from helpers import WALK_ORDER, Run, near_copy, words, write
 from hypothesis import settings
 
 from simdedup.cli import cli
-
-from helpers import WALK_ORDER, Run, near_copy, words, write
 
 # Tests never load tokenizer plugins that happen to be installed on the machine.
 os.environ["SIMDEDUP_LOAD_PLUGINS"] = ""

@@ -80,8 +80,16 @@ def member_sets(records: list[dict]) -> set[tuple[str, ...]]:
 
 
 def record_line(doc_id: str, value: int = 0x0123456789ABCDEF, bits: int = 64, **extra) -> str:
-    obj = {"id": doc_id, "simhash": format(value, f"0{bits // 4}x"), "bits": bits, "features": 3,
-           "tokenizer": "whitespace", "options": {"shingle": 1}, "hash": "xxh3", **extra}
+    obj = {
+        "id": doc_id,
+        "simhash": format(value, f"0{bits // 4}x"),
+        "bits": bits,
+        "features": 3,
+        "tokenizer": "whitespace",
+        "options": {"shingle": 1},
+        "hash": "xxh3",
+        **extra,
+    }
     return json.dumps(obj)
 
 
@@ -130,8 +138,15 @@ def write_file(path, data: bytes | str) -> str:
 
 
 def index_settings(bits: int = 64, sketch: int = 32) -> dict:
-    return {"method": "simhash", "tokenizer": "words", "options": {"shingle": 1}, "bits": bits, "hash": "xxh3",
-            "weighting": "feature", "sketch": sketch}
+    return {
+        "method": "simhash",
+        "tokenizer": "words",
+        "options": {"shingle": 1},
+        "bits": bits,
+        "hash": "xxh3",
+        "weighting": "feature",
+        "sketch": sketch,
+    }
 
 
 def make_records(seed: int, n: int, bits: int = 64, sketch: int = 32, prefix: str = "d") -> list[FingerprintRecord]:
@@ -152,9 +167,27 @@ def make_records(seed: int, n: int, bits: int = 64, sketch: int = 32, prefix: st
                     value ^= 1 << int(bit)
                 for j in rng.choice(sketch, int(rng.integers(0, max(1, sketch // 5))), replace=False) if sketch else []:
                     sk[j] = int(rng.integers(256))
-            records.append(FingerprintRecord(doc_id, value, bits, features, settings, int(rng.integers(-1, 500)) or None,
-                                             bytes(sk) if sketch else None))
+            records.append(
+                FingerprintRecord(
+                    doc_id,
+                    value,
+                    bits,
+                    features,
+                    settings,
+                    int(rng.integers(-1, 500)) or None,
+                    bytes(sk) if sketch else None,
+                )
+            )
         else:
-            records.append(FingerprintRecord(doc_id, int.from_bytes(rng.bytes(bits // 8), "little"), bits, features,
-                                             settings, None, rng.bytes(sketch) if sketch else None))
+            records.append(
+                FingerprintRecord(
+                    doc_id,
+                    int.from_bytes(rng.bytes(bits // 8), "little"),
+                    bits,
+                    features,
+                    settings,
+                    None,
+                    rng.bytes(sketch) if sketch else None,
+                )
+            )
     return records

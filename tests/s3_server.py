@@ -7,6 +7,7 @@ refuses it."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -16,8 +17,6 @@ import time
 import urllib.request
 from pathlib import Path
 from typing import Any
-
-import json
 
 
 def free_port() -> int:
@@ -39,9 +38,13 @@ class S3Server:
 
     def start(self) -> "S3Server":
         env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
-        self.process = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
-                                        start_new_session=True)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            start_new_session=True,
+        )
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             try:
@@ -60,8 +63,13 @@ class S3Server:
     def client(self, service: str = "s3", key: str | None = None, secret: str | None = None) -> Any:
         import boto3
 
-        return boto3.client(service, endpoint_url=self.endpoint, region_name="us-east-1",
-                            aws_access_key_id=key or self.key, aws_secret_access_key=secret or self.secret)
+        return boto3.client(
+            service,
+            endpoint_url=self.endpoint,
+            region_name="us-east-1",
+            aws_access_key_id=key or self.key,
+            aws_secret_access_key=secret or self.secret,
+        )
 
     def make_user(self, name: str = "simdedup", denied: str | None = None) -> tuple[str, str]:
         """A user allowed everything (but reading the objects ``denied`` matches: an ARN pattern),
@@ -71,8 +79,11 @@ class S3Server:
             statements.append({"Effect": "Deny", "Action": "s3:GetObject", "Resource": denied})
         iam = self.client("iam")
         iam.create_user(UserName=name)
-        iam.put_user_policy(UserName=name, PolicyName="all", PolicyDocument=json.dumps(
-            {"Version": "2012-10-17", "Statement": statements}))
+        iam.put_user_policy(
+            UserName=name,
+            PolicyName="all",
+            PolicyDocument=json.dumps({"Version": "2012-10-17", "Statement": statements}),
+        )
         access = iam.create_access_key(UserName=name)["AccessKey"]
         if name == "simdedup":
             self.key, self.secret = access["AccessKeyId"], access["SecretAccessKey"]
@@ -80,8 +91,9 @@ class S3Server:
 
     def require_auth(self) -> None:
         """From now on every request must be signed with an existing key."""
-        request = urllib.request.Request(f"{self.endpoint}/moto-api/reset-auth", data=b"0", method="POST",
-                                         headers={"Content-Type": "text/plain"})
+        request = urllib.request.Request(
+            f"{self.endpoint}/moto-api/reset-auth", data=b"0", method="POST", headers={"Content-Type": "text/plain"}
+        )
         urllib.request.urlopen(request, timeout=10).close()
 
     def upload_tree(self, bucket: str, prefix: str, root: Path) -> None:
@@ -91,5 +103,11 @@ class S3Server:
         s3 = self.client()
         files = [p for p in sorted(root.rglob("*")) if p.is_file()]
         with ThreadPoolExecutor(8) as pool:
-            list(pool.map(lambda p: s3.put_object(Bucket=bucket, Key=f"{prefix}/{p.relative_to(root).as_posix()}",
-                                                  Body=p.read_bytes()), files))
+            list(
+                pool.map(
+                    lambda p: s3.put_object(
+                        Bucket=bucket, Key=f"{prefix}/{p.relative_to(root).as_posix()}", Body=p.read_bytes()
+                    ),
+                    files,
+                )
+            )

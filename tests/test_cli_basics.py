@@ -6,12 +6,24 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from helpers import REPO, write
 
 from simdedup.cli import cli
 
-from helpers import REPO, write
-
-COMMANDS = ["fingerprint", "cluster", "dedup", "exact", "select", "explain", "stats", "eval", "tokenizers", "convert", "index", "report"]
+COMMANDS = [
+    "fingerprint",
+    "cluster",
+    "dedup",
+    "exact",
+    "select",
+    "explain",
+    "stats",
+    "eval",
+    "tokenizers",
+    "convert",
+    "index",
+    "report",
+]
 
 
 @pytest.mark.parametrize("command", [None, *COMMANDS])
@@ -63,7 +75,8 @@ def test_a_plugin_failing_on_a_document_skips_it_with_one_line(run, tmp_path):
         result = run(["fingerprint", "--tokenizer", "broken-on-read", tmp_path / "a.txt"])
         assert result.exit_code == 3
         assert result.stdout == ""
-        assert result.err_lines[0] == (f"simdedup: warning: {tmp_path / 'a.txt'}: tokenizer 'broken-on-read' failed: "
-                                       "ValueError: no tokens today")
+        assert result.err_lines[0] == (
+            f"simdedup: warning: {tmp_path / 'a.txt'}: tokenizer 'broken-on-read' failed: ValueError: no tokens today"
+        )
     finally:
         unregister("broken-on-read")

@@ -6,7 +6,6 @@ import json
 import os
 
 import pytest
-
 from helpers import REPO, TEXT, check_cluster, invoke, member_sets, record_line, write
 
 
@@ -35,7 +34,7 @@ def test_cluster_verbose_says_where_the_time_goes(run, dup_corpus):
     assert verbose.stdout == quiet.stdout
     (line,) = verbose.stderr.splitlines()
     assert line.startswith("simdedup: time: read ")
-    stages = [part.split(" ")[0] for part in line[len("simdedup: time: "):].split(", ") if part[0].isalpha()]
+    stages = [part.split(" ")[0] for part in line[len("simdedup: time: ") :].split(", ") if part[0].isalpha()]
     assert "pair" in stages and "verification" in stages and stages[-1] == "write"
     assert f"({len(fps.lines):,} records)" in line and f"({len(quiet.records):,} clusters)" in line
 
@@ -88,7 +87,7 @@ def test_cluster_empty_input(run, data):
         (record_line("b").replace('"0123456789abcdef"', '"0123456789abcdef0"'), "16 hex digits"),
         (record_line("b").replace('"0123456789abcdef"', '"0123456789abcdeg"'), "not hexadecimal"),
         (record_line("b").replace('"0123456789abcdef"', '" 123456789abcdef"'), "not hexadecimal"),
-        (record_line("b").replace('"0123456789abcdef"', '81985529216486895'), "simhash"),
+        (record_line("b").replace('"0123456789abcdef"', "81985529216486895"), "simhash"),
         (record_line("b").replace('"bits": 64', '"bits": 32'), "bits"),
         (record_line("b").replace('"features": 3', '"features": -1'), "features"),
     ],
@@ -141,10 +140,13 @@ def test_cluster_refuses_mixed_tokenizers(run, tmp_path, monkeypatch):
     assert result.stdout == ""
 
 
-@pytest.mark.parametrize("second, named", [
-    (["--bits", "128"], ("64-bit", "128-bit")),
-    (["--shingle", "2"], ("shingle=1", "shingle=2")),
-])
+@pytest.mark.parametrize(
+    "second, named",
+    [
+        (["--bits", "128"], ("64-bit", "128-bit")),
+        (["--shingle", "2"], ("shingle=1", "shingle=2")),
+    ],
+)
 def test_cluster_refuses_other_settings(run, small_corpus, second, named):
     one = run(["fingerprint", "corpus/a.txt"]).stdout
     two = run(["fingerprint", *second, "corpus/b.txt"]).stdout
@@ -182,11 +184,16 @@ def test_cluster_k_out_of_range_fails_at_parse_time(run):
 
 def test_cluster_repeated_id_is_warned_and_counted_once(run):
     far = 0x0123456789ABCDEF ^ ((1 << 64) - 1)  # 64 bits away
-    data = "\n".join([
-        record_line("x"),
-        record_line("y"),  # same fingerprint as the first x
-        record_line("x", far),  # repeated id: dropped, the x of the smaller fingerprint wins
-    ]) + "\n"
+    data = (
+        "\n".join(
+            [
+                record_line("x"),
+                record_line("y"),  # same fingerprint as the first x
+                record_line("x", far),  # repeated id: dropped, the x of the smaller fingerprint wins
+            ]
+        )
+        + "\n"
+    )
     result = run(["cluster", "--singletons"], input=data)
     assert result.exit_code == 0
     (warning,) = result.err_lines

@@ -6,7 +6,6 @@ import json
 import os
 
 import pytest
-
 from helpers import TEXT, check_cluster, invoke, member_sets, rows, write
 
 
@@ -24,8 +23,13 @@ def test_dedup_equals_fingerprint_then_cluster(run, dup_corpus, options):
 
 
 def without_similarities(records: list[dict]) -> list[dict]:
-    return [{**{k: v for k, v in r.items() if k != "min_similarity"},
-             "members": [{k: v for k, v in m.items() if k != "similarity"} for m in r["members"]]} for r in records]
+    return [
+        {
+            **{k: v for k, v in r.items() if k != "min_similarity"},
+            "members": [{k: v for k, v in m.items() if k != "similarity"} for m in r["members"]],
+        }
+        for r in records
+    ]
 
 
 def test_dedup_default_groups(run, dup_corpus):
@@ -107,7 +111,7 @@ def test_dedup_verbose_says_where_the_time_goes(run, dup_corpus):
     result = run(["dedup", "-v", "dups"])
     assert result.exit_code == 0, result.stderr
     line = next(line for line in result.stderr.splitlines() if line.startswith("simdedup: time: "))
-    stages = [part.split(" ")[0] for part in line[len("simdedup: time: "):].split(", ") if part[0].isalpha()]
+    stages = [part.split(" ")[0] for part in line[len("simdedup: time: ") :].split(", ") if part[0].isalpha()]
     assert stages[0] == "read" and "pair" in stages and "verification" in stages and stages[-1] == "write"
     clusters = len(result.records)
     assert f"({clusters:,} clusters)" in line and "candidate pairs" in line and "verified" in line

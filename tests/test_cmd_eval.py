@@ -3,11 +3,10 @@
 import json
 
 import pytest
+from helpers import invoke
 
 from simdedup.errors import RecordError
 from simdedup.eval import read_cluster_members, read_gold_pairs, score_pairs
-
-from helpers import invoke
 
 
 def test_perfect_and_empty():

@@ -54,7 +54,9 @@ def test_exact_command(corpus):
     assert result.exit_code == 0, result.stderr
     lines = [json.loads(line) for line in result.stdout.splitlines()]
     assert [(line["id"].rsplit("/", 1)[1], line["duplicate_of"].rsplit("/", 1)[1]) for line in lines] == [
-        ("b.txt", "a.txt"), ("d.txt", "a.txt")]
+        ("b.txt", "a.txt"),
+        ("d.txt", "a.txt"),
+    ]
     bloom = CliRunner().invoke(cli, ["exact", "--bloom", "1000", str(corpus)])
     assert [json.loads(line)["id"] for line in bloom.stdout.splitlines()] == [line["id"] for line in lines]
     assert all(json.loads(line)["duplicate_of"] is None for line in bloom.stdout.splitlines())

@@ -22,8 +22,12 @@ def test_explain_json_lists_features_pushing_apart():
     assert data["apart_a"] and data["apart_b"] and data["together"]
     apart_a = {item["feature"] for item in data["apart_a"]}
     assert "light" in apart_a  # the lighthouse text's own words push it away from composting
-    assert invoke("explain", EXAMPLES / "en/lighthouses.txt", EXAMPLES / "en/home-composting.txt").stdout.count(
-        "not near-duplicates") == 1
+    assert (
+        invoke("explain", EXAMPLES / "en/lighthouses.txt", EXAMPLES / "en/home-composting.txt").stdout.count(
+            "not near-duplicates"
+        )
+        == 1
+    )
 
 
 def test_explain_bad_file(tmp_path):
@@ -39,9 +43,11 @@ def test_the_verdict_is_what_dedup_does_with_the_defaults(tmp_path):
     reordered (its 3-grams differ), and a near copy with few distinct features (verified
     exactly, where a pair of few 3-grams needs a higher resemblance: 0.9 of 9 passes 0.894)."""
     words = [f"w{i % 40}" for i in range(300)]
-    cases = {"near": (words, words[:150] + ["changed"] + words[151:]),
-             "reordered": (words, sorted(words)),
-             "short": ([f"w{i % 9}" for i in range(300)], [f"w{i % 9}" for i in range(299)] + ["w0"])}
+    cases = {
+        "near": (words, words[:150] + ["changed"] + words[151:]),
+        "reordered": (words, sorted(words)),
+        "short": ([f"w{i % 9}" for i in range(300)], [f"w{i % 9}" for i in range(299)] + ["w0"]),
+    }
     for name, (a, b) in cases.items():
         (tmp_path / name).mkdir()
         (tmp_path / name / "a.txt").write_text(" ".join(a))

@@ -9,12 +9,23 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from helpers import WALK_ORDER, word_tokens, words, write
 
 from simdedup.simhash import simhash
 
-from helpers import WALK_ORDER, word_tokens, words, write
-
-RECORD_FIELDS = {"id", "simhash", "bits", "features", "bytes", "method", "tokenizer", "options", "hash", "weighting", "sketch"}
+RECORD_FIELDS = {
+    "id",
+    "simhash",
+    "bits",
+    "features",
+    "bytes",
+    "method",
+    "tokenizer",
+    "options",
+    "hash",
+    "weighting",
+    "sketch",
+}
 
 
 def check_record(rec: dict, bits: int = 64) -> None:

@@ -5,16 +5,19 @@ from __future__ import annotations
 import json
 import os
 
+from helpers import invoke
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simdedup.select import POLICIES, kept_member, selection
 
-from helpers import invoke
-
 clusters_strategy = st.lists(
-    st.lists(st.tuples(st.text("abcxyz", min_size=1, max_size=4), st.integers(0, 50)), min_size=2, max_size=6,
-             unique_by=lambda t: t[0]),
+    st.lists(
+        st.tuples(st.text("abcxyz", min_size=1, max_size=4), st.integers(0, 50)),
+        min_size=2,
+        max_size=6,
+        unique_by=lambda t: t[0],
+    ),
     max_size=8,
 )
 
@@ -23,8 +26,9 @@ clusters_strategy = st.lists(
 @given(clusters_strategy, st.sampled_from(["representative", "first", "longest", "shortest"]))
 def test_select_never_drops_a_whole_cluster(raw, policy):
     # a document is in one cluster: make ids distinct across clusters
-    clusters = [([{"id": f"{n}-{i}", "bytes": b} for i, b in members], f"{n}-{members[-1][0]}")
-                for n, members in enumerate(raw)]
+    clusters = [
+        ([{"id": f"{n}-{i}", "bytes": b} for i, b in members], f"{n}-{members[-1][0]}") for n, members in enumerate(raw)
+    ]
     chosen = selection(clusters, policy)
     assert len(chosen.kept) == len(clusters) and chosen.held == []
     assert len(chosen.dropped) == sum(len(members) - 1 for members, _ in clusters)
@@ -35,8 +39,10 @@ def test_select_never_drops_a_whole_cluster(raw, policy):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.lists(st.sampled_from("abcdefg"), min_size=1, max_size=5, unique=True), max_size=6),
-       st.sampled_from(["first", "longest", "shortest"]))
+@given(
+    st.lists(st.lists(st.sampled_from("abcdefg"), min_size=1, max_size=5, unique=True), max_size=6),
+    st.sampled_from(["first", "longest", "shortest"]),
+)
 def test_select_never_drops_what_any_cluster_keeps(raw, policy):
     # ids repeated across cluster lines (concatenated or edited cluster files)
     clusters = [([{"id": i, "bytes": ord(i) % 3} for i in members], None) for members in raw]
@@ -66,13 +72,16 @@ def test_policies_on_a_hand_made_cluster(tmp_path):
 
 
 def test_select_cli(tmp_path):
-    line = json.dumps({"representative": "z", "members": [{"id": "x", "bytes": 5}, {"id": "y", "bytes": 9},
-                                                           {"id": "z", "bytes": 1}]})
+    line = json.dumps(
+        {"representative": "z", "members": [{"id": "x", "bytes": 5}, {"id": "y", "bytes": 9}, {"id": "z", "bytes": 1}]}
+    )
     assert invoke("select", "--keep", "longest", input=line + "\n").stdout == "x\nz\n"
     assert invoke("select", "--keep", "longest", "--kept", input=line).stdout == "y\n"
     assert invoke("select", "--keep", "first", "-0", input=line).stdout == "y\0z\0"
     assert invoke("select", input=line).stdout == "x\ny\n"  # the representative stays by default
     bad = invoke("select", input="{}\n")
     assert bad.exit_code == 1 and "<stdin>:1:" in bad.stderr
-    missing = invoke("select", "--keep", "newest", input=json.dumps({"members": [{"id": str(tmp_path / "gone")}, {"id": "q"}]}))
+    missing = invoke(
+        "select", "--keep", "newest", input=json.dumps({"members": [{"id": str(tmp_path / "gone")}, {"id": "q"}]})
+    )
     assert missing.exit_code == 1 and "cannot look at" in missing.stderr

@@ -6,7 +6,6 @@ import json
 import sys
 
 import pytest
-
 from helpers import EXAMPLES, invoke
 
 

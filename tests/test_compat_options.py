@@ -15,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simdedup.cli import cli
-from simdedup.simhash import Simhasher, simhash
 from simdedup.hashing import get_feature_hash
+from simdedup.simhash import Simhasher, simhash
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"
@@ -55,7 +55,9 @@ def write_jsonl(path: Path, values: list, field: str = "f") -> Path:
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.dictionaries(st.text(min_size=1, max_size=6), st.integers(0, 4), max_size=8), st.sampled_from(["zero", "one"]))
+@given(
+    st.dictionaries(st.text(min_size=1, max_size=6), st.integers(0, 4), max_size=8), st.sampled_from(["zero", "one"])
+)
 def test_ties_follow_the_definition(features, ties):
     hashfunc = get_feature_hash("md5", 64)
     expected = votes_simhash(features, hashfunc, ties == "one")
@@ -69,8 +71,8 @@ def test_ties_follow_the_definition(features, ties):
 
 def test_ties_option_through_the_cli(tmp_path):
     path = write_jsonl(tmp_path / "f.jsonl", [["alpha", "beta"]])
-    zero, = records(invoke("fingerprint", "--silent", "--hash", "md5", "--features-field", "f", path))
-    one, = records(invoke("fingerprint", "--silent", "--hash", "md5", "--features-field", "f", "--ties", "one", path))
+    (zero,) = records(invoke("fingerprint", "--silent", "--hash", "md5", "--features-field", "f", path))
+    (one,) = records(invoke("fingerprint", "--silent", "--hash", "md5", "--features-field", "f", "--ties", "one", path))
     # two features of weight 1: a bit ties where their hashes differ
     assert int(zero["simhash"], 16) == md5_64("alpha") & md5_64("beta")
     assert int(one["simhash"], 16) == md5_64("alpha") | md5_64("beta")
@@ -91,8 +93,20 @@ def test_records_that_differ_in_ties_do_not_mix(tmp_path):
     bad = invoke("cluster", input=zero.replace('"weighting":', '"ties":"half","weighting":'))
     assert bad.exit_code == 1 and "<stdin>:1: field 'ties'" in bad.stderr
     # the binary form keeps the setting
-    assert invoke("fingerprint", "--silent", "--ties", "one", "--format", "binary", "-o", tmp_path / "b.sdfp",
-                  tmp_path / "b.txt").exit_code == 0
+    assert (
+        invoke(
+            "fingerprint",
+            "--silent",
+            "--ties",
+            "one",
+            "--format",
+            "binary",
+            "-o",
+            tmp_path / "b.sdfp",
+            tmp_path / "b.txt",
+        ).exit_code
+        == 0
+    )
     assert invoke("convert", "--to", "jsonl", tmp_path / "b.sdfp").stdout == one
 
 
@@ -102,19 +116,22 @@ def test_records_that_differ_in_ties_do_not_mix(tmp_path):
 @pytest.mark.parametrize("tokenizer", ["words", "whitespace"])
 def test_lowercase_option(tmp_path, tokenizer):
     (tmp_path / "a.txt").write_text("Apple apple APPLE pie")
-    default, = records(invoke("fingerprint", "--silent", "--tokenizer", tokenizer, tmp_path / "a.txt"))
-    kept, = records(invoke("fingerprint", "--silent", "--tokenizer", tokenizer, "-O", "lowercase=false",
-                           tmp_path / "a.txt"))
-    same, = records(invoke("fingerprint", "--silent", "--tokenizer", tokenizer, "-O", "lowercase=yes",
-                           tmp_path / "a.txt"))
+    (default,) = records(invoke("fingerprint", "--silent", "--tokenizer", tokenizer, tmp_path / "a.txt"))
+    (kept,) = records(
+        invoke("fingerprint", "--silent", "--tokenizer", tokenizer, "-O", "lowercase=false", tmp_path / "a.txt")
+    )
+    (same,) = records(
+        invoke("fingerprint", "--silent", "--tokenizer", tokenizer, "-O", "lowercase=yes", tmp_path / "a.txt")
+    )
     assert (default["features"], kept["features"]) == (2, 4)
     assert default["options"] == {"shingle": 1} and kept["options"] == {"lowercase": False, "shingle": 1}
     assert same == default  # the default, given: recorded as before
     assert invoke("fingerprint", "-O", "lowercase=maybe", tmp_path / "a.txt").exit_code == 2
 
 
-@pytest.mark.parametrize("options", [["-O", "lowercase=false"], ["--ties", "one"], ["--tokenizer", "whitespace",
-                                                                                     "-O", "lowercase=false"]])
+@pytest.mark.parametrize(
+    "options", [["-O", "lowercase=false"], ["--ties", "one"], ["--tokenizer", "whitespace", "-O", "lowercase=false"]]
+)
 def test_options_the_kernel_lacks_give_what_the_python_path_gives(tmp_path, options):
     """Over half a megabyte of ASCII, enough for the compiled kernel to load, which knows neither
     option: the output must equal the Python path's, and the definition's."""
@@ -132,16 +149,22 @@ def test_options_the_kernel_lacks_give_what_the_python_path_gives(tmp_path, opti
     if record["options"].get("lowercase", True):
         tokens = [t.lower() for t in tokens]
     weights = dict.fromkeys(tokens, 1) if record["weighting"] == "binary" else Counter(tokens)
-    assert int(record["simhash"], 16) == votes_simhash(weights, get_feature_hash("xxh3", 64),
-                                                       record.get("ties") == "one")
+    assert int(record["simhash"], 16) == votes_simhash(
+        weights, get_feature_hash("xxh3", 64), record.get("ties") == "one"
+    )
 
 
 # --- given features ------------------------------------------------------------------------------
 
 
 def test_features_field_forms_agree(tmp_path):
-    forms = [["a", "b", "a"], [["a", 2], ["b", 1]], {"a": 2, "b": 1}, [["a", "1"], "a", ["b", "1.0"]],
-             {"a": "2", "b": 1}]
+    forms = [
+        ["a", "b", "a"],
+        [["a", 2], ["b", 1]],
+        {"a": 2, "b": 1},
+        [["a", "1"], "a", ["b", "1.0"]],
+        {"a": "2", "b": 1},
+    ]
     path = write_jsonl(tmp_path / "f.jsonl", forms)
     found = records(invoke("fingerprint", "--silent", "--hash", "md5", "--features-field", "f", path))
     expected = votes_simhash({"a": 2, "b": 1}, md5_64, False)
@@ -152,19 +175,32 @@ def test_features_field_forms_agree(tmp_path):
 
 
 def test_bad_features_are_skipped_with_file_and_line(tmp_path):
-    lines = [{"id": "ok", "f": ["x", "y"]}, {"id": "neg", "f": [["x", -1]]}, {"id": "word", "f": [["x", "many"]]},
-             {"id": "nan", "f": {"x": "nan"}}, {"id": "bool", "f": [["x", True]]}, {"id": "null", "f": {"x": None}},
-             {"id": "nested", "f": [["x", 1, 2]]}, {"id": "text", "f": "x y"}, {"id": "empty", "f": []},
-             {"id": "none"}, {"id": "huge", "f": [["x", 2**40]]}, {"id": "ok2", "f": {"y": 1.5}}]
+    lines = [
+        {"id": "ok", "f": ["x", "y"]},
+        {"id": "neg", "f": [["x", -1]]},
+        {"id": "word", "f": [["x", "many"]]},
+        {"id": "nan", "f": {"x": "nan"}},
+        {"id": "bool", "f": [["x", True]]},
+        {"id": "null", "f": {"x": None}},
+        {"id": "nested", "f": [["x", 1, 2]]},
+        {"id": "text", "f": "x y"},
+        {"id": "empty", "f": []},
+        {"id": "none"},
+        {"id": "huge", "f": [["x", 2**40]]},
+        {"id": "ok2", "f": {"y": 1.5}},
+    ]
     path = tmp_path / "f.jsonl"
     path.write_text("".join(json.dumps(line) + "\n" for line in lines) + "not json\n")
-    result = invoke("fingerprint", "--silent", "-v", "--features-field", "f", "--id-field", "id", path)  # -v: every warning
+    result = invoke(
+        "fingerprint", "--silent", "-v", "--features-field", "f", "--id-field", "id", path
+    )  # -v: every warning
     assert result.exit_code == 3
     assert [r["id"] for r in records_of(result)] == ["ok", "ok2"]
     warnings = [line for line in result.stderr.splitlines() if "warning" in line]
     expected_lines = [2, 3, 4, 5, 6, 7, 8, 10, 11, 13]
-    assert [int(re.search(rf"{re.escape(str(path))}:(\d+):", w).group(1)) for w in warnings if str(path) in w] == \
-        expected_lines
+    assert [
+        int(re.search(rf"{re.escape(str(path))}:(\d+):", w).group(1)) for w in warnings if str(path) in w
+    ] == expected_lines
     # a line that parses but holds no feature is named by its id, as a text without words is
     assert "simdedup: warning: empty: no features (an empty list or object)" in warnings
     assert "the weight of 'x' is not a number: 'many'" in result.stderr
@@ -198,15 +234,19 @@ def test_features_field_needs_json_lines_and_no_tokenizer(tmp_path):
 
 def test_features_field_on_several_processes_and_in_dedup(tmp_path):
     for number in range(12):
-        write_jsonl(tmp_path / f"{number:02d}.jsonl", [{"k": [f"w{i}" for i in range(number, number + 30)]},
-                                                       {"k": [["w1", "bad"]]}])
+        write_jsonl(
+            tmp_path / f"{number:02d}.jsonl",
+            [{"k": [f"w{i}" for i in range(number, number + 30)]}, {"k": [["w1", "bad"]]}],
+        )
     one = invoke("fingerprint", "--silent", "-j", "1", "--features-field", "f.k", tmp_path)
     two = invoke("fingerprint", "--silent", "-j", "2", "--features-field", "f.k", tmp_path)
     assert one.exit_code == two.exit_code == 3 and one.stdout == two.stdout and len(one.stdout.splitlines()) == 12
     kept = tmp_path / "kept.jsonl"
     dedup = invoke("dedup", "--silent", "--features-field", "f.k", "--unique-out", kept, tmp_path)
     assert dedup.exit_code == 3
-    assert len(kept.read_text().splitlines()) == 12 - sum(json.loads(line)["size"] - 1 for line in dedup.stdout.splitlines())
+    assert len(kept.read_text().splitlines()) == 12 - sum(
+        json.loads(line)["size"] - 1 for line in dedup.stdout.splitlines()
+    )
 
 
 # --- presets -------------------------------------------------------------------------------------
@@ -232,20 +272,24 @@ def test_readme_lists_what_each_preset_sets(tmp_path):
 
 def test_presets_refuse_options_that_disagree(tmp_path):
     path = EXAMPLES / "en" / "lighthouses.txt"
-    for args, message in [(["--compat", "python-hashes", "--hash", "xxh3"], "sets --hash python-hashes"),
-                          (["--compat", "python-hashes", "--ties", "zero"], "sets --ties one"),
-                          (["--compat", "yanyiwu", "--bits", "128"], "sets --bits 64"),
-                          (["--compat", "jieba-article", "-O", "scale=10"], "sets -O scale=20"),
-                          (["--compat", "pypi-simhash", "--method", "nilsimsa"], "takes no --method")]:
+    for args, message in [
+        (["--compat", "python-hashes", "--hash", "xxh3"], "sets --hash python-hashes"),
+        (["--compat", "python-hashes", "--ties", "zero"], "sets --ties one"),
+        (["--compat", "yanyiwu", "--bits", "128"], "sets --bits 64"),
+        (["--compat", "jieba-article", "-O", "scale=10"], "sets -O scale=20"),
+        (["--compat", "pypi-simhash", "--method", "nilsimsa"], "takes no --method"),
+    ]:
         result = invoke("fingerprint", *args, path)
         assert result.exit_code == 2 and message in result.stderr, args
     # options that agree, or that the tool takes as an argument (yanyiwu's topN), are fine
-    assert invoke("fingerprint", "--silent", "--compat", "python-hashes", "--hash", "python-hashes", path).exit_code == 0
+    assert (
+        invoke("fingerprint", "--silent", "--compat", "python-hashes", "--hash", "python-hashes", path).exit_code == 0
+    )
     topk = records(invoke("fingerprint", "--silent", "--compat", "yanyiwu", "--topk", "50", path))
     assert topk[0]["options"]["topk"] == 50
     # with given features the tokenizer part drops out
     features = write_jsonl(tmp_path / "f.jsonl", [[["x", 1], ["y", 2]]])
-    record, = records(invoke("fingerprint", "--silent", "--compat", "yanyiwu", "--features-field", "f", features))
+    (record,) = records(invoke("fingerprint", "--silent", "--compat", "yanyiwu", "--features-field", "f", features))
     assert (record["tokenizer"], record["hash"], record["bits"]) == ("given", "jenkins", 64)
 
 
@@ -275,7 +319,9 @@ def article_code(text: str) -> int:
 
 def test_jieba_article_preset_gives_the_articles_fingerprints():
     pytest.importorskip("jieba")
-    documents = sorted((EXAMPLES / "zh").glob("*.txt")) + sorted((REPO / "tests" / "fixtures" / "yanyiwu").glob("news*"))
+    documents = sorted((EXAMPLES / "zh").glob("*.txt")) + sorted(
+        (REPO / "tests" / "fixtures" / "yanyiwu").glob("news*")
+    )
     found = records(invoke("fingerprint", "--silent", "--compat", "jieba-article", *documents))
     assert [int(r["simhash"], 16) for r in found] == [article_code(p.read_text(encoding="utf-8")) for p in documents]
     assert found[0]["options"] == {"recut": True, "scale": 20, "topk": 20}
@@ -287,8 +333,21 @@ def test_jieba_article_options_on_jieba_fast():
     exact = invoke("fingerprint", "--silent", "--compat", "jieba-article", *documents)
     fast = invoke("fingerprint", "--silent", "--compat", "jieba-article", "--tokenizer", "jieba-fast", *documents)
     assert fast.exit_code == 2  # the preset names its tokenizer
-    fast = invoke("fingerprint", "--silent", "--tokenizer", "jieba-fast", "-O", "recut=true", "-O", "scale=20",
-                  "--hash", "python-hashes", "--weighting", "feature", *documents)
+    fast = invoke(
+        "fingerprint",
+        "--silent",
+        "--tokenizer",
+        "jieba-fast",
+        "-O",
+        "recut=true",
+        "-O",
+        "scale=20",
+        "--hash",
+        "python-hashes",
+        "--weighting",
+        "feature",
+        *documents,
+    )
     assert fast.stdout == exact.stdout.replace('"tokenizer":"jieba"', '"tokenizer":"jieba-fast"')
 
 
@@ -313,8 +372,17 @@ def test_nilsimsa_short_inputs_have_the_references_digest(tmp_path):
 def test_min_score_covers_the_whole_scale(tmp_path):
     """For every score of -128..128, cluster --min-score S --linkage single groups exactly the
     documents joined by pairs scoring S or more (brute force here)."""
-    texts = ["a", "ab", "The quick brown fox", "The quicker brown fox", "abcdefghijklmnopqrstuvwxyz", "1",
-             "Hello nilsimsa!", "Hello world!", (EXAMPLES / "en" / "home-composting.txt").read_text()]
+    texts = [
+        "a",
+        "ab",
+        "The quick brown fox",
+        "The quicker brown fox",
+        "abcdefghijklmnopqrstuvwxyz",
+        "1",
+        "Hello nilsimsa!",
+        "Hello world!",
+        (EXAMPLES / "en" / "home-composting.txt").read_text(),
+    ]
     for number, text in enumerate(texts):
         (tmp_path / f"{number}.txt").write_text(text)
     fingerprinted = invoke("fingerprint", "--silent", "--method", "nilsimsa", tmp_path)

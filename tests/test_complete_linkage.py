@@ -22,8 +22,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import simdedup.linkage as linkage
-from simdedup.kernels.linkage import LinkageKernel
 from simdedup.group import find_clusters
+from simdedup.kernels.linkage import LinkageKernel
 from simdedup.sketch import similarity
 
 
@@ -57,9 +57,16 @@ def reference_clusters(ids, fps, sketches, k, min_similarity, features, min_feat
     def passes(u, v):
         return distance(u, v) <= k if sketches is None else score(u, v) >= min_similarity
 
-    edges = [(u, v) for u, v in itertools.combinations(range(len(keys)), 2)
-             if k > 0 and eligible[u] and eligible[v] and (is_new[u] or is_new[v]) and distance(u, v) <= k
-             and (sketches is None or score(u, v) >= min_similarity)]
+    edges = [
+        (u, v)
+        for u, v in itertools.combinations(range(len(keys)), 2)
+        if k > 0
+        and eligible[u]
+        and eligible[v]
+        and (is_new[u] or is_new[v])
+        and distance(u, v) <= k
+        and (sketches is None or score(u, v) >= min_similarity)
+    ]
     edges.sort(key=lambda e: (-score(*e), rank[e[0]], rank[e[1]]))
     cluster_of = {u: frozenset([u]) for u in range(len(keys))}
     for u, v in edges:
@@ -76,8 +83,17 @@ def reference_clusters(ids, fps, sketches, k, min_similarity, features, min_feat
 
 
 def simdedup_clusters(ids, fps, sketches, k, min_similarity, features, min_features, new):
-    found = find_clusters(ids, np.array(fps, dtype=np.uint64), k, sketches=sketches, features=features,
-                          min_similarity=min_similarity, linkage="complete", min_features=min_features, new=new)
+    found = find_clusters(
+        ids,
+        np.array(fps, dtype=np.uint64),
+        k,
+        sketches=sketches,
+        features=features,
+        min_similarity=min_similarity,
+        linkage="complete",
+        min_features=min_features,
+        new=new,
+    )
     return {frozenset(ids[m] for m in c.members) for c in found}
 
 

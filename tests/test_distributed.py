@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from distributed_corpus import write_corpus
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -31,11 +32,9 @@ from simdedup.engines.groups import budget_mask, components
 from simdedup.engines.workdir import WorkDir
 from simdedup.fingerprints import REPEATED_ID
 from simdedup.linkage import UnionFind
-from simdedup.pairs import near_pairs
 from simdedup.options import ClusterOptions
+from simdedup.pairs import near_pairs
 from simdedup.similarity import BUDGET_BYTES
-
-from distributed_corpus import write_corpus
 
 distributed = pytest.importorskip("distributed")  # in the test extra; absent only in a bare install
 
@@ -79,8 +78,9 @@ def simdedup(*args: object) -> tuple[int, bytes, str]:
 
 
 def on_dask(client, work: Path, *args: object) -> tuple[int, bytes, str]:
-    return simdedup(*args[:1], "--engine", "dask", "--scheduler", client.scheduler.address, "--work-dir", work,
-                    *args[1:])
+    return simdedup(
+        *args[:1], "--engine", "dask", "--scheduler", client.scheduler.address, "--work-dir", work, *args[1:]
+    )
 
 
 # --- the pair search --------------------------------------------------------------------------
@@ -111,8 +111,9 @@ def fingerprint_sets(draw):
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(case=fingerprint_sets(), crowd=st.sampled_from([2, 4096]), chunk=st.sampled_from([5, 4096]),
-       broadcast=st.booleans())
+@given(
+    case=fingerprint_sets(), crowd=st.sampled_from([2, 4096]), chunk=st.sampled_from([5, 4096]), broadcast=st.booleans()
+)
 def test_pairs_equal_near_pairs_and_brute_force(tmp_path_factory, case, crowd, chunk, broadcast):
     """With ``crowd=2`` runs are searched again and then left as crowds to chunk-pair tasks
     (of chunks of 5 rows: many per crowd)."""
@@ -135,8 +136,9 @@ def test_chunk_pairs_are_brute_force(monkeypatch, fastpath):
     for case in range(40):
         words, k = 1 + case % 2, int(rng.integers(0, 12))
         base = rng.integers(0, 2**64, size=(1, words), dtype=np.uint64)
-        values = np.unique(np.repeat(base, 120, axis=0) ^ rng.integers(0, 1 << 10, (120, words), dtype=np.uint64),
-                           axis=0)
+        values = np.unique(
+            np.repeat(base, 120, axis=0) ^ rng.integers(0, 1 << 10, (120, words), dtype=np.uint64), axis=0
+        )
         rows = rng.permutation(1000)[: len(values)]
         size = int(rng.integers(1, len(values)))
         first = pair_stage.Crowd(values[:size], rows[:size], ())
@@ -145,8 +147,11 @@ def test_chunk_pairs_are_brute_force(monkeypatch, fastpath):
         across = pair_stage.chunk_pairs((), k, first, second)
         near = {(rows[a], rows[b]) for a, b in brute_force(values, k)}
         expected_within = {(min(a, b), max(a, b)) for a, b in near if {a, b} <= set(rows[:size].tolist())}
-        expected_across = {(min(a, b), max(a, b)) for a, b in near} - expected_within - {
-            (min(a, b), max(a, b)) for a, b in near if {a, b} <= set(rows[size:].tolist())}
+        expected_across = (
+            {(min(a, b), max(a, b)) for a, b in near}
+            - expected_within
+            - {(min(a, b), max(a, b)) for a, b in near if {a, b} <= set(rows[size:].tolist())}
+        )
         for found, expected in ((within, expected_within), (across, expected_across)):
             pairs = list(zip(found[0].tolist(), found[1].tolist()))
             assert len(pairs) == len(set(pairs)) and set(pairs) == expected
@@ -169,14 +174,17 @@ def test_broadcast_parts_split_each_table(case, parts):
             del os.environ["SIMDEDUP_FASTPATH"]
         assert whole.left.tolist() == numpy_only.left.tolist() and whole.right.tolist() == numpy_only.right.tolist()
         assert [(c.rows.tolist(), c.levels) for c in whole.crowds] == [
-            (c.rows.tolist(), c.levels) for c in numpy_only.crowds]
-        split = [pair_stage.broadcast_task(values, bits, max(k, 1), blocks, table, p, parts, crowd=2)
-                 for p in range(parts)]
-        assert sorted(zip(np.concatenate([f.left for f in split]).tolist(),
-                          np.concatenate([f.right for f in split]).tolist())) == list(zip(whole.left.tolist(),
-                                                                                           whole.right.tolist()))
+            (c.rows.tolist(), c.levels) for c in numpy_only.crowds
+        ]
+        split = [
+            pair_stage.broadcast_task(values, bits, max(k, 1), blocks, table, p, parts, crowd=2) for p in range(parts)
+        ]
+        assert sorted(
+            zip(np.concatenate([f.left for f in split]).tolist(), np.concatenate([f.right for f in split]).tolist())
+        ) == list(zip(whole.left.tolist(), whole.right.tolist()))
         assert sorted((c.rows.tolist(), c.levels) for f in split for c in f.crowds) == sorted(
-            (c.rows.tolist(), c.levels) for c in whole.crowds)
+            (c.rows.tolist(), c.levels) for c in whole.crowds
+        )
 
 
 @pytest.mark.parametrize("words,k,crowded", [(1, 6, 1500), (2, 12, 400)])
@@ -291,8 +299,11 @@ def test_components_in_tasks_resume(tmp_path):
     resumed = StoppingEngine()
     label = task_components(resumed, work, n, left, right, 3, "path")
     whole = StoppingEngine()
-    assert label.tolist() == task_components(whole, WorkDir(str(tmp_path / "again")), n, left, right, 3,
-                                             "path").tolist() == [0] * n
+    assert (
+        label.tolist()
+        == task_components(whole, WorkDir(str(tmp_path / "again")), n, left, right, 3, "path").tolist()
+        == [0] * n
+    )
     assert whole.ran > 12 and resumed.ran == whole.ran - 9
 
 
@@ -347,9 +358,14 @@ def test_value_pairs_pass_when_some_combination_of_their_sketches_does(monkeypat
     left, right = (np.array(side) for side in zip(*combinations(range(len(values.values)), 2)))
     decision = ClusterOptions(8, min_similarity=0.8, similarity="bag")
     got = groups.verified_pairs(left, right, values, sketches, np.ones(120, dtype=bool), decision, False)
-    expected = [any(pair_similarity(sketches, np.array([r]), np.array([q]))[0] >= 0.8
-                    for r in np.flatnonzero(values.of_row == a) for q in np.flatnonzero(values.of_row == b))
-                for a, b in zip(left.tolist(), right.tolist())]
+    expected = [
+        any(
+            pair_similarity(sketches, np.array([r]), np.array([q]))[0] >= 0.8
+            for r in np.flatnonzero(values.of_row == a)
+            for q in np.flatnonzero(values.of_row == b)
+        )
+        for a, b in zip(left.tolist(), right.tolist())
+    ]
     assert got.tolist() == expected and 0 < sum(expected) < len(expected)
 
 
@@ -381,8 +397,22 @@ def test_dedup_generated_corpus_byte_identical_in_part_files(client, corpus, cor
 @pytest.mark.parametrize("bits,k", [("64", 10), ("128", 20)])
 def test_dedup_small_generated_corpus_all_linkages(client, small_corpus, tmp_path, linkage, bits, k):
     """The template family of the corpus is a crowded key; --format members and --singletons too."""
-    args = ["-k", k, "--bits", bits, "--linkage", linkage, "--id-field", "id", "--verify", "sketch",
-            "--format", "members", "--singletons", small_corpus]
+    args = [
+        "-k",
+        k,
+        "--bits",
+        bits,
+        "--linkage",
+        linkage,
+        "--id-field",
+        "id",
+        "--verify",
+        "sketch",
+        "--format",
+        "members",
+        "--singletons",
+        small_corpus,
+    ]
     status, single, _ = simdedup("dedup", *args)
     assert status == 0 and single.count(b"\n") == 1500
     status, parted, stderr = on_dask(client, tmp_path / "work", "dedup", *args)
@@ -393,8 +423,9 @@ def test_dedup_small_generated_corpus_all_linkages(client, small_corpus, tmp_pat
 def test_dedup_with_components_in_tasks_byte_identical(client, corpus, corpus_clusters, tmp_path):
     """The pair count over the threshold: large-star/small-star rounds on the cluster."""
     work = tmp_path / "work"
-    outcome = distributed_dedup([str(corpus)], client=client, work_dir=str(work), k=10, id_field="id",
-                                plan=Plan(driver_pairs=0))
+    outcome = distributed_dedup(
+        [str(corpus)], client=client, work_dir=str(work), k=10, id_field="id", plan=Plan(driver_pairs=0)
+    )
     assert outcome.read() == corpus_clusters
     assert len(list((work / "done" / "components").iterdir())) >= 4 * 3  # four tasks a stage, rounds
 
@@ -411,8 +442,9 @@ def test_parquet_row_groups_are_shards(client, small_corpus, tmp_path):
     status, single, _ = simdedup("dedup", "-k", 10, "--format", "members", table)
     assert status == 0 and single.count(b"\n") > 300
     work = tmp_path / "work"
-    outcome = distributed_dedup([str(table)], client=client, work_dir=str(work), k=10, output_format="members",
-                                plan=Plan(shard_documents=500))
+    outcome = distributed_dedup(
+        [str(table)], client=client, work_dir=str(work), k=10, output_format="members", plan=Plan(shard_documents=500)
+    )
     assert len(list((work / "done" / "fingerprint").iterdir())) == 3
     assert outcome.read() == single
 
@@ -427,9 +459,15 @@ def test_cluster_of_fingerprint_files_in_many_parts(client, corpus, tmp_path):
     status, single, _ = simdedup("cluster", *args)
     assert status == 0
     work = WorkDir(str(tmp_path / "work"))
-    outcome = stages.cluster(DaskEngine(client), work, [str(f) for f in files],
-                             lambda bits, settings: _decision(8), WorkDir(str(tmp_path / "parts")),
-                             Plan(rows_per_task=1500), lambda line: None)
+    outcome = stages.cluster(
+        DaskEngine(client),
+        work,
+        [str(f) for f in files],
+        lambda bits, settings: _decision(8),
+        WorkDir(str(tmp_path / "parts")),
+        Plan(rows_per_task=1500),
+        lambda line: None,
+    )
     assert len(outcome.parts) > 3
     assert outcome.read() == single
 
@@ -445,9 +483,15 @@ def test_cluster_reads_a_binary_file_in_block_ranges(client, corpus, tmp_path):
     status, single, single_err = simdedup("cluster", "-k", 10, joined)
     assert status == 0 and REPEATED_ID in single_err
     warnings = []
-    outcome = stages.cluster(DaskEngine(client), WorkDir(str(tmp_path / "work")), [str(joined)],
-                             lambda bits, settings: ClusterOptions(10), WorkDir(str(tmp_path / "parts")),
-                             Plan(import_records=1), warnings.append)
+    outcome = stages.cluster(
+        DaskEngine(client),
+        WorkDir(str(tmp_path / "work")),
+        [str(joined)],
+        lambda bits, settings: ClusterOptions(10),
+        WorkDir(str(tmp_path / "parts")),
+        Plan(import_records=1),
+        warnings.append,
+    )
     assert len(list((tmp_path / "work" / "done" / "fingerprint").iterdir())) == 4
     assert outcome.read() == single
     assert "".join(line + "\n" for line in warnings) == single_err
@@ -466,12 +510,18 @@ def corpus_100000(tmp_path_factory) -> Path:
 
 
 # One case in make test; the other linkages and widths (about 3 minutes) run in make large.
-@pytest.mark.parametrize("linkage,bits,k", [
-    ("complete", "64", 8),
-    *(pytest.param(linkage, bits, k, marks=pytest.mark.slow)
-      for linkage in ("complete", "star", "single") for bits, k in (("64", 8), ("128", 16))
-      if (linkage, bits) != ("complete", "64")),
-])
+@pytest.mark.parametrize(
+    "linkage,bits,k",
+    [
+        ("complete", "64", 8),
+        *(
+            pytest.param(linkage, bits, k, marks=pytest.mark.slow)
+            for linkage in ("complete", "star", "single")
+            for bits, k in (("64", 8), ("128", 16))
+            if (linkage, bits) != ("complete", "64")
+        ),
+    ],
+)
 def test_dedup_of_100000_documents_is_the_one_process_output(client, corpus_100000, tmp_path, linkage, bits, k):
     """At the size of the issue's target, every linkage at both widths. With a crowd of 600 rows
     the template family is a crowded key: searched again on its remaining bits, then left to
@@ -480,9 +530,17 @@ def test_dedup_of_100000_documents_is_the_one_process_output(client, corpus_1000
     status, single, _ = simdedup("dedup", *args, corpus_100000)
     assert status == 0 and single.count(b"\n") > 10_000
     work = tmp_path / "work"
-    outcome = distributed_dedup([str(corpus_100000)], client=client, work_dir=str(work), k=k, bits=bits,
-                                linkage=linkage, verify="sketch", id_field="id",
-                                plan=Plan(crowd=600, crowd_chunk=1200))
+    outcome = distributed_dedup(
+        [str(corpus_100000)],
+        client=client,
+        work_dir=str(work),
+        k=k,
+        bits=bits,
+        linkage=linkage,
+        verify="sketch",
+        id_field="id",
+        plan=Plan(crowd=600, crowd_chunk=1200),
+    )
     assert outcome.read() == single
     assert len(list((work / "done" / "pairs-crowded").iterdir())) >= 3  # chunk pairs of a crowd
 
@@ -541,9 +599,25 @@ def hold_tasks(client, tmp_path):
 def test_a_run_interrupted_and_resumed_gives_the_same_output(client, corpus, corpus_clusters, tmp_path, hold_tasks):
     work = tmp_path / "work"
     gate = hold_tasks(free=("fingerprint-",))  # the run stops between fingerprints and pairs
-    command = [sys.executable, "-m", "simdedup", "dedup", "--engine", "dask", "--scheduler",
-               client.scheduler.address, "--work-dir", str(work), "-k", "10", "--id-field", "id",
-               "-o", str(tmp_path / "out"), str(corpus)]
+    command = [
+        sys.executable,
+        "-m",
+        "simdedup",
+        "dedup",
+        "--engine",
+        "dask",
+        "--scheduler",
+        client.scheduler.address,
+        "--work-dir",
+        str(work),
+        "-k",
+        "10",
+        "--id-field",
+        "id",
+        "-o",
+        str(tmp_path / "out"),
+        str(corpus),
+    ]
     first = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60
     while not (work / "done" / "fingerprint").exists() and time.monotonic() < deadline:
@@ -553,8 +627,7 @@ def test_a_run_interrupted_and_resumed_gives_the_same_output(client, corpus, cor
     gate.touch()
     assert first.returncode == -signal.SIGTERM
     assert not (work / "done" / "output").exists()  # it stopped before the end
-    second = subprocess.run(command[:-3] + ["--force", "-o", str(tmp_path / "out"), str(corpus)],
-                            capture_output=True)
+    second = subprocess.run(command[:-3] + ["--force", "-o", str(tmp_path / "out"), str(corpus)], capture_output=True)
     assert second.returncode == 0, second.stderr
     assert b"simdedup: fingerprint: 1/1 tasks (1 done before)" in second.stderr
     assert b"".join(p.read_bytes() for p in sorted((tmp_path / "out").iterdir())) == corpus_clusters
@@ -567,8 +640,10 @@ def test_a_worker_killed_mid_run_changes_nothing(client, corpus, corpus_clusters
     killed = sorted(client.run(os.getpid).values())[0]  # asked now: a held worker does not answer
 
     def run():
-        outcome["done"] = distributed_dedup([str(corpus)], client=client, work_dir=str(work), k=10, id_field="id",
-                                            plan=Plan(shard_bytes=1 << 18))
+        outcome["done"] = distributed_dedup(
+            [str(corpus)], client=client, work_dir=str(work), k=10, id_field="id", plan=Plan(shard_bytes=1 << 18)
+        )
+
     thread = threading.Thread(target=run)
     thread.start()
     deadline = time.monotonic() + 60
@@ -602,8 +677,11 @@ def test_without_dask_one_line_says_how_to_install(tmp_path):
     blocker.mkdir(parents=True)
     (blocker / "__init__.py").write_text("raise ImportError('no distributed here')\n")
     env = {**os.environ, "PYTHONPATH": f"{blocker.parent}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
-    result = subprocess.run([sys.executable, "-m", "simdedup", "dedup", "--engine", "dask", "--local", "1",
-                             "-k", "3", str(EXAMPLES)], capture_output=True, env=env)
+    result = subprocess.run(
+        [sys.executable, "-m", "simdedup", "dedup", "--engine", "dask", "--local", "1", "-k", "3", str(EXAMPLES)],
+        capture_output=True,
+        env=env,
+    )
     assert result.returncode == 1
     assert result.stderr.decode().splitlines() == ["Error: --engine dask needs Dask: pip install 'simdedup[dask]'"]
 
@@ -618,8 +696,21 @@ def test_outputs_never_go_where_the_inputs_are(tmp_path, where):
     (corpus / "part-00000.jsonl").write_text('{"id": "x", "text": "an input, not a part file"}\n')
     before = {p.name: p.read_bytes() for p in corpus.iterdir()}
     for target in (corpus, corpus / "inside"):
-        args = ["dedup", "--engine", "dask", "--local", "2", "-k", "8", "--silent", "--id-field", "id",
-                where, target, corpus] + (["--force"] if where == "-o" else [])
+        args = [
+            "dedup",
+            "--engine",
+            "dask",
+            "--local",
+            "2",
+            "-k",
+            "8",
+            "--silent",
+            "--id-field",
+            "id",
+            where,
+            target,
+            corpus,
+        ] + (["--force"] if where == "-o" else [])
         status, _, error = simdedup(*args)
         assert status == 2 and "holds the input" in error
     assert {p.name: p.read_bytes() for p in corpus.iterdir()} == before

@@ -24,8 +24,11 @@ shingle_sets = st.lists(st.sets(st.integers(0, 12).map(str), max_size=10), max_s
 
 
 def brute_force(sets, threshold):
-    return [(i, j, len(a & b), len(a | b)) for (i, a), (j, b) in itertools.combinations(enumerate(sets), 2)
-            if a | b and gold.at_least(len(a & b), len(a | b), threshold)]
+    return [
+        (i, j, len(a & b), len(a | b))
+        for (i, a), (j, b) in itertools.combinations(enumerate(sets), 2)
+        if a | b and gold.at_least(len(a & b), len(a | b), threshold)
+    ]
 
 
 @settings(max_examples=300, deadline=None)
@@ -51,8 +54,14 @@ def test_shingles_follow_the_gold_definitions():
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(st.sampled_from(["## Heading\n", "text line\n", "\n", "```\n", "# Title\n", "x" * 700 + "\n",
-                                 "长" * 300 + "\n"]), max_size=80))
+@given(
+    st.lists(
+        st.sampled_from(
+            ["## Heading\n", "text line\n", "\n", "```\n", "# Title\n", "x" * 700 + "\n", "长" * 300 + "\n"]
+        ),
+        max_size=80,
+    )
+)
 def test_split_parts_fit_and_keep_every_word(lines):
     text = eval_data.clean("".join(lines) or "empty\n")
     parts = eval_data.split_document(text, "md")
@@ -65,8 +74,11 @@ def write_set(folder: Path, gold_pairs):
     for doc in "abcde":
         (folder / "docs" / f"{doc}.txt").write_text(doc)
     folder.joinpath("pairs.jsonl").write_text(
-        "".join(json.dumps({"a": a, "b": b, "dup": dup, "inter": 1, "union": 1, "sim": 1.0}) + "\n"
-                for a, b, dup in gold_pairs))
+        "".join(
+            json.dumps({"a": a, "b": b, "dup": dup, "inter": 1, "union": 1, "sim": 1.0}) + "\n"
+            for a, b, dup in gold_pairs
+        )
+    )
 
 
 def test_score_counts_implied_pairs_and_closure(tmp_path):
@@ -89,8 +101,14 @@ def test_score_agrees_with_the_shared_scorer(tmp_path):
     clusters = [[a, b] for a, b in pairs[::2]] + [ids[:3]]  # half the gold, plus a wrong cluster
     predicted = tmp_path / "clusters.jsonl"
     predicted.write_text("".join(json.dumps({"members": c}) + "\n" for c in clusters))
-    shared = json.loads(subprocess.run([sys.executable, str(SHARED / "score.py"), str(folder), str(predicted),
-                                        "--json"], capture_output=True, text=True, check=True).stdout)
+    shared = json.loads(
+        subprocess.run(
+            [sys.executable, str(SHARED / "score.py"), str(folder), str(predicted), "--json"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    )
     ours = scoring.score(folder, scoring.read_clusters(predicted))
     for key in ("precision", "recall", "f1", "closure_f1"):
         assert round(ours[key], 4) == shared[key]

@@ -115,8 +115,10 @@ def old_exact_sets(text: str, lowercase: bool = True) -> ExactSets | None:
 def same(got: ExactSets | None, expected: ExactSets | None) -> bool:
     if got is None or expected is None:
         return got is expected
-    return all(a.dtype == b.dtype and a.tobytes() == b.tobytes()
-               for a, b in ((got.words, expected.words), (got.counts, expected.counts), (got.grams, expected.grams)))
+    return all(
+        a.dtype == b.dtype and a.tobytes() == b.tobytes()
+        for a, b in ((got.words, expected.words), (got.counts, expected.counts), (got.grams, expected.grams))
+    )
 
 
 def assert_as_before(text: str) -> None:
@@ -133,10 +135,12 @@ def assert_as_before(text: str) -> None:
 # Astral letters, digits and ideographs, emoji, combining marks, full-width forms, kana, Hangul,
 # CJK punctuation, box drawing, Unicode spaces, characters whose lower case is two characters
 # (U+0130) or another one (sigma, Kelvin sign, full-width A), case-ignorable ones, the BOM.
-SPECIAL = ("\u0130Ii\u0131\u03a3\u03c3\u03c2\u1e9e\u00df\ufb01\u212a\u2126\u01c5\u0345\u0307\u0301\u0308"
-           "'\u2019.,!?-+|_\u00b7\u00ad\u200d\ufeff\uff21\uff41\uff11\uff0c\u3001\u3002\u30fb\u2500\u2502"
-           "\u4e2d\u6587\u3042\u30ab\uac00\uff76\U00020000\U0001d400\U0001d7d8\U0001f600\U00010400"
-           " \t\n\u3000\u00a0\u2028\u0085\x1c0\u0661\u00bd\u2460")
+SPECIAL = (
+    "\u0130Ii\u0131\u03a3\u03c3\u03c2\u1e9e\u00df\ufb01\u212a\u2126\u01c5\u0345\u0307\u0301\u0308"
+    "'\u2019.,!?-+|_\u00b7\u00ad\u200d\ufeff\uff21\uff41\uff11\uff0c\u3001\u3002\u30fb\u2500\u2502"
+    "\u4e2d\u6587\u3042\u30ab\uac00\uff76\U00020000\U0001d400\U0001d7d8\U0001f600\U00010400"
+    " \t\n\u3000\u00a0\u2028\u0085\x1c0\u0661\u00bd\u2460"
+)
 characters = st.one_of(
     st.sampled_from(SPECIAL),
     st.characters(max_codepoint=0x7F),
@@ -147,7 +151,9 @@ characters = st.one_of(
 texts = st.one_of(
     st.text(characters, max_size=200),
     st.text(st.sampled_from(" .,;!?-\u3002\uff0c\u2500"), max_size=10),  # no word at all
-    st.lists(st.sampled_from(["ab", "Ab", "\u0130x", "\u4e2d", "\U0001f600", ",", " ", "\u0301"]), max_size=8).map("".join),
+    st.lists(st.sampled_from(["ab", "Ab", "\u0130x", "\u4e2d", "\U0001f600", ",", " ", "\u0301"]), max_size=8).map(
+        "".join
+    ),
 )
 
 
@@ -175,9 +181,28 @@ def test_texts_of_fewer_tokens_than_a_gram(text):
 # byte sequences Python's UTF-8 decoder refuses even with surrogatepass: stray continuation
 # bytes, overlong forms, beyond U+10FFFF, bytes that never occur, sequences cut short, a
 # surrogate cut short or followed by a non-continuation byte
-MALFORMED = [b"\x80", b"\xbf", b"\xc0\x80", b"\xc1\xbf", b"\xc2", b"\xc2A", b"\xe0\x80\x80", b"\xe0\x9f\xbf",
-             b"\xf0\x8f\xbf\xbf", b"\xf4\x90\x80\x80", b"\xf5\x80\x80\x80", b"\xf8\x88\x80\x80\x80", b"\xff", b"\xfe",
-             b"\xe2\x82", b"\xe2\x82A", b"\xf0\x9f\x98", b"\xf0\x9f\x98A", b"\xed\xa0", b"\xed\xa0A"]
+MALFORMED = [
+    b"\x80",
+    b"\xbf",
+    b"\xc0\x80",
+    b"\xc1\xbf",
+    b"\xc2",
+    b"\xc2A",
+    b"\xe0\x80\x80",
+    b"\xe0\x9f\xbf",
+    b"\xf0\x8f\xbf\xbf",
+    b"\xf4\x90\x80\x80",
+    b"\xf5\x80\x80\x80",
+    b"\xf8\x88\x80\x80\x80",
+    b"\xff",
+    b"\xfe",
+    b"\xe2\x82",
+    b"\xe2\x82A",
+    b"\xf0\x9f\x98",
+    b"\xf0\x9f\x98A",
+    b"\xed\xa0",
+    b"\xed\xa0A",
+]
 # and ones it takes: surrogates (surrogatepass), the BOM, the largest code point
 WELL_FORMED = [b"\xed\xa0\x80", b"\xed\xbf\xbf", b"\xed\x9f\xbf", b"\xef\xbb\xbf", b"\xf4\x8f\xbf\xbf", b"\xc2\x80"]
 
@@ -207,7 +232,15 @@ def test_malformed_bytes_raise_what_decoding_them_raised(piece, where):
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.one_of(st.binary(max_size=4), st.sampled_from(MALFORMED + WELL_FORMED),
-                          texts.map(lambda t: t.encode("utf-8", "surrogatepass"))), max_size=8).map(b"".join))
+@given(
+    st.lists(
+        st.one_of(
+            st.binary(max_size=4),
+            st.sampled_from(MALFORMED + WELL_FORMED),
+            texts.map(lambda t: t.encode("utf-8", "surrogatepass")),
+        ),
+        max_size=8,
+    ).map(b"".join)
+)
 def test_any_bytes_give_the_sets_or_the_error_of_decoding_them(data):
     assert_bytes_as_before(data)

@@ -11,11 +11,10 @@ from hypothesis import strategies as st
 
 import simdedup.kernels.fastpath as fastpath
 from simdedup import kernels
-from simdedup.kernels import load
-from simdedup.read import Source
 from simdedup.errors import SkipDocument
+from simdedup.kernels import load
 from simdedup.methods import Method, SimhashMethod
-from simdedup.read import open_documents
+from simdedup.read import Source, open_documents
 from simdedup.run import fingerprint_batch
 from simdedup.simhash import as_integers
 from simdedup.tokenizers import get_tokenizer
@@ -26,6 +25,7 @@ needs_kernels = pytest.mark.skipif(fastpath.Kernel.loaded() is None, reason="num
 @pytest.fixture(autouse=True)
 def from_the_first_byte(monkeypatch):
     monkeypatch.setattr(fastpath, "START_AFTER_BYTES", 0)
+
 
 ASCII = string.ascii_letters + string.digits + "_ \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f.,;:!?'\"()-/\\#@$%^&*+=<>[]{}|~`"
 
@@ -45,8 +45,9 @@ def both_paths(tmp_path, text: bytes, tokenizer: str, sketch_bins: int = 128, we
     if isinstance(fast, Source):
         raise SkipDocument(fast.path, fast.reason)
     body = text[3:] if text.startswith(b"\xef\xbb\xbf") else text
-    values, counts, sketches = fastpath.Kernel.loaded().fingerprint([body], tokenizer, sketch_bins, method.weighting == "binary",
-                                                            1, [0], bits)
+    values, counts, sketches = fastpath.Kernel.loaded().fingerprint(
+        [body], tokenizer, sketch_bins, method.weighting == "binary", 1, [0], bits
+    )
     assert (as_integers(values)[0], int(counts[0])) == (fast.simhash, fast.features)  # the kernel's answer
     assert sketch_bins == 0 or sketches[0].tobytes() == fast.sketch
     return fast, slow
@@ -55,8 +56,12 @@ def both_paths(tmp_path, text: bytes, tokenizer: str, sketch_bins: int = 128, we
 @needs_kernels
 @pytest.mark.parametrize("bits", [64, 128])
 @settings(max_examples=150, deadline=None)
-@given(st.text(alphabet=ASCII, min_size=1, max_size=3000), st.sampled_from(["words", "whitespace"]),
-       st.sampled_from([0, 64, 128]), st.sampled_from(["binary", "feature"]))
+@given(
+    st.text(alphabet=ASCII, min_size=1, max_size=3000),
+    st.sampled_from(["words", "whitespace"]),
+    st.sampled_from([0, 64, 128]),
+    st.sampled_from(["binary", "feature"]),
+)
 def test_same_record_on_random_ascii(tmp_path_factory, bits, text, tokenizer, bins, weighting):
     tmp_path = tmp_path_factory.mktemp("doc")
     try:
@@ -113,7 +118,9 @@ def test_without_kernels_the_python_path_answers(tmp_path, monkeypatch):
     assert fastpath.ready(1 << 30) is None
     (record,) = fingerprint_batch([Source(str(tmp_path / "a.txt"))], SimhashMethod(get_tokenizer("words"))).results
     monkeypatch.setenv("SIMDEDUP_FASTPATH", "0")
-    assert fingerprint_batch([Source(str(tmp_path / "a.txt"))], SimhashMethod(get_tokenizer("words"))).results == [record]
+    assert fingerprint_batch([Source(str(tmp_path / "a.txt"))], SimhashMethod(get_tokenizer("words"))).results == [
+        record
+    ]
 
 
 @needs_kernels
@@ -126,8 +133,10 @@ def test_jsonl_documents_identical_with_and_without(tmp_path, monkeypatch, bits)
     from simdedup.cli import cli
 
     rng = random.Random(3)
-    lines = [json.dumps({"text": " ".join(rng.choice(["alpha", "Beta", "g_1", "café"]) for _ in range(200))})
-             for _ in range(30)]
+    lines = [
+        json.dumps({"text": " ".join(rng.choice(["alpha", "Beta", "g_1", "café"]) for _ in range(200))})
+        for _ in range(30)
+    ]
     (tmp_path / "d.jsonl").write_text("\n".join(lines) + "\n")
     command = ["fingerprint", "--silent", "-j", "1", "--bits", bits, str(tmp_path / "d.jsonl")]
     fast = CliRunner().invoke(cli, command)
@@ -156,8 +165,9 @@ def test_a_batch_equals_the_python_path_document_by_document(tmp_path, monkeypat
         monkeypatch.setenv("SIMDEDUP_FASTPATH", "0")
         slow = fingerprint_batch(sources, SimhashMethod(get_tokenizer(tokenizer), bits=bits)).results
         monkeypatch.delenv("SIMDEDUP_FASTPATH")
-        assert [getattr(r, "reason", None) or r.to_json() for r in fast] == \
-               [getattr(r, "reason", None) or r.to_json() for r in slow]
+        assert [getattr(r, "reason", None) or r.to_json() for r in fast] == [
+            getattr(r, "reason", None) or r.to_json() for r in slow
+        ]
         assert sum(isinstance(r, Source) for r in fast) >= 1  # the empty documents
 
 
@@ -172,8 +182,9 @@ def test_the_batch_that_starts_the_kernel_equals_the_python_path(tmp_path, monke
     monkeypatch.setattr(fastpath, "_bytes_seen", seen_before)
     rng = random.Random(5)
     contents = [b"", b"\xef\xbb\xbf", b"\x00binary\x00", "na\u00efve text".encode(), b"\xef\xbb\xbfBOM Words here"]
-    contents += [" ".join(rng.choices(["Alpha", "beta", "g_1", "x.y"], k=rng.randint(1, 400))).encode()
-                 for _ in range(25)]
+    contents += [
+        " ".join(rng.choices(["Alpha", "beta", "g_1", "x.y"], k=rng.randint(1, 400))).encode() for _ in range(25)
+    ]
     sources = []
     for i, content in enumerate(contents):
         (tmp_path / f"d{i:02d}.txt").write_bytes(content)
@@ -193,7 +204,8 @@ def test_the_batch_that_starts_the_kernel_equals_the_python_path(tmp_path, monke
 @needs_kernels
 def test_the_kernel_and_its_python_side_agree_on_the_scratch_layout():
     from simdedup.kernels import exact
-    from simdedup.kernels.source import bounds, fastpath as source
+    from simdedup.kernels.source import bounds
+    from simdedup.kernels.source import fastpath as source
 
     assert (source.PLANES, source.SCRATCH_WORDS) == (fastpath.PLANES, fastpath.SCRATCH_WORDS)
     assert (bounds.SIEVE_BITS, bounds.SIEVE_SHIFT) == (exact.SIEVE_BITS, exact.SIEVE_SHIFT) == (1 << 17, 47)
@@ -207,10 +219,12 @@ def test_cached_machine_code_loads_without_numba(tmp_path, bits):
     import sys
 
     fastpath.Kernel.loaded()  # compiled and kept by now
-    code = ("import sys; from simdedup.kernels import fastpath; from simdedup.simhash import as_integers; "
-            "k = fastpath.Kernel.loaded(); "
-            f"v, f, s = k.fingerprint([b'Hello hello world'], 'words', 16, True, bits={bits}); "
-            "print(as_integers(v)[0], int(f[0]), s.tobytes().hex(), 'numba' in sys.modules)")
+    code = (
+        "import sys; from simdedup.kernels import fastpath; from simdedup.simhash import as_integers; "
+        "k = fastpath.Kernel.loaded(); "
+        f"v, f, s = k.fingerprint([b'Hello hello world'], 'words', 16, True, bits={bits}); "
+        "print(as_integers(v)[0], int(f[0]), s.tobytes().hex(), 'numba' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     from simdedup.simhash import Simhasher
 
@@ -241,14 +255,17 @@ def test_every_kernel_loads_and_passes_its_check():
         assert family.loaded() is not None, family
 
 
-@pytest.mark.parametrize("options", [
-    {"tokenizer": "words"},
-    {"tokenizer": "whitespace", "bits": 128, "sketch_bins": 0},
-    {"tokenizer": "words", "hash_name": "md5", "weighting": "feature", "encoding": "auto"},
-    {"tokenizer": "words", "html": True},
-    {"tokenizer": "jieba"},
-    {"tokenizer": "jieba-fast"},
-])
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"tokenizer": "words"},
+        {"tokenizer": "whitespace", "bits": 128, "sketch_bins": 0},
+        {"tokenizer": "words", "hash_name": "md5", "weighting": "feature", "encoding": "auto"},
+        {"tokenizer": "words", "html": True},
+        {"tokenizer": "jieba"},
+        {"tokenizer": "jieba-fast"},
+    ],
+)
 def test_the_python_path_together_equals_one_document_at_a_time(tmp_path, monkeypatch, options):
     """A batch of documents, through the kernel where it takes them (UTF-8, words or
     whitespace, 64 or 128 bits) and elsewhere not (other settings, not UTF-8; jieba-fast's
@@ -274,13 +291,20 @@ def test_the_python_path_together_equals_one_document_at_a_time(tmp_path, monkey
         handle.write("compressed caf\u00e9 text " * 50)
     monkeypatch.setattr("simdedup.methods.simhash.TOGETHER_BYTES", 5000)  # big.txt streams
     sources = [Source(str(p)) for p in sorted(tmp_path.iterdir())]
-    sources += [Source("t-ascii", text="short ascii text"), Source("t-zh", text="\u4e2d\u6587\u6587\u672c"),
-                Source("t-empty", text="  "), Source("gone", reason="no such file")]
+    sources += [
+        Source("t-ascii", text="short ascii text"),
+        Source("t-zh", text="\u4e2d\u6587\u6587\u672c"),
+        Source("t-empty", text="  "),
+        Source("gone", reason="no such file"),
+    ]
     fingerprinter = SimhashMethod(tokenizer, **options)
     together = fingerprint_batch(sources, fingerprinter).results
-    alone = Method.fingerprint_batch(fingerprinter, open_documents(sources, fingerprinter.encoding))  # streamed, one at a time
-    assert [getattr(r, "reason", None) or (r.to_json(), r.encoding) for r in together] == \
-           [getattr(r, "reason", None) or (r.to_json(), r.encoding) for r in alone]
+    alone = Method.fingerprint_batch(
+        fingerprinter, open_documents(sources, fingerprinter.encoding)
+    )  # streamed, one at a time
+    assert [getattr(r, "reason", None) or (r.to_json(), r.encoding) for r in together] == [
+        getattr(r, "reason", None) or (r.to_json(), r.encoding) for r in alone
+    ]
     assert sum(isinstance(r, Source) for r in together) >= 3
 
 
@@ -323,9 +347,18 @@ def _copies_corpus(tmp_path):
         return " ".join(r.choice(vocab) for _ in range(COPY_MIN_BYTES // 4)).encode()
 
     first, other, small = text(), text(), b"a small file, copied\n"
-    near = first.replace(b" ", b"\n", 50)[: -40]
-    files = {"a.txt": first, "b.txt": other, "c.txt": first, "d.txt": small, "e.txt": near, "f.txt": first,
-             "g.txt": small, "h.txt": b"\xef\xbb\xbf" + first, "i.txt": other}
+    near = first.replace(b" ", b"\n", 50)[:-40]
+    files = {
+        "a.txt": first,
+        "b.txt": other,
+        "c.txt": first,
+        "d.txt": small,
+        "e.txt": near,
+        "f.txt": first,
+        "g.txt": small,
+        "h.txt": b"\xef\xbb\xbf" + first,
+        "i.txt": other,
+    }
     for name, data in files.items():
         (tmp_path / name).write_bytes(data)
     return [str(tmp_path / name) for name in files]
@@ -355,7 +388,9 @@ def test_exact_copies_get_the_records_fingerprinting_them_gives(tmp_path, monkey
         seen.clear()
         records[name] = fingerprint_batch([Source(p) for p in paths], method).results
         records[name + " seen"] = list(seen)
-    assert [(r.to_json(), r.encoding) for r in records["exact"]] == [(r.to_json(), r.encoding) for r in records["plain"]]
+    assert [(r.to_json(), r.encoding) for r in records["exact"]] == [
+        (r.to_json(), r.encoding) for r in records["plain"]
+    ]
     for path, record in zip(paths, records["exact"]):
         body = open(path, "rb").read()
         assert record.exact.utf8() == (body[3:] if body.startswith(b"\xef\xbb\xbf") else body)

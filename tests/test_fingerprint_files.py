@@ -13,15 +13,22 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-
 from simdedup.errors import IncompatibleSettingsError, RecordError
 from simdedup.fingerprints import FingerprintRecord, read_fingerprint_files
 
-SETTINGS = {"method": "simhash", "tokenizer": "words", "options": {"shingle": 1}, "bits": 64, "hash": "xxh3",
-            "weighting": "binary", "sketch": 16}
+SETTINGS = {
+    "method": "simhash",
+    "tokenizer": "words",
+    "options": {"shingle": 1},
+    "bits": 64,
+    "hash": "xxh3",
+    "weighting": "binary",
+    "sketch": 16,
+}
 
 ids = st.text(st.characters(blacklist_categories=("Cs",)), min_size=0, max_size=12) | st.sampled_from(
-    ['a"b', "back\\slash", "tab\there", "new\nline", "\u00e9t\u00e9", "\U0001f600", "\x00", "/"])
+    ['a"b', "back\\slash", "tab\there", "new\nline", "\u00e9t\u00e9", "\U0001f600", "\x00", "/"]
+)
 
 
 @st.composite
@@ -29,9 +36,19 @@ def corpora(draw):
     bits = draw(st.sampled_from([64, 128]))
     sketch = draw(st.sampled_from([0, 16, 128]))
     settings_ = {**SETTINGS, "bits": bits, "sketch": sketch}
-    rows = draw(st.lists(st.tuples(ids, st.integers(0, 2**bits - 1), st.integers(0, 10**6),
-                                   st.none() | st.integers(0, 10**9), st.binary(min_size=sketch, max_size=sketch)),
-                         min_size=1, max_size=40))
+    rows = draw(
+        st.lists(
+            st.tuples(
+                ids,
+                st.integers(0, 2**bits - 1),
+                st.integers(0, 10**6),
+                st.none() | st.integers(0, 10**9),
+                st.binary(min_size=sketch, max_size=sketch),
+            ),
+            min_size=1,
+            max_size=40,
+        )
+    )
     return [FingerprintRecord(i, v, bits, f, settings_, size, sk if sketch else None) for i, v, f, size, sk in rows]
 
 
@@ -43,12 +60,24 @@ def by_lines(data: bytes):
             continue
         obj = json.loads(line)
         (value,) = (obj[name] for name in ("simhash", "nilsimsa", "signature") if name in obj)
-        sketch = base64.urlsafe_b64decode(obj["sketch"] + "=" * (-len(obj["sketch"]) % 4)) if obj.get("sketch") else None
-        settings_ = {k: obj[k] for k in ("method", "tokenizer", "options", "bits", "hash", "weighting", "ties")
-                     if obj.get(k) is not None}
-        out.append(SimpleNamespace(id=obj["id"], simhash=int(value, 16), features=obj["features"],
-                                   bytes=obj.get("bytes"), sketch=sketch,
-                                   settings={"method": "simhash", **settings_, "sketch": len(sketch or b"")}))
+        sketch = (
+            base64.urlsafe_b64decode(obj["sketch"] + "=" * (-len(obj["sketch"]) % 4)) if obj.get("sketch") else None
+        )
+        settings_ = {
+            k: obj[k]
+            for k in ("method", "tokenizer", "options", "bits", "hash", "weighting", "ties")
+            if obj.get(k) is not None
+        }
+        out.append(
+            SimpleNamespace(
+                id=obj["id"],
+                simhash=int(value, 16),
+                features=obj["features"],
+                bytes=obj.get("bytes"),
+                sketch=sketch,
+                settings={"method": "simhash", **settings_, "sketch": len(sketch or b"")},
+            )
+        )
     return out
 
 
@@ -78,8 +107,10 @@ def test_block_reader_equals_line_by_line(rows, block_bytes):  # small blocks: l
 
 
 def canonical(n):
-    rows = [FingerprintRecord(f"d{i}", i * 7919, 64, 20 + i, SETTINGS, 100 + i, bytes((i + j) % 256 for j in range(16)))
-            for i in range(n)]
+    rows = [
+        FingerprintRecord(f"d{i}", i * 7919, 64, 20 + i, SETTINGS, 100 + i, bytes((i + j) % 256 for j in range(16)))
+        for i in range(n)
+    ]
     return [r.to_json() for r in rows]
 
 
@@ -105,12 +136,15 @@ def test_a_line_with_other_settings_inside_a_canonical_block_is_named():
         read_fingerprint_files([("f", io.BytesIO(("\n".join(lines) + "\n").encode()))])
 
 
-@pytest.mark.parametrize("bad, message", [
-    ('{"id":"x","simhash":"12","bits":64}', "f:41: field 'simhash' must be 16 hex digits"),
-    ("not json", "f:41: not a JSON object"),
-    ('{"id":"x","simhash":"000000000000000g","bits":64,"features":1}', "f:41: field 'simhash' is not hexadecimal"),
-    ('{"id":"x","simhash":"0000000000000000","bits":64,"features":01}', "f:41: not a JSON object"),
-])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        ('{"id":"x","simhash":"12","bits":64}', "f:41: field 'simhash' must be 16 hex digits"),
+        ("not json", "f:41: not a JSON object"),
+        ('{"id":"x","simhash":"000000000000000g","bits":64,"features":1}', "f:41: field 'simhash' is not hexadecimal"),
+        ('{"id":"x","simhash":"0000000000000000","bits":64,"features":01}', "f:41: not a JSON object"),
+    ],
+)
 def test_a_bad_line_inside_a_canonical_block_is_named(bad, message):
     lines = canonical(60)
     lines[40] = bad
@@ -118,11 +152,14 @@ def test_a_bad_line_inside_a_canonical_block_is_named(bad, message):
         read_fingerprint_files([("f", io.BytesIO(("\n".join(lines) + "\n").encode()))])
 
 
-@pytest.mark.parametrize("field, value, message", [
-    ("features", 2**63, "f:41: field 'features' must be a non-negative integer below 2**63"),
-    ("bytes", 2**63, "f:41: field 'bytes' must be an integer of 64 bits"),
-    ("bytes", -(2**63) - 1, "f:41: field 'bytes' must be an integer of 64 bits"),
-])
+@pytest.mark.parametrize(
+    "field, value, message",
+    [
+        ("features", 2**63, "f:41: field 'features' must be a non-negative integer below 2**63"),
+        ("bytes", 2**63, "f:41: field 'bytes' must be an integer of 64 bits"),
+        ("bytes", -(2**63) - 1, "f:41: field 'bytes' must be an integer of 64 bits"),
+    ],
+)
 def test_a_number_beyond_64_bits_inside_a_canonical_block_is_named(field, value, message):
     lines = canonical(60)
     lines[40] = lines[40].replace(f'"{field}":{json.loads(lines[40])[field]}', f'"{field}":{value}')
@@ -132,9 +169,11 @@ def test_a_number_beyond_64_bits_inside_a_canonical_block_is_named(field, value,
 
 
 def test_canonical_numbers_at_the_ends_of_64_bits():
-    rows = [FingerprintRecord("a", 1, 64, 2**63 - 1, SETTINGS, -(2**63), bytes(16)),
-            FingerprintRecord("b", 2, 64, 0, SETTINGS, 2**63 - 1, bytes(16)),
-            FingerprintRecord("c", 3, 64, 7, SETTINGS, None, bytes(16))]
+    rows = [
+        FingerprintRecord("a", 1, 64, 2**63 - 1, SETTINGS, -(2**63), bytes(16)),
+        FingerprintRecord("b", 2, 64, 0, SETTINGS, 2**63 - 1, bytes(16)),
+        FingerprintRecord("c", 3, 64, 7, SETTINGS, None, bytes(16)),
+    ]
     columns = read_fingerprint_files([("f", io.BytesIO("".join(r.to_json() + "\n" for r in rows).encode()))])
     assert columns.features.tolist() == [2**63 - 1, 0, 7]
     assert columns.sizes.tolist() == [-(2**63), 2**63 - 1, -1]
@@ -150,8 +189,9 @@ def test_blank_lines_crlf_and_no_final_newline():
 
 def test_several_files_keep_their_names_and_lines():
     first, second = canonical(3), canonical(6)[3:]
-    columns = read_fingerprint_files([("a", io.BytesIO(("\n".join(first) + "\n").encode())),
-                                      ("b", io.BytesIO(("\n".join(second) + "\n").encode()))])
+    columns = read_fingerprint_files(
+        [("a", io.BytesIO(("\n".join(first) + "\n").encode())), ("b", io.BytesIO(("\n".join(second) + "\n").encode()))]
+    )
     assert columns.files == ["a", "b"]
     assert columns.file_index.tolist() == [0, 0, 0, 1, 1, 1]
     assert columns.lines.tolist() == [1, 2, 3, 1, 2, 3]
@@ -168,14 +208,16 @@ def test_sketches_read_back_as_written():
     rng = np.random.default_rng(0)
     for size in (8, 16, 128, 4096):
         raw = rng.integers(0, 256, (7, size), dtype=np.uint8)
-        rows = [FingerprintRecord(f"d{i}", i, 64, 10, {**SETTINGS, "sketch": size}, None, row.tobytes())
-                for i, row in enumerate(raw)]
+        rows = [
+            FingerprintRecord(f"d{i}", i, 64, 10, {**SETTINGS, "sketch": size}, None, row.tobytes())
+            for i, row in enumerate(raw)
+        ]
         columns = read_fingerprint_files([("f", io.BytesIO("".join(r.to_json() + "\n" for r in rows).encode()))])
         assert np.array_equal(columns.sketches, raw)
 
 
-
 # --- the compact binary form (simdedup.fingerprints.binary) ---------------------------------------------------
+
 
 def binary_of(rows, block_records=1 << 16):
     from simdedup.fingerprints import BinaryWriter
@@ -234,7 +276,9 @@ def test_cli_binary_output_clusters_and_converts_like_json_lines(tmp_path):
     examples = str(Path(__file__).parent.parent / "examples")
     runner = CliRunner()
     lines = runner.invoke(cli, ["fingerprint", "--silent", examples])
-    made = runner.invoke(cli, ["fingerprint", "--silent", "--format", "binary", "-o", str(tmp_path / "f.sdfp"), examples])
+    made = runner.invoke(
+        cli, ["fingerprint", "--silent", "--format", "binary", "-o", str(tmp_path / "f.sdfp"), examples]
+    )
     assert lines.exit_code == made.exit_code == 0
     data = (tmp_path / "f.sdfp").read_bytes()
     assert data.startswith(b"SIMDEDUP-FP 1\n") and len(data) < len(lines.stdout_bytes) * 0.6
@@ -252,7 +296,7 @@ def test_a_damaged_binary_count_is_one_error_line():
     rows = [FingerprintRecord("a", 1, 64, 20, SETTINGS, 10, bytes(16))]
     data = bytearray(binary_of(rows))
     start = data.index(b"}\n") + 2  # the counts follow the template line
-    data[start:start + 8] = (1 << 60).to_bytes(8, "little")
+    data[start : start + 8] = (1 << 60).to_bytes(8, "little")
     with pytest.raises(RecordError, match="^f: binary block 1"):
         read_fingerprint_files([("f", io.BytesIO(bytes(data)))])
 
@@ -265,7 +309,8 @@ def spelled(record, style):
         return json.dumps(obj, sort_keys=True, ensure_ascii=False)
     if style == "pandas":
         return json.dumps(dict(sorted(obj.items(), key=lambda item: len(item[0]))), separators=(",", ":")).replace(
-            "/", "\\/")
+            "/", "\\/"
+        )
     return json.dumps(dict(reversed(obj.items())), separators=(",", ":"), ensure_ascii=False)
 
 
@@ -274,11 +319,14 @@ def spelled(record, style):
 def test_other_json_spellings_read_as_line_by_line(rows, block_bytes, data):
     """Whole blocks in one other spelling, or spellings mixed line by line, with canonical
     lines among them or not: the records and line numbers of reading every line alone."""
-    styles = data.draw(st.lists(st.sampled_from(["jq", "pandas", "reversed", "canonical"]), min_size=1, max_size=1)
-                       | st.lists(st.sampled_from(["jq", "pandas", "reversed", "canonical"]),
-                                  min_size=len(rows), max_size=len(rows)))
-    lines = [r.to_json() if style == "canonical" else spelled(r, style)
-             for r, style in zip(rows, styles * len(rows) if len(styles) == 1 else styles)]
+    styles = data.draw(
+        st.lists(st.sampled_from(["jq", "pandas", "reversed", "canonical"]), min_size=1, max_size=1)
+        | st.lists(st.sampled_from(["jq", "pandas", "reversed", "canonical"]), min_size=len(rows), max_size=len(rows))
+    )
+    lines = [
+        r.to_json() if style == "canonical" else spelled(r, style)
+        for r, style in zip(rows, styles * len(rows) if len(styles) == 1 else styles)
+    ]
     text = "".join(line + "\n" for line in lines).encode()
     columns = read_fingerprint_files([("f", io.BytesIO(text))], block_bytes)
     assert columns_as_records(columns) == [(r.id, r.simhash, r.features, r.bytes, r.sketch) for r in by_lines(text)]
@@ -286,20 +334,26 @@ def test_other_json_spellings_read_as_line_by_line(rows, block_bytes, data):
     assert given_settings(columns) == by_lines(text)[0].settings
 
 
-@pytest.mark.parametrize("change, error, message", [
-    (lambda obj: obj.update(tokenizer="whitespace"), IncompatibleSettingsError,
-     "f:41: fingerprint made with simhash whitespace"),
-    (lambda obj: obj.pop("weighting"), IncompatibleSettingsError, "f:41: fingerprint made with simhash words"),
-    (lambda obj: obj.update(bits=64.0), RecordError, "f:41: field 'bits' must be 64 or 128 for simhash, not 64.0"),
-    (lambda obj: obj.update(features=True), RecordError, "f:41: field 'features' must be a non-negative integer"),
-    (lambda obj: obj.update(features=-1), RecordError, "f:41: field 'features' must be a non-negative integer"),
-    (lambda obj: obj.update(bytes=2**63), RecordError, "f:41: field 'bytes' must be an integer of 64 bits"),
-    (lambda obj: obj.update(id=7), RecordError, "f:41: field 'id' must be a string"),
-    (lambda obj: obj.update(simhash="00000000000000g0"), RecordError, "f:41: field 'simhash' is not hexadecimal"),
-    (lambda obj: obj.update(sketch="AAAA"), RecordError, "f:41: field 'sketch' must hold a power of two"),
-    (lambda obj: obj.pop("sketch"), IncompatibleSettingsError, "f:41: fingerprint made with"),
-    (lambda obj: obj.pop("id"), RecordError, "f:41: missing field 'id'"),
-])
+@pytest.mark.parametrize(
+    "change, error, message",
+    [
+        (
+            lambda obj: obj.update(tokenizer="whitespace"),
+            IncompatibleSettingsError,
+            "f:41: fingerprint made with simhash whitespace",
+        ),
+        (lambda obj: obj.pop("weighting"), IncompatibleSettingsError, "f:41: fingerprint made with simhash words"),
+        (lambda obj: obj.update(bits=64.0), RecordError, "f:41: field 'bits' must be 64 or 128 for simhash, not 64.0"),
+        (lambda obj: obj.update(features=True), RecordError, "f:41: field 'features' must be a non-negative integer"),
+        (lambda obj: obj.update(features=-1), RecordError, "f:41: field 'features' must be a non-negative integer"),
+        (lambda obj: obj.update(bytes=2**63), RecordError, "f:41: field 'bytes' must be an integer of 64 bits"),
+        (lambda obj: obj.update(id=7), RecordError, "f:41: field 'id' must be a string"),
+        (lambda obj: obj.update(simhash="00000000000000g0"), RecordError, "f:41: field 'simhash' is not hexadecimal"),
+        (lambda obj: obj.update(sketch="AAAA"), RecordError, "f:41: field 'sketch' must hold a power of two"),
+        (lambda obj: obj.pop("sketch"), IncompatibleSettingsError, "f:41: fingerprint made with"),
+        (lambda obj: obj.pop("id"), RecordError, "f:41: missing field 'id'"),
+    ],
+)
 def test_a_bad_line_among_other_spellings_is_named(change, error, message):
     lines = [json.loads(line) for line in canonical(60)]
     change(lines[40])
@@ -323,7 +377,7 @@ def test_lines_that_are_not_one_record_each_are_named_even_when_they_balance():
     lines agree, but line by line both are errors, and so they are here."""
     lines = [json.dumps(json.loads(line), sort_keys=True) for line in canonical(20)]
     two = lines[5] + "," + lines[6]
-    split = lines[7][:-1] + ',"x":[{}', '{}]}'
+    split = lines[7][:-1] + ',"x":[{}', "{}]}"
     lines[5:8] = [two, *split]
     with pytest.raises(RecordError, match="^f:6: not a JSON object"):
         read_fingerprint_files([("f", io.BytesIO(("\n".join(lines) + "\n").encode()))])

@@ -12,12 +12,11 @@ from types import SimpleNamespace
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_fingerprint_files import SETTINGS, by_lines, columns_as_records, corpora, spelled
 
-from simdedup.kernels.scan import RecordScanner
 from simdedup.errors import SimdedupError
 from simdedup.fingerprints import FingerprintRecord, columns, read_fingerprint_files
-
-from test_fingerprint_files import SETTINGS, by_lines, columns_as_records, corpora, spelled
+from simdedup.kernels.scan import RecordScanner
 
 scanner = RecordScanner.loaded()
 needs_scanner = pytest.mark.skipif(scanner is None, reason="no compiled kernels (numba) here")
@@ -87,15 +86,30 @@ def test_files_read_with_the_scanner_as_line_by_line(rows, block_bytes):
 
 def _block(n: int = 8, every_size: bool = False) -> list[str]:
     settings_ = {**SETTINGS, "sketch": 16}
-    rows = [FingerprintRecord(f"d{i}\u00e9", (i * 0x9E3779B97F4A7C15) % 2**64, 64, i * 13, settings_,
-                              None if i % 3 == 0 and not every_size else i * 1000 - 5000, bytes((i * 7 + j) % 256 for j in range(16)))
-            for i in range(n)]
+    rows = [
+        FingerprintRecord(
+            f"d{i}\u00e9",
+            (i * 0x9E3779B97F4A7C15) % 2**64,
+            64,
+            i * 13,
+            settings_,
+            None if i % 3 == 0 and not every_size else i * 1000 - 5000,
+            bytes((i * 7 + j) % 256 for j in range(16)),
+        )
+        for i in range(n)
+    ]
     return [r.to_json() for r in rows]
 
 
-_FIELDS = {"id": r'"id": ?"([^"]*)"', "simhash": r'"simhash": ?"(\w+)"', "features": r'"features": ?(\d+)',
-           "bytes": r'"bytes": ?(-?\d+)', "sketch": r'"sketch": ?"([\w-]+)"', "end": r'(\})$',
-           "settings": r'"options": ?(\{[^}]*\})'}
+_FIELDS = {
+    "id": r'"id": ?"([^"]*)"',
+    "simhash": r'"simhash": ?"(\w+)"',
+    "features": r'"features": ?(\d+)',
+    "bytes": r'"bytes": ?(-?\d+)',
+    "sketch": r'"sketch": ?"([\w-]+)"',
+    "end": r"(\})$",
+    "settings": r'"options": ?(\{[^}]*\})',
+}
 
 
 @needs_scanner
@@ -117,7 +131,7 @@ def test_a_changed_byte_reads_as_without_the_scanner(data):
     change = data.draw(st.sampled_from(["replace", "insert", "delete"]))
     encoded = line.encode()
     at = min(at, len(encoded) - (change != "insert"))
-    changed = encoded[:at] + (b"" if change == "delete" else bytes([byte])) + encoded[at + (change != "insert"):]
+    changed = encoded[:at] + (b"" if change == "delete" else bytes([byte])) + encoded[at + (change != "insert") :]
     text = b"".join((changed if i == number else lines[i].encode()) + b"\n" for i in range(len(lines)))
     assert read(text, True) == read(text, False)
 
@@ -142,18 +156,22 @@ def test_a_file_in_jq_spelling_is_read_by_the_scanner():
     with scanning(True):
         reader.add_file("f", io.BytesIO(text))
     assert reader.template.scan(scanner, text, len(lines)) is not None  # it fits every line
-    assert columns_as_records(reader.finish()) == [(r.id, r.simhash, r.features, r.bytes, r.sketch)
-                                                   for r in by_lines(text)]
+    assert columns_as_records(reader.finish()) == [
+        (r.id, r.simhash, r.features, r.bytes, r.sketch) for r in by_lines(text)
+    ]
 
 
 @needs_scanner
-@pytest.mark.parametrize("line, expected", [
-    ('{"id":"\\q","simhash":"0000000000000001","bits":64,"features":1}', "f:3: not a JSON object"),
-    ('{"id":"\\u00e9","simhash":"0000000000000001","bits":64,"features":1}', None),
-    ('{"id":"x","simhash":"0000000000000001","bits":64,"features":1234567890123456789}', None),
-    ('{"id":"x","simhash":"0000000000000001","bits":64,"features":12345678901234567890}', "f:3: field 'features'"),
-    ('{"id":"\xff","simhash":"0000000000000001","bits":64,"features":1}', "f:3: not UTF-8 text"),
-])
+@pytest.mark.parametrize(
+    "line, expected",
+    [
+        ('{"id":"\\q","simhash":"0000000000000001","bits":64,"features":1}', "f:3: not a JSON object"),
+        ('{"id":"\\u00e9","simhash":"0000000000000001","bits":64,"features":1}', None),
+        ('{"id":"x","simhash":"0000000000000001","bits":64,"features":1234567890123456789}', None),
+        ('{"id":"x","simhash":"0000000000000001","bits":64,"features":12345678901234567890}', "f:3: field 'features'"),
+        ('{"id":"\xff","simhash":"0000000000000001","bits":64,"features":1}', "f:3: not UTF-8 text"),
+    ],
+)
 def test_lines_the_scanner_leaves_to_the_other_readers(line, expected):
     """An escape JSON does not have, 19 digits, bytes that are not UTF-8: with the scanner or
     without, the same records or the same one-line error naming the line."""

@@ -8,12 +8,10 @@ from hypothesis import strategies as st
 
 from simdedup.kernels import load
 from simdedup.kernels.keywords import KeywordKernel
-from simdedup.read import Source
 from simdedup.methods import Method, SimhashMethod
-from simdedup.read import open_documents
+from simdedup.read import Source, open_documents
 from simdedup.run import fingerprint_batch
-from simdedup.tokenizers import get_tokenizer
-from simdedup.tokenizers import jieba_tfidf
+from simdedup.tokenizers import get_tokenizer, jieba_tfidf
 
 pytest.importorskip("rjieba")
 needs_kernel = pytest.mark.skipif(KeywordKernel.loaded() is None, reason="numba or the XXH3 symbol is not available")
@@ -21,9 +19,43 @@ needs_kernel = pytest.mark.skipif(KeywordKernel.loaded() is None, reason="numba 
 # Words jieba-rs makes of these pieces: known and unknown words, one-character words, stop
 # words in any case, spaces that strip() removes (ASCII and not), 2-, 3- and 4-byte UTF-8,
 # the KELVIN SIGN, which lower-cases to ASCII, and lone surrogates (JSON lines can hold them).
-PIECES = ["中文", "测试", "数据", "的", "是", "我们", "分词", "鸡尾酒会", "The", "OF", "and", "And", "python",
-          "Python", "K", "\u212a", "ok", " ", "\u3000", "\r\n", "\t", "\u2003", "。", "，", "2026", "3.14",
-          "😀😀", "𠀀𠀁", "é", "ée", "a b", "  x  ", "K\u212a", "\ud800", "数\udfff据"]
+PIECES = [
+    "中文",
+    "测试",
+    "数据",
+    "的",
+    "是",
+    "我们",
+    "分词",
+    "鸡尾酒会",
+    "The",
+    "OF",
+    "and",
+    "And",
+    "python",
+    "Python",
+    "K",
+    "\u212a",
+    "ok",
+    " ",
+    "\u3000",
+    "\r\n",
+    "\t",
+    "\u2003",
+    "。",
+    "，",
+    "2026",
+    "3.14",
+    "😀😀",
+    "𠀀𠀁",
+    "é",
+    "ée",
+    "a b",
+    "  x  ",
+    "K\u212a",
+    "\ud800",
+    "数\udfff据",
+]
 
 
 def _python_path(texts):
@@ -34,8 +66,7 @@ def _python_path(texts):
 
 @needs_kernel
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.lists(st.sampled_from(PIECES), max_size=60).map("".join), min_size=1, max_size=6),
-       st.integers(1, 8))
+@given(st.lists(st.lists(st.sampled_from(PIECES), max_size=60).map("".join), min_size=1, max_size=6), st.integers(1, 8))
 def test_kernel_keywords_equal_the_python_scoring(texts, topk):
     """Same keywords, same weights (bit for bit), same order, ties included."""
     tokenizer = get_tokenizer("jieba-fast", topk=topk)
@@ -52,8 +83,9 @@ def test_kernel_keywords_on_the_bundled_chinese_text():
     texts = [p.read_text(encoding="utf-8") for p in sorted((Path(__file__).parents[1] / "examples/zh").glob("*.txt"))]
     tokenizer = get_tokenizer("jieba-fast")
     assert tokenizer.features_many([[t] for t in texts]) == _python_path(texts)
-    assert tokenizer.features_many([[t[: len(t) // 2], t[len(t) // 2 :]] for t in texts]) == \
-           [tokenizer.features([t[: len(t) // 2], t[len(t) // 2 :]]) for t in texts]
+    assert tokenizer.features_many([[t[: len(t) // 2], t[len(t) // 2 :]] for t in texts]) == [
+        tokenizer.features([t[: len(t) // 2], t[len(t) // 2 :]]) for t in texts
+    ]
 
 
 def test_spaces_are_what_strip_removes():
@@ -96,14 +128,19 @@ def test_pipeline_batches_equal_one_document_at_a_time(tmp_path, monkeypatch):
     for i in range(12):  # more than one group of 4 * TOGETHER_BYTES
         (tmp_path / f"g{i:02d}.txt").write_text("数据分词测试" * (100 + 20 * i), encoding="utf-8")
     monkeypatch.setattr("simdedup.methods.simhash.TOGETHER_BYTES", 2000)  # f.txt streams
-    sources = [Source(str(p)) for p in sorted(tmp_path.iterdir())] + [Source("t1", text="数据 测试 数据"),
-                                                                      Source("missing", reason="gone")]
+    sources = [Source(str(p)) for p in sorted(tmp_path.iterdir())] + [
+        Source("t1", text="数据 测试 数据"),
+        Source("missing", reason="gone"),
+    ]
     for encoding in ("utf-8", "auto"):
         fingerprinter = SimhashMethod(get_tokenizer("jieba-fast"), encoding=encoding)
         together = fingerprint_batch(sources, fingerprinter).results
-        alone = Method.fingerprint_batch(fingerprinter, open_documents(sources, fingerprinter.encoding))  # streamed, one at a time
-        assert [getattr(r, "reason", None) or (r.to_json(), r.encoding) for r in together] == \
-               [getattr(r, "reason", None) or (r.to_json(), r.encoding) for r in alone]
+        alone = Method.fingerprint_batch(
+            fingerprinter, open_documents(sources, fingerprinter.encoding)
+        )  # streamed, one at a time
+        assert [getattr(r, "reason", None) or (r.to_json(), r.encoding) for r in together] == [
+            getattr(r, "reason", None) or (r.to_json(), r.encoding) for r in alone
+        ]
         assert sum(isinstance(r, Source) for r in together) >= 3
 
 
@@ -112,8 +149,10 @@ def test_cached_keyword_kernel_loads_without_numba():
     import subprocess
 
     KeywordKernel.loaded()  # compiled and kept by now
-    code = ("import sys; from simdedup.kernels.keywords import KeywordKernel; "
-            "print(KeywordKernel.loaded() is not None, 'numba' in sys.modules)")
+    code = (
+        "import sys; from simdedup.kernels.keywords import KeywordKernel; "
+        "print(KeywordKernel.loaded() is not None, 'numba' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["True", "False"]
 

@@ -69,8 +69,10 @@ def test_the_import_graph_has_no_circle():
         name = ".".join(relative.parts[:-1] if relative.name == "__init__" else relative.parts)
         package = name if relative.name == "__init__" else name.rsplit(".", 1)[0]
         modules[name] = path, package
-    graph = {name: {m for m in _module_imports(path, package) if m in modules and m != name}
-             for name, (path, package) in modules.items()}
+    graph = {
+        name: {m for m in _module_imports(path, package) if m in modules and m != name}
+        for name, (path, package) in modules.items()
+    }
     # a package's __init__ imports its modules: a module that imports the package (even for an
     # annotation) and is imported by one of them closes a circle through it
     state: dict[str, int] = {}
@@ -79,7 +81,7 @@ def test_the_import_graph_has_no_circle():
         state[name] = 1
         for target in sorted(graph[name]):
             if state.get(target) == 1:
-                raise AssertionError(" -> ".join(trail[trail.index(target):] + [target]))
+                raise AssertionError(" -> ".join(trail[trail.index(target) :] + [target]))
             if target not in state:
                 visit(target, trail + [target])
         state[name] = 2

@@ -8,6 +8,7 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from helpers import REPO
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -15,8 +16,6 @@ from simdedup import method_registry
 from simdedup.cli import cli
 from simdedup.method_registry import MethodSpec, register_method
 from simdedup.options import ClusterOptions
-
-from helpers import REPO
 
 NAMES = st.from_regex(r"[a-z][a-z0-9]{2,10}", fullmatch=True).filter(lambda n: n not in method_registry.BUILTIN)
 
@@ -27,9 +26,16 @@ def specs(draw):
     field = draw(st.sampled_from([name, f"{name}_value", "digest"]))
     widths = draw(st.sampled_from([(64,), (128,), (64, 128)]))
     kind = draw(st.sampled_from(["distance", "exact", "score"]))
-    return MethodSpec(name, "method_plugin:make", field, widths, f"{name} of the whole text",
-                      min_features=draw(st.booleans()), exact_only=f"{name} values" if kind == "exact" else None,
-                      min_score=draw(st.integers(0, 30)) if kind == "score" else None)
+    return MethodSpec(
+        name,
+        "method_plugin:make",
+        field,
+        widths,
+        f"{name} of the whole text",
+        min_features=draw(st.booleans()),
+        exact_only=f"{name} values" if kind == "exact" else None,
+        min_score=draw(st.integers(0, 30)) if kind == "score" else None,
+    )
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -40,8 +46,20 @@ def test_a_registered_method_fingerprints_reads_back_and_clusters(spec, tmp_path
     register_method(spec)
     bits = spec.widths[-1]
     runner = CliRunner()
-    fingerprinted = runner.invoke(cli, ["fingerprint", "--silent", "-j", "1", "--method", spec.name, "--bits", str(bits),
-                                        str(REPO / "examples" / "en")])
+    fingerprinted = runner.invoke(
+        cli,
+        [
+            "fingerprint",
+            "--silent",
+            "-j",
+            "1",
+            "--method",
+            spec.name,
+            "--bits",
+            str(bits),
+            str(REPO / "examples" / "en"),
+        ],
+    )
     assert fingerprinted.exit_code == 0, fingerprinted.output
     lines = fingerprinted.stdout.splitlines()
     records = [json.loads(line) for line in lines]

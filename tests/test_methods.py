@@ -11,10 +11,10 @@ import pytest
 from click.testing import CliRunner
 
 from simdedup.cli import cli
-from simdedup.simhash import Simhasher, simhash
 from simdedup.hashing import get_feature_hash, python_hashes
 from simdedup.methods.nilsimsa import compare, nilsimsa_digest
 from simdedup.methods.sentences import longest_sentences
+from simdedup.simhash import Simhasher, simhash
 from simdedup.tokenizers import get_tokenizer
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
@@ -56,7 +56,8 @@ def test_nilsimsa_equals_the_pypi_package():
         assert nilsimsa_digest([data[i : i + 7] for i in range(0, len(data), 7)]).hex() == expected
     a, b = samples[-1], samples[-2]
     assert compare(nilsimsa_digest([a]), nilsimsa_digest([b])) == nilsimsa.compare_digests(
-        nilsimsa.Nilsimsa(a).hexdigest(), nilsimsa.Nilsimsa(b).hexdigest())
+        nilsimsa.Nilsimsa(a).hexdigest(), nilsimsa.Nilsimsa(b).hexdigest()
+    )
 
 
 def test_spam_pair_scores_in_the_nineties():
@@ -98,7 +99,10 @@ def test_longest_sentences_latin_and_chinese():
 
 
 def test_sentences_group_reposts_not_edits(tmp_path):
-    body = "First paragraph sentence number one is here. " * 1 + "Second, a longer sentence that goes on and on about nothing. Third and final long sentence of the body text!"
+    body = (
+        "First paragraph sentence number one is here. " * 1
+        + "Second, a longer sentence that goes on and on about nothing. Third and final long sentence of the body text!"
+    )
     (tmp_path / "a.txt").write_text(body)
     (tmp_path / "b.txt").write_text("Reposted.\n\n" + body + "\n\nFooter.")
     (tmp_path / "c.txt").write_text(body.replace("nothing", "something"))

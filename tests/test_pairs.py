@@ -204,16 +204,20 @@ def test_the_pair_kernel_makes_room_for_many_pairs():
 
 def _family(rng, members: int, spread: int, flips: int, bits: int = 64) -> np.ndarray:
     template = int(rng.integers(0, 2**63)) << (bits - 63) | 1
-    family = [flip(template, rng.choice(bits, size=int(rng.integers(0, flips + 1)), replace=False).tolist())
-              for _ in range(members)]
+    family = [
+        flip(template, rng.choice(bits, size=int(rng.integers(0, flips + 1)), replace=False).tolist())
+        for _ in range(members)
+    ]
     spread_out = [int.from_bytes(rng.bytes(bits // 8), "little") for _ in range(spread)]
     return as_words(family + spread_out, bits)
 
 
 def _brute_codes(values: np.ndarray, k: int) -> np.ndarray:
     n = len(values)
-    codes = [i * n + np.flatnonzero(np.bitwise_count(values[i + 1 :] ^ values[i]).sum(axis=1) <= k) + i + 1
-             for i in range(n - 1)]  # the oracle, vectorised a row at a time
+    codes = [
+        i * n + np.flatnonzero(np.bitwise_count(values[i + 1 :] ^ values[i]).sum(axis=1) <= k) + i + 1
+        for i in range(n - 1)
+    ]  # the oracle, vectorised a row at a time
     return np.sort(np.concatenate(codes))
 
 
@@ -236,11 +240,18 @@ def _search_in_chunks(values: np.ndarray, k: int, blocks: int, crowd: int) -> tu
     return np.concatenate(lefts), np.concatenate(rights)
 
 
-@pytest.mark.parametrize("bits,k,blocks,crowd,members,kernels", [
-    (64, 6, 8, 300, 1_500, True), (64, 6, 8, 300, 1_500, False), (64, 6, 8, 4096, 1_500, True),
-    (128, 12, 14, 300, 700, True), (128, 12, 14, 300, 700, False), (128, 12, 14, 4096, 1_500, True)])
-def test_a_family_that_crowds_every_table_gives_each_pair_once(bits, k, blocks, crowd, members, kernels,
-                                                                monkeypatch):
+@pytest.mark.parametrize(
+    "bits,k,blocks,crowd,members,kernels",
+    [
+        (64, 6, 8, 300, 1_500, True),
+        (64, 6, 8, 300, 1_500, False),
+        (64, 6, 8, 4096, 1_500, True),
+        (128, 12, 14, 300, 700, True),
+        (128, 12, 14, 300, 700, False),
+        (128, 12, 14, 4096, 1_500, True),
+    ],
+)
+def test_a_family_that_crowds_every_table_gives_each_pair_once(bits, k, blocks, crowd, members, kernels, monkeypatch):
     """A template family of fingerprints a few bits apart, among spread-out ones, fills one key
     of every table: each pair is kept in its canonical table only; with a small crowd, the runs
     are searched again on their remaining bits and then compared chunk by chunk (the canonical
@@ -268,8 +279,13 @@ def test_a_family_that_crowds_every_table_gives_each_pair_once(bits, k, blocks, 
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.integers(1, 40).flatmap(lambda n: st.tuples(st.just(n), st.lists(
-    st.lists(st.integers(0, n - 1), min_size=1, max_size=8, unique=True), max_size=12))))
+@given(
+    st.integers(1, 40).flatmap(
+        lambda n: st.tuples(
+            st.just(n), st.lists(st.lists(st.integers(0, n - 1), min_size=1, max_size=8, unique=True), max_size=12)
+        )
+    )
+)
 def test_merged_crowds_are_the_components_of_the_crowds(case):
     """Against a plain union of sets: crowds that share a row, directly or through others, are
     one; others stay apart."""
@@ -293,8 +309,9 @@ def _drifting_chain(rng, steps: int, copies: int, bits: int = 64) -> np.ndarray:
     rows = []
     for _ in range(steps):
         version = flip(version, rng.choice(bits, size=2, replace=False).tolist())
-        rows += [flip(version, rng.choice(bits, size=int(rng.integers(0, 2)), replace=False).tolist())
-                 for _ in range(copies)]
+        rows += [
+            flip(version, rng.choice(bits, size=int(rng.integers(0, 2)), replace=False).tolist()) for _ in range(copies)
+        ]
     return as_words(rows, bits)
 
 

@@ -27,8 +27,7 @@ pytestmark = [
 def sh(command: str, cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess:
     """Run ``command`` with bash; output is bytes."""
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
-    return subprocess.run(command, shell=True, executable=BASH, cwd=cwd, capture_output=True,
-                          timeout=timeout, env=env)
+    return subprocess.run(command, shell=True, executable=BASH, cwd=cwd, capture_output=True, timeout=timeout, env=env)
 
 
 def json_lines(data: bytes) -> list[dict]:
@@ -96,8 +95,7 @@ def test_xargs_parallel_fingerprint_matches_single_process():
     if not examples.is_dir():
         pytest.skip("no examples directory")
     parallel = sh(
-        f"find examples -type f -print0 | xargs -0 -n 3 -P 2 {SIM} fingerprint --silent -j 1"
-        f" | {SIM} cluster",
+        f"find examples -type f -print0 | xargs -0 -n 3 -P 2 {SIM} fingerprint --silent -j 1 | {SIM} cluster",
         cwd=REPO,
     )
     single = sh(f"{SIM} fingerprint --silent -j 1 examples | {SIM} cluster", cwd=REPO)
@@ -110,8 +108,10 @@ def test_xargs_parallel_fingerprint_matches_single_process():
     assert parallel.stdout == single.stdout
     for members in member_sets(single_clusters):
         assert all(m.startswith("examples/") for m in members)
-        assert not {"examples/en/release-notes-tidewater-2-4.txt",
-                    "examples/en/release-notes-tidewater-3-0.txt"} <= set(members)
+        assert not {
+            "examples/en/release-notes-tidewater-2-4.txt",
+            "examples/en/release-notes-tidewater-3-0.txt",
+        } <= set(members)
 
 
 @pytest.fixture
@@ -133,8 +133,7 @@ def long_named_files(tmp_path):
 def test_xargs_parallel_output_lines_are_whole(tmp_path, long_named_files, sink):
     out = tmp_path / "out.jsonl"
     redirect = f"> {out}" if sink == "file" else f"| cat > {out}"
-    result = sh(f"find d -type f -print0 | xargs -0 -n 5 -P 2 {SIM} fingerprint --silent -j 1 {redirect}",
-                cwd=tmp_path)
+    result = sh(f"find d -type f -print0 | xargs -0 -n 5 -P 2 {SIM} fingerprint --silent -j 1 {redirect}", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert result.stderr == b""
     data = out.read_bytes()
@@ -148,11 +147,21 @@ def _random_fingerprints(path: Path, n: int) -> None:
     rng = random.Random(7)
     with open(path, "w") as handle:
         for i in range(n):
-            handle.write(json.dumps({
-                "id": f"doc-{i:06d}", "simhash": f"{rng.getrandbits(64):016x}", "bits": 64,
-                "features": 10, "bytes": 100, "tokenizer": "whitespace",
-                "options": {"shingle": 1}, "hash": "xxh3",
-            }) + "\n")
+            handle.write(
+                json.dumps(
+                    {
+                        "id": f"doc-{i:06d}",
+                        "simhash": f"{rng.getrandbits(64):016x}",
+                        "bits": 64,
+                        "features": 10,
+                        "bytes": 100,
+                        "tokenizer": "whitespace",
+                        "options": {"shingle": 1},
+                        "hash": "xxh3",
+                    }
+                )
+                + "\n"
+            )
 
 
 def _head_pipeline(command: str, cwd: Path) -> tuple[int, bytes, bytes]:
@@ -186,8 +195,7 @@ def test_fingerprint_into_head_stops_quietly(tmp_path, jobs):
 
 
 def test_python_dash_m():
-    result = subprocess.run([sys.executable, "-m", "simdedup", "--help"], capture_output=True,
-                            timeout=60, text=True)
+    result = subprocess.run([sys.executable, "-m", "simdedup", "--help"], capture_output=True, timeout=60, text=True)
     assert result.returncode == 0, result.stderr
     assert "Usage: simdedup" in result.stdout
     for command in ("fingerprint", "cluster", "dedup", "tokenizers"):
@@ -195,7 +203,8 @@ def test_python_dash_m():
 
 
 def test_python_dash_m_runs_commands(dup_dir, tmp_path):
-    result = subprocess.run([sys.executable, "-m", "simdedup", "dedup", "docs"], capture_output=True,
-                            timeout=60, cwd=tmp_path)
+    result = subprocess.run(
+        [sys.executable, "-m", "simdedup", "dedup", "docs"], capture_output=True, timeout=60, cwd=tmp_path
+    )
     assert result.returncode == 0, result.stderr
     assert member_sets(json_lines(result.stdout)) == {("docs/base.txt", "docs/copy.txt")}

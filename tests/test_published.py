@@ -46,8 +46,9 @@ def given(tmp_path: Path, documents: list, *options: str) -> list[int]:
     """The fingerprints of documents whose features are given, as JSON lines with --features-field."""
     path = tmp_path / "features.jsonl"
     path.write_text("".join(json.dumps({"f": features}) + "\n" for features in documents), encoding="utf-8")
-    result = CliRunner().invoke(cli, ["fingerprint", "--silent", "--sketch", "0", "--features-field", "f",
-                                      *options, str(path)])
+    result = CliRunner().invoke(
+        cli, ["fingerprint", "--silent", "--sketch", "0", "--features-field", "f", *options, str(path)]
+    )
     assert result.exit_code == 0, result.stderr
     return [int(json.loads(line)["simhash"], 16) for line in result.stdout.splitlines()]
 
@@ -131,7 +132,8 @@ def test_the_articles_own_checks(tmp_path):
     as_strings = [[[token, str(weight)] for token, weight in features] for features in pairs]
     assert given(tmp_path, pairs, "--compat", "python-hashes", "--bits", "128") == [article_simhash(p) for p in pairs]
     assert given(tmp_path, as_strings, "--compat", "python-hashes", "--bits", "128") == [
-        article_simhash(p) for p in as_strings]
+        article_simhash(p) for p in as_strings
+    ]
     split = ["asdfasdf asdfa a".split(), "asdfasdf asdfa b".split()]
     expected = [article_simhash(tokens, 64) for tokens in split]
     assert given(tmp_path, split, "--compat", "python-hashes") == expected
@@ -152,18 +154,29 @@ def test_pypi_simhash_tests(tmp_path):
     # test_sparse_features: sklearn's TfidfVectorizer weights of the first document, which
     # are (log((1 + n) / (1 + df)) + 1) * count, L2-normalised; here written out in full.
     data0 = "How are you? I Am fine. blar blar blar blar blar Thanks."
-    weights = {"how": 0.1755344461408848, "are": 0.1755344461408848, "you": 0.1755344461408848,
-               "am": 0.1755344461408848, "fine": 0.1755344461408848, "blar": 0.8776722307044239,
-               "thanks": 0.2750086299380163}
+    weights = {
+        "how": 0.1755344461408848,
+        "are": 0.1755344461408848,
+        "you": 0.1755344461408848,
+        "am": 0.1755344461408848,
+        "fine": 0.1755344461408848,
+        "blar": 0.8776722307044239,
+        "thanks": 0.2750086299380163,
+    }
     assert given(tmp_path, [weights], "--compat", "pypi-simhash") == [17583409636488780916]
     assert fingerprints(tmp_path, [data0], "--compat", "pypi-simhash") != [17583409636488780916]
     # test_chinese and test_distance
-    texts = ["你好　世界！　　呼噜。", "你好，世界　呼噜",
-             "How are you? I Am fine. ablar ablar xyz blar blar blar blar blar blar blar Thanks.",
-             "How are you i am fine.ablar ablar xyz blar blar blar blar blar blar blar than",
-             "How are you i am fine.ablar ablar xyz blar blar blar blar blar blar blar thank",
-             "How are you? I AM fine. Thanks. And you?", "How old are you ? :-) i am fine. Thanks. And you?",
-             "1", "2"]
+    texts = [
+        "你好　世界！　　呼噜。",
+        "你好，世界　呼噜",
+        "How are you? I Am fine. ablar ablar xyz blar blar blar blar blar blar blar Thanks.",
+        "How are you i am fine.ablar ablar xyz blar blar blar blar blar blar blar than",
+        "How are you i am fine.ablar ablar xyz blar blar blar blar blar blar blar thank",
+        "How are you? I AM fine. Thanks. And you?",
+        "How old are you ? :-) i am fine. Thanks. And you?",
+        "1",
+        "2",
+    ]
     sh1, sh2, sh4, sh5, sh6, sh, sh_old, one, two = fingerprints(tmp_path, texts, "--compat", "pypi-simhash")
     assert sh1 == sh2
     assert (sh4 ^ sh6).bit_count() < 3 and (sh5 ^ sh6).bit_count() < 3
@@ -214,8 +227,10 @@ def test_yanyiwu_published_values(tmp_path):
 
 def keywords(path: Path, topk: int) -> list[tuple[str, float]]:
     """The document's jieba keywords and weights as ``explain --json`` lists them."""
-    result = CliRunner().invoke(cli, ["explain", "--json", "--tokenizer", "jieba", "--topk", str(topk),
-                                      "--top", str(topk), str(path), str(path)])
+    result = CliRunner().invoke(
+        cli,
+        ["explain", "--json", "--tokenizer", "jieba", "--topk", str(topk), "--top", str(topk), str(path), str(path)],
+    )
     assert result.exit_code == 0, result.stderr
     return [(f["feature"], f["a"]) for f in json.loads(result.stdout)["together"]]
 
@@ -230,7 +245,8 @@ def test_yanyiwu_earlier_readme_value_needs_cppjiebas_keywords(tmp_path):
     path = tmp_path / "demo.txt"
     path.write_text(sentence, encoding="utf-8")
     assert "白富" in dict(keywords(path, 5)) and fingerprint_files([path], "--compat", "yanyiwu") != [
-        12814523326186814061]
+        12814523326186814061
+    ]
     published = [["CEO", 11.7392], ["蓝翔", 11.7392], ["白富美", 11.7392], ["升职", 10.8562], ["加薪", 10.6426]]
     assert given(tmp_path, [published], "--compat", "yanyiwu") == [12814523326186814061]
 
@@ -239,8 +255,13 @@ def test_yanyiwu_keywords_and_their_hashes(tmp_path):
     """TSimhash Test1 publishes news_content's top-5 keywords as "hash:weight", where cppjieba's
     weight is count * IDF and jieba's is count * IDF / (words counted): the same order and
     ratios, except where the IDF tables differ (see the README)."""
-    published = [(15142046212652221781, 318.452), (2117559126361955906, 151.001), (14814508906697812479, 140.87),
-                 (13004687738940023035, 106.978), (18264030747823598625, 103.739)]
+    published = [
+        (15142046212652221781, 318.452),
+        (2117559126361955906, 151.001),
+        (14814508906697812479, 140.87),
+        (13004687738940023035, 106.978),
+        (18264030747823598625, 103.739),
+    ]
     found = keywords(FIXTURES / "yanyiwu" / "news_content", 5)
     hashes = given(tmp_path, [[word] for word, _ in found], "--hash", "jenkins")
     assert hashes == [h for h, _ in published]
@@ -268,16 +289,13 @@ NILSIMSA_VECTORS = {
     "abcdefgh": "14c8118000000000030800000004042004189020001308014088003280000078",
     "abcdefghijk": "14c811840010000c0328200108040630041890200217582d4098103280000078",
     # rholder/nilsimsa src/test/java/com/github/rholder/nilsimsa/NilsimsaHashTest.java
-    "This is a much more ridiculous test because of 21347597.":
-        "5d9c6a6b22384bcd524a8d414d82237777433fc1a07a02c3e06985d96ecdf8fb",
+    "This is a much more ridiculous test because of 21347597.": "5d9c6a6b22384bcd524a8d414d82237777433fc1a07a02c3e06985d96ecdf8fb",
     "The rain in Spain falls mostly in the plains.": "039020eb1050188be400091130981860648e39f5b1246d8c3c3c7623801186ac",
     "The rain in Spain falls mainly in the plains.": "23b000e908501883c408019410d83a60c48f1977a3246ccc3cbc7213c81104bc",
     # chikamim/nilsimsa nilsimsa_test.go and nilsimsa_example_test.go
     "": "0" * 64,
-    "return diff.NewSequenceMatcherFromFiles(srcPath, dstPath)":
-        "8beb55d08d78fed441ede9301390b49b716a11af3962db70b24540338cb70035",
-    "return diff.NewSequenceMatcherFromFiles(dstPath, srcPath)":
-        "8a5355d09968f8d451efeb309919949b73e211af7952c970f245403b8cb7a035",
+    "return diff.NewSequenceMatcherFromFiles(srcPath, dstPath)": "8beb55d08d78fed441ede9301390b49b716a11af3962db70b24540338cb70035",
+    "return diff.NewSequenceMatcherFromFiles(dstPath, srcPath)": "8a5355d09968f8d451efeb309919949b73e211af7952c970f245403b8cb7a035",
     "return diff.XYZ": "84125570884ae840f042ea400400009a721891002011a071225247f7a5241018",
     "Hello nilsimsa!": "436119240183882801210e002e1cb00122a20d11b4268ab8001a51190c08084b",
     # almostSouji/nilsimsa src/nilsimsa.test.ts
@@ -316,8 +334,33 @@ CHIKAMIM_PREFIXES = [
     "94ca95850773045cabb93869ba8657373499beb81a17587fd6f9107fc54cc978",
 ]
 # ... and the scores of each prefix with the one before it, and with the one three before
-CHIKAMIM_NEXT_SCORES = [128, 127, 125, 120, 120, 120, 120, 120, 123, 122, 122, 121, 124, 123, 121, 123, 122, 124,
-                        123, 123, 125, 122, 123, 124, 125]
+CHIKAMIM_NEXT_SCORES = [
+    128,
+    127,
+    125,
+    120,
+    120,
+    120,
+    120,
+    120,
+    123,
+    122,
+    122,
+    121,
+    124,
+    123,
+    121,
+    123,
+    122,
+    124,
+    123,
+    123,
+    125,
+    122,
+    123,
+    124,
+    125,
+]
 CHIKAMIM_STEP3_SCORES = [116, 104, 109, 111, 111, 113, 114, 116]
 
 
@@ -346,23 +389,49 @@ def test_nilsimsa_port_scores(tmp_path):
             paths.append(path)
         return paths
 
-    fox, quicker, abc8, abc11, ridiculous = files("The quick brown fox", "The quicker brown fox", "abcdefgh",
-                                                  "abcdefghijk", "This is a much more ridiculous test because of 21347597.")
-    src, dst, xyz, tab1, tab2 = files("return diff.NewSequenceMatcherFromFiles(srcPath, dstPath)",
-                                      "return diff.NewSequenceMatcherFromFiles(dstPath, srcPath)", "return diff.XYZ",
-                                      "C.setTabChangeCallbackWrapper(h.ih())", "C.setTabChangeCallbackWrapper(ih)")
+    fox, quicker, abc8, abc11, ridiculous = files(
+        "The quick brown fox",
+        "The quicker brown fox",
+        "abcdefgh",
+        "abcdefghijk",
+        "This is a much more ridiculous test because of 21347597.",
+    )
+    src, dst, xyz, tab1, tab2 = files(
+        "return diff.NewSequenceMatcherFromFiles(srcPath, dstPath)",
+        "return diff.NewSequenceMatcherFromFiles(dstPath, srcPath)",
+        "return diff.XYZ",
+        "C.setTabChangeCallbackWrapper(h.ih())",
+        "C.setTabChangeCallbackWrapper(ih)",
+    )
     # node-nilsimsa: 91; jwilkins, rholder, chikamim: 109; rholder NilsimsaHashTest: 4;
     # chikamim: 96, 35, 40
-    assert nilsimsa_scores((fox, quicker), (abc8, abc11), (abc8, ridiculous), (src, dst), (xyz, dst),
-                           (tab1, tab2)) == [91, 109, 4, 96, 35, 40]
+    assert nilsimsa_scores((fox, quicker), (abc8, abc11), (abc8, ridiculous), (src, dst), (xyz, dst), (tab1, tab2)) == [
+        91,
+        109,
+        4,
+        96,
+        35,
+        40,
+    ]
     hello, world, spanish, alphabet, thirteen, four, one = files(
-        "Hello nilsimsa!", "Hello world!", "Nobody Expects the Spanish Inquisition", "abcdefghijklmnopqrstuvwxyz",
-        "abcdefghijklm", "abcd", "1")
+        "Hello nilsimsa!",
+        "Hello world!",
+        "Nobody Expects the Spanish Inquisition",
+        "abcdefghijklmnopqrstuvwxyz",
+        "abcdefghijklm",
+        "abcd",
+        "1",
+    )
     # chikamim's DiffScore publishes max(0, score - 1) / 127 (identical texts give 1.0):
     # 0.4094488188976378, 0.14960629921259844, 0.5118110236220472, 0.007874015748031496, 0
     scores = nilsimsa_scores((hello, world), (hello, spanish), (alphabet, thirteen), (alphabet, four), (alphabet, one))
-    assert [max(0, s - 1) / 127 for s in scores] == [0.4094488188976378, 0.14960629921259844, 0.5118110236220472,
-                                                     0.007874015748031496, 0]
+    assert [max(0, s - 1) / 127 for s in scores] == [
+        0.4094488188976378,
+        0.14960629921259844,
+        0.5118110236220472,
+        0.007874015748031496,
+        0,
+    ]
     prefixes = files(*("abcdefghijklmnopqrstuvwxyz"[: n + 1] for n in range(26)))
     assert [format(d, "064x") for d in fingerprint_files(prefixes, "--method", "nilsimsa")] == CHIKAMIM_PREFIXES
     assert nilsimsa_scores(*zip(prefixes[1:], prefixes)) == CHIKAMIM_NEXT_SCORES
@@ -383,16 +452,20 @@ def test_nilsimsa_package_test_data():
     assert len(documents) >= 9
     digests = fingerprint_files(documents, "--method", "nilsimsa")
     assert [format(d, "064x") for d in digests] == [published[p.name.split(".")[0]] for p in documents]
-    first, second = (data / f"{sid}.txt" for sid in ("1352396387-81c1161097f9f00914e1b152ca4c0f46",
-                                                      "1338103128-006193af403dcc90c962184df08960a3"))
+    first, second = (
+        data / f"{sid}.txt"
+        for sid in ("1352396387-81c1161097f9f00914e1b152ca4c0f46", "1338103128-006193af403dcc90c962184df08960a3")
+    )
     assert nilsimsa_scores((first, second)) == [95]
 
 
 def test_nilsimsa_documentation_spam_pair(tmp_path):
     """The nilsimsa documentation's spam pair (tests/fixtures/nilsimsa/README.md): its published
     digests score 92; these copies' digests are the reference's, and score well above 24."""
-    published = [0x773E2DF0A02A319EC34A0B71D54029111DA90838CBC20ECD3D2D4E18C25A3025,
-                 0x47182CF0802A11DEC24A3B75D5042D310CA90838C9D20ECC3D610E98560A3645]
+    published = [
+        0x773E2DF0A02A319EC34A0B71D54029111DA90838CBC20ECD3D2D4E18C25A3025,
+        0x47182CF0802A11DEC24A3B75D5042D310CA90838C9D20ECC3D610E98560A3645,
+    ]
     assert 128 - (published[0] ^ published[1]).bit_count() == 92
     spam = [FIXTURES / "nilsimsa" / "nilsimsa-spam-1.txt", FIXTURES / "nilsimsa" / "nilsimsa-spam-2.txt"]
     digests = fingerprint_files(spam, "--method", "nilsimsa")

@@ -6,12 +6,11 @@ import json
 import os
 
 import pytest
+from helpers import invoke, write, write_file
 
 import simdedup.read.document as document
 from simdedup.errors import SkipDocument
 from simdedup.read import DocumentReader
-
-from helpers import invoke, write, write_file
 
 
 def test_fingerprint_encoding_option(run, tmp_path, monkeypatch):
@@ -77,8 +76,10 @@ def test_fingerprint_utf8_bom_is_ignored(run, tmp_path, monkeypatch):
 ENCODINGS = os.path.join(os.path.dirname(__file__), "fixtures", "encodings")
 
 
-@pytest.mark.parametrize("name, explicit", [("gb18030.txt", "gb18030"), ("big5.txt", "big5"),
-                                            ("shift_jis.txt", "shift_jis"), ("utf-16.txt", "utf-16")])
+@pytest.mark.parametrize(
+    "name, explicit",
+    [("gb18030.txt", "gb18030"), ("big5.txt", "big5"), ("shift_jis.txt", "shift_jis"), ("utf-16.txt", "utf-16")],
+)
 def test_legacy_encodings(tmp_path, name, explicit):
     path = os.path.join(ENCODINGS, name)
     utf8 = tmp_path / "utf8.txt"

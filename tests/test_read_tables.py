@@ -8,13 +8,12 @@ import json
 import lzma
 
 import pytest
+from helpers import TEXT, invoke, rows
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simdedup.read import Source
 from simdedup.read.tables import expand_tables, iter_jsonl_lines
-
-from helpers import TEXT, invoke, rows
 
 
 def test_zstandard(tmp_path, monkeypatch):
@@ -32,7 +31,12 @@ def test_zstandard(tmp_path, monkeypatch):
 
 def test_iter_jsonl_fields_ids_and_bad_lines(tmp_path):
     path = tmp_path / "d.jsonl"
-    lines = [json.dumps(r) for r in rows()] + ["not json", json.dumps({"id": "x"}), json.dumps({"id": "y", "body": {"text": 3}}), ""]
+    lines = [json.dumps(r) for r in rows()] + [
+        "not json",
+        json.dumps({"id": "x"}),
+        json.dumps({"id": "y", "body": {"text": 3}}),
+        "",
+    ]
     path.write_text("\n".join(lines) + "\n")
     got = [s for s, _ in iter_jsonl_lines(str(path), "body.text", "id")]
     assert [s.path for s in got[:3]] == ["a", "b", "c"] and got[0].text == TEXT
@@ -50,8 +54,16 @@ def test_compressed_jsonl_and_text(tmp_path, suffix, opener):
         handle.write("\n".join(json.dumps(r) for r in rows()) + "\n")
     with opener(tmp_path / f"plain.txt{suffix}", "wt") as handle:
         handle.write(TEXT)
-    result = invoke("fingerprint", "--silent", "--text-field", "body.text", "--id-field", "id",
-                    tmp_path / f"d.jsonl{suffix}", tmp_path / f"plain.txt{suffix}")
+    result = invoke(
+        "fingerprint",
+        "--silent",
+        "--text-field",
+        "body.text",
+        "--id-field",
+        "id",
+        tmp_path / f"d.jsonl{suffix}",
+        tmp_path / f"plain.txt{suffix}",
+    )
     assert result.exit_code == 0, result.stderr
     records = [json.loads(line) for line in result.stdout.splitlines()]
     assert [r["id"] for r in records] == ["a", "b", "c", str(tmp_path / f"plain.txt{suffix}")]
@@ -85,7 +97,9 @@ def test_csv_and_tsv(tmp_path):
         for r in rows():
             writer.writerow([r["id"], r["body"]["text"]])
     (tmp_path / "d.tsv").write_text("key\tbody\nt1\t" + TEXT + "\n")
-    result = invoke("dedup", "--silent", "--text-field", "body", "--id-field", "key", tmp_path / "d.csv", tmp_path / "d.tsv")
+    result = invoke(
+        "dedup", "--silent", "--text-field", "body", "--id-field", "key", tmp_path / "d.csv", tmp_path / "d.tsv"
+    )
     assert result.exit_code == 0, result.stderr
     (cluster,) = [json.loads(line) for line in result.stdout.splitlines()]
     assert sorted(m["id"] for m in cluster["members"]) == ["a", "b", "t1"]
@@ -112,8 +126,9 @@ def test_parquet(tmp_path, monkeypatch):
 
 json_lines = st.lists(
     st.one_of(
-        st.builds(lambda t, i: json.dumps({"text": t, "id": i}, ensure_ascii=False), st.text(max_size=30),
-                  st.text(max_size=5)),
+        st.builds(
+            lambda t, i: json.dumps({"text": t, "id": i}, ensure_ascii=False), st.text(max_size=30), st.text(max_size=5)
+        ),
         st.sampled_from(["", "   ", "not json", '{"text": 5}', '{"id": "x"}', '{"text": "cr"}\r', "[1, 2]"]),
     ),
     max_size=30,

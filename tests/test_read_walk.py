@@ -7,10 +7,9 @@ import json
 import os
 
 import pytest
+from helpers import invoke, write_file
 
 from simdedup.read import Source, iter_sources, read_path_list
-
-from helpers import invoke, write_file
 
 
 def test_walk_filters(tmp_path):
@@ -36,8 +35,14 @@ def test_iter_sources_walks_recursively_in_sorted_order_per_directory(tmp_path, 
     monkeypatch.chdir(tmp_path)
     # Created out of order; names chosen so that sorting per directory (by entry name) differs
     # from sorting whole path strings ("a-1.txt" < "a.txt" < "a/..." as strings).
-    for name in ["corpus/b.txt", "corpus/a.txt", "corpus/a/z.txt", "corpus/a-1.txt",
-                 "corpus/a/sub/y.txt", "corpus/A.txt"]:
+    for name in [
+        "corpus/b.txt",
+        "corpus/a.txt",
+        "corpus/a/z.txt",
+        "corpus/a-1.txt",
+        "corpus/a/sub/y.txt",
+        "corpus/A.txt",
+    ]:
         write_file(tmp_path / name, "x\n")
     got = list(iter_sources(["corpus"]))
     assert got == [

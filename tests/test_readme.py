@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
 from helpers import REPO
 
 README = REPO / "README.md"
@@ -44,8 +43,9 @@ class Block:
 
 def readme_blocks() -> list[Block]:
     text = README.read_text(encoding="utf-8")
-    return [Block(text.count("\n", 0, m.start("lang")) + 1, m["lang"], m["body"], m["why"])
-            for m in _BLOCK.finditer(text)]
+    return [
+        Block(text.count("\n", 0, m.start("lang")) + 1, m["lang"], m["body"], m["why"]) for m in _BLOCK.finditer(text)
+    ]
 
 
 def commands(block: Block) -> list[tuple[str, list[str] | None]]:
@@ -66,8 +66,12 @@ def commands(block: Block) -> list[tuple[str, list[str] | None]]:
 
 def _dump(target: Path) -> None:
     """A JSON-lines dump with the fields the pipeline example names (``text``, ``url``)."""
-    lines = [json.dumps({"url": f"https://example.org/{p.parent.name}/{p.stem}", "text": p.read_text("utf-8")},
-                        ensure_ascii=False) for p in sorted(EXAMPLES.glob("*/*.txt"))]
+    lines = [
+        json.dumps(
+            {"url": f"https://example.org/{p.parent.name}/{p.stem}", "text": p.read_text("utf-8")}, ensure_ascii=False
+        )
+        for p in sorted(EXAMPLES.glob("*/*.txt"))
+    ]
     with gzip.open(target, "wt", encoding="utf-8") as out:
         out.write("\n".join(lines) + "\n")
 
@@ -95,15 +99,19 @@ def workspace(tmp_path_factory) -> tuple[Path, dict[str, str]]:
     launcher = bin_dir / "simdedup"
     launcher.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m simdedup "$@"\n')
     launcher.chmod(0o755)
-    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
-           "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
+    env = {
+        **os.environ,
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+        "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
+    }
     env.pop("SIMDEDUP_DEBUG", None)
     return root, env
 
 
 def run_shell(command: str, root: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
-    return subprocess.run(["bash", "-o", "pipefail", "-c", command], cwd=root, env=env, capture_output=True,
-                          text=True, timeout=300)
+    return subprocess.run(
+        ["bash", "-o", "pipefail", "-c", command], cwd=root, env=env, capture_output=True, text=True, timeout=300
+    )
 
 
 def test_every_command_of_the_readme_runs_and_prints_what_it_shows(workspace, monkeypatch):
@@ -147,8 +155,11 @@ def _run_python(block: Block, root: Path, monkeypatch) -> list[str]:
 
     tokenizers = [v for v in namespace.values() if isinstance(v, type) and issubclass(v, Tokenizer) and v.name]
     assert tokenizers, f"README.md:{block.line}: a python block that is neither a session nor a tokenizer"
-    return [f"README.md:{block.line}: tokenizer {t.name} makes no features" for t in tokenizers
-            if not t().text_features("The plugin works.")]
+    return [
+        f"README.md:{block.line}: tokenizer {t.name} makes no features"
+        for t in tokenizers
+        if not t().text_features("The plugin works.")
+    ]
 
 
 def test_make_demo_prints_the_quick_starts_clusters(workspace):
@@ -157,8 +168,13 @@ def test_make_demo_prints_the_quick_starts_clusters(workspace):
     root, env = workspace
     recipes = _make_recipes()
     demo = recipes["demo"].replace("$(BIN)/", "")
-    shown = next(expected for block in readme_blocks() if not block.not_run and block.lang == "console"
-                 for command, expected in commands(block) if command == "simdedup cluster fingerprints.jsonl")
+    shown = next(
+        expected
+        for block in readme_blocks()
+        if not block.not_run and block.lang == "console"
+        for command, expected in commands(block)
+        if command == "simdedup cluster fingerprints.jsonl"
+    )
     done = run_shell(demo, root, env)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == shown

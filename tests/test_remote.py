@@ -20,13 +20,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers import WALK_ORDER, Run, near_copy, words, write
+from s3_server import S3Server
 
 from simdedup.cli import cli
 from simdedup.messages import printable
 from simdedup.read import WalkFilter, iter_sources
-
-from helpers import WALK_ORDER, Run, near_copy, words, write
-from s3_server import S3Server
 
 pytest.importorskip("s3fs")
 pytest.importorskip("moto.server")
@@ -48,8 +47,10 @@ def _tree(root: Path) -> None:
     for i in range(24):
         write(root / "docs" / f"set{i % 3}" / f"doc{i:02d}.txt", words(100 + i))
         write(root / "docs" / f"set{i % 3}" / f"doc{i:02d}-copy.txt", near_copy(words(100 + i)))
-    lines = [json.dumps({"id": f"row{i}", "text": words(200 + i // 2) if i % 2 else near_copy(words(200 + i // 2))})
-             for i in range(120)]
+    lines = [
+        json.dumps({"id": f"row{i}", "text": words(200 + i // 2) if i % 2 else near_copy(words(200 + i // 2))})
+        for i in range(120)
+    ]
     write(root / "tables" / "rows.jsonl.gz", gzip.compress(("\n".join(lines) + "\n").encode()))
     write(root / "tables" / "plain.jsonl", "\n".join(lines[:40]) + "\n")
     write(root / "tables" / "rows.csv", "id,text\n" + "".join(f"c{i},{words(300 + i % 7)}\n" for i in range(20)))
@@ -68,9 +69,14 @@ def _tree(root: Path) -> None:
         writer = WARCWriter(handle, gzip=True)
         for n in range(4):
             headers = StatusAndHeaders("200 OK", [("Content-Type", "text/plain; charset=utf-8")], protocol="HTTP/1.1")
-            writer.write_record(writer.create_warc_record(f"http://example.test/{n}", "response",
-                                                          payload=io.BytesIO(words(500 + n % 2).encode()),
-                                                          http_headers=headers))
+            writer.write_record(
+                writer.create_warc_record(
+                    f"http://example.test/{n}",
+                    "response",
+                    payload=io.BytesIO(words(500 + n % 2).encode()),
+                    http_headers=headers,
+                )
+            )
 
 
 @pytest.fixture(scope="module")
@@ -179,8 +185,9 @@ def test_bucket_equals_disk_on_the_engines(s3, store, disk_outputs, engine, tmp_
         body = client.get_object(Bucket=BUCKET, Key=key)["Body"].read()
         client.put_object(Bucket=BUCKET, Key=key, Body=body[::-1])
         try:
-            rerun = s3("dedup", "--silent", "--engine", engine, *workers, "-k", "10", "--work-dir", tmp_path / "work",
-                       TREE)
+            rerun = s3(
+                "dedup", "--silent", "--engine", engine, *workers, "-k", "10", "--work-dir", tmp_path / "work", TREE
+            )
         finally:
             client.put_object(Bucket=BUCKET, Key=key, Body=body)
         assert rerun.exit_code == 1 and "made with other settings" in rerun.stderr
@@ -206,8 +213,11 @@ def test_prefix_walked_as_a_directory(store, s3):
     patterns = ["*.txt", "*-copy.txt", "a", "sub", "set1", "docs/set2/*", "*.parquet", "*.gz", "y *", "A*", "tables"]
     rng = random.Random(31)
     for _ in range(16):
-        walk = WalkFilter(tuple(rng.sample(patterns, rng.randrange(3))), tuple(rng.sample(patterns, rng.randrange(3))),
-                          rng.choice([0, 0, 200, 1700, 2000]))
+        walk = WalkFilter(
+            tuple(rng.sample(patterns, rng.randrange(3))),
+            tuple(rng.sample(patterns, rng.randrange(3))),
+            rng.choice([0, 0, 200, 1700, 2000]),
+        )
         for folder in ("", "/docs", "/docs/"):
             remote = [s.path for s in iter_sources([TREE + folder], walk)]
             disk = [s.path for s in iter_sources([str(store.root / "tree") + folder], walk)]
@@ -260,8 +270,9 @@ def test_objects_deleted_between_listing_and_reading(store, s3, monkeypatch, job
     monkeypatch.setattr(walk, "iter_url_sources", listing_then_delete)
     result = s3("fingerprint", "--silent", "-v", "-j", jobs, f"s3://{BUCKET}/vanish{jobs}/")
     assert result.exit_code == 3
-    assert [r["id"] for r in result.records] == [f"s3://{BUCKET}/{n}" for n in sorted(names, key=lambda n: n.split("/"))
-                                                 if n not in gone]
+    assert [r["id"] for r in result.records] == [
+        f"s3://{BUCKET}/{n}" for n in sorted(names, key=lambda n: n.split("/")) if n not in gone
+    ]
     warned = [line.split(": ")[2] for line in result.err_lines[:-1]]
     assert warned == [f"s3://{BUCKET}/{n}" for n in sorted(gone, key=lambda n: n.split("/"))]
     assert all("no such object" in line for line in result.err_lines[:-1])
@@ -271,8 +282,16 @@ def test_objects_access_denied(store, s3):
     """A user who may list the prefix but not read some of its objects: each of those is skipped
     with a warning (exit 3), the others are fingerprinted."""
     key, secret = store.make_user("limited", f"arn:aws:s3:::{BUCKET}/tree/docs/set1/*")
-    result = s3("fingerprint", "--silent", "-v", "--storage-option", f"key={key}", "--storage-option",
-                f"secret={secret}", f"{TREE}/docs/")
+    result = s3(
+        "fingerprint",
+        "--silent",
+        "-v",
+        "--storage-option",
+        f"key={key}",
+        "--storage-option",
+        f"secret={secret}",
+        f"{TREE}/docs/",
+    )
     assert result.exit_code == 3, result.stderr
     denied = sorted(f"{TREE}/docs/set1/{p.name}" for p in (store.root / "tree" / "docs" / "set1").iterdir())
     assert [line.split(": ")[2] for line in result.err_lines[:-1]] == denied
@@ -283,15 +302,25 @@ def test_objects_access_denied(store, s3):
 def test_missing_bucket_object_and_fingerprint_file(s3):
     result = s3("fingerprint", "--silent", "s3://no-such-bucket/x/", f"{TREE}/docs/no-such.txt", f"{TREE}/docs/a.txt")
     assert result.exit_code == 3 and len(result.records) == 1
-    assert [line.split(": ")[2] for line in result.err_lines[:2]] == ["s3://no-such-bucket/x/", f"{TREE}/docs/no-such.txt"]
+    assert [line.split(": ")[2] for line in result.err_lines[:2]] == [
+        "s3://no-such-bucket/x/",
+        f"{TREE}/docs/no-such.txt",
+    ]
     missing = s3("cluster", f"{TREE}/no-such.jsonl")
     assert missing.exit_code == 1 and len(missing.err_lines) == 1 and "Traceback" not in missing.stderr
 
 
 def test_wrong_credentials_and_secrets_never_shown(store, s3, tmp_path):
     wrong = "Wr0ngSecretValue-do-not-show"
-    denied = s3("fingerprint", "--silent", "--storage-option", "key=AKIAWRONGKEY000", "--storage-option",
-                f"secret={wrong}", TREE)
+    denied = s3(
+        "fingerprint",
+        "--silent",
+        "--storage-option",
+        "key=AKIAWRONGKEY000",
+        "--storage-option",
+        f"secret={wrong}",
+        TREE,
+    )
     assert denied.exit_code in (1, 3) and denied.records == []
     assert "access denied" in denied.stderr or "InvalidAccessKeyId" in denied.stderr
     assert all(line.startswith("simdedup: ") for line in denied.err_lines) and len(denied.err_lines) <= 2
@@ -300,16 +329,45 @@ def test_wrong_credentials_and_secrets_never_shown(store, s3, tmp_path):
     # The valid secret, given on the command line, then in the environment (as the fixture
     # sets it), reaches neither the messages nor the outputs nor the work directory.
     work = tmp_path / "work"
-    runs = [s3("dedup", "--storage-option", f"secret={store.secret}", "--storage-option", f"key={store.key}",
-               "--engine", "stages", "-j", "1", "-k", "10", "--work-dir", work, TREE),
-            s3("dedup", "-v", "-k", "10",
-               "-o", f"s3://{BUCKET}/out/secret-check.jsonl", "--report", tmp_path / "r.html", f"{TREE}/docs/",
-               "s3://no-such-bucket/")]
+    runs = [
+        s3(
+            "dedup",
+            "--storage-option",
+            f"secret={store.secret}",
+            "--storage-option",
+            f"key={store.key}",
+            "--engine",
+            "stages",
+            "-j",
+            "1",
+            "-k",
+            "10",
+            "--work-dir",
+            work,
+            TREE,
+        ),
+        s3(
+            "dedup",
+            "-v",
+            "-k",
+            "10",
+            "-o",
+            f"s3://{BUCKET}/out/secret-check.jsonl",
+            "--report",
+            tmp_path / "r.html",
+            f"{TREE}/docs/",
+            "s3://no-such-bucket/",
+        ),
+    ]
     assert [r.exit_code for r in runs] == [0, 3], runs[1].stderr
     for run in runs:
         assert store.secret not in run.stdout + run.stderr
     uploaded = store.client().get_object(Bucket=BUCKET, Key="out/secret-check.jsonl")["Body"].read()
-    for data in [uploaded, (tmp_path / "r.html").read_bytes(), *(p.read_bytes() for p in work.rglob("*") if p.is_file())]:
+    for data in [
+        uploaded,
+        (tmp_path / "r.html").read_bytes(),
+        *(p.read_bytes() for p in work.rglob("*") if p.is_file()),
+    ]:
         assert store.secret.encode() not in data
 
 
@@ -325,8 +383,17 @@ def test_outputs_to_the_store_are_whole_or_absent(store, s3, disk_outputs):
     over_input = s3("dedup", "--silent", "-k", "10", "--force", "-o", f"{TREE}/tables/plain.jsonl", f"{TREE}/tables")
     assert over_input.exit_code == 2 and "an output never writes over an input" in over_input.stderr
     # a run that fails after its output was opened uploads nothing
-    failed = s3("dedup", "--silent", "-k", "10", "-o", f"s3://{BUCKET}/results/failed.jsonl", "--unique-out",
-                f"s3://{BUCKET}/results/unique.jsonl", f"{TREE}/docs")
+    failed = s3(
+        "dedup",
+        "--silent",
+        "-k",
+        "10",
+        "-o",
+        f"s3://{BUCKET}/results/failed.jsonl",
+        "--unique-out",
+        f"s3://{BUCKET}/results/unique.jsonl",
+        f"{TREE}/docs",
+    )
     assert failed.exit_code == 2
     keys = [o["Key"] for o in client.list_objects_v2(Bucket=BUCKET, Prefix="results/").get("Contents", [])]
     assert keys == ["results/clusters.jsonl"]  # neither output, nor a probe, nor a part
@@ -336,19 +403,27 @@ def test_unique_out_and_select_on_urls(store, s3, tmp_path):
     table = f"{TREE}/tables/rows.jsonl.gz"
     unique = s3("dedup", "--silent", "-k", "10", "--unique-out", f"s3://{BUCKET}/results/unique.jsonl", table)
     disk_unique = tmp_path / "unique.jsonl"
-    on_disk_run = local("dedup", "--silent", "-k", "10", "--unique-out", disk_unique,
-                        store.root / "tree" / "tables" / "rows.jsonl.gz")
+    on_disk_run = local(
+        "dedup", "--silent", "-k", "10", "--unique-out", disk_unique, store.root / "tree" / "tables" / "rows.jsonl.gz"
+    )
     assert unique.exit_code == on_disk_run.exit_code == 0, unique.stderr
     kept = store.client().get_object(Bucket=BUCKET, Key="results/unique.jsonl")["Body"].read()
     assert kept == disk_unique.read_bytes() and 0 < kept.count(b"\n") < 120
     copies = s3("dedup", "--silent", "-k", "10", "--unique-out", tmp_path / "kept", f"{TREE}/docs")
-    disk_copies = local("dedup", "--silent", "-k", "10", "--unique-out", tmp_path / "kept-disk",
-                        store.root / "tree" / "docs")
+    disk_copies = local(
+        "dedup", "--silent", "-k", "10", "--unique-out", tmp_path / "kept-disk", store.root / "tree" / "docs"
+    )
     assert copies.exit_code == disk_copies.exit_code == 0, copies.stderr
-    kept_files = {p.relative_to(tmp_path / "kept" / "s3:" / BUCKET / "tree"): p.read_bytes()
-                  for p in (tmp_path / "kept").rglob("*") if p.is_file()}
-    disk_files = {p.relative_to(tmp_path / "kept-disk" / "%2F" / str(store.root / "tree").lstrip("/")): p.read_bytes()
-                  for p in (tmp_path / "kept-disk").rglob("*") if p.is_file()}
+    kept_files = {
+        p.relative_to(tmp_path / "kept" / "s3:" / BUCKET / "tree"): p.read_bytes()
+        for p in (tmp_path / "kept").rglob("*")
+        if p.is_file()
+    }
+    disk_files = {
+        p.relative_to(tmp_path / "kept-disk" / "%2F" / str(store.root / "tree").lstrip("/")): p.read_bytes()
+        for p in (tmp_path / "kept-disk").rglob("*")
+        if p.is_file()
+    }
     assert kept_files == disk_files and len(kept_files) == 54 - 24  # one of each near-copy pair
     clusters = s3("dedup", "--silent", "-k", "10", f"{TREE}/docs")
     (tmp_path / "clusters.jsonl").write_text(clusters.stdout)
@@ -373,13 +448,33 @@ def test_server_stopped_mid_read():
         rng = random.Random(5)
         rows = b"".join(json.dumps({"text": rng.randbytes(300).hex()}).encode() + b"\n" for _ in range(16_000))
         client.put_object(Bucket="gone", Key="big/rows.jsonl.gz", Body=gzip.compress(rows, 1))
-        env = {**os.environ, "AWS_ACCESS_KEY_ID": server.key, "AWS_SECRET_ACCESS_KEY": server.secret,
-               "PYTHONPATH": os.pathsep.join(sys.path)}
-        processes = [subprocess.Popen(
-            [sys.executable, "-m", "simdedup", "fingerprint", "-j", "1", "--storage-option",
-             f"endpoint_url={server.endpoint}", "--storage-option",
-             'config_kwargs={"retries": {"mode": "standard", "max_attempts": 2}}', f"s3://gone/{prefix}/"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env) for prefix in ("p", "big")]
+        env = {
+            **os.environ,
+            "AWS_ACCESS_KEY_ID": server.key,
+            "AWS_SECRET_ACCESS_KEY": server.secret,
+            "PYTHONPATH": os.pathsep.join(sys.path),
+        }
+        processes = [
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "simdedup",
+                    "fingerprint",
+                    "-j",
+                    "1",
+                    "--storage-option",
+                    f"endpoint_url={server.endpoint}",
+                    "--storage-option",
+                    'config_kwargs={"retries": {"mode": "standard", "max_attempts": 2}}',
+                    f"s3://gone/{prefix}/",
+                ],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=env,
+            )
+            for prefix in ("p", "big")
+        ]
         firsts = [process.stdout.readline() for process in processes]  # reading has begun
         server.stop()
         outputs = [(first + process.stdout.read(), process.stderr.read()) for first, process in zip(firsts, processes)]

@@ -8,19 +8,23 @@ import re
 from pathlib import Path
 from urllib.parse import unquote_to_bytes
 
-from hypothesis import given, settings, strategies as st
+from helpers import near_copy, words, write
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from simdedup import report
 from simdedup.report import _page, diff_spans, file_link
 
-from helpers import near_copy, words, write
-
 DATA_BLOCK = re.compile(rb'<script type="application/json" id="report-data">(.*?)</script>', re.S)
 
 # any text: every category, lone surrogates and the characters HTML and JavaScript give meaning to
-HOSTILE_TEXT = st.lists(st.one_of(st.text(st.characters(codec=None)),
-                                  st.sampled_from(list("<>&\"'/!-\u2028\u2029\u202e\x00")),
-                                  st.sampled_from(["</script>", "<!--", "<script>", "{{DATA}}", "{{SCRIPT}}"]))).map("".join)
+HOSTILE_TEXT = st.lists(
+    st.one_of(
+        st.text(st.characters(codec=None)),
+        st.sampled_from(list("<>&\"'/!-\u2028\u2029\u202e\x00")),
+        st.sampled_from(["</script>", "<!--", "<script>", "{{DATA}}", "{{SCRIPT}}"]),
+    )
+).map("".join)
 
 
 @settings(max_examples=200, deadline=None)
@@ -89,11 +93,13 @@ def test_report_is_deterministic_and_never_written_over_an_input(run, tmp_path, 
     assert Path("one.html").read_bytes() == Path("three.html").read_bytes()
     assert page_data(Path("two.html"))["overview"]["documents"] == 4
     before = {p: p.read_bytes() for p in Path("c").iterdir()}
-    for args in (["report", "clusters.jsonl", "-o", "c/b.txt", "--force"],  # a member
-                 ["report", "clusters.jsonl", "-o", "clusters.jsonl", "--force"],
-                 ["dedup", "--silent", "c", "-o", "x.jsonl", "--report", "c/a.txt", "--force"],
-                 ["dedup", "--silent", "c", "-o", "x.jsonl", "--report", "x.jsonl"],
-                 ["report", "clusters.jsonl", "-o", "one.html"]):  # exists, no --force
+    for args in (
+        ["report", "clusters.jsonl", "-o", "c/b.txt", "--force"],  # a member
+        ["report", "clusters.jsonl", "-o", "clusters.jsonl", "--force"],
+        ["dedup", "--silent", "c", "-o", "x.jsonl", "--report", "c/a.txt", "--force"],
+        ["dedup", "--silent", "c", "-o", "x.jsonl", "--report", "x.jsonl"],
+        ["report", "clusters.jsonl", "-o", "one.html"],
+    ):  # exists, no --force
         result = run(args)
         assert result.exit_code == 2, (args, result.stderr)
         assert len(result.err_lines) == 1 or "Usage" in result.stderr
@@ -136,8 +142,10 @@ _WORDS = st.sampled_from(["the", "cat", "sat", "on", "mat", "中", "文", ",", "
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(_WORDS, max_size=60), st.lists(st.tuples(st.integers(0, 60), st.sampled_from(["", "dog", "文", "\n"])),
-                                            max_size=6))
+@given(
+    st.lists(_WORDS, max_size=60),
+    st.lists(st.tuples(st.integers(0, 60), st.sampled_from(["", "dog", "文", "\n"])), max_size=6),
+)
 def test_the_unmarked_words_of_both_sides_are_one_sequence(words, edits):
     """Whatever lines are matched first, a diff leaves the same tokens unmarked on both sides,
     in order, and marks nothing in two equal texts."""
@@ -145,7 +153,7 @@ def test_the_unmarked_words_of_both_sides_are_one_sequence(words, edits):
     changed = list(words)
     for position, word in edits:  # replace, insert or delete a word
         position = min(position, len(changed))
-        changed[position:position + 1] = [word] if word else []
+        changed[position : position + 1] = [word] if word else []
     b = " ".join(changed)
 
     def unmarked(text, spans):

@@ -16,10 +16,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers import REPO, words, write
 
 from simdedup.cli import cli
-
-from helpers import REPO, words, write
 
 CHROMIUM = os.environ.get("SIMDEDUP_CHROMIUM", "/usr/bin/chromium")
 SHOTS = Path("/tmp/report-shots")
@@ -27,8 +26,10 @@ SHOTS = Path("/tmp/report-shots")
 
 def _missing(reason: str) -> None:
     if os.environ.get("CI") == "true":
-        pytest.fail(f"{reason}: the report's browser tests need it in CI (.ci/run installs chromium "
-                    f"with apt-get; `make test` installs playwright)")
+        pytest.fail(
+            f"{reason}: the report's browser tests need it in CI (.ci/run installs chromium "
+            f"with apt-get; `make test` installs playwright)"
+        )
     pytest.skip(f"{reason}: the report's browser tests cannot run (apt-get install chromium)")
 
 
@@ -56,15 +57,22 @@ class Page:
         self.errors: list[str] = []
         self.page.on("console", lambda m: self.errors.append(m.text) if m.type in ("error", "warning") else None)
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
-        self.page.on("request", lambda r: None if r.url.startswith(("file:", "blob:", "data:"))
-                     else self.errors.append(f"network request: {r.url}"))
+        self.page.on(
+            "request",
+            lambda r: (
+                None
+                if r.url.startswith(("file:", "blob:", "data:"))
+                else self.errors.append(f"network request: {r.url}")
+            ),
+        )
         self.downloads = downloads
         self.page.goto(path.as_uri())
         self.page.wait_for_selector("body[data-ready=true]", timeout=15_000)
 
     def rows(self) -> list[list[str]]:
         return self.page.eval_on_selector_all(
-            "#cluster-rows tr", "rows => rows.map(r => [...r.cells].map(c => c.textContent))")
+            "#cluster-rows tr", "rows => rows.map(r => [...r.cells].map(c => c.textContent))"
+        )
 
     def set(self, selector: str, value) -> None:
         if isinstance(value, bool):
@@ -179,9 +187,9 @@ def test_the_examples_report_shows_clusters_marks_edits_and_exports_selects_list
 PAYLOADS = [
     "<script>window.pwned=1</script>",
     "</script><script>window.pwned=2</script>",
-    "</textarea><img src=x onerror=\"window.pwned=3\">",
+    '</textarea><img src=x onerror="window.pwned=3">',
     "<svg onload=window.pwned=4>",
-    "<a href=\"javascript:window.pwned=5\">click</a>",
+    '<a href="javascript:window.pwned=5">click</a>',
     "javascript:window.pwned=6",
     "<!-- <script>",
     "{{DATA}} {{SCRIPT}} {{POLICY}}",
@@ -189,7 +197,7 @@ PAYLOADS = [
     "\u202eevil\u202c \u2066x\u2069",
     "\x00\x01\x1b[31m",
     "&lt;script&gt;window.pwned=7&lt;/script&gt;",
-    "\"};window.pwned=8;//",
+    '"};window.pwned=8;//',
     "\ud83d\ude00 emoji before a mark",
 ]
 
@@ -212,9 +220,14 @@ def hostile_corpus(root: Path, seed: int) -> list[str]:
             base.insert(rng.randrange(len(base)), piece)
         copy = list(base)
         copy[rng.randrange(len(copy))] = rng.choice(PAYLOADS)
-        pair_ids = [rng.choice(PAYLOADS).replace("\x00", "") + f" {n}", f"{rng.choice(PAYLOADS)}#{n}b".replace("\x00", "")]
-        lines += [json.dumps({"id": pair_ids[0], "text": " ".join(base)}),
-                  json.dumps({"id": pair_ids[1], "text": " ".join(copy)})]
+        pair_ids = [
+            rng.choice(PAYLOADS).replace("\x00", "") + f" {n}",
+            f"{rng.choice(PAYLOADS)}#{n}b".replace("\x00", ""),
+        ]
+        lines += [
+            json.dumps({"id": pair_ids[0], "text": " ".join(base)}),
+            json.dumps({"id": pair_ids[1], "text": " ".join(copy)}),
+        ]
     write(root / "rows.jsonl", "\n".join(lines) + "\n")
     files = root / "files"
     for n, name in enumerate(HOSTILE_NAMES):
@@ -231,8 +244,9 @@ def hostile_corpus(root: Path, seed: int) -> list[str]:
 def test_a_hostile_corpus_renders_as_text_and_runs_nothing(browser, tmp_path, monkeypatch, seed):
     monkeypatch.chdir(tmp_path)
     paths = hostile_corpus(Path("corpus"), seed)
-    code, _, err = simdedup("dedup", "--silent", "--id-field", "id", *paths, "-o", "clusters.jsonl",
-                            "--report", "dedup.html")
+    code, _, err = simdedup(
+        "dedup", "--silent", "--id-field", "id", *paths, "-o", "clusters.jsonl", "--report", "dedup.html"
+    )
     assert code == 0, err
     clusters = tmp_path / "clusters.jsonl"
     records = [json.loads(line) for line in clusters.read_text().split("\n") if line]
@@ -250,8 +264,12 @@ def test_a_hostile_corpus_renders_as_text_and_runs_nothing(browser, tmp_path, mo
                 shown.add(page.page.text_content("#cluster-detail"))
                 hrefs += page.page.eval_on_selector_all("a[href]", "as => as.map(a => a.getAttribute('href'))")
             text = "".join(shown)
-            for payload in ("<script>window.pwned=1</script>", "<img src=x onerror=window.pwned=9>.txt",
-                            "{{DATA}} {{SCRIPT}}", "&lt;script&gt;"):
+            for payload in (
+                "<script>window.pwned=1</script>",
+                "<img src=x onerror=window.pwned=9>.txt",
+                "{{DATA}} {{SCRIPT}}",
+                "&lt;script&gt;",
+            ):
                 assert payload in text
             assert "\u202e" not in text and "U+202E" in text  # a bidi override is shown, not obeyed
             assert hrefs and all(h.startswith(("./", "../")) and ":" not in h for h in hrefs)

@@ -6,12 +6,11 @@ import json
 import os
 
 import pytest
+from helpers import TEXT, invoke
 
 from simdedup.methods import SimhashMethod
 from simdedup.read import Source
 from simdedup.tokenizers import get_tokenizer
-
-from helpers import TEXT, invoke
 
 
 def test_jsonl_on_two_workers_equals_one(tmp_path, monkeypatch):

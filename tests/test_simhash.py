@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simdedup.simhash import Simhasher, hamming, integer_weights, simhash
 from simdedup.hashing import get_feature_hash
+from simdedup.simhash import Simhasher, hamming, integer_weights, simhash
 
 # Feature "a" hashes to 0b0011, "b" to 0b0101, "c" to 0b1000 (width 64).
 TRIVIAL = {"a": 0b0011, "b": 0b0101, "c": 0b1000}.__getitem__
@@ -86,7 +86,10 @@ CODE = "from simdedup.simhash import simhash; print(simhash({'alpha': 3, 'beta':
 def test_stable_across_processes_with_different_hash_seeds():
     outputs = {
         subprocess.run(
-            [sys.executable, "-c", CODE], capture_output=True, text=True, check=True,
+            [sys.executable, "-c", CODE],
+            capture_output=True,
+            text=True,
+            check=True,
             env={"PYTHONHASHSEED": seed, "PATH": ""},
         ).stdout
         for seed in ("0", "1", "12345")
@@ -98,8 +101,12 @@ _weights = st.one_of(st.integers(0, 6), st.floats(0, 50, allow_nan=False), st.sa
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.dictionaries(st.text("abcdé中", min_size=1, max_size=3), _weights, max_size=12), max_size=8),
-       st.sampled_from([64, 128]), st.sampled_from([0, 8, 128]), st.sampled_from(["feature", "binary"]))
+@given(
+    st.lists(st.dictionaries(st.text("abcdé中", min_size=1, max_size=3), _weights, max_size=12), max_size=8),
+    st.sampled_from([64, 128]),
+    st.sampled_from([0, 8, 128]),
+    st.sampled_from(["feature", "binary"]),
+)
 def test_many_documents_at_once_equal_one_at_a_time(documents, bits, bins, weighting):
     """Simhasher.many does the sums for a batch at once: the same fingerprints and sketches,
     whole and fractional weights, empty documents and zero weights included."""

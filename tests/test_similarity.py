@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 
 import simdedup
 from simdedup import similarity
+from simdedup.cli import cli
 from simdedup.kernels import load
 from simdedup.kernels.exact import ExactKernel
-from simdedup.cli import cli
 from simdedup.similarity import ExactIndex, KeptText, exact_sets, passes
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
@@ -80,8 +80,9 @@ def test_exact_measures_equal_brute_force(texts, data):
     in shared arrays: a run written past its end and then overwritten by the next)."""
     forms = data.draw(st.lists(FORMS, min_size=len(texts), max_size=len(texts)))
     index = ExactIndex(as_given(t, f) for t, f in zip(texts, forms))
-    pairs = data.draw(st.lists(st.tuples(st.integers(0, len(texts) - 1), st.integers(0, len(texts) - 1)),
-                               min_size=1, max_size=10))
+    pairs = data.draw(
+        st.lists(st.tuples(st.integers(0, len(texts) - 1), st.integers(0, len(texts) - 1)), min_size=1, max_size=10)
+    )
     a, b = np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
     bag, grams = index.jaccard("bag", a, b), index.jaccard("grams", a, b)
     for (i, j), x, y in zip(pairs, bag.tolist(), grams.tolist()):
@@ -99,15 +100,21 @@ def test_an_index_whose_arrays_grow_while_texts_are_added_measures_the_same(monk
     index = ExactIndex(as_given(t, ("sets", "text", "utf-8")[i % 3]) for i, t in enumerate(texts))
     assert len(index.kinds["grams"][0]) > 64
     a, b = np.arange(59), np.arange(1, 60)
-    for i, j, x, y in zip(a.tolist(), b.tolist(), index.jaccard("bag", a, b).tolist(),
-                          index.jaccard("grams", a, b).tolist()):
+    for i, j, x, y in zip(
+        a.tolist(), b.tolist(), index.jaccard("bag", a, b).tolist(), index.jaccard("grams", a, b).tolist()
+    ):
         assert x == pytest.approx(brute_bag(texts[i], texts[j]))
         assert y == pytest.approx(brute_resemblance(texts[i], texts[j]))
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.integers(100, 3000), st.lists(st.integers(0, 400), min_size=1, max_size=5), st.randoms(use_true_random=False),
-       st.sampled_from(["combined", "bag", "resemblance"]), st.data())
+@given(
+    st.integers(100, 3000),
+    st.lists(st.integers(0, 400), min_size=1, max_size=5),
+    st.randoms(use_true_random=False),
+    st.sampled_from(["combined", "bag", "resemblance"]),
+    st.data(),
+)
 def test_verdicts_that_stop_merging_early_are_those_of_the_whole_measures(length, edits, rng, measure, data):
     """Long texts (the merge stops early only after 64 steps) that are edits of one another,
     against thresholds drawn around their exact measures, the measures themselves among them
@@ -124,13 +131,16 @@ def test_verdicts_that_stop_merging_early_are_those_of_the_whole_measures(length
     a, b = np.triu_indices(len(texts), 1)
     bag, grams = index.measures(a, b)
     pick = st.sampled_from([*bag.tolist(), *grams.tolist(), 0.5, 0.8, 0.88, 0.95]).map(
-        lambda x: data.draw(st.sampled_from([x, np.nextafter(x, 2.0), np.nextafter(x, -1.0)])))
+        lambda x: data.draw(st.sampled_from([x, np.nextafter(x, 2.0), np.nextafter(x, -1.0)]))
+    )
     min_similarity, min_resemblance = data.draw(pick), data.draw(pick)
     similarity, ok = index.verdicts(a, b, measure, min_similarity, min_resemblance)
     sizes = index.kinds["grams"][3]  # a pair with fewer 3-grams needs more (similarity.needed)
     assert similarity.tolist() == bag.tolist()
-    assert ok.tolist() == passes(measure, bag, grams, min_similarity, min_resemblance,
-                                 np.minimum(sizes[a], sizes[b])).tolist()
+    assert (
+        ok.tolist()
+        == passes(measure, bag, grams, min_similarity, min_resemblance, np.minimum(sizes[a], sizes[b])).tolist()
+    )
 
 
 def test_no_word_token_has_no_sets():
@@ -153,8 +163,8 @@ def test_clusters_that_let_the_texts_go_are_those_that_keep_them(tmp_path):
     """dedup hands its texts over to be let go as they are measured: the same clusters."""
     from simdedup.fingerprints import collect_records
     from simdedup.group import cluster_fingerprints
-    from simdedup.options import ClusterOptions
     from simdedup.methods import make_method
+    from simdedup.options import ClusterOptions
 
     r = random.Random(5)
     base = lines_of_words(7, 40)
@@ -172,7 +182,7 @@ def test_clusters_that_let_the_texts_go_are_those_that_keep_them(tmp_path):
         assert (fingerprints.exact is None) == release
         found.append([(c.members, c.similarities) for c in clusters])
     assert found[0] == found[1]
-    (members, _), = found[0]  # some of the copies: the most edited and shuffled fail
+    ((members, _),) = found[0]  # some of the copies: the most edited and shuffled fail
     assert 3 <= len(members) < 13
 
 
@@ -269,7 +279,6 @@ def test_verify_sketch_is_what_cluster_does_on_stored_fingerprints(tmp_path):
     assert runner.invoke(cli, ["dedup", str(tmp_path)]).stdout == ""  # exactly: 3-grams differ
 
 
-
 def test_exact_verification_runs_without_importing_numba(tmp_path):
     """A fresh process verifies exactly from the kept machine code, without numba (0.25 s to
     import, and its cache of each kernel more), and finds what this process finds."""
@@ -281,8 +290,9 @@ def test_exact_verification_runs_without_importing_numba(tmp_path):
     (tmp_path / "b.txt").write_text(" ".join(words[:-1]))
     (tmp_path / "c.txt").write_text(" ".join(sorted(words)))  # same words, other 3-grams
     expected = [sorted(c) for c in simdedup.dedup(str(tmp_path))]  # kernels compiled and kept by now
-    code = (f"import sys, simdedup; print([sorted(c) for c in simdedup.dedup({str(tmp_path)!r})], "
-            "'numba' in sys.modules)")
+    code = (
+        f"import sys, simdedup; print([sorted(c) for c in simdedup.dedup({str(tmp_path)!r})], 'numba' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert expected == [[str(tmp_path / "a.txt"), str(tmp_path / "b.txt")]]
     assert out == f"{expected} False\n"
@@ -340,8 +350,11 @@ def test_bounds_leave_dedup_output_unchanged(tmp_path, monkeypatch):
         (tmp_path / f"page{i:03}.txt").write_text("\n".join(doc))
     bound_calls = []
     upper_bounds = similarity.ExactIndex.upper_bounds
-    monkeypatch.setattr(similarity.ExactIndex, "upper_bounds",
-                        lambda self, *args: bound_calls.append(len(args[1])) or upper_bounds(self, *args))
+    monkeypatch.setattr(
+        similarity.ExactIndex,
+        "upper_bounds",
+        lambda self, *args: bound_calls.append(len(args[1])) or upper_bounds(self, *args),
+    )
     runner = CliRunner()
     for linkage in ("complete", "single"):
         bounded = runner.invoke(cli, ["dedup", "-k", "30", "--linkage", linkage, str(tmp_path)]).stdout
@@ -364,8 +377,9 @@ def test_a_copy_whose_words_repeat_more_is_found_on_its_3grams(tmp_path):
     assert brute_bag(page, copy) < 0.5 < 0.95 < brute_resemblance(page, copy)
     (tmp_path / "page.txt").write_text(page)
     (tmp_path / "copy.txt").write_text(copy)
-    assert [[m["id"] for m in r["members"]] for r in dedup([tmp_path])] == [[str(tmp_path / "copy.txt"),
-                                                                           str(tmp_path / "page.txt")]]
+    assert [[m["id"] for m in r["members"]] for r in dedup([tmp_path])] == [
+        [str(tmp_path / "copy.txt"), str(tmp_path / "page.txt")]
+    ]
     assert dedup([tmp_path], "--similarity", "bag") == []
 
 
@@ -398,11 +412,15 @@ def literal_complete_linkage(ids, fps, k, sketches, kept, measure, min_similarit
 
         scattered = (2 * bag / (1 + bag)) ** 3  # the 3-grams scattered substitutions leave
         return grams >= needed(min_resemblance) or (
-            bag >= min_similarity and grams >= needed(scattered / (2 - scattered) - BAG_MARGIN))
+            bag >= min_similarity and grams >= needed(scattered / (2 - scattered) - BAG_MARGIN)
+        )
 
     rank = {d: r for r, d in enumerate(sorted(range(n), key=ids.__getitem__))}
-    edges = [(a, b) for a, b in itertools.combinations(range(n), 2)
-             if bin(int(fps[a, 0]) ^ int(fps[b, 0])).count("1") <= k and passes(a, b)]
+    edges = [
+        (a, b)
+        for a, b in itertools.combinations(range(n), 2)
+        if bin(int(fps[a, 0]) ^ int(fps[b, 0])).count("1") <= k and passes(a, b)
+    ]
     edges.sort(key=lambda e: (-round(measured(*e)[0], 12), rank[e[0]], rank[e[1]]))
     cluster_of = {d: frozenset([d]) for d in range(n)}
     for a, b in edges:
@@ -445,9 +463,17 @@ def test_exact_complete_linkage_compiled_and_python_match_the_definition(tmp_pat
 
     def clusters(after: int) -> list[tuple[int, ...]]:
         monkeypatch.setattr(linkage, "KERNEL_AFTER_EDGES", after)
-        found = group.find_clusters(ids, fps, 40, sketches=sketches, linkage="complete",
-                                    exact=[None if t is None else KeptText(t) for t in kept],
-                                    similarity=measure, min_similarity=0.88, min_resemblance=0.8)
+        found = group.find_clusters(
+            ids,
+            fps,
+            40,
+            sketches=sketches,
+            linkage="complete",
+            exact=[None if t is None else KeptText(t) for t in kept],
+            similarity=measure,
+            min_similarity=0.88,
+            min_resemblance=0.8,
+        )
         return sorted(c.members for c in found)
 
     expected = literal_complete_linkage(ids, fps, 40, sketches, kept, measure, 0.88, 0.8)

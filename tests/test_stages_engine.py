@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from distributed_corpus import write_corpus
 
 
@@ -32,8 +31,24 @@ def one_process(corpus) -> bytes:
 
 
 def test_dedup_on_two_processes_is_the_one_process_output(corpus, one_process, tmp_path):
-    done = simdedup("dedup", "--engine", "stages", "-j", 2, "--work-dir", tmp_path / "work", "-k", 10, "--id-field",
-                    "id", "--linkage", "complete", "-o", tmp_path / "out", corpus)
+    done = simdedup(
+        "dedup",
+        "--engine",
+        "stages",
+        "-j",
+        2,
+        "--work-dir",
+        tmp_path / "work",
+        "-k",
+        10,
+        "--id-field",
+        "id",
+        "--linkage",
+        "complete",
+        "-o",
+        tmp_path / "out",
+        corpus,
+    )
     assert done.returncode == 0, done.stderr
     assert b"".join(p.read_bytes() for p in sorted((tmp_path / "out").iterdir())) == one_process
 
@@ -42,8 +57,22 @@ def test_a_rerun_does_only_the_tasks_left_undone(corpus, one_process, tmp_path):
     """A run stopped part way leaves the markers of the tasks it finished; the rerun does the
     others, and says how many it found done."""
     work = tmp_path / "work"
-    command = ["dedup", "--engine", "stages", "-j", 2, "--work-dir", work, "-k", 10, "--id-field", "id",
-               "--linkage", "complete", corpus]
+    command = [
+        "dedup",
+        "--engine",
+        "stages",
+        "-j",
+        2,
+        "--work-dir",
+        work,
+        "-k",
+        10,
+        "--id-field",
+        "id",
+        "--linkage",
+        "complete",
+        corpus,
+    ]
     assert simdedup(*command).stdout == one_process
     pairs = sorted((work / "done" / "pairs").iterdir())
     assert len(pairs) > 4
@@ -55,7 +84,9 @@ def test_a_rerun_does_only_the_tasks_left_undone(corpus, one_process, tmp_path):
             marker.unlink()
     rerun = simdedup(*command)
     assert rerun.returncode == 0, rerun.stderr
-    assert f"pairs: {len(pairs)}/{len(pairs)} tasks ({len(pairs) - len(pairs[::2])} done before)".encode() in rerun.stderr
+    assert (
+        f"pairs: {len(pairs)}/{len(pairs)} tasks ({len(pairs) - len(pairs[::2])} done before)".encode() in rerun.stderr
+    )
     assert rerun.stdout == one_process
 
 

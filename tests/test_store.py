@@ -15,6 +15,8 @@ import threading
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from helpers import index_settings as _settings
+from helpers import make_records
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -26,8 +28,6 @@ from simdedup.similarity import passes
 from simdedup.sketch import pair_similarity
 from simdedup.store.catalog import WriterLock
 from simdedup.tokenizers import get_tokenizer
-
-from helpers import index_settings as _settings, make_records
 
 
 def write(path, records) -> str:
@@ -45,15 +45,23 @@ def run(*args, ok: bool = True):
 def index_state(directory) -> tuple:
     """What the catalog holds, and the segment files."""
     with sqlite3.connect(os.path.join(directory, "catalog.sqlite")) as db:
-        tables = tuple(tuple(db.execute(f"SELECT * FROM {t} ORDER BY 1").fetchall())
-                       for t in ("documents", "pairs", "segments", "removed", "settings"))
+        tables = tuple(
+            tuple(db.execute(f"SELECT * FROM {t} ORDER BY 1").fetchall())
+            for t in ("documents", "pairs", "segments", "removed", "settings")
+        )
     return tables, tuple(sorted(os.listdir(os.path.join(directory, "segments"))))
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(seed=st.integers(0, 10**6), n=st.integers(1, 120), cuts=st.lists(st.floats(0, 1), max_size=4),
-       bits=st.sampled_from([64, 64, 128]), sketch=st.sampled_from([32, 32, 0]),
-       linkage=st.sampled_from(["complete", "star", "single"]), compact_after=st.integers(0, 5))
+@given(
+    seed=st.integers(0, 10**6),
+    n=st.integers(1, 120),
+    cuts=st.lists(st.floats(0, 1), max_size=4),
+    bits=st.sampled_from([64, 64, 128]),
+    sketch=st.sampled_from([32, 32, 0]),
+    linkage=st.sampled_from(["complete", "star", "single"]),
+    compact_after=st.integers(0, 5),
+)
 def test_index_cluster_equals_one_cluster_run(tmp_path_factory, seed, n, cuts, bits, sketch, linkage, compact_after):
     tmp = tmp_path_factory.mktemp("eq")
     k = 3 if bits == 64 else 6
@@ -72,8 +80,10 @@ def test_index_cluster_equals_one_cluster_run(tmp_path_factory, seed, n, cuts, b
     for form in ("clusters", "members"):
         expected = run("cluster", "-k", k, "--linkage", linkage, "--format", form, together).stdout_bytes
         assert run("index", "cluster", tmp / "idx", "--linkage", linkage, "--format", form).stdout_bytes == expected
-    assert run("index", "cluster", tmp / "idx", "--singletons").stdout_bytes == \
-        run("cluster", "-k", k, "--singletons", together).stdout_bytes
+    assert (
+        run("index", "cluster", tmp / "idx", "--singletons").stdout_bytes
+        == run("cluster", "-k", k, "--singletons", together).stdout_bytes
+    )
 
 
 @pytest.mark.parametrize("sketch", [32, 0])
@@ -81,8 +91,18 @@ def test_add_prints_what_cluster_against_prints(tmp_path, sketch):
     old = make_records(7, 300, sketch=sketch)
     new = make_records(8, 200, sketch=sketch, prefix="n")
     # the new batch also holds near-duplicates and exact copies of old documents
-    new += [FingerprintRecord(f"m{i:03d}", r.simhash ^ (1 << (i % 64)) if i % 3 else r.simhash, 64, r.features,
-                              r.settings, r.bytes, r.sketch) for i, r in enumerate(old[::5])]
+    new += [
+        FingerprintRecord(
+            f"m{i:03d}",
+            r.simhash ^ (1 << (i % 64)) if i % 3 else r.simhash,
+            64,
+            r.features,
+            r.settings,
+            r.bytes,
+            r.sketch,
+        )
+        for i, r in enumerate(old[::5])
+    ]
     old_file, new_file = write(tmp_path / "old.jsonl", old), write(tmp_path / "new.jsonl", new)
     run("index", "create", tmp_path / "idx", "-k", 3, "--from", old_file)
     printed = run("index", "add", tmp_path / "idx", new_file).stdout_bytes
@@ -102,8 +122,10 @@ def test_replace_and_refusals_write_nothing(tmp_path):
     assert result.exit_code == 1 and "10 ids are already in the index" in result.output
     assert len(result.output.strip().splitlines()) == 1
     # other settings
-    other = [FingerprintRecord(r.id + "x", r.simhash, 64, r.features, _settings(sketch=64), None, (r.sketch or b"") * 2)
-             for r in records[:5]]
+    other = [
+        FingerprintRecord(r.id + "x", r.simhash, 64, r.features, _settings(sketch=64), None, (r.sketch or b"") * 2)
+        for r in records[:5]
+    ]
     result = run("index", "add", tmp_path / "idx", write(tmp_path / "other.jsonl", other), ok=False)
     assert result.exit_code == 1 and "64-byte sketch" in result.output and "32-byte sketch" in result.output
     assert len(result.output.strip().splitlines()) == 1
@@ -118,8 +140,10 @@ def test_replace_and_refusals_write_nothing(tmp_path):
     assert index_state(newer) == newer_state
     assert index_state(tmp_path / "idx") == before
     # --replace: the index then equals one cluster run over the latest fingerprint of each id
-    changed = [FingerprintRecord(r.id, r.simhash ^ 0b101, 64, r.features, r.settings, r.bytes, r.sketch)
-               for r in records[140:200]]
+    changed = [
+        FingerprintRecord(r.id, r.simhash ^ 0b101, 64, r.features, r.settings, r.bytes, r.sketch)
+        for r in records[140:200]
+    ]
     run("index", "add", tmp_path / "idx", write(tmp_path / "changed.jsonl", changed), "--replace")
     latest = tmp_path / "latest.jsonl"
     write(latest, records[:140] + changed)
@@ -140,8 +164,9 @@ def _brute_matches(records, record, k, min_features=10, min_similarity=0.88):
         sketches = np.frombuffer(other.sketch + record.sketch, dtype=np.uint8).reshape(2, -1)
         similarity = float(pair_similarity(sketches, np.array([0]), np.array([1]))[0])
         copy = other.simhash == record.simhash and other.sketch == record.sketch
-        may = (record.features >= min_features and
-               all(r.features >= min_features for r in records if r.simhash == other.simhash and r.sketch == other.sketch))
+        may = record.features >= min_features and all(
+            r.features >= min_features for r in records if r.simhash == other.simhash and r.sketch == other.sketch
+        )
         verified = passes("combined", np.array([similarity]), np.array([np.nan]), min_similarity, 0.8)[0]
         if copy or (may and distance <= k and verified):
             found[other.id] = (distance, round(similarity, 3))
@@ -162,11 +187,25 @@ def test_query_matches_brute_force_and_names_clusters(tmp_path):
             texts[f"f{family:02d}-{member}"] = " ".join(text)
     records = [fingerprinter.fingerprint_text(doc_id, text) for doc_id, text in texts.items()]
     half = len(records) // 2
-    run("index", "create", tmp_path / "idx", "-k", 3, "--sketch", 32,
-        "--from", write(tmp_path / "a.jsonl", records[:half]))
+    run(
+        "index",
+        "create",
+        tmp_path / "idx",
+        "-k",
+        3,
+        "--sketch",
+        32,
+        "--from",
+        write(tmp_path / "a.jsonl", records[:half]),
+    )
     run("index", "add", tmp_path / "idx", write(tmp_path / "b.jsonl", records[half:]))
-    labels = {line["id"]: line["cluster"] for line in map(json.loads, run(
-        "index", "cluster", tmp_path / "idx", "--singletons", "--format", "members").stdout.splitlines())}
+    labels = {
+        line["id"]: line["cluster"]
+        for line in map(
+            json.loads,
+            run("index", "cluster", tmp_path / "idx", "--singletons", "--format", "members").stdout.splitlines(),
+        )
+    }
     checked = 0
     for doc_id, text in list(texts.items())[::3]:
         query_text = text + " extra"
@@ -187,8 +226,10 @@ def test_damaged_and_truncated_segments_are_named(tmp_path):
     segments = tmp_path / "idx" / "segments"
     first = sorted(os.listdir(segments))[0]
     intact = (segments / first).read_bytes()
-    for damage, words in ((lambda data: data[:-100], "truncated"), (lambda data: data[:70000] + bytes([data[70000] ^ 1]) + data[70001:],
-                                                                     "damaged at byte 65536")):
+    for damage, words in (
+        (lambda data: data[:-100], "truncated"),
+        (lambda data: data[:70000] + bytes([data[70000] ^ 1]) + data[70001:], "damaged at byte 65536"),
+    ):
         (segments / first).write_bytes(damage(intact))
         result = run("index", "cluster", tmp_path / "idx", ok=False)
         assert result.exit_code == 1 and first in result.output and words in result.output
@@ -264,8 +305,15 @@ def test_kill_9_at_any_point_of_add_or_compact_leaves_before_or_after(tmp_path):
     start = tmp_path / "start"
     run("index", "create", start, "-k", 3, "--from", write(tmp_path / "a.jsonl", records[:200]))
     run("index", "add", start, write(tmp_path / "b.jsonl", records[200:300]))
-    batch = write(tmp_path / "c.jsonl", records[300:] + [FingerprintRecord(
-        records[0].id, records[0].simhash ^ 1, 64, 30, records[0].settings, None, records[0].sketch)])
+    batch = write(
+        tmp_path / "c.jsonl",
+        records[300:]
+        + [
+            FingerprintRecord(
+                records[0].id, records[0].simhash ^ 1, 64, 30, records[0].settings, None, records[0].sketch
+            )
+        ],
+    )
     fingerprints = load_fingerprints([("c", open(batch, "rb"))])
     before = run("index", "cluster", start).stdout_bytes
     after_dir = tmp_path / "after"
@@ -336,8 +384,9 @@ def test_fingerprint_and_dedup_add_to_an_index(tmp_path):
     (tmp_path / "all.jsonl").write_text(run("fingerprint", "--silent", en, zh).stdout)
     assert run("index", "cluster", idx).stdout == run("cluster", "-k", "3", tmp_path / "all.jsonl").stdout
     before = index_state(idx)
-    refused = run("fingerprint", "--silent", "--tokenizer", "whitespace", "--index", idx, "-o", tmp_path / "w.jsonl",
-                  en, ok=False)
+    refused = run(
+        "fingerprint", "--silent", "--tokenizer", "whitespace", "--index", idx, "-o", tmp_path / "w.jsonl", en, ok=False
+    )
     assert refused.exit_code == 1 and "holds fingerprints made with" in refused.stderr
     assert not (tmp_path / "w.jsonl").exists() and index_state(idx) == before
     present = run("dedup", "--silent", "--index", idx, "-o", tmp_path / "c.jsonl", en, ok=False)
@@ -355,15 +404,18 @@ def test_no_output_goes_into_the_index(tmp_path):
     catalog = idx / "catalog.sqlite"
     segment = next((idx / "segments").iterdir())
     catalog_bytes, segment_bytes = catalog.read_bytes(), segment.read_bytes()
-    for args in (["index", "cluster", idx, "--force", "-o", catalog],
-                 ["index", "add", idx, "--force", "-o", segment, fp],
-                 ["index", "cluster", idx, "-o", idx / "clusters.jsonl"],
-                 ["fingerprint", "--silent", "--index", idx, "--force", "-o", catalog, EXAMPLES]):
+    for args in (
+        ["index", "cluster", idx, "--force", "-o", catalog],
+        ["index", "add", idx, "--force", "-o", segment, fp],
+        ["index", "cluster", idx, "-o", idx / "clusters.jsonl"],
+        ["fingerprint", "--silent", "--index", idx, "--force", "-o", catalog, EXAMPLES],
+    ):
         result = run(*args, ok=False)
         assert result.exit_code == 2 and "inside the index" in result.stderr, args
     with open(catalog, "ab") as appended:  # as `>> idx/catalog.sqlite` would give it
-        result = subprocess.run([sys.executable, "-m", "simdedup", "index", "cluster", str(idx)], stdout=appended,
-                                stderr=subprocess.PIPE)
+        result = subprocess.run(
+            [sys.executable, "-m", "simdedup", "index", "cluster", str(idx)], stdout=appended, stderr=subprocess.PIPE
+        )
     assert result.returncode == 2 and b"writes into a file of the index" in result.stderr
     assert catalog.read_bytes() == catalog_bytes and segment.read_bytes() == segment_bytes
     assert index_state(idx) == before and not (idx / "clusters.jsonl").exists()

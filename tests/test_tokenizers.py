@@ -117,7 +117,8 @@ def entry_points(tmp_path, monkeypatch):
     dist_info.mkdir()
     (dist_info / "METADATA").write_text("Metadata-Version: 2.1\nName: letters-plugin\nVersion: 1.0\n")
     (dist_info / "entry_points.txt").write_text(
-        f"[{registry.ENTRY_POINT_GROUP}]\nletters = letters_plugin:Letters\nbroken = no_module_named_x:Broken\n")
+        f"[{registry.ENTRY_POINT_GROUP}]\nletters = letters_plugin:Letters\nbroken = no_module_named_x:Broken\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delitem(sys.modules, "letters_plugin", raising=False)
     monkeypatch.setattr(registry, "_registry", None)  # the registry is read once per process
@@ -151,7 +152,9 @@ def test_jieba_fast_gives_jiebas_keywords():
     from pathlib import Path
 
     exact, fast = get_tokenizer("jieba"), get_tokenizer("jieba-fast")
-    texts = [ZH, ZH * 7] + [p.read_text(encoding="utf-8") for p in sorted((Path(__file__).parents[1] / "examples/zh").glob("*.txt"))]
+    texts = [ZH, ZH * 7] + [
+        p.read_text(encoding="utf-8") for p in sorted((Path(__file__).parents[1] / "examples/zh").glob("*.txt"))
+    ]
     for text in texts:
         assert fast.text_features(text) == exact.text_features(text)
 
@@ -165,8 +168,10 @@ def test_jieba_fast_without_rjieba(monkeypatch):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.sampled_from(["ab", "cd", "ef", "gh", "x", " y ", "The", "of", "中文", "中", "ij", "kl"]),
-                max_size=40), st.integers(1, 6))
+@given(
+    st.lists(st.sampled_from(["ab", "cd", "ef", "gh", "x", " y ", "The", "of", "中文", "中", "ij", "kl"]), max_size=40),
+    st.integers(1, 6),
+)
 def test_keyword_scores_equal_jiebas_loop(words, topk):
     """Remembered per-word IDFs and numpy arithmetic give extract_tags's keywords, weights and
     tie order (several words share an IDF here, so ties are common)."""
@@ -182,8 +187,9 @@ def test_keyword_scores_equal_jiebas_loop(words, topk):
             continue
         freq[word] = freq.get(word, 0.0) + 1.0
     total = sum(freq.values())
-    expected = sorted(((w, c * (idf.get(w, 1.0) / total)) for w, c in freq.items()), key=lambda x: x[1],
-                      reverse=True)[:topk]
+    expected = sorted(((w, c * (idf.get(w, 1.0) / total)) for w, c in freq.items()), key=lambda x: x[1], reverse=True)[
+        :topk
+    ]
     scores = _KeywordScores(idf, 1.0, stop)
     scores.top(Counter(["ab", "zz"]), 3)  # some words remembered from an earlier document
     assert list(scores.top(Counter(words), topk).items()) == expected

@@ -9,11 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simdedup.group import find_clusters
-from simdedup.simhash import Simhasher
-from simdedup.pairs import as_words
 from simdedup.errors import RecordError
 from simdedup.fingerprints import read_fingerprint_files
+from simdedup.group import find_clusters
+from simdedup.pairs import as_words
+from simdedup.simhash import Simhasher
 from simdedup.sketch import decode, encode, make_sketch, pair_similarity, similarity
 from simdedup.tokenizers import get_tokenizer
 
@@ -80,7 +80,14 @@ def test_sketch_properties(values):
 
 def test_pair_similarity_matches_scalar():
     rng = random.Random(1)
-    rows = np.array([np.frombuffer(make_sketch(np.array([rng.getrandbits(64) for _ in range(50)], dtype=np.uint64), None), np.uint8) for _ in range(5)])
+    rows = np.array(
+        [
+            np.frombuffer(
+                make_sketch(np.array([rng.getrandbits(64) for _ in range(50)], dtype=np.uint64), None), np.uint8
+            )
+            for _ in range(5)
+        ]
+    )
     left, right = np.array([0, 1, 2]), np.array([3, 4, 0])
     got = pair_similarity(rows, left, right)
     want = [similarity(rows[a].tobytes(), rows[b].tobytes()) for a, b in zip(left, right)]
@@ -193,8 +200,11 @@ SHORT_WORDS = ["tea", "cup", "water", "leaf", "pot", "hot", "green", "cold", "mi
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.sampled_from(SHORT_WORDS), min_size=2, max_size=9, unique=True), st.integers(1, 40),
-       st.sampled_from(SHORT_WORDS))
+@given(
+    st.lists(st.sampled_from(SHORT_WORDS), min_size=2, max_size=9, unique=True),
+    st.integers(1, 40),
+    st.sampled_from(SHORT_WORDS),
+)
 def test_short_texts_kept_for_exact_verification_pair_by_the_exact_rule(words, repeats, word):
     """Below --min-features (here at most 9 distinct words, repeated), a pair whose texts are
     kept is verified exactly, where a pair of few 3-grams needs a higher resemblance
@@ -207,8 +217,18 @@ def test_short_texts_kept_for_exact_verification_pair_by_the_exact_rule(words, r
     texts = [" ".join(words), " ".join(copy)]
     fps, sketches, features = docs_to_arrays(texts)
     kept = [KeptText(t) for t in texts]
-    found = find_clusters(["a", "b"], fps, 64, sketches=sketches, features=features, min_features=10,
-                          exact=kept, similarity="combined", min_similarity=0.88, min_resemblance=0.8)
+    found = find_clusters(
+        ["a", "b"],
+        fps,
+        64,
+        sketches=sketches,
+        features=features,
+        min_features=10,
+        exact=kept,
+        similarity="combined",
+        min_similarity=0.88,
+        min_resemblance=0.8,
+    )
     index = ExactIndex(kept)
     bag, grams = index.measures(np.array([0]), np.array([1]))
     fewer = index.kinds["grams"][3].min()
@@ -239,6 +259,11 @@ def test_binary_weighting_counts_each_feature_once():
 def test_default_k_shrinks_for_large_corpora():
     from simdedup.options import ClusterOptions
 
-    assert [ClusterOptions().resolve(64, True, "simhash", n).k for n in (10, 200_000, 200_001, 3_000_000)] == [10, 10, 8, 6]
+    assert [ClusterOptions().resolve(64, True, "simhash", n).k for n in (10, 200_000, 200_001, 3_000_000)] == [
+        10,
+        10,
+        8,
+        6,
+    ]
     assert ClusterOptions().resolve(64, False, "simhash", 3_000_000).k == 3  # plain simhash: Manku's k
     assert ClusterOptions(k=12).resolve(64, True, "simhash", 3_000_000).k == 12  # a given k is kept

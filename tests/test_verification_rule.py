@@ -42,8 +42,9 @@ def test_ascii_punctuation_between_words_changes_no_set(words, data):
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(st.tuples(st.lists(CJK, min_size=4, max_size=7), CJK_PUNCTUATION, CJK_PUNCTUATION),
-                min_size=2, max_size=6))
+@given(
+    st.lists(st.tuples(st.lists(CJK, min_size=4, max_size=7), CJK_PUNCTUATION, CJK_PUNCTUATION), min_size=2, max_size=6)
+)
 def test_chinese_punctuation_is_measured(lines):
     """A poem and the same characters without their marks have the same words and different
     3-grams: the marks after CJK text are tokens. (Re-punctuating may leave the *set* of 3-grams

@@ -34,14 +34,16 @@ def response(body: bytes, headers: str) -> bytes:
 
 
 def chunked(data: bytes, size: int = 7) -> bytes:
-    parts = [b"%x\r\n%s\r\n" % (len(data[i:i + size]), data[i:i + size]) for i in range(0, len(data), size)]
+    parts = [b"%x\r\n%s\r\n" % (len(data[i : i + size]), data[i : i + size]) for i in range(0, len(data), size)]
     return b"".join(parts) + b"0\r\n\r\n"
 
 
 def test_parse_http_response_chunked_gzip_charset():
     body = "<p>Grüße aus der Stadt</p>".encode("iso-8859-1")
-    raw = response(chunked(gzip.compress(body)),
-                   "Content-Type: text/html; charset=ISO-8859-1\r\nTransfer-Encoding: chunked\r\nContent-Encoding: gzip")
+    raw = response(
+        chunked(gzip.compress(body)),
+        "Content-Type: text/html; charset=ISO-8859-1\r\nTransfer-Encoding: chunked\r\nContent-Encoding: gzip",
+    )
     assert looks_like_http(raw) and not looks_like_http(b"HTTPS is a protocol")
     parsed = parse_http_response(raw)
     assert parsed.body == body and parsed.charset == "ISO-8859-1" and parsed.is_html
@@ -51,9 +53,12 @@ def test_parse_http_response_chunked_gzip_charset():
 
 def test_http_response_files_fingerprint_like_their_text(tmp_path):
     html = PAGE.encode("utf-8")
-    (tmp_path / "a.http").write_bytes(response(chunked(gzip.compress(html)),
-                                               "Content-Type: text/html; charset=utf-8\r\n"
-                                               "Transfer-Encoding: chunked\r\nContent-Encoding: gzip"))
+    (tmp_path / "a.http").write_bytes(
+        response(
+            chunked(gzip.compress(html)),
+            "Content-Type: text/html; charset=utf-8\r\nTransfer-Encoding: chunked\r\nContent-Encoding: gzip",
+        )
+    )
     (tmp_path / "page.html").write_bytes(html)
     (tmp_path / "broken.http").write_bytes(b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\n\r\nnot gzip")
     result = invoke("fingerprint", "--silent", tmp_path / "a.http", tmp_path / "broken.http")
@@ -76,10 +81,12 @@ def test_warc_records(tmp_path):
         for n, uri in enumerate(("http://example.test/a", "http://example.test/b")):
             headers = StatusAndHeaders("200 OK", [("Content-Type", "text/html; charset=utf-8")], protocol="HTTP/1.1")
             body = PAGE.replace("nine", "nine" if n == 0 else "ten").encode()
-            writer.write_record(writer.create_warc_record(uri, "response", payload=io.BytesIO(body),
-                                                          http_headers=headers))
-        writer.write_record(writer.create_warc_record("http://example.test/x", "request",
-                                                      payload=io.BytesIO(b"GET / HTTP/1.1\r\n\r\n")))
+            writer.write_record(
+                writer.create_warc_record(uri, "response", payload=io.BytesIO(body), http_headers=headers)
+            )
+        writer.write_record(
+            writer.create_warc_record("http://example.test/x", "request", payload=io.BytesIO(b"GET / HTTP/1.1\r\n\r\n"))
+        )
     result = invoke("fingerprint", "--silent", path)
     assert result.exit_code == 0, result.stderr
     ids = [json.loads(line)["id"] for line in result.stdout.splitlines()]

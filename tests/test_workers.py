@@ -61,8 +61,9 @@ def test_a_slow_task_does_not_stall_the_others():
     for slow in (0, 1, 0, 1, 0, 1):
         tasks = [(n, 0.15 if n == slow else 0.0) for n in range(3 * workers.HELD_PER_WORKER * 2 + 5)]
         results: list = []
-        thread = threading.Thread(target=lambda: results.extend(
-            workers.in_order(iter(tasks), 2, _add_offset, _setup, (0,))), daemon=True)
+        thread = threading.Thread(
+            target=lambda: results.extend(workers.in_order(iter(tasks), 2, _add_offset, _setup, (0,))), daemon=True
+        )
         thread.start()
         thread.join(30)
         assert not thread.is_alive(), "the run stalled"

@@ -34,6 +34,7 @@ def __getattr__(name: str) -> Any:
         return getattr(run, name)
     raise AttributeError(name)
 
+
 def _engine(client: Any, silent: bool) -> Any:
     from .engine import DaskEngine, Engine
 
@@ -46,9 +47,21 @@ def _target(output: str | None, work: Any) -> Any:
     return WorkDir(output if output is not None else f"{work.url}/output")
 
 
-def dedup(paths: list[str], *, client: Any, work_dir: str, k: int, output: str | None = None,
-          verify: str = "exact", jsonl: bool | None = None, text_field: str = "text", id_field: str | None = None,
-          plan: Plan | None = None, silent: bool = True, **options: Any) -> Outcome:
+def dedup(
+    paths: list[str],
+    *,
+    client: Any,
+    work_dir: str,
+    k: int,
+    output: str | None = None,
+    verify: str = "exact",
+    jsonl: bool | None = None,
+    text_field: str = "text",
+    id_field: str | None = None,
+    plan: Plan | None = None,
+    silent: bool = True,
+    **options: Any,
+) -> Outcome:
     """``simdedup dedup -k K PATHS`` on the cluster of ``client`` (None: in this process).
     ``options`` are the fields of :class:`simdedup.options.ClusterOptions` (``linkage="star"``,
     ``min_similarity=0.9``, ``output_format="members"``, ...) and the feature options by their
@@ -72,15 +85,33 @@ def dedup(paths: list[str], *, client: Any, work_dir: str, k: int, output: str |
     sources = (s for s in iter_sources(paths, WalkFilter()) if not s.same_file)
     shards = plan_shards(sources, reading, plan.shard_bytes, plan.shard_documents)
     work = WorkDir(work_dir)
-    work.claim(run.settings_of(command="dedup", paths=list(paths), features={**features, "tokenizer_options": list(
-        features["tokenizer_options"])}, verify=verify, decision=decision, reading=reading,
-        shards=run.shard_identity(shards)))
-    return run.dedup(_engine(client, silent), work, shards, recipe, reading, decision, _target(output, work), plan,
-                     _ignore)
+    work.claim(
+        run.settings_of(
+            command="dedup",
+            paths=list(paths),
+            features={**features, "tokenizer_options": list(features["tokenizer_options"])},
+            verify=verify,
+            decision=decision,
+            reading=reading,
+            shards=run.shard_identity(shards),
+        )
+    )
+    return run.dedup(
+        _engine(client, silent), work, shards, recipe, reading, decision, _target(output, work), plan, _ignore
+    )
 
 
-def cluster(files: list[str], *, client: Any, work_dir: str, k: int, output: str | None = None,
-            plan: Plan | None = None, silent: bool = True, **options: Any) -> Outcome:
+def cluster(
+    files: list[str],
+    *,
+    client: Any,
+    work_dir: str,
+    k: int,
+    output: str | None = None,
+    plan: Plan | None = None,
+    silent: bool = True,
+    **options: Any,
+) -> Outcome:
     """``simdedup cluster -k K FILES`` on the cluster of ``client`` (None: in this process);
     ``options`` are the fields of :class:`simdedup.options.ClusterOptions`."""
     from ..method_registry import DEFAULT_METHOD
@@ -94,10 +125,17 @@ def cluster(files: list[str], *, client: Any, work_dir: str, k: int, output: str
         return unresolved.resolve(bits, bool(settings.get("sketch")), settings.get("method") or DEFAULT_METHOD)
 
     work = WorkDir(work_dir)
-    work.claim(run.settings_of(command="cluster", files=list(files), options=unresolved,
-                               identity=run.shard_identity([[_File(f)] for f in files])))
-    return run.cluster(_engine(client, silent), work, list(files), resolve, _target(output, work),
-                       plan or run.Plan(), _ignore)
+    work.claim(
+        run.settings_of(
+            command="cluster",
+            files=list(files),
+            options=unresolved,
+            identity=run.shard_identity([[_File(f)] for f in files]),
+        )
+    )
+    return run.cluster(
+        _engine(client, silent), work, list(files), resolve, _target(output, work), plan or run.Plan(), _ignore
+    )
 
 
 class _File:

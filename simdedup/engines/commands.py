@@ -29,20 +29,39 @@ if TYPE_CHECKING:  # numpy comes with it: not on every command's start
     from .workdir import WorkDir
 
 INSTALL = "--engine dask needs Dask: pip install 'simdedup[dask]'"
-K_NEEDED = ("--engine dask and stages need -k: the default k depends on the number of documents, which a staged "
-            "run does not fix in advance")
+K_NEEDED = (
+    "--engine dask and stages need -k: the default k depends on the number of documents, which a staged "
+    "run does not fix in advance"
+)
 
 ENGINE_OPTIONS = [
-    click.option("--engine", type=click.Choice(["local", "stages", "dask"]), default="local", show_default=True,
-                 help="local: this machine (-j); stages: the stages of a Dask run on -j worker processes of this "
-                      "machine, resumable through --work-dir; dask: those stages over a Dask cluster."),
-    click.option("--scheduler", metavar="ADDRESS", envvar="DASK_SCHEDULER_ADDRESS",
-                 help="--engine dask: the scheduler of a running cluster [env: DASK_SCHEDULER_ADDRESS]."),
-    click.option("--local", "local_workers", type=click.IntRange(1, MAX_JOBS), metavar="N",
-                 help="--engine dask: start a local cluster of N worker processes [default: one per core]."),
-    click.option("--work-dir", metavar="DIR|URL",
-                 help="--engine dask or stages: where the stages keep their files (any fsspec URL); a rerun with "
-                      "the same directory skips finished tasks [default: a temporary directory]."),
+    click.option(
+        "--engine",
+        type=click.Choice(["local", "stages", "dask"]),
+        default="local",
+        show_default=True,
+        help="local: this machine (-j); stages: the stages of a Dask run on -j worker processes of this "
+        "machine, resumable through --work-dir; dask: those stages over a Dask cluster.",
+    ),
+    click.option(
+        "--scheduler",
+        metavar="ADDRESS",
+        envvar="DASK_SCHEDULER_ADDRESS",
+        help="--engine dask: the scheduler of a running cluster [env: DASK_SCHEDULER_ADDRESS].",
+    ),
+    click.option(
+        "--local",
+        "local_workers",
+        type=click.IntRange(1, MAX_JOBS),
+        metavar="N",
+        help="--engine dask: start a local cluster of N worker processes [default: one per core].",
+    ),
+    click.option(
+        "--work-dir",
+        metavar="DIR|URL",
+        help="--engine dask or stages: where the stages keep their files (any fsspec URL); a rerun with "
+        "the same directory skips finished tasks [default: a temporary directory].",
+    ),
 ]
 
 
@@ -59,14 +78,16 @@ def engine_options(command: str) -> Callable[[Callable], Callable]:
                 if connection.local is not None or connection.work_dir is not None:
                     raise click.UsageError("--local and --work-dir go with --engine dask or stages")
                 if kwargs.get("output") and os.path.isdir(kwargs["output"]):
-                    raise click.BadParameter(f"File {kwargs['output']!r} is a directory.",
-                                             param_hint="'-o' / '--output'")
+                    raise click.BadParameter(
+                        f"File {kwargs['output']!r} is a directory.", param_hint="'-o' / '--output'"
+                    )
                 return func(**kwargs)
             if engine == "stages" and connection.local is not None:
                 raise click.UsageError("--local goes with --engine dask (--engine stages takes -j)")
             if kwargs.pop("index_directory", None) is not None:
-                raise click.UsageError(f"--index adds to a persistent index in one process; it does not go with "
-                                       f"--engine {engine}")
+                raise click.UsageError(
+                    f"--index adds to a persistent index in one process; it does not go with --engine {engine}"
+                )
             connection.engine = engine
             return RUNNERS[command](connection, **kwargs)
 
@@ -107,8 +128,12 @@ def stage_engine(connection: Connection, silent: bool, jobs: int | None = None) 
         return
     from ..run import default_jobs
 
-    with LocalCluster(n_workers=connection.local or default_jobs(), threads_per_worker=1, processes=True,
-                      dashboard_address=None) as cluster, Client(cluster) as client:
+    with (
+        LocalCluster(
+            n_workers=connection.local or default_jobs(), threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        Client(cluster) as client,
+    ):
         yield DaskEngine(client, silent)
 
 
@@ -132,8 +157,11 @@ def refuse_overlap(directory: str | None, inputs: Iterable[str], option: str) ->
     from ..read.remote import is_url
 
     store = "://" in directory and not directory.startswith("file://")  # an object store's URLs, as spelled
-    root = directory.rstrip("/") + "/" if store else \
-        os.path.realpath(directory.removeprefix("file://")).rstrip(os.sep) + os.sep
+    root = (
+        directory.rstrip("/") + "/"
+        if store
+        else os.path.realpath(directory.removeprefix("file://")).rstrip(os.sep) + os.sep
+    )
     for path in inputs:
         if path == "-" or is_url(path) != store:
             continue
@@ -208,8 +236,17 @@ def _report(skipped: list[str], done: int, verb: str = "fingerprinted") -> None:
         sys.exit(EXIT_SKIPPED)
 
 
-def run_fingerprint(connection: Connection, paths: tuple[str, ...], jobs: int | None, silent: bool, verbose: bool,
-                    output: str | None, force: bool, record_format: str, **features: Any) -> None:
+def run_fingerprint(
+    connection: Connection,
+    paths: tuple[str, ...],
+    jobs: int | None,
+    silent: bool,
+    verbose: bool,
+    output: str | None,
+    force: bool,
+    record_format: str,
+    **features: Any,
+) -> None:
     from . import run
 
     inputs = take_inputs(features)
@@ -218,13 +255,19 @@ def run_fingerprint(connection: Connection, paths: tuple[str, ...], jobs: int | 
     refuse_overlap(connection.work_dir, paths, "--work-dir")
     shards = _shards(paths, inputs, output, connection.engine)
     with work_directory(connection) as work:
-        work.claim(run.settings_of(command="fingerprint", paths=list(paths), inputs=_jsonable(dataclasses.asdict(inputs)),
-                                   features=_jsonable(dict(recipe.options)), given=recipe.given,
-                                   shards=run.shard_identity(shards)))
+        work.claim(
+            run.settings_of(
+                command="fingerprint",
+                paths=list(paths),
+                inputs=_jsonable(dataclasses.asdict(inputs)),
+                features=_jsonable(dict(recipe.options)),
+                given=recipe.given,
+                shards=run.shard_identity(shards),
+            )
+        )
         target = output_directory(output, force, work, connection.engine)
         with stage_engine(connection, silent, jobs) as engine:
-            outcome = run.fingerprint(engine, work, shards, recipe, inputs, record_format, target, message,
-                                      verbose)
+            outcome = run.fingerprint(engine, work, shards, recipe, inputs, record_format, target, message, verbose)
         if output is None:
             run.stream(target, outcome.parts, _write_stdout)
     _report(outcome.skipped, outcome.documents)
@@ -245,40 +288,69 @@ def _decision(options: Any, bits: int, verified: bool, method: str, engine: str)
         raise click.UsageError(str(exc)) from None
 
 
-def run_dedup(connection: Connection, paths: tuple[str, ...], jobs: int | None, silent: bool, verbose: bool,
-              output: str | None, force: bool, verify: str, exact_first: bool, unique_out: str | None,
-              report_path: str | None, **features: Any) -> None:
+def run_dedup(
+    connection: Connection,
+    paths: tuple[str, ...],
+    jobs: int | None,
+    silent: bool,
+    verbose: bool,
+    output: str | None,
+    force: bool,
+    verify: str,
+    exact_first: bool,
+    unique_out: str | None,
+    report_path: str | None,
+    **features: Any,
+) -> None:
     from ..options import ClusterOptions
     from . import run
 
     if exact_first or unique_out is not None or report_path is not None:
-        raise click.UsageError(f"--engine {connection.engine} does not take --exact-first, --unique-out or --report "
-                               "(run `simdedup report` on its clusters)")
+        raise click.UsageError(
+            f"--engine {connection.engine} does not take --exact-first, --unique-out or --report "
+            "(run `simdedup report` on its clusters)"
+        )
     options = ClusterOptions.take(features)
     if options.k is None:
         raise click.UsageError(K_NEEDED)
     inputs = take_inputs(features)
     recipe, method = _recipe(features, inputs.given_features, verify == "exact")
-    decision = _decision(options, method.bits, getattr(method, "sketch_bins", 0) > 0, method.settings["method"],
-                         connection.engine)
+    decision = _decision(
+        options, method.bits, getattr(method, "sketch_bins", 0) > 0, method.settings["method"], connection.engine
+    )
     refuse_overlap(output, paths, "-o")
     refuse_overlap(connection.work_dir, paths, "--work-dir")
     shards = _shards(paths, inputs, output, connection.engine)
     with work_directory(connection) as work:
-        work.claim(run.settings_of(command="dedup", paths=list(paths), inputs=_jsonable(dataclasses.asdict(inputs)),
-                                   features=_jsonable(dict(recipe.options)), given=recipe.given, verify=verify,
-                                   decision=decision, shards=run.shard_identity(shards)))
+        work.claim(
+            run.settings_of(
+                command="dedup",
+                paths=list(paths),
+                inputs=_jsonable(dataclasses.asdict(inputs)),
+                features=_jsonable(dict(recipe.options)),
+                given=recipe.given,
+                verify=verify,
+                decision=decision,
+                shards=run.shard_identity(shards),
+            )
+        )
         target = output_directory(output, force, work, connection.engine)
         with stage_engine(connection, silent, jobs) as engine:
-            outcome = run.dedup(engine, work, shards, recipe, inputs, decision, target, run.Plan(), message,
-                                verbose)
+            outcome = run.dedup(engine, work, shards, recipe, inputs, decision, target, run.Plan(), message, verbose)
         if output is None:
             run.stream(target, outcome.parts, _write_stdout)
     _report(outcome.skipped, outcome.documents)
 
 
-def run_cluster(connection: Connection, files: tuple[str, ...], output: str | None, force: bool,
-                against: str | None, verbose: bool, **decision: Any) -> None:
+def run_cluster(
+    connection: Connection,
+    files: tuple[str, ...],
+    output: str | None,
+    force: bool,
+    against: str | None,
+    verbose: bool,
+    **decision: Any,
+) -> None:
     """``cluster`` on an engine; its progress lines say where the time goes, ``-v`` or not."""
     from ..options import ClusterOptions
     from . import run
@@ -292,14 +364,16 @@ def run_cluster(connection: Connection, files: tuple[str, ...], output: str | No
         raise click.UsageError(K_NEEDED)
 
     def resolve(bits: int, settings: dict) -> Any:
-        return _decision(options, bits, bool(settings.get("sketch")), settings.get("method") or DEFAULT_METHOD,
-                         connection.engine)
+        return _decision(
+            options, bits, bool(settings.get("sketch")), settings.get("method") or DEFAULT_METHOD, connection.engine
+        )
 
     refuse_overlap(output, files, "-o")
     refuse_overlap(connection.work_dir, files, "--work-dir")
     with work_directory(connection) as work:
-        work.claim(run.settings_of(command="cluster", files=list(files), options=options,
-                                   identity=_file_identity(files)))
+        work.claim(
+            run.settings_of(command="cluster", files=list(files), options=options, identity=_file_identity(files))
+        )
         target = output_directory(output, force, work, connection.engine)
         with stage_engine(connection, False) as engine:
             outcome = run.cluster(engine, work, list(files), resolve, target, run.Plan(), message)

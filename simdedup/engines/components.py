@@ -104,8 +104,11 @@ def _write_routed(work: WorkDir, name: str, edges: np.ndarray, parts: int) -> di
 
 
 def _read_ranges(work: WorkDir, ranges: list[tuple[str, int, int]]) -> np.ndarray:
-    pieces = [np.frombuffer(work.read_range(f"{name}.bin", _EDGE_BYTES * first, _EDGE_BYTES * last), dtype=np.int64)
-              for name, first, last in ranges if last > first]
+    pieces = [
+        np.frombuffer(work.read_range(f"{name}.bin", _EDGE_BYTES * first, _EDGE_BYTES * last), dtype=np.int64)
+        for name, first, last in ranges
+        if last > first
+    ]
     return np.concatenate(pieces).reshape(-1, 2) if pieces else np.empty((0, 2), dtype=np.int64)
 
 
@@ -125,8 +128,9 @@ def _ranges_to(names: list[str], results: list[dict], part: int) -> list[tuple[s
     return [(name, r["offsets"][part], r["offsets"][part + 1]) for name, r in zip(names, results)]
 
 
-def components(engine: Engine, work: WorkDir, n: int, left: np.ndarray, right: np.ndarray, parts: int,
-               name: str) -> np.ndarray:
+def components(
+    engine: Engine, work: WorkDir, n: int, left: np.ndarray, right: np.ndarray, parts: int, name: str
+) -> np.ndarray:
     """The smallest node of each node's connected component (edges ``left``-``right``, nodes
     ``0 .. n - 1``), found in rounds of large-star and small-star tasks; ``name`` (a digest of
     the edges) names their files and tasks."""
@@ -147,9 +151,14 @@ def components(engine: Engine, work: WorkDir, n: int, left: np.ndarray, right: n
         round_ += 1
         for step, function in (("large", large_star_task), ("small", small_star_task)):
             stage_names = [f"{folder}/{round_:03d}-{step}-{p:04d}" for p in range(parts)]
-            tasks = [Task(f"{name}-p{parts}-{round_:03d}-{step}-{p:04d}", function,
-                          (work, stage_name, _ranges_to(names, results, p), parts))
-                     for p, stage_name in enumerate(stage_names)]
+            tasks = [
+                Task(
+                    f"{name}-p{parts}-{round_:03d}-{step}-{p:04d}",
+                    function,
+                    (work, stage_name, _ranges_to(names, results, p), parts),
+                )
+                for p, stage_name in enumerate(stage_names)
+            ]
             results = engine.run(work, STAGE, tasks)
             names = stage_names
             if step == "large" and not sum(r["unsettled"] for r in results):

@@ -53,8 +53,10 @@ class Progress:
 
     def line(self) -> str:
         skipped = f" ({self.skipped} done before)" if self.skipped else ""
-        return (f"simdedup: {self.stage}: {self.done}/{self.total} tasks{skipped}, {self.rows:,} rows, "
-                f"{_size(self.bytes)}, {time.perf_counter() - self.start:.1f} s")
+        return (
+            f"simdedup: {self.stage}: {self.done}/{self.total} tasks{skipped}, {self.rows:,} rows, "
+            f"{_size(self.bytes)}, {time.perf_counter() - self.start:.1f} s"
+        )
 
     def close(self) -> None:
         if self.silent:
@@ -132,8 +134,20 @@ class DaskEngine(Engine):
 
         if not tasks:
             return
-        futures = {self.client.submit(run_task, work, stage, task.name, task.function, *task.args, pure=False,
-                                      key=f"{stage}-{task.name}-{id(tasks)}", retries=1): task for task in tasks}
+        futures = {
+            self.client.submit(
+                run_task,
+                work,
+                stage,
+                task.name,
+                task.function,
+                *task.args,
+                pure=False,
+                key=f"{stage}-{task.name}-{id(tasks)}",
+                retries=1,
+            ): task
+            for task in tasks
+        }
         try:
             for future in as_completed(futures):
                 yield futures[future], future.result()
@@ -161,8 +175,7 @@ class ProcessEngine(Engine):
             return
         from ..workers import in_order
 
-        yield from zip(tasks, in_order(tasks, min(self.jobs, len(tasks)), _run_in_worker, _enter_stage,
-                                       (work, stage)))
+        yield from zip(tasks, in_order(tasks, min(self.jobs, len(tasks)), _run_in_worker, _enter_stage, (work, stage)))
 
 
 _stage: tuple[WorkDir, str] | None = None  # a worker process's stage (set by _enter_stage)

@@ -20,12 +20,12 @@ from typing import Any, Iterable, Iterator
 import numpy as np
 import xxhash
 
+from ..errors import IncompatibleSettingsError, SimdedupError
+from ..fingerprints import describe_settings, read_fingerprint_files
 from ..fingerprints.binary import BinaryWriter, read_blocks, write_columns
 from ..read import Inputs, Source, is_compressed
 from ..read.remote import open_stored
 from ..read.tables import expand_tables, iter_jsonl_unparsed, iter_parquet, table_kind, with_origin
-from ..errors import IncompatibleSettingsError, SimdedupError
-from ..fingerprints import describe_settings, read_fingerprint_files
 from ..run import fingerprint_batch
 from .workdir import WorkDir
 
@@ -73,8 +73,9 @@ class Recipe:
         return method
 
 
-def plan_shards(sources: Iterable[Source], reading: Inputs, shard_bytes: int = SHARD_BYTES,
-                shard_documents: int = SHARD_DOCUMENTS) -> list[list[Any]]:
+def plan_shards(
+    sources: Iterable[Source], reading: Inputs, shard_bytes: int = SHARD_BYTES, shard_documents: int = SHARD_DOCUMENTS
+) -> list[list[Any]]:
     """The shards of the walked ``sources``, in order: lists of Sources and :class:`TableFile`.
     Plain JSON-lines files are cut into stretches of lines here (only their line ends are read)."""
     shards: list[list[Any]] = []
@@ -137,11 +138,21 @@ def row_group_runs(path: str, reading: Inputs, shard_bytes: int, shard_documents
 def shard_sources(shard: list[Any], reading: Inputs) -> Iterator[Source]:
     for entry in shard:
         if isinstance(entry, RowGroups):
-            yield from with_origin(iter_parquet(entry.path, reading.text_field, reading.id_field,
-                                                reading.max_line_bytes, (entry.first, entry.end)), entry.path)
+            yield from with_origin(
+                iter_parquet(
+                    entry.path, reading.text_field, reading.id_field, reading.max_line_bytes, (entry.first, entry.end)
+                ),
+                entry.path,
+            )
         elif isinstance(entry, TableFile):
-            yield from expand_tables([Source(entry.path)], True if entry.kind == "jsonl" else None,
-                                    reading.text_field, reading.id_field, None, reading.max_line_bytes)
+            yield from expand_tables(
+                [Source(entry.path)],
+                True if entry.kind == "jsonl" else None,
+                reading.text_field,
+                reading.id_field,
+                None,
+                reading.max_line_bytes,
+            )
         else:
             yield entry
 
@@ -184,11 +195,22 @@ def fingerprint_shard(work: WorkDir, index: int, shard: list[Any], recipe: Recip
     texts, offsets, nbytes, kinds = _texts(kept)
     work.write_bytes(f"{name}.sdfp", out.getvalue())
     work.write_bytes(f"{name}.texts", texts)
-    work.write_arrays(f"{name}.npz", id_hash=np.array(hashes, dtype=np.uint64), text_offsets=offsets,
-                      text_nbytes=nbytes, text_kinds=kinds)
+    work.write_arrays(
+        f"{name}.npz",
+        id_hash=np.array(hashes, dtype=np.uint64),
+        text_offsets=offsets,
+        text_nbytes=nbytes,
+        text_kinds=kinds,
+    )
     lowercase = bool(method.tokenizer.option("lowercase")) if getattr(method, "exact", False) else True
-    return {"count": count, "bytes": size, "skipped": skipped, "notes": notes,
-            "settings": getattr(method, "settings", None), "lowercase": lowercase}
+    return {
+        "count": count,
+        "bytes": size,
+        "skipped": skipped,
+        "notes": notes,
+        "settings": getattr(method, "settings", None),
+        "lowercase": lowercase,
+    }
 
 
 def _texts(kept: list[Any]) -> tuple[bytes, np.ndarray, np.ndarray, np.ndarray]:
@@ -206,8 +228,12 @@ def _texts(kept: list[Any]) -> tuple[bytes, np.ndarray, np.ndarray, np.ndarray]:
         offsets.append(offsets[-1] + len(data))
         nbytes.append(nbytes_)
         kinds.append(kind)
-    return (b"".join(parts), np.array(offsets, dtype=np.int64), np.array(nbytes, dtype=np.int64),
-            np.array(kinds, dtype=np.int8))
+    return (
+        b"".join(parts),
+        np.array(offsets, dtype=np.int64),
+        np.array(nbytes, dtype=np.int64),
+        np.array(kinds, dtype=np.int8),
+    )
 
 
 def id_hash(doc_id: str) -> int:
@@ -289,8 +315,11 @@ def import_file(work: WorkDir, index: int, shard: FileRange) -> dict:
     except OSError as exc:
         return {"error": f"cannot read {shard.path}: {exc.strerror or exc}"}
     except SimdedupError as exc:  # block numbers as in the whole file
-        return {"error": re.sub(r"binary block (\d+)", lambda m: f"binary block {int(m[1]) + shard.first_block - 1}",
-                                str(exc))}
+        return {
+            "error": re.sub(
+                r"binary block (\d+)", lambda m: f"binary block {int(m[1]) + shard.first_block - 1}", str(exc)
+            )
+        }
     out = io.BytesIO()
     if columns.ids:
         write_columns(BinaryWriter(out), columns)
@@ -298,12 +327,24 @@ def import_file(work: WorkDir, index: int, shard: FileRange) -> dict:
     work.write_bytes(f"{name}.sdfp", out.getvalue())
     work.write_bytes(f"{name}.texts", b"")
     n = len(columns.ids)
-    work.write_arrays(f"{name}.npz", id_hash=np.array([id_hash(i) for i in columns.ids], dtype=np.uint64),
-                      text_offsets=np.zeros(n + 1, dtype=np.int64), text_nbytes=np.full(n, -1, dtype=np.int64),
-                      text_kinds=np.zeros(n, dtype=np.int8))
-    return {"count": n, "bytes": len(data), "skipped": [], "notes": [],
-            "settings": columns.settings if n else None, "bits": columns.bits, "lowercase": True,
-            "lines": (columns.lines + shard.first_record - 1).tolist(), "path": shard.path}
+    work.write_arrays(
+        f"{name}.npz",
+        id_hash=np.array([id_hash(i) for i in columns.ids], dtype=np.uint64),
+        text_offsets=np.zeros(n + 1, dtype=np.int64),
+        text_nbytes=np.full(n, -1, dtype=np.int64),
+        text_kinds=np.zeros(n, dtype=np.int8),
+    )
+    return {
+        "count": n,
+        "bytes": len(data),
+        "skipped": [],
+        "notes": [],
+        "settings": columns.settings if n else None,
+        "bits": columns.bits,
+        "lowercase": True,
+        "lines": (columns.lines + shard.first_record - 1).tolist(),
+        "path": shard.path,
+    }
 
 
 @dataclass
@@ -322,12 +363,18 @@ def read_part(work: WorkDir, index: int) -> Part:
     name = part_name(index)
     blocks = list(read_blocks(io.BytesIO(work.read_bytes(f"{name}.sdfp")), f"{name}.sdfp"))
     if not blocks:
-        return Part([], np.empty((0, 1), dtype=np.uint64), np.empty(0, dtype=np.int64),
-                    np.empty(0, dtype=np.int64), None, 64)
+        return Part(
+            [], np.empty((0, 1), dtype=np.uint64), np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64), None, 64
+        )
     sketches = None if blocks[0].sketches is None else np.concatenate([b.sketches for b in blocks])
-    return Part([i for b in blocks for i in b.ids], np.concatenate([b.values for b in blocks]),
-                np.concatenate([b.features for b in blocks]), np.concatenate([b.sizes for b in blocks]),
-                sketches, blocks[0].bits)
+    return Part(
+        [i for b in blocks for i in b.ids],
+        np.concatenate([b.values for b in blocks]),
+        np.concatenate([b.features for b in blocks]),
+        np.concatenate([b.sizes for b in blocks]),
+        sketches,
+        blocks[0].bits,
+    )
 
 
 def read_texts(work: WorkDir, index: int, rows: np.ndarray, lowercase: bool) -> list[Any]:
@@ -357,5 +404,6 @@ def check_settings(results: list[dict], names: list[str]) -> dict | None:
         elif settings != first:
             raise IncompatibleSettingsError(
                 f"{name}: fingerprints made with other settings ({describe_settings(settings)}) than the first "
-                f"({describe_settings(first)}); they cannot be compared")
+                f"({describe_settings(first)}); they cannot be compared"
+            )
     return first

@@ -25,12 +25,12 @@ from typing import Any
 
 import numpy as np
 
-from ..fingerprints.sets import FingerprintSet, TextBudget, left_out
 from ..cluster_lines import cluster_records, record_line
+from ..fingerprints.sets import FingerprintSet, TextBudget, left_out
 from ..group import Cluster, cluster_fingerprints, unique_rows
 from ..options import ClusterOptions
-from ..write import json_text_bytes
 from ..verify import may_pass
+from ..write import json_text_bytes
 from .fingerprints import read_part, read_texts
 from .workdir import WorkDir
 
@@ -89,16 +89,24 @@ def _unique_column(fps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 COMBINATIONS_AT_ONCE = 1 << 20
 
 
-def verified_pairs(left: np.ndarray, right: np.ndarray, values: Values, sketches: np.ndarray | None,
-                   eligible_rows: np.ndarray, decision: ClusterOptions, exact: bool) -> np.ndarray:
+def verified_pairs(
+    left: np.ndarray,
+    right: np.ndarray,
+    values: Values,
+    sketches: np.ndarray | None,
+    eligible_rows: np.ndarray,
+    decision: ClusterOptions,
+    exact: bool,
+) -> np.ndarray:
     """Which value pairs (``left``, ``right``: value numbers) some pair of their rows with
     enough features could pass: any combination of the two values' distinct sketches."""
     of_row = values.of_row
     if sketches is None or not len(left):
         return np.ones(len(left), dtype=bool)
     rows = np.flatnonzero(eligible_rows)
-    keyed = np.hstack([of_row[rows].astype(np.uint64).reshape(-1, 1),
-                       np.ascontiguousarray(sketches[rows]).view(np.uint64)])
+    keyed = np.hstack(
+        [of_row[rows].astype(np.uint64).reshape(-1, 1), np.ascontiguousarray(sketches[rows]).view(np.uint64)]
+    )
     variants, _ = unique_rows(keyed)  # sorted by value number, then sketch
     owner = variants[:, 0].astype(np.int64)
     variant_sketches = np.ascontiguousarray(variants[:, 1:]).view(np.uint8)
@@ -116,14 +124,17 @@ def verified_pairs(left: np.ndarray, right: np.ndarray, values: Values, sketches
     ends = np.cumsum(combinations)
     start = 0
     while start < len(several):  # pairs whose combinations come to about COMBINATIONS_AT_ONCE
-        stop = max(start + 1, int(np.searchsorted(ends, ends[start] - combinations[start] + COMBINATIONS_AT_ONCE,
-                                                  side="right")))
+        stop = max(
+            start + 1,
+            int(np.searchsorted(ends, ends[start] - combinations[start] + COMBINATIONS_AT_ONCE, side="right")),
+        )
         pairs, sizes = several[start:stop], combinations[start:stop]
         offsets = np.cumsum(sizes) - sizes
         j = np.arange(int(sizes.sum())) - np.repeat(offsets, sizes)  # combination j of its pair
         across = np.repeat(count[right[pairs]], sizes)
-        passed = test(np.repeat(first[left[pairs]], sizes) + j // across,
-                      np.repeat(first[right[pairs]], sizes) + j % across)
+        passed = test(
+            np.repeat(first[left[pairs]], sizes) + j // across, np.repeat(first[right[pairs]], sizes) + j % across
+        )
         out[pairs] = np.logical_or.reduceat(passed, offsets)
         start = stop
     return out
@@ -168,12 +179,15 @@ def batches(sizes: np.ndarray, rows_per_task: int) -> list[np.ndarray]:
 
 
 def _records(cluster: Cluster, ids: list[str], sizes: np.ndarray, decision: ClusterOptions) -> bytes:
-    return b"".join(json_text_bytes(record_line(record)) + b"\n"
-                    for record in cluster_records(cluster, ids, sizes, decision.output_format))
+    return b"".join(
+        json_text_bytes(record_line(record)) + b"\n"
+        for record in cluster_records(cluster, ids, sizes, decision.output_format)
+    )
 
 
-def _load(work: WorkDir, part_starts: np.ndarray, rows: np.ndarray, texts: np.ndarray | None,
-          lowercase: bool) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray | None, list | None]:
+def _load(
+    work: WorkDir, part_starts: np.ndarray, rows: np.ndarray, texts: np.ndarray | None, lowercase: bool
+) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray | None, list | None]:
     """ids, fingerprints, features, sizes, sketches and kept texts (where ``texts`` says) of
     the global ``rows`` (sorted), read from the parts that hold them."""
     part_of = np.searchsorted(part_starts, rows, side="right") - 1
@@ -193,12 +207,25 @@ def _load(work: WorkDir, part_starts: np.ndarray, rows: np.ndarray, texts: np.nd
             wanted = texts[mine]
             read = read_texts(work, part, local, lowercase)
             exact += [t if w else None for t, w in zip(read, wanted.tolist())]
-    return (ids, np.concatenate(fps), np.concatenate(features), np.concatenate(sizes),
-            np.concatenate(sketches) if sketches else None, exact if texts is not None else None)
+    return (
+        ids,
+        np.concatenate(fps),
+        np.concatenate(features),
+        np.concatenate(sizes),
+        np.concatenate(sketches) if sketches else None,
+        exact if texts is not None else None,
+    )
 
 
-def linkage_task(work: WorkDir, name: str, part_starts: np.ndarray, rows: np.ndarray, texts: np.ndarray | None,
-                 decision: ClusterOptions, lowercase: bool) -> dict:
+def linkage_task(
+    work: WorkDir,
+    name: str,
+    part_starts: np.ndarray,
+    rows: np.ndarray,
+    texts: np.ndarray | None,
+    decision: ClusterOptions,
+    lowercase: bool,
+) -> dict:
     """Cluster a batch of whole groups (``rows``, sorted) in one call: a union of groups is
     itself a union of components, so one call gives what one call per group would. Writes the
     records with their keys to ``records/NAME``."""
@@ -226,17 +253,19 @@ def write_records(work: WorkDir, name: str, records: list[tuple[str, bytes]], sa
     keys = [key.encode("utf-8", "surrogatepass") for key, _ in records]
     lines = [line for _, line in records]
     step = max(1, len(keys) // sample)
-    work.write_arrays(f"records/{name}.npz",
-                      keys=np.frombuffer(b"".join(keys), dtype=np.uint8),
-                      key_ends=np.cumsum([len(k) for k in keys], dtype=np.int64),
-                      lines=np.frombuffer(b"".join(lines), dtype=np.uint8),
-                      line_ends=np.cumsum([len(line) for line in lines], dtype=np.int64))
-    return {"count": len(records), "bytes": sum(map(len, lines)),
-            "sample": [key for key, _ in records[::step]]}
+    work.write_arrays(
+        f"records/{name}.npz",
+        keys=np.frombuffer(b"".join(keys), dtype=np.uint8),
+        key_ends=np.cumsum([len(k) for k in keys], dtype=np.int64),
+        lines=np.frombuffer(b"".join(lines), dtype=np.uint8),
+        line_ends=np.cumsum([len(line) for line in lines], dtype=np.int64),
+    )
+    return {"count": len(records), "bytes": sum(map(len, lines)), "sample": [key for key, _ in records[::step]]}
 
 
-def output_task(work: WorkDir, names: list[str], low: str | None, high: str | None, target: WorkDir,
-                part_name: str) -> dict:
+def output_task(
+    work: WorkDir, names: list[str], low: str | None, high: str | None, target: WorkDir, part_name: str
+) -> dict:
     """One output part: the records of every ``records/NAME`` with ``low <= key < high``, merged
     in key order (the order of the one-process output), written to ``target``."""
     import bisect

@@ -37,8 +37,19 @@ from math import comb
 import numpy as np
 
 # The search itself lives with the one-process index, which runs it too; the tasks' names for it:
-from ..pairs import (CROWD, Crowd, Found, _bits, block_ranges, chunk_pairs, chunk_spans, plan_blocks,  # noqa: F401
-                     table_keys, table_pairs, tables)
+from ..pairs import (
+    CROWD,
+    Crowd,  # noqa: F401
+    Found,
+    _bits,
+    block_ranges,
+    chunk_pairs,  # noqa: F401
+    chunk_spans,  # noqa: F401
+    plan_blocks,  # noqa: F401
+    table_keys,
+    table_pairs,
+    tables,
+)
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 
@@ -46,8 +57,9 @@ _MIX = np.uint64(0x9E3779B97F4A7C15)
 # --- broadcast ------------------------------------------------------------------------------
 
 
-def broadcast_task(values: np.ndarray, bits: int, k: int, blocks: int, table: int, part: int, parts: int,
-                   crowd: int = CROWD) -> Found:
+def broadcast_task(
+    values: np.ndarray, bits: int, k: int, blocks: int, table: int, part: int, parts: int, crowd: int = CROWD
+) -> Found:
     """One task of the broadcast mode: the pairs of table ``table`` among the fingerprints
     whose key falls in part ``part`` of ``parts`` (``values``: the whole distinct column)."""
     chosen = tables(bits, k, blocks)[table]
@@ -104,8 +116,9 @@ def map_chunk(values: np.ndarray, rows: np.ndarray, bits: int, k: int, blocks: i
     return out
 
 
-def reduce_slices(slices: list[tuple[np.ndarray, np.ndarray]], bits: int, k: int, blocks: int, table: int,
-                  crowd: int = CROWD) -> Found:
+def reduce_slices(
+    slices: list[tuple[np.ndarray, np.ndarray]], bits: int, k: int, blocks: int, table: int, crowd: int = CROWD
+) -> Found:
     """The reduce side: the pairs of one (table, range) from the slices every map task wrote."""
     values = np.concatenate([v for v, _ in slices]) if slices else np.empty((0, bits // 64), dtype=np.uint64)
     rows = np.concatenate([r for _, r in slices]) if slices else np.empty(0, dtype=np.int64)

@@ -17,10 +17,10 @@ from typing import Any, Callable, Iterable
 import numpy as np
 import xxhash
 
-from ..read import Inputs, Source
 from ..errors import RecordError, Warnings
 from ..fingerprints.sets import record_key, warn_repeated
 from ..options import ClusterOptions
+from ..read import Inputs, Source
 from . import components as component_stage
 from . import fingerprints as fp_stage
 from . import groups as group_stage
@@ -99,10 +99,18 @@ def shard_identity(shards: list[list[Any]]) -> str:
     return h.hexdigest()
 
 
-def fingerprint_parts(engine: Engine, work: WorkDir, shards: list[list[Any]], recipe: fp_stage.Recipe,
-                      reading: Inputs, warn: Callable[[str], None]) -> tuple[list[dict], list[str]]:
-    tasks = [Task(f"{i:05d}", fp_stage.fingerprint_shard, (work, i, shard, recipe, reading))
-             for i, shard in enumerate(shards)]
+def fingerprint_parts(
+    engine: Engine,
+    work: WorkDir,
+    shards: list[list[Any]],
+    recipe: fp_stage.Recipe,
+    reading: Inputs,
+    warn: Callable[[str], None],
+) -> tuple[list[dict], list[str]]:
+    tasks = [
+        Task(f"{i:05d}", fp_stage.fingerprint_shard, (work, i, shard, recipe, reading))
+        for i, shard in enumerate(shards)
+    ]
     results = engine.run(work, fp_stage.STAGE, tasks)
     skipped = []
     warnings = Warnings(warn)
@@ -116,8 +124,10 @@ def fingerprint_parts(engine: Engine, work: WorkDir, shards: list[list[Any]], re
 
 def import_parts(engine: Engine, work: WorkDir, files: list[str], records_per_task: int) -> list[dict]:
     shards = fp_stage.plan_imports(files, records_per_task)
-    tasks = [Task(f"{i:05d}-{_digest(repr(shard))}", fp_stage.import_file, (work, i, shard))
-             for i, shard in enumerate(shards)]
+    tasks = [
+        Task(f"{i:05d}-{_digest(repr(shard))}", fp_stage.import_file, (work, i, shard))
+        for i, shard in enumerate(shards)
+    ]
     results = engine.run(work, fp_stage.STAGE, tasks)
     for result in results:
         if "error" in result:
@@ -171,9 +181,16 @@ def load_rows(work: WorkDir, results: list[dict]) -> Rows:
     def keys_of(part: int, local: np.ndarray) -> list[tuple]:
         columns = fp_stage.read_part(work, part)
         texts = fp_stage.read_texts(work, part, local, True)
-        return [record_key(columns.values[i], columns.features[i], columns.sizes[i],
-                           None if columns.sketches is None else columns.sketches[i], text)
-                for i, text in zip(local.tolist(), texts)]
+        return [
+            record_key(
+                columns.values[i],
+                columns.features[i],
+                columns.sizes[i],
+                None if columns.sketches is None else columns.sketches[i],
+                text,
+            )
+            for i, text in zip(local.tolist(), texts)
+        ]
 
     kept = group_stage.kept_rows(hash_column, ids_of, lambda rows: by_part(rows, keys_of))
     nbytes_column = np.concatenate(nbytes) if nbytes else np.empty(0, dtype=np.int64)
@@ -181,8 +198,16 @@ def load_rows(work: WorkDir, results: list[dict]) -> Rows:
     if (nbytes_column >= 0).any():
         texts = np.zeros(len(kept), dtype=bool)
         texts[kept] = group_stage.budget_mask(nbytes_column[kept])
-    return Rows(part_starts, all_fps, np.concatenate(features) if features else np.empty(0, dtype=np.int64),
-                np.concatenate(sketches) if sketches else None, kept, texts, nbytes_column, ids_of)
+    return Rows(
+        part_starts,
+        all_fps,
+        np.concatenate(features) if features else np.empty(0, dtype=np.int64),
+        np.concatenate(sketches) if sketches else None,
+        kept,
+        texts,
+        nbytes_column,
+        ids_of,
+    )
 
 
 def near_pairs(engine: Engine, work: WorkDir, values: np.ndarray, k: int, plan: Plan) -> tuple[np.ndarray, np.ndarray]:
@@ -199,18 +224,26 @@ def near_pairs(engine: Engine, work: WorkDir, values: np.ndarray, k: int, plan: 
     if values.nbytes <= plan.broadcast_bytes:
         shared = engine.share(values)
         names = [f"{base}-t{t:03d}-p{p:03d}of{parts}" for t in range(table_count) for p in range(parts)]
-        tasks = [Task(name, _broadcast_pairs, (work, name, shared, bits, k, blocks, i // parts, i % parts, parts,
-                                               plan.crowd))
-                 for i, name in enumerate(names)]
+        tasks = [
+            Task(
+                name, _broadcast_pairs, (work, name, shared, bits, k, blocks, i // parts, i % parts, parts, plan.crowd)
+            )
+            for i, name in enumerate(names)
+        ]
     else:
         tasks = _shuffle_tasks(engine, work, values, bits, k, blocks, parts, plan, base)
     results = engine.run(work, "pairs", tasks)
     # the runs that stayed crowded: one task per pair of their chunks of ``plan.crowd_chunk`` rows
-    chunk_tasks = [Task(f"{crowd['name']}-{first[0]}-{second[0]}", _chunk_pairs,
-                        (work, f"{crowd['name']}-{first[0]}-{second[0]}", crowd["name"], words, crowd["levels"], k,
-                         first, second))
-                   for result in results for crowd in result["crowds"]
-                   for first, second in pair_stage.chunk_spans(crowd["rows"], plan.crowd_chunk)]
+    chunk_tasks = [
+        Task(
+            f"{crowd['name']}-{first[0]}-{second[0]}",
+            _chunk_pairs,
+            (work, f"{crowd['name']}-{first[0]}-{second[0]}", crowd["name"], words, crowd["levels"], k, first, second),
+        )
+        for result in results
+        for crowd in result["crowds"]
+        for first, second in pair_stage.chunk_spans(crowd["rows"], plan.crowd_chunk)
+    ]
     if chunk_tasks:
         engine.run(work, "pairs-crowded", chunk_tasks)
     lefts, rights = [], []
@@ -232,10 +265,16 @@ def _write_found(work: WorkDir, name: str, found: pair_stage.Found) -> dict:
     crowds = []
     for i, crowd in enumerate(found.crowds):
         crowd_name = f"{name}-c{i:04d}"
-        work.write_bytes(f"crowds/{crowd_name}.bin", np.hstack([crowd.rows.astype(np.uint64).reshape(-1, 1),
-                                                                 crowd.values]).tobytes())
-        crowds.append({"name": crowd_name, "rows": len(crowd.rows),
-                       "levels": [[bits, blocks, list(chosen)] for bits, blocks, chosen in crowd.levels]})
+        work.write_bytes(
+            f"crowds/{crowd_name}.bin", np.hstack([crowd.rows.astype(np.uint64).reshape(-1, 1), crowd.values]).tobytes()
+        )
+        crowds.append(
+            {
+                "name": crowd_name,
+                "rows": len(crowd.rows),
+                "levels": [[bits, blocks, list(chosen)] for bits, blocks, chosen in crowd.levels],
+            }
+        )
     return {**_write_pairs(work, name, found.left, found.right), "crowds": crowds}
 
 
@@ -246,8 +285,16 @@ def _read_chunk(work: WorkDir, name: str, words: int, span: tuple[int, int]) -> 
     return pair_stage.Crowd(np.ascontiguousarray(data[:, 1:]), data[:, 0].astype(np.int64), ())
 
 
-def _chunk_pairs(work: WorkDir, name: str, crowd: str, words: int, levels: list, k: int, first: tuple[int, int],
-                 second: tuple[int, int]) -> dict:
+def _chunk_pairs(
+    work: WorkDir,
+    name: str,
+    crowd: str,
+    words: int,
+    levels: list,
+    k: int,
+    first: tuple[int, int],
+    second: tuple[int, int],
+) -> dict:
     """The pairs of a crowd between two of its chunks (within one when they are the same)."""
     levels = tuple((bits, blocks, tuple(chosen)) for bits, blocks, chosen in levels)
     one = _read_chunk(work, crowd, words, first)
@@ -255,13 +302,32 @@ def _chunk_pairs(work: WorkDir, name: str, crowd: str, words: int, levels: list,
     return _write_pairs(work, name, *pair_stage.chunk_pairs(levels, k, one, other))
 
 
-def _broadcast_pairs(work: WorkDir, name: str, values: np.ndarray, bits: int, k: int, blocks: int, table: int,
-                     part: int, parts: int, crowd: int) -> dict:
+def _broadcast_pairs(
+    work: WorkDir,
+    name: str,
+    values: np.ndarray,
+    bits: int,
+    k: int,
+    blocks: int,
+    table: int,
+    part: int,
+    parts: int,
+    crowd: int,
+) -> dict:
     return _write_found(work, name, pair_stage.broadcast_task(values, bits, k, blocks, table, part, parts, crowd))
 
 
-def _shuffle_tasks(engine: Engine, work: WorkDir, values: np.ndarray, bits: int, k: int, blocks: int, ranges: int,
-                   plan: Plan, base: str) -> list[Task]:
+def _shuffle_tasks(
+    engine: Engine,
+    work: WorkDir,
+    values: np.ndarray,
+    bits: int,
+    k: int,
+    blocks: int,
+    ranges: int,
+    plan: Plan,
+    base: str,
+) -> list[Task]:
     """The map tasks run here (one per chunk of the column, which they read from the work
     dir); the reduce tasks of each (table, range) are returned to run."""
     n = len(values)
@@ -271,18 +337,30 @@ def _shuffle_tasks(engine: Engine, work: WorkDir, values: np.ndarray, bits: int,
     starts = np.linspace(0, n, chunks + 1).astype(np.int64)
     for c in range(chunks):  # written on every run: a damaged copy is never reused
         work.write_arrays(f"column/{mapped}-chunk{c:04d}.npz", values=values[starts[c] : starts[c + 1]])
-    maps = [Task(f"{mapped}-map{c:04d}", _map_chunk, (work, f"{mapped}-chunk{c:04d}", f"{mapped}-map{c:04d}",
-                                                       int(starts[c]), bits, k, blocks, bounds))
-            for c in range(chunks)]
+    maps = [
+        Task(
+            f"{mapped}-map{c:04d}",
+            _map_chunk,
+            (work, f"{mapped}-chunk{c:04d}", f"{mapped}-map{c:04d}", int(starts[c]), bits, k, blocks, bounds),
+        )
+        for c in range(chunks)
+    ]
     engine.run(work, "pairs-map", maps)
     table_count = bounds.shape[0]
-    return [Task(f"{mapped}-t{t:03d}-r{r:03d}", _reduce_range,
-                 (work, [m.name for m in maps], f"{mapped}-t{t:03d}-r{r:03d}", bits, k, blocks, t, r, plan.crowd))
-            for t in range(table_count) for r in range(ranges)]
+    return [
+        Task(
+            f"{mapped}-t{t:03d}-r{r:03d}",
+            _reduce_range,
+            (work, [m.name for m in maps], f"{mapped}-t{t:03d}-r{r:03d}", bits, k, blocks, t, r, plan.crowd),
+        )
+        for t in range(table_count)
+        for r in range(ranges)
+    ]
 
 
-def _map_chunk(work: WorkDir, chunk: str, name: str, start: int, bits: int, k: int, blocks: int,
-               bounds: np.ndarray) -> dict:
+def _map_chunk(
+    work: WorkDir, chunk: str, name: str, start: int, bits: int, k: int, blocks: int, bounds: np.ndarray
+) -> dict:
     values = work.read_arrays(f"column/{chunk}.npz")["values"]
     rows = np.arange(start, start + len(values), dtype=np.int64)
     files = pair_stage.map_chunk(values, rows, bits, k, blocks, bounds)
@@ -291,42 +369,57 @@ def _map_chunk(work: WorkDir, chunk: str, name: str, start: int, bits: int, k: i
     return {"count": len(values), "bytes": sum(map(len, files))}
 
 
-def _reduce_range(work: WorkDir, maps: list[str], name: str, bits: int, k: int, blocks: int, table: int,
-                  which: int, crowd: int) -> dict:
+def _reduce_range(
+    work: WorkDir, maps: list[str], name: str, bits: int, k: int, blocks: int, table: int, which: int, crowd: int
+) -> dict:
     slices = [pair_stage.read_slice(work.read_bytes(f"shuffle/{m}-t{table:03d}.npz"), which) for m in maps]
     return _write_found(work, name, pair_stage.reduce_slices(slices, bits, k, blocks, table, crowd))
 
 
-def cluster_rows(engine: Engine, work: WorkDir, rows: Rows, decision: ClusterOptions, plan: Plan,
-                 lowercase: bool, target: WorkDir, warn: Callable[[str], None]) -> Outcome:
+def cluster_rows(
+    engine: Engine,
+    work: WorkDir,
+    rows: Rows,
+    decision: ClusterOptions,
+    plan: Plan,
+    lowercase: bool,
+    target: WorkDir,
+    warn: Callable[[str], None],
+) -> Outcome:
     """Pairs, groups, linkage and the output parts, from the rows the first stage wrote."""
     kept_rows = np.flatnonzero(rows.kept)
     exact = rows.texts is not None and bool(rows.texts.any())
     texts = rows.texts if exact else None
     dropped = 0 if rows.texts is None else int(((rows.nbytes >= 0) & rows.kept & ~rows.texts).sum())
     if dropped:
-        warn(f"simdedup: note: {dropped:,} documents beyond the memory budget of exact verification are "
-             f"verified with their sketches")
+        warn(
+            f"simdedup: note: {dropped:,} documents beyond the memory budget of exact verification are "
+            f"verified with their sketches"
+        )
     if decision.similarity == "resemblance" and not exact and rows.sketches is not None:
-        warn("simdedup: note: these fingerprints carry no text to measure resemblance with: "
-             "pairs are verified with the sketches' bag similarity")
+        warn(
+            "simdedup: note: these fingerprints carry no text to measure resemblance with: "
+            "pairs are verified with the sketches' bag similarity"
+        )
     start = time.perf_counter()
     fps, features = rows.fps[kept_rows], rows.features[kept_rows]
     values = group_stage.distinct_values(fps, features, decision.min_features)
-    engine.note(f"simdedup: distinct (driver): {len(kept_rows):,} rows, {len(values.values):,} distinct fingerprints, "
-                f"{time.perf_counter() - start:.1f} s")
+    engine.note(
+        f"simdedup: distinct (driver): {len(kept_rows):,} rows, {len(values.values):,} distinct fingerprints, "
+        f"{time.perf_counter() - start:.1f} s"
+    )
     left, right = near_pairs(engine, work, values.values[values.searched], decision.k, plan)
     start = time.perf_counter()
     left, right = values.searched[left], values.searched[right]
     sketches = None if rows.sketches is None else rows.sketches[kept_rows]
-    verified = group_stage.verified_pairs(left, right, values, sketches,
-                                          features >= decision.min_features, decision, exact)
+    verified = group_stage.verified_pairs(
+        left, right, values, sketches, features >= decision.min_features, decision, exact
+    )
     left, right = left[verified], right[verified]
     if len(left) > plan.driver_pairs:  # large-star/small-star in tasks, not timed as the driver's
         driver_seconds = time.perf_counter() - start
         parts = component_stage.plan_parts(len(left), engine.workers)
-        label = component_stage.components(engine, work, len(values.values), left, right, parts,
-                                           _digest(left, right))
+        label = component_stage.components(engine, work, len(values.values), left, right, parts, _digest(left, right))
         start = time.perf_counter() - driver_seconds
     else:
         label = group_stage.components(len(values.values), left, right)
@@ -338,17 +431,31 @@ def cluster_rows(engine: Engine, work: WorkDir, rows: Rows, decision: ClusterOpt
     members = kept_rows[grouped][order]
     member_groups = group[grouped][order]
     group_sizes = np.unique(member_groups, return_counts=True)[1]
-    engine.note(f"simdedup: groups (driver): {len(left):,} of {len(verified):,} pairs kept, {len(group_sizes):,} "
-                f"groups of {len(members):,} rows, the largest {group_sizes.max(initial=0):,}, "
-                f"{time.perf_counter() - start:.1f} s")
+    engine.note(
+        f"simdedup: groups (driver): {len(left):,} of {len(verified):,} pairs kept, {len(group_sizes):,} "
+        f"groups of {len(members):,} rows, the largest {group_sizes.max(initial=0):,}, "
+        f"{time.perf_counter() - start:.1f} s"
+    )
     ends = np.cumsum(group_sizes)
     for batch in group_stage.batches(group_sizes, plan.rows_per_task):
         first, last = (ends[batch[0]] - group_sizes[batch[0]]), ends[batch[-1]]
         batch_rows = np.sort(members[first:last])
         name = f"groups-{_digest(batch_rows, repr(decision))}"
-        tasks.append(Task(name, group_stage.linkage_task,
-                          (work, name, rows.part_starts, batch_rows, None if texts is None else texts[batch_rows],
-                           decision, lowercase)))
+        tasks.append(
+            Task(
+                name,
+                group_stage.linkage_task,
+                (
+                    work,
+                    name,
+                    rows.part_starts,
+                    batch_rows,
+                    None if texts is None else texts[batch_rows],
+                    decision,
+                    lowercase,
+                ),
+            )
+        )
     if decision.singletons:
         alone = kept_rows[~grouped]
         part_of = np.searchsorted(rows.part_starts, alone, side="right") - 1
@@ -364,8 +471,13 @@ def cluster_rows(engine: Engine, work: WorkDir, rows: Rows, decision: ClusterOpt
     out_tasks = []
     for i, (low, high) in enumerate(zip(bounds, bounds[1:])):
         part_name = f"part-{i:05d}.jsonl"
-        out_tasks.append(Task(f"{_digest(names, low, high, target.url)}-{part_name}", group_stage.output_task,
-                              (work, names, low, high, target, part_name)))
+        out_tasks.append(
+            Task(
+                f"{_digest(names, low, high, target.url)}-{part_name}",
+                group_stage.output_task,
+                (work, names, low, high, target, part_name),
+            )
+        )
         outcome.parts.append(part_name)
     engine.run(work, "output", out_tasks)
     return outcome
@@ -375,8 +487,9 @@ def _fingerprint_output(work: WorkDir, index: int, target: WorkDir, part_name: s
     """One part of ``fingerprint``'s output: the part's records as JSON lines or in the binary form."""
     data = work.read_bytes(f"{fp_stage.part_name(index)}.sdfp")
     if render == "jsonl":
-        from ..fingerprints import json_lines, read_fingerprint_files
         import io
+
+        from ..fingerprints import json_lines, read_fingerprint_files
 
         columns = read_fingerprint_files([(part_name, io.BytesIO(data))]) if data else None
         data = b"" if columns is None else b"".join(json_lines(records) for records in columns.records())
@@ -387,8 +500,10 @@ def _fingerprint_output(work: WorkDir, index: int, target: WorkDir, part_name: s
 def fingerprint_output(engine: Engine, work: WorkDir, results: list[dict], target: WorkDir, render: str) -> list[str]:
     suffix = "jsonl" if render == "jsonl" else "sdfp"
     names = [f"part-{i:05d}.{suffix}" for i in range(len(results))]
-    tasks = [Task(f"{_digest(target.url, render)}-{name}", _fingerprint_output, (work, i, target, name, render))
-             for i, name in enumerate(names)]
+    tasks = [
+        Task(f"{_digest(target.url, render)}-{name}", _fingerprint_output, (work, i, target, name, render))
+        for i, name in enumerate(names)
+    ]
     engine.run(work, "output", tasks)
     return names
 
@@ -411,9 +526,18 @@ def stream(target: WorkDir, parts: Iterable[str], write: Callable[[bytes], None]
 # --- the commands' stage sequences ------------------------------------------------------------
 
 
-def dedup(engine: Engine, work: WorkDir, shards: list[list[Any]], recipe: fp_stage.Recipe,
-          reading: Inputs, decision: ClusterOptions, target: WorkDir, plan: Plan,
-          warn: Callable[[str], None], verbose: bool = False) -> Outcome:
+def dedup(
+    engine: Engine,
+    work: WorkDir,
+    shards: list[list[Any]],
+    recipe: fp_stage.Recipe,
+    reading: Inputs,
+    decision: ClusterOptions,
+    target: WorkDir,
+    plan: Plan,
+    warn: Callable[[str], None],
+    verbose: bool = False,
+) -> Outcome:
     """Fingerprint and cluster: the output of ``dedup`` as part files in ``target``."""
     results, skipped = fingerprint_parts(engine, work, shards, recipe, reading, warn)
     if verbose:
@@ -422,8 +546,10 @@ def dedup(engine: Engine, work: WorkDir, shards: list[list[Any]], recipe: fp_sta
                 warn(f"simdedup: {note}")
     start = time.perf_counter()
     rows = load_rows(work, results)
-    engine.note(f"simdedup: rows (driver): {len(rows.kept):,} rows read from {len(results)} parts, "
-                f"{time.perf_counter() - start:.1f} s")
+    engine.note(
+        f"simdedup: rows (driver): {len(rows.kept):,} rows read from {len(results)} parts, "
+        f"{time.perf_counter() - start:.1f} s"
+    )
     repeated = np.flatnonzero(~rows.kept)
     repeated_ids = rows.ids_of(repeated) if len(repeated) else []
     skipped.extend(repeated_ids)
@@ -434,8 +560,15 @@ def dedup(engine: Engine, work: WorkDir, shards: list[list[Any]], recipe: fp_sta
     return outcome
 
 
-def cluster(engine: Engine, work: WorkDir, files: list[str], resolve: Callable[[int, dict], ClusterOptions],
-            target: WorkDir, plan: Plan, warn: Callable[[str], None]) -> Outcome:
+def cluster(
+    engine: Engine,
+    work: WorkDir,
+    files: list[str],
+    resolve: Callable[[int, dict], ClusterOptions],
+    target: WorkDir,
+    plan: Plan,
+    warn: Callable[[str], None],
+) -> Outcome:
     """Cluster fingerprint files: the output of ``cluster`` as part files in ``target``;
     ``resolve(bits, settings)`` gives the decision for the fingerprints found."""
     results = import_parts(engine, work, files, plan.import_records)
@@ -443,20 +576,32 @@ def cluster(engine: Engine, work: WorkDir, files: list[str], resolve: Callable[[
     decision = resolve(next((r["bits"] for r in results if r["count"]), 64), settings)
     start = time.perf_counter()
     rows = load_rows(work, results)
-    engine.note(f"simdedup: rows (driver): {len(rows.kept):,} rows read from {len(results)} parts, "
-                f"{time.perf_counter() - start:.1f} s")
+    engine.note(
+        f"simdedup: rows (driver): {len(rows.kept):,} rows read from {len(results)} parts, "
+        f"{time.perf_counter() - start:.1f} s"
+    )
     repeated = np.flatnonzero(~rows.kept)
     if len(repeated):
         part_of = np.searchsorted(rows.part_starts, repeated, side="right") - 1
-        wheres = (f"{results[part]['path']}:{results[part]['lines'][row - rows.part_starts[part]]}: {doc_id}"
-                  for row, part, doc_id in zip(repeated.tolist(), part_of.tolist(), rows.ids_of(repeated)))
+        wheres = (
+            f"{results[part]['path']}:{results[part]['lines'][row - rows.part_starts[part]]}: {doc_id}"
+            for row, part, doc_id in zip(repeated.tolist(), part_of.tolist(), rows.ids_of(repeated))
+        )
         warn_repeated(warn, wheres)
     return cluster_rows(engine, work, rows, decision, plan, True, target, warn)
 
 
-def fingerprint(engine: Engine, work: WorkDir, shards: list[list[Any]], recipe: fp_stage.Recipe,
-                reading: Inputs, record_format: str, target: WorkDir, warn: Callable[[str], None],
-                verbose: bool = False) -> Outcome:
+def fingerprint(
+    engine: Engine,
+    work: WorkDir,
+    shards: list[list[Any]],
+    recipe: fp_stage.Recipe,
+    reading: Inputs,
+    record_format: str,
+    target: WorkDir,
+    warn: Callable[[str], None],
+    verbose: bool = False,
+) -> Outcome:
     """The output of ``fingerprint`` as part files in ``target``."""
     results, skipped = fingerprint_parts(engine, work, shards, recipe, reading, warn)
     if verbose:

@@ -187,8 +187,9 @@ class WorkDir:
         if not self.exists(MANIFEST):
             try:
                 if self.fs.exists(self.path("")) and self.fs.ls(self.path(""), detail=False):
-                    raise WorkDirError(f"--work-dir {self.url} is not empty and holds no {MANIFEST}: "
-                                       f"give an empty or new directory")
+                    raise WorkDirError(
+                        f"--work-dir {self.url} is not empty and holds no {MANIFEST}: give an empty or new directory"
+                    )
             except FileNotFoundError:
                 pass
             self.write_json(MANIFEST, wanted)
@@ -198,8 +199,13 @@ class WorkDir:
         except ValueError:
             raise WorkDirError(f"--work-dir {self.url}: {MANIFEST} is damaged") from None
         if found != wanted:
-            changed = sorted(key for key in set(found.get("settings", {})) | set(settings)
-                             if found.get("settings", {}).get(key) != wanted["settings"].get(key))
-            raise WorkDirError(f"--work-dir {self.url} was made with other settings ({', '.join(changed) or 'format'} "
-                               f"differ): give a new directory, or the settings it was made with")
+            changed = sorted(
+                key
+                for key in set(found.get("settings", {})) | set(settings)
+                if found.get("settings", {}).get(key) != wanted["settings"].get(key)
+            )
+            raise WorkDirError(
+                f"--work-dir {self.url} was made with other settings ({', '.join(changed) or 'format'} "
+                f"differ): give a new directory, or the settings it was made with"
+            )
         return True

@@ -12,5 +12,16 @@ from .columns import FingerprintColumns, read_fingerprint_files
 from .record import FingerprintRecord, describe_settings, json_lines
 from .sets import REPEATED_ID, FingerprintSet, collect_records, load_fingerprints, warn_repeated
 
-__all__ = ["REPEATED_ID", "BinaryWriter", "FingerprintColumns", "FingerprintRecord", "FingerprintSet", "collect_records",
-           "describe_settings", "json_lines", "load_fingerprints", "warn_repeated", "read_fingerprint_files"]
+__all__ = [
+    "REPEATED_ID",
+    "BinaryWriter",
+    "FingerprintColumns",
+    "FingerprintRecord",
+    "FingerprintSet",
+    "collect_records",
+    "describe_settings",
+    "json_lines",
+    "load_fingerprints",
+    "warn_repeated",
+    "read_fingerprint_files",
+]

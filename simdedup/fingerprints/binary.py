@@ -42,27 +42,53 @@ def encode_block(records: list[FingerprintRecord]) -> bytes:
     """One block holding ``records`` (all made with the same settings)."""
     first = records[0]
     mask = (1 << 64) - 1
-    values = np.array([[(r.simhash >> (64 * w)) & mask for w in range(first.bits // 64)] for r in records],
-                      dtype=np.uint64)
+    values = np.array(
+        [[(r.simhash >> (64 * w)) & mask for w in range(first.bits // 64)] for r in records], dtype=np.uint64
+    )
     sketches = None
     if first.sketch is not None:
         sketches = np.frombuffer(b"".join(r.sketch or b"" for r in records), dtype=np.uint8).reshape(len(records), -1)
-    return encode_columns(first, [r.id for r in records], values, np.array([r.features for r in records]),
-                          np.array([-1 if r.bytes is None else r.bytes for r in records]), sketches)
+    return encode_columns(
+        first,
+        [r.id for r in records],
+        values,
+        np.array([r.features for r in records]),
+        np.array([-1 if r.bytes is None else r.bytes for r in records]),
+        sketches,
+    )
 
 
-def encode_columns(first: FingerprintRecord, ids: list[str], values: np.ndarray, features: np.ndarray,
-                   sizes: np.ndarray, sketches: np.ndarray | None) -> bytes:
+def encode_columns(
+    first: FingerprintRecord,
+    ids: list[str],
+    values: np.ndarray,
+    features: np.ndarray,
+    sizes: np.ndarray,
+    sketches: np.ndarray | None,
+) -> bytes:
     """One block from columns (as :class:`simdedup.fingerprints.FingerprintColumns` holds them);
     ``first`` is a record with the block's settings."""
     encoded = [i.encode("utf-8", "surrogatepass") for i in ids]
     blob = b"\n".join(encoded)
-    template = FingerprintRecord("", first.simhash, first.bits, first.features, first.settings, first.bytes,
-                                 first.sketch).to_json().encode("utf-8")
-    return b"".join([MAGIC, template, b"\n", _COUNTS.pack(len(ids), len(blob)), blob,
-                     np.array([len(i) for i in encoded], dtype="<u4").tobytes(),
-                     np.ascontiguousarray(values, dtype="<u8").tobytes(), np.asarray(features, dtype="<i8").tobytes(),
-                     np.asarray(sizes, dtype="<i8").tobytes(), b"" if sketches is None else sketches.tobytes()])
+    template = (
+        FingerprintRecord("", first.simhash, first.bits, first.features, first.settings, first.bytes, first.sketch)
+        .to_json()
+        .encode("utf-8")
+    )
+    return b"".join(
+        [
+            MAGIC,
+            template,
+            b"\n",
+            _COUNTS.pack(len(ids), len(blob)),
+            blob,
+            np.array([len(i) for i in encoded], dtype="<u4").tobytes(),
+            np.ascontiguousarray(values, dtype="<u8").tobytes(),
+            np.asarray(features, dtype="<i8").tobytes(),
+            np.asarray(sizes, dtype="<i8").tobytes(),
+            b"" if sketches is None else sketches.tobytes(),
+        ]
+    )
 
 
 def write_columns(writer: "BinaryWriter", columns: Any) -> None:
@@ -73,8 +99,17 @@ def write_columns(writer: "BinaryWriter", columns: Any) -> None:
         stop = start + BLOCK_RECORDS
         (first,) = next(columns.records(1, start))
         sketches = columns.sketches[start:stop] if columns.sketches is not None else None
-        write_all(writer.target, encode_columns(first, columns.ids[start:stop], columns.values[start:stop],
-                                                columns.features[start:stop], columns.sizes[start:stop], sketches))
+        write_all(
+            writer.target,
+            encode_columns(
+                first,
+                columns.ids[start:stop],
+                columns.values[start:stop],
+                columns.features[start:stop],
+                columns.sizes[start:stop],
+                sketches,
+            ),
+        )
 
 
 class BinaryWriter:
@@ -88,7 +123,7 @@ class BinaryWriter:
     def write_records(self, records: Iterable[FingerprintRecord]) -> None:
         self._pending.extend(records)
         while len(self._pending) >= self.block_records:
-            block, self._pending = self._pending[:self.block_records], self._pending[self.block_records:]
+            block, self._pending = self._pending[: self.block_records], self._pending[self.block_records :]
             self._write(encode_block(block))
 
     def flush(self) -> None:
@@ -155,8 +190,9 @@ def read_blocks(stream: BinaryIO, name: str, first: bytes = b"") -> Iterator[Blo
                 ids = text.split("\n") if n else []
             else:  # some ids hold newlines: cut by length
                 ends = np.cumsum(lengths.astype(np.int64) + 1) - 1
-                ids = [blob[a:b].decode("utf-8", "surrogatepass")
-                       for a, b in zip((ends - lengths).tolist(), ends.tolist())]
+                ids = [
+                    blob[a:b].decode("utf-8", "surrogatepass") for a, b in zip((ends - lengths).tolist(), ends.tolist())
+                ]
         except UnicodeDecodeError as exc:
             raise RecordError(f"{where}: an id is not UTF-8 ({exc.reason} at byte {exc.start})") from None
         words = bits // 64
@@ -169,8 +205,9 @@ def read_blocks(stream: BinaryIO, name: str, first: bytes = b"") -> Iterator[Blo
         if key[-1]:
             raw = _read_exactly(stream, key[-1] * n, where)
             sketches = np.frombuffer(raw, dtype=np.uint8).reshape(n, key[-1])
-        yield Block(key, bits, ids, values.astype(np.uint64), features.astype(np.int64), sizes.astype(np.int64),
-                    sketches)
+        yield Block(
+            key, bits, ids, values.astype(np.uint64), features.astype(np.int64), sizes.astype(np.int64), sketches
+        )
 
 
 def _read_exactly(stream: BinaryIO, size: int, where: str) -> bytes:

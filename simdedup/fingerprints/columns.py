@@ -14,14 +14,22 @@ from typing import Any, BinaryIO, Iterable, Iterator
 
 import numpy as np
 
-from ..kernels.scan import FIELD_BYTES, FIELD_FEATURES, FIELD_HEX, FIELD_ID, FIELD_SKETCH, RecordScanner
 from ..errors import IncompatibleSettingsError, RecordError
 from ..jsonline import parse_json_line
+from ..kernels.scan import FIELD_BYTES, FIELD_FEATURES, FIELD_HEX, FIELD_ID, FIELD_SKETCH, RecordScanner
 from ..method_registry import BUILTIN, method_spec
 from ..sketch import decode as decode_sketch
 from .binary import MAGIC, read_blocks
-from .record import (_BASE64, _HEX, _INT64_END, SETTING_KEYS, FingerprintRecord, describe_settings,
-                     record_fields, settings_dict)
+from .record import (
+    _BASE64,
+    _HEX,
+    _INT64_END,
+    SETTING_KEYS,
+    FingerprintRecord,
+    describe_settings,
+    record_fields,
+    settings_dict,
+)
 
 
 @dataclass
@@ -49,11 +57,25 @@ class FingerprintColumns:
             for w in range(words):
                 values = [v | (int(x) << (64 * w)) for v, x in zip(values, self.values[start:stop, w].tolist())]
             sketches = self.sketches[start:stop] if self.sketches is not None else None
-            yield [FingerprintRecord(doc_id, value, self.bits, features, settings, None if size_ == -1 else size_,
-                                     sketches[i].tobytes() if sketches is not None else None)
-                   for i, (doc_id, value, features, size_) in enumerate(zip(self.ids[start:stop], values,
-                                                                            self.features[start:stop].tolist(),
-                                                                            self.sizes[start:stop].tolist()))]
+            yield [
+                FingerprintRecord(
+                    doc_id,
+                    value,
+                    self.bits,
+                    features,
+                    settings,
+                    None if size_ == -1 else size_,
+                    sketches[i].tobytes() if sketches is not None else None,
+                )
+                for i, (doc_id, value, features, size_) in enumerate(
+                    zip(
+                        self.ids[start:stop],
+                        values,
+                        self.features[start:stop].tolist(),
+                        self.sizes[start:stop].tolist(),
+                    )
+                )
+            ]
 
 
 #: the id: plain characters and backslash escapes, unrolled (``a*(?:\\.a*)*``: the same strings as
@@ -64,7 +86,8 @@ _NUMBERS = r'"features":(0|[1-9][0-9]*)(?:,"bytes":(-?(?:0|[1-9][0-9]*)))?'
 #: bits, features, bytes, the settings fields, sketch. Blocks whose every line has this form
 #: are read by regular expression and numpy; any other line goes through ``json.loads``.
 _CANONICAL = re.compile(
-    _ID + f'"({"|".join(spec.value_field for spec in BUILTIN.values())})":"([0-9a-fA-F]+)",'
+    _ID
+    + f'"({"|".join(spec.value_field for spec in BUILTIN.values())})":"([0-9a-fA-F]+)",'
     + f'"bits":({"|".join(sorted({str(bits) for spec in BUILTIN.values() for bits in spec.widths}, key=int))}),'
     + _NUMBERS
     + r'((?:,"(?:method|tokenizer|options|hash|weighting|ties)":(?:"[^"\\\x00-\x1f]*"|\{[^{}\\\x00-\x1f]*\}|null))*)'
@@ -81,8 +104,12 @@ def _same_form(first: re.Match) -> re.Pattern:
     field, hexdigits, bits, settings, sketch = first.group(2, 3, 4, 7, 8)
     sketch_part = f',"sketch":"([A-Za-z0-9_-]{{{len(sketch)}}})"' if sketch else "()"
     return re.compile(
-        _ID + f'"{field}":"([0-9a-fA-F]{{{len(hexdigits)}}})","bits":{bits},' + _NUMBERS + re.escape(settings)
-        + sketch_part + r'\}\r?$',
+        _ID
+        + f'"{field}":"([0-9a-fA-F]{{{len(hexdigits)}}})","bits":{bits},'
+        + _NUMBERS
+        + re.escape(settings)
+        + sketch_part
+        + r"\}\r?$",
         re.M,
     )
 
@@ -108,10 +135,17 @@ class Template:
         """The template that ``line`` fits, ``record`` being what it reads as (a record with
         checked fields); None when no spelling that ``json.dumps`` makes is the line's (compact
         or with spaces after the separators, as jq and pandas write)."""
-        fields = {"id": FIELD_ID, value_field: FIELD_HEX, "features": FIELD_FEATURES,
-                  "bytes": FIELD_BYTES, "sketch": FIELD_SKETCH}
-        shaped = {key: f"{_MARK}{fields[key]}" if key in fields and value not in (None, "") or key == "id" else value
-                  for key, value in record.items()}
+        fields = {
+            "id": FIELD_ID,
+            value_field: FIELD_HEX,
+            "features": FIELD_FEATURES,
+            "bytes": FIELD_BYTES,
+            "sketch": FIELD_SKETCH,
+        }
+        shaped = {
+            key: f"{_MARK}{fields[key]}" if key in fields and value not in (None, "") or key == "id" else value
+            for key, value in record.items()
+        }
         scanner = RecordScanner.loaded()
         for separators in ((",", ":"), (", ", ": ")):
             for ensure_ascii in (True, False):
@@ -119,8 +153,12 @@ class Template:
                 for kind in (FIELD_FEATURES, FIELD_BYTES):  # numbers, not strings
                     text = text.replace(f'"{_MARK}{kind}"', f"{_MARK}{kind}")
                 parts = re.split(f"{_MARK}([0-4])", text)
-                template = cls(tuple(p.encode() for p in parts[0::2]), tuple(int(k) for k in parts[1::2]),
-                               len(record[value_field]), len(record.get("sketch") or ""))
+                template = cls(
+                    tuple(p.encode() for p in parts[0::2]),
+                    tuple(int(k) for k in parts[1::2]),
+                    len(record[value_field]),
+                    len(record.get("sketch") or ""),
+                )
                 if scanner is not None and template.scan(scanner, line, 1) is not None:
                     return template
         return None
@@ -150,7 +188,8 @@ def _decode_sketches(texts: list[str]) -> np.ndarray:
     whole = length // 4 * 4
     out = np.empty((count, size), dtype=np.uint8)
     out[:, : whole // 4 * 3] = np.frombuffer(binascii.a2b_base64(chars[:, :whole].tobytes()), dtype=np.uint8).reshape(
-        count, -1)
+        count, -1
+    )
     if whole < length:
         tail = np.full((count, 4), ord("A"), dtype=np.uint8)
         tail[:, : length - whole] = chars[:, whole:]
@@ -165,8 +204,14 @@ class _ColumnReader:
     def __init__(self, block_bytes: int = BLOCK_BYTES) -> None:
         self.block_bytes = block_bytes
         self.ids: list[str] = []
-        self.parts: dict[str, list[np.ndarray]] = {"values": [], "features": [], "sizes": [], "sketches": [],
-                                                   "file_index": [], "lines": []}
+        self.parts: dict[str, list[np.ndarray]] = {
+            "values": [],
+            "features": [],
+            "sizes": [],
+            "sketches": [],
+            "file_index": [],
+            "lines": [],
+        }
         self.files: list[str] = []
         self.first_key: tuple | None = None
         self.first_where = ""
@@ -201,8 +246,13 @@ class _ColumnReader:
             cut = buffer.rfind(b"\n", 0, end) + 1 if got else end
             if cut:
                 with memoryview(buffer) as view, view[:cut] as block:
-                    line = self._add_block(name, file_number, line, block, buffer.count(b"\n", 0, cut)
-                                           + (0 if buffer[cut - 1] == 10 else 1))
+                    line = self._add_block(
+                        name,
+                        file_number,
+                        line,
+                        block,
+                        buffer.count(b"\n", 0, cut) + (0 if buffer[cut - 1] == 10 else 1),
+                    )
                 buffer[: end - cut] = buffer[cut:end]
             held = end - cut
             if not got:
@@ -218,12 +268,27 @@ class _ColumnReader:
         for number, block in enumerate(read_blocks(stream, name, first), 1):
             self._check_key(block.key, block.bits, f"{name}: binary block {number}")
             n = len(block.ids)
-            self._append(block.ids, block.values, block.features, block.sizes, block.sketches, file_number,
-                         np.arange(position, position + n, dtype=np.int64))
+            self._append(
+                block.ids,
+                block.values,
+                block.features,
+                block.sizes,
+                block.sketches,
+                file_number,
+                np.arange(position, position + n, dtype=np.int64),
+            )
             position += n
 
-    def _append(self, ids: Iterable[str], values: np.ndarray, features: np.ndarray, sizes: np.ndarray,
-                sketches: np.ndarray | None, file_number: int, lines: np.ndarray) -> None:
+    def _append(
+        self,
+        ids: Iterable[str],
+        values: np.ndarray,
+        features: np.ndarray,
+        sizes: np.ndarray,
+        sketches: np.ndarray | None,
+        file_number: int,
+        lines: np.ndarray,
+    ) -> None:
         """Add the columns of some records read from file ``file_number``, at ``lines``."""
         self.ids.extend(ids)
         for part, column in (("values", values), ("features", features), ("sizes", sizes), ("lines", lines)):
@@ -325,30 +390,51 @@ class _ColumnReader:
         method, bits, sketch_bytes = key[0], key[3], key[-1]
         settings_of = operator.itemgetter(*(k for k in SETTING_KEYS if k in first))
         try:  # the same keys as the first (as many, and all of its), and the same settings
-            if (list(map(len, objects)).count(len(first)) != len(objects)
-                    or list(map(settings_of, objects)).count(settings_of(first)) != len(objects)):
+            if list(map(len, objects)).count(len(first)) != len(objects) or list(map(settings_of, objects)).count(
+                settings_of(first)
+            ) != len(objects):
                 return False
-            columns = {k: list(map(operator.itemgetter(k), objects))  # settings_of has checked the others
-                       for k in first if k == "bits" or k not in SETTING_KEYS}
+            columns = {
+                k: list(map(operator.itemgetter(k), objects))  # settings_of has checked the others
+                for k in first
+                if k == "bits" or k not in SETTING_KEYS
+            }
         except KeyError:
             return False
         ids, hexes = columns["id"], columns[method_spec(method).value_field]  # type: ignore[union-attr]
         features, sizes = columns.get("features", [0] * len(objects)), columns.get("bytes", [None] * len(objects))
-        if not (set(map(type, ids)) == {str} and set(map(type, hexes)) == {str} and set(map(type, columns["bits"])) == {int}
-                and set(map(len, hexes)) == {bits // 4} and _HEX.fullmatch("".join(hexes))
-                and set(map(type, features)) == {int} and 0 <= min(features) and max(features) < _INT64_END
-                and (set(map(type, sizes)) == {type(None)}
-                     or (set(map(type, sizes)) == {int} and -_INT64_END <= min(sizes) and max(sizes) < _INT64_END))):
+        if not (
+            set(map(type, ids)) == {str}
+            and set(map(type, hexes)) == {str}
+            and set(map(type, columns["bits"])) == {int}
+            and set(map(len, hexes)) == {bits // 4}
+            and _HEX.fullmatch("".join(hexes))
+            and set(map(type, features)) == {int}
+            and 0 <= min(features)
+            and max(features) < _INT64_END
+            and (
+                set(map(type, sizes)) == {type(None)}
+                or (set(map(type, sizes)) == {int} and -_INT64_END <= min(sizes) and max(sizes) < _INT64_END)
+            )
+        ):
             return False  # (64.0 equals 64 and True equals 1, but they are not what a record says)
         sketches = columns.get("sketch")
-        if sketches is not None and not (set(map(type, sketches)) == {str} and set(map(len, sketches)) == {
-                len(sketches[0])} and _BASE64.fullmatch("".join(sketches))):
+        if sketches is not None and not (
+            set(map(type, sketches)) == {str}
+            and set(map(len, sketches)) == {len(sketches[0])}
+            and _BASE64.fullmatch("".join(sketches))
+        ):
             return False
         self._check_key(key, bits, f"{name}:{line}")
-        self._append(ids, _words_from_hex(hexes, bits), np.array(features, dtype=np.int64),
-                     np.array([-1] * len(sizes) if sizes[0] is None else sizes, dtype=np.int64),
-                     _decode_sketches(sketches) if sketch_bytes else None, file_number,
-                     np.arange(line, line + len(ids), dtype=np.int64))
+        self._append(
+            ids,
+            _words_from_hex(hexes, bits),
+            np.array(features, dtype=np.int64),
+            np.array([-1] * len(sizes) if sizes[0] is None else sizes, dtype=np.int64),
+            _decode_sketches(sketches) if sketch_bytes else None,
+            file_number,
+            np.arange(line, line + len(ids), dtype=np.int64),
+        )
         return True
 
     def _add_scanned(self, file_number: int, line: int, block: memoryview | bytes, count: int) -> bool:
@@ -367,8 +453,15 @@ class _ColumnReader:
         ids = _unescaped(texts, np.flatnonzero(escaped).tolist())
         if ids is None or len(ids) != count:
             return False
-        self._append(ids, values, features, sizes, sketches if self.template.sketch_chars else None, file_number,
-                     np.arange(line, line + count, dtype=np.int64))
+        self._append(
+            ids,
+            values,
+            features,
+            sizes,
+            sketches if self.template.sketch_chars else None,
+            file_number,
+            np.arange(line, line + count, dtype=np.int64),
+        )
         return True
 
     def _add_matches(self, matches: list[tuple[str, ...]], file_number: int, line: int) -> bool:
@@ -383,9 +476,15 @@ class _ColumnReader:
         unescaped = _unescaped(list(ids), [i for i, text in enumerate(ids) if "\\" in text])
         if unescaped is None:
             return False
-        self._append(unescaped, _words_from_hex(hexes, self.bits), counts, byte_sizes,
-                     _decode_sketches(list(sketches)) if sketches[0] else None, file_number,
-                     np.arange(line, line + len(ids), dtype=np.int64))
+        self._append(
+            unescaped,
+            _words_from_hex(hexes, self.bits),
+            counts,
+            byte_sizes,
+            _decode_sketches(list(sketches)) if sketches[0] else None,
+            file_number,
+            np.arange(line, line + len(ids), dtype=np.int64),
+        )
         return True
 
     def _add_lines(self, name: str, file_number: int, line: int, block: bytes) -> None:
@@ -413,10 +512,15 @@ class _ColumnReader:
                     raise RecordError(f"{name}:{number}: field 'sketch': {exc}") from None
             lines.append(number)
         if ids:
-            self._append(ids, _words_from_hex(hexes, self.bits), np.array(features, dtype=np.int64),
-                         np.array(sizes, dtype=np.int64),
-                         np.frombuffer(bytes(sketches), dtype=np.uint8).reshape(len(ids), -1) if sketches else None,
-                         file_number, np.array(lines, dtype=np.int64))
+            self._append(
+                ids,
+                _words_from_hex(hexes, self.bits),
+                np.array(features, dtype=np.int64),
+                np.array(sizes, dtype=np.int64),
+                np.frombuffer(bytes(sketches), dtype=np.uint8).reshape(len(ids), -1) if sketches else None,
+                file_number,
+                np.array(lines, dtype=np.int64),
+            )
 
     def finish(self) -> FingerprintColumns:
         words = self.bits // 64
@@ -426,9 +530,18 @@ class _ColumnReader:
             return np.concatenate(parts) if parts else np.zeros((0, *shape), dtype=dtype)
 
         sketches = np.concatenate(self.parts["sketches"]) if self.parts["sketches"] else None
-        return FingerprintColumns(self.ids, joined("values", np.uint64, (words,)), joined("features", np.int64),
-                                  joined("sizes", np.int64), sketches, self.files,
-                                  joined("file_index", np.int32), joined("lines", np.int64), self.bits, self.settings)
+        return FingerprintColumns(
+            self.ids,
+            joined("values", np.uint64, (words,)),
+            joined("features", np.int64),
+            joined("sizes", np.int64),
+            sketches,
+            self.files,
+            joined("file_index", np.int32),
+            joined("lines", np.int64),
+            self.bits,
+            self.settings,
+        )
 
 
 def _unescaped(ids: list[str], escaped: list[int]) -> list[str] | None:
@@ -493,4 +606,3 @@ def read_fingerprint_files(files: Iterable[tuple[str, BinaryIO]], block_bytes: i
         if collecting:
             gc.enable()
     return reader.finish()
-

@@ -23,8 +23,8 @@ from typing import Any, Iterable
 
 from ..errors import RecordError
 from ..method_registry import DEFAULT_METHOD, method_spec
-from ..write import json_text_bytes
 from ..sketch import encode as encode_sketch
+from ..write import json_text_bytes
 
 _HEX = re.compile(r"[0-9a-fA-F]+")
 _INT64_END = 1 << 63  # features and bytes are kept as int64
@@ -55,9 +55,18 @@ class FingerprintRecord:
     def to_json(self) -> str:
         """The record as one JSON line (without the newline)."""
         method = self.settings.get("method") or DEFAULT_METHOD
-        parts = ['{"id":', _json_string(self.id), ',"', method_spec(method).value_field, '":"',  # type: ignore[union-attr]
-                 format(self.simhash, f"0{self.bits // 4}x"), '","bits":', str(self.bits),
-                 ',"features":', str(self.features)]
+        parts = [
+            '{"id":',
+            _json_string(self.id),
+            ',"',
+            method_spec(method).value_field,
+            '":"',  # type: ignore[union-attr]
+            format(self.simhash, f"0{self.bits // 4}x"),
+            '","bits":',
+            str(self.bits),
+            ',"features":',
+            str(self.features),
+        ]
         if self.bytes is not None:
             parts += [',"bytes":', str(self.bytes)]
         parts.append(_settings_json(self.settings))
@@ -77,8 +86,11 @@ def _settings_json(settings: dict[str, Any]) -> str:
     cached = _settings_text.get(id(settings))
     if cached is not None and cached[0] is settings:
         return cached[1]
-    text = "".join(f',"{key}":' + json.dumps(settings[key], ensure_ascii=False, separators=(",", ":"))
-                   for key in _WRITTEN_SETTINGS if settings.get(key) is not None)
+    text = "".join(
+        f',"{key}":' + json.dumps(settings[key], ensure_ascii=False, separators=(",", ":"))
+        for key in _WRITTEN_SETTINGS
+        if settings.get(key) is not None
+    )
     if len(_settings_text) > 64:
         _settings_text.clear()
     _settings_text[id(settings)] = (settings, text)
@@ -98,8 +110,10 @@ def describe_settings(settings: dict[str, Any]) -> str:
         return f"{method}({options}) {settings.get('bits')}-bit"
     sketch = f"{settings['sketch']}-byte sketch" if settings.get("sketch") else "no sketch"
     ties = ", ties give 1" if settings.get("ties") == "one" else ""
-    return (f"simhash {settings.get('tokenizer')}({options}) {settings.get('hash')} {settings.get('bits')}-bit, "
-            f"{settings.get('weighting')} weights{ties}, {sketch}")
+    return (
+        f"simhash {settings.get('tokenizer')}({options}) {settings.get('hash')} {settings.get('bits')}-bit, "
+        f"{settings.get('weighting')} weights{ties}, {sketch}"
+    )
 
 
 def record_fields(obj: Any, where: str) -> tuple[str, str, int, int, Any, Any, tuple]:
@@ -142,8 +156,10 @@ def record_fields(obj: Any, where: str) -> tuple[str, str, int, int, Any, Any, t
         raise RecordError(f"{where}: field 'sketch' is not URL-safe base64")
     sketch_size = len(sketch) * 3 // 4 if sketch else 0
     if sketch and (sketch_size not in SKETCH_SIZES or len(sketch) != -(-sketch_size * 4 // 3)):
-        raise RecordError(f"{where}: field 'sketch' must hold a power of two of 8 to 4096 bytes "
-                          f"(unpadded base64), not {len(sketch)} characters")
+        raise RecordError(
+            f"{where}: field 'sketch' must hold a power of two of 8 to 4096 bytes "
+            f"(unpadded base64), not {len(sketch)} characters"
+        )
     weighting = obj.get("weighting", "feature" if method == "simhash" else None)
     for name in ("tokenizer", "hash", "weighting"):
         if not isinstance(obj.get(name), (str, type(None))):
@@ -154,8 +170,16 @@ def record_fields(obj: Any, where: str) -> tuple[str, str, int, int, Any, Any, t
     ties = obj.get("ties", "zero")
     if ties not in ("zero", "one"):
         raise RecordError(f'{where}: field \'ties\' must be "zero" or "one"')
-    key = (method, obj.get("tokenizer"), options, bits, obj.get("hash"), weighting,
-           "one" if ties == "one" else None, sketch_size)
+    key = (
+        method,
+        obj.get("tokenizer"),
+        options,
+        bits,
+        obj.get("hash"),
+        weighting,
+        "one" if ties == "one" else None,
+        sketch_size,
+    )
     return doc_id, hexdigest, bits, features, size, sketch, key
 
 

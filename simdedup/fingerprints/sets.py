@@ -9,8 +9,8 @@ from typing import Any, BinaryIO, Callable, Iterable, Sequence
 import numpy as np
 
 from ..errors import REPEATED_IDS, Warnings
-from ..pairs import as_words
 from ..method_registry import DEFAULT_METHOD
+from ..pairs import as_words
 from ..similarity import BUDGET_BYTES as EXACT_BUDGET_BYTES
 from .columns import read_fingerprint_files
 from .record import FingerprintRecord
@@ -50,9 +50,14 @@ def load_fingerprints(files: Iterable[tuple[str, BinaryIO]]) -> FingerprintSet:
     ids, values, features, sizes = columns.ids, columns.values, columns.features, columns.sizes
     sketches, file_index = columns.sketches, columns.file_index
     shared = rows_sharing_an_id(ids)
-    dropped = left_out(shared, [ids[i] for i in shared.tolist()],
-                       lambda rows: [record_key(values[i], features[i], sizes[i], None if sketches is None else sketches[i])
-                                     for i in rows.tolist()])
+    dropped = left_out(
+        shared,
+        [ids[i] for i in shared.tolist()],
+        lambda rows: [
+            record_key(values[i], features[i], sizes[i], None if sketches is None else sketches[i])
+            for i in rows.tolist()
+        ],
+    )
     repeated = [f"{columns.files[columns.file_index[i]]}:{columns.lines[i]}: {ids[i]}" for i in dropped.tolist()]
     if len(dropped):
         keep = np.ones(len(ids), dtype=bool)
@@ -61,8 +66,9 @@ def load_fingerprints(files: Iterable[tuple[str, BinaryIO]]) -> FingerprintSet:
         values, features, sizes, file_index = values[keep], features[keep], sizes[keep], file_index[keep]
         if sketches is not None:
             sketches = sketches[keep]
-    return FingerprintSet(ids, values, columns.bits, columns.settings, repeated, features, sketches, sizes,
-                          file_index, columns.files)
+    return FingerprintSet(
+        ids, values, columns.bits, columns.settings, repeated, features, sketches, sizes, file_index, columns.files
+    )
 
 
 #: what is said of a record left out for its id (after ``FILE:LINE: ID`` or the id)
@@ -78,8 +84,13 @@ def warn_repeated(say: Callable[[str], None], wheres: Iterable[str]) -> None:
 def record_key(value: np.ndarray, features: int, size: int, sketch: Any = None, text: Any = None) -> tuple:
     """What orders records that share an id: the fingerprint (a row of 64-bit words, word 0
     low), then the features, size, sketch and kept text (:class:`simdedup.similarity.KeptText`)."""
-    return (value.tolist()[::-1], int(features), int(size), b"" if sketch is None else bytes(sketch),
-            b"" if text is None else text.utf8())
+    return (
+        value.tolist()[::-1],
+        int(features),
+        int(size),
+        b"" if sketch is None else bytes(sketch),
+        b"" if text is None else text.utf8(),
+    )
 
 
 def rows_sharing_an_id(ids: Sequence[str]) -> np.ndarray:
@@ -153,10 +164,14 @@ def collect_records(records: Iterable[FingerprintRecord]) -> FingerprintSet:
     if sketches:
         sketch_array = np.frombuffer(sketches, dtype=np.uint8).reshape(len(ids), -1)
     shared = rows_sharing_an_id(ids)
-    dropped = left_out(shared, [ids[i] for i in shared.tolist()],
-                       lambda rows: [record_key(words[i], features[i], sizes[i],
-                                                None if sketch_array is None else sketch_array[i], exact[i])
-                                     for i in rows.tolist()])
+    dropped = left_out(
+        shared,
+        [ids[i] for i in shared.tolist()],
+        lambda rows: [
+            record_key(words[i], features[i], sizes[i], None if sketch_array is None else sketch_array[i], exact[i])
+            for i in rows.tolist()
+        ],
+    )
     repeated = [ids[i] for i in dropped.tolist()]
     feature_array = np.array(features, dtype=np.int64)
     if len(dropped):
@@ -167,5 +182,15 @@ def collect_records(records: Iterable[FingerprintRecord]) -> FingerprintSet:
         words, feature_array = words[keep], feature_array[keep]
         if sketch_array is not None:
             sketch_array = sketch_array[keep]
-    return FingerprintSet(ids, words, bits, settings, repeated, feature_array, sketch_array, sizes,
-                          exact=exact if any(e is not None for e in exact) else None, exact_dropped=exact_dropped)
+    return FingerprintSet(
+        ids,
+        words,
+        bits,
+        settings,
+        repeated,
+        feature_array,
+        sketch_array,
+        sizes,
+        exact=exact if any(e is not None for e in exact) else None,
+        exact_dropped=exact_dropped,
+    )

@@ -11,7 +11,6 @@ import numpy as np
 
 from .load import Loaded, _some
 
-
 #: the measures of :func:`simdedup.similarity.passes`, by number (for the linkage kernel)
 MEASURE_CODES = {"combined": 0, "bag": 1, "resemblance": 2}
 
@@ -47,24 +46,43 @@ class ExactKernel(Loaded):
     of a text, the distinct values of sorted hashes, pair merges and verdicts, and the upper
     bounds' elements, bitsets and bounds (``simdedup.kernels.source.exact`` and ``.bounds``)."""
 
-    FUNCTIONS = ("exact-tokens", "exact-distinct", "exact-shared", "exact-elements", "exact-bits", "exact-bounded",
-                 "exact-verdicts")
+    FUNCTIONS = (
+        "exact-tokens",
+        "exact-distinct",
+        "exact-shared",
+        "exact-elements",
+        "exact-bits",
+        "exact-bounded",
+        "exact-verdicts",
+    )
     FAST_PATH = False  # not a fast path but the only one: SIMDEDUP_FASTPATH=0 leaves it on
 
     def sets(self, data: bytes, table: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | int:
         """``(distinct word hashes, their counts (uint32), distinct 3-gram hashes)`` of a text in
         UTF-8, each sorted; or the byte where Python's decoder stops."""
         room = max(len(data), 1)
-        words, counts, grams = np.empty(room, dtype=np.uint64), np.empty(room, dtype=np.uint32), np.empty(room, np.uint64)
+        words, counts, grams = (
+            np.empty(room, dtype=np.uint64),
+            np.empty(room, dtype=np.uint32),
+            np.empty(room, np.uint64),
+        )
         found = self.sets_at(data, table, words, counts, grams, 0, 0)
         if isinstance(found, int):
             return found
         n_words, n_grams, _ = found
         return words[:n_words].copy(), counts[:n_words].copy(), grams[:n_grams].copy()  # not the whole buffers
 
-    def sets_at(self, data: bytes, table: np.ndarray, words: np.ndarray, counts: np.ndarray, grams: np.ndarray,
-                at_words: int, at_grams: int, bases: tuple[int, int, int, int] | None = None
-                ) -> tuple[int, int, int] | int:
+    def sets_at(
+        self,
+        data: bytes,
+        table: np.ndarray,
+        words: np.ndarray,
+        counts: np.ndarray,
+        grams: np.ndarray,
+        at_words: int,
+        at_grams: int,
+        bases: tuple[int, int, int, int] | None = None,
+    ) -> tuple[int, int, int] | int:
         """The sets of :meth:`sets` written in place: ``n_words`` distinct word hashes and their
         counts at ``words[at_words:]`` and ``counts[at_words:]``, ``n_grams`` 3-gram hashes at
         ``grams[at_grams:]``; each array needs room for ``max(len(data), 1)`` there (the
@@ -75,16 +93,25 @@ class ExactKernel(Loaded):
         that keeps them (a text's own work is a few microseconds; looking them up again for
         every text took longer)."""
         size = len(data)
-        if (words.dtype != np.uint64 or grams.dtype != np.uint64 or counts.dtype != np.uint32
-                or min(len(words) - at_words, len(counts) - at_words, len(grams) - at_grams) < max(size, 1)):
+        if (
+            words.dtype != np.uint64
+            or grams.dtype != np.uint64
+            or counts.dtype != np.uint32
+            or min(len(words) - at_words, len(counts) - at_words, len(grams) - at_grams) < max(size, 1)
+        ):
             raise ValueError("sets_at needs uint64 words and grams, uint32 counts, with room for the tokens")
-        table_p, words_p, counts_p, grams_p = bases or (_address(table), _address(words), _address(counts),
-                                                        _address(grams))
+        table_p, words_p, counts_p, grams_p = bases or (
+            _address(table),
+            _address(words),
+            _address(counts),
+            _address(grams),
+        )
         words_p += 8 * at_words
         grams_p += 8 * at_grams
         sizes = _TWO_SIZES()
         stop = self._functions["exact-tokens"](
-            data, size, table_p, words_p, grams_p, sizes)  # bytes pass as their buffer
+            data, size, table_p, words_p, grams_p, sizes
+        )  # bytes pass as their buffer
         if stop >= 0:
             return stop
         tokens, n_grams = sizes
@@ -95,9 +122,18 @@ class ExactKernel(Loaded):
         n_grams = distinct(grams_p, n_grams, counts_p, 0)  # not counted: counts untouched
         return n_words, n_grams, tokens
 
-    def verdicts(self, bag: tuple, grams: tuple, left: np.ndarray, right: np.ndarray, measure: int,
-                 min_similarity: float, min_resemblance: float, floor: float,
-                 evidence: float) -> tuple[np.ndarray, np.ndarray]:
+    def verdicts(
+        self,
+        bag: tuple,
+        grams: tuple,
+        left: np.ndarray,
+        right: np.ndarray,
+        measure: int,
+        min_similarity: float,
+        min_resemblance: float,
+        floor: float,
+        evidence: float,
+    ) -> tuple[np.ndarray, np.ndarray]:
         """``(bag similarity, passes)`` of each pair of documents that both have exact sets
         (``bag`` and ``grams``: hashes, weights, offsets, totals, as
         :class:`simdedup.similarity.ExactIndex` keeps them), with the 3-grams merged only as far
@@ -106,8 +142,19 @@ class ExactKernel(Loaded):
         arrays = _exact_arrays(bag, grams)
         similarity, passing = np.empty(len(left)), np.empty(len(left), dtype=np.uint8)
         self._functions["exact-verdicts"](
-            *(a.ctypes.data for a in arrays), len(bag[2]) - 1, left.ctypes.data, right.ctypes.data, len(similarity),
-            measure, min_similarity, min_resemblance, floor, evidence, similarity.ctypes.data, passing.ctypes.data)
+            *(a.ctypes.data for a in arrays),
+            len(bag[2]) - 1,
+            left.ctypes.data,
+            right.ctypes.data,
+            len(similarity),
+            measure,
+            min_similarity,
+            min_resemblance,
+            floor,
+            evidence,
+            similarity.ctypes.data,
+            passing.ctypes.data,
+        )
         return similarity, passing.astype(bool)
 
     def shared(self, runs: tuple, left: np.ndarray, right: np.ndarray, weighted: bool) -> np.ndarray:
@@ -117,8 +164,16 @@ class ExactKernel(Loaded):
         left, right = _some(left, np.int64), _some(right, np.int64)
         out = np.empty(len(left), dtype=np.int64)
         self._functions["exact-shared"](
-            hashes.ctypes.data, weights.ctypes.data, offsets.ctypes.data, len(offsets) - 1, left.ctypes.data,
-            right.ctypes.data, len(out), weighted, out.ctypes.data)
+            hashes.ctypes.data,
+            weights.ctypes.data,
+            offsets.ctypes.data,
+            len(offsets) - 1,
+            left.ctypes.data,
+            right.ctypes.data,
+            len(out),
+            weighted,
+            out.ctypes.data,
+        )
         return out
 
     def elements(self, runs: tuple, units: np.ndarray, weighted: bool, total: int) -> np.ndarray:
@@ -128,12 +183,21 @@ class ExactKernel(Loaded):
         units = _some(units, np.int64)
         out = np.empty(max(total, 1), dtype=np.uint64)
         found = self._functions["exact-elements"](
-            hashes.ctypes.data, weights.ctypes.data, offsets.ctypes.data, len(offsets) - 1, units.ctypes.data,
-            len(units), weighted, out.ctypes.data, total)
+            hashes.ctypes.data,
+            weights.ctypes.data,
+            offsets.ctypes.data,
+            len(offsets) - 1,
+            units.ctypes.data,
+            len(units),
+            weighted,
+            out.ctypes.data,
+            total,
+        )
         return out[:found]
 
-    def frequent_bits(self, runs: tuple, units: np.ndarray, weighted: bool, keys: np.ndarray, ids: np.ndarray,
-                      words: int) -> np.ndarray:
+    def frequent_bits(
+        self, runs: tuple, units: np.ndarray, weighted: bool, keys: np.ndarray, ids: np.ndarray, words: int
+    ) -> np.ndarray:
         """A row per unit: the bitset of its elements found in the table ``keys`` (at bit ``ids``)."""
         hashes, weights, offsets = _run_arrays(runs)
         units = _some(units, np.int64)
@@ -142,13 +206,33 @@ class ExactKernel(Loaded):
         sieve = np.zeros(SIEVE_BITS // 64, dtype=np.uint64)
         np.bitwise_or.at(sieve, (top >> np.uint64(6)).astype(np.int64), np.uint64(1) << (top & np.uint64(63)))
         self._functions["exact-bits"](
-            hashes.ctypes.data, weights.ctypes.data, offsets.ctypes.data, len(offsets) - 1, units.ctypes.data,
-            len(units), weighted, keys.ctypes.data, ids.ctypes.data, len(keys), bits.ctypes.data, words,
-            sieve.ctypes.data)
+            hashes.ctypes.data,
+            weights.ctypes.data,
+            offsets.ctypes.data,
+            len(offsets) - 1,
+            units.ctypes.data,
+            len(units),
+            weighted,
+            keys.ctypes.data,
+            ids.ctypes.data,
+            len(keys),
+            bits.ctypes.data,
+            words,
+            sieve.ctypes.data,
+        )
         return bits
 
-    def bounded(self, bits: np.ndarray, sizes: np.ndarray, free: np.ndarray, left: np.ndarray, right: np.ndarray,
-                prefix: int = 0, prefix_free: np.ndarray | None = None, cuts: Any = None) -> np.ndarray:
+    def bounded(
+        self,
+        bits: np.ndarray,
+        sizes: np.ndarray,
+        free: np.ndarray,
+        left: np.ndarray,
+        right: np.ndarray,
+        prefix: int = 0,
+        prefix_free: np.ndarray | None = None,
+        cuts: Any = None,
+    ) -> np.ndarray:
         """An upper bound of the Jaccard of each pair of rows (see ``source.bounds.exact_bounded``):
         from the first ``prefix`` words alone (``prefix_free`` elements outside them) where that
         is below the pair's cut (``cuts``: one for all pairs, or one each)."""
@@ -163,9 +247,20 @@ class ExactKernel(Loaded):
             raise ValueError("one cut, or one for each pair")
         prefix_free = _some(prefix_free, np.int64)
         self._functions["exact-bounded"](
-            bits.ctypes.data, len(sizes), words, sizes.ctypes.data, free.ctypes.data, left.ctypes.data,
-            right.ctypes.data, len(out), out.ctypes.data, min(prefix, words), prefix_free.ctypes.data, cuts.ctypes.data,
-            len(cuts))
+            bits.ctypes.data,
+            len(sizes),
+            words,
+            sizes.ctypes.data,
+            free.ctypes.data,
+            left.ctypes.data,
+            right.ctypes.data,
+            len(out),
+            out.ctypes.data,
+            min(prefix, words),
+            prefix_free.ctypes.data,
+            cuts.ctypes.data,
+            len(cuts),
+        )
         return out
 
     def check(self) -> None:
@@ -175,12 +270,22 @@ class ExactKernel(Loaded):
         table[:128] = np.arange(128, dtype=np.uint32) << 2 | 1
         table[32] = 0
         words, counts, grams = self.sets(b"x y x", table)  # type: ignore[misc]
-        doubled = (np.concatenate((words, words)), np.concatenate((counts, counts)), np.array([0, 2, 4]),
-                   np.array([3, 3]))
+        doubled = (
+            np.concatenate((words, words)),
+            np.concatenate((counts, counts)),
+            np.array([0, 2, 4]),
+            np.array([3, 3]),
+        )
         both_grams = (np.concatenate((grams, grams)), np.zeros(0), np.array([0, 1, 2]), np.array([1, 1]))
-        same = self.verdicts(doubled, both_grams, np.array([0]), np.array([1]), MEASURE_CODES["combined"], 0.9, 0.9,
-                             0.5, 0.0)
-        if (len(words) != 2 or sorted(counts.tolist()) != [1, 2] or len(grams) != 1 or self.sets(b"\xff", table) != 0
-                or self.shared(doubled, np.array([0]), np.array([1]), True).tolist() != [3]
-                or [a.tolist() for a in same] != [[1.0], [True]]):
+        same = self.verdicts(
+            doubled, both_grams, np.array([0]), np.array([1]), MEASURE_CODES["combined"], 0.9, 0.9, 0.5, 0.0
+        )
+        if (
+            len(words) != 2
+            or sorted(counts.tolist()) != [1, 2]
+            or len(grams) != 1
+            or self.sets(b"\xff", table) != 0
+            or self.shared(doubled, np.array([0]), np.array([1]), True).tolist() != [3]
+            or [a.tolist() for a in same] != [[1.0], [True]]
+        ):
             raise RuntimeError("the exact-similarity kernels give wrong results")

@@ -34,7 +34,6 @@ import numpy as np
 from .. import cache
 from .load import Loaded
 
-
 MAX_BYTES = 64 << 20
 # Loading costs what the Python path takes for about 0.4 MB of text; a batch that brings this
 # process past this many bytes is the first to take the kernel.
@@ -53,7 +52,6 @@ SURROGATES = 1
 RETRY, INVALID = -1, -2
 CLASS_SHIFTS = {"words": WORDS_SHIFT, "whitespace": WHITESPACE_SHIFT}
 CAPITAL_SIGMA = 0x3A3
-
 
 
 @dataclass(frozen=True)
@@ -131,8 +129,9 @@ def _build_unicode_tables() -> UnicodeTables:
 def _tables_key() -> str:
     import unicodedata
 
-    sources = [(Path(__file__).parent.parent / name).read_bytes() for name in ("kernels/fastpath.py",
-                                                                                "tokenizers/words.py")]
+    sources = [
+        (Path(__file__).parent.parent / name).read_bytes() for name in ("kernels/fastpath.py", "tokenizers/words.py")
+    ]
     parts = [*sources, unicodedata.unidata_version.encode(), sys.version.encode()]
     return hashlib.sha256(b"\0".join(parts)).hexdigest()[:24]
 
@@ -177,9 +176,13 @@ class Kernel(Loaded):
     def _table(self, slots: int, words: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Hash table (key and count side by side) and list of used slots, all zero, and the
         high halves of the keys of 128-bit hashes (``words`` 2; else one word, unused)."""
+
         def made() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-            return (np.zeros(2 * slots, np.uint64), np.zeros(slots, np.int64),
-                    np.zeros(slots if words == 2 else 1, np.uint64))
+            return (
+                np.zeros(2 * slots, np.uint64),
+                np.zeros(slots, np.int64),
+                np.zeros(slots if words == 2 else 1, np.uint64),
+            )
 
         if slots > TABLE_SLOTS:  # a one-off for a huge document: not kept
             return made()
@@ -187,8 +190,16 @@ class Kernel(Loaded):
             self._tables[slots, words] = made()
         return self._tables[slots, words]
 
-    def fingerprint(self, documents: list[bytes], token_class: str, bins: int, binary: bool, shingle: int = 1,
-                    flags: list[int] | None = None, bits: int = 64) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def fingerprint(
+        self,
+        documents: list[bytes],
+        token_class: str,
+        bins: int,
+        binary: bool,
+        shingle: int = 1,
+        flags: list[int] | None = None,
+        bits: int = 64,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(simhash values (n, bits // 64), distinct feature counts, sketches (n, bins))`` of
         UTF-8 documents (``flags``: :data:`SURROGATES` for a document that may hold lone
         surrogates, encoded with ``surrogatepass``); a value is one uint64 word, or two (low
@@ -208,8 +219,9 @@ class Kernel(Loaded):
         features = np.zeros(n, dtype=np.int64)
         sketches = np.zeros((n, bins), dtype=np.uint8)
         settings = (CLASS_SHIFTS[token_class], shingle, bins, binary, bits // 64)
-        self._run(b"".join(documents), offsets, flag_array, settings, values, features, sketches, TABLE_SLOTS,
-                  self._tokens)
+        self._run(
+            b"".join(documents), offsets, flag_array, settings, values, features, sketches, TABLE_SLOTS, self._tokens
+        )
         for d in np.flatnonzero(features == RETRY):  # more distinct features or longer tokens than a batch holds
             size = len(documents[d])
             # Alone, in a table 16 times larger each time, up to one that holds every token distinct:
@@ -220,12 +232,23 @@ class Kernel(Loaded):
             room = np.zeros(3 * size + 64, dtype=np.uint8)  # lower case at most doubles a token, plus spaces
             while features[d] == RETRY and slots < most:
                 slots = min(slots << 4, most)
-                self._run(documents[d], single, flag_array[d:], settings, values[d:], features[d:], sketches[d:],
-                          slots, room)
+                self._run(
+                    documents[d], single, flag_array[d:], settings, values[d:], features[d:], sketches[d:], slots, room
+                )
         return values, features, sketches
 
-    def _run(self, data: bytes, offsets: np.ndarray, flags: np.ndarray, settings: tuple[int, int, int, bool, int],
-             values: np.ndarray, features: np.ndarray, sketches: np.ndarray, slots: int, tokens: np.ndarray) -> None:
+    def _run(
+        self,
+        data: bytes,
+        offsets: np.ndarray,
+        flags: np.ndarray,
+        settings: tuple[int, int, int, bool, int],
+        values: np.ndarray,
+        features: np.ndarray,
+        sketches: np.ndarray,
+        slots: int,
+        tokens: np.ndarray,
+    ) -> None:
         class_shift, shingle, bins, binary, words = settings
         buffer = np.frombuffer(data, dtype=np.uint8) if data else np.zeros(1, dtype=np.uint8)
         shift = 64 - bins.bit_length() + 1 if bins else 0
@@ -234,11 +257,34 @@ class Kernel(Loaded):
         with self._lock:
             table, used, highs = self._table(slots, words)
             self._functions["fastpath"](
-                buffer.ctypes.data, offsets.ctypes.data, len(offsets) - 1, flags.ctypes.data,
-                unicode.blocks.ctypes.data, unicode.entries.ctypes.data, len(unicode.entries),
-                unicode.extra.ctypes.data, len(unicode.extra), class_shift, shingle, starts.ctypes.data, tokens.ctypes.data, tokens.ctypes.data, len(tokens), bins,
-                shift, int(binary), words, values.ctypes.data, features.ctypes.data, sketches.ctypes.data,
-                table.ctypes.data, highs.ctypes.data, used.ctypes.data, slots, self._scratch.ctypes.data)
+                buffer.ctypes.data,
+                offsets.ctypes.data,
+                len(offsets) - 1,
+                flags.ctypes.data,
+                unicode.blocks.ctypes.data,
+                unicode.entries.ctypes.data,
+                len(unicode.entries),
+                unicode.extra.ctypes.data,
+                len(unicode.extra),
+                class_shift,
+                shingle,
+                starts.ctypes.data,
+                tokens.ctypes.data,
+                tokens.ctypes.data,
+                len(tokens),
+                bins,
+                shift,
+                int(binary),
+                words,
+                values.ctypes.data,
+                features.ctypes.data,
+                sketches.ctypes.data,
+                table.ctypes.data,
+                highs.ctypes.data,
+                used.ctypes.data,
+                slots,
+                self._scratch.ctypes.data,
+            )
 
     def check(self) -> None:
         from ..simhash import as_integers, simhash

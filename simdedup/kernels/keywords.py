@@ -43,8 +43,9 @@ class KeywordKernel(Loaded):
         self._capacity = 0
         self._table: tuple[np.ndarray, ...] = ()
 
-    def keywords(self, words: list[str], doc_words: np.ndarray, rules: KeywordRules,
-                 topk: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def keywords(
+        self, words: list[str], doc_words: np.ndarray, rules: KeywordRules, topk: int
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(best, scores, found)``: document ``d``'s keywords are ``words[best[d, i]]`` with
         ``scores[d, i]`` for ``i < found[d]``, best first. Its words are
         ``words[doc_words[d]:doc_words[d + 1]]``."""
@@ -61,16 +62,37 @@ class KeywordKernel(Loaded):
         with self._lock:
             if 2 * most > self._capacity:
                 self._capacity = 1 << max(10, (2 * most - 1).bit_length())
-                self._table = (np.zeros(self._capacity, np.uint64), np.zeros(self._capacity, np.int64),
-                               np.zeros(self._capacity, np.int64), np.zeros(self._capacity, np.float64),
-                               np.zeros(self._capacity, np.int64))
+                self._table = (
+                    np.zeros(self._capacity, np.uint64),
+                    np.zeros(self._capacity, np.int64),
+                    np.zeros(self._capacity, np.int64),
+                    np.zeros(self._capacity, np.float64),
+                    np.zeros(self._capacity, np.int64),
+                )
             stop = np.frombuffer(rules.stop, dtype=np.uint8) if rules.stop else np.zeros(1, dtype=np.uint8)
             self._functions["keywords"](
-                buffer.ctypes.data, len(data), buffer.ctypes.data, chars.ctypes.data, doc_words.ctypes.data, ndocs,
-                rules.keys.ctypes.data, rules.idf.ctypes.data, len(rules.keys), rules.median, rules.spaces.ctypes.data,
-                len(rules.spaces), stop.ctypes.data, rules.stop_ends.ctypes.data, len(rules.stop_ends), topk,
-                *(array.ctypes.data for array in self._table), self._capacity, best.ctypes.data, scores.ctypes.data,
-                found.ctypes.data)
+                buffer.ctypes.data,
+                len(data),
+                buffer.ctypes.data,
+                chars.ctypes.data,
+                doc_words.ctypes.data,
+                ndocs,
+                rules.keys.ctypes.data,
+                rules.idf.ctypes.data,
+                len(rules.keys),
+                rules.median,
+                rules.spaces.ctypes.data,
+                len(rules.spaces),
+                stop.ctypes.data,
+                rules.stop_ends.ctypes.data,
+                len(rules.stop_ends),
+                topk,
+                *(array.ctypes.data for array in self._table),
+                self._capacity,
+                best.ctypes.data,
+                scores.ctypes.data,
+                found.ctypes.data,
+            )
         return best, scores, found
 
     def check(self) -> None:

@@ -16,9 +16,17 @@ class LinkageKernel(Loaded):
 
     FUNCTIONS = ("linkage",)
 
-    def link(self, n: int, left: np.ndarray, right: np.ndarray, sketches: np.ndarray | None,
-             passing: np.ndarray | None, fps: np.ndarray, k: int,
-             exact: "ExactTest | None" = None) -> tuple[np.ndarray, int]:
+    def link(
+        self,
+        n: int,
+        left: np.ndarray,
+        right: np.ndarray,
+        sketches: np.ndarray | None,
+        passing: np.ndarray | None,
+        fps: np.ndarray,
+        k: int,
+        exact: "ExactTest | None" = None,
+    ) -> tuple[np.ndarray, int]:
         """The cluster of each of ``n`` units (a unit of it) from the edges ``left``-``right`` in
         the order they are taken, and how many pairs were measured exactly. The test: with
         ``exact``, its measure for two units that both have exact sets; otherwise with
@@ -43,13 +51,36 @@ class LinkageKernel(Loaded):
         bad = np.empty(capacity, dtype=np.uint8)
         ends = (left, right) if len(left) else (np.zeros(1, dtype=np.int64),) * 2
         arrays = exact.arrays() if exact else [np.zeros(1, dtype=np.int64)] * 8  # offsets [0]: no sets
-        rule = ((exact.measure, exact.min_similarity, exact.min_resemblance, exact.floor, exact.evidence) if exact
-                else (0, 0.0, 0.0, 0.0, 0.0))
+        rule = (
+            (exact.measure, exact.min_similarity, exact.min_resemblance, exact.floor, exact.evidence)
+            if exact
+            else (0, 0.0, 0.0, 0.0, 0.0)
+        )
         merged = self._functions["linkage"](
-            n, len(left), ends[0].ctypes.data, ends[1].ctypes.data, offsets.ctypes.data, adjacency.ctypes.data,
-            sketches.ctypes.data, bins, passing.ctypes.data, fps.ctypes.data, fps.shape[1], k, parent.ctypes.data,
-            size.ctypes.data, volume.ctypes.data, next_member.ctypes.data, keys.ctypes.data, good.ctypes.data,
-            bad.ctypes.data, capacity, exact is not None, *(a.ctypes.data for a in arrays), *rule)
+            n,
+            len(left),
+            ends[0].ctypes.data,
+            ends[1].ctypes.data,
+            offsets.ctypes.data,
+            adjacency.ctypes.data,
+            sketches.ctypes.data,
+            bins,
+            passing.ctypes.data,
+            fps.ctypes.data,
+            fps.shape[1],
+            k,
+            parent.ctypes.data,
+            size.ctypes.data,
+            volume.ctypes.data,
+            next_member.ctypes.data,
+            keys.ctypes.data,
+            good.ctypes.data,
+            bad.ctypes.data,
+            capacity,
+            exact is not None,
+            *(a.ctypes.data for a in arrays),
+            *rule,
+        )
         if merged < 0:
             raise RuntimeError("the linkage kernel lost count of the edges between two clusters")
         return parent[:n], merged
@@ -57,10 +88,18 @@ class LinkageKernel(Loaded):
     def check(self) -> None:
         # Checked as the others: fingerprints 0, 1, 2, 3 at k = 1 join 0 with 1 and 2 with 3, and
         # refuse 0-2 and 1-3 (0 and 3 are two bits apart).
-        label, _ = self.link(4, np.array([0, 2, 0, 1]), np.array([1, 3, 2, 3]), None, None,
-                             np.arange(4, dtype=np.uint64).reshape(4, 1), 1)
+        label, _ = self.link(
+            4,
+            np.array([0, 2, 0, 1]),
+            np.array([1, 3, 2, 3]),
+            None,
+            None,
+            np.arange(4, dtype=np.uint64).reshape(4, 1),
+            1,
+        )
         if not (label[0] == label[1] != label[2] == label[3]):
             raise RuntimeError("the linkage kernel gives wrong results")
+
 
 @dataclass
 class ExactTest:
@@ -81,5 +120,3 @@ class ExactTest:
     def arrays(self) -> list[np.ndarray]:
         """The arrays the kernel reads, in its order, contiguous and none empty."""
         return [_some(self.has, np.uint8), *_exact_arrays(self.bag, self.grams)]
-
-

@@ -29,8 +29,9 @@ class PairKernel(Loaded):
 
     FUNCTIONS = ("pairs",)
 
-    def pairs(self, values: np.ndarray, order: np.ndarray, keys: np.ndarray, k: int,
-              expected: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    def pairs(
+        self, values: np.ndarray, order: np.ndarray, keys: np.ndarray, k: int, expected: int = 0
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Rows ``(left, right)`` of the pairs within ``k`` among sorted positions with equal
         ``keys``; ``values`` (``(n,)`` or ``(n, words)``) and ``order`` are the fingerprints and
         rows in sorted order. Room is made for ``expected`` pairs at first (more pairs cost a
@@ -38,9 +39,20 @@ class PairKernel(Loaded):
         values = _rows(values)
         order = np.ascontiguousarray(order, dtype=np.int64)
         keys = np.ascontiguousarray(keys, dtype=np.uint64)
-        return _growing(lambda left, right, capacity: self._functions["pairs"](
-            values.ctypes.data, order.ctypes.data, keys.ctypes.data, len(values), values.shape[1], k,
-            left.ctypes.data, right.ctypes.data, capacity), expected)
+        return _growing(
+            lambda left, right, capacity: self._functions["pairs"](
+                values.ctypes.data,
+                order.ctypes.data,
+                keys.ctypes.data,
+                len(values),
+                values.shape[1],
+                k,
+                left.ctypes.data,
+                right.ctypes.data,
+                capacity,
+            ),
+            expected,
+        )
 
     def check(self) -> None:
         # Checked as the others: runs of keys [7, 7, 7] and [9, 9]; 0b1 and 0b1110 are 4 bits apart.
@@ -48,9 +60,9 @@ class PairKernel(Loaded):
         left, right = self.pairs(values, np.array([4, 2, 0, 1, 3]), np.array([7, 7, 7, 9, 9], dtype=np.uint64), 3)
         # and two words a fingerprint: bit 0 and bit 64 are each 1 bit from none, 2 bits apart
         wide = self.pairs(_TWO_WORDS, np.arange(3), np.zeros(3, dtype=np.uint64), 1)
-        if (left.tolist() != [4, 2, 1] or right.tolist() != [0, 0, 3]
-                or [a.tolist() for a in wide] != [[0, 1], [2, 2]]):
+        if left.tolist() != [4, 2, 1] or right.tolist() != [0, 0, 3] or [a.tolist() for a in wide] != [[0, 1], [2, 2]]:
             raise RuntimeError("the pair kernel gives wrong results")
+
 
 def _growing(call: Any, expected: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """The pairs of a pair kernel ``call(left, right, capacity)``, which fills at most
@@ -77,9 +89,19 @@ class CrossKernel(Loaded):
         first, second = _rows(first), _rows(second)
         if first.shape[1] != second.shape[1]:
             raise ValueError("fingerprints of two widths")
-        return _growing(lambda left, right, capacity: self._functions["cross"](
-            first.ctypes.data, len(first), second.ctypes.data, len(second), first.shape[1], k, left.ctypes.data,
-            right.ctypes.data, capacity))
+        return _growing(
+            lambda left, right, capacity: self._functions["cross"](
+                first.ctypes.data,
+                len(first),
+                second.ctypes.data,
+                len(second),
+                first.shape[1],
+                k,
+                left.ctypes.data,
+                right.ctypes.data,
+                capacity,
+            )
+        )
 
     def check(self) -> None:
         # Checked as the others: 0b1 is 1 bit from 0b0 and 3 from 0b1111; 0b111 is 1 bit from 0b1111.
@@ -88,41 +110,79 @@ class CrossKernel(Loaded):
         if left.tolist() != [0, 1] or right.tolist() != [0, 1] or [a.tolist() for a in wide] != [[0, 0], [0, 2]]:
             raise RuntimeError("the cross-pair kernel gives wrong results")
 
+
 class CanonicalKernel(Loaded):
     """The loaded canonical-table filter (:func:`simdedup.kernels.source.pairs.canonical_pairs`)."""
 
     FUNCTIONS = ("canonical",)
 
-    def keep(self, values: np.ndarray, left: np.ndarray, right: np.ndarray, masks: np.ndarray, chosen: np.ndarray,
-             level_ends: np.ndarray, limits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def keep(
+        self,
+        values: np.ndarray,
+        left: np.ndarray,
+        right: np.ndarray,
+        masks: np.ndarray,
+        chosen: np.ndarray,
+        level_ends: np.ndarray,
+        limits: np.ndarray,
+    ) -> tuple[np.ndarray, np.ndarray]:
         """The pairs of rows of ``values`` (``(n, words)``) canonical at every level (see the
         kernel; ``masks``: ``(blocks, words)``), in their order."""
         values = _rows(values)
         npairs, nlevels = len(left), len(level_ends)
         left, right = _some(np.array(left, dtype=np.int64), np.int64), _some(np.array(right, dtype=np.int64), np.int64)
-        arrays = [_some(masks, np.uint64), _some(chosen, np.uint8), _some(level_ends, np.int64),
-                  _some(limits, np.int64)]
+        arrays = [
+            _some(masks, np.uint64),
+            _some(chosen, np.uint8),
+            _some(level_ends, np.int64),
+            _some(limits, np.int64),
+        ]
         kept = self._functions["canonical"](  # kept in place: left and right are copies
-            values.ctypes.data, len(values), values.shape[1], left.ctypes.data, right.ctypes.data, npairs,
-            arrays[0].ctypes.data, arrays[1].ctypes.data, arrays[2].ctypes.data, nlevels, arrays[3].ctypes.data)
+            values.ctypes.data,
+            len(values),
+            values.shape[1],
+            left.ctypes.data,
+            right.ctypes.data,
+            npairs,
+            arrays[0].ctypes.data,
+            arrays[1].ctypes.data,
+            arrays[2].ctypes.data,
+            nlevels,
+            arrays[3].ctypes.data,
+        )
         return left[:kept], right[:kept]
 
     def check(self) -> None:
         # Checked as the others: one level of blocks {bit 0} and {bit 1}, the table of the first,
         # one of them agreed on: rows 0b00 and 0b10 agree on block 0 only (kept), 0b00 and 0b01 on
         # block 1 only (not kept).
-        left, right = self.keep(np.array([0b00, 0b10, 0b01], dtype=np.uint64), np.array([0, 0]), np.array([1, 2]),
-                                np.array([[0b01], [0b10]]), np.array([1, 0]), np.array([2]), np.array([1]))
+        left, right = self.keep(
+            np.array([0b00, 0b10, 0b01], dtype=np.uint64),
+            np.array([0, 0]),
+            np.array([1, 2]),
+            np.array([[0b01], [0b10]]),
+            np.array([1, 0]),
+            np.array([2]),
+            np.array([1]),
+        )
         if left.tolist() != [0] or right.tolist() != [1]:
             raise RuntimeError("the canonical-table filter gives wrong results")
+
 
 class PackedKernel(Loaded):
     """The loaded packed-table kernel (:func:`simdedup.kernels.source.pairs.packed_pairs`)."""
 
     FUNCTIONS = ("packed",)
 
-    def pairs(self, packed: np.ndarray, index_bits: int, values: np.ndarray, k: int, crowd: int,
-              masks: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def pairs(
+        self,
+        packed: np.ndarray,
+        index_bits: int,
+        values: np.ndarray,
+        k: int,
+        crowd: int,
+        masks: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Rows ``(left, right)`` of the pairs within ``k`` in the runs of equal keys of at most
         ``crowd`` rows that differ in each block of ``masks`` (bit masks of the values, of their
         width: ``(blocks,)`` or ``(blocks, words)``), and ``(start, length)`` of the longer runs
@@ -137,9 +197,24 @@ class PackedKernel(Loaded):
         held = masks if len(masks) else np.zeros(words, dtype=np.uint64)
         runs = np.empty(2 * (len(packed) // (crowd + 1)) + 2, dtype=np.int64)
         counts = np.zeros(1, dtype=np.int64)
-        left, right = _growing(lambda left, right, capacity: self._functions["packed"](
-            packed.ctypes.data, len(packed), index_bits, values.ctypes.data, words, k, crowd, left.ctypes.data,
-            right.ctypes.data, capacity, runs.ctypes.data, counts.ctypes.data, held.ctypes.data, len(masks)))
+        left, right = _growing(
+            lambda left, right, capacity: self._functions["packed"](
+                packed.ctypes.data,
+                len(packed),
+                index_bits,
+                values.ctypes.data,
+                words,
+                k,
+                crowd,
+                left.ctypes.data,
+                right.ctypes.data,
+                capacity,
+                runs.ctypes.data,
+                counts.ctypes.data,
+                held.ctypes.data,
+                len(masks),
+            )
+        )
         crowded = runs[: 2 * int(counts[0])]  # as the last, complete call left them
         return left, right, crowded[0::2], crowded[1::2]
 
@@ -154,12 +229,15 @@ class PackedKernel(Loaded):
         # two words: of the pairs (0, 2) and (1, 2) within 1 bit, only (1, 2) differs in bit 64
         one_run = np.arange(3, dtype=np.uint64)
         checks.append(self.pairs(one_run, 2, _TWO_WORDS, 1, 8, np.array([[0, 1]], dtype=np.uint64)))
-        if ([[a.tolist() for a in c] for c in checks]
-                != [[[4], [1], [2], [3]], [[], [], [2], [3]], [[4], [1], [2], [3]], [[], [], [2], [3]],
-                    [[1], [2], [], []]]):
+        if [[a.tolist() for a in c] for c in checks] != [
+            [[4], [1], [2], [3]],
+            [[], [], [2], [3]],
+            [[4], [1], [2], [3]],
+            [[], [], [2], [3]],
+            [[1], [2], [], []],
+        ]:
             raise RuntimeError("the packed-table kernel gives wrong results")
+
 
 #: three 128-bit fingerprints for the kernels' checks: bit 0, bit 64, none
 _TWO_WORDS = np.array([[1, 0], [0, 1], [0, 0]], dtype=np.uint64)
-
-

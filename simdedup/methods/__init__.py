@@ -24,11 +24,21 @@ from .simhash import GivenFeaturesMethod, SimhashMethod
 __all__ = ["GivenFeaturesMethod", "Method", "NilsimsaMethod", "SentencesMethod", "SimhashMethod", "make_method"]
 
 
-def make_method(method: str = DEFAULT_METHOD, *, tokenizer: str = "words",
-                tokenizer_options: dict[str, Any] | None = None, bits: int = 64, hash_name: str = "xxh3",
-                weighting: str | None = None, ties: str | None = None, sketch_bins: int = 128,
-                encoding: str = "utf-8", html: bool = False, sentences: int = 3,
-                given_features: bool = False) -> Method:
+def make_method(
+    method: str = DEFAULT_METHOD,
+    *,
+    tokenizer: str = "words",
+    tokenizer_options: dict[str, Any] | None = None,
+    bits: int = 64,
+    hash_name: str = "xxh3",
+    weighting: str | None = None,
+    ties: str | None = None,
+    sketch_bins: int = 128,
+    encoding: str = "utf-8",
+    html: bool = False,
+    sentences: int = 3,
+    given_features: bool = False,
+) -> Method:
     """The fingerprinting method these settings name (the options of ``simdedup fingerprint``).
 
     Raises:
@@ -45,8 +55,19 @@ def make_method(method: str = DEFAULT_METHOD, *, tokenizer: str = "words",
     if not spec.takes_features and (tokenizer_options or weighting or html or ties or given_features):
         raise UsageError(f"--method {method} takes no tokenizer options")
     try:
-        return spec.build(method=method, tokenizer=tokenizer, tokenizer_options=tokenizer_options or {}, bits=int(bits),
-                          hash_name=hash_name, weighting=weighting, ties=ties, sketch_bins=sketch_bins,
-                          encoding=encoding, html=html, sentences=sentences, given_features=given_features)
+        return spec.build(
+            method=method,
+            tokenizer=tokenizer,
+            tokenizer_options=tokenizer_options or {},
+            bits=int(bits),
+            hash_name=hash_name,
+            weighting=weighting,
+            ties=ties,
+            sketch_bins=sketch_bins,
+            encoding=encoding,
+            html=html,
+            sentences=sentences,
+            given_features=given_features,
+        )
     except ValueError as exc:
         raise UsageError(str(exc)) from None

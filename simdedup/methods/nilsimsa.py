@@ -24,23 +24,32 @@ from ..read import Document, DocumentReader, text_chunks
 from .base import Method
 
 # The Trans53 permutation of 0..255 that defines nilsimsa's trigram hash.
-TRAN = np.frombuffer(bytes.fromhex(
-    "02d69e6ff91d04abd022161fd873a1ac3b7062961e6e8f399d05144aa6beae0e"
-    "cfb99c9ac76813e12da4eb518d646b5023800341ecbb71cc7a867f98f2365eee"
-    "8ece4fb832b65f59dc1b314c7bf063016cba07e81277493cda46fe2f791c9b30"
-    "e300067e2e0f383321ada554caa729fc5a47697dc595b5f40b90a3816d255535"
-    "f575740a26bf195c1ac6ff995d84aa663eaf78b32043c1ed24eae63f18f3a042"
-    "57085360c3c0834082d709bd442a67a893e0c2569fd9dd8515b48a27289276de"
-    "eff8b2b7c93d45944b110d65d5348b910cfa87e97c5bb14de5d4cb10a21789bc"
-    "dbb0e2978852f748d3612c3a2bd18cfbf1cde46ae7a9fdc437c8d2f6df58724e"
-), dtype=np.uint8).astype(np.int64)
+TRAN = np.frombuffer(
+    bytes.fromhex(
+        "02d69e6ff91d04abd022161fd873a1ac3b7062961e6e8f399d05144aa6beae0e"
+        "cfb99c9ac76813e12da4eb518d646b5023800341ecbb71cc7a867f98f2365eee"
+        "8ece4fb832b65f59dc1b314c7bf063016cba07e81277493cda46fe2f791c9b30"
+        "e300067e2e0f383321ada554caa729fc5a47697dc595b5f40b90a3816d255535"
+        "f575740a26bf195c1ac6ff995d84aa663eaf78b32043c1ed24eae63f18f3a042"
+        "57085360c3c0834082d709bd442a67a893e0c2569fd9dd8515b48a27289276de"
+        "eff8b2b7c93d45944b110d65d5348b910cfa87e97c5bb14de5d4cb10a21789bc"
+        "dbb0e2978852f748d3612c3a2bd18cfbf1cde46ae7a9fdc437c8d2f6df58724e"
+    ),
+    dtype=np.uint8,
+).astype(np.int64)
 
 # (first, second, third) byte of each of the eight trigrams, as offsets back from the current
 # byte: 0 is the current byte, 1 the previous one, and so on; and the minimum position at which
 # the trigram exists.
 _TRIGRAMS = (
-    (0, 1, 2, 2), (0, 1, 3, 3), (0, 2, 3, 3), (0, 1, 4, 4),
-    (0, 2, 4, 4), (0, 3, 4, 4), (4, 1, 0, 4), (4, 3, 0, 4),
+    (0, 1, 2, 2),
+    (0, 1, 3, 3),
+    (0, 2, 3, 3),
+    (0, 1, 4, 4),
+    (0, 2, 4, 4),
+    (0, 3, 4, 4),
+    (4, 1, 0, 4),
+    (4, 3, 0, 4),
 )
 
 
@@ -123,8 +132,9 @@ class NilsimsaMethod(Method):
         for block in blocks:
             acc.update(block)
         # Under 3 bytes there is no trigram: the digest is all zeros, as the reference's.
-        return FingerprintRecord(document.id, int.from_bytes(acc.digest(), "big"), 256, acc.trigrams, self.settings,
-                                 acc.length)
+        return FingerprintRecord(
+            document.id, int.from_bytes(acc.digest(), "big"), 256, acc.trigrams, self.settings, acc.length
+        )
 
 
 def make(*, encoding: str, **_: Any) -> NilsimsaMethod:

@@ -19,14 +19,14 @@ from typing import Any, Iterable, Iterator
 import numpy as np
 import xxhash
 
-from ..kernels import fastpath
 from ..errors import SkipDocument
 from ..fingerprints import FingerprintRecord
+from ..kernels import fastpath
 from ..read import CHUNK_BYTES, MAX_CARRY, Document, DocumentReader, Source, text_chunks, utf8_size
 from ..read.encoding import declares_other_than_utf8
 from ..read.web import looks_like_http
-from ..similarity import MAX_DOCUMENT_CHARS
 from ..simhash import Simhasher, as_integers
+from ..similarity import MAX_DOCUMENT_CHARS
 from ..sketch import DEFAULT_BINS
 from ..tokenizers import Tokenizer, guard
 from .base import Method
@@ -77,18 +77,28 @@ class SimhashMethod(Method):
 
     def __post_init__(self) -> None:
         self.weighting = self.weighting or self.tokenizer.weighting
-        self.simhasher = Simhasher(self.bits, self.hash_name, sketch_bins=self.sketch_bins,
-                                   weighting=self.weighting, ties=self.ties)
+        self.simhasher = Simhasher(
+            self.bits, self.hash_name, sketch_bins=self.sketch_bins, weighting=self.weighting, ties=self.ties
+        )
         DocumentReader("", self.encoding)  # fail early on an unknown encoding
-        self.fast = (not self.html and self.ties == "zero"  # the kernel gives ties 0
-                     and fastpath.eligible(self.tokenizer, self.bits, self.hash_name, self.encoding))
+        self.fast = (
+            not self.html
+            and self.ties == "zero"  # the kernel gives ties 0
+            and fastpath.eligible(self.tokenizer, self.bits, self.hash_name, self.encoding)
+        )
         if self.fast:
             self.whole_bytes = fastpath.MAX_BYTES
         elif self._together_pays():
             self.whole_bytes = TOGETHER_BYTES
         self.copies = _Copies()
-        self._settings = {"method": "simhash", **self.tokenizer.settings(), "bits": self.bits,
-                          "hash": self.hash_name, "weighting": self.weighting, "sketch": self.sketch_bins}
+        self._settings = {
+            "method": "simhash",
+            **self.tokenizer.settings(),
+            "bits": self.bits,
+            "hash": self.hash_name,
+            "weighting": self.weighting,
+            "sketch": self.sketch_bins,
+        }
         if self.ties != "zero":  # written only when not the default, as records before it had none
             self._settings["ties"] = self.ties
 
@@ -105,11 +115,13 @@ class SimhashMethod(Method):
     def verify_exactly(self) -> None:
         """Keep each record's text for its exact sets (:mod:`simdedup.similarity`) when they describe its
         features: the `words` tokenizer without shingles, documents read as text."""
-        self.exact = (type(self) is SimhashMethod and self.tokenizer.name == "words"
-                      and self.tokenizer.option("shingle") == 1)
+        self.exact = (
+            type(self) is SimhashMethod and self.tokenizer.name == "words" and self.tokenizer.option("shingle") == 1
+        )
 
-    def make_record(self, doc_id: str, features: dict[str, float], size: int | None,
-                    text: list[str] | None = None) -> FingerprintRecord:
+    def make_record(
+        self, doc_id: str, features: dict[str, float], size: int | None, text: list[str] | None = None
+    ) -> FingerprintRecord:
         """The record of a document's features (``text``: its chunks, kept with :attr:`exact`)."""
         value, sketch = self.simhasher(features)
         record = FingerprintRecord(doc_id, value, self.bits, len(features), self.settings, size, sketch)
@@ -121,8 +133,9 @@ class SimhashMethod(Method):
         if self.exact and text is not None:
             from ..similarity import KeptText
 
-            record.exact = KeptText(text if isinstance(text, bytes) else "".join(text),
-                                    self.tokenizer.option("lowercase"))
+            record.exact = KeptText(
+                text if isinstance(text, bytes) else "".join(text), self.tokenizer.option("lowercase")
+            )
 
     def record(self, document: Document) -> FingerprintRecord:
         """The record of one document on the Python path (tokenizer, then simhash)."""
@@ -178,13 +191,22 @@ class SimhashMethod(Method):
             data = document.text.encode("utf-8", "surrogatepass")
             return data if len(data) <= fastpath.MAX_BYTES else None
         data = document.data
-        if (not data or b"\0" in data[:8192] or looks_like_http(data) or declares_other_than_utf8(data)
-                or _may_be_cut_inside_a_word(data)):
+        if (
+            not data
+            or b"\0" in data[:8192]
+            or looks_like_http(data)
+            or declares_other_than_utf8(data)
+            or _may_be_cut_inside_a_word(data)
+        ):
             return None
         return data
 
-    def _kernel_records(self, documents: list[Document], pending: list[tuple[int, bytes]],
-                        results: list[FingerprintRecord | Source | None]) -> None:
+    def _kernel_records(
+        self,
+        documents: list[Document],
+        pending: list[tuple[int, bytes]],
+        results: list[FingerprintRecord | Source | None],
+    ) -> None:
         """Fingerprint the pending documents with the kernel, into ``results``; on the Python
         path while this process has seen too little text to load the kernel for. With exact
         verification, exact copies of a document fingerprinted before take its record."""
@@ -204,9 +226,14 @@ class SimhashMethod(Method):
         rest, _ = self._copied(documents, later, results, keys, defer=False)  # their first is done now
         self._fingerprint_pending(kernel, documents, rest, results, keys)
 
-    def _fingerprint_pending(self, kernel: fastpath.Kernel, documents: list[Document],
-                             pending: list[tuple[int, bytes]], results: list[FingerprintRecord | Source | None],
-                             keys: dict[int, bytes] | None = None) -> None:
+    def _fingerprint_pending(
+        self,
+        kernel: fastpath.Kernel,
+        documents: list[Document],
+        pending: list[tuple[int, bytes]],
+        results: list[FingerprintRecord | Source | None],
+        keys: dict[int, bytes] | None = None,
+    ) -> None:
         """The pending documents in one kernel call, into ``results``; those with a key in
         ``keys`` are remembered as copies' records."""
         if not pending:
@@ -214,19 +241,33 @@ class SimhashMethod(Method):
         files = [documents[position].text is None for position, _ in pending]
         texts = [_without_bom(data) if file else data for (_, data), file in zip(pending, files)]
         flags = [0 if file else fastpath.SURROGATES for file in files]
-        values, features, sketches = kernel.fingerprint(texts, self.tokenizer.name, self.sketch_bins,
-                                                        self.weighting == "binary", self.tokenizer.options["shingle"],
-                                                        flags, self.bits)
-        for (position, data), file, value, count, sketch, text in zip(pending, files, as_integers(values),
-                                                                      features.tolist(), sketches, texts):
+        values, features, sketches = kernel.fingerprint(
+            texts,
+            self.tokenizer.name,
+            self.sketch_bins,
+            self.weighting == "binary",
+            self.tokenizer.options["shingle"],
+            flags,
+            self.bits,
+        )
+        for (position, data), file, value, count, sketch, text in zip(
+            pending, files, as_integers(values), features.tolist(), sketches, texts
+        ):
             document = documents[position]
             if count < 0:  # not UTF-8 (or beyond the kernel): the Python path says why
                 results[position] = self._one(document)
             elif count == 0:  # the reasons of the Python path
                 results[position] = Source(document.id, NO_FEATURES if file else NO_TEXT_FEATURES)
             else:
-                record = FingerprintRecord(document.id, value, self.bits, count, self.settings, len(data),
-                                           sketch.tobytes() if self.sketch_bins else None)
+                record = FingerprintRecord(
+                    document.id,
+                    value,
+                    self.bits,
+                    count,
+                    self.settings,
+                    len(data),
+                    sketch.tobytes() if self.sketch_bins else None,
+                )
                 record.encoding = "utf-8" if file and self.encoding == "auto" else None  # what auto finds in UTF-8
                 if len(text) <= MAX_DOCUMENT_CHARS:
                     self._add_exact(record, text)
@@ -234,9 +275,14 @@ class SimhashMethod(Method):
                         self.copies.add(keys[position], record, file)
                 results[position] = record
 
-    def _copied(self, documents: list[Document], pending: list[tuple[int, bytes]],
-                results: list[FingerprintRecord | Source | None], keys: dict[int, bytes], defer: bool
-                ) -> tuple[list[tuple[int, bytes]], list[tuple[int, bytes]]]:
+    def _copied(
+        self,
+        documents: list[Document],
+        pending: list[tuple[int, bytes]],
+        results: list[FingerprintRecord | Source | None],
+        keys: dict[int, bytes],
+        defer: bool,
+    ) -> tuple[list[tuple[int, bytes]], list[tuple[int, bytes]]]:
         """Records for the pending documents whose bytes this process has fingerprinted (into
         ``results``); returns the documents still to fingerprint and, with ``defer``, apart from
         them the copies of one that comes earlier (to look up again once it is done). The keys
@@ -293,12 +339,17 @@ class SimhashMethod(Method):
         self._records_together(documents, pending, results)
         return results  # type: ignore[return-value]
 
-    def _records_together(self, documents: list[Document], pending: list[tuple[int, list[str], DocumentReader | None]],
-                          results: list[FingerprintRecord | Source | None]) -> None:
+    def _records_together(
+        self,
+        documents: list[Document],
+        pending: list[tuple[int, list[str], DocumentReader | None]],
+        results: list[FingerprintRecord | Source | None],
+    ) -> None:
         if not pending:
             return
-        features = guard.features_many(self.tokenizer, [documents[position].id for position, _, _ in pending],
-                                       [chunks for _, chunks, _ in pending])
+        features = guard.features_many(
+            self.tokenizer, [documents[position].id for position, _, _ in pending], [chunks for _, chunks, _ in pending]
+        )
         kept = []
         for (position, _, reader), f in zip(pending, features):
             if isinstance(f, SkipDocument):
@@ -306,7 +357,9 @@ class SimhashMethod(Method):
             elif f:
                 kept.append((position, f, reader))
             else:  # the reasons of the one-document path
-                results[position] = Source(documents[position].id, NO_FEATURES if reader is not None else NO_TEXT_FEATURES)
+                results[position] = Source(
+                    documents[position].id, NO_FEATURES if reader is not None else NO_TEXT_FEATURES
+                )
         for (position, f, reader), (value, sketch) in zip(kept, self.simhasher.many([f for _, f, _ in kept])):
             document = documents[position]
             size = utf8_size(document.text) if reader is None else reader.bytes_read  # type: ignore[arg-type]
@@ -392,7 +445,7 @@ class _Copies:
 
 
 def _without_bom(data: bytes) -> bytes:
-    return data[len(codecs.BOM_UTF8):] if data.startswith(codecs.BOM_UTF8) else data
+    return data[len(codecs.BOM_UTF8) :] if data.startswith(codecs.BOM_UTF8) else data
 
 
 _ASCII_SPACE = np.zeros(256, dtype=bool)
@@ -415,17 +468,43 @@ def _may_be_cut_inside_a_word(data: bytes) -> bool:
     return len(view) - last_space > MAX_CARRY
 
 
-def make(*, tokenizer: str, tokenizer_options: dict[str, Any], bits: int, hash_name: str, weighting: str | None,
-         ties: str | None, sketch_bins: int, encoding: str, html: bool, given_features: bool,
-         **_: Any) -> SimhashMethod:
+def make(
+    *,
+    tokenizer: str,
+    tokenizer_options: dict[str, Any],
+    bits: int,
+    hash_name: str,
+    weighting: str | None,
+    ties: str | None,
+    sketch_bins: int,
+    encoding: str,
+    html: bool,
+    given_features: bool,
+    **_: Any,
+) -> SimhashMethod:
     """The method from the feature options (:func:`simdedup.methods.make_method`): simhash of a
     tokenizer's features, or of the features the input gives (``given_features``)."""
     if given_features:
         from ..features import GivenFeatures
 
-        return GivenFeaturesMethod(GivenFeatures(), bits, hash_name, encoding=encoding, sketch_bins=sketch_bins,
-                                   weighting=weighting, ties=ties or "zero")
+        return GivenFeaturesMethod(
+            GivenFeatures(),
+            bits,
+            hash_name,
+            encoding=encoding,
+            sketch_bins=sketch_bins,
+            weighting=weighting,
+            ties=ties or "zero",
+        )
     from ..tokenizers import get_tokenizer
 
-    return SimhashMethod(get_tokenizer(tokenizer, **tokenizer_options), bits, hash_name, encoding=encoding,
-                         sketch_bins=sketch_bins, weighting=weighting, html=html, ties=ties or "zero")
+    return SimhashMethod(
+        get_tokenizer(tokenizer, **tokenizer_options),
+        bits,
+        hash_name,
+        encoding=encoding,
+        sketch_bins=sketch_bins,
+        weighting=weighting,
+        html=html,
+        ties=ties or "zero",
+    )

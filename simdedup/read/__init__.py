@@ -20,17 +20,44 @@ from dataclasses import dataclass
 from typing import BinaryIO, Callable, Iterable, Iterator
 
 from ..errors import SimdedupError, UsageError
-from .document import (CHUNK_BYTES, MAX_CARRY, Document, DocumentReader, file_blocks, is_compressed, text_chunks,
-                       utf8_size, whole_file)
-from .remote import open_stored
-from .remote import is_url, read_objects
+from .document import (
+    CHUNK_BYTES,
+    MAX_CARRY,
+    Document,
+    DocumentReader,
+    file_blocks,
+    is_compressed,
+    text_chunks,
+    utf8_size,
+    whole_file,
+)
+from .remote import is_url, open_stored, read_objects
 from .source import Source
 from .tables import MAX_LINE_BYTES, FeaturesField, documents, expand_tables, table_kind
 from .walk import WalkFilter, iter_sources, read_path_list
 
-__all__ = ["CHUNK_BYTES", "MAX_CARRY", "MAX_LINE_BYTES", "Document", "DocumentReader", "FeaturesField", "Inputs",
-           "Source", "WalkFilter", "documents", "file_blocks", "is_compressed", "iter_sources", "named_streams",
-           "open_document", "open_documents", "read_sources", "text_chunks", "utf8_size", "without_links"]
+__all__ = [
+    "CHUNK_BYTES",
+    "MAX_CARRY",
+    "MAX_LINE_BYTES",
+    "Document",
+    "DocumentReader",
+    "FeaturesField",
+    "Inputs",
+    "Source",
+    "WalkFilter",
+    "documents",
+    "file_blocks",
+    "is_compressed",
+    "iter_sources",
+    "named_streams",
+    "open_document",
+    "open_documents",
+    "read_sources",
+    "text_chunks",
+    "utf8_size",
+    "without_links",
+]
 
 
 def open_documents(sources: Iterable[Source], encoding: str = "utf-8", whole_bytes: int = 0) -> Iterator[Document]:
@@ -54,8 +81,11 @@ def open_documents(sources: Iterable[Source], encoding: str = "utf-8", whole_byt
                     data = fetched.get(document.path)
                 elif whole_bytes and not is_compressed(document.path):
                     data = whole_file(document, whole_bytes)
-                yield Document(document.path, data=data, reader=DocumentReader(document.path, encoding, data=data,
-                                                                                  size=document.size))
+                yield Document(
+                    document.path,
+                    data=data,
+                    reader=DocumentReader(document.path, encoding, data=data, size=document.size),
+                )
 
 
 def open_document(path: str, encoding: str = "utf-8", whole_bytes: int = 0) -> Document:
@@ -94,10 +124,16 @@ class SourcePlan:
     table_bytes: int | None = None
 
 
-def read_sources(paths: Iterable[str], inputs: Inputs = Inputs(), count: bool = False,
-                 tables: list[tuple[str, str]] | None = None, exclude: Iterable[tuple[int, int]] = (),
-                 overwritten: dict[tuple[int, int], str] | None = None,
-                 note: Callable[[str], None] | None = None, verbose: bool = False) -> SourcePlan:
+def read_sources(
+    paths: Iterable[str],
+    inputs: Inputs = Inputs(),
+    count: bool = False,
+    tables: list[tuple[str, str]] | None = None,
+    exclude: Iterable[tuple[int, int]] = (),
+    overwritten: dict[tuple[int, int], str] | None = None,
+    note: Callable[[str], None] | None = None,
+    verbose: bool = False,
+) -> SourcePlan:
     """The sources ``paths`` name: files, directories (walked), ``-`` (a list of paths on stdin).
 
     With ``count`` the paths are walked before this returns, so that their number is known (for
@@ -121,13 +157,15 @@ def read_sources(paths: Iterable[str], inputs: Inputs = Inputs(), count: bool = 
     walk_filter = WalkFilter(inputs.globs, inputs.excludes, inputs.min_bytes)
 
     def found(names: Iterable[str]) -> Iterator[Source]:
-        return refuse_overwritten_inputs(without_links(iter_sources(names, walk_filter, exclude), note, verbose),
-                                         overwritten or {})
+        return refuse_overwritten_inputs(
+            without_links(iter_sources(names, walk_filter, exclude), note, verbose), overwritten or {}
+        )
 
     def expanded(sources: Iterable[Source]) -> Iterator[Source]:
         return expand_tables(sources, inputs.jsonl, inputs.text_field, inputs.id_field, tables, inputs.max_line_bytes)
 
     if "-" in paths:
+
         def named() -> Iterator[str]:
             for path in paths:
                 if path == "-":
@@ -140,8 +178,11 @@ def read_sources(paths: Iterable[str], inputs: Inputs = Inputs(), count: bool = 
         return SourcePlan(expanded(found(paths)))
     sources = list(found(paths))
     if inputs.jsonl or (inputs.jsonl is None and any(table_kind(s.path) for s in sources)):
-        size = sum(s.size if is_url(s.path) else os.path.getsize(s.path)
-                   for s in sources if s.reason is None and (is_url(s.path) or os.path.isfile(s.path)))
+        size = sum(
+            s.size if is_url(s.path) else os.path.getsize(s.path)
+            for s in sources
+            if s.reason is None and (is_url(s.path) or os.path.isfile(s.path))
+        )
         return SourcePlan(expanded(sources), None, size)
     return SourcePlan(sources, len(sources))
 
@@ -159,8 +200,10 @@ def without_links(sources: Iterator[Source], note: Callable[[str], None] | None,
             note(f"simdedup: {source.path}: {source.reason}")
     if links and note is not None:
         names = "1 name leads" if links == 1 else f"{links} names lead"
-        note(f"simdedup: {names} to a file read under another name (links); each file was read "
-             f"once{'' if verbose else ' (-v lists them)'}")
+        note(
+            f"simdedup: {names} to a file read under another name (links); each file was read "
+            f"once{'' if verbose else ' (-v lists them)'}"
+        )
 
 
 def named_streams(names: Iterable[str]) -> Iterator[tuple[str, BinaryIO]]:

@@ -162,8 +162,14 @@ class DocumentReader:
     were produced. ``bytes_read`` counts the bytes read so far.
     """
 
-    def __init__(self, path: str, encoding: str = "utf-8", chunk_bytes: int = CHUNK_BYTES,
-                 data: bytes | None = None, size: int | None = None):
+    def __init__(
+        self,
+        path: str,
+        encoding: str = "utf-8",
+        chunk_bytes: int = CHUNK_BYTES,
+        data: bytes | None = None,
+        size: int | None = None,
+    ):
         try:
             self.codec = None if encoding == "auto" else text_codec(encoding)
         except LookupError as exc:
@@ -257,7 +263,7 @@ class DocumentReader:
                     decoder = encoding.codec.incrementaldecoder("strict")
                     sniff = not is_wide(encoding.name)
                     self.bytes_read = encoding.bom
-                    block = block[encoding.bom:]
+                    block = block[encoding.bom :]
                 if sniff and self.bytes_read < _SNIFF_BYTES and b"\0" in block[: _SNIFF_BYTES - self.bytes_read]:
                     raise SkipDocument(path, "binary file (NUL bytes); not text")
                 final = not block
@@ -267,7 +273,9 @@ class DocumentReader:
                     text = decoder.decode(block, final)
                 except UnicodeError as exc:
                     start = getattr(exc, "start", 0)
-                    raise SkipDocument(path, f"{encoding.failure(self.bytes_read - pending + start)}; try --encoding") from None
+                    raise SkipDocument(
+                        path, f"{encoding.failure(self.bytes_read - pending + start)}; try --encoding"
+                    ) from None
                 self.bytes_read += len(block)
                 yield text
                 if final:
@@ -316,8 +324,10 @@ def utf8_size(text: str) -> int:
     """Bytes of ``text`` in UTF-8, without encoding a copy of all of it at once."""
     if text.isascii():
         return len(text)
-    return sum(len(text[start : start + CHUNK_BYTES].encode("utf-8", "surrogatepass"))
-               for start in range(0, len(text), CHUNK_BYTES))
+    return sum(
+        len(text[start : start + CHUNK_BYTES].encode("utf-8", "surrogatepass"))
+        for start in range(0, len(text), CHUNK_BYTES)
+    )
 
 
 def whole_file(source: Source, limit: int) -> bytes | None:
@@ -372,7 +382,6 @@ class Document:
     data: bytes | None = None
     reader: DocumentReader | None = None
     origin: str | None = None  # the file of many documents it is a row of
-
 
     @property
     def skipped(self) -> Source:

@@ -29,8 +29,13 @@ from typing import Any, BinaryIO
 from ..errors import DamagedInput
 
 #: byte-order marks; UTF-32 LE first, as it starts with UTF-16 LE's
-BOMS = ((codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"), (codecs.BOM_UTF8, "utf-8"),
-        (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
+BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32-le"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
 #: how far into a document markup's own declaration of its encoding is looked for (as the HTML
 #: standard's prescan)
 DECLARATION_BYTES = 1024
@@ -39,7 +44,8 @@ _MARKUP = re.compile(rb"\s*<")
 _DECLARATION = re.compile(
     rb"<\?xml[^>]*?\sencoding\s*=\s*[\"']?([\w.:-]+)"
     rb"|<meta\s[^>]*?charset\s*=\s*[\"']?\s*([\w.:-]+)",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 
 
 def text_codec(encoding: str) -> codecs.CodecInfo:
@@ -167,7 +173,7 @@ def decode_whole(data: bytes, asked: str = "utf-8", declared: str | None = None)
     """
     encoding = settle_encoding(data[:DECLARATION_BYTES], asked, declared)
     try:
-        return data[encoding.bom:].decode(encoding.name)
+        return data[encoding.bom :].decode(encoding.name)
     except UnicodeDecodeError as exc:
         raise DamagedInput(encoding.failure(encoding.bom + exc.start)) from None
 
@@ -199,7 +205,7 @@ class Utf8Stream(io.RawIOBase):
             if encoding.name != "utf-8":
                 self._decoder = encoding.codec.incrementaldecoder("strict")
             self._position = encoding.bom
-            self._output = memoryview(self._convert(head[encoding.bom:], not head))
+            self._output = memoryview(self._convert(head[encoding.bom :], not head))
         return self._encoding
 
     @property

@@ -37,9 +37,17 @@ SCHEMES = ("s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl", "http", "http
 _URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 #: option names (and environment variables) whose values are credentials, never shown
 _SECRET_WORDS = ("secret", "token", "password", "key", "credential", "sas", "signature", "connection_string")
-_SECRET_ENVIRONMENT = ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN", "AZURE_STORAGE_KEY",
-                       "AZURE_STORAGE_ACCOUNT_KEY", "AZURE_STORAGE_SAS_TOKEN", "AZURE_STORAGE_CONNECTION_STRING",
-                       "AZURE_CLIENT_SECRET", "GOOGLE_OAUTH_ACCESS_TOKEN")
+_SECRET_ENVIRONMENT = (
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_SECURITY_TOKEN",
+    "AZURE_STORAGE_KEY",
+    "AZURE_STORAGE_ACCOUNT_KEY",
+    "AZURE_STORAGE_SAS_TOKEN",
+    "AZURE_STORAGE_CONNECTION_STRING",
+    "AZURE_CLIENT_SECRET",
+    "GOOGLE_OAUTH_ACCESS_TOKEN",
+)
 #: the S3 client's retries: botocore's standard mode (throttling, 5xx, dropped connections, with
 #: exponential back-off and jitter), unless ``--storage-option config_kwargs=...`` says otherwise
 S3_DEFAULT_CONFIG = {"retries": {"mode": "standard", "max_attempts": 5}}
@@ -127,8 +135,10 @@ def filesystem(url: str) -> tuple[Any, str]:
 
     scheme = url.split("://", 1)[0].lower()
     if urlsplit(url).password is not None:
-        raise UsageError(f"{_without_userinfo(url)}: give credentials with --storage-option or the environment, "
-                         "not in the URL (where they would be written into every record)")
+        raise UsageError(
+            f"{_without_userinfo(url)}: give credentials with --storage-option or the environment, "
+            "not in the URL (where they would be written into every record)"
+        )
     fs = _filesystems.get(scheme)
     try:
         if fs is None:
@@ -146,8 +156,18 @@ def filesystem(url: str) -> tuple[Any, str]:
             _filesystems[scheme] = fs
         return fs, fs._strip_protocol(url)
     except ImportError as exc:
-        extra = {"s3": "s3", "s3a": "s3", "gs": "gcs", "gcs": "gcs", "az": "azure", "abfs": "azure",
-                 "abfss": "azure", "adl": "azure", "http": "http", "https": "http"}.get(scheme)
+        extra = {
+            "s3": "s3",
+            "s3a": "s3",
+            "gs": "gcs",
+            "gcs": "gcs",
+            "az": "azure",
+            "abfs": "azure",
+            "abfss": "azure",
+            "adl": "azure",
+            "http": "http",
+            "https": "http",
+        }.get(scheme)
         hint = f": pip install 'simdedup[{extra}]'" if extra else ": pip install fsspec"
         raise UsageError(f"reading {scheme}:// URLs needs a package ({first_line(exc)}){hint}") from None
     except (TypeError, ValueError) as exc:
@@ -176,8 +196,7 @@ def failure(exc: BaseException, url: str) -> Exception:
     store failed, a UsageError for storage options its client does not take; one line each."""
     if isinstance(exc, TypeError):  # the client made lazily, at its first request
         return UsageError(f"--storage-option for {url.split('://', 1)[0]}://: {first_line(exc)}")
-    transport = isinstance(exc, (ConnectionError, TimeoutError)) or \
-        type(exc).__module__.split(".")[0] in _TRANSPORTS
+    transport = isinstance(exc, (ConnectionError, TimeoutError)) or type(exc).__module__.split(".")[0] in _TRANSPORTS
     if transport and not isinstance(exc, (FileNotFoundError, PermissionError)):
         return StoreError(f"cannot read {url} from its store: {describe(exc)}")
     return OSError(describe(exc))
@@ -219,14 +238,15 @@ def iter_url_sources(url: str, walk_filter: Any) -> Iterator[Source]:
     base = url.rstrip("/")
     entries = []
     for name, entry in listing.items():
-        relative = name[len(root) + 1:] if name.startswith(root + "/") else None
+        relative = name[len(root) + 1 :] if name.startswith(root + "/") else None
         if not relative or entry.get("type") != "file" or relative.endswith("/"):
             continue
         entries.append((relative.split("/"), relative, entry))
     for parts, relative, entry in sorted(entries, key=lambda e: e[0]):
         full, size = f"{base}/{relative}", entry.get("size") or 0
-        if all(walk_filter.takes_dir(f"{base}/{'/'.join(parts[:depth])}", base) for depth in range(1, len(parts))) \
-                and walk_filter.takes_file(full, base, size):
+        if all(
+            walk_filter.takes_dir(f"{base}/{'/'.join(parts[:depth])}", base) for depth in range(1, len(parts))
+        ) and walk_filter.takes_file(full, base, size):
             yield Source(full, size=size, regular=True, version=_version(entry))
 
 

@@ -19,8 +19,8 @@ from typing import Any, BinaryIO, Iterable, Iterator
 from ..errors import DamagedInput, SkipDocument, first_line
 from ..jsonline import parse_json_line
 from .document import CHUNK_BYTES, COMPRESSED, is_compressed, open_binary
-from .remote import is_url, open_stored
 from .encoding import Utf8Stream, decode_whole
+from .remote import is_url, open_stored
 from .source import Source
 
 #: the longest JSON line, CSV row (characters) or WARC record body read, by default: these are
@@ -51,8 +51,11 @@ def documents(source: Source) -> list[Source]:
             data = handle.read(length)
     except OSError as exc:
         return [Source(source.path, f"read error: {exc.strerror or exc}", origin=path)]
-    return [_jsonl_document(f"{path}:{number}", raw, text_field, id_field, path)
-            for number, raw in enumerate(data.split(b"\n"), first) if raw.strip()]
+    return [
+        _jsonl_document(f"{path}:{number}", raw, text_field, id_field, path)
+        for number, raw in enumerate(data.split(b"\n"), first)
+        if raw.strip()
+    ]
 
 
 def _plain_name(path: str) -> str:
@@ -89,8 +92,9 @@ def table_kind(path: str) -> str | None:
     return None
 
 
-def iter_csv(path: str, text_field: str = "text", id_field: str | None = None,
-             max_line: int | None = None) -> Iterator[Source]:
+def iter_csv(
+    path: str, text_field: str = "text", id_field: str | None = None, max_line: int | None = None
+) -> Iterator[Source]:
     """One Source per row of a CSV (or, named ``.tsv``, tab-separated) file with a header row.
 
     ``text_field`` and ``id_field`` name columns; without an id column the id is ``FILE:ROW``
@@ -188,8 +192,13 @@ class _CsvLines:
         return _bounded_line(self.handle, self.limit, ("\n", "\r"))
 
 
-def iter_parquet(path: str, text_field: str = "text", id_field: str | None = None,
-                 max_line: int | None = None, row_groups: tuple[int, int] | None = None) -> Iterator[Source]:
+def iter_parquet(
+    path: str,
+    text_field: str = "text",
+    id_field: str | None = None,
+    max_line: int | None = None,
+    row_groups: tuple[int, int] | None = None,
+) -> Iterator[Source]:
     """One Source per row of a Parquet file, read in record batches (needs pyarrow). A row group
     that cannot be read is skipped alone (its rows named ``FILE:ROW``, counted from 1), and so
     is a row whose text is over ``max_line`` bytes. ``row_groups`` ``(first, end)``: only those
@@ -209,8 +218,15 @@ def iter_parquet(path: str, text_field: str = "text", id_field: str | None = Non
         yield from _parquet_rows(pq, stored, path, text_field, id_field, limit, row_groups)
 
 
-def _parquet_rows(pq: Any, stored: BinaryIO, path: str, text_field: str, id_field: str | None, limit: int,
-                  row_groups: tuple[int, int] | None) -> Iterator[Source]:
+def _parquet_rows(
+    pq: Any,
+    stored: BinaryIO,
+    path: str,
+    text_field: str,
+    id_field: str | None,
+    limit: int,
+    row_groups: tuple[int, int] | None,
+) -> Iterator[Source]:
     try:
         table = pq.ParquetFile(stored)
         names = table.schema_arrow.names
@@ -243,8 +259,11 @@ def _parquet_rows(pq: Any, stored: BinaryIO, path: str, text_field: str, id_fiel
                     else:
                         yield Source(str(ids[i]) if ids is not None else where, text=text, origin=path)
         except (OSError, ValueError) as exc:
-            yield Source(f"{path}:{number}", f"cannot read rows {number} to {first + rows - 1} "
-                                             f"(row group {group + 1}) as Parquet: {first_line(exc)}")
+            yield Source(
+                f"{path}:{number}",
+                f"cannot read rows {number} to {first + rows - 1} "
+                f"(row group {group + 1}) as Parquet: {first_line(exc)}",
+            )
         first += rows
 
 
@@ -256,8 +275,9 @@ def _field(obj: object, dotted: str) -> object:
     return obj
 
 
-def iter_jsonl_lines(path: str, text_field: str = "text", id_field: str | None = None,
-                     max_line: int | None = None) -> Iterator[tuple[Source, bytes]]:
+def iter_jsonl_lines(
+    path: str, text_field: str = "text", id_field: str | None = None, max_line: int | None = None
+) -> Iterator[tuple[Source, bytes]]:
     """One Source per line of a JSON-lines file (streamed; compressed files too).
 
     ``text_field`` and ``id_field`` are dotted paths into each object (``meta.url``); without an
@@ -273,8 +293,9 @@ def iter_jsonl_lines(path: str, text_field: str = "text", id_field: str | None =
         yield documents(source)[0], raw
 
 
-def _jsonl_lines(path: str, text_field: str, id_field: str | None,
-                 handle: BinaryIO, limit: int) -> Iterator[tuple[Source, bytes]]:
+def _jsonl_lines(
+    path: str, text_field: str, id_field: str | None, handle: BinaryIO, limit: int
+) -> Iterator[tuple[Source, bytes]]:
     """The lines of an open JSON-lines file as unparsed Sources named ``FILE:LINE``; a line over
     ``limit`` bytes is read past, not into memory."""
     with handle:
@@ -319,8 +340,13 @@ def _too_long(path: str, number: int, limit: int) -> Source:
 SPAN_BYTES = 1 << 18
 
 
-def iter_jsonl_unparsed(path: str, text_field: str = "text", id_field: str | None = None,
-                        max_line: int | None = None, span_bytes: int | None = None) -> Iterator[Source]:
+def iter_jsonl_unparsed(
+    path: str,
+    text_field: str = "text",
+    id_field: str | None = None,
+    max_line: int | None = None,
+    span_bytes: int | None = None,
+) -> Iterator[Source]:
     """As :func:`iter_jsonl`, but read and parsed only by :func:`documents`, where they are used:
     stretches of whole lines of a plain file, single lines of a compressed one. Only the line
     ends are looked for here; a line over ``max_line`` bytes is reported, and left out. A
@@ -334,8 +360,12 @@ def iter_jsonl_unparsed(path: str, text_field: str = "text", id_field: str | Non
     handle = stream.raw
     try:
         # an object of a store is read as it streams (a stretch would cost a request)
-        whole_lines = (is_compressed(path) or is_url(path) or not stat.S_ISREG(os.fstat(handle.fileno()).st_mode)
-                       or stream.transcoded)
+        whole_lines = (
+            is_compressed(path)
+            or is_url(path)
+            or not stat.S_ISREG(os.fstat(handle.fileno()).st_mode)
+            or stream.transcoded
+        )
     except OSError as exc:
         handle.close()
         yield Source(path, f"read error: {exc.strerror or exc}")
@@ -412,8 +442,9 @@ def _jsonl_document(where: str, raw: bytes, text_field: str, id_field: str | Non
     return Source(str(doc_id), text=text, origin=origin)
 
 
-def iter_warc_documents(path: str, text_field: str = "text", id_field: str | None = None,
-                        max_line: int | None = None) -> Iterator[Source]:
+def iter_warc_documents(
+    path: str, text_field: str = "text", id_field: str | None = None, max_line: int | None = None
+) -> Iterator[Source]:
     """One Source per response record of a WARC file; HTML bodies reduced to their text. A record
     that cannot be read (cut short, a body over ``max_line`` bytes, a damaged stretch of the
     file) is skipped alone."""
@@ -439,9 +470,14 @@ def iter_warc_documents(path: str, text_field: str = "text", id_field: str | Non
 _TABLE_READERS = {"jsonl": iter_jsonl_unparsed, "csv": iter_csv, "parquet": iter_parquet, "warc": iter_warc_documents}
 
 
-def expand_tables(sources: Iterable[Source], jsonl: bool | None, text_field: str = "text",
-                  id_field: str | None = None, tables: list[tuple[str, str]] | None = None,
-                  max_line: int | None = None) -> Iterator[Source]:
+def expand_tables(
+    sources: Iterable[Source],
+    jsonl: bool | None,
+    text_field: str = "text",
+    id_field: str | None = None,
+    tables: list[tuple[str, str]] | None = None,
+    max_line: int | None = None,
+) -> Iterator[Source]:
     """Sources with every file of many documents replaced by its rows (JSON lines still
     unparsed: see :func:`documents`); JSON lines and CSV rows over ``max_line`` bytes
     (:data:`MAX_LINE_BYTES` by default) are skipped.

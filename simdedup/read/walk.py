@@ -19,6 +19,7 @@ from typing import BinaryIO, Iterable, Iterator
 from .remote import is_url, iter_url_sources
 from .source import Source
 
+
 def _kind(mode: int) -> str:
     if stat.S_ISFIFO(mode):
         return "a FIFO"
@@ -80,7 +81,11 @@ class _FileIdentities:
         if identity in self.excluded:
             return None
         if identity in self.taken:
-            return Source(path, "the same file (device and inode) as one read under another name: a hard link, or named twice; read once", same_file=True)
+            return Source(
+                path,
+                "the same file (device and inode) as one read under another name: a hard link, or named twice; read once",
+                same_file=True,
+            )
         self.taken.add(identity)
         return Source(path, size=size, regular=True)
 
@@ -109,8 +114,9 @@ def _identity(dev: int, ino: int) -> int:
     return dev << 64 | ino
 
 
-def _walk(top: str, root: str, dev: int, visited: set[tuple[int, int]], walk_filter: WalkFilter,
-          files: _FileIdentities) -> Iterator[Source]:
+def _walk(
+    top: str, root: str, dev: int, visited: set[tuple[int, int]], walk_filter: WalkFilter, files: _FileIdentities
+) -> Iterator[Source]:
     # Depth first with a stack of listings, not recursion: a tree of any depth is walked, in the
     # same order, holding one listing (one directory's entries) per level.
     stack: list[tuple[Iterator[os.DirEntry], int]] = []
@@ -163,8 +169,9 @@ def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
-def iter_sources(paths: Iterable[str], walk_filter: WalkFilter = WalkFilter(),
-                 exclude: Iterable[tuple[int, int]] = ()) -> Iterator[Source]:
+def iter_sources(
+    paths: Iterable[str], walk_filter: WalkFilter = WalkFilter(), exclude: Iterable[tuple[int, int]] = ()
+) -> Iterator[Source]:
     """Documents named by ``paths``: files as given, directories walked recursively in sorted order.
 
     ``walk_filter`` chooses the files of walked directories; a file named explicitly is always read.

@@ -24,9 +24,44 @@ from .remote import open_stored
 
 _HIDDEN = {"script", "style", "noscript", "template", "svg"}
 _BLOCK = {
-    "address", "article", "aside", "blockquote", "br", "dd", "div", "dl", "dt", "fieldset", "figcaption",
-    "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hr", "li", "main", "nav",
-    "ol", "p", "pre", "section", "table", "td", "th", "tr", "ul", "title", "option", "body", "html",
+    "address",
+    "article",
+    "aside",
+    "blockquote",
+    "br",
+    "dd",
+    "div",
+    "dl",
+    "dt",
+    "fieldset",
+    "figcaption",
+    "figure",
+    "footer",
+    "form",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "header",
+    "hr",
+    "li",
+    "main",
+    "nav",
+    "ol",
+    "p",
+    "pre",
+    "section",
+    "table",
+    "td",
+    "th",
+    "tr",
+    "ul",
+    "title",
+    "option",
+    "body",
+    "html",
 }
 
 
@@ -65,7 +100,7 @@ def html_text(chunks: Iterable[str]) -> Iterator[str]:
         parser.feed(chunk)
         text = carry + parser.take()
         cut = max(text.rfind(" "), text.rfind("\n"))
-        carry, ready = (text[cut + 1:], text[: cut + 1]) if cut >= 0 else (text, "")
+        carry, ready = (text[cut + 1 :], text[: cut + 1]) if cut >= 0 else (text, "")
         if ready:
             yield ready
     parser.close()
@@ -134,8 +169,10 @@ def read_http_response(stream: BinaryIO, first: bytes = b"") -> HttpResponse:
         if line in (b"\r\n", b"\n"):
             break
         if not line.endswith(b"\n"):
-            raise ValueError("HTTP response without the blank line after its headers"
-                             + (f" within {MAX_HEAD_BYTES} bytes" if size > MAX_HEAD_BYTES else ""))
+            raise ValueError(
+                "HTTP response without the blank line after its headers"
+                + (f" within {MAX_HEAD_BYTES} bytes" if size > MAX_HEAD_BYTES else "")
+            )
         lines.append(line)
     head = b"".join(lines).decode("iso-8859-1").splitlines()
     headers: dict[str, str] = {}
@@ -277,8 +314,11 @@ def iter_warc(path: str, max_body: int) -> Iterator[WarcRecord]:
                     if record.rec_type == "response":
                         yield _warc_response(record, max_body, f"{path}: byte {records.offset}")
                     elif not record.rec_type:
-                        yield WarcRecord(f"{path}: byte {records.offset}", None,
-                                         problem="a WARC record without a WARC-Type (a damaged header)")
+                        yield WarcRecord(
+                            f"{path}: byte {records.offset}",
+                            None,
+                            problem="a WARC record without a WARC-Type (a damaged header)",
+                        )
                 return
             except SimdedupError:  # the store, not the archive (StoreError)
                 raise
@@ -287,7 +327,9 @@ def iter_warc(path: str, max_body: int) -> Iterator[WarcRecord]:
                 start = records.offset
                 position = _next_warc_record(handle, start + 1)
                 resumed = f"; reading resumes at byte {position}" if position is not None else ""
-                yield WarcRecord(f"{path}: byte {start}", None, problem=f"cannot read a WARC record ({problem}){resumed}")
+                yield WarcRecord(
+                    f"{path}: byte {start}", None, problem=f"cannot read a WARC record ({problem}){resumed}"
+                )
                 if position is None:
                     return
 
@@ -302,12 +344,18 @@ def _warc_response(record, max_body: int, where: str) -> WarcRecord:  # type: ig
     response = HttpResponse("", {"content-type": content_type or ""}, b"")
     body = record.content_stream().read(max_body + 1)  # chunked and gzip bodies come decoded
     if len(body) > max_body:
-        return WarcRecord(where, None, problem=f"{doc_id}: body longer than {max_body} bytes (--max-line-bytes); not read")
+        return WarcRecord(
+            where, None, problem=f"{doc_id}: body longer than {max_body} bytes (--max-line-bytes); not read"
+        )
     while record.raw_stream.read(1 << 16):  # the rest of the record as stored, to see that it is all there
         pass
     if record.raw_stream.limit > 0:
-        return WarcRecord(where, None, problem=f"{doc_id}: record cut short ({record.raw_stream.limit} of its "
-                                                f"{record.length} bytes missing: the file is truncated)")
+        return WarcRecord(
+            where,
+            None,
+            problem=f"{doc_id}: record cut short ({record.raw_stream.limit} of its "
+            f"{record.length} bytes missing: the file is truncated)",
+        )
     return WarcRecord(doc_id, body, response.charset, response.is_html, where=where)
 
 
@@ -323,7 +371,7 @@ def _next_warc_record(handle: BinaryIO, start: int) -> int | None:
         found = [at for at in (data.find(b"\x1f\x8b\x08"), data.find(b"\nWARC/")) if at >= 0]
         if found:
             at = min(found)
-            return position - len(carried) + at + (1 if data[at:at + 1] == b"\n" else 0)
+            return position - len(carried) + at + (1 if data[at : at + 1] == b"\n" else 0)
         carried = data[-overlap:]
         position += len(block)
     return None

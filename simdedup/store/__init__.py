@@ -5,5 +5,16 @@ from .api import AddResult, Index, Match, add, cluster, compact, create, query, 
 from .catalog import IndexUseError
 from .segments import DamagedIndexError
 
-__all__ = ["AddResult", "Index", "Match", "add", "cluster", "compact", "create", "query", "stats", "IndexUseError",
-           "DamagedIndexError"]
+__all__ = [
+    "AddResult",
+    "Index",
+    "Match",
+    "add",
+    "cluster",
+    "compact",
+    "create",
+    "query",
+    "stats",
+    "IndexUseError",
+    "DamagedIndexError",
+]

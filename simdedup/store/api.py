@@ -32,19 +32,30 @@ from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
 
-from ..group import Cluster, cluster_fingerprints
-from ..options import DEFAULTS, ClusterOptions
-from ..verify import may_pass
 from ..errors import IncompatibleSettingsError, SimdedupError
-from ..pairs import near_pairs, popcount_distance
 from ..fingerprints import FingerprintSet, load_fingerprints
 from ..fingerprints.record import SETTING_KEYS, FingerprintRecord, describe_settings
+from ..group import Cluster, cluster_fingerprints
+from ..options import DEFAULTS, ClusterOptions
+from ..pairs import near_pairs, popcount_distance
 from ..sketch import pair_similarity
+from ..verify import may_pass
 from .catalog import SEGMENTS, Catalog, IndexUseError, WriterLock, create_catalog, creating, now, writing
 from .segments import DamagedIndexError, Segment, Tables, content_order, default_blocks, same_as_previous, write_segment
 
-__all__ = ["Index", "IndexUseError", "DamagedIndexError", "AddResult", "Match", "create", "add", "query", "cluster",
-           "compact", "stats"]
+__all__ = [
+    "Index",
+    "IndexUseError",
+    "DamagedIndexError",
+    "AddResult",
+    "Match",
+    "create",
+    "add",
+    "query",
+    "cluster",
+    "compact",
+    "stats",
+]
 
 #: an add merges the newest segments into its own while they are not larger than this many
 #: times the rows gathered (:func:`tail_to_merge`)
@@ -134,9 +145,11 @@ class Index:
             rows, self._removed = self.catalog.segments(), self.catalog.removed()
             kept = {(segment.name, segment.checksum): segment for segment in self._segments}
             try:  # segments already open stay open (with the blocks they checked)
-                opened = [kept.get((file, checksum)) or
-                          Segment(os.path.join(self.directory, SEGMENTS, file), file, size, checksum)
-                          for _, file, _, size, checksum in rows]
+                opened = [
+                    kept.get((file, checksum))
+                    or Segment(os.path.join(self.directory, SEGMENTS, file), file, size, checksum)
+                    for _, file, _, size, checksum in rows
+                ]
             except DamagedIndexError:
                 connection = self.catalog.connection
                 if attempt == 2 or not connection.in_transaction:
@@ -157,16 +170,32 @@ class Index:
 
     def _gather(self, segment: Segment, rows: np.ndarray) -> _Rows:
         sketches = segment.take("sketches", rows) if segment.has_sketches else None
-        return _Rows(segment.take("seqs", rows), segment.take("units", rows), segment.take("fps", rows), sketches,
-                     segment.take("features", rows), segment.take("sizes", rows))
+        return _Rows(
+            segment.take("seqs", rows),
+            segment.take("units", rows),
+            segment.take("fps", rows),
+            sketches,
+            segment.take("features", rows),
+            segment.take("sizes", rows),
+        )
 
     def _concat(self, parts: list[_Rows]) -> _Rows:
         words, bins = self.words, self.sketch_bytes
         if not parts:
-            return _Rows(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, words), np.uint64),
-                         np.zeros((0, bins), np.uint8) if bins else None, np.zeros(0, np.int64), np.zeros(0, np.int64))
-        return _Rows(*(np.concatenate([getattr(p, name) for p in parts]) if getattr(parts[0], name) is not None
-                       else None for name in ("seqs", "units", "fps", "sketches", "features", "sizes")))
+            return _Rows(
+                np.zeros(0, np.int64),
+                np.zeros(0, np.int64),
+                np.zeros((0, words), np.uint64),
+                np.zeros((0, bins), np.uint8) if bins else None,
+                np.zeros(0, np.int64),
+                np.zeros(0, np.int64),
+            )
+        return _Rows(
+            *(
+                np.concatenate([getattr(p, name) for p in parts]) if getattr(parts[0], name) is not None else None
+                for name in ("seqs", "units", "fps", "sketches", "features", "sizes")
+            )
+        )
 
     def _rows_of_units(self, units: np.ndarray) -> _Rows:
         """Every row alive of ``units``, in every segment."""
@@ -227,8 +256,16 @@ class Index:
     def _fingerprint_set(self, rows: _Rows, ids: list[str]) -> FingerprintSet:
         return FingerprintSet(ids, rows.fps, self.bits, self.settings, [], rows.features, rows.sketches, rows.sizes)
 
-    def _clusters(self, fingerprints: FingerprintSet, units: np.ndarray, pair_a: np.ndarray, pair_b: np.ndarray,
-                  linkage: str, singletons: bool, new: np.ndarray | None = None) -> list[Cluster]:
+    def _clusters(
+        self,
+        fingerprints: FingerprintSet,
+        units: np.ndarray,
+        pair_a: np.ndarray,
+        pair_b: np.ndarray,
+        linkage: str,
+        singletons: bool,
+        new: np.ndarray | None = None,
+    ) -> list[Cluster]:
         """Clusters of ``fingerprints`` (whose units are ``units``) with the verified pairs of
         units given (pairs of units not among them are left out)."""
         present, first = np.unique(units, return_index=True)
@@ -272,8 +309,10 @@ class Index:
         its exact copies (same fingerprint and sketch), and the documents within k that pass
         verification (when it has ``min_features`` features, and they do), best first."""
         if fingerprint_settings(record.settings) != self.settings:
-            raise IncompatibleSettingsError(f"{record.id}: fingerprint made with {describe_settings(record.settings)}, "
-                                            f"but the index holds {describe_settings(self.settings)}")
+            raise IncompatibleSettingsError(
+                f"{record.id}: fingerprint made with {describe_settings(record.settings)}, "
+                f"but the index holds {describe_settings(self.settings)}"
+            )
         fps = np.array([[(record.simhash >> (64 * w)) & ((1 << 64) - 1) for w in range(self.words)]], dtype=np.uint64)
         sketches = np.frombuffer(record.sketch, dtype=np.uint8).reshape(1, -1) if self.sketch_bytes else None
         with self.catalog.snapshot():
@@ -299,9 +338,13 @@ class Index:
         similarities = None
         if sketches is not None:
             both = np.concatenate([rows.sketches, sketches])
-            similarities = np.round(pair_similarity(both, np.arange(len(rows.seqs)), np.full(len(rows.seqs), len(rows.seqs))), 3)
-        matches = [Match(i, int(d), None if similarities is None else float(similarities[n]), labels[u])
-                   for n, (i, d, u) in enumerate(zip(ids, distances.tolist(), rows.units.tolist()))]
+            similarities = np.round(
+                pair_similarity(both, np.arange(len(rows.seqs)), np.full(len(rows.seqs), len(rows.seqs))), 3
+            )
+        matches = [
+            Match(i, int(d), None if similarities is None else float(similarities[n]), labels[u])
+            for n, (i, d, u) in enumerate(zip(ids, distances.tolist(), rows.units.tolist()))
+        ]
         return sorted(matches, key=lambda m: (-(m.similarity or 0.0), m.distance, m.id))
 
     def _cluster_ids(self, units: np.ndarray) -> dict[int, str]:
@@ -336,13 +379,24 @@ class Index:
             pairs = connection.execute("SELECT count(*) FROM pairs").fetchone()[0]
             adds = connection.execute("SELECT count(*) FROM adds").fetchone()[0]
             segment_rows = sum(s.rows for s in self._segments)
-        on_disk = sum(os.path.getsize(os.path.join(root, name))
-                      for root, _, names in os.walk(self.directory) for name in names)
-        return {"documents": documents, "rows": segment_rows, "removed": len(self._removed), "pairs": pairs,
-                "adds": adds, "segments": len(self._segments), "bytes": on_disk,
-                "bytes_per_document": round(on_disk / documents, 1) if documents else None,
-                "k": self.k, "blocks": self.tables.blocks, "tables": len(self.tables.chosen),
-                "settings": describe_settings(self.settings), "verified": verify}
+        on_disk = sum(
+            os.path.getsize(os.path.join(root, name)) for root, _, names in os.walk(self.directory) for name in names
+        )
+        return {
+            "documents": documents,
+            "rows": segment_rows,
+            "removed": len(self._removed),
+            "pairs": pairs,
+            "adds": adds,
+            "segments": len(self._segments),
+            "bytes": on_disk,
+            "bytes_per_document": round(on_disk / documents, 1) if documents else None,
+            "k": self.k,
+            "blocks": self.tables.blocks,
+            "tables": len(self.tables.chosen),
+            "settings": describe_settings(self.settings),
+            "verified": verify,
+        }
 
     # --- writing -------------------------------------------------------------------------
 
@@ -382,8 +436,17 @@ class Index:
         if len(rows.seqs):
             temporary = os.path.join(folder, f".{file}.tmp")
             try:
-                size, checksum = write_segment(temporary, self.tables, rows.fps, rows.sketches, rows.features,
-                                               rows.sizes, rows.seqs, rows.units, self._pairable(rows.features))
+                size, checksum = write_segment(
+                    temporary,
+                    self.tables,
+                    rows.fps,
+                    rows.sketches,
+                    rows.features,
+                    rows.sizes,
+                    rows.seqs,
+                    rows.units,
+                    self._pairable(rows.features),
+                )
             except BaseException:
                 with suppress(OSError):  # a full disk: give back its room at once
                     os.unlink(temporary)
@@ -394,8 +457,9 @@ class Index:
             _sync_directory(folder)
         with self.catalog.transaction() as connection:
             if len(rows.seqs):
-                connection.execute("INSERT INTO segments VALUES (?, ?, ?, ?, ?)",
-                                   (number, file, len(rows.seqs), size, checksum))
+                connection.execute(
+                    "INSERT INTO segments VALUES (?, ?, ?, ?, ?)", (number, file, len(rows.seqs), size, checksum)
+                )
                 connection.execute("UPDATE settings SET value = ? WHERE name = 'next_segment'", (str(number + 1),))
             connection.executemany("DELETE FROM segments WHERE file = ?", ((s.name,) for s in absorbed))
             connection_work(connection)
@@ -406,10 +470,18 @@ class Index:
                 os.unlink(os.path.join(folder, segment.name))
         self._segments = [segment for segment in self._segments if segment not in absorbed]
 
-    def add(self, fingerprints: FingerprintSet, replace: bool = False, files: Iterable[str] = (),
-            linkage: str = "complete", singletons: bool = False, wait: bool = True,
-            on_wait: Callable[[str], None] | None = None, report: bool = True,
-            publish: Callable[[AddResult], None] | None = None) -> AddResult:
+    def add(
+        self,
+        fingerprints: FingerprintSet,
+        replace: bool = False,
+        files: Iterable[str] = (),
+        linkage: str = "complete",
+        singletons: bool = False,
+        wait: bool = True,
+        on_wait: Callable[[str], None] | None = None,
+        report: bool = True,
+        publish: Callable[[AddResult], None] | None = None,
+    ) -> AddResult:
         """Add a batch of fingerprints (ids new to the index, or ``replace``); with ``report``,
         the result holds the clusters with new documents (else none). ``publish`` is called
         with the result before the add commits: when it raises, the add does not happen.
@@ -422,27 +494,39 @@ class Index:
         with self._writer("index add", wait, on_wait):
             return self._add(fingerprints, replace, list(files), linkage, singletons, report, publish)
 
-    def _add(self, fingerprints: FingerprintSet, replace: bool, files: list[str], linkage: str,
-             singletons: bool, report: bool, publish: Callable[[AddResult], None] | None) -> AddResult:
+    def _add(
+        self,
+        fingerprints: FingerprintSet,
+        replace: bool,
+        files: list[str],
+        linkage: str,
+        singletons: bool,
+        report: bool,
+        publish: Callable[[AddResult], None] | None,
+    ) -> AddResult:
         catalog = self.catalog
         n = len(fingerprints.ids)
         if n and fingerprint_settings(fingerprints.settings or {}) != self.settings:
             where = files[0] if files else "the fingerprints"
             raise IncompatibleSettingsError(
                 f"{where}: fingerprints made with {describe_settings(fingerprints.settings or {})}, but "
-                f"{self.directory} holds {describe_settings(self.settings)}")
+                f"{self.directory} holds {describe_settings(self.settings)}"
+            )
         if n and (fingerprints.sketches is None) != (self.sketch_bytes == 0):
             raise IncompatibleSettingsError(f"{self.directory}: fingerprints with and without sketches")
         try:
             "\n".join(fingerprints.ids).encode("utf-8")
         except UnicodeEncodeError:
             bad = next(i for i in fingerprints.ids if not _is_unicode(i))
-            raise IndexUseError(f"{self.directory}: the id {bad!r} is not Unicode text (a lone surrogate): "
-                                f"the catalog cannot hold it") from None
+            raise IndexUseError(
+                f"{self.directory}: the id {bad!r} is not Unicode text (a lone surrogate): the catalog cannot hold it"
+            ) from None
         present = catalog.present(fingerprints.ids)
         if present and not replace:
-            raise IndexUseError(f"{self.directory}: {len(present)} ids are already in the index (such as "
-                                f"{present[0][1]!r}); use --replace to replace their fingerprints")
+            raise IndexUseError(
+                f"{self.directory}: {len(present)} ids are already in the index (such as "
+                f"{present[0][1]!r}); use --replace to replace their fingerprints"
+            )
         self._clean()
         self._open_segments()
         settings = catalog.settings
@@ -453,9 +537,14 @@ class Index:
         rank = np.empty(n, dtype=np.int64)
         rank[np.array(sorted(range(n), key=fingerprints.ids.__getitem__), dtype=np.int64)] = np.arange(n)
         sizes = np.asarray(fingerprints.sizes if fingerprints.sizes is not None else np.full(n, -1), dtype=np.int64)
-        batch = _Rows(settings["next_seq"] + rank[order], np.zeros(n, np.int64), fingerprints.fps[order],
-                      None if fingerprints.sketches is None else fingerprints.sketches[order],
-                      fingerprints.features[order].astype(np.int64), sizes[order])
+        batch = _Rows(
+            settings["next_seq"] + rank[order],
+            np.zeros(n, np.int64),
+            fingerprints.fps[order],
+            None if fingerprints.sketches is None else fingerprints.sketches[order],
+            fingerprints.features[order].astype(np.int64),
+            sizes[order],
+        )
         ids = [fingerprints.ids[i] for i in order.tolist()]
         starts = np.flatnonzero(~same_as_previous(batch.fps, batch.sketches))
         of_row = np.cumsum(~same_as_previous(batch.fps, batch.sketches)) - 1
@@ -479,8 +568,9 @@ class Index:
             found_a.append(units[left])
             found_b.append(units[right])
         for segment in self._segments:
-            which, rows = self._near(segment, content_fps[eligible],
-                                     None if content_sketches is None else content_sketches[eligible])
+            which, rows = self._near(
+                segment, content_fps[eligible], None if content_sketches is None else content_sketches[eligible]
+            )
             theirs = segment.take("units", rows)
             found_a.append(units[eligible[which]])
             found_b.append(theirs)
@@ -488,8 +578,13 @@ class Index:
         pair_a = np.concatenate(found_a) if found_a else np.zeros(0, np.int64)
         pair_b = np.concatenate(found_b) if found_b else np.zeros(0, np.int64)
         distinct = pair_a != pair_b
-        codes = np.unique(np.stack([np.minimum(pair_a, pair_b)[distinct], np.maximum(pair_a, pair_b)[distinct]], axis=1),
-                          axis=0) if distinct.any() else np.zeros((0, 2), np.int64)
+        codes = (
+            np.unique(
+                np.stack([np.minimum(pair_a, pair_b)[distinct], np.maximum(pair_a, pair_b)[distinct]], axis=1), axis=0
+            )
+            if distinct.any()
+            else np.zeros((0, 2), np.int64)
+        )
         # The old documents of the clusters that may hold new ones (read before the commit).
         old = self._rows_of_units(np.concatenate(old_units)) if n and report else self._concat([])
         old_ids = catalog.ids_of(old.seqs) if len(old.seqs) else []
@@ -502,14 +597,19 @@ class Index:
                 connection.executemany("DELETE FROM documents WHERE seq = ?", ((s,) for s in replaced.tolist()))
                 connection.executemany("INSERT INTO removed VALUES (?)", ((s,) for s in replaced.tolist()))
             by_seq = np.argsort(batch.seqs)
-            catalog.insert_documents(settings["next_seq"], [ids[i] for i in by_seq.tolist()],
-                                     batch.units[by_seq].tolist(), add_number)
+            catalog.insert_documents(
+                settings["next_seq"], [ids[i] for i in by_seq.tolist()], batch.units[by_seq].tolist(), add_number
+            )
             connection.executemany("INSERT OR IGNORE INTO pairs VALUES (?, ?)", codes.tolist())
-            connection.execute("INSERT INTO adds VALUES (?, ?, ?, ?, ?)",
-                               (add_number, now(), json.dumps(files), n, len(codes)))
-            connection.execute("UPDATE settings SET value = ? WHERE name = 'next_seq'", (str(settings["next_seq"] + n),))
-            connection.execute("UPDATE settings SET value = ? WHERE name = 'next_unit'",
-                               (str(settings["next_unit"] + len(fresh)),))
+            connection.execute(
+                "INSERT INTO adds VALUES (?, ?, ?, ?, ?)", (add_number, now(), json.dumps(files), n, len(codes))
+            )
+            connection.execute(
+                "UPDATE settings SET value = ? WHERE name = 'next_seq'", (str(settings["next_seq"] + n),)
+            )
+            connection.execute(
+                "UPDATE settings SET value = ? WHERE name = 'next_unit'", (str(settings["next_unit"] + len(fresh)),)
+            )
             if publish is not None:
                 publish(result)
 
@@ -518,12 +618,18 @@ class Index:
         new = np.zeros(len(together.seqs), dtype=bool)
         new[:n] = True
         fingerprint_set = self._fingerprint_set(together, ids + old_ids)
-        clusters = (self._clusters(fingerprint_set, together.units, codes[:, 0], codes[:, 1], linkage, singletons, new)
-                    if report else [])
+        clusters = (
+            self._clusters(fingerprint_set, together.units, codes[:, 0], codes[:, 1], linkage, singletons, new)
+            if report
+            else []
+        )
         result = AddResult(n, len(replaced), len(codes), clusters, fingerprint_set, new, list(fingerprints.repeated))
         if n:
-            self._write(batch, self._segments[len(self._segments) - tail_to_merge([s.rows for s in self._segments], n):],
-                        commit)
+            self._write(
+                batch,
+                self._segments[len(self._segments) - tail_to_merge([s.rows for s in self._segments], n) :],
+                commit,
+            )
         elif publish is not None:
             publish(result)
         return result
@@ -571,8 +677,14 @@ def _is_unicode(text: str) -> bool:
 
 
 def _select(rows: _Rows, which: np.ndarray) -> _Rows:
-    return _Rows(rows.seqs[which], rows.units[which], rows.fps[which],
-                 None if rows.sketches is None else rows.sketches[which], rows.features[which], rows.sizes[which])
+    return _Rows(
+        rows.seqs[which],
+        rows.units[which],
+        rows.fps[which],
+        None if rows.sketches is None else rows.sketches[which],
+        rows.features[which],
+        rows.sizes[which],
+    )
 
 
 def _sync_directory(path: str) -> None:
@@ -586,10 +698,19 @@ def _sync_directory(path: str) -> None:
 # --- one call each -----------------------------------------------------------------------------
 
 
-def create(directory: str, settings: dict[str, Any], k: int, *, blocks: int | None = None,
-           min_similarity: float = DEFAULTS.min_similarity, similarity: str = DEFAULTS.similarity,
-           min_resemblance: float = DEFAULTS.min_resemblance, min_features: int = DEFAULTS.min_features, fingerprints: FingerprintSet | None = None,
-           files: Iterable[str] = ()) -> AddResult | None:
+def create(
+    directory: str,
+    settings: dict[str, Any],
+    k: int,
+    *,
+    blocks: int | None = None,
+    min_similarity: float = DEFAULTS.min_similarity,
+    similarity: str = DEFAULTS.similarity,
+    min_resemblance: float = DEFAULTS.min_resemblance,
+    min_features: int = DEFAULTS.min_features,
+    fingerprints: FingerprintSet | None = None,
+    files: Iterable[str] = (),
+) -> AddResult | None:
     """Create an index for fingerprints made with ``settings`` (a fingerprinting method's or a
     record's), with an explicit ``k`` and the verification options of ``cluster``, holding
     ``fingerprints`` (read from ``files``) when given: all of it, or, on any failure, nothing
@@ -601,15 +722,27 @@ def create(directory: str, settings: dict[str, Any], k: int, *, blocks: int | No
         OutputError: the index cannot be written.
     """
     normal = fingerprint_settings(settings)
-    options = ClusterOptions(k=k, min_similarity=min_similarity, linkage="complete", min_features=min_features,
-                             similarity=similarity, min_resemblance=min_resemblance)
+    options = ClusterOptions(
+        k=k,
+        min_similarity=min_similarity,
+        linkage="complete",
+        min_features=min_features,
+        similarity=similarity,
+        min_resemblance=min_resemblance,
+    )
     options = options.resolve(normal["bits"], normal["sketch"] > 0, normal["method"] or "simhash")
     blocks = default_blocks(options.k, normal["bits"]) if blocks is None else blocks  # type: ignore[arg-type]
     if options.k and not options.k < blocks <= normal["bits"]:
         raise ValueError(f"blocks must be between k + 1 = {options.k + 1} and {normal['bits']}")
     with creating(directory):
-        create_catalog(directory, {"fingerprints": normal, "blocks": blocks,
-                                   "verification": {name: getattr(options, name) for name in VERIFICATION}})
+        create_catalog(
+            directory,
+            {
+                "fingerprints": normal,
+                "blocks": blocks,
+                "verification": {name: getattr(options, name) for name in VERIFICATION},
+            },
+        )
         if fingerprints is None:
             return None
         with Index(directory) as index:
@@ -628,13 +761,17 @@ def add(directory: str, files: list[str], replace: bool = False, **options: Any)
         return index.add(fingerprints, replace, files, **options)
 
 
-def query(directory: str, text: str, doc_id: str = "<query>", encoding: str = "utf-8", html: bool = False) -> list[Match]:
+def query(
+    directory: str, text: str, doc_id: str = "<query>", encoding: str = "utf-8", html: bool = False
+) -> list[Match]:
     """The near-duplicates in the index of a document's text."""
     with Index(directory) as index:
         return index.query_record(fingerprinter_for(index.settings, encoding, html).fingerprint_text(doc_id, text))
 
 
-def cluster(directory: str, linkage: str = "complete", singletons: bool = False) -> tuple[list[Cluster], FingerprintSet]:
+def cluster(
+    directory: str, linkage: str = "complete", singletons: bool = False
+) -> tuple[list[Cluster], FingerprintSet]:
     with Index(directory) as index:
         return index.cluster(linkage, singletons)
 
@@ -659,12 +796,21 @@ def fingerprinter_for(settings: dict[str, Any], encoding: str = "utf-8", html: b
 
     method = settings["method"] or "simhash"
     if method == "simhash" and settings["tokenizer"] == "given":
-        raise SimdedupError("the index holds fingerprints of given features (--features-field): "
-                            "a document's text cannot be queried")
+        raise SimdedupError(
+            "the index holds fingerprints of given features (--features-field): a document's text cannot be queried"
+        )
     if method == "simhash":
-        made = make_method(tokenizer=settings["tokenizer"], tokenizer_options=settings["options"] or {},
-                           bits=settings["bits"], hash_name=settings["hash"], weighting=settings["weighting"],
-                           ties=settings["ties"], sketch_bins=settings["sketch"], encoding=encoding, html=html)
+        made = make_method(
+            tokenizer=settings["tokenizer"],
+            tokenizer_options=settings["options"] or {},
+            bits=settings["bits"],
+            hash_name=settings["hash"],
+            weighting=settings["weighting"],
+            ties=settings["ties"],
+            sketch_bins=settings["sketch"],
+            encoding=encoding,
+            html=html,
+        )
     else:
         made = make_method(method, encoding=encoding, sentences=(settings["options"] or {}).get("n", 3))
     if fingerprint_settings(made.settings) != settings:
@@ -684,7 +830,8 @@ class AddingTo:
             self.index.close()
             raise IncompatibleSettingsError(
                 f"{directory} holds fingerprints made with {describe_settings(self.index.settings)}; these options "
-                f"make {describe_settings(method_settings)}")
+                f"make {describe_settings(method_settings)}"
+            )
 
     def add(self, fingerprints: FingerprintSet, on_wait: Callable[[str], None] | None = None) -> AddResult:
         """Add the run's fingerprints (ids new to the index); nothing is reported."""

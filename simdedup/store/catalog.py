@@ -160,10 +160,19 @@ def create_catalog(directory: str, settings: dict[str, Any]) -> None:
         for statement in _SCHEMA.split(";"):
             if statement.strip():
                 connection.execute(statement)
-        connection.executemany("INSERT INTO settings VALUES (?, ?)",
-                               [(name, json.dumps(value)) for name, value in
-                                {"format": FORMAT, **settings, "next_seq": 0, "next_unit": 0,
-                                 "next_segment": 1}.items()])
+        connection.executemany(
+            "INSERT INTO settings VALUES (?, ?)",
+            [
+                (name, json.dumps(value))
+                for name, value in {
+                    "format": FORMAT,
+                    **settings,
+                    "next_seq": 0,
+                    "next_unit": 0,
+                    "next_segment": 1,
+                }.items()
+            ],
+        )
         connection.execute("COMMIT")
     finally:
         connection.close()
@@ -189,12 +198,16 @@ class Catalog:
             raise IndexUseError(f"{directory}: the catalog cannot be read: {exc}") from None
         if "format" not in rows:
             self.close()
-            raise IndexUseError(f"{directory}: the catalog has no settings (its creation did not finish); "
-                              f"remove it and create the index again")
+            raise IndexUseError(
+                f"{directory}: the catalog has no settings (its creation did not finish); "
+                f"remove it and create the index again"
+            )
         if json.loads(rows["format"]) > FORMAT:
             self.close()
-            raise IndexUseError(f"{directory}: index format {json.loads(rows['format'])} is newer than this "
-                              f"simdedup reads (format {FORMAT}); upgrade simdedup")
+            raise IndexUseError(
+                f"{directory}: index format {json.loads(rows['format'])} is newer than this "
+                f"simdedup reads (format {FORMAT}); upgrade simdedup"
+            )
 
     @property
     def settings(self) -> dict[str, Any]:
@@ -253,11 +266,14 @@ class Catalog:
         self.connection.execute("COMMIT")
 
     def segments(self) -> list[tuple[int, str, int, int, str]]:
-        return list(self.connection.execute("SELECT segment, file, rows, bytes, checksum FROM segments ORDER BY segment"))
+        return list(
+            self.connection.execute("SELECT segment, file, rows, bytes, checksum FROM segments ORDER BY segment")
+        )
 
     def removed(self) -> np.ndarray:
-        return np.array([seq for (seq,) in self.connection.execute("SELECT seq FROM removed ORDER BY seq")],
-                        dtype=np.int64)
+        return np.array(
+            [seq for (seq,) in self.connection.execute("SELECT seq FROM removed ORDER BY seq")], dtype=np.int64
+        )
 
     def present(self, ids: list[str]) -> list[tuple[int, str]]:
         """``(seq, id)`` of the documents among ``ids`` already in the index (looked up in id
@@ -267,24 +283,30 @@ class Catalog:
             return []
         wanted, found = sorted(ids), []
         for start in range(0, len(wanted), _CHUNK):
-            chunk = wanted[start:start + _CHUNK]
-            found += self.connection.execute(f"SELECT seq, id FROM documents WHERE id IN ({','.join('?' * len(chunk))})",
-                                             chunk).fetchall()
+            chunk = wanted[start : start + _CHUNK]
+            found += self.connection.execute(
+                f"SELECT seq, id FROM documents WHERE id IN ({','.join('?' * len(chunk))})", chunk
+            ).fetchall()
         return sorted(found, key=lambda row: row[1])
 
     def ids_of(self, seqs: np.ndarray) -> list[str]:
         """The ids of the documents ``seqs`` (all present), in that order."""
         wanted = np.asarray(seqs, dtype=np.int64)
-        found = dict(self.connection.execute(
-            "SELECT d.seq, d.id FROM json_each(?) AS j JOIN documents d ON d.seq = j.value",
-            (json.dumps(np.unique(wanted).tolist()),)).fetchall())
+        found = dict(
+            self.connection.execute(
+                "SELECT d.seq, d.id FROM json_each(?) AS j JOIN documents d ON d.seq = j.value",
+                (json.dumps(np.unique(wanted).tolist()),),
+            ).fetchall()
+        )
         return [found[s] for s in wanted.tolist()]
 
     def insert_documents(self, first_seq: int, ids: list[str], units: list[int], add_number: int) -> None:
         """Add documents numbered from ``first_seq`` on (inside a transaction; ids bound as
         parameters, as in :meth:`present`)."""
-        self.connection.executemany("INSERT INTO documents VALUES (?, ?, ?, ?)",
-                                    zip(range(first_seq, first_seq + len(ids)), ids, units, repeat(add_number)))
+        self.connection.executemany(
+            "INSERT INTO documents VALUES (?, ?, ?, ?)",
+            zip(range(first_seq, first_seq + len(ids)), ids, units, repeat(add_number)),
+        )
 
     def all_ids(self) -> tuple[np.ndarray, list[str]]:
         """``(seqs, ids)`` of every document, by seq."""
@@ -307,11 +329,12 @@ class Catalog:
         while frontier:
             found = []
             for start in range(0, len(frontier), 500):
-                chunk = frontier[start:start + 500]
+                chunk = frontier[start : start + 500]
                 marks = ",".join("?" * len(chunk))
                 found += self.connection.execute(
                     f"SELECT a, b FROM pairs WHERE a IN ({marks}) UNION SELECT a, b FROM pairs WHERE b IN ({marks})",
-                    chunk + chunk).fetchall()
+                    chunk + chunk,
+                ).fetchall()
             frontier = []
             for a, b in found:
                 pairs.add((a, b))

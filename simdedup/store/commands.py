@@ -9,24 +9,48 @@ from typing import Any
 
 import click
 
-from ..cli_options import (echo, feature_options, given_on_command_line, message, method_from_options, output_file,
-                           output_options, printable, storage_option)
-from ..fingerprints import warn_repeated
-from ..read import named_streams
+from ..cli_options import (
+    echo,
+    feature_options,
+    given_on_command_line,
+    message,
+    method_from_options,
+    output_file,
+    output_options,
+    printable,
+    storage_option,
+)
 from ..errors import SimdedupError, UsageError
+from ..fingerprints import warn_repeated
 from ..limits import MAX_COMPARED, FiniteFloatRange
 from ..options import DEFAULTS, LINKAGES, OUTPUT_FORMATS
+from ..read import named_streams
 from ..similarity import MEASURES
 
 _INDEX = click.argument("directory", metavar="IDX", type=click.Path(file_okay=False))
-_WAIT = click.option("--no-wait", "no_wait", is_flag=True,
-                     help="Fail at once, naming the writer, when another process is writing the index.")
+_WAIT = click.option(
+    "--no-wait",
+    "no_wait",
+    is_flag=True,
+    help="Fail at once, naming the writer, when another process is writing the index.",
+)
 _LINKAGE = [
-    click.option("--linkage", type=click.Choice(LINKAGES), default=DEFAULTS.linkage,
-                 show_default=True, help="As cluster's --linkage."),
+    click.option(
+        "--linkage",
+        type=click.Choice(LINKAGES),
+        default=DEFAULTS.linkage,
+        show_default=True,
+        help="As cluster's --linkage.",
+    ),
     click.option("--singletons", is_flag=True, help="Also print documents with no duplicate."),
-    click.option("--format", "output_format", type=click.Choice(OUTPUT_FORMATS), default=DEFAULTS.output_format,
-                 show_default=True, help="One line per cluster, or one per document (as cluster's --format)."),
+    click.option(
+        "--format",
+        "output_format",
+        type=click.Choice(OUTPUT_FORMATS),
+        default=DEFAULTS.output_format,
+        show_default=True,
+        help="One line per cluster, or one per document (as cluster's --format).",
+    ),
 ]
 
 
@@ -56,26 +80,68 @@ def index() -> None:
 @index.command()
 @storage_option
 @_INDEX
-@click.option("-k", "--k", "k", type=click.IntRange(0, 127), required=True,
-              help="Largest Hamming distance of a candidate pair (fixed for the index).")
-@click.option("--from", "from_files", multiple=True, type=click.Path(dir_okay=False, allow_dash=True),
-              help="Fingerprint files to add at once (repeatable); their settings are the index's "
-                   "unless feature options are given.")
-@click.option("--blocks", type=click.IntRange(1, 128),
-              help="Manku blocks (C(blocks, k) tables) [default: the fewest from k + 2 whose keys hold "
-                   "20 bits: 5 for k = 3, 9 for k = 6].")
-@click.option("--similarity", type=click.Choice(MEASURES), default=DEFAULTS.similarity,
-              show_default=True, help="As cluster's --similarity (sketches give the bag similarity).")
-@click.option("--min-similarity", type=FiniteFloatRange(0, 1), default=DEFAULTS.min_similarity, show_default=True,
-              help="As cluster's --min-similarity.")
-@click.option("--min-resemblance", type=FiniteFloatRange(0, 1), default=DEFAULTS.min_resemblance, show_default=True,
-              help="As cluster's --min-resemblance.")
-@click.option("--min-features", type=click.IntRange(0, MAX_COMPARED), default=DEFAULTS.min_features,
-              show_default=True,
-              help="As cluster's --min-features.")
+@click.option(
+    "-k",
+    "--k",
+    "k",
+    type=click.IntRange(0, 127),
+    required=True,
+    help="Largest Hamming distance of a candidate pair (fixed for the index).",
+)
+@click.option(
+    "--from",
+    "from_files",
+    multiple=True,
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="Fingerprint files to add at once (repeatable); their settings are the index's "
+    "unless feature options are given.",
+)
+@click.option(
+    "--blocks",
+    type=click.IntRange(1, 128),
+    help="Manku blocks (C(blocks, k) tables) [default: the fewest from k + 2 whose keys hold "
+    "20 bits: 5 for k = 3, 9 for k = 6].",
+)
+@click.option(
+    "--similarity",
+    type=click.Choice(MEASURES),
+    default=DEFAULTS.similarity,
+    show_default=True,
+    help="As cluster's --similarity (sketches give the bag similarity).",
+)
+@click.option(
+    "--min-similarity",
+    type=FiniteFloatRange(0, 1),
+    default=DEFAULTS.min_similarity,
+    show_default=True,
+    help="As cluster's --min-similarity.",
+)
+@click.option(
+    "--min-resemblance",
+    type=FiniteFloatRange(0, 1),
+    default=DEFAULTS.min_resemblance,
+    show_default=True,
+    help="As cluster's --min-resemblance.",
+)
+@click.option(
+    "--min-features",
+    type=click.IntRange(0, MAX_COMPARED),
+    default=DEFAULTS.min_features,
+    show_default=True,
+    help="As cluster's --min-features.",
+)
 @feature_options
-def create(directory: str, k: int, from_files: tuple[str, ...], blocks: int | None, similarity: str,
-           min_similarity: float, min_resemblance: float, min_features: int, **features: Any) -> None:
+def create(
+    directory: str,
+    k: int,
+    from_files: tuple[str, ...],
+    blocks: int | None,
+    similarity: str,
+    min_similarity: float,
+    min_resemblance: float,
+    min_features: int,
+    **features: Any,
+) -> None:
     """Create the index IDX (a new directory) for fingerprints made with the feature options
     (or those of the --from files), with k and the verification options of cluster fixed.
 
@@ -96,9 +162,18 @@ def create(directory: str, k: int, from_files: tuple[str, ...], blocks: int | No
     else:
         settings = method_from_options(**features).settings
     try:
-        result = api.create(directory, settings, k, blocks=blocks, min_similarity=min_similarity,
-                            similarity=similarity, min_resemblance=min_resemblance, min_features=min_features,
-                            fingerprints=fingerprints, files=from_files)
+        result = api.create(
+            directory,
+            settings,
+            k,
+            blocks=blocks,
+            min_similarity=min_similarity,
+            similarity=similarity,
+            min_resemblance=min_resemblance,
+            min_features=min_features,
+            fingerprints=fingerprints,
+            files=from_files,
+        )
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if result is not None:
@@ -113,8 +188,17 @@ def create(directory: str, k: int, from_files: tuple[str, ...], blocks: int | No
 @_WAIT
 @_linkage_options
 @output_options
-def add(directory: str, files: tuple[str, ...], replace: bool, no_wait: bool, linkage: str, singletons: bool,
-        output_format: str, output: str | None, force: bool) -> None:
+def add(
+    directory: str,
+    files: tuple[str, ...],
+    replace: bool,
+    no_wait: bool,
+    linkage: str,
+    singletons: bool,
+    output_format: str,
+    output: str | None,
+    force: bool,
+) -> None:
     """Add fingerprint FILES (or stdin) to IDX; print the clusters that hold new documents,
     as cluster --against does (members say whether they are new). They are written before
     the add commits: when they cannot be, nothing is added.
@@ -122,8 +206,8 @@ def add(directory: str, files: tuple[str, ...], replace: bool, no_wait: bool, li
     \b
     simdedup fingerprint crawl-day2/ | simdedup index add IDX > new-clusters.jsonl
     """
-    from ..fingerprints import load_fingerprints
     from ..cluster_lines import write_clusters
+    from ..fingerprints import load_fingerprints
     from . import api
 
     out = output_file(output, force, files, not files or "-" in files)
@@ -132,9 +216,16 @@ def add(directory: str, files: tuple[str, ...], replace: bool, no_wait: bool, li
     warn_repeated(message, fingerprints.repeated)
     with api.Index(directory) as opened, out.open() as fd:
         names = ["<stdin>" if name == "-" else name for name in files or ("-",)]
-        result = opened.add(fingerprints, replace, names, linkage, singletons, not no_wait, waiting(directory),
-                            publish=lambda added: write_clusters(fd, added.clusters, added.fingerprints,
-                                                                 output_format, added.new))
+        result = opened.add(
+            fingerprints,
+            replace,
+            names,
+            linkage,
+            singletons,
+            not no_wait,
+            waiting(directory),
+            publish=lambda added: write_clusters(fd, added.clusters, added.fingerprints, output_format, added.new),
+        )
     replaced = f" ({result.replaced:,} replaced)" if result.replaced else ""
     message(f"simdedup: {directory}: added {result.added:,} documents{replaced}, {result.pairs:,} verified pairs")
 
@@ -166,8 +257,13 @@ def query(directory: str, document: str, as_json: bool, encoding: str, html: boo
                 raise SimdedupError(f"{document}: {record.reason}")
         matches = opened.query_record(record)
     if as_json:
-        echo(json.dumps({"document": record.id, "matches": [m.__dict__ for m in matches]},
-                        ensure_ascii=False, separators=(",", ":")))
+        echo(
+            json.dumps(
+                {"document": record.id, "matches": [m.__dict__ for m in matches]},
+                ensure_ascii=False,
+                separators=(",", ":"),
+            )
+        )
         return
     for match in matches:
         similarity = "-" if match.similarity is None else f"{match.similarity:.3f}"
@@ -179,8 +275,9 @@ def query(directory: str, document: str, as_json: bool, encoding: str, html: boo
 @_INDEX
 @_linkage_options
 @output_options
-def cluster_command(directory: str, linkage: str, singletons: bool, output_format: str, output: str | None,
-                    force: bool) -> None:
+def cluster_command(
+    directory: str, linkage: str, singletons: bool, output_format: str, output: str | None, force: bool
+) -> None:
     """Print the clusters over every document of IDX, as cluster -k K over all the
     fingerprints added would (from the verified pairs kept: no search)."""
     from ..cluster_lines import write_clusters
@@ -202,8 +299,11 @@ def compact(directory: str, no_wait: bool) -> None:
 
     with api.Index(directory) as opened:
         merged = opened.compact(not no_wait, waiting(directory))
-    message(f"simdedup: {directory}: {merged} segments merged" if merged > 1 else
-            f"simdedup: {directory}: nothing to compact")
+    message(
+        f"simdedup: {directory}: {merged} segments merged"
+        if merged > 1
+        else f"simdedup: {directory}: nothing to compact"
+    )
 
 
 @index.command()

@@ -153,8 +153,17 @@ def same_as_previous(fps: np.ndarray, sketches: np.ndarray | None) -> np.ndarray
     return same
 
 
-def write_segment(path: str, tables: Tables, fps: np.ndarray, sketches: np.ndarray | None, features: np.ndarray,
-                  sizes: np.ndarray, seqs: np.ndarray, units: np.ndarray, pairable: np.ndarray) -> tuple[int, str]:
+def write_segment(
+    path: str,
+    tables: Tables,
+    fps: np.ndarray,
+    sketches: np.ndarray | None,
+    features: np.ndarray,
+    sizes: np.ndarray,
+    seqs: np.ndarray,
+    units: np.ndarray,
+    pairable: np.ndarray,
+) -> tuple[int, str]:
     """Write a segment of rows already in content order (:func:`content_order`) to ``path``
     (created; fsynced); ``pairable``: whether each row may pair (enough features).
 
@@ -164,7 +173,12 @@ def write_segment(path: str, tables: Tables, fps: np.ndarray, sketches: np.ndarr
     n = len(fps)
     first_of_unit = ~same_as_previous(fps, sketches)
     arrays: dict[str, np.ndarray] = {
-        "fps": np.ascontiguousarray(fps.T), "features": features, "sizes": sizes, "seqs": seqs, "units": units}
+        "fps": np.ascontiguousarray(fps.T),
+        "features": features,
+        "sizes": sizes,
+        "seqs": seqs,
+        "units": units,
+    }
     if sketches is not None:
         arrays["sketches"] = np.ascontiguousarray(sketches)
     unit_order = np.argsort(units, kind="stable")
@@ -188,8 +202,9 @@ def write_segment(path: str, tables: Tables, fps: np.ndarray, sketches: np.ndarr
         layout[name] = [offset, array.dtype.str, list(array.shape)]
         offset += -(-array.nbytes // _ALIGN) * _ALIGN
     checksums_at = offset
-    header = json.dumps({"format": SEGMENT_FORMAT, "rows": n, "block_bytes": BLOCK_BYTES, "fence": FENCE,
-                         "arrays": layout}).encode()
+    header = json.dumps(
+        {"format": SEGMENT_FORMAT, "rows": n, "block_bytes": BLOCK_BYTES, "fence": FENCE, "arrays": layout}
+    ).encode()
     header = MAGIC + len(header).to_bytes(4, "little") + header
     assert len(header) <= header_room
     with open(path, "x+b") as out:
@@ -200,8 +215,13 @@ def write_segment(path: str, tables: Tables, fps: np.ndarray, sketches: np.ndarr
         out.truncate(checksums_at)
         out.flush()
         with mmap.mmap(out.fileno(), checksums_at, access=mmap.ACCESS_READ) as data:
-            sums = np.array([xxhash.xxh3_64_intdigest(data[start:start + BLOCK_BYTES])
-                             for start in range(0, checksums_at, BLOCK_BYTES)], dtype="<u8")
+            sums = np.array(
+                [
+                    xxhash.xxh3_64_intdigest(data[start : start + BLOCK_BYTES])
+                    for start in range(0, checksums_at, BLOCK_BYTES)
+                ],
+                dtype="<u8",
+            )
         out.seek(checksums_at)
         tail = sums.tobytes() + checksums_at.to_bytes(8, "little") + MAGIC
         out.write(tail)
@@ -219,15 +239,16 @@ class Segment:
             with open(path, "rb") as handle:
                 actual = os.fstat(handle.fileno()).st_size
                 if actual != size:
-                    raise DamagedIndexError(f"{name}: segment file is truncated or extended: {actual} bytes, "
-                                            f"the catalog says {size}")
+                    raise DamagedIndexError(
+                        f"{name}: segment file is truncated or extended: {actual} bytes, the catalog says {size}"
+                    )
                 self._map = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) if size else None
         except FileNotFoundError:
             raise DamagedIndexError(f"{name}: segment file is missing") from None
         data = self._map
-        if data is None or size < _TRAILER or data[size - 8:] != MAGIC:
+        if data is None or size < _TRAILER or data[size - 8 :] != MAGIC:
             raise DamagedIndexError(f"{name}: not a segment file (no trailer)")
-        checksums_at = int.from_bytes(data[size - 16:size - 8], "little")
+        checksums_at = int.from_bytes(data[size - 16 : size - 8], "little")
         if not 0 < checksums_at < size or xxhash.xxh3_128_hexdigest(data[checksums_at:]) != checksum:
             raise DamagedIndexError(f"{name}: segment file is damaged: its checksum table does not match the catalog")
         self._sums = np.frombuffer(data, dtype="<u8", count=(size - _TRAILER - checksums_at) // 8, offset=checksums_at)
@@ -240,12 +261,13 @@ class Segment:
             raise DamagedIndexError(f"{name}: not a segment file")
         length = int.from_bytes(data[8:12], "little")
         self.verify_bytes(np.array([0]), np.array([12 + length]))
-        header = json.loads(data[12:12 + length])
+        header = json.loads(data[12 : 12 + length])
         if header["format"] > SEGMENT_FORMAT:
             raise DamagedIndexError(f"{name}: segment format {header['format']} is newer than this simdedup reads")
         self.rows: int = header["rows"]
-        self._layout = {key: (offset, np.dtype(dtype), tuple(shape)) for key, (offset, dtype, shape) in
-                        header["arrays"].items()}
+        self._layout = {
+            key: (offset, np.dtype(dtype), tuple(shape)) for key, (offset, dtype, shape) in header["arrays"].items()
+        }
         self.fence = header["fence"]
         self.tables = sum(1 for key in self._layout if key.endswith("_keys") and key.startswith("t"))
         self.has_sketches = "sketches" in self._layout
@@ -263,8 +285,9 @@ class Segment:
         if array is None:
             offset, dtype, shape = self._layout[name]
             count = int(np.prod(shape)) if shape else 1
-            array = self._arrays[name] = np.frombuffer(self._map, dtype=dtype, count=count,
-                                                       offset=offset).reshape(shape)
+            array = self._arrays[name] = np.frombuffer(self._map, dtype=dtype, count=count, offset=offset).reshape(
+                shape
+            )
         return array
 
     def verify_bytes(self, starts: np.ndarray, ends: np.ndarray) -> None:
@@ -298,9 +321,10 @@ class Segment:
             if verified[block]:
                 continue
             start = block * BLOCK_BYTES
-            if xxhash.xxh3_64_intdigest(data[start:min(start + BLOCK_BYTES, self._end)]) != int(sums[block]):
-                raise DamagedIndexError(f"{self.name}: segment file is damaged at byte {start} "
-                                        f"(block checksum does not match)")
+            if xxhash.xxh3_64_intdigest(data[start : min(start + BLOCK_BYTES, self._end)]) != int(sums[block]):
+                raise DamagedIndexError(
+                    f"{self.name}: segment file is damaged at byte {start} (block checksum does not match)"
+                )
             verified[block] = True
 
     def verify_all(self) -> None:
@@ -311,8 +335,10 @@ class Segment:
         offset, dtype, shape = self._layout[name]
         row_bytes = dtype.itemsize * (int(np.prod(shape[1:])) if len(shape) > 1 else 1)
         if len(lo) <= 4:
-            self.verify_bytes([offset + x * row_bytes for x in np.asarray(lo).tolist()],
-                              [offset + x * row_bytes for x in np.asarray(hi).tolist()])
+            self.verify_bytes(
+                [offset + x * row_bytes for x in np.asarray(lo).tolist()],
+                [offset + x * row_bytes for x in np.asarray(hi).tolist()],
+            )
             return
         lo, hi = np.asarray(lo, dtype=np.int64), np.asarray(hi, dtype=np.int64)
         self.verify_bytes(offset + lo * row_bytes, offset + hi * row_bytes)

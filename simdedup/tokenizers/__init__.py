@@ -118,7 +118,7 @@ class Tokenizer:
                         del repeated[next(iter(repeated))]
                 else:
                     counts.update(self._tokens(chunk))
-                recent = [*recent[1 - _REPEATS_KEPT:], chunk]
+                recent = [*recent[1 - _REPEATS_KEPT :], chunk]
             return dict(counts)
         join = self.shingle_separator.join
         tail: list[str] = []
@@ -165,8 +165,9 @@ def _option_value(key: str, value: Any, kind: type) -> Any:
     except (TypeError, ValueError, OverflowError):
         raise TokenizerOptionError(f"tokenizer option {key} must be {kind.__name__}, not {value!r}") from None
     if kind in (int, float) and not -MAX_COMPARED <= number <= MAX_COMPARED:  # NaN and infinities too
-        raise TokenizerOptionError(f"tokenizer option {key} must be between {-MAX_COMPARED} and {MAX_COMPARED}, "
-                                   f"not {value!r}")
+        raise TokenizerOptionError(
+            f"tokenizer option {key} must be between {-MAX_COMPARED} and {MAX_COMPARED}, not {value!r}"
+        )
     return number
 
 
@@ -217,9 +218,7 @@ def _resolve(name: str) -> type[Tokenizer]:
     try:
         target = registry[name]
     except KeyError:
-        raise UnknownTokenizerError(
-            f"unknown tokenizer {name!r}; available: {', '.join(sorted(registry))}"
-        ) from None
+        raise UnknownTokenizerError(f"unknown tokenizer {name!r}; available: {', '.join(sorted(registry))}") from None
     if isinstance(target, type):
         return target
     with guarded(name, PluginError, doing=" to load"):  # a broken plugin must not take the others down

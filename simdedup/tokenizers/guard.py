@@ -25,8 +25,9 @@ if TYPE_CHECKING:
 
 
 @contextmanager
-def guarded(name: str, failed: Callable[[str], Exception], passes: tuple[type[BaseException], ...] = (),
-            doing: str = "") -> Iterator[None]:
+def guarded(
+    name: str, failed: Callable[[str], Exception], passes: tuple[type[BaseException], ...] = (), doing: str = ""
+) -> Iterator[None]:
     """Run a tokenizer's code with its prints sent to stderr; what it raises (but an
     interrupt, and ``passes``) becomes ``failed(what it did)``."""
     stdout = sys.stdout
@@ -78,8 +79,9 @@ def started(cls: type[Tokenizer], name: str, options: dict[str, Any]) -> Tokeniz
     if not isinstance(settings, dict) or settings.get("tokenizer") != name:
         raise PluginError(f"tokenizer {name!r} describes itself as {first_line(ValueError(repr(settings)))[:80]}")
     if tokenizer.weighting not in WEIGHTINGS:
-        raise PluginError(f"tokenizer {name!r} asks for weighting {tokenizer.weighting!r}, not one of "
-                          f"{', '.join(WEIGHTINGS)}")
+        raise PluginError(
+            f"tokenizer {name!r} asks for weighting {tokenizer.weighting!r}, not one of {', '.join(WEIGHTINGS)}"
+        )
     return tokenizer
 
 
@@ -130,8 +132,9 @@ def features(tokenizer: Tokenizer, doc_id: str, chunks: Iterable[str]) -> dict[s
     return found
 
 
-def features_many(tokenizer: Tokenizer, ids: Sequence[str], documents: Sequence[Sequence[str]]
-                  ) -> list[dict[str, float] | SkipDocument]:
+def features_many(
+    tokenizer: Tokenizer, ids: Sequence[str], documents: Sequence[Sequence[str]]
+) -> list[dict[str, float] | SkipDocument]:
     """``tokenizer.features_many(documents)``, checked; when it fails, the documents one at a
     time, so that only those it fails on are skipped (each one's :class:`SkipDocument`)."""
     frozen = [tuple(chunks) for chunks in documents]  # the tokenizer cannot change them
@@ -171,8 +174,10 @@ def checked(name: str, found: Any) -> dict[str, float]:
         raise ValueError(f"gave a weight that is a {odd[0].__name__}, not a number")
     total = sum(found.values())  # NaN or infinite when a weight is
     if not (math.isfinite(total) and min(found.values(), default=0) >= 0 and total <= MAX_WEIGHT_SUM):
-        raise ValueError(f"gave weights that are not finite and non-negative, or sum to more than "
-                         f"2**{MAX_WEIGHT_SUM.bit_length() - 1}")
+        raise ValueError(
+            f"gave weights that are not finite and non-negative, or sum to more than "
+            f"2**{MAX_WEIGHT_SUM.bit_length() - 1}"
+        )
     return found
 
 

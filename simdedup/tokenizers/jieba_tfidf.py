@@ -25,8 +25,8 @@ import re
 from collections import Counter
 from typing import Iterable, Sequence
 
-from . import Tokenizer
 from ..limits import MAX_COUNT
+from . import Tokenizer
 
 MAX_SCALE = 1 << 32
 
@@ -161,7 +161,9 @@ class JiebaFastTokenizer(JiebaTfidfTokenizer):
         except ImportError:
             from ..errors import TokenizerOptionError
 
-            raise TokenizerOptionError("the jieba-fast tokenizer needs rjieba: pip install 'simdedup[zh-fast]'") from None
+            raise TokenizerOptionError(
+                "the jieba-fast tokenizer needs rjieba: pip install 'simdedup[zh-fast]'"
+            ) from None
         self._rjieba_cut = rjieba.cut
         from ..kernels.keywords import KeywordKernel
 
@@ -207,19 +209,51 @@ class JiebaFastTokenizer(JiebaTfidfTokenizer):
             ends.append(len(words))
         topk = self.options["topk"]
         best, scores, found = self._kernel.keywords(words, np.array(ends), self._rules, topk)
-        return [self._weights(dict(zip(map(words.__getitem__, best[d, :n].tolist()), scores[d, :n].tolist())))
-                for d, n in enumerate(found.tolist())]
+        return [
+            self._weights(dict(zip(map(words.__getitem__, best[d, :n].tolist()), scores[d, :n].tolist())))
+            for d, n in enumerate(found.tolist())
+        ]
 
 
 _SURROGATE = re.compile("([\ud800-\udfff])")
 
 # jieba's KeywordExtractor.STOP_WORDS, so that jieba.analyse (which loads jieba's whole
 # dictionary and part-of-speech table, about a second) need not be imported here.
-_STOP_WORDS = frozenset((
-    "the", "of", "is", "and", "to", "in", "that", "we", "for", "an", "are", "by", "be", "as", "on",
-    "with", "can", "if", "from", "which", "you", "it", "this", "then", "at", "have", "all", "not",
-    "one", "has", "or",
-))
+_STOP_WORDS = frozenset(
+    (
+        "the",
+        "of",
+        "is",
+        "and",
+        "to",
+        "in",
+        "that",
+        "we",
+        "for",
+        "an",
+        "are",
+        "by",
+        "be",
+        "as",
+        "on",
+        "with",
+        "can",
+        "if",
+        "from",
+        "which",
+        "you",
+        "it",
+        "this",
+        "then",
+        "at",
+        "have",
+        "all",
+        "not",
+        "one",
+        "has",
+        "or",
+    )
+)
 
 
 def _idf_path() -> str:
@@ -306,8 +340,27 @@ def _keyword_rules():
 
 
 #: the code points ``str.strip()`` removes (``str.isspace``), as the keyword kernel compares them
-_SPACES = (0x9, 0xA, 0xB, 0xC, 0xD, 0x1C, 0x1D, 0x1E, 0x1F, 0x20, 0x85, 0xA0, 0x1680, *range(0x2000, 0x200B),
-           0x2028, 0x2029, 0x202F, 0x205F, 0x3000)
+_SPACES = (
+    0x9,
+    0xA,
+    0xB,
+    0xC,
+    0xD,
+    0x1C,
+    0x1D,
+    0x1E,
+    0x1F,
+    0x20,
+    0x85,
+    0xA0,
+    0x1680,
+    *range(0x2000, 0x200B),
+    0x2028,
+    0x2029,
+    0x202F,
+    0x205F,
+    0x3000,
+)
 
 
 def _build_keyword_table(tfidf) -> bytes | None:

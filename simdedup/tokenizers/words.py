@@ -29,8 +29,10 @@ TOKEN = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+")
 
 class WordsTokenizer(Tokenizer):
     name = "words"
-    description = ("Unicode words, each CJK character a token, lower-cased, punctuation dropped; "
-                   "simhash votes once per distinct word, the sketch counts them")
+    description = (
+        "Unicode words, each CJK character a token, lower-cased, punctuation dropped; "
+        "simhash votes once per distinct word, the sketch counts them"
+    )
     weighting = "binary"
     optional = {"lowercase": True}
 

@@ -16,13 +16,12 @@ import uuid
 from pathlib import Path
 
 import pytest
+from helpers import REPO, words, write
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simdedup import cache
 from simdedup.kernels import load
-
-from helpers import REPO, words, write
 
 DAMAGES = ("truncate", "flip", "empty", "swap")
 FUZZ = bool(os.environ.get("SIMDEDUP_FUZZ"))
@@ -67,8 +66,9 @@ def simdedup(package: Path, xdg: Path, *args) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(package), "XDG_CACHE_HOME": str(xdg), "SIMDEDUP_LOAD_PLUGINS": ""}
     env.pop("SIMDEDUP_FASTPATH", None)
     # run from the package's folder: ``-m`` imports from the working directory first
-    return subprocess.run([sys.executable, "-m", "simdedup", *map(str, args)], capture_output=True, env=env,
-                          cwd=package, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "simdedup", *map(str, args)], capture_output=True, env=env, cwd=package, timeout=600
+    )
 
 
 @pytest.fixture(scope="module")

@@ -10,8 +10,8 @@ import os
 import random
 
 import pytest
-
 from helpers import invoke, record_line
+
 from simdedup.jsonline import MAX_JSON_DEPTH
 
 SEEDS = range(3)
@@ -106,7 +106,7 @@ def deep_text(rng, depth):
     (and sometimes left unclosed)."""
     if depth < 800:
         return json.dumps(nested(rng, depth))
-    opening = "".join(rng.choice(['[', '{"a":']) for _ in range(depth))
+    opening = "".join(rng.choice(["[", '{"a":']) for _ in range(depth))
     if rng.random() < 0.3:
         return opening
     closing = "".join("]" if c == "[" else "}" for c in reversed(opening.replace('{"a":', "{")))
@@ -114,8 +114,12 @@ def deep_text(rng, depth):
 
 
 def depths(rng):
-    return [MAX_JSON_DEPTH + 1, rng.randrange(MAX_JSON_DEPTH + 2, 990), rng.randrange(990, 1100),
-            rng.randrange(1100, 200_000)]
+    return [
+        MAX_JSON_DEPTH + 1,
+        rng.randrange(MAX_JSON_DEPTH + 2, 990),
+        rng.randrange(990, 1100),
+        rng.randrange(1100, 200_000),
+    ]
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -133,8 +137,11 @@ def test_json_lines_of_any_depth_are_refused_alone(tmp_path, seed):
     lines.append(json.dumps({"id": "at-the-limit", "text": "read whole", "meta": {"text": "y"}, "other": fine}))
     path = tmp_path / "docs.jsonl"
     path.write_text("\n".join(lines) + "\n")
-    for options in (["--id-field", "id"], ["--id-field", "id", "--text-field", "meta.text"],
-                    ["--id-field", "id", "-j", "2"]):
+    for options in (
+        ["--id-field", "id"],
+        ["--id-field", "id", "--text-field", "meta.text"],
+        ["--id-field", "id", "-j", "2"],
+    ):
         result = invoke("fingerprint", "--silent", *options, path)
         assert_clean(result, (3,))
         assert [json.loads(line)["id"] for line in result.stdout.splitlines()] == ["good", "at-the-limit"]
@@ -142,8 +149,13 @@ def test_json_lines_of_any_depth_are_refused_alone(tmp_path, seed):
         assert warned[0].startswith(f"simdedup: warning: {path}:2: ") and "nested deeper" in warned[0]
         assert "skipped 4 " in result.stderr
     features = tmp_path / "features.jsonl"
-    features.write_text("\n".join([json.dumps({"id": "f", "f": ["a", "b"]})]
-                                  + [f'{{"id": "g{d}", "f": {deep_text(rng, d)}}}' for d in depths(rng)]) + "\n")
+    features.write_text(
+        "\n".join(
+            [json.dumps({"id": "f", "f": ["a", "b"]})]
+            + [f'{{"id": "g{d}", "f": {deep_text(rng, d)}}}' for d in depths(rng)]
+        )
+        + "\n"
+    )
     result = invoke("fingerprint", "--silent", "--id-field", "id", "--features-field", "f", features)
     assert_clean(result, (3,))
     assert [json.loads(line)["id"] for line in result.stdout.splitlines()] == ["f"]
@@ -161,22 +173,30 @@ def test_records_of_any_depth_are_refused_with_file_and_line(tmp_path, seed):
         lines.insert(1, record_line("c", **{rng.choice(["options", "extra", "id"]): "DEEP"}).replace('"DEEP"', deep))
         records.write_text("\n".join(lines) + "\n")
         clusters = tmp_path / f"cl{depth}.jsonl"
-        member = '{"id": "a", "bytes": 3, "x": ' + deep + '}'
-        clusters.write_text('{"members": [{"id": "b"}, {"id": "c"}], "representative": "b"}\n'
-                            f'{{"members": [{member}, {{"id": "d"}}], "representative": "a"}}\n')
+        member = '{"id": "a", "bytes": 3, "x": ' + deep + "}"
+        clusters.write_text(
+            '{"members": [{"id": "b"}, {"id": "c"}], "representative": "b"}\n'
+            f'{{"members": [{member}, {{"id": "d"}}], "representative": "a"}}\n'
+        )
         gold = tmp_path / f"gold{depth}.jsonl"
         gold.write_text('{"a": "b", "b": "c"}\n' + f'{{"a": "a", "b": "d", "why": {deep}}}\n')
         plain_gold, plain_clusters = tmp_path / "gold.jsonl", tmp_path / "clusters.jsonl"
         plain_gold.write_text('{"a": "b", "b": "c"}\n')
         plain_clusters.write_text('{"members": [{"id": "b"}, {"id": "c"}], "representative": "b"}\n')
-        for command, wrong in ((["cluster", records], records), (["stats", records], records),
-                               (["index", "create", tmp_path / f"idx{depth}", "-k", "3", "--from", records], records),
-                               (["select", clusters], clusters), (["eval", "--gold", plain_gold, clusters], clusters),
-                               (["eval", "--gold", gold, plain_clusters], gold)):
+        for command, wrong in (
+            (["cluster", records], records),
+            (["stats", records], records),
+            (["index", "create", tmp_path / f"idx{depth}", "-k", "3", "--from", records], records),
+            (["select", clusters], clusters),
+            (["eval", "--gold", plain_gold, clusters], clusters),
+            (["eval", "--gold", gold, plain_clusters], gold),
+        ):
             result = invoke(*command)
             assert_clean(result, (1,))
-            assert f"{wrong}:2: " in result.stderr and f"nested deeper than {MAX_JSON_DEPTH}" in result.stderr, \
-                (command, result.stderr[-500:])
+            assert f"{wrong}:2: " in result.stderr and f"nested deeper than {MAX_JSON_DEPTH}" in result.stderr, (
+                command,
+                result.stderr[-500:],
+            )
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -185,8 +205,11 @@ def test_html_of_any_depth_gives_its_text(tmp_path, seed):
     depth = rng.randrange(50_000, 150_000)
     tags = [rng.choice(["div", "b", "span", "p", "li", "td"]) for _ in range(depth)]
     closed = rng.random() < 0.5
-    body = ("".join(f"<{t}>" for t in tags) + " visible words here "
-            + ("".join(f"</{t}>" for t in reversed(tags)) if closed else ""))
+    body = (
+        "".join(f"<{t}>" for t in tags)
+        + " visible words here "
+        + ("".join(f"</{t}>" for t in reversed(tags)) if closed else "")
+    )
     (tmp_path / "deep.html").write_text(body)
     (tmp_path / "deep.http").write_text("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n" + body)
     for args in (["--html", tmp_path / "deep.html"], [tmp_path / "deep.http"]):

@@ -11,27 +11,38 @@ import json
 import random
 
 import pytest
-
 from helpers import invoke
 
 SEEDS = range(2)
 WORDS = ["café", "über", "naïve", "straße", "crème", "brûlée", "plain", "words", "déjà", "vu", "ÆØÅ", "señor"]
 
 #: (name, byte-order mark, encoding): how a stream of text is stored
-MARKED = [("utf-8", b"", "utf-8"), ("utf-8 BOM", codecs.BOM_UTF8, "utf-8"),
-          ("utf-16-le BOM", codecs.BOM_UTF16_LE, "utf-16-le"), ("utf-16-be BOM", codecs.BOM_UTF16_BE, "utf-16-be"),
-          ("utf-32-le BOM", codecs.BOM_UTF32_LE, "utf-32-le"), ("utf-32-be BOM", codecs.BOM_UTF32_BE, "utf-32-be")]
+MARKED = [
+    ("utf-8", b"", "utf-8"),
+    ("utf-8 BOM", codecs.BOM_UTF8, "utf-8"),
+    ("utf-16-le BOM", codecs.BOM_UTF16_LE, "utf-16-le"),
+    ("utf-16-be BOM", codecs.BOM_UTF16_BE, "utf-16-be"),
+    ("utf-32-le BOM", codecs.BOM_UTF32_LE, "utf-32-le"),
+    ("utf-32-be BOM", codecs.BOM_UTF32_BE, "utf-32-be"),
+]
 #: (name, byte-order mark, encoding, header charset, markup's declaration): declared and conflicting
-DECLARED = [("meta cp1252", b"", "cp1252", None, '<meta charset="windows-1252">'),
-            ("http-equiv latin-1", b"", "latin-1", None,
-             '<meta http-equiv="Content-Type" content="text/html; charset=ISO-8859-1">'),
-            ("xml latin-1", b"", "latin-1", None, '<?xml version="1.0" encoding="iso-8859-1"?>'),
-            ("header cp1252", b"", "cp1252", "windows-1252", ""),
-            ("BOM beats header", codecs.BOM_UTF8, "utf-8", "iso-8859-1", ""),
-            ("BOM beats meta", codecs.BOM_UTF16_LE, "utf-16-le", None, '<meta charset="windows-1252">'),
-            ("header beats meta", b"", "utf-8", "utf-8", '<meta charset="windows-1252">'),
-            ("unknown header charset", b"", "utf-8", "no-such-charset", ""),
-            ("no text encoding in meta", b"", "utf-8", None, '<meta charset="base64">')]
+DECLARED = [
+    ("meta cp1252", b"", "cp1252", None, '<meta charset="windows-1252">'),
+    (
+        "http-equiv latin-1",
+        b"",
+        "latin-1",
+        None,
+        '<meta http-equiv="Content-Type" content="text/html; charset=ISO-8859-1">',
+    ),
+    ("xml latin-1", b"", "latin-1", None, '<?xml version="1.0" encoding="iso-8859-1"?>'),
+    ("header cp1252", b"", "cp1252", "windows-1252", ""),
+    ("BOM beats header", codecs.BOM_UTF8, "utf-8", "iso-8859-1", ""),
+    ("BOM beats meta", codecs.BOM_UTF16_LE, "utf-16-le", None, '<meta charset="windows-1252">'),
+    ("header beats meta", b"", "utf-8", "utf-8", '<meta charset="windows-1252">'),
+    ("unknown header charset", b"", "utf-8", "no-such-charset", ""),
+    ("no text encoding in meta", b"", "utf-8", None, '<meta charset="base64">'),
+]
 
 
 def texts(seed):
@@ -92,13 +103,22 @@ def write_warc(tmp_path, docs, bom, encoding, charset=None, declaration=""):
         for i, text in enumerate(docs):
             headers = StatusAndHeaders("200 OK", [("Content-Type", content_type)], protocol="HTTP/1.1")
             body = stored(html(text, declaration), bom, encoding)
-            writer.write_record(writer.create_warc_record(f"http://example.test/{i}", "response",
-                                                          payload=io.BytesIO(body), http_headers=headers))
+            writer.write_record(
+                writer.create_warc_record(
+                    f"http://example.test/{i}", "response", payload=io.BytesIO(body), http_headers=headers
+                )
+            )
     return ["fingerprint", "--silent", tmp_path / "crawl.warc"]
 
 
-READERS = {"plain": write_plain, "csv": write_csv, "jsonl": write_jsonl, "html": write_html, "http": write_http,
-           "warc": write_warc}
+READERS = {
+    "plain": write_plain,
+    "csv": write_csv,
+    "jsonl": write_jsonl,
+    "html": write_html,
+    "http": write_http,
+    "warc": write_warc,
+}
 MARKUP_READERS = ("html", "http", "warc")
 
 
@@ -114,15 +134,16 @@ def documents(tmp_path, reader, docs, *variant):
 
 
 CASES = [(reader, name, bom, encoding, None, "") for reader in READERS for name, bom, encoding in MARKED]
-CASES += [(reader, *variant) for reader in MARKUP_READERS for variant in DECLARED
-          if reader != "html" or variant[3] is None]  # a file of HTML has no headers
+CASES += [
+    (reader, *variant) for reader in MARKUP_READERS for variant in DECLARED if reader != "html" or variant[3] is None
+]  # a file of HTML has no headers
 
 
 @pytest.mark.parametrize("seed", SEEDS)
-@pytest.mark.parametrize("reader, name, bom, encoding, charset, declaration", CASES,
-                         ids=[f"{case[0]}-{case[1]}" for case in CASES])
-def test_every_reader_reads_every_encoding_as_utf8(tmp_path, seed, reader, name, bom, encoding, charset,
-                                                   declaration):
+@pytest.mark.parametrize(
+    "reader, name, bom, encoding, charset, declaration", CASES, ids=[f"{case[0]}-{case[1]}" for case in CASES]
+)
+def test_every_reader_reads_every_encoding_as_utf8(tmp_path, seed, reader, name, bom, encoding, charset, declaration):
     docs = texts(seed)
     reference = documents(tmp_path / "utf8", reader, docs, b"", "utf-8", None, "")
     assert len(reference) == len(docs)

@@ -31,8 +31,24 @@ from simdedup.errors import WARNINGS_PER_FILE
 
 DOCUMENTED = {0, 1, 2, 3}
 SEEDS = range(40)
-SUFFIXES = [".txt", ".jsonl", ".csv", ".tsv", ".gz", ".jsonl.gz", ".bz2", ".xz", ".zst", ".html", ".http", ".warc",
-            ".warc.gz", ".parquet", ".ndjson.xz", ".csv.bz2"]
+SUFFIXES = [
+    ".txt",
+    ".jsonl",
+    ".csv",
+    ".tsv",
+    ".gz",
+    ".jsonl.gz",
+    ".bz2",
+    ".xz",
+    ".zst",
+    ".html",
+    ".http",
+    ".warc",
+    ".warc.gz",
+    ".parquet",
+    ".ndjson.xz",
+    ".csv.bz2",
+]
 
 
 def random_bytes(rng: random.Random) -> bytes:
@@ -50,24 +66,40 @@ def random_bytes(rng: random.Random) -> bytes:
     if kind == 3:  # an HTTP response with a made-up header
         charset = rng.choice(["utf-8", "base64", "hex", "zlib", "nonsense", "utf-16", "rot13"])
         encoding = rng.choice(["", "Content-Encoding: gzip\r\n", "Transfer-Encoding: chunked\r\n"])
-        return (f"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset={charset}\r\n{encoding}\r\n".encode()
-                + rng.randbytes(rng.randrange(0, 500)))
+        return (
+            f"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset={charset}\r\n{encoding}\r\n".encode()
+            + rng.randbytes(rng.randrange(0, 500))
+        )
     if kind == 4:
-        return ("\n".join(",".join(rng.choice(['"a"', "text", '"', "", "x" * rng.randrange(200)])
-                                   for _ in range(3)) for _ in range(20))).encode()
+        return (
+            "\n".join(
+                ",".join(rng.choice(['"a"', "text", '"', "", "x" * rng.randrange(200)]) for _ in range(3))
+                for _ in range(20)
+            )
+        ).encode()
     return random_json(rng).encode("utf-8", "surrogatepass") + b"\n"
 
 
 def words(rng: random.Random, n: int) -> str:
-    return " ".join(rng.choice(["alpha", "beta", "中文", "café", "naïve", "x" * rng.randrange(1, 30), "\u202e"])
-                    for _ in range(n))
+    return " ".join(
+        rng.choice(["alpha", "beta", "中文", "café", "naïve", "x" * rng.randrange(1, 30), "\u202e"]) for _ in range(n)
+    )
 
 
 def html_page(rng: random.Random) -> str:
-    tags = [rng.choice(["div", "p", "b", "script", "style", "svg", "li", "td", "template"])
-            for _ in range(rng.choice([3, 30, 3000, 30_000]))]
-    declaration = rng.choice(["", '<meta charset="windows-1252">', '<meta charset="base64">',
-                              '<?xml version="1.0" encoding="utf-16"?>', '<meta charset="nonsense">'])
+    tags = [
+        rng.choice(["div", "p", "b", "script", "style", "svg", "li", "td", "template"])
+        for _ in range(rng.choice([3, 30, 3000, 30_000]))
+    ]
+    declaration = rng.choice(
+        [
+            "",
+            '<meta charset="windows-1252">',
+            '<meta charset="base64">',
+            '<?xml version="1.0" encoding="utf-16"?>',
+            '<meta charset="nonsense">',
+        ]
+    )
     closing = "".join(f"</{t}>" for t in reversed(tags)) if rng.random() < 0.5 else ""
     return declaration + "".join(f"<{t}>" for t in tags) + words(rng, 50) + closing
 
@@ -76,16 +108,24 @@ def encoded(rng: random.Random, text: str) -> bytes:
     """``text`` in an encoding people use, sometimes behind a byte-order mark that lies."""
     encoding = rng.choice(["utf-8", "utf-8", "utf-16-le", "utf-16-be", "utf-32-le", "gb18030", "cp1252"])
     data = text.encode(encoding, "replace")
-    marks = {"utf-8": codecs.BOM_UTF8, "utf-16-le": codecs.BOM_UTF16_LE, "utf-16-be": codecs.BOM_UTF16_BE,
-             "utf-32-le": codecs.BOM_UTF32_LE}
+    marks = {
+        "utf-8": codecs.BOM_UTF8,
+        "utf-16-le": codecs.BOM_UTF16_LE,
+        "utf-16-be": codecs.BOM_UTF16_BE,
+        "utf-32-le": codecs.BOM_UTF32_LE,
+    }
     if rng.random() < 0.5:
         data = rng.choice([marks.get(encoding, b""), *marks.values()]) + data
     return data
 
 
 def compressed(rng: random.Random, suffix: str, data: bytes) -> bytes:
-    for ending, compress in ((".gz", gzip.compress), (".bz2", bz2.compress), (".xz", lzma.compress),
-                             (".zst", lambda d: __import__("zstandard").ZstdCompressor().compress(d))):
+    for ending, compress in (
+        (".gz", gzip.compress),
+        (".bz2", bz2.compress),
+        (".xz", lzma.compress),
+        (".zst", lambda d: __import__("zstandard").ZstdCompressor().compress(d)),
+    ):
         if suffix.endswith(ending):
             return compress(data)
     return data
@@ -99,11 +139,17 @@ def warc(rng: random.Random, gzipped: bool) -> bytes:
     writer = WARCWriter(out, gzip=gzipped)
     for i in range(rng.randrange(1, 5)):
         charset = rng.choice(["", "; charset=utf-8", "; charset=utf-16", "; charset=base64", "; charset=x"])
-        headers = StatusAndHeaders("200 OK", [("Content-Type", rng.choice(["text/html", "text/plain"]) + charset)],
-                                   protocol="HTTP/1.1")
-        writer.write_record(writer.create_warc_record(f"http://example.test/{i}", rng.choice(["response", "request"]),
-                                                      payload=io.BytesIO(encoded(rng, html_page(rng))),
-                                                      http_headers=headers))
+        headers = StatusAndHeaders(
+            "200 OK", [("Content-Type", rng.choice(["text/html", "text/plain"]) + charset)], protocol="HTTP/1.1"
+        )
+        writer.write_record(
+            writer.create_warc_record(
+                f"http://example.test/{i}",
+                rng.choice(["response", "request"]),
+                payload=io.BytesIO(encoded(rng, html_page(rng))),
+                http_headers=headers,
+            )
+        )
     return out.getvalue()
 
 
@@ -126,8 +172,12 @@ def well_formed(rng: random.Random, suffix: str) -> bytes:
     if plain == ".parquet":
         return parquet(rng)
     if plain in (".jsonl", ".ndjson"):
-        text = "\n".join(json.dumps({"text": words(rng, 30), "id": str(rng.randrange(5))}, ensure_ascii=rng.random() < 0.5)
-                         if rng.random() < 0.8 else random_json(rng) for _ in range(rng.randrange(1, 30)))
+        text = "\n".join(
+            json.dumps({"text": words(rng, 30), "id": str(rng.randrange(5))}, ensure_ascii=rng.random() < 0.5)
+            if rng.random() < 0.8
+            else random_json(rng)
+            for _ in range(rng.randrange(1, 30))
+        )
     elif plain in (".csv", ".tsv"):
         sep = "\t" if plain == ".tsv" else ","
         text = f"id{sep}text\r\n" + "".join(f'{i}{sep}"{words(rng, 10)}"\r\n' for i in range(rng.randrange(1, 30)))
@@ -139,9 +189,16 @@ def well_formed(rng: random.Random, suffix: str) -> bytes:
         if "gzip" in coding:
             body = gzip.compress(body)
         elif "chunked" in coding:
-            body = b"".join(b"%x\r\n%s\r\n" % (len(body[i:i + 100]), body[i:i + 100]) for i in range(0, len(body), 100)) + b"0\r\n\r\n"
-        head = (f"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset={rng.choice(['utf-8', 'utf-16', 'x'])}\r\n"
-                f"{coding}\r\n").encode()
+            body = (
+                b"".join(
+                    b"%x\r\n%s\r\n" % (len(body[i : i + 100]), body[i : i + 100]) for i in range(0, len(body), 100)
+                )
+                + b"0\r\n\r\n"
+            )
+        head = (
+            f"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset={rng.choice(['utf-8', 'utf-16', 'x'])}\r\n"
+            f"{coding}\r\n"
+        ).encode()
         return head + body
     else:
         text = words(rng, rng.randrange(1, 500))
@@ -159,9 +216,9 @@ def damaged(rng: random.Random, data: bytes) -> bytes:
         if action == 0:
             data[at] = rng.randrange(256)
         elif action == 1:
-            data[at:at] = data[at:at + rng.randrange(1, 200)]
+            data[at:at] = data[at : at + rng.randrange(1, 200)]
         elif action == 2:
-            del data[at:at + rng.randrange(1, 50)]
+            del data[at : at + rng.randrange(1, 50)]
         else:
             del data[at:]
     return bytes(data)
@@ -189,8 +246,10 @@ def random_value(rng: random.Random, depth: int = 0):
         return base64.urlsafe_b64encode(rng.randbytes(rng.choice([0, 1, 7, 8, 12, 128]))).decode().rstrip("=")
     if kind in (5, 6):
         return [random_value(rng, depth + 1) for _ in range(rng.randrange(4))]
-    return {rng.choice(["id", "text", "members", "representative", "simhash", "bits"]): random_value(rng, depth + 1)
-            for _ in range(rng.randrange(4))}
+    return {
+        rng.choice(["id", "text", "members", "representative", "simhash", "bits"]): random_value(rng, depth + 1)
+        for _ in range(rng.randrange(4))
+    }
 
 
 def random_json(rng: random.Random) -> str:
@@ -219,9 +278,13 @@ def damaged_records(rng: random.Random, good: list[dict]) -> str:
 def damaged_clusters(rng: random.Random) -> str:
     lines = []
     for _ in range(rng.randrange(1, 6)):
-        members = [{"id": random_value(rng) if rng.random() < 0.2 else f"doc{rng.randrange(5)}",
-                    "bytes": random_value(rng) if rng.random() < 0.2 else rng.randrange(100)}
-                   for _ in range(rng.randrange(0, 4))]
+        members = [
+            {
+                "id": random_value(rng) if rng.random() < 0.2 else f"doc{rng.randrange(5)}",
+                "bytes": random_value(rng) if rng.random() < 0.2 else rng.randrange(100),
+            }
+            for _ in range(rng.randrange(0, 4))
+        ]
         cluster = {"members": members, "representative": rng.choice([m["id"] for m in members] + ["ghost", None])}
         lines.append(json.dumps(cluster))
     return "\n".join(lines) + "\n"
@@ -257,10 +320,15 @@ def documents_of(tmp_path, seed: int) -> None:
         names.append(str(path))
     encoding = rng.choice(["utf-8", "auto", "gb18030", "utf-16"])
     runner = CliRunner()
-    for command in (["fingerprint", "--encoding", encoding, "--id-field", "id", *names],
-                    ["fingerprint", "-j", "2", "--text-field", "body", *names], ["dedup", "--html", *names],
-                    ["fingerprint", "--jsonl", "--method", "nilsimsa", *names], ["exact", *names],
-                    ["dedup", "--method", "sentences", *names], ["explain", names[0], names[1]]):
+    for command in (
+        ["fingerprint", "--encoding", encoding, "--id-field", "id", *names],
+        ["fingerprint", "-j", "2", "--text-field", "body", *names],
+        ["dedup", "--html", *names],
+        ["fingerprint", "--jsonl", "--method", "nilsimsa", *names],
+        ["exact", *names],
+        ["dedup", "--method", "sentences", *names],
+        ["explain", names[0], names[1]],
+    ):
         check(runner.invoke(cli, command), command, len(names))
 
 
@@ -275,8 +343,11 @@ def test_random_json_lines_as_documents(tmp_path, seed):
     path = tmp_path / "docs.jsonl"
     path.write_bytes(b"\n".join(random_json(rng).encode("utf-8", "surrogatepass") for _ in range(30)) + b"\n")
     runner = CliRunner()
-    for command in (["fingerprint", str(path)], ["dedup", "--id-field", "id", str(path)],
-                    ["fingerprint", "--text-field", "text.a", str(path)]):
+    for command in (
+        ["fingerprint", str(path)],
+        ["dedup", "--id-field", "id", str(path)],
+        ["fingerprint", "--text-field", "text.a", str(path)],
+    ):
         check(runner.invoke(cli, command), command)
 
 
@@ -286,9 +357,13 @@ def test_damaged_fingerprint_records(tmp_path, seed, good_records):
     path = tmp_path / "fp.jsonl"
     path.write_text(damaged_records(rng, rng.sample(good_records, 8)), encoding="utf-8", errors="surrogatepass")
     runner = CliRunner()
-    for command in (["cluster", str(path)], ["convert", "--to", "binary", "-o", str(tmp_path / "fp.sdfp"), str(path)],
-                    ["stats", str(path)], ["cluster", "--k", "3", "--against", str(path), str(path)],
-                    ["index", "create", str(tmp_path / "idx"), "-k", "3", "--from", str(path)]):
+    for command in (
+        ["cluster", str(path)],
+        ["convert", "--to", "binary", "-o", str(tmp_path / "fp.sdfp"), str(path)],
+        ["stats", str(path)],
+        ["cluster", "--k", "3", "--against", str(path), str(path)],
+        ["index", "create", str(tmp_path / "idx"), "-k", "3", "--from", str(path)],
+    ):
         check(runner.invoke(cli, command), command, 2)
 
 
@@ -316,9 +391,12 @@ def test_random_cluster_lines(tmp_path, seed):
     if seed % 3 == 0:  # either file of any bytes, as a crawl or another tool may leave it
         (tmp_path / rng.choice(["gold.jsonl", "clusters.jsonl"])).write_bytes(random_bytes(rng))
     runner = CliRunner()
-    for command in (["select", str(path)], ["select", "-0", "--keep", "longest", str(path)],
-                    ["select", "--kept", "--keep", "newest", str(path)],
-                    ["eval", "--gold", str(tmp_path / "gold.jsonl"), str(path)]):
+    for command in (
+        ["select", str(path)],
+        ["select", "-0", "--keep", "longest", str(path)],
+        ["select", "--kept", "--keep", "newest", str(path)],
+        ["eval", "--gold", str(tmp_path / "gold.jsonl"), str(path)],
+    ):
         check(runner.invoke(cli, command), command)
 
 

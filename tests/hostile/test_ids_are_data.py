@@ -10,15 +10,14 @@ import json
 import shutil
 from pathlib import Path
 
+from click.testing import CliRunner
+from helpers import make_records
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from click.testing import CliRunner
 
 from simdedup import store
 from simdedup.cli import cli
 from simdedup.fingerprints import FingerprintRecord, json_lines
-
-from helpers import make_records
 
 IDS = st.one_of(
     st.text(st.characters(blacklist_categories=()), max_size=12),  # surrogates included
@@ -86,7 +85,9 @@ def test_ids_round_trip_or_are_refused(tmp_path_factory, ids, seed):
     # the same ids added to an index that holds others: no id meets another
     shutil.copytree(tmp / "idx", tmp / "other")
     shutil.rmtree(tmp / "idx")
-    first = run("index", "create", tmp / "idx", "-k", 3, "--from", _write(tmp / "x.jsonl", make_records(seed, 10, prefix="x")))
+    first = run(
+        "index", "create", tmp / "idx", "-k", 3, "--from", _write(tmp / "x.jsonl", make_records(seed, 10, prefix="x"))
+    )
     assert first.exit_code == 0
     added = run("index", "add", tmp / "idx", fingerprints)
     assert added.exit_code == 0, added.output

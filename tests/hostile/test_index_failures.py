@@ -19,11 +19,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers import make_records
 
 from simdedup.cli import cli
 from simdedup.fingerprints import FingerprintRecord, json_lines
-
-from helpers import make_records
 
 ROOT = os.geteuid() == 0
 SIMDEDUP = Path(sys.executable).parent / "simdedup"
@@ -48,7 +47,9 @@ def state(index: Path) -> tuple:
     members = run("index", "cluster", index, "--singletons", "--format", "members")
     figures = run("index", "stats", index)
     assert members.exit_code == 0 and figures.exit_code == 0, members.output + figures.output
-    counts = [line for line in figures.stdout.splitlines() if line.split(":")[0] in ("documents", "removed", "pairs", "adds")]
+    counts = [
+        line for line in figures.stdout.splitlines() if line.split(":")[0] in ("documents", "removed", "pairs", "adds")
+    ]
     return members.stdout, tuple(counts)
 
 
@@ -75,8 +76,10 @@ def commands(rng: random.Random, tmp: Path, index: Path) -> list:
     if kind == "add-o":
         return ["index", "add", index, batch, "-o", tmp / "out" / "new.jsonl"]
     if kind == "replace":
-        changed = [FingerprintRecord(f"d{i:05d}", rng.getrandbits(64), 64, 20, r.settings, None, r.sketch)
-                   for i, r in enumerate(records[:rng.randrange(1, 40)])]
+        changed = [
+            FingerprintRecord(f"d{i:05d}", rng.getrandbits(64), 64, 20, r.settings, None, r.sketch)
+            for i, r in enumerate(records[: rng.randrange(1, 40)])
+        ]
         return ["index", "add", index, write(tmp / "changed.jsonl", changed), "--replace"]
     return ["index", "compact", index]
 
@@ -86,8 +89,10 @@ def base_index(rng: random.Random, index: Path, tmp: Path) -> None:
     records = make_records(rng.randrange(10**6), 300)
     assert run("index", "create", index, "-k", 3, "--from", write(tmp / "a.jsonl", records[:200])).exit_code == 0
     assert run("index", "add", index, write(tmp / "b.jsonl", records[200:])).exit_code == 0
-    changed = [FingerprintRecord(r.id, r.simhash ^ 0b1011, 64, r.features, r.settings, r.bytes, r.sketch)
-               for r in records[::20]]
+    changed = [
+        FingerprintRecord(r.id, r.simhash ^ 0b1011, 64, r.features, r.settings, r.bytes, r.sketch)
+        for r in records[::20]
+    ]
     assert run("index", "add", index, write(tmp / "c.jsonl", changed), "--replace").exit_code == 0
 
 
@@ -156,8 +161,11 @@ def test_a_tiny_budget_fails_every_writer_and_a_large_one_none(tmp_path):
     rng = random.Random(99)
     base_index(rng, tmp_path / "idx", tmp_path)
     batch = write(tmp_path / "new.jsonl", make_records(5, 100, prefix="new-"))
-    for argv in (["index", "add", tmp_path / "idx", batch], ["index", "compact", tmp_path / "idx"],
-                 ["index", "create", tmp_path / "other", "-k", 3, "--from", batch]):
+    for argv in (
+        ["index", "add", tmp_path / "idx", batch],
+        ["index", "compact", tmp_path / "idx"],
+        ["index", "create", tmp_path / "other", "-k", 3, "--from", batch],
+    ):
         before = state(Path(argv[2]))
         assert_failed_cleanly(run(*argv, limit=1000))
         assert state(Path(argv[2])) == before
@@ -171,11 +179,16 @@ def test_readers_work_under_a_file_size_limit(tmp_path):
     query = tmp_path / "q.txt"
     query.write_text("w1 w2 w3 " * 20)
     for limit in (0, 100, 20000):
-        for argv in (["index", "cluster", tmp_path / "idx", "--singletons", "--format", "members"],
-                     ["index", "stats", tmp_path / "idx"], ["index", "query", tmp_path / "idx", query]):
+        for argv in (
+            ["index", "cluster", tmp_path / "idx", "--singletons", "--format", "members"],
+            ["index", "stats", tmp_path / "idx"],
+            ["index", "query", tmp_path / "idx", query],
+        ):
             assert run(*argv, limit=limit).exit_code == 0
-        assert run("index", "cluster", tmp_path / "idx", "--singletons", "--format", "members",
-                   limit=limit).stdout == expected[0]
+        assert (
+            run("index", "cluster", tmp_path / "idx", "--singletons", "--format", "members", limit=limit).stdout
+            == expected[0]
+        )
 
 
 # --- mounts: a full file system, a read-only one (root only) ----------------------------------
@@ -251,8 +264,11 @@ def test_readers_work_on_a_read_only_mount_and_writers_fail_cleanly(tmp_path, re
     query.write_text("w1 w2 w3 " * 20)
     assert run("index", "query", read_only_view, query).exit_code == 0
     batch = write(tmp_path / "new.jsonl", make_records(8, 50, prefix="new-"))
-    for argv in (["index", "add", read_only_view, batch], ["index", "compact", read_only_view],
-                 ["index", "add", read_only_view, batch, "-o", tmp_path / "new-clusters.jsonl"]):
+    for argv in (
+        ["index", "add", read_only_view, batch],
+        ["index", "compact", read_only_view],
+        ["index", "add", read_only_view, batch, "-o", tmp_path / "new-clusters.jsonl"],
+    ):
         assert_failed_cleanly(run(*argv))
         assert state(read_only_view) == expected
     assert_failed_cleanly(run("index", "create", read_only_view / "inner", "-k", 3, "--from", batch))
@@ -278,8 +294,12 @@ def test_a_real_process_under_ulimit_f(tmp_path):
     base_index(random.Random(3), tmp_path / "idx", tmp_path)
     before = state(tmp_path / "idx")
     write(tmp_path / "new.jsonl", make_records(4, 300, prefix="new-"))
-    result = subprocess.run(["bash", "-c", f"ulimit -f 8; exec {SIMDEDUP} index add idx new.jsonl"], cwd=tmp_path,
-                            capture_output=True, env={**os.environ, "SIMDEDUP_LOAD_PLUGINS": ""})
+    result = subprocess.run(
+        ["bash", "-c", f"ulimit -f 8; exec {SIMDEDUP} index add idx new.jsonl"],
+        cwd=tmp_path,
+        capture_output=True,
+        env={**os.environ, "SIMDEDUP_LOAD_PLUGINS": ""},
+    )
     assert result.returncode == 1, result.stderr
     assert len(result.stderr.decode().strip().splitlines()) == 1 and b"idx" in result.stderr
     assert state(tmp_path / "idx") == before

@@ -9,15 +9,14 @@ import math
 
 import numpy as np
 from click.testing import CliRunner
+from helpers import index_settings, make_records
 from hypothesis import given
 from hypothesis import strategies as st
 
 from simdedup import store
 from simdedup.cli import cli
-from simdedup.fingerprints import load_fingerprints, json_lines
+from simdedup.fingerprints import json_lines, load_fingerprints
 from simdedup.store.api import tail_to_merge
-
-from helpers import index_settings, make_records
 
 
 def _fingerprints(records) -> object:
@@ -25,8 +24,10 @@ def _fingerprints(records) -> object:
 
 
 def _listing(directory) -> list[bytes]:
-    return [CliRunner().invoke(cli, ["index", "cluster", str(directory), *args]).stdout_bytes
-            for args in (["--singletons", "--format", "members"], ["--linkage", "single"])]
+    return [
+        CliRunner().invoke(cli, ["index", "cluster", str(directory), *args]).stdout_bytes
+        for args in (["--singletons", "--format", "members"], ["--linkage", "single"])
+    ]
 
 
 @given(st.lists(st.integers(1, 10**6), min_size=1, max_size=300))
@@ -34,7 +35,7 @@ def test_tiers_keep_the_segment_count_logarithmic(batches):
     sizes: list[int] = []
     for rows in batches:
         taken = tail_to_merge(sizes, rows)
-        sizes = sizes[:len(sizes) - taken] + [rows + sum(sizes[len(sizes) - taken:])]
+        sizes = sizes[: len(sizes) - taken] + [rows + sum(sizes[len(sizes) - taken :])]
         assert all(older > 2 * newer for older, newer in zip(sizes, sizes[1:]))
         assert len(sizes) <= math.log2(sum(sizes) / min(batches)) + 1
 
@@ -46,7 +47,7 @@ def test_200_adds_of_5_equal_one_add_of_1000(tmp_path):
         store.create(directory, index_settings(), 3)
     with store.Index(many) as index:
         for start in range(0, 1000, 5):
-            index.add(_fingerprints(records[start:start + 5]), report=False)
+            index.add(_fingerprints(records[start : start + 5]), report=False)
             documents = start + 5
             assert len(index._segments) <= math.log2(documents / 5) + 1
     with store.Index(one) as index:

@@ -13,9 +13,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from click.testing import CliRunner
 
 from simdedup.cli import cli
 from simdedup.errors import WARNINGS_PER_FILE
@@ -50,7 +50,7 @@ def warnings(stderr: str) -> list[str]:
 def warned_lines(stderr: str, path) -> list[int]:
     """The line (or row) numbers of the warnings about ``path``, in order."""
     prefix = f"simdedup: warning: {path}:"
-    numbers = [w[len(prefix):].split(":")[0] for w in warnings(stderr) if w.startswith(prefix)]
+    numbers = [w[len(prefix) :].split(":")[0] for w in warnings(stderr) if w.startswith(prefix)]
     return [int(n) for n in numbers if n.isdigit()]  # not the count of those not shown
 
 
@@ -108,7 +108,9 @@ def test_a_damaged_compressed_document_is_skipped_beside_good_files(tmp_path, co
     (tmp_path / "good.txt").write_text(text(3))
     (tmp_path / f"good2.txt.{codec}").write_bytes(CODECS[codec](text(4).encode()))
     for jobs in ("1", "2"):
-        code, out, err = simdedup("fingerprint", "-j", jobs, bad, tmp_path / "good.txt", tmp_path / f"good2.txt.{codec}")
+        code, out, err = simdedup(
+            "fingerprint", "-j", jobs, bad, tmp_path / "good.txt", tmp_path / f"good2.txt.{codec}"
+        )
         assert code == 3, err
         assert ids(out) == [str(tmp_path / "good.txt"), str(tmp_path / f"good2.txt.{codec}")]
         (warning,) = warnings(err)
@@ -129,7 +131,9 @@ def test_damaged_compressed_json_lines_are_reported_with_their_line(tmp_path, co
     assert len(read) < 401
     if how != "corrupt":  # the lines before the cut, then one warning at the cut
         assert read[:-1] == [f"{bad}:{n}" for n in range(1, len(read))]
-        assert warnings(err) == [warnings(err)[0]] and warnings(err)[0].startswith(f"simdedup: warning: {bad}:{len(read)}: ")
+        assert warnings(err) == [warnings(err)[0]] and warnings(err)[0].startswith(
+            f"simdedup: warning: {bad}:{len(read)}: "
+        )
     else:  # garbled lines may come out of the decompressor before it sees the damage: each is skipped
         assert warnings(err) and all(w.startswith(f"simdedup: warning: {bad}:") for w in warnings(err))
 
@@ -181,12 +185,23 @@ def test_hostile_json_lines_are_skipped_with_file_and_line(tmp_path, jobs):
     assert f"skipped {skipped} " in err
     # The first few problems of the file said with their line, the rest counted in one line.
     assert warned_lines(err, path) == list(range(2, 2 + WARNINGS_PER_FILE))
-    assert warnings(err)[-1] == f"simdedup: warning: {path}: ... and {skipped - WARNINGS_PER_FILE} more problems (-v shows them all)"
+    assert (
+        warnings(err)[-1]
+        == f"simdedup: warning: {path}: ... and {skipped - WARNINGS_PER_FILE} more problems (-v shows them all)"
+    )
     for what, hostile in HOSTILE_LINES.items():  # each alone: skipped with its line
         path.write_bytes(b"\n".join([lines[0], hostile if isinstance(hostile, bytes) else hostile.encode()]) + b"\n")
         code, out, err = simdedup("fingerprint", "-j", jobs, "--id-field", "id", path)
-        if what in ("deep nesting", "deep nesting, closed", "a 5,000-digit number", "not UTF-8", "NUL bytes",
-                    "an array", "a string", "text not a string"):
+        if what in (
+            "deep nesting",
+            "deep nesting, closed",
+            "a 5,000-digit number",
+            "not UTF-8",
+            "NUL bytes",
+            "an array",
+            "a string",
+            "text not a string",
+        ):
             assert code == 3 and warned_lines(err, path) == [2], what
 
 
@@ -208,42 +223,49 @@ def sketch_text(size: int) -> str:
 
 def malformed_records(good: dict) -> dict[str, str]:
     """One malformed line for each way a record can be wrong."""
+
     def spelled(**changes) -> str:
         record = {**good, **changes}
         return json.dumps({k: v for k, v in record.items() if v is not None})
 
-    lines = {f"a {size}-byte sketch": spelled(sketch=sketch_text(size)) for size in (1, 2, 4, 7, 10, 12, 100, 129, 8192)}
-    lines.update({
-        "a sketch one character short": spelled(sketch="A" * 170),
-        "a sketch one character long": spelled(sketch="A" * 172),
-        "a sketch with padding": spelled(sketch=good["sketch"] + "="),
-        "a sketch with +/": spelled(sketch="+/" + good["sketch"][2:]),
-        "a sketch that is a number": spelled(sketch=12),
-        "an id that is a number": spelled(id=12),
-        "an id that is a list": spelled(id=["a"]),
-        "a simhash that is a number": spelled(simhash=12),
-        "bits as a string": spelled(bits="64"),
-        "bits as a float": spelled(bits=64.0),
-        "features as a float": spelled(features=1.5),
-        "features huge": spelled(features=2**80),
-        "features negative": spelled(features=-1),
-        "bytes huge": spelled(bytes=2**70),
-        "bytes a bool": spelled(bytes=True),
-        "a tokenizer that is a number": spelled(tokenizer=5),
-        "options that are a list": spelled(options=[1]),
-        "options nested deeply": spelled(options={"shingle": [[[[1]]]]}),
-        "a method that is unknown": spelled(method="md5sum"),
-        "a 5,000-digit number": json.dumps(good)[:-1] + ', "n": ' + "9" * 5000 + "}",
-        "a 5,000-digit count": json.dumps(good).replace('"features": ', '"features": ' + "1" * 5000 + ', "x": '),
-        "deep nesting": '{"id": ' + "[" * 100_000,
-        "deep nesting, closed": '{"id": "x", "o": ' + "[" * 3000 + "]" * 3000 + "}",
-        "not UTF-8": '{"id": "caf\udce9"}',
-        "an array": "[1, 2]",
-    })
+    lines = {
+        f"a {size}-byte sketch": spelled(sketch=sketch_text(size)) for size in (1, 2, 4, 7, 10, 12, 100, 129, 8192)
+    }
+    lines.update(
+        {
+            "a sketch one character short": spelled(sketch="A" * 170),
+            "a sketch one character long": spelled(sketch="A" * 172),
+            "a sketch with padding": spelled(sketch=good["sketch"] + "="),
+            "a sketch with +/": spelled(sketch="+/" + good["sketch"][2:]),
+            "a sketch that is a number": spelled(sketch=12),
+            "an id that is a number": spelled(id=12),
+            "an id that is a list": spelled(id=["a"]),
+            "a simhash that is a number": spelled(simhash=12),
+            "bits as a string": spelled(bits="64"),
+            "bits as a float": spelled(bits=64.0),
+            "features as a float": spelled(features=1.5),
+            "features huge": spelled(features=2**80),
+            "features negative": spelled(features=-1),
+            "bytes huge": spelled(bytes=2**70),
+            "bytes a bool": spelled(bytes=True),
+            "a tokenizer that is a number": spelled(tokenizer=5),
+            "options that are a list": spelled(options=[1]),
+            "options nested deeply": spelled(options={"shingle": [[[[1]]]]}),
+            "a method that is unknown": spelled(method="md5sum"),
+            "a 5,000-digit number": json.dumps(good)[:-1] + ', "n": ' + "9" * 5000 + "}",
+            "a 5,000-digit count": json.dumps(good).replace('"features": ', '"features": ' + "1" * 5000 + ', "x": '),
+            "deep nesting": '{"id": ' + "[" * 100_000,
+            "deep nesting, closed": '{"id": "x", "o": ' + "[" * 3000 + "]" * 3000 + "}",
+            "not UTF-8": '{"id": "caf\udce9"}',
+            "an array": "[1, 2]",
+        }
+    )
     return lines
 
 
-@pytest.mark.parametrize("command", [["cluster"], ["stats"], ["convert", "--to", "jsonl"], ["convert", "--to", "binary", "-o", "out.sdfp"]])
+@pytest.mark.parametrize(
+    "command", [["cluster"], ["stats"], ["convert", "--to", "jsonl"], ["convert", "--to", "binary", "-o", "out.sdfp"]]
+)
 def test_malformed_fingerprint_records_are_file_line_errors(tmp_path, monkeypatch, command):
     monkeypatch.chdir(tmp_path)
     good = fingerprint_record(tmp_path)
@@ -267,8 +289,9 @@ def test_damaged_binary_fingerprints_are_one_error_line(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     for seed in range(3):
         (tmp_path / f"d{seed}.txt").write_text("é " + text(seed))
-    code, _, err = simdedup("fingerprint", "-j", "1", "--format", "binary", "-o", "fp.sdfp",
-                            "d0.txt", "d1.txt", "d2.txt")
+    code, _, err = simdedup(
+        "fingerprint", "-j", "1", "--format", "binary", "-o", "fp.sdfp", "d0.txt", "d1.txt", "d2.txt"
+    )
     assert code == 0, err
     data = (tmp_path / "fp.sdfp").read_bytes()
     refused = 0
@@ -289,9 +312,14 @@ def test_damaged_binary_fingerprints_are_one_error_line(tmp_path, monkeypatch):
         assert code == 1 and err.startswith("Error: crafted.sdfp: binary block 1") and err.count("\n") == 1, err
 
 
-@pytest.mark.parametrize("line", ['{"members": [{"id": "a"}], "x": ' + "[" * 100_000,
-                                  '{"members": [{"id": "a"}], "x": ' + "[" * 3000 + "]" * 3000 + "}",
-                                  '{"members": [{"id": "a"}], "x": ' + "9" * 5000 + "}"])
+@pytest.mark.parametrize(
+    "line",
+    [
+        '{"members": [{"id": "a"}], "x": ' + "[" * 100_000,
+        '{"members": [{"id": "a"}], "x": ' + "[" * 3000 + "]" * 3000 + "}",
+        '{"members": [{"id": "a"}], "x": ' + "9" * 5000 + "}",
+    ],
+)
 def test_cluster_lines_nested_deeply_or_with_huge_numbers_are_file_line_errors(tmp_path, line):
     (tmp_path / "clusters.jsonl").write_text(line + "\n")
     (tmp_path / "gold.txt").write_text("a b\n")
@@ -309,7 +337,8 @@ NOT_TEXT_ENCODINGS = ["base64", "base_64", "hex", "zlib", "bz2", "rot13", "rot_1
 def test_an_http_charset_that_is_not_a_text_encoding_falls_back(tmp_path, charset):
     body = text(5, 500)
     (tmp_path / "page.http").write_bytes(
-        f"HTTP/1.1 200 OK\r\nContent-Type: text/plain; charset={charset}\r\n\r\n{body}".encode())
+        f"HTTP/1.1 200 OK\r\nContent-Type: text/plain; charset={charset}\r\n\r\n{body}".encode()
+    )
     (tmp_path / "page.txt").write_text(body)
     code, out, err = simdedup("fingerprint", "-j", "1", tmp_path / "page.http", tmp_path / "page.txt")
     assert code == 0, err
@@ -321,8 +350,14 @@ def test_an_http_charset_that_is_not_a_text_encoding_falls_back(tmp_path, charse
 def test_encoding_option_refuses_codecs_that_are_not_text_encodings(tmp_path, encoding):
     (tmp_path / "a.txt").write_text(text(6))
     (tmp_path / "b.txt").write_text(text(7))
-    for command in (["fingerprint"], ["dedup"], ["exact"], ["explain", tmp_path / "b.txt"],
-                    ["fingerprint", "--method", "nilsimsa"], ["fingerprint", "--method", "sentences"]):
+    for command in (
+        ["fingerprint"],
+        ["dedup"],
+        ["exact"],
+        ["explain", tmp_path / "b.txt"],
+        ["fingerprint", "--method", "nilsimsa"],
+        ["fingerprint", "--method", "sentences"],
+    ):
         code, out, err = simdedup(*command, "--encoding", encoding, tmp_path / "a.txt")
         assert code == 2 and out == "", (command, err)
         assert "not a text encoding" in err and "unexpected" not in err, (command, err)
@@ -339,9 +374,14 @@ def test_a_warc_charset_that_is_not_a_text_encoding_falls_back(tmp_path):
     with open(tmp_path / "crawl.warc", "wb") as handle:
         writer = WARCWriter(handle, gzip=False)
         for charset in ("base64", "utf-8"):
-            headers = StatusAndHeaders("200 OK", [("Content-Type", f"text/plain; charset={charset}")], protocol="HTTP/1.1")
-            writer.write_record(writer.create_warc_record(f"http://example.test/{charset}", "response",
-                                                          payload=BytesIO(body.encode()), http_headers=headers))
+            headers = StatusAndHeaders(
+                "200 OK", [("Content-Type", f"text/plain; charset={charset}")], protocol="HTTP/1.1"
+            )
+            writer.write_record(
+                writer.create_warc_record(
+                    f"http://example.test/{charset}", "response", payload=BytesIO(body.encode()), http_headers=headers
+                )
+            )
     code, out, err = simdedup("fingerprint", "-j", "1", tmp_path / "crawl.warc")
     assert code == 0, err
     first, second = (json.loads(line) for line in out.splitlines())
@@ -368,8 +408,14 @@ def test_a_csv_field_of_any_size_is_read_and_rows_after_it_too(tmp_path):
 
 @pytest.mark.parametrize("compressed", [False, True])
 def test_a_csv_row_that_cannot_be_read_is_skipped_alone(tmp_path, compressed):
-    lines = [b"text,id", text(10).encode() + b",a", b"caf\xe9 " + text(13).encode() + b",bad",
-             b"x " * (1 << 20) + b",long", b"no id", text(12).encode() + b",c"]
+    lines = [
+        b"text,id",
+        text(10).encode() + b",a",
+        b"caf\xe9 " + text(13).encode() + b",bad",
+        b"x " * (1 << 20) + b",long",
+        b"no id",
+        text(12).encode() + b",c",
+    ]
     data = b"\r\n".join(lines) + b"\r\n"
     path = tmp_path / ("d.csv.gz" if compressed else "d.csv")
     path.write_bytes(gzip.compress(data) if compressed else data)
@@ -382,8 +428,14 @@ def test_a_csv_row_that_cannot_be_read_is_skipped_alone(tmp_path, compressed):
 
 def test_json_lines_over_the_limit_are_skipped_alone(tmp_path):
     limit = 1 << 20
-    lines = [json.dumps({"text": text(1)}), json.dumps({"text": "y " * limit}), json.dumps({"text": text(2)}),
-             json.dumps({"text": "z" * (limit - 20)}), json.dumps({"text": "w " * (3 * limit)}), json.dumps({"text": text(3)})]
+    lines = [
+        json.dumps({"text": text(1)}),
+        json.dumps({"text": "y " * limit}),
+        json.dumps({"text": text(2)}),
+        json.dumps({"text": "z" * (limit - 20)}),
+        json.dumps({"text": "w " * (3 * limit)}),
+        json.dumps({"text": text(3)}),
+    ]
     data = ("\n".join(lines) + "\n").encode()
     for name, content in (("d.jsonl", data), ("d.jsonl.gz", gzip.compress(data))):
         (tmp_path / name).write_bytes(content)
@@ -397,9 +449,18 @@ def test_json_lines_over_the_limit_are_skipped_alone(tmp_path):
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.one_of(st.builds(lambda t: json.dumps({"text": t}), st.text("ab \n", max_size=40)),
-                          st.sampled_from(["", " ", "not json", "x" * 25])), max_size=12),
-       st.sampled_from([1, 3, 16, 1 << 18]), st.sampled_from([4, 10, 20, 64]), st.booleans())
+@given(
+    st.lists(
+        st.one_of(
+            st.builds(lambda t: json.dumps({"text": t}), st.text("ab \n", max_size=40)),
+            st.sampled_from(["", " ", "not json", "x" * 25]),
+        ),
+        max_size=12,
+    ),
+    st.sampled_from([1, 3, 16, 1 << 18]),
+    st.sampled_from([4, 10, 20, 64]),
+    st.booleans(),
+)
 def test_stretches_skip_the_lines_that_streaming_skips(tmp_path_factory, lines, span, limit, final_newline):
     """Handing out a plain JSON-lines file in stretches (for -j N) and streaming it line by line
     (compressed files, pipes) skip the same long lines and read the same documents."""
@@ -416,7 +477,9 @@ def test_stretches_skip_the_lines_that_streaming_skips(tmp_path_factory, lines, 
     assert [p for p, reason, _ in want if reason and "longer than" in reason] == too_long
 
 
-def write_warc(path: Path, bodies: list[bytes], gzipped: bool, headers: list[tuple[str, str]] | None = None) -> list[int]:
+def write_warc(
+    path: Path, bodies: list[bytes], gzipped: bool, headers: list[tuple[str, str]] | None = None
+) -> list[int]:
     """A WARC file of one response record per body; returns the offset of each record."""
     from io import BytesIO
 
@@ -428,10 +491,14 @@ def write_warc(path: Path, bodies: list[bytes], gzipped: bool, headers: list[tup
         writer = WARCWriter(handle, gzip=gzipped)
         for n, body in enumerate(bodies):
             offsets.append(handle.tell())
-            http = StatusAndHeaders("200 OK", headers or [("Content-Type", "text/plain; charset=utf-8")],
-                                    protocol="HTTP/1.1")
-            writer.write_record(writer.create_warc_record(f"http://example.test/{n}", "response",
-                                                          payload=BytesIO(body), http_headers=http))
+            http = StatusAndHeaders(
+                "200 OK", headers or [("Content-Type", "text/plain; charset=utf-8")], protocol="HTTP/1.1"
+            )
+            writer.write_record(
+                writer.create_warc_record(
+                    f"http://example.test/{n}", "response", payload=BytesIO(body), http_headers=http
+                )
+            )
     return offsets
 
 
@@ -448,10 +515,10 @@ def test_a_damaged_warc_record_costs_no_other_record(tmp_path, damage):
     data = path.read_bytes()
     if gzipped:  # the compressed bytes of record 2 garbled
         middle = (offsets[2] + offsets[3]) // 2
-        data = data[:middle] + bytes(b ^ 0x5A for b in data[middle:middle + 20]) + data[middle + 20:]
+        data = data[:middle] + bytes(b ^ 0x5A for b in data[middle : middle + 20]) + data[middle + 20 :]
     else:  # a line of the WARC header of record 2 garbled
         start = data.index(b"WARC/1" if damage == "version line" else b"WARC-Type", offsets[2])
-        data = data[:start] + b"\x00garbage\x00" + data[start + 9:]
+        data = data[:start] + b"\x00garbage\x00" + data[start + 9 :]
     path.write_bytes(data)
     code, out, err = simdedup("fingerprint", "-j", "1", path)
     assert code == 3, err
@@ -470,20 +537,32 @@ def test_a_truncated_warc_says_so(tmp_path, gzipped):
     assert code == 3, err
     assert warc_ids(out) == ["http://example.test/0", "http://example.test/1"]
     (warning,) = warnings(err)
-    assert warning.startswith(f"simdedup: warning: {path}: byte ") and ": http://example.test/2 <urn:uuid:" in warning and "cut short" in warning
+    assert (
+        warning.startswith(f"simdedup: warning: {path}: byte ")
+        and ": http://example.test/2 <urn:uuid:" in warning
+        and "cut short" in warning
+    )
 
 
 def test_a_warc_body_over_the_limit_is_skipped_alone(tmp_path):
     pytest.importorskip("warcio")
     bomb = gzip.compress(b"word " * (3 << 20))  # 15 MB of text in about 15 KB
     path = tmp_path / "crawl.warc.gz"
-    write_warc(path, [gzip.compress(text(1).encode()), bomb, gzip.compress(text(2).encode())], True,
-               [("Content-Type", "text/plain"), ("Content-Encoding", "gzip")])
+    write_warc(
+        path,
+        [gzip.compress(text(1).encode()), bomb, gzip.compress(text(2).encode())],
+        True,
+        [("Content-Type", "text/plain"), ("Content-Encoding", "gzip")],
+    )
     code, out, err = simdedup("fingerprint", "-j", "1", "--max-line-bytes", 1 << 20, path)
     assert code == 3, err
     assert warc_ids(out) == ["http://example.test/0", "http://example.test/2"]
     (warning,) = warnings(err)
-    assert warning.startswith(f"simdedup: warning: {path}: byte ") and ": http://example.test/1 " in warning and "longer than 1048576 bytes" in warning
+    assert (
+        warning.startswith(f"simdedup: warning: {path}: byte ")
+        and ": http://example.test/1 " in warning
+        and "longer than 1048576 bytes" in warning
+    )
 
 
 def test_a_file_that_is_no_warc_is_one_warning(tmp_path):
@@ -493,7 +572,9 @@ def test_a_file_that_is_no_warc_is_one_warning(tmp_path):
     for name in ("x.warc", "y.warc.gz"):
         code, out, err = simdedup("fingerprint", "-j", "1", tmp_path / name)
         assert code == 3 and out == "", err
-        assert warnings(err) and all(w.startswith(f"simdedup: warning: {tmp_path / name}: byte ") for w in warnings(err))
+        assert warnings(err) and all(
+            w.startswith(f"simdedup: warning: {tmp_path / name}: byte ") for w in warnings(err)
+        )
 
 
 def test_a_damaged_parquet_row_group_costs_no_other_row_group(tmp_path):
@@ -505,7 +586,7 @@ def test_a_damaged_parquet_row_group_costs_no_other_row_group(tmp_path):
     column = pq.ParquetFile(path).metadata.row_group(1).column(0)
     data = bytearray(path.read_bytes())
     start = column.dictionary_page_offset or column.data_page_offset
-    data[start:start + 8] = b"\xff" * 8  # the first page header of row group 2
+    data[start : start + 8] = b"\xff" * 8  # the first page header of row group 2
     path.write_bytes(bytes(data))
     code, out, err = simdedup("fingerprint", "-j", "1", path)
     assert code == 3, err
@@ -522,6 +603,7 @@ CHUNK = 1 << 20  # simdedup.read.CHUNK_BYTES, the size of the chunks a document 
 
 def reference_sketch(hashes: list[int], counts: list[int], bins: int) -> bytes:
     """The sketch spelled out element by element, in plain integers (see simdedup.sketch)."""
+
     def mix(x: int) -> int:
         x ^= x >> 30
         x = (x * 0xBF58476D1CE4E5B9) & _MASK
@@ -547,8 +629,11 @@ def reference_sketch(hashes: list[int], counts: list[int], bins: int) -> bytes:
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, _MASK), st.integers(0, 300)), min_size=1, max_size=12),
-       st.sampled_from([1, 7, 64, 1 << 20]), st.sampled_from([8, 64, 128]))
+@given(
+    st.lists(st.tuples(st.integers(0, _MASK), st.integers(0, 300)), min_size=1, max_size=12),
+    st.sampled_from([1, 7, 64, 1 << 20]),
+    st.sampled_from([8, 64, 128]),
+)
 def test_sketches_of_large_counts_expand_in_pieces_and_equal_the_definition(pairs, batch, bins):
     """However the elements of a multiset are cut into batches (inside a feature's copies too),
     the sketch is the one of its definition."""
@@ -558,8 +643,9 @@ def test_sketches_of_large_counts_expand_in_pieces_and_equal_the_definition(pair
 
     hashes = [h for h, _ in pairs]
     counts = [c for _, c in pairs]
-    got = sketch.make_sketch(np.array(hashes, dtype=np.uint64), np.array(counts, dtype=np.int64), bins,
-                             expand_batch=batch)
+    got = sketch.make_sketch(
+        np.array(hashes, dtype=np.uint64), np.array(counts, dtype=np.int64), bins, expand_batch=batch
+    )
     assert got == reference_sketch(hashes, counts, bins)
 
 
@@ -572,8 +658,9 @@ def run_limited(args: list, address_space: int) -> subprocess.CompletedProcess:
     def cap() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
 
-    return subprocess.run([sys.executable, "-m", "simdedup", *map(str, args)], capture_output=True,
-                          preexec_fn=cap, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "simdedup", *map(str, args)], capture_output=True, preexec_fn=cap, timeout=600
+    )
 
 
 @pytest.mark.parametrize("codec", ["gz", "zst"])
@@ -600,9 +687,17 @@ def test_a_compression_bomb_of_one_word_is_read_in_bounded_memory(tmp_path, code
     assert record["simhash"] == format(expected.simhash, "016x") and record["sketch"] == encode(expected.sketch)
 
 
-@pytest.mark.parametrize("accent, method", [("", []), ("", ["--html"]), ("é", []), ("é", ["--method", "sentences"]),
-                                            ("é", ["--method", "nilsimsa"]),
-                                            ("é", ["--tokenizer", "whitespace", "--shingle", "2"])])
+@pytest.mark.parametrize(
+    "accent, method",
+    [
+        ("", []),
+        ("", ["--html"]),
+        ("é", []),
+        ("é", ["--method", "sentences"]),
+        ("é", ["--method", "nilsimsa"]),
+        ("é", ["--tokenizer", "whitespace", "--shingle", "2"]),
+    ],
+)
 def test_a_json_line_of_megabytes_fingerprints_as_the_same_text_in_a_file(tmp_path, method, accent):
     """A text held in memory is tokenized in chunks cut at whitespace, as a file is read (and
     ASCII texts of any length go to the compiled kernel): same record either way."""
@@ -627,14 +722,17 @@ def test_an_http_body_that_expands_to_half_a_gigabyte_is_read_in_bounded_memory(
     """The body is decompressed as it is read: 512 MiB of NUL bytes is found to be binary in its
     first megabyte, where it was once decompressed whole before a byte was looked at."""
     bomb = gzip_bomb(bytes(1 << 24), 32)
-    chunked = b"".join(b"%x\r\n%s\r\n" % (len(bomb[i:i + 4096]), bomb[i:i + 4096])
-                       for i in range(0, len(bomb), 4096)) + b"0\r\n\r\n"
+    chunked = (
+        b"".join(b"%x\r\n%s\r\n" % (len(bomb[i : i + 4096]), bomb[i : i + 4096]) for i in range(0, len(bomb), 4096))
+        + b"0\r\n\r\n"
+    )
     (tmp_path / "a.http").write_bytes(http_response(bomb, "Content-Encoding: gzip"))
     (tmp_path / "b.http").write_bytes(http_response(chunked, "Content-Encoding: gzip\r\nTransfer-Encoding: chunked"))
     (tmp_path / "c.http").write_bytes(http_response(gzip_bomb(bytes(1 << 24), 32, -15), "Content-Encoding: deflate"))
     (tmp_path / "good.http").write_bytes(http_response(gzip_bomb(b"word " * (1 << 10), 3), "Content-Encoding: gzip"))
-    result = run_limited(["fingerprint", "-j", "1", *(tmp_path / n for n in ("a.http", "b.http", "c.http", "good.http"))],
-                         400 << 20)
+    result = run_limited(
+        ["fingerprint", "-j", "1", *(tmp_path / n for n in ("a.http", "b.http", "c.http", "good.http"))], 400 << 20
+    )
     assert result.returncode == 3, result.stderr.decode()
     assert [json.loads(line)["features"] for line in result.stdout.splitlines()] == [1]
     assert result.stderr.decode().count("binary file") == 3
@@ -652,7 +750,9 @@ def test_http_bodies_decode_as_they_stream_and_a_truncated_one_is_skipped(tmp_pa
     (tmp_path / "whole.http").write_bytes(http_response(packed, header))
     (tmp_path / "cut.http").write_bytes(http_response(packed[: len(packed) // 2], header))
     (tmp_path / "plain.txt").write_bytes(body)
-    code, out, err = simdedup("fingerprint", "-j", "1", tmp_path / "whole.http", tmp_path / "cut.http", tmp_path / "plain.txt")
+    code, out, err = simdedup(
+        "fingerprint", "-j", "1", tmp_path / "whole.http", tmp_path / "cut.http", tmp_path / "plain.txt"
+    )
     assert code == 3, err
     whole, plain = (json.loads(line) for line in out.splitlines())
     assert {**whole, "id": None} == {**plain, "id": None}
@@ -661,8 +761,11 @@ def test_http_bodies_decode_as_they_stream_and_a_truncated_one_is_skipped(tmp_pa
 
 
 @settings(max_examples=600, deadline=None)
-@given(st.text(st.sampled_from("ab .;!\n。？ \t\u3000\xa0"), max_size=80), st.lists(st.integers(0, 80), max_size=6),
-       st.sampled_from([3, 7, 1 << 22]))
+@given(
+    st.text(st.sampled_from("ab .;!\n。？ \t\u3000\xa0"), max_size=80),
+    st.lists(st.integers(0, 80), max_size=6),
+    st.sampled_from([3, 7, 1 << 22]),
+)
 def test_longest_sentences_of_chunks_are_those_of_the_whole_text(text_, cuts, cap):
     """However a text is cut into chunks, the sentences are those of the whole text (split at
     . ! ? ; and 。！？； and blank lines, whitespace collapsed), each cut into pieces of the cap
@@ -687,9 +790,14 @@ def test_longest_sentences_of_chunks_are_those_of_the_whole_text(text_, cuts, ca
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.sampled_from(["a b ", "c ", "a b c ", "dd  e\n", "é f "])
-                | st.integers(0, 20).map(lambda i: f"t{i} " * (i % 3 + 1)), max_size=80),
-       st.sampled_from(["words", "whitespace"]))
+@given(
+    st.lists(
+        st.sampled_from(["a b ", "c ", "a b c ", "dd  e\n", "é f "])
+        | st.integers(0, 20).map(lambda i: f"t{i} " * (i % 3 + 1)),
+        max_size=80,
+    ),
+    st.sampled_from(["words", "whitespace"]),
+)
 def test_repeated_chunks_are_counted_as_often_as_they_occur(chunks, name):
     """Chunks that repeat (as a compression bomb's do) are tokenized once and counted each time."""
     from collections import Counter
@@ -705,8 +813,9 @@ def test_a_quoted_csv_field_over_the_limit_costs_only_its_row(tmp_path):
     past to its closing quote, and the next row is read as a row (not the field's lines)."""
     field = '"' + 'word ""quoted""\n' * 100_000 + 'end"'  # about 1.6 MB over 100,001 lines
     (tmp_path / "d.csv").write_text(f"id,text\na,{text(1)}\nbig,{field}\nc,{text(2)}\n")
-    code, out, err = simdedup("fingerprint", "-j", "1", "--max-line-bytes", 1 << 20, "--id-field", "id",
-                              tmp_path / "d.csv")
+    code, out, err = simdedup(
+        "fingerprint", "-j", "1", "--max-line-bytes", 1 << 20, "--id-field", "id", tmp_path / "d.csv"
+    )
     assert code == 3, err
     assert ids(out) == ["a", "c"]
     assert warned_lines(err, tmp_path / "d.csv") == [2] and len(warnings(err)) == 1

@@ -22,8 +22,15 @@ OTHER = " ".join(f"other{i % 89} thing{i % 7}" for i in range(400))
 
 
 def sh(command: str, cwd: Path, **kwargs) -> subprocess.CompletedProcess:
-    return subprocess.run(command.replace("simdedup", SIMDEDUP), shell=True, executable=BASH, cwd=cwd,
-                          capture_output=True, timeout=120, **kwargs)
+    return subprocess.run(
+        command.replace("simdedup", SIMDEDUP),
+        shell=True,
+        executable=BASH,
+        cwd=cwd,
+        capture_output=True,
+        timeout=120,
+        **kwargs,
+    )
 
 
 def write(path: Path, text: str) -> Path:
@@ -34,8 +41,9 @@ def write(path: Path, text: str) -> Path:
 
 def real_files(top: Path) -> dict[str, str]:
     """Contents reachable through the regular (not link) files under ``top``."""
-    return {str(p.relative_to(top)): p.read_text() for p in sorted(top.rglob("*"))
-            if p.is_file() and not p.is_symlink()}
+    return {
+        str(p.relative_to(top)): p.read_text() for p in sorted(top.rglob("*")) if p.is_file() and not p.is_symlink()
+    }
 
 
 # --- links -----------------------------------------------------------------------------------
@@ -50,8 +58,7 @@ def test_dropping_a_cluster_never_deletes_the_target_of_a_kept_link(tmp_path, li
     link.parent.mkdir(exist_ok=True)
     os.symlink(os.path.relpath(tmp_path / "d/doc.txt", link.parent), link)
     before = real_files(tmp_path / "d")
-    result = sh(f"simdedup dedup --singletons d | simdedup select -0 --keep {policy} | xargs -0 -r rm --",
-                tmp_path)
+    result = sh(f"simdedup dedup --singletons d | simdedup select -0 --keep {policy} | xargs -0 -r rm --", tmp_path)
     assert result.returncode == 0, result.stderr
     assert real_files(tmp_path / "d") == before  # nothing had a second real copy: nothing removed
 
@@ -82,16 +89,21 @@ def test_select_holds_back_a_target_when_clusters_come_from_separate_runs(tmp_pa
     # documents; select itself must still keep the real file.
     write(tmp_path / "d/doc.txt", TEXT)
     os.symlink("doc.txt", tmp_path / "d/a-link.txt")
-    result = sh("(simdedup fingerprint d/a-link.txt; simdedup fingerprint d/doc.txt) | simdedup cluster "
-                "| simdedup select -0 | xargs -0 -r rm --", tmp_path)
+    result = sh(
+        "(simdedup fingerprint d/a-link.txt; simdedup fingerprint d/doc.txt) | simdedup cluster "
+        "| simdedup select -0 | xargs -0 -r rm --",
+        tmp_path,
+    )
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "d/doc.txt").read_text() == TEXT
     assert b"not listed" in result.stderr
 
 
 def test_select_never_drops_a_document_another_cluster_line_keeps(tmp_path):
-    lines = [{"representative": "a", "members": [{"id": "a"}, {"id": "b"}]},
-             {"representative": "b", "members": [{"id": "b"}, {"id": "c"}]}]
+    lines = [
+        {"representative": "a", "members": [{"id": "a"}, {"id": "b"}]},
+        {"representative": "b", "members": [{"id": "b"}, {"id": "c"}]},
+    ]
     (tmp_path / "c.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
     result = sh("simdedup select c.jsonl", tmp_path)
     assert result.returncode == 0
@@ -126,8 +138,15 @@ def test_select_refuses_ids_its_separator_cannot_carry(tmp_path):
 # --- the run's own output ---------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("command", ["simdedup fingerprint -o fp.jsonl .", "simdedup fingerprint . > fp.jsonl",
-                                     "simdedup fingerprint . >> fp.jsonl", "simdedup exact . > fp.jsonl"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "simdedup fingerprint -o fp.jsonl .",
+        "simdedup fingerprint . > fp.jsonl",
+        "simdedup fingerprint . >> fp.jsonl",
+        "simdedup exact . > fp.jsonl",
+    ],
+)
 def test_the_output_being_written_is_not_read_as_a_document(tmp_path, command):
     write(tmp_path / "doc.txt", TEXT)
     result = sh(command, tmp_path)
@@ -200,8 +219,13 @@ def test_an_unreadable_file_named_on_the_command_line_is_skipped_not_fatal(tmp_p
     tmp_path.chmod(0o755)
     write(tmp_path / "a.txt", TEXT)
     write(tmp_path / "b.txt", OTHER).chmod(0)
-    result = subprocess.run([*AS_NOBODY, "fingerprint", "b.txt", "a.txt"], cwd=tmp_path, capture_output=True,
-                            timeout=60, env={**os.environ, "HOME": str(tmp_path)})
+    result = subprocess.run(
+        [*AS_NOBODY, "fingerprint", "b.txt", "a.txt"],
+        cwd=tmp_path,
+        capture_output=True,
+        timeout=60,
+        env={**os.environ, "HOME": str(tmp_path)},
+    )
     assert result.returncode == 3, result.stderr
     assert [json.loads(line)["id"] for line in result.stdout.splitlines()] == ["a.txt"]
     assert b"b.txt: cannot read: Permission denied" in result.stderr

@@ -10,8 +10,8 @@ import random
 import re
 
 import pytest
-
 from helpers import invoke, record_line
+
 from simdedup.errors import WARNINGS_PER_FILE
 
 SEEDS = range(3)
@@ -25,8 +25,10 @@ def garbage(rng, kind):
     if kind == "random":
         return rng.randbytes(rng.randrange(20_000, 200_000))
     if kind == "jsonl":
-        bad = [rng.choice([b"{", b"[1]", b'{"text": 3}', b'{"other": "x"}', b"\xff\xfe", b'{"text": "\xc3"}'])
-               for _ in range(rng.randrange(50, 500))]
+        bad = [
+            rng.choice([b"{", b"[1]", b'{"text": 3}', b'{"other": "x"}', b"\xff\xfe", b'{"text": "\xc3"}'])
+            for _ in range(rng.randrange(50, 500))
+        ]
         return b"\n".join([good.encode(), *bad, good.encode()]) + b"\n"
     if kind == "csv":
         rows = [rng.choice(['"unclosed', "", "a", '"a""b"']) for _ in range(rng.randrange(50, 500))]
@@ -58,16 +60,28 @@ def check(result, names):
 def test_files_of_many_problems_cost_a_few_lines_each(tmp_path, seed):
     rng = random.Random(seed)
     names = []
-    for i, (kind, suffix) in enumerate([("random", ".jsonl"), ("jsonl", ".jsonl"), ("jsonl", ".ndjson.gz"),
-                                        ("csv", ".csv"), ("random", ".csv"), ("random", ".jsonl.gz")]):
+    for i, (kind, suffix) in enumerate(
+        [
+            ("random", ".jsonl"),
+            ("jsonl", ".jsonl"),
+            ("jsonl", ".ndjson.gz"),
+            ("csv", ".csv"),
+            ("random", ".csv"),
+            ("random", ".jsonl.gz"),
+        ]
+    ):
         data = garbage(rng, kind)
         path = tmp_path / f"t{i}{suffix}"
         path.write_bytes(gzip.compress(data) if suffix.endswith(".gz") else data)
         names.append(path)
     rng.shuffle(names)
     outputs = set()
-    for command in (["fingerprint", "-j", "1"], ["fingerprint", "-j", "2"], ["exact"],
-                    ["dedup", "-k", "3", "--engine", "stages", "-j", "2"]):
+    for command in (
+        ["fingerprint", "-j", "1"],
+        ["fingerprint", "-j", "2"],
+        ["exact"],
+        ["dedup", "-k", "3", "--engine", "stages", "-j", "2"],
+    ):
         result = invoke(*command, "--silent", *names)
         check(result, names)
         if command[0] == "fingerprint":

@@ -19,7 +19,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from helpers import near_copy, words
 
 K = ("-k", "3")  # the staged engines need k; the others are given it too, to compare
@@ -49,14 +48,14 @@ def json_line_files(rng: random.Random, root: Path, docs: dict[str, str]) -> lis
     for i, part in enumerate((names[: cuts[0]], names[cuts[0] : cuts[1]], names[cuts[1] :])):
         files.append(_write_lines(root / f"part-{i}.jsonl", [(name, docs[name]) for name in part]))
     again = rng.sample(names, 4)
-    files.append(_write_lines(root / "again.jsonl",
-                              [(name, near_copy(docs[rng.choice(names)])) for name in again]))
+    files.append(_write_lines(root / "again.jsonl", [(name, near_copy(docs[rng.choice(names)])) for name in again]))
     return files
 
 
 def _write_lines(path: Path, docs: list[tuple[str, str]]) -> str:
-    path.write_text("".join(json.dumps({"id": f"docs/{name}", "text": text}) + "\n" for name, text in docs),
-                    encoding="utf-8")
+    path.write_text(
+        "".join(json.dumps({"id": f"docs/{name}", "text": text}) + "\n" for name, text in docs), encoding="utf-8"
+    )
     return path.name
 
 
@@ -69,8 +68,14 @@ def dedup(run, *args, input=None) -> str:
 
 def in_process(*args, cwd: Path) -> str:
     """A real process, for the engines that start their own (Dask's cluster)."""
-    result = subprocess.run([sys.executable, "-m", "simdedup", *args], cwd=cwd, capture_output=True, text=True,
-                            timeout=120, env={**os.environ, "SIMDEDUP_LOAD_PLUGINS": ""})
+    result = subprocess.run(
+        [sys.executable, "-m", "simdedup", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "SIMDEDUP_LOAD_PLUGINS": ""},
+    )
     assert result.returncode in (0, 3), result.stderr
     return result.stdout
 
@@ -113,8 +118,12 @@ def test_ids_given_twice_resolve_the_same_in_any_order_engine_and_path(run, tmp_
         (tmp_path / name).rename(tmp_path / renamed[-1])
     assert dedup(run, "--id-field", "id", *renamed) == expected
     if seed == 0:  # one Dask cluster of worker processes: seconds to start
-        assert in_process("dedup", *K, "--engine", "dask", "--local", "2", "--id-field", "id", *renamed[::-1],
-                          cwd=tmp_path) == expected
+        assert (
+            in_process(
+                "dedup", *K, "--engine", "dask", "--local", "2", "--id-field", "id", *renamed[::-1], cwd=tmp_path
+            )
+            == expected
+        )
 
     # fingerprint | cluster is dedup verified by the sketches, whatever the order of the lines
     sketched = dedup(run, "--verify", "sketch", "--id-field", "id", *renamed)

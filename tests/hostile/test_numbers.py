@@ -14,15 +14,14 @@ import sys
 
 import click
 import pytest
+from helpers import REPO, record_line, words, write
 
 from simdedup.cli import cli
-
-from helpers import REPO, record_line, words, write
 
 DOCUMENTED = {0, 1, 2, 3}
 ADDRESS_SPACE = 3 << 30
 SECONDS_PER_RUN = 20
-HOSTILE = ["0", "-1", "-0.5", "nan", "inf", "-inf", "1e300", "999999999999", str(10**30), str(2**63), str(-2**63 - 1)]
+HOSTILE = ["0", "-1", "-0.5", "nan", "inf", "-inf", "1e300", "999999999999", str(10**30), str(2**63), str(-(2**63) - 1)]
 
 #: what each command needs besides the option under test; a new command fails the test until it
 #: is listed here
@@ -84,9 +83,16 @@ def run_all(invocations: list[list[str]], cwd) -> list[dict]:
         resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
 
     env = {**os.environ, "SIMDEDUP_DEBUG": "1", "PYTHONPATH": str(REPO), "SIMDEDUP_LOAD_PLUGINS": ""}
-    done = subprocess.run([sys.executable, "-c", DRIVER], input="".join(json.dumps(a) + "\n" for a in invocations),
-                          capture_output=True, text=True, cwd=cwd, env=env, preexec_fn=cap,
-                          timeout=SECONDS_PER_RUN * len(invocations))
+    done = subprocess.run(
+        [sys.executable, "-c", DRIVER],
+        input="".join(json.dumps(a) + "\n" for a in invocations),
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        preexec_fn=cap,
+        timeout=SECONDS_PER_RUN * len(invocations),
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     return [json.loads(line) for line in done.stdout.splitlines()]
 
@@ -106,14 +112,25 @@ def workspace(tmp_path):
     write(tmp_path / "corpus/b.txt", words(1) + " end")
     write(tmp_path / "corpus/c.txt", words(2))
     write(tmp_path / "fp.jsonl", "".join(record_line(f"d{i}", value=i) + "\n" for i in range(4)))
-    write(tmp_path / "clusters.jsonl", json.dumps({
-        "cluster": "0123456789abcdef", "size": 2, "representative": "corpus/a.txt", "max_distance": 1,
-        "members": [{"id": "corpus/a.txt", "distance": 0}, {"id": "corpus/b.txt", "distance": 1}]}) + "\n")
+    write(
+        tmp_path / "clusters.jsonl",
+        json.dumps(
+            {
+                "cluster": "0123456789abcdef",
+                "size": 2,
+                "representative": "corpus/a.txt",
+                "max_distance": 1,
+                "members": [{"id": "corpus/a.txt", "distance": 0}, {"id": "corpus/b.txt", "distance": 1}],
+            }
+        )
+        + "\n",
+    )
     write(tmp_path / "gold.tsv", "corpus/a.txt\tcorpus/b.txt\n")
     from click.testing import CliRunner
 
-    made = CliRunner().invoke(cli, ["index", "create", str(tmp_path / "idx"), "-k", "3", "--sketch", "0",
-                                    "--tokenizer", "whitespace"])
+    made = CliRunner().invoke(
+        cli, ["index", "create", str(tmp_path / "idx"), "-k", "3", "--sketch", "0", "--tokenizer", "whitespace"]
+    )
     assert made.exit_code == 0, made.output
     return tmp_path
 
@@ -148,8 +165,11 @@ def tokenizer_numbers():
 
 
 def test_every_numeric_tokenizer_option_takes_any_number(workspace):
-    invocations = [["fingerprint", "--tokenizer", name, "-O", f"{option}={value}", "corpus"]
-                   for name, option in tokenizer_numbers() for value in HOSTILE + ["1024", "1025"]]
+    invocations = [
+        ["fingerprint", "--tokenizer", name, "-O", f"{option}={value}", "corpus"]
+        for name, option in tokenizer_numbers()
+        for value in HOSTILE + ["1024", "1025"]
+    ]
     assert invocations
     check(run_all(invocations, workspace), len(invocations))
 
@@ -186,9 +206,10 @@ def test_every_numeric_field_of_a_record_takes_any_number(workspace):
     good_record = json.loads(made.stdout.splitlines()[0])
     good_cluster = json.loads((workspace / "clusters.jsonl").read_text())
     invocations = []
-    for kind, good, readers in [("fp", good_record, [["cluster"], ["stats"], ["convert", "--to", "binary"],
-                                                      ["index", "add", "idx"]]),
-                                ("clusters", good_cluster, [["select"], ["eval", "--gold", "gold.tsv"]])]:
+    for kind, good, readers in [
+        ("fp", good_record, [["cluster"], ["stats"], ["convert", "--to", "binary"], ["index", "add", "idx"]]),
+        ("clusters", good_cluster, [["select"], ["eval", "--gold", "gold.tsv"]]),
+    ]:
         paths = list(numeric_paths(good))
         assert paths
         for path in paths:
@@ -201,7 +222,12 @@ def test_every_numeric_field_of_a_record_takes_any_number(workspace):
 
 def test_a_bloom_filter_larger_than_the_machine_is_a_usage_error(workspace):
     """The issue's example: --bloom 1e14 asked for 327 TiB and ended in MemoryError (exit 70)."""
-    results = run_all([["exact", "--bloom", "100000000000000", "corpus"],
-                       ["exact", "--bloom", "10000000000", "--error-rate", "1e-300", "corpus"],
-                       ["dedup", "--shingle", "1000000000000", "corpus"]], workspace)
+    results = run_all(
+        [
+            ["exact", "--bloom", "100000000000000", "corpus"],
+            ["exact", "--bloom", "10000000000", "--error-rate", "1e-300", "corpus"],
+            ["dedup", "--shingle", "1000000000000", "corpus"],
+        ],
+        workspace,
+    )
     assert [r["exit"] for r in results] == [2, 2, 2]

@@ -38,15 +38,23 @@ pytestmark = [
 ENV = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "SIMDEDUP_LOAD_PLUGINS": ""}
 
 
-def run(*args, cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, preexec_fn=None,
-        timeout=60) -> subprocess.CompletedProcess:
-    return subprocess.run([str(SIMDEDUP), *map(str, args)], cwd=cwd, stdin=stdin, stdout=stdout,
-                          stderr=subprocess.PIPE, preexec_fn=preexec_fn, timeout=timeout, env=ENV)
+def run(
+    *args, cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, preexec_fn=None, timeout=60
+) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [str(SIMDEDUP), *map(str, args)],
+        cwd=cwd,
+        stdin=stdin,
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        preexec_fn=preexec_fn,
+        timeout=timeout,
+        env=ENV,
+    )
 
 
 def sh(command: str, cwd, timeout=60) -> subprocess.CompletedProcess:
-    return subprocess.run(command, shell=True, executable=BASH, cwd=cwd, capture_output=True,
-                          timeout=timeout, env=ENV)
+    return subprocess.run(command, shell=True, executable=BASH, cwd=cwd, capture_output=True, timeout=timeout, env=ENV)
 
 
 def assert_refused(result: subprocess.CompletedProcess, status: int, *words: str) -> None:
@@ -193,8 +201,7 @@ def test_force_never_lets_unique_out_file_replace_an_input(tmp_path, how):
 
 def test_o_and_unique_out_must_differ(tmp_path):
     (tmp_path / "docs.jsonl").write_text(json.dumps({"text": words(1)}) + "\n")
-    result = run("dedup", "--silent", "-o", "same.jsonl", "--unique-out", "same.jsonl", "docs.jsonl",
-                 cwd=tmp_path)
+    result = run("dedup", "--silent", "-o", "same.jsonl", "--unique-out", "same.jsonl", "docs.jsonl", cwd=tmp_path)
     assert_refused(result, 2)
     assert not (tmp_path / "same.jsonl").exists()
 
@@ -388,8 +395,9 @@ def test_o_on_a_full_disk_leaves_the_old_file(tmp_path, corpus):
         (corpus / f"more-{i}.txt").write_text(words(100 + i))
     old = tmp_path / "fp.jsonl"
     old.write_text("old\n")
-    result = run("fingerprint", "--silent", "--force", "-o", old, corpus, cwd=tmp_path,
-                 preexec_fn=_file_size_limit(4096))
+    result = run(
+        "fingerprint", "--silent", "--force", "-o", old, corpus, cwd=tmp_path, preexec_fn=_file_size_limit(4096)
+    )
     assert_refused(result, 1, "fp.jsonl")
     assert old.read_text() == "old\n"
     assert not leftovers(tmp_path)
@@ -398,8 +406,9 @@ def test_o_on_a_full_disk_leaves_the_old_file(tmp_path, corpus):
 def test_unique_out_file_on_a_full_disk_leaves_nothing(tmp_path):
     docs = tmp_path / "docs.jsonl"
     docs.write_text("".join(json.dumps({"text": words(i, 400)}) + "\n" for i in range(40)))
-    result = run("dedup", "--silent", "--unique-out", "kept.jsonl", docs, cwd=tmp_path,
-                 preexec_fn=_file_size_limit(16384))
+    result = run(
+        "dedup", "--silent", "--unique-out", "kept.jsonl", docs, cwd=tmp_path, preexec_fn=_file_size_limit(16384)
+    )
     assert_refused(result, 1, "kept.jsonl")
     assert not (tmp_path / "kept.jsonl").exists()
     assert not leftovers(tmp_path)
@@ -407,8 +416,7 @@ def test_unique_out_file_on_a_full_disk_leaves_nothing(tmp_path):
 
 def test_unique_out_directory_on_a_full_disk_has_no_truncated_file(tmp_path, corpus):
     (corpus / "zz-large.txt").write_text(words(77, 20000))  # over the limit, copied last
-    result = run("dedup", "--silent", "--unique-out", "out", "corpus", cwd=tmp_path,
-                 preexec_fn=_file_size_limit(65536))
+    result = run("dedup", "--silent", "--unique-out", "out", "corpus", cwd=tmp_path, preexec_fn=_file_size_limit(65536))
     assert_refused(result, 1, "zz-large.txt")
     for path in (tmp_path / "out").rglob("*"):
         if path.is_file():
@@ -424,12 +432,14 @@ def test_unique_out_on_a_full_filesystem(tmp_path, corpus):
     (tmp_path / "files.py").write_text(
         "import json, os, sys\n"
         "print(json.dumps({os.path.relpath(os.path.join(d, f), 'small'): open(os.path.join(d, f)).read()\n"
-        "                  for d, _, names in os.walk('small') for f in names}))\n")
+        "                  for d, _, names in os.walk('small') for f in names}))\n"
+    )
     (tmp_path / "inner.sh").write_text(
         "mount -t tmpfs -o size=64k tmpfs small || exit 99\n"
         f"{SIM} dedup --silent --unique-out small/out corpus\n"
         "echo status=$?\n"
-        f"{shlex.quote(sys.executable)} files.py\n")
+        f"{shlex.quote(sys.executable)} files.py\n"
+    )
     result = sh("unshare -m bash inner.sh", tmp_path)
     if result.returncode == 99:
         pytest.skip(f"cannot mount a tmpfs: {result.stderr.decode().strip()}")
@@ -573,9 +583,12 @@ def test_parallel_writers_keep_long_lines_whole_on_a_pipe(tmp_path, case):
         command = f"ls d/* | xargs -n 10 -P 4 {SIM} fingerprint --silent -j 1 --sketch 4096"
     else:
         for i in range(16):
-            (d / f"{i:03d}.jsonl").write_text("".join(
-                json.dumps({"id": f"{i}-{j}-" + "x" * 6000, "text": words(i * 100 + j, 50)}) + "\n"
-                for j in range(5)))
+            (d / f"{i:03d}.jsonl").write_text(
+                "".join(
+                    json.dumps({"id": f"{i}-{j}-" + "x" * 6000, "text": words(i * 100 + j, 50)}) + "\n"
+                    for j in range(5)
+                )
+            )
         command = f"ls d/* | xargs -n 2 -P 4 {SIM} fingerprint --silent -j 1 --id-field id"
     (tmp_path / "reader.py").write_text(SLOW_READER)
     result = sh(f"{command} | {shlex.quote(sys.executable)} reader.py out.jsonl", tmp_path, timeout=120)
@@ -637,8 +650,9 @@ def test_unique_out_keeps_names_that_are_not_utf8(tmp_path):
     assert written == sorted([b"caf\xe9.txt", b"new\nline.txt", b"%2541.txt"])
 
 
-@pytest.mark.parametrize("args", [["--unique-out", ""], ["-o", ""], ["--unique-out", "kept.jsonl.gz"],
-                                  ["--unique-out", "file.txt"]])
+@pytest.mark.parametrize(
+    "args", [["--unique-out", ""], ["-o", ""], ["--unique-out", "kept.jsonl.gz"], ["--unique-out", "file.txt"]]
+)
 def test_unusable_output_names_are_usage_errors(tmp_path, args):
     (tmp_path / "file.txt").write_text("a file, not a directory")
     (tmp_path / "docs.jsonl").write_text(json.dumps({"text": words(1)}) + "\n")

@@ -17,20 +17,33 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from helpers import near_copy, words
 
 #: misbehaviours that must cost the document they happen on
 SKIPPING = [
-    "raise", "exit", "base-exception", "tokens-none", "tokens-bytes", "tokens-numbers", "tokens-midway",
-    "features-none", "features-list", "features-number-key", "features-text-weight", "features-nan",
-    "features-negative", "features-infinite", "features-huge", "features-raise", "recursion",
+    "raise",
+    "exit",
+    "base-exception",
+    "tokens-none",
+    "tokens-bytes",
+    "tokens-numbers",
+    "tokens-midway",
+    "features-none",
+    "features-list",
+    "features-number-key",
+    "features-text-weight",
+    "features-nan",
+    "features-negative",
+    "features-infinite",
+    "features-huge",
+    "features-raise",
+    "recursion",
 ]
 #: misbehaviours that must cost nothing: noise on stdout, a failing batch call (the documents are
 #: then taken one at a time), input lists changed after use
 HARMLESS = ["print", "batch-raise"]
 
-PLUGIN = '''
+PLUGIN = """
 import math, os, sys
 from simdedup.tokenizers import Tokenizer
 
@@ -99,9 +112,9 @@ class Hostile(Tokenizer):
         if kind == "features-raise":
             raise KeyError("a feature")
         return bad.get(kind, found)
-'''
+"""
 
-MANY = '''
+MANY = """
 
     def features_many(self, documents):
         if any(kind_of("".join(d)) == "batch-raise" for d in documents):
@@ -110,7 +123,7 @@ MANY = '''
         for d in documents:  # what it was handed is changed after use
             d.clear()
         return found
-'''
+"""
 
 
 def install(root: Path, source: str) -> dict[str, str]:
@@ -125,8 +138,14 @@ def install(root: Path, source: str) -> dict[str, str]:
 
 
 def simdedup(*args, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "simdedup", *map(str, args)], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "simdedup", *map(str, args)],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def json_lines(result: subprocess.CompletedProcess) -> list[str]:
@@ -161,15 +180,15 @@ def test_a_plugin_that_misbehaves_on_a_document_costs_that_document(tmp_path, se
     bad = sorted(name for name, kind in kinds.items() if kind in SKIPPING)
     good = sorted(set(kinds) - set(bad))
     clean = {**env, "PLUGIN_CLEAN": "1"}
-    expected_records = json_lines(simdedup("fingerprint", "-j", 1, "--tokenizer", "hostile", *good, cwd=tmp_path,
-                                           env=clean))
-    expected_clusters = json_lines(simdedup("dedup", "-j", 1, "--tokenizer", "hostile", *good, cwd=tmp_path,
-                                            env=clean))
+    expected_records = json_lines(
+        simdedup("fingerprint", "-j", 1, "--tokenizer", "hostile", *good, cwd=tmp_path, env=clean)
+    )
+    expected_clusters = json_lines(simdedup("dedup", "-j", 1, "--tokenizer", "hostile", *good, cwd=tmp_path, env=clean))
     assert expected_clusters, "the corpus plants near-duplicates"
     for jobs in (1, 2):
         for command, expected in (("fingerprint", expected_records), ("dedup", expected_clusters)):
             result = simdedup(command, "-j", jobs, "--tokenizer", "hostile", "docs", cwd=tmp_path, env=env)
-            context = f"{command} -j {jobs}, misbehaving: {({n: kinds[n] for n in bad})}\n{result.stderr}"
+            context = f"{command} -j {jobs}, misbehaving: { ({n: kinds[n] for n in bad}) }\n{result.stderr}"
             assert result.returncode == (3 if bad else 0), context
             assert "Traceback" not in result.stderr and "a bug" not in result.stderr, context
             assert json_lines(result) == expected, context

@@ -97,8 +97,14 @@ class Run:
         else:
             out = os.open(stdout, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         with open(self.stderr_path, "wb") as err:
-            self.process = subprocess.Popen([*launcher, sys.executable, "-m", "simdedup", *args], cwd=cwd, stdout=out,
-                                            stderr=err, start_new_session=True, preexec_fn=_default_signals)
+            self.process = subprocess.Popen(
+                [*launcher, sys.executable, "-m", "simdedup", *args],
+                cwd=cwd,
+                stdout=out,
+                stderr=err,
+                start_new_session=True,
+                preexec_fn=_default_signals,
+            )
         os.close(out)
         self.sid = self.process.pid
 
@@ -257,8 +263,9 @@ def test_killed_while_a_worker_waits_on_a_document_that_never_ends(signum, long_
     writer = os.open(fifo, os.O_RDWR)  # a writer that never writes: reads wait, never end
     try:
         out = tmp_path / "clusters.jsonl"
-        r = run(["dedup", "-j", "2", "-o", str(out), str(fifo), *map(str, sorted(long_document.glob("short-*")))],
-                tmp_path)
+        r = run(
+            ["dedup", "-j", "2", "-o", str(out), str(fifo), *map(str, sorted(long_document.glob("short-*")))], tmp_path
+        )
         _wait_for(lambda: any(_holds(pid, fifo) for pid in r.workers()), "a worker reading the named pipe")
         r.kill_and_check(signum)
         _check_orderly_end(r, signum, out)

@@ -19,12 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from helpers import invoke
 
 from simdedup.group import Cluster
 from simdedup.select import POLICIES
 from simdedup.unique import KeptFiles, kept_ids
-
-from helpers import invoke
 
 #: what becomes of a member after it was clustered; the last three are other names of a member
 FATES = ("present", "present", "deleted", "directory", "fifo", "dangling", "symlink", "hardlink", "spelling")
@@ -123,8 +122,9 @@ def check_against_disk(root: Path, tree: Tree, dropped: list[str], kept: list[st
             assert not path.is_dir(), f"{doc_id} is a directory now ({tree.fates})"
             if not os.path.lexists(path):
                 continue
-            assert any(not os.path.samefile(k, path) for k in survivors), \
+            assert any(not os.path.samefile(k, path) for k in survivors), (
                 f"{doc_id} dropped with no other kept file ({cluster}, {tree.fates})"
+            )
         if not any(regular(root / i) for i in ids):
             assert not set(ids) & set(dropped)
     before = contents(root)
@@ -166,9 +166,14 @@ def test_unique_out_copies_a_member_that_is_still_there(tmp_path, monkeypatch, s
     tree = build(root, seed)
     monkeypatch.chdir(root)
     ids = sorted({m["id"] for c in tree.clusters for m in c["members"]})
-    clusters = [Cluster(members=tuple(ids.index(m["id"]) for m in c["members"]),
-                        representative=ids.index(c["representative"]),
-                        distances=tuple(m["distance"] for m in c["members"])) for c in tree.clusters]
+    clusters = [
+        Cluster(
+            members=tuple(ids.index(m["id"]) for m in c["members"]),
+            representative=ids.index(c["representative"]),
+            distances=tuple(m["distance"] for m in c["members"]),
+        )
+        for c in tree.clusters
+    ]
     kept = kept_ids(clusters, ids, files=True)
     for cluster in tree.clusters:
         members = [m["id"] for m in cluster["members"]]
@@ -190,9 +195,12 @@ def test_select_keeps_another_member_when_the_kept_one_is_gone(tmp_path, monkeyp
     monkeypatch.chdir(tmp_path)
     for name in ("a.txt", "b.txt", "c.txt"):
         (tmp_path / name).write_text("same\n")
-    line = json.dumps({"representative": "a.txt", "members": [{"id": "a.txt", "distance": 0},
-                                                              {"id": "b.txt", "distance": 3},
-                                                              {"id": "c.txt", "distance": 1}]})
+    line = json.dumps(
+        {
+            "representative": "a.txt",
+            "members": [{"id": "a.txt", "distance": 0}, {"id": "b.txt", "distance": 3}, {"id": "c.txt", "distance": 1}],
+        }
+    )
     os.unlink("a.txt")
     result = invoke("select", input=line)
     assert result.exit_code == 3
@@ -213,7 +221,15 @@ def test_ids_that_name_nothing_on_disk_are_decided_as_names(tmp_path, monkeypatc
     removed through them, so they are chosen among by their ids alone, as before."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "docs.jsonl").write_text("{}\n{}\n")
-    line = json.dumps({"representative": "docs.jsonl:2", "members": [
-        {"id": "docs.jsonl:1", "bytes": 9}, {"id": "docs.jsonl:2", "bytes": 3}, {"id": "https://x.example/a"}]})
+    line = json.dumps(
+        {
+            "representative": "docs.jsonl:2",
+            "members": [
+                {"id": "docs.jsonl:1", "bytes": 9},
+                {"id": "docs.jsonl:2", "bytes": 3},
+                {"id": "https://x.example/a"},
+            ],
+        }
+    )
     result = invoke("select", input=line)
     assert (result.exit_code, result.stdout) == (0, "docs.jsonl:1\nhttps://x.example/a\n")

@@ -22,8 +22,13 @@ def _run_on_a_terminal(args: list[str], cwd: Path) -> tuple[bytes, bytes]:
     terminal showed."""
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))  # rows, columns
-    process = subprocess.Popen([sys.executable, "-m", "simdedup", *args], cwd=cwd, stdout=subprocess.PIPE,
-                               stderr=slave, stdin=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "simdedup", *args],
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=slave,
+        stdin=subprocess.DEVNULL,
+    )
     os.close(slave)
     out, shown = bytearray(), bytearray()
     try:
@@ -46,8 +51,9 @@ def _run_on_a_terminal(args: list[str], cwd: Path) -> tuple[bytes, bytes]:
 
 
 def _run_plain(args: list[str], cwd: Path) -> bytes:
-    return subprocess.run([sys.executable, "-m", "simdedup", *args], cwd=cwd, capture_output=True,
-                          check=True, timeout=60).stdout
+    return subprocess.run(
+        [sys.executable, "-m", "simdedup", *args], cwd=cwd, capture_output=True, check=True, timeout=60
+    ).stdout
 
 
 @pytest.fixture(scope="module")

@@ -24,8 +24,10 @@ WRITERS = {
     "fingerprint -o": (["fingerprint", "--silent", "{en}", "-o", "{out}"], "{out}"),
     "report": (["dedup", "--silent", "{en}", "{zh}", "-o", "c.jsonl", "--report", "{out}"], "{out}"),
     "unique-out DIR": (["dedup", "--silent", "{en}", "-o", "c.jsonl", "--unique-out", "{out}"], "c.jsonl"),
-    "stages work dir": (["dedup", "--silent", "--engine", "stages", "-j", "2", "-k", "8", "--work-dir", "{out}",
-                         "{en}", "-o", "parts"], "parts/part-00000.jsonl"),
+    "stages work dir": (
+        ["dedup", "--silent", "--engine", "stages", "-j", "2", "-k", "8", "--work-dir", "{out}", "{en}", "-o", "parts"],
+        "parts/part-00000.jsonl",
+    ),
 }
 
 
@@ -34,8 +36,14 @@ def invoke(folder: Path, args: list[str], limit: int | None) -> subprocess.Compl
         if limit is not None:
             resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
-    return subprocess.run([sys.executable, "-m", "simdedup", *args], cwd=folder, capture_output=True, text=True,
-                          preexec_fn=limited, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "simdedup", *args],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        preexec_fn=limited,
+        timeout=120,
+    )
 
 
 def arguments(writer: str, out: str) -> tuple[list[str], str]:

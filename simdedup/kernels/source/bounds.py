@@ -14,8 +14,9 @@ def _element(h, j):  # pragma: no cover - compiled
     return h if j == 0 else _mix(h ^ (np.uint64(j) * GOLDEN))
 
 
-def exact_elements(hashes_p, weights_p, offsets_p, ndocs, units_p, nunits, weighted, out_p,
-                   room):  # pragma: no cover - compiled
+def exact_elements(
+    hashes_p, weights_p, offsets_p, ndocs, units_p, nunits, weighted, out_p, room
+):  # pragma: no cover - compiled
     """The elements of ``units``' runs back to back into ``out`` (``room`` for the caller's
     count of them, never more): each hash ``weight`` times as its copies (once each without
     ``weighted``); returns how many."""
@@ -40,8 +41,9 @@ SIEVE_BITS = 1 << 17  # (simdedup.kernels.exact.SIEVE_BITS)
 SIEVE_SHIFT = 65 - SIEVE_BITS.bit_length()  # a key's top bits, its bit in the sieve
 
 
-def exact_frequent_bits(hashes_p, weights_p, offsets_p, ndocs, units_p, nunits, weighted, keys_p, ids_p, nkeys,
-                        bits_p, words, sieve_p):  # pragma: no cover - compiled
+def exact_frequent_bits(
+    hashes_p, weights_p, offsets_p, ndocs, units_p, nunits, weighted, keys_p, ids_p, nkeys, bits_p, words, sieve_p
+):  # pragma: no cover - compiled
     """Row r of ``bits`` (``words`` uint64 a row, zero on entry): the bitset of the elements of
     unit ``units[r]`` found in the open-addressing table ``keys`` (``nkeys`` slots, a power of
     two, 0 empty) at bit ``ids[slot]``. ``sieve`` has bit ``key >> SIEVE_SHIFT`` set for each key: most
@@ -80,8 +82,9 @@ def _bound(shared, free_a, free_b, size_a, size_b):  # pragma: no cover - compil
     return most / (size_a + size_b - most)
 
 
-def exact_bounded(bits_p, nrows, words, sizes_p, free_p, left_p, right_p, npairs, out_p, prefix, prefix_free_p,
-                  cuts_p, ncuts):  # pragma: no cover
+def exact_bounded(
+    bits_p, nrows, words, sizes_p, free_p, left_p, right_p, npairs, out_p, prefix, prefix_free_p, cuts_p, ncuts
+):  # pragma: no cover
     """For each pair of rows, an upper bound of the Jaccard of their sets into ``out``: the
     elements both rows' bitsets hold, plus at most the smaller number of elements outside the
     bitsets. The first ``prefix`` words (the most frequent elements) are counted first, with

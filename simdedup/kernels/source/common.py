@@ -1,7 +1,6 @@
 """What the kernels share: the XXH3 functions of the xxhash extension, the mixing and UTF-8
 decoding steps and a population count."""
 
-
 import llvmlite.binding
 import numba
 import numpy as np
@@ -28,7 +27,8 @@ def xxh3_128(typingctx, address, length):
     def codegen(context, builder, sig, args):
         word = ir.IntType(64)
         function = cgutils.get_or_insert_function(
-            builder.module, ir.FunctionType(ir.LiteralStructType([word, word]), [word, word]), "XXH3_128bits")
+            builder.module, ir.FunctionType(ir.LiteralStructType([word, word]), [word, word]), "XXH3_128bits"
+        )
         pair = builder.call(function, args)
         halves = (builder.extract_value(pair, 0), builder.extract_value(pair, 1))
         return context.make_tuple(builder, sig.return_type, halves)
@@ -74,11 +74,14 @@ def _decode(data, i, end, surrogates):  # pragma: no cover - compiled
         low = 0x90
     elif c == 0xF4:
         high = 0x8F
-    if (i + 3 >= end or not low <= data[i + 1] <= high or (data[i + 2] & 0xC0) != 0x80
-            or (data[i + 3] & 0xC0) != 0x80):
+    if i + 3 >= end or not low <= data[i + 1] <= high or (data[i + 2] & 0xC0) != 0x80 or (data[i + 3] & 0xC0) != 0x80:
         return 0, 0
-    return (((c & 0x07) << 18) | ((np.int64(data[i + 1]) & 0x3F) << 12) | ((np.int64(data[i + 2]) & 0x3F) << 6)
-            | (np.int64(data[i + 3]) & 0x3F)), 4
+    return (
+        ((c & 0x07) << 18)
+        | ((np.int64(data[i + 1]) & 0x3F) << 12)
+        | ((np.int64(data[i + 2]) & 0x3F) << 6)
+        | (np.int64(data[i + 3]) & 0x3F)
+    ), 4
 
 
 _M1, _M2, _M4 = np.uint64(0x5555555555555555), np.uint64(0x3333333333333333), np.uint64(0x0F0F0F0F0F0F0F0F)

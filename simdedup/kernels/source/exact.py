@@ -8,7 +8,6 @@ from numba import carray
 
 from .common import GOLDEN, ONE, _decode, _mix
 
-
 # ---- exact similarities (simdedup.similarity) ---------------------------------------------------
 
 _PRIME = np.uint64(0x100000001B3)
@@ -75,13 +74,15 @@ def exact_tokens(data_p, size, table_p, words_p, grams_p, sizes_p):  # pragma: n
             length += ONE
             continue
         if length > 0:
-            n_words, tokens, p1, p2 = _exact_add(_mix(run ^ (length * GOLDEN)), 1, words, grams, n_words, tokens,
-                                                 p1, p2)
+            n_words, tokens, p1, p2 = _exact_add(
+                _mix(run ^ (length * GOLDEN)), 1, words, grams, n_words, tokens, p1, p2
+            )
             run = length = np.uint64(0)
             after_cjk = False
         if kind == _ONE_WORD or (kind == _ONE_PUNCT and after_cjk):
-            n_words, tokens, p1, p2 = _exact_add(_mix(code ^ GOLDEN), kind == _ONE_WORD, words, grams, n_words,
-                                                 tokens, p1, p2)
+            n_words, tokens, p1, p2 = _exact_add(
+                _mix(code ^ GOLDEN), kind == _ONE_WORD, words, grams, n_words, tokens, p1, p2
+            )
             after_cjk = after_cjk or kind == _ONE_WORD
     if length > 0:
         n_words, tokens, p1, p2 = _exact_add(_mix(run ^ (length * GOLDEN)), 1, words, grams, n_words, tokens, p1, p2)
@@ -156,8 +157,9 @@ def _shared(hashes, weights, offsets, a, b, weighted, threshold, both):  # pragm
     return total
 
 
-def exact_shared(hashes_p, weights_p, offsets_p, ndocs, left_p, right_p, npairs, weighted,
-                 out_p):  # pragma: no cover - compiled
+def exact_shared(
+    hashes_p, weights_p, offsets_p, ndocs, left_p, right_p, npairs, weighted, out_p
+):  # pragma: no cover - compiled
     """:func:`_shared` of each pair ``left[p]``, ``right[p]`` of the ``ndocs`` documents whose
     runs of sorted ``hashes`` (with ``weights`` when ``weighted``) ``offsets`` delimits."""
     offsets = carray(offsets_p, (ndocs + 1,))
@@ -172,16 +174,23 @@ def exact_shared(hashes_p, weights_p, offsets_p, ndocs, left_p, right_p, npairs,
 
 
 @numba.njit(inline="always")
-def _exact_runs(units, bag_hashes_p, bag_weights_p, bag_offsets_p, bag_totals_p, gram_hashes_p, gram_offsets_p,
-                gram_totals_p):  # pragma: no cover - compiled
+def _exact_runs(
+    units, bag_hashes_p, bag_weights_p, bag_offsets_p, bag_totals_p, gram_hashes_p, gram_offsets_p, gram_totals_p
+):  # pragma: no cover - compiled
     """The exact sets of ``units`` documents as :class:`simdedup.similarity.ExactIndex` keeps
     them, over raw pointers: ``(bag hashes, weights, offsets, totals, gram hashes, offsets,
     totals)``."""
     bag_offsets = carray(bag_offsets_p, (units + 1,))
     gram_offsets = carray(gram_offsets_p, (units + 1,))
-    return (carray(bag_hashes_p, (max(bag_offsets[units], 1),)), carray(bag_weights_p, (max(bag_offsets[units], 1),)),
-            bag_offsets, carray(bag_totals_p, (max(units, 1),)), carray(gram_hashes_p, (max(gram_offsets[units], 1),)),
-            gram_offsets, carray(gram_totals_p, (max(units, 1),)))
+    return (
+        carray(bag_hashes_p, (max(bag_offsets[units], 1),)),
+        carray(bag_weights_p, (max(bag_offsets[units], 1),)),
+        bag_offsets,
+        carray(bag_totals_p, (max(units, 1),)),
+        carray(gram_hashes_p, (max(gram_offsets[units], 1),)),
+        gram_offsets,
+        carray(gram_totals_p, (max(units, 1),)),
+    )
 
 
 @numba.njit(inline="always")
@@ -207,19 +216,36 @@ def _verdict(a, b, runs, measure, min_similarity, min_resemblance, floor, eviden
     return shared / (both - shared) >= threshold, similarity
 
 
-def exact_verdicts(bag_hashes_p, bag_weights_p, bag_offsets_p, bag_totals_p, gram_hashes_p, gram_offsets_p,
-                   gram_totals_p, ndocs, left_p, right_p, npairs, measure, min_similarity, min_resemblance, floor,
-                   evidence, similarity_p, passing_p):  # pragma: no cover - compiled
+def exact_verdicts(
+    bag_hashes_p,
+    bag_weights_p,
+    bag_offsets_p,
+    bag_totals_p,
+    gram_hashes_p,
+    gram_offsets_p,
+    gram_totals_p,
+    ndocs,
+    left_p,
+    right_p,
+    npairs,
+    measure,
+    min_similarity,
+    min_resemblance,
+    floor,
+    evidence,
+    similarity_p,
+    passing_p,
+):  # pragma: no cover - compiled
     """:func:`_verdict` of each pair ``left[p]``, ``right[p]`` of the ``ndocs`` documents (all
     with exact sets): whether it passes into ``passing``, its bag similarity into ``similarity``."""
-    runs = _exact_runs(ndocs, bag_hashes_p, bag_weights_p, bag_offsets_p, bag_totals_p, gram_hashes_p, gram_offsets_p,
-                       gram_totals_p)
+    runs = _exact_runs(
+        ndocs, bag_hashes_p, bag_weights_p, bag_offsets_p, bag_totals_p, gram_hashes_p, gram_offsets_p, gram_totals_p
+    )
     left = carray(left_p, (max(npairs, 1),))
     right = carray(right_p, (max(npairs, 1),))
     similarity = carray(similarity_p, (max(npairs, 1),))
     passing = carray(passing_p, (max(npairs, 1),))
     for p in range(npairs):
-        ok, similarity[p] = _verdict(left[p], right[p], runs, measure, min_similarity, min_resemblance, floor,
-                                     evidence)
+        ok, similarity[p] = _verdict(left[p], right[p], runs, measure, min_similarity, min_resemblance, floor, evidence)
         passing[p] = ok
     return 0

@@ -8,7 +8,6 @@ from numba import carray
 
 from .common import GOLDEN, LOW32, ONE, _decode, _mix, xxh3, xxh3_128
 
-
 PLANES = 48  # bit planes of the vote counters: totals below 2**48 (kernels.fastpath.PLANES)
 
 # vote planes of each 64-bit word of a value, then the sketch's bin minima (at most 4096 bins)
@@ -137,8 +136,9 @@ def _add_votes(scratch, first_plane, h, weight):  # pragma: no cover - compiled
 
 
 @numba.njit
-def _simhash_and_sketch(table, highs, used, size, binary, bins, shift, scratch, words, values, sketches,
-                        d):  # pragma: no cover - compiled
+def _simhash_and_sketch(
+    table, highs, used, size, binary, bins, shift, scratch, words, values, sketches, d
+):  # pragma: no cover - compiled
     """The simhash of the ``size`` features counted in ``table`` (``used``: their slots; with
     ``words`` 2 the high halves of their hashes in ``highs``), written at ``values[d * words]``
     low word first, and their sketch of ``bins`` bins (from the low halves, as the Python
@@ -191,10 +191,35 @@ def _simhash_and_sketch(table, highs, used, size, binary, bins, shift, scratch, 
                     break
 
 
-def fingerprint_batch(data_p, offsets_p, ndocs, flags_p, blocks_p, entries_p, nentries, extra_p, nextra, class_shift,
-                      shingle, starts_p, tokens_p, tokens_address, token_room, bins, shift, binary, words,
-                      values_p, features_p, sketches_p, table_p, highs_p, used_p, capacity,
-                      scratch_p):  # pragma: no cover
+def fingerprint_batch(
+    data_p,
+    offsets_p,
+    ndocs,
+    flags_p,
+    blocks_p,
+    entries_p,
+    nentries,
+    extra_p,
+    nextra,
+    class_shift,
+    shingle,
+    starts_p,
+    tokens_p,
+    tokens_address,
+    token_room,
+    bins,
+    shift,
+    binary,
+    words,
+    values_p,
+    features_p,
+    sketches_p,
+    table_p,
+    highs_p,
+    used_p,
+    capacity,
+    scratch_p,
+):  # pragma: no cover
     """Simhash, feature count and sketch of each UTF-8 document of a batch.
 
     ``data`` holds the documents back to back, document ``d`` at ``offsets[d]:offsets[d + 1]``,
@@ -349,15 +374,33 @@ def fingerprint_batch(data_p, offsets_p, ndocs, flags_p, blocks_p, entries_p, ne
                         ntokens += 1
                         counted = size
                         if shingle == 1:
-                            counted = _count(table, highs, used, size, mask, slots, words,
-                                             tokens_address + np.uint64(token_start), np.uint64(w - token_start))
+                            counted = _count(
+                                table,
+                                highs,
+                                used,
+                                size,
+                                mask,
+                                slots,
+                                words,
+                                tokens_address + np.uint64(token_start),
+                                np.uint64(w - token_start),
+                            )
                             w = 0
                         else:
                             starts[(ntokens - 1) % shingle] = token_start
                             if ntokens >= shingle:
                                 first = starts[(ntokens - shingle) % shingle]
-                                counted = _count(table, highs, used, size, mask, slots, words,
-                                                 tokens_address + np.uint64(first), np.uint64(w - first))
+                                counted = _count(
+                                    table,
+                                    highs,
+                                    used,
+                                    size,
+                                    mask,
+                                    slots,
+                                    words,
+                                    tokens_address + np.uint64(first),
+                                    np.uint64(w - first),
+                                )
                             last_end = w
                             tokens[w] = 32  # shingle_separator
                             w += 1

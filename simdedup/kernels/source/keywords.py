@@ -7,9 +7,33 @@ from numba import carray
 from .common import xxh3
 
 
-def keyword_batch(data_p, nbytes, address, token_chars_p, doc_tokens_p, ndocs, vocab_keys_p, vocab_idf_p, vocab_slots,
-                  median, spaces_p, nspaces, stop_p, stop_ends_p, nstop, topk, keys_p, counts_p, first_p, idfs_p,
-                  used_p, capacity, best_p, best_scores_p, nbest_p):  # pragma: no cover - compiled
+def keyword_batch(
+    data_p,
+    nbytes,
+    address,
+    token_chars_p,
+    doc_tokens_p,
+    ndocs,
+    vocab_keys_p,
+    vocab_idf_p,
+    vocab_slots,
+    median,
+    spaces_p,
+    nspaces,
+    stop_p,
+    stop_ends_p,
+    nstop,
+    topk,
+    keys_p,
+    counts_p,
+    first_p,
+    idfs_p,
+    used_p,
+    capacity,
+    best_p,
+    best_scores_p,
+    nbest_p,
+):  # pragma: no cover - compiled
     """jieba's TF-IDF keywords of each document of a batch, from its segmented words.
 
     ``data`` (``nbytes``) is the UTF-8 of every word of every document back to back; word ``t`` is
@@ -96,8 +120,12 @@ def keyword_batch(data_p, nbytes, address, token_chars_p, doc_tokens_p, ndocs, v
                     c = ((c & 0x0F) << 12) | ((np.int64(data[i + 1]) & 0x3F) << 6) | (np.int64(data[i + 2]) & 0x3F)
                     i += 3
                 else:
-                    c = (((c & 0x07) << 18) | ((np.int64(data[i + 1]) & 0x3F) << 12)
-                         | ((np.int64(data[i + 2]) & 0x3F) << 6) | (np.int64(data[i + 3]) & 0x3F))
+                    c = (
+                        ((c & 0x07) << 18)
+                        | ((np.int64(data[i + 1]) & 0x3F) << 12)
+                        | ((np.int64(data[i + 2]) & 0x3F) << 6)
+                        | (np.int64(data[i + 3]) & 0x3F)
+                    )
                     i += 4
                 space = False
                 for s in range(nspaces):

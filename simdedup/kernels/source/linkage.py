@@ -8,17 +8,48 @@ from numba import carray
 from .common import ONE, _mix, _popcount
 from .exact import _exact_runs, _verdict
 
-
 #: link_complete(n, nedges, left, right, offsets, adjacency, sketches, bins, passing, fps, words, k,
 #:               parent, size, volume, next_member, keys, good, bad, capacity,
 #:               exact, has, bag_hashes, bag_weights, bag_offsets, bag_totals, gram_hashes, gram_offsets,
 #:               gram_totals, measure, min_similarity, min_resemblance, floor) -> pairs merged (-1: a bug)
 
 
-def link_complete(n, nedges, left_p, right_p, offsets_p, adjacency_p, sketches_p, bins, passing_p, fps_p, words, k,
-                  parent_p, size_p, volume_p, next_p, keys_p, good_p, bad_p, capacity, exact, has_p, bag_hashes_p,
-                  bag_weights_p, bag_offsets_p, bag_totals_p, gram_hashes_p, gram_offsets_p, gram_totals_p, measure,
-                  min_similarity, min_resemblance, floor, evidence):  # pragma: no cover - compiled
+def link_complete(
+    n,
+    nedges,
+    left_p,
+    right_p,
+    offsets_p,
+    adjacency_p,
+    sketches_p,
+    bins,
+    passing_p,
+    fps_p,
+    words,
+    k,
+    parent_p,
+    size_p,
+    volume_p,
+    next_p,
+    keys_p,
+    good_p,
+    bad_p,
+    capacity,
+    exact,
+    has_p,
+    bag_hashes_p,
+    bag_weights_p,
+    bag_offsets_p,
+    bag_totals_p,
+    gram_hashes_p,
+    gram_offsets_p,
+    gram_totals_p,
+    measure,
+    min_similarity,
+    min_resemblance,
+    floor,
+    evidence,
+):  # pragma: no cover - compiled
     """Complete linkage of ``n`` units (:func:`simdedup.linkage._link_complete`): the verified
     edges ``left[e]``-``right[e]`` are taken in order, and each joins its two clusters when every
     pair across them passes the test.
@@ -57,8 +88,9 @@ def link_complete(n, nedges, left_p, right_p, offsets_p, adjacency_p, sketches_p
     bad = carray(bad_p, (capacity,))
     units = n if exact else 0  # without exact sets, each of their arrays holds one zero
     has = carray(has_p, (max(units, 1),))
-    runs = _exact_runs(units, bag_hashes_p, bag_weights_p, bag_offsets_p, bag_totals_p, gram_hashes_p, gram_offsets_p,
-                       gram_totals_p)
+    runs = _exact_runs(
+        units, bag_hashes_p, bag_weights_p, bag_offsets_p, bag_totals_p, gram_hashes_p, gram_offsets_p, gram_totals_p
+    )
     merged = 0
     empty = ~np.uint64(0)
     mask = np.uint64(capacity - 1)

@@ -89,8 +89,9 @@ def _agree_somewhere(values, a, b, words, masks, nmasks):  # pragma: no cover - 
     return False
 
 
-def packed_pairs(packed_p, n, index_bits, values_p, words, k, crowd, left_p, right_p, capacity, runs_p,
-                 counts_p, masks_p, nmasks):  # pragma: no cover - compiled
+def packed_pairs(
+    packed_p, n, index_bits, values_p, words, k, crowd, left_p, right_p, capacity, runs_p, counts_p, masks_p, nmasks
+):  # pragma: no cover - compiled
     """The pairs of a block table sorted packed (:class:`simdedup.pairs.SortedTable`):
     ``packed[p]`` is the key of sorted position ``p`` above ``index_bits`` bits of its row, whose
     fingerprint is ``values[row * words : (row + 1) * words]``. Every two rows of a run of equal
@@ -137,8 +138,9 @@ def packed_pairs(packed_p, n, index_bits, values_p, words, k, crowd, left_p, rig
     return found
 
 
-def canonical_pairs(values_p, n, words, left_p, right_p, npairs, masks_p, chosen_p, ends_p, nlevels,
-                    limits_p):  # pragma: no cover - compiled
+def canonical_pairs(
+    values_p, n, words, left_p, right_p, npairs, masks_p, chosen_p, ends_p, nlevels, limits_p
+):  # pragma: no cover - compiled
     """Keep, in place and in order, the pairs of rows ``left[p]``, ``right[p]`` of ``values``
     (``words`` uint64 a row) whose tables at every level are their canonical tables
     (:func:`simdedup.pairs.chunk_pairs`); returns how many are kept.

@@ -5,13 +5,14 @@ import numba
 import numpy as np
 from numba import carray
 
-
 _HEX_VALUES = np.full(256, 255, dtype=np.uint8)
 for _digits, _first in ((b"0123456789", 0), (b"abcdef", 10), (b"ABCDEF", 10)):
     _HEX_VALUES[np.frombuffer(_digits, dtype=np.uint8)] = np.arange(_first, _first + len(_digits))
 _BASE64URL_VALUES = np.full(256, 255, dtype=np.uint8)
-_BASE64URL_VALUES[np.frombuffer(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_", dtype=np.uint8)] = (
-    np.arange(64))
+_BASE64URL_VALUES[
+    np.frombuffer(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_", dtype=np.uint8)
+] = np.arange(64)
+
 
 @numba.njit(inline="always")
 def _piece(data, i, n, pieces, start, end):  # pragma: no cover - compiled
@@ -47,9 +48,26 @@ def _natural(data, i, n):  # pragma: no cover - compiled
 FIELD_ID, FIELD_HEX, FIELD_FEATURES, FIELD_BYTES, FIELD_SKETCH = range(5)
 
 
-def scan_records(data_p, nbytes, pieces_p, ends_p, kinds_p, steps, hex_digits, words, sketch_chars, sketch_bytes,
-                 ids_p, id_ends_p, escaped_p, values_p, features_p, sizes_p, sketches_p,
-                 capacity):  # pragma: no cover - compiled
+def scan_records(
+    data_p,
+    nbytes,
+    pieces_p,
+    ends_p,
+    kinds_p,
+    steps,
+    hex_digits,
+    words,
+    sketch_chars,
+    sketch_bytes,
+    ids_p,
+    id_ends_p,
+    escaped_p,
+    values_p,
+    features_p,
+    sizes_p,
+    sketches_p,
+    capacity,
+):  # pragma: no cover - compiled
     """Fingerprint lines of one template (:class:`simdedup.fingerprints.columns.Template`):
 
         pieces[0] FIELD kinds[0] pieces[1] ... FIELD kinds[steps - 1] pieces[steps] \r? \n
