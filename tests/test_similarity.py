@@ -154,6 +154,26 @@ def test_no_word_token_has_no_sets():
     assert np.isnan(index.jaccard("bag", [0], [1])[0]) and index.jaccard("bag", [4], [4]).tolist() == [1.0]
 
 
+@pytest.mark.parametrize("lowercase", [True, False])
+def test_the_exact_tables_read_from_the_cache_are_those_made(tmp_path, monkeypatch, lowercase):
+    """Kept once, read back by later runs; a damaged file is made again, never used."""
+    monkeypatch.setattr("simdedup.cache.cache_dirs", lambda: [tmp_path])
+    made = similarity._made_tables(lowercase)
+    similarity._tables.cache_clear()
+    try:
+        assert (similarity._tables(lowercase) == made).all()  # made, then kept
+        (kept,) = tmp_path.glob(f"exact-table-{int(lowercase)}-*")
+        similarity._tables.cache_clear()
+        assert (similarity._tables(lowercase) == made).all()  # read back
+        kept.write_bytes(kept.read_bytes()[:-4] + b"\xff\xff\xff\xff")
+        similarity._tables.cache_clear()
+        assert (similarity._tables(lowercase) == made).all()  # damaged: made again
+    finally:
+        similarity._tables.cache_clear()
+    assert made[ord("A")] >> 2 == (ord("a") if lowercase else ord("A")) and made[ord("A")] & 3 == 1
+    assert made[ord("中")] & 3 == 2 and made[ord(",")] & 3 == 3 and made[ord(" ")] & 3 == 0
+
+
 def test_a_text_not_in_utf8_raises_the_decoders_error():
     with pytest.raises(UnicodeDecodeError):
         ExactIndex([KeptText("fine"), KeptText(b"bad \xff byte")])
