@@ -77,9 +77,12 @@ def _tables(lowercase: bool) -> np.ndarray:
 
     from . import cache
 
-    parts = (Path(__file__).read_bytes(), sys.version.encode(), unicodedata.unidata_version.encode())
-    key = hashlib.sha256(b"\0".join(parts)).hexdigest()[:24]
-    name = f"exact-table-{int(lowercase)}-{key}.u32"
+    try:
+        source = Path(__file__).read_bytes()
+    except OSError:  # no source to key the file by (a frozen install): made each time
+        return _made_tables(lowercase)
+    key = hashlib.sha256(b"\0".join((source, sys.version.encode(), unicodedata.unidata_version.encode()))).hexdigest()
+    name = f"exact-table-{int(lowercase)}-{key[:24]}.u32"
     kept = cache.read(name)
     if kept is not None and len(kept) == 4 * _BMP:
         return np.frombuffer(kept, dtype=np.uint32).copy()
@@ -89,6 +92,7 @@ def _tables(lowercase: bool) -> np.ndarray:
 
 
 def _made_tables(lowercase: bool) -> np.ndarray:
+    """:func:`_tables` made from this Python's own ``str`` methods."""
     chars = [chr(c) for c in range(_BMP)]
     word = np.array([c.isalnum() or c == "_" for c in chars])
     space = np.array([c.isspace() for c in chars])
