@@ -180,8 +180,10 @@ class ExactUnavailable(RuntimeError):
 #: more than a pass over every document.
 BOUND_AFTER_PAIRS = 4096
 #: buckets of the upper bounds (2 bytes each per document and kind): on real-en 256 leave
-#: 21,259 of the 1,701,390 candidate pairs to merge, 64 leave 184k, 512 leave 17k
+#: 21,259 of the 1,701,390 candidate pairs to merge, 64 leave 184k, 512 leave 17k; fewer where
+#: the documents' counts of one kind would take more than BOUND_BYTES
 BOUND_BUCKETS = 256
+BOUND_BYTES = 128 << 20
 
 
 #: the room an index's arrays start with, in address space (glibc maps blocks of 32 MiB or
@@ -367,17 +369,20 @@ class ExactIndex:
     def upper_bounds(self, kind: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """An upper bound of ``jaccard(kind, a, b)`` for each pair (NaN where one has no sets),
         exact and cheap: each document's elements (a word counted c times is c elements)
-        counted in :data:`BOUND_BUCKETS` buckets by their hashes' top bits. An element two
-        documents hold is in the same bucket of both, so they share at most the smaller count
-        of each bucket. Template families share many words; what fails their pairs is what
-        they do not share, and that shows here."""
+        counted in :data:`BOUND_BUCKETS` buckets by their hashes' top bits (fewer when the
+        documents' counts would take more than :data:`BOUND_BYTES`). An element two documents
+        hold is in the same bucket of both, so they share at most the smaller count of each
+        bucket. Template families share many words; what fails their pairs is what they do
+        not share, and that shows here."""
         if kind not in self._buckets:
             hashes, weights, offsets, totals = self.kinds[kind]
             units = np.flatnonzero(self.has)
             row = np.full(self.n, -1, dtype=np.int64)
             row[units] = np.arange(len(units))
             runs = (hashes, weights, offsets)
-            counts = exact_kernel().bucket_counts(runs, units, kind == "bag", totals, BOUND_BUCKETS)
+            fit = max(2, min(BOUND_BUCKETS, BOUND_BYTES // (2 * max(1, len(units)))))
+            buckets = 1 << (fit.bit_length() - 1)  # a power of two
+            counts = exact_kernel().bucket_counts(runs, units, kind == "bag", totals, buckets)
             self._buckets[kind] = (row, counts, totals[units].astype(np.int64))
         row, counts, sizes = self._buckets[kind]
         a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)

@@ -366,6 +366,17 @@ def test_upper_bounds_settle_pairs_that_share_frequent_words_but_not_rare_ones()
     assert (bound >= index.jaccard("bag", a, b)).all() and (bound < 0.88).all()
 
 
+def test_bounds_of_many_documents_take_fewer_buckets_and_still_hold(monkeypatch):
+    """The counts of one kind stay within BOUND_BYTES: here 2 buckets for 10 documents."""
+    monkeypatch.setattr(similarity, "BOUND_BYTES", 2 * 2 * 10 + 3)
+    texts = [" ".join(VOCABULARY[(i * j) % len(VOCABULARY)] for j in range(12 + i)) for i in range(10)]
+    index = ExactIndex([exact_sets(t) for t in texts])
+    a, b = np.triu_indices(len(texts))
+    for kind in ("bag", "grams"):
+        assert (index.upper_bounds(kind, a, b) >= index.jaccard(kind, a, b)).all()
+        assert index._buckets[kind][1].shape == (10, 2)
+
+
 def index_kernel():
     return similarity.exact_kernel()
 
