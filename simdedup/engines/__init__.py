@@ -96,7 +96,7 @@ def dedup(
             shards=run.shard_identity(shards),
         )
     )
-    return run.dedup(
+    return run.dedup_stages(
         _engine(client, silent), work, shards, recipe, reading, decision, _target(output, work), plan, _ignore
     )
 
@@ -133,7 +133,7 @@ def cluster(
             identity=run.shard_identity([[_File(f)] for f in files]),
         )
     )
-    return run.cluster(
+    return run.cluster_stages(
         _engine(client, silent), work, list(files), resolve, _target(output, work), plan or run.Plan(), _ignore
     )
 
