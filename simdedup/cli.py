@@ -475,7 +475,7 @@ def explain(document_a: str, document_b: str, top: int, as_json: bool, **feature
     from .similarity import BAG_MARGIN, needed
     from .similarity import passes as similarity_passes
 
-    if features["method"] == "sentences":
+    if features["method"] not in ("simhash", "nilsimsa"):
         raise click.UsageError(
             "explain compares simhash features or nilsimsa digests; use --method simhash or nilsimsa"
         )

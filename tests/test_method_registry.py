@@ -172,6 +172,8 @@ def test_a_method_plugins_own_option_is_on_the_command_line_and_reaches_it(tmp_p
         assert int(record["salted"], 16) == xxhash.xxh3_64_intdigest(data, seed=salt)
     wrong = simdedup("fingerprint", "--method", "salted", "--salt", "1001", document)
     assert wrong.returncode == 2 and "--salt" in wrong.stderr and "Traceback" not in wrong.stderr
+    unexplained = simdedup("explain", "--method", "salted", document, document)
+    assert unexplained.returncode == 2 and "use --method simhash or nilsimsa" in unexplained.stderr
 
 
 def test_method_options_and_feature_defaults_are_declared_once():
