@@ -410,14 +410,25 @@ def cluster_options(func: Callable) -> Callable:
 
 def final_feature_options(options: dict[str, Any], given: bool = False) -> dict[str, Any]:
     """The feature options with ``--compat``'s filled in (usage errors for options that
-    disagree); ``given``: the input gives the features (``--features-field``)."""
-    options = dict(options)
+    disagree), and of the methods' own options only the chosen method's; ``given``: the input
+    gives the features (``--features-field``)."""
+    options = without_other_methods_options(options)
     compat = options.pop("compat")
     if compat is not None:
         return _preset_options(compat, options, given)
     if given:
         _refuse_tokenizer_options(options)
     return options
+
+
+def without_other_methods_options(options: dict[str, Any]) -> dict[str, Any]:
+    """The feature options without the own options of methods other than ``options["method"]``
+    (the command line has those of every registered method): what describes the fingerprints,
+    whichever plugins are installed."""
+    chosen = method_spec(options["method"])
+    own = {option.name for option in chosen.options} if chosen else set()
+    others = {option.name for name in method_names() for option in method_spec(name).options} - own  # type: ignore[union-attr]
+    return {key: value for key, value in options.items() if key not in others}
 
 
 def method_from_options(given: bool = False, **options: Any) -> Any:

@@ -176,6 +176,19 @@ def test_a_method_plugins_own_option_is_on_the_command_line_and_reaches_it(tmp_p
     assert unexplained.returncode == 2 and "use --method simhash or nilsimsa" in unexplained.stderr
 
 
+def test_a_work_dir_does_not_depend_on_the_method_plugins_installed(tmp_path):
+    """A staged run records the options of its method only: one made with a method plugin
+    installed resumes without it, and gives the same output."""
+    (tmp_path / "plugin").mkdir()
+    env = _install_salted(tmp_path / "plugin")
+    without = {**env, "SIMDEDUP_LOAD_PLUGINS": ""}
+    command = [sys.executable, "-m", "simdedup", "dedup", "--engine", "stages", "-j", "1", "-k", "8"]
+    command += ["--work-dir", str(tmp_path / "work"), str(REPO / "examples" / "en")]
+    runs = [subprocess.run(command, env=e, capture_output=True, text=True, timeout=300) for e in (env, without)]
+    assert [run.returncode for run in runs] == [0, 0], runs[1].stderr
+    assert runs[0].stdout == runs[1].stdout != ""
+
+
 def test_method_options_and_feature_defaults_are_declared_once():
     from simdedup.cli_options import feature_defaults
     from simdedup.method_registry import FEATURE_DEFAULTS
