@@ -21,6 +21,7 @@ from typing import Any, Callable
 import click
 
 from .limits import MAX_COUNT
+from .sketch import DEFAULT_BINS
 
 ENTRY_POINT_GROUP = "simdedup.methods"
 
@@ -32,9 +33,12 @@ FEATURE_DEFAULTS: dict[str, Any] = {
     "tokenizer": "words",
     "bits": 64,
     "hash_name": "xxh3",
-    "sketch_bins": 128,
+    "sketch_bins": DEFAULT_BINS,
     "encoding": "utf-8",
 }
+
+#: the keywords every method's ``make`` is given, which no method's own option may take
+SHARED_KEYWORDS = {*FEATURE_DEFAULTS, "method", "tokenizer_options", "weighting", "ties", "html", "given_features"}
 
 
 @dataclass(frozen=True)
@@ -99,7 +103,7 @@ class MethodSpec:
 
     def __post_init__(self) -> None:
         for option in self.options:
-            if not option.name.isidentifier() or option.name in FEATURE_DEFAULTS or option.name == "method":
+            if not option.name.isidentifier() or option.name in SHARED_KEYWORDS:
                 raise ValueError(f"method {self.name!r}: an option cannot be called {option.name!r}")
 
     def option_values(self, given: dict[str, Any]) -> dict[str, Any]:
