@@ -226,3 +226,9 @@ def test_the_user_documentation_holds_no_diary(path):
     text = (REPO / path).read_text(encoding="utf-8")
     found = [m.group(0) for m in DIARY.finditer(text)]
     assert not found, found
+
+
+def test_the_readme_stays_short():
+    """For users, under 500 lines: measurements go to docs/performance.md, design notes and the
+    rules in full to docs/, history to CHANGELOG.md."""
+    assert README.read_text(encoding="utf-8").count("\n") < 500
