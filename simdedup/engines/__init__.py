@@ -68,7 +68,7 @@ def dedup(
     command-line names (``bits="128"``, ``tokenizer_name="jieba"``, ...); the output parts go to
     ``output`` (a directory or URL; default: the work dir's ``output``), and
     :meth:`Outcome.read` gives them joined."""
-    from ..cli_options import feature_defaults
+    from ..cli_options import feature_defaults, without_other_methods_options
     from ..options import ClusterOptions
     from ..read import Inputs, WalkFilter, iter_sources
     from . import run
@@ -77,7 +77,7 @@ def dedup(
 
     plan = plan or run.Plan()
     unresolved = ClusterOptions.take(options)
-    features = {**feature_defaults(), **options}
+    features = without_other_methods_options({**feature_defaults(), **options})
     recipe = Recipe(tuple(sorted(features.items())), False, verify == "exact")
     method = recipe.build()
     decision = replace(unresolved, k=k).resolve(method.bits, method.sketch_bins > 0, "simhash")
@@ -96,7 +96,7 @@ def dedup(
             shards=run.shard_identity(shards),
         )
     )
-    return run.dedup(
+    return run.dedup_stages(
         _engine(client, silent), work, shards, recipe, reading, decision, _target(output, work), plan, _ignore
     )
 
@@ -133,7 +133,7 @@ def cluster(
             identity=run.shard_identity([[_File(f)] for f in files]),
         )
     )
-    return run.cluster(
+    return run.cluster_stages(
         _engine(client, silent), work, list(files), resolve, _target(output, work), plan or run.Plan(), _ignore
     )
 

@@ -814,7 +814,8 @@ def fingerprinter_for(settings: dict[str, Any], encoding: str = "utf-8", html: b
             html=html,
         )
     else:
-        made = make_method(method, encoding=encoding, sentences=(settings["options"] or {}).get("n", 3))
+        own = {"sentences": settings["options"]["n"]} if method == "sentences" and settings["options"] else {}
+        made = make_method(method, encoding=encoding, **own)
     if fingerprint_settings(made.settings) != settings:
         raise SimdedupError(f"cannot fingerprint with the index's settings ({describe_settings(settings)})")
     return made

@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from ..cli_options import (
+    FingerprintingCommand,
     echo,
     feature_options,
     given_on_command_line,
@@ -77,7 +78,7 @@ def index() -> None:
     """
 
 
-@index.command()
+@index.command(cls=FingerprintingCommand)
 @storage_option
 @_INDEX
 @click.option(
