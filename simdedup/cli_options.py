@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 import click
 
@@ -338,9 +338,66 @@ def output_options(func: Callable) -> Callable:
     )(func)
 
 
-def cluster_options(func: Callable) -> Callable:
+def decision_options(names: Iterable[str], as_in: str | None = None, **helps: str) -> list[Callable]:
+    """The options of the decision rule and of cluster output (``similarity``, ``min-similarity``,
+    ``min-resemblance``, ``linkage``, ``min-features``, ``singletons``, ``format``), each declared
+    here once with its type and default (``options.DEFAULTS``): ``as_in`` names the command whose
+    help another command's options refer to, and ``helps`` (by name, ``-`` as ``_``) replaces a
+    help text."""
     from .options import DEFAULTS, LINKAGES, OUTPUT_FORMATS
     from .similarity import MEASURES
+
+    declared = {
+        "similarity": (
+            ("--similarity",),
+            {"type": click.Choice(MEASURES), "default": DEFAULTS.similarity},
+            "bag: weighted Jaccard of word counts (order and punctuation do not count); "
+            "resemblance: Jaccard of token 3-grams, CJK punctuation kept (order counts); combined: "
+            "resemblance at least --min-resemblance, or bag at least --min-similarity with the "
+            "3-grams that scattered edits would leave. Exact in dedup and explain; cluster (no texts) "
+            "uses the sketches' bag.",
+        ),
+        "min-similarity": (
+            ("--min-similarity",),
+            {"type": FiniteFloatRange(0, 1), "default": DEFAULTS.min_similarity},
+            "Smallest bag similarity (weighted Jaccard of word counts) of a duplicate.",
+        ),
+        "min-resemblance": (
+            ("--min-resemblance",),
+            {"type": FiniteFloatRange(0, 1), "default": DEFAULTS.min_resemblance},
+            "Smallest resemblance (Jaccard of token 3-grams) of a duplicate.",
+        ),
+        "linkage": (
+            ("--linkage",),
+            {"type": click.Choice(LINKAGES), "default": DEFAULTS.linkage},
+            "complete: every pair in a cluster is verified; star: every member against the centre; "
+            "single: plain union-find.",
+        ),
+        "min-features": (
+            ("--min-features",),
+            {"type": click.IntRange(0, MAX_COMPARED), "default": DEFAULTS.min_features},
+            "Documents with fewer features only group with exact copies.",
+        ),
+        "singletons": (("--singletons",), {"is_flag": True}, "Also print documents with no duplicate."),
+        "format": (
+            ("--format", "output_format"),
+            {"type": click.Choice(OUTPUT_FORMATS), "default": DEFAULTS.output_format},
+            "One line per cluster, or one per document (id, cluster, kept, distance) for joining back.",
+        ),
+    }
+    options = []
+    for name in names:
+        declarations, settings, text = declared[name]
+        if as_in is not None:
+            text = f"As {as_in}'s {declarations[0]}."
+        text = helps.get(name.replace("-", "_"), text)
+        shown = {} if settings.get("is_flag") else {"show_default": True}
+        options.append(click.option(*declarations, **settings, **shown, help=text))
+    return options
+
+
+def cluster_options(func: Callable) -> Callable:
+    from .options import DEFAULTS
 
     return apply_options(
         [
@@ -353,56 +410,9 @@ def cluster_options(func: Callable) -> Callable:
                 f"[default: {DEFAULTS.DEFAULT_K_VERIFIED} with sketches, {DEFAULTS.DEFAULT_K_PLAIN} "
                 "without; doubled for 128 bits].",
             ),
-            click.option(
-                "--similarity",
-                type=click.Choice(MEASURES),
-                default=DEFAULTS.similarity,
-                show_default=True,
-                help="bag: weighted Jaccard of word counts (order and punctuation do not count); "
-                "resemblance: Jaccard of token 3-grams, CJK punctuation kept (order counts); combined: "
-                "resemblance at least --min-resemblance, or bag at least --min-similarity with the "
-                "3-grams that scattered edits would leave. Exact in dedup and explain; cluster (no texts) "
-                "uses the sketches' bag.",
-            ),
-            click.option(
-                "--min-similarity",
-                type=FiniteFloatRange(0, 1),
-                default=DEFAULTS.min_similarity,
-                show_default=True,
-                help="Smallest bag similarity (weighted Jaccard of word counts) of a duplicate.",
-            ),
-            click.option(
-                "--min-resemblance",
-                type=FiniteFloatRange(0, 1),
-                default=DEFAULTS.min_resemblance,
-                show_default=True,
-                help="Smallest resemblance (Jaccard of token 3-grams) of a duplicate.",
-            ),
-            click.option(
-                "--linkage",
-                type=click.Choice(LINKAGES),
-                default=DEFAULTS.linkage,
-                show_default=True,
-                help="complete: every pair in a cluster is verified; star: every "
-                "member against the centre; single: plain union-find.",
-            ),
-            click.option(
-                "--min-features",
-                type=click.IntRange(0, MAX_COMPARED),
-                default=DEFAULTS.min_features,
-                show_default=True,
-                help="Documents with fewer features only group with exact copies.",
-            ),
+            *decision_options(["similarity", "min-similarity", "min-resemblance", "linkage", "min-features"]),
             *(option for spec in METHODS.values() for option in spec.cluster_options),
-            click.option("--singletons", is_flag=True, help="Also print documents with no duplicate."),
-            click.option(
-                "--format",
-                "output_format",
-                type=click.Choice(OUTPUT_FORMATS),
-                default=DEFAULTS.output_format,
-                show_default=True,
-                help="One line per cluster, or one per document (id, cluster, kept, distance) for joining back.",
-            ),
+            *decision_options(["singletons", "format"]),
         ],
         func,
     )
