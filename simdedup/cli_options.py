@@ -295,6 +295,7 @@ def take_inputs(kwargs: dict[str, Any]) -> Any:
             for name in ("null", "jsonl", "text_field", "id_field", "globs", "excludes", "min_bytes", "max_line_bytes")
         )
     )
+    inputs.encoding = kwargs.get("encoding") or inputs.encoding  # a feature option too: left for the method
     if inputs.max_line_bytes is not None:  # a line up to this long is read into memory whole
         check_memory(inputs.max_line_bytes, f"--max-line-bytes {inputs.max_line_bytes}")
     features_field = kwargs.pop("features_field", None)

@@ -81,7 +81,7 @@ def dedup(
     recipe = Recipe(tuple(sorted(features.items())), False, verify == "exact")
     method = recipe.build()
     decision = replace(unresolved, k=k).resolve(method.bits, method.sketch_bins > 0, "simhash")
-    reading = Inputs(jsonl=jsonl, text_field=text_field, id_field=id_field)
+    reading = Inputs(jsonl=jsonl, text_field=text_field, id_field=id_field, encoding=features["encoding"])
     sources = (s for s in iter_sources(paths, WalkFilter()) if not s.same_file)
     shards = plan_shards(sources, reading, plan.shard_bytes, plan.shard_documents)
     work = WorkDir(work_dir)
