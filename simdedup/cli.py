@@ -18,6 +18,7 @@ import click
 from .cli_options import (
     EXIT_SKIPPED,
     INPUT_OPTIONS,
+    FingerprintingCommand,
     apply_options,
     cluster_options,
     echo,
@@ -145,7 +146,7 @@ _RECORD_FORMAT = click.option(
 )
 
 
-@cli.command()
+@cli.command(cls=FingerprintingCommand)
 @storage_option
 @engine_options("fingerprint")
 @fingerprint_options
@@ -332,7 +333,7 @@ def cluster(
         message(f"simdedup: time: {times.line()}")
 
 
-@cli.command()
+@cli.command(cls=FingerprintingCommand)
 @storage_option
 @engine_options("dedup")
 @fingerprint_options
@@ -448,7 +449,7 @@ def dedup(
         sys.exit(EXIT_SKIPPED)
 
 
-@cli.command()
+@cli.command(cls=FingerprintingCommand)
 @storage_option
 @click.argument("document_a", type=click.Path(dir_okay=False, allow_dash=False, readable=False))
 @click.argument("document_b", type=click.Path(dir_okay=False, allow_dash=False, readable=False))
@@ -474,7 +475,7 @@ def explain(document_a: str, document_b: str, top: int, as_json: bool, **feature
     from .similarity import BAG_MARGIN, needed
     from .similarity import passes as similarity_passes
 
-    if features["method"] == "sentences":
+    if features["method"] not in ("simhash", "nilsimsa"):
         raise click.UsageError(
             "explain compares simhash features or nilsimsa digests; use --method simhash or nilsimsa"
         )
@@ -810,7 +811,7 @@ def _warn_missing(missing: dict[str, str]) -> dict[str, str]:
     return missing
 
 
-@cli.command()
+@cli.command(cls=FingerprintingCommand)
 @storage_option
 @click.argument("clusters", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True, readable=False))
 @click.option(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 import click
 
@@ -24,7 +24,7 @@ from .limits import (
 )
 from .messages import message, printable  # noqa: F401 (re-exported for the commands)
 from .method_registry import BUILTIN as METHODS
-from .method_registry import DEFAULT_METHOD, method_names
+from .method_registry import DEFAULT_METHOD, FEATURE_DEFAULTS, method_names, method_spec
 
 EXIT_SKIPPED = 3
 
@@ -104,7 +104,52 @@ class MethodChoice(click.Choice):
         pass
 
 
-# How features and fingerprints are made: shared by fingerprint, dedup and explain.
+def _method_option(method: str, option: Any) -> Callable:
+    """The decorator adding a method's own option (:class:`MethodOption`) to a command."""
+
+    def add(func: Callable) -> Callable:
+        func.__dict__.setdefault("__click_params__", []).append(option.click_option(method))
+        return func
+
+    return add
+
+
+class FingerprintingCommand(click.Command):
+    """A command with the feature options. The options of methods that plugins register join
+    them (after the built-in methods' own) when it parses or shows its help: only the commands
+    that fingerprint scan the installed packages' entry points, and only when run."""
+
+    _plugin_params: list[click.Parameter] | None = None
+
+    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
+        params = super().get_params(ctx)
+        if self._plugin_params is None:
+            self._plugin_params = self._options_of_plugins()
+        if not self._plugin_params:
+            return params
+        names = [param.name for param in params]
+        built_in = {"method", *(option.name for spec in METHODS.values() for option in spec.options)}
+        after = max(position for position, name in enumerate(names) if name in built_in) + 1
+        return [*params[:after], *self._plugin_params, *params[after:]]
+
+    def _options_of_plugins(self) -> list[click.Parameter]:
+        taken = {name for param in self.params for name in (param.name, *param.opts)}
+        found: list[click.Parameter] = []
+        for name in method_names():
+            if name in METHODS:
+                continue
+            for option in method_spec(name).options:  # type: ignore[union-attr]
+                param = option.click_option(name)
+                if taken & {param.name, *param.opts}:
+                    message(f"simdedup: warning: method plugin {name!r}: option {option.flag} is taken; left out")
+                    continue
+                taken |= {param.name, *param.opts}
+                found.append(param)
+        return found
+
+
+# How features and fingerprints are made: shared by fingerprint, dedup, explain and index create
+# (commands of class FingerprintingCommand, which adds the options of methods from plugins).
 FEATURE_OPTIONS = [
     click.option(
         "--method",
@@ -113,19 +158,19 @@ FEATURE_OPTIONS = [
         show_default=True,
         help=f"Fingerprint kind: {'; '.join(spec.help for spec in METHODS.values())}.",
     ),
-    *(option for spec in METHODS.values() for option in spec.feature_options),
+    *(_method_option(spec.name, option) for spec in METHODS.values() for option in spec.options),
     click.option(
         "--hash",
         "hash_name",
         type=click.Choice(HASHES),
-        default="xxh3",
+        default=FEATURE_DEFAULTS["hash_name"],
         show_default=True,
         help="Feature hash; md5, python-hashes and jenkins (64 bits) reproduce other tools' fingerprints.",
     ),
     click.option(
         "--tokenizer",
         "tokenizer_name",
-        default="words",
+        default=FEATURE_DEFAULTS["tokenizer"],
         show_default=True,
         help="Tokenizer name (see `simdedup tokenizers`).",
     ),
@@ -142,7 +187,11 @@ FEATURE_OPTIONS = [
         help="Any tokenizer option (repeatable).",
     ),
     click.option(
-        "--bits", type=click.Choice(["64", "128"]), default="64", show_default=True, help="Fingerprint width."
+        "--bits",
+        type=click.Choice(["64", "128"]),
+        default=str(FEATURE_DEFAULTS["bits"]),
+        show_default=True,
+        help="Fingerprint width.",
     ),
     click.option(
         "--weighting",
@@ -165,13 +214,13 @@ FEATURE_OPTIONS = [
         "--sketch",
         "sketch_bins",
         type=click.IntRange(0, MAX_SKETCH_BYTES),
-        default=128,
+        default=FEATURE_DEFAULTS["sketch_bins"],
         show_default=True,
         help="Bytes of feature sketch per record, used to verify candidates (0: none).",
     ),
     click.option(
         "--encoding",
-        default="utf-8",
+        default=FEATURE_DEFAULTS["encoding"],
         show_default=True,
         help="Encoding of the documents; auto: a byte-order mark, else UTF-8 if it fits, else detected.",
     ),
@@ -246,6 +295,7 @@ def take_inputs(kwargs: dict[str, Any]) -> Any:
             for name in ("null", "jsonl", "text_field", "id_field", "globs", "excludes", "min_bytes", "max_line_bytes")
         )
     )
+    inputs.encoding = kwargs.get("encoding") or inputs.encoding  # a feature option too: left for the method
     if inputs.max_line_bytes is not None:  # a line up to this long is read into memory whole
         check_memory(inputs.max_line_bytes, f"--max-line-bytes {inputs.max_line_bytes}")
     features_field = kwargs.pop("features_field", None)
@@ -289,9 +339,66 @@ def output_options(func: Callable) -> Callable:
     )(func)
 
 
-def cluster_options(func: Callable) -> Callable:
+def decision_options(names: Iterable[str], as_in: str | None = None, **helps: str) -> list[Callable]:
+    """The options of the decision rule and of cluster output (``similarity``, ``min-similarity``,
+    ``min-resemblance``, ``linkage``, ``min-features``, ``singletons``, ``format``), each declared
+    here once with its type and default (``options.DEFAULTS``): ``as_in`` names the command whose
+    help another command's options refer to, and ``helps`` (by name, ``-`` as ``_``) replaces a
+    help text."""
     from .options import DEFAULTS, LINKAGES, OUTPUT_FORMATS
     from .similarity import MEASURES
+
+    declared = {
+        "similarity": (
+            ("--similarity",),
+            {"type": click.Choice(MEASURES), "default": DEFAULTS.similarity},
+            "bag: weighted Jaccard of word counts (order and punctuation do not count); "
+            "resemblance: Jaccard of token 3-grams, CJK punctuation kept (order counts); combined: "
+            "resemblance at least --min-resemblance, or bag at least --min-similarity with the "
+            "3-grams that scattered edits would leave. Exact in dedup and explain; cluster (no texts) "
+            "uses the sketches' bag.",
+        ),
+        "min-similarity": (
+            ("--min-similarity",),
+            {"type": FiniteFloatRange(0, 1), "default": DEFAULTS.min_similarity},
+            "Smallest bag similarity (weighted Jaccard of word counts) of a duplicate.",
+        ),
+        "min-resemblance": (
+            ("--min-resemblance",),
+            {"type": FiniteFloatRange(0, 1), "default": DEFAULTS.min_resemblance},
+            "Smallest resemblance (Jaccard of token 3-grams) of a duplicate.",
+        ),
+        "linkage": (
+            ("--linkage",),
+            {"type": click.Choice(LINKAGES), "default": DEFAULTS.linkage},
+            "complete: every pair in a cluster is verified; star: every member against the centre; "
+            "single: plain union-find.",
+        ),
+        "min-features": (
+            ("--min-features",),
+            {"type": click.IntRange(0, MAX_COMPARED), "default": DEFAULTS.min_features},
+            "Documents with fewer features only group with exact copies.",
+        ),
+        "singletons": (("--singletons",), {"is_flag": True}, "Also print documents with no duplicate."),
+        "format": (
+            ("--format", "output_format"),
+            {"type": click.Choice(OUTPUT_FORMATS), "default": DEFAULTS.output_format},
+            "One line per cluster, or one per document (id, cluster, kept, distance) for joining back.",
+        ),
+    }
+    options = []
+    for name in names:
+        declarations, settings, text = declared[name]
+        if as_in is not None:
+            text = f"As {as_in}'s {declarations[0]}."
+        text = helps.get(name.replace("-", "_"), text)
+        shown = {} if settings.get("is_flag") else {"show_default": True}
+        options.append(click.option(*declarations, **settings, **shown, help=text))
+    return options
+
+
+def cluster_options(func: Callable) -> Callable:
+    from .options import DEFAULTS
 
     return apply_options(
         [
@@ -304,56 +411,9 @@ def cluster_options(func: Callable) -> Callable:
                 f"[default: {DEFAULTS.DEFAULT_K_VERIFIED} with sketches, {DEFAULTS.DEFAULT_K_PLAIN} "
                 "without; doubled for 128 bits].",
             ),
-            click.option(
-                "--similarity",
-                type=click.Choice(MEASURES),
-                default=DEFAULTS.similarity,
-                show_default=True,
-                help="bag: weighted Jaccard of word counts (order and punctuation do not count); "
-                "resemblance: Jaccard of token 3-grams, CJK punctuation kept (order counts); combined: "
-                "resemblance at least --min-resemblance, or bag at least --min-similarity with the "
-                "3-grams that scattered edits would leave. Exact in dedup and explain; cluster (no texts) "
-                "uses the sketches' bag.",
-            ),
-            click.option(
-                "--min-similarity",
-                type=FiniteFloatRange(0, 1),
-                default=DEFAULTS.min_similarity,
-                show_default=True,
-                help="Smallest bag similarity (weighted Jaccard of word counts) of a duplicate.",
-            ),
-            click.option(
-                "--min-resemblance",
-                type=FiniteFloatRange(0, 1),
-                default=DEFAULTS.min_resemblance,
-                show_default=True,
-                help="Smallest resemblance (Jaccard of token 3-grams) of a duplicate.",
-            ),
-            click.option(
-                "--linkage",
-                type=click.Choice(LINKAGES),
-                default=DEFAULTS.linkage,
-                show_default=True,
-                help="complete: every pair in a cluster is verified; star: every "
-                "member against the centre; single: plain union-find.",
-            ),
-            click.option(
-                "--min-features",
-                type=click.IntRange(0, MAX_COMPARED),
-                default=DEFAULTS.min_features,
-                show_default=True,
-                help="Documents with fewer features only group with exact copies.",
-            ),
+            *decision_options(["similarity", "min-similarity", "min-resemblance", "linkage", "min-features"]),
             *(option for spec in METHODS.values() for option in spec.cluster_options),
-            click.option("--singletons", is_flag=True, help="Also print documents with no duplicate."),
-            click.option(
-                "--format",
-                "output_format",
-                type=click.Choice(OUTPUT_FORMATS),
-                default=DEFAULTS.output_format,
-                show_default=True,
-                help="One line per cluster, or one per document (id, cluster, kept, distance) for joining back.",
-            ),
+            *decision_options(["singletons", "format"]),
         ],
         func,
     )
@@ -361,14 +421,25 @@ def cluster_options(func: Callable) -> Callable:
 
 def final_feature_options(options: dict[str, Any], given: bool = False) -> dict[str, Any]:
     """The feature options with ``--compat``'s filled in (usage errors for options that
-    disagree); ``given``: the input gives the features (``--features-field``)."""
-    options = dict(options)
+    disagree), and of the methods' own options only the chosen method's; ``given``: the input
+    gives the features (``--features-field``)."""
+    options = without_other_methods_options(options)
     compat = options.pop("compat")
     if compat is not None:
         return _preset_options(compat, options, given)
     if given:
         _refuse_tokenizer_options(options)
     return options
+
+
+def without_other_methods_options(options: dict[str, Any]) -> dict[str, Any]:
+    """The feature options without the own options of methods other than ``options["method"]``
+    (the command line has those of every registered method): what describes the fingerprints,
+    whichever plugins are installed."""
+    chosen = method_spec(options["method"])
+    own = {option.name for option in chosen.options} if chosen else set()
+    others = {option.name for name in method_names() for option in method_spec(name).options} - own  # type: ignore[union-attr]
+    return {key: value for key, value in options.items() if key not in others}
 
 
 def method_from_options(given: bool = False, **options: Any) -> Any:
@@ -432,7 +503,6 @@ def _preset_options(compat: str, options: dict[str, Any], given: bool) -> dict[s
 
 def method_of_options(
     method: str,
-    sentence_count: int,
     hash_name: str,
     tokenizer_name: str,
     shingle: int | None,
@@ -445,8 +515,11 @@ def method_of_options(
     encoding: str,
     html: bool = False,
     given: bool = False,
+    **method_options: Any,
 ) -> Any:
-    """The fingerprinting method (:func:`simdedup.methods.make_method`) the final feature options name."""
+    """The fingerprinting method (:func:`simdedup.methods.make_method`) the final feature options
+    name; ``method_options`` holds every registered method's own options, of which the chosen
+    method's are given to it."""
     from .methods import make_method
 
     options: dict[str, Any] = {}
@@ -471,8 +544,8 @@ def method_of_options(
             sketch_bins=sketch_bins,
             encoding=encoding,
             html=html,
-            sentences=sentence_count,
             given_features=given,
+            **(spec.option_values(method_options) if (spec := method_spec(method)) else {}),
         )
     except PluginError:  # the plugin's failure, not the command line's
         raise

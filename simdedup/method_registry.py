@@ -21,8 +21,52 @@ from typing import Any, Callable
 import click
 
 from .limits import MAX_COUNT
+from .sketch import DEFAULT_BINS
 
 ENTRY_POINT_GROUP = "simdedup.methods"
+
+
+#: The defaults of the feature options every method is given (the keywords of
+#: :func:`simdedup.methods.make_method` beside a method's own :class:`MethodOption`\ s); the
+#: command line's defaults are these.
+FEATURE_DEFAULTS: dict[str, Any] = {
+    "tokenizer": "words",
+    "bits": 64,
+    "hash_name": "xxh3",
+    "sketch_bins": DEFAULT_BINS,
+    "encoding": "utf-8",
+}
+
+#: the keywords every method's ``make`` is given, which no method's own option may take
+SHARED_KEYWORDS = {*FEATURE_DEFAULTS, "method", "tokenizer_options", "weighting", "ties", "html", "given_features"}
+
+
+@dataclass(frozen=True)
+class MethodOption:
+    """An option only one method takes, declared once: the keyword of its ``make`` (and of
+    :func:`simdedup.methods.make_method`), its default, and the command-line option
+    ``--NAME`` (underscores as dashes) of the commands that fingerprint."""
+
+    name: str
+    default: Any
+    #: what it sets, for ``--help`` (which adds the method's name and the default)
+    help: str
+    #: a click type (``click.IntRange(1, 100)``, ``click.Choice([...])``); None: the default's type
+    type: Any = None
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+    def click_option(self, method: str) -> click.Option:
+        """The command-line option, for the commands of ``method``'s feature options."""
+        return click.Option(
+            [self.flag, self.name],
+            type=self.type,
+            default=self.default,
+            show_default=True,
+            help=f"--method {method}: {self.help}",
+        )
 
 
 @dataclass(frozen=True)
@@ -50,10 +94,22 @@ class MethodSpec:
     #: its fingerprints are compared by a score, ``bits // 2 - distance`` (nilsimsa), with
     #: this default smallest score of a duplicate (``--min-score``)
     min_score: int | None = None
-    #: command-line options only it takes: among the feature options (after ``--method``) and
-    #: among the cluster options (after ``--min-features``)
-    feature_options: tuple[Callable, ...] = ()
+    #: the options only it takes, given to ``make`` (its command-line options follow ``--method``)
+    options: tuple[MethodOption, ...] = ()
+    #: command-line options of the cluster commands, for the fields of
+    #: :class:`simdedup.options.ClusterOptions` it uses (after ``--min-features``; built-in
+    #: methods only)
     cluster_options: tuple[Callable, ...] = ()
+
+    def __post_init__(self) -> None:
+        for option in self.options:
+            if not option.name.isidentifier() or option.name in SHARED_KEYWORDS:
+                raise ValueError(f"method {self.name!r}: an option cannot be called {option.name!r}")
+
+    def option_values(self, given: dict[str, Any]) -> dict[str, Any]:
+        """Its own options: their defaults, with the values ``given`` for them (other keys of
+        ``given`` are ignored)."""
+        return {option.name: given.get(option.name, option.default) for option in self.options}
 
     def build(self, **options: Any) -> Any:
         """The :class:`simdedup.methods.Method` these feature options make."""
@@ -96,14 +152,9 @@ BUILTIN = {
             "signature of the longest sentences",
             min_features=False,
             exact_only="sentence signatures",
-            feature_options=(
-                click.option(
-                    "--sentences",
-                    "sentence_count",
-                    type=click.IntRange(1, MAX_COUNT),
-                    default=3,
-                    show_default=True,
-                    help="--method sentences: how many of the longest sentences to sign.",
+            options=(
+                MethodOption(
+                    "sentences", 3, "how many of the longest sentences to sign.", click.IntRange(1, MAX_COUNT)
                 ),
             ),
         ),

@@ -459,7 +459,7 @@ def test_cluster_of_fingerprint_files_in_many_parts(client, corpus, tmp_path):
     status, single, _ = simdedup("cluster", *args)
     assert status == 0
     work = WorkDir(str(tmp_path / "work"))
-    outcome = stages.cluster(
+    outcome = stages.cluster_stages(
         DaskEngine(client),
         work,
         [str(f) for f in files],
@@ -483,7 +483,7 @@ def test_cluster_reads_a_binary_file_in_block_ranges(client, corpus, tmp_path):
     status, single, single_err = simdedup("cluster", "-k", 10, joined)
     assert status == 0 and REPEATED_ID in single_err
     warnings = []
-    outcome = stages.cluster(
+    outcome = stages.cluster_stages(
         DaskEngine(client),
         WorkDir(str(tmp_path / "work")),
         [str(joined)],

@@ -5,8 +5,13 @@ widths), reading records back, and the decision rules (how k is chosen for it)."
 from __future__ import annotations
 
 import json
+import os
+import re
+import subprocess
+import sys
 
 import pytest
+import xxhash
 from click.testing import CliRunner
 from helpers import REPO
 from hypothesis import HealthCheck, given, settings
@@ -14,6 +19,7 @@ from hypothesis import strategies as st
 
 from simdedup import method_registry
 from simdedup.cli import cli
+from simdedup.errors import SimdedupError
 from simdedup.method_registry import MethodSpec, register_method
 from simdedup.options import ClusterOptions
 
@@ -90,3 +96,111 @@ def test_a_record_of_an_unregistered_method_is_refused(tmp_path):
     bad.write_text('{"id":"a","method":"nosuch","nosuch":"00","bits":8}\n', encoding="utf-8")
     result = CliRunner().invoke(cli, ["cluster", str(bad)])
     assert result.exit_code == 1 and "unknown method 'nosuch'" in result.output
+
+
+#: a method plugin as a package installs it: one module, and a dist-info naming its spec in the
+#: simdedup.methods entry points; its own option, --salt, seeds the hash of the whole text
+SALTED = """
+import xxhash
+import click
+from simdedup.fingerprints import FingerprintRecord
+from simdedup.method_registry import MethodOption, MethodSpec
+from simdedup.methods import Method
+from simdedup.read import text_chunks
+
+
+class Salted(Method):
+    def __init__(self, salt, encoding):
+        self.salt, self.encoding, self.bits = salt, encoding, 64
+
+    @property
+    def settings(self):
+        return {"method": "salted", "options": {"salt": self.salt}, "bits": 64}
+
+    def record(self, document):
+        chunks = text_chunks(document.text) if document.text is not None else document.reader
+        data = "".join(chunks).encode("utf-8")
+        value = xxhash.xxh3_64_intdigest(data, seed=self.salt)
+        return FingerprintRecord(document.id, value, 64, 1, self.settings, len(data))
+
+
+def make(*, salt, encoding, **_):
+    return Salted(salt, encoding)
+
+
+SPEC = MethodSpec(
+    "salted",
+    "salted_plugin:make",
+    "salted",
+    (64,),
+    "hash of the whole text, salted",
+    exact_only="salted hashes",
+    options=(MethodOption("salt", 11, "seed of the hash.", click.IntRange(0, 1000)),),
+)
+"""
+
+
+def _install_salted(root):
+    (root / "salted_plugin.py").write_text(SALTED, encoding="utf-8")
+    dist_info = root / "salted_plugin-1.0.dist-info"
+    dist_info.mkdir()
+    (dist_info / "METADATA").write_text("Metadata-Version: 2.1\nName: salted-plugin\nVersion: 1.0\n")
+    (dist_info / "entry_points.txt").write_text("[simdedup.methods]\nsalted = salted_plugin:SPEC\n")
+    path = os.pathsep.join([str(root), str(REPO), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    return {**os.environ, "PYTHONPATH": path, "SIMDEDUP_LOAD_PLUGINS": "salted", "PYTHONDONTWRITEBYTECODE": "1"}
+
+
+def test_a_method_plugins_own_option_is_on_the_command_line_and_reaches_it(tmp_path):
+    env = _install_salted(tmp_path)
+    document = REPO / "examples" / "en" / "lighthouses.txt"
+    data = document.read_bytes()
+
+    def simdedup(*args):
+        return subprocess.run(
+            [sys.executable, "-m", "simdedup", *map(str, args)], env=env, capture_output=True, text=True, timeout=120
+        )
+
+    for command in ("fingerprint", "dedup", "explain"):
+        shown = simdedup(command, "--help")
+        assert shown.returncode == 0, shown.stderr
+        assert re.search(r"--salt INTEGER RANGE\s+--method salted: seed of the hash\.\s+\[default: 11;", shown.stdout)
+    for salting, salt in (((), 11), (("--salt", "5"), 5)):
+        done = simdedup("fingerprint", "--method", "salted", *salting, document)
+        assert done.returncode == 0, done.stderr
+        record = json.loads(done.stdout)
+        assert record["options"] == {"salt": salt}
+        assert int(record["salted"], 16) == xxhash.xxh3_64_intdigest(data, seed=salt)
+    wrong = simdedup("fingerprint", "--method", "salted", "--salt", "1001", document)
+    assert wrong.returncode == 2 and "--salt" in wrong.stderr and "Traceback" not in wrong.stderr
+    unexplained = simdedup("explain", "--method", "salted", document, document)
+    assert unexplained.returncode == 2 and "use --method simhash or nilsimsa" in unexplained.stderr
+
+
+def test_a_work_dir_does_not_depend_on_the_method_plugins_installed(tmp_path):
+    """A staged run records the options of its method only: one made with a method plugin
+    installed resumes without it, and gives the same output."""
+    (tmp_path / "plugin").mkdir()
+    env = _install_salted(tmp_path / "plugin")
+    without = {**env, "SIMDEDUP_LOAD_PLUGINS": ""}
+    command = [sys.executable, "-m", "simdedup", "dedup", "--engine", "stages", "-j", "1", "-k", "8"]
+    command += ["--work-dir", str(tmp_path / "work"), str(REPO / "examples" / "en")]
+    runs = [subprocess.run(command, env=e, capture_output=True, text=True, timeout=300) for e in (env, without)]
+    assert [run.returncode for run in runs] == [0, 0], runs[1].stderr
+    assert runs[0].stdout == runs[1].stdout != ""
+
+
+def test_method_options_and_feature_defaults_are_declared_once():
+    from simdedup.cli_options import feature_defaults
+    from simdedup.method_registry import FEATURE_DEFAULTS
+    from simdedup.methods import make_method
+
+    cli_names = {"tokenizer": "tokenizer_name"}
+    shown = feature_defaults()
+    for name, default in FEATURE_DEFAULTS.items():
+        assert make_method.__kwdefaults__[name] == default
+        assert str(shown[cli_names.get(name, name)]) == str(default)
+    sentences = method_registry.BUILTIN["sentences"].options
+    assert [(o.name, o.default) for o in sentences] == [("sentences", shown["sentences"])]
+    assert make_method("sentences").settings["options"] == {"n": sentences[0].default}
+    with pytest.raises(SimdedupError, match="method simhash has no option 'sentences'"):
+        make_method("simhash", sentences=2)

@@ -352,6 +352,53 @@ def test_kill_9_at_any_point_of_add_or_compact_leaves_before_or_after(tmp_path):
         assert run("index", "cluster", victim).stdout_bytes == states[-1]
 
 
+def test_kill_9_at_any_point_of_create_leaves_nothing_a_reader_takes_for_an_index(tmp_path):
+    """A create killed anywhere (no clean-up runs) leaves either the whole index or a directory
+    that readers refuse in one line, and the same create then makes the whole index."""
+    records = make_records(10, 300)
+    source = write(tmp_path / "a.jsonl", records)
+    whole = tmp_path / "whole"
+    run("index", "create", whole, "-k", 3, "--from", source)
+    expected = run("index", "cluster", whole).stdout_bytes
+
+    def create(directory):
+        return lambda: run("index", "create", directory, "-k", 3, "--from", source)
+
+    lines = _kill_at(None, create(tmp_path / "probe"))
+    assert lines > 100
+    outcomes = set()
+    for point in sorted(set(np.linspace(1, lines, 40).astype(int).tolist())):
+        victim = tmp_path / f"victim-{point}"
+        if point % 2:  # a directory the user made beforehand, or one create makes
+            victim.mkdir()
+        _kill_at(point, create(victim))
+        read = run("index", "cluster", victim, ok=False)
+        if read.exit_code == 0:
+            assert read.stdout_bytes == expected, point
+            outcomes.add("whole")
+            continue
+        assert read.exit_code == 1 and len(read.output.strip().splitlines()) == 1, (point, read.output)
+        assert "Traceback" not in read.output
+        outcomes.add("refused")
+        run("index", "create", victim, "-k", 3, "--from", source)
+        assert run("index", "cluster", victim).stdout_bytes == expected, point
+        assert sorted(os.listdir(victim)) == sorted(os.listdir(whole))
+    assert outcomes == {"whole", "refused"}
+
+
+def test_a_create_in_progress_is_not_replaced_by_another(tmp_path):
+    from simdedup.store.catalog import creating
+
+    with creating(str(tmp_path / "idx")):
+        second = run("index", "create", tmp_path / "idx", "-k", 3, ok=False)
+        assert second.exit_code == 1 and "another process is creating" in second.output
+        # another process (this one may open what it is creating)
+        reader = subprocess.run(
+            [sys.executable, "-m", "simdedup", "index", "stats", str(tmp_path / "idx")], capture_output=True, text=True
+        )
+        assert reader.returncode == 1 and "creation has not finished" in reader.stderr, reader.stderr
+
+
 def test_a_reader_whose_snapshot_a_compaction_replaced_reads_the_new_one(tmp_path):
     records = make_records(6, 120)
     # a batch of a tenth of the index's rows gets a segment of its own (no merge)

@@ -68,7 +68,7 @@ def dedup(
     command-line names (``bits="128"``, ``tokenizer_name="jieba"``, ...); the output parts go to
     ``output`` (a directory or URL; default: the work dir's ``output``), and
     :meth:`Outcome.read` gives them joined."""
-    from ..cli_options import feature_defaults
+    from ..cli_options import feature_defaults, without_other_methods_options
     from ..options import ClusterOptions
     from ..read import Inputs, WalkFilter, iter_sources
     from . import run
@@ -77,11 +77,11 @@ def dedup(
 
     plan = plan or run.Plan()
     unresolved = ClusterOptions.take(options)
-    features = {**feature_defaults(), **options}
+    features = without_other_methods_options({**feature_defaults(), **options})
     recipe = Recipe(tuple(sorted(features.items())), False, verify == "exact")
     method = recipe.build()
     decision = replace(unresolved, k=k).resolve(method.bits, method.sketch_bins > 0, "simhash")
-    reading = Inputs(jsonl=jsonl, text_field=text_field, id_field=id_field)
+    reading = Inputs(jsonl=jsonl, text_field=text_field, id_field=id_field, encoding=features["encoding"])
     sources = (s for s in iter_sources(paths, WalkFilter()) if not s.same_file)
     shards = plan_shards(sources, reading, plan.shard_bytes, plan.shard_documents)
     work = WorkDir(work_dir)
@@ -96,7 +96,7 @@ def dedup(
             shards=run.shard_identity(shards),
         )
     )
-    return run.dedup(
+    return run.dedup_stages(
         _engine(client, silent), work, shards, recipe, reading, decision, _target(output, work), plan, _ignore
     )
 
@@ -133,7 +133,7 @@ def cluster(
             identity=run.shard_identity([[_File(f)] for f in files]),
         )
     )
-    return run.cluster(
+    return run.cluster_stages(
         _engine(client, silent), work, list(files), resolve, _target(output, work), plan or run.Plan(), _ignore
     )
 

@@ -267,7 +267,9 @@ def run_fingerprint(
         )
         target = output_directory(output, force, work, connection.engine)
         with stage_engine(connection, silent, jobs) as engine:
-            outcome = run.fingerprint(engine, work, shards, recipe, inputs, record_format, target, message, verbose)
+            outcome = run.fingerprint_stages(
+                engine, work, shards, recipe, inputs, record_format, target, message, verbose
+            )
         if output is None:
             run.stream(target, outcome.parts, _write_stdout)
     _report(outcome.skipped, outcome.documents)
@@ -336,7 +338,9 @@ def run_dedup(
         )
         target = output_directory(output, force, work, connection.engine)
         with stage_engine(connection, silent, jobs) as engine:
-            outcome = run.dedup(engine, work, shards, recipe, inputs, decision, target, run.Plan(), message, verbose)
+            outcome = run.dedup_stages(
+                engine, work, shards, recipe, inputs, decision, target, run.Plan(), message, verbose
+            )
         if output is None:
             run.stream(target, outcome.parts, _write_stdout)
     _report(outcome.skipped, outcome.documents)
@@ -376,7 +380,7 @@ def run_cluster(
         )
         target = output_directory(output, force, work, connection.engine)
         with stage_engine(connection, False) as engine:
-            outcome = run.cluster(engine, work, list(files), resolve, target, run.Plan(), message)
+            outcome = run.cluster_stages(engine, work, list(files), resolve, target, run.Plan(), message)
         if output is None:
             run.stream(target, outcome.parts, _write_stdout)
 

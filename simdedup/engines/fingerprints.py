@@ -152,6 +152,7 @@ def shard_sources(shard: list[Any], reading: Inputs) -> Iterator[Source]:
                 reading.id_field,
                 None,
                 reading.max_line_bytes,
+                reading.encoding,
             )
         else:
             yield entry

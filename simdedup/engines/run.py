@@ -526,7 +526,7 @@ def stream(target: WorkDir, parts: Iterable[str], write: Callable[[bytes], None]
 # --- the commands' stage sequences ------------------------------------------------------------
 
 
-def dedup(
+def dedup_stages(
     engine: Engine,
     work: WorkDir,
     shards: list[list[Any]],
@@ -560,7 +560,7 @@ def dedup(
     return outcome
 
 
-def cluster(
+def cluster_stages(
     engine: Engine,
     work: WorkDir,
     files: list[str],
@@ -591,7 +591,7 @@ def cluster(
     return cluster_rows(engine, work, rows, decision, plan, True, target, warn)
 
 
-def fingerprint(
+def fingerprint_stages(
     engine: Engine,
     work: WorkDir,
     shards: list[list[Any]],

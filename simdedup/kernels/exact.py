@@ -34,6 +34,11 @@ def _address(array: np.ndarray) -> int:
     return array.__array_interface__["data"][0]
 
 
+def _bytes_address(data: bytes) -> int:
+    """Where the buffer of ``data`` starts (the caller keeps ``data`` alive across the call)."""
+    return ctypes.cast(ctypes.c_char_p(data), ctypes.c_void_p).value or 0
+
+
 class ExactKernel(Loaded):
     """The loaded kernels of exact similarities (:mod:`simdedup.similarity`): the exact tokens
     of a text, the distinct values of sorted hashes, pair merges and verdicts, and the upper
@@ -102,8 +107,8 @@ class ExactKernel(Loaded):
         grams_p += 8 * at_grams
         sizes = _TWO_SIZES()
         stop = self._functions["exact-tokens"](
-            data, size, table_p, words_p, grams_p, sizes
-        )  # bytes pass as their buffer
+            _bytes_address(data), size, table_p, words_p, grams_p, ctypes.addressof(sizes)
+        )
         if stop >= 0:
             return stop
         tokens, n_grams = sizes

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import inspect
 import os
 import re
 import sys
@@ -26,7 +27,12 @@ class Compiled:
     """A compiled kernel: the function ``function`` of ``simdedup.kernels.source.<source>``, and
     its arguments in order, each a C type: ``i64``, ``u64``, ``f64``, or a pointer to numbers of
     one of the types ``u8``, ``u16``, ``u32``, ``u64``, ``i64``, ``f64`` (``u8*`` ...). It returns
-    an ``i64``."""
+    an ``i64``.
+
+    The machine code takes one pointer to a struct of these arguments (:meth:`struct`; pointers
+    as 64-bit addresses) and calls the function with them: an adapter generated from this list
+    (:meth:`adapter_source`), so that the numba source keeps named, typed parameters and the C
+    signature stays one argument however many the kernel takes."""
 
     def __init__(self, source: str, function: str, **arguments: str):
         self.source, self.function, self.arguments = source, function, arguments
@@ -34,11 +40,52 @@ class Compiled:
     def __repr__(self) -> str:
         return f"Compiled({self.source!r}, {self.function!r}, {self.arguments!r})"
 
+    def struct(self) -> type[ctypes.Structure]:
+        """The arguments as a ctypes struct (the layout of :meth:`record`)."""
+        fields = {"i64": ctypes.c_int64, "u64": ctypes.c_uint64, "f64": ctypes.c_double}
+        return type(
+            f"{self.function}_arguments",
+            (ctypes.Structure,),
+            {
+                "_fields_": [
+                    (name, ctypes.c_uint64 if kind.endswith("*") else fields[kind])
+                    for name, kind in self.arguments.items()
+                ]
+            },
+        )
+
+    def record(self) -> np.dtype:
+        """The arguments as an aligned numpy record (numba's view of :meth:`struct`)."""
+        fields = {"i64": np.int64, "u64": np.uint64, "f64": np.float64}
+        return np.dtype(
+            [(name, np.uint64 if kind.endswith("*") else fields[kind]) for name, kind in self.arguments.items()],
+            align=True,
+        )
+
+    def adapter_source(self) -> str:
+        """The numba source of the C entry point: reads the struct, turns addresses back into
+        typed pointers, and calls the kernel."""
+        values = [
+            f"as_pointer(a.{name}, types.{_NUMBA_NAMES[kind[:-1]]})" if kind.endswith("*") else f"a.{name}"
+            for name, kind in self.arguments.items()
+        ]
+        return f"def entry(block):\n    a = carray(block, 1)[0]\n    return kernel({', '.join(values)})\n"
+
     def ctypes_function(self, address: int) -> Any:
-        """The compiled code at ``address`` as a ctypes function."""
-        scalars = {"i64": ctypes.c_int64, "u64": ctypes.c_uint64, "f64": ctypes.c_double}
-        types = [ctypes.c_void_p if kind.endswith("*") else scalars[kind] for kind in self.arguments.values()]
-        return ctypes.CFUNCTYPE(ctypes.c_int64, *types)(address)
+        """The compiled code at ``address`` as a Python callable taking the arguments in order
+        (addresses as integers)."""
+        struct = self.struct()
+        function = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.POINTER(struct))(address)
+        byref = ctypes.byref
+
+        def call(*arguments: Any) -> int:
+            return function(byref(struct(*arguments)))
+
+        call.function = function  # type: ignore[attr-defined]  # kept alive with the callable
+        return call
+
+
+_NUMBA_NAMES = {"u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64", "i64": "int64", "f64": "float64"}
 
 
 #: every kernel by the name its machine code is kept under
@@ -300,6 +347,23 @@ KERNELS = {
 }
 
 
+def _as_pointer() -> Any:
+    """A numba intrinsic: ``as_pointer(address, types.uint8)`` is the address as a pointer to uint8."""
+    from numba import types
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def as_pointer(typingctx: Any, address: Any, kind: Any) -> Any:
+        target = types.CPointer(kind.dtype)
+
+        def codegen(context: Any, builder: Any, signature: Any, arguments: Any) -> Any:
+            return builder.inttoptr(arguments[0], context.get_value_type(target))
+
+        return target(address, kind), codegen
+
+    return as_pointer
+
+
 def _llvm() -> Any:
     import llvmlite.binding as llvm
 
@@ -365,6 +429,8 @@ def _cache_key(llvm: Any, kernel: Compiled) -> str:
     parts = [
         *_sources(kernel.source),
         repr(kernel).encode(),
+        kernel.adapter_source().encode(),
+        inspect.getsource(_as_pointer).encode(),
         llvmlite.__version__.encode(),
         llvm.get_process_triple().encode(),
         llvm.get_host_cpu_name().encode(),
@@ -392,24 +458,18 @@ def _compile_object(llvm: Any, machine: Any, kernel: Compiled) -> tuple[list[str
     import importlib
 
     import numba
-    from numba import types
+    from numba import carray, types
 
-    numbers = {
-        "u8": types.uint8,
-        "u16": types.uint16,
-        "u32": types.uint32,
-        "u64": types.uint64,
-        "i64": types.int64,
-        "f64": types.float64,
+    kernel_function = getattr(importlib.import_module(f"{__package__}.source.{kernel.source}"), kernel.function)
+    namespace = {
+        "carray": carray,
+        "types": types,
+        "as_pointer": _as_pointer(),
+        "kernel": numba.njit(error_model="numpy")(kernel_function),
     }
-    signature = types.int64(
-        *(
-            types.CPointer(numbers[kind[:-1]]) if kind.endswith("*") else numbers[kind]
-            for kind in kernel.arguments.values()
-        )
-    )
-    function = getattr(importlib.import_module(f"{__package__}.source.{kernel.source}"), kernel.function)
-    compiled = numba.cfunc(signature, nopython=True, error_model="numpy")(function)
+    exec(kernel.adapter_source(), namespace)
+    signature = types.int64(types.CPointer(numba.from_dtype(kernel.record())))
+    compiled = numba.cfunc(signature, nopython=True, error_model="numpy")(namespace["entry"])
     text = compiled._library.get_llvm_str()
     externals = re.findall(r"^declare [^@]*@([A-Za-z_][\w]*)\(", text, re.M)
     externals += re.findall(r"^@([A-Za-z_]\w*) = external global", text, re.M)

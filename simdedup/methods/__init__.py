@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..method_registry import DEFAULT_METHOD, method_names, method_spec
+from ..method_registry import DEFAULT_METHOD, FEATURE_DEFAULTS, method_names, method_spec
 from .base import Method
 from .nilsimsa import NilsimsaMethod
 from .sentences import SentencesMethod
@@ -27,22 +27,25 @@ __all__ = ["GivenFeaturesMethod", "Method", "NilsimsaMethod", "SentencesMethod",
 def make_method(
     method: str = DEFAULT_METHOD,
     *,
-    tokenizer: str = "words",
+    tokenizer: str = FEATURE_DEFAULTS["tokenizer"],
     tokenizer_options: dict[str, Any] | None = None,
-    bits: int = 64,
-    hash_name: str = "xxh3",
+    bits: int = FEATURE_DEFAULTS["bits"],
+    hash_name: str = FEATURE_DEFAULTS["hash_name"],
     weighting: str | None = None,
     ties: str | None = None,
-    sketch_bins: int = 128,
-    encoding: str = "utf-8",
+    sketch_bins: int = FEATURE_DEFAULTS["sketch_bins"],
+    encoding: str = FEATURE_DEFAULTS["encoding"],
     html: bool = False,
-    sentences: int = 3,
     given_features: bool = False,
+    **options: Any,
 ) -> Method:
-    """The fingerprinting method these settings name (the options of ``simdedup fingerprint``).
+    """The fingerprinting method these settings name (the options of ``simdedup fingerprint``);
+    ``options`` are the method's own (its spec's :attr:`~simdedup.method_registry.MethodSpec.options`,
+    ``sentences=3`` for ``sentences``), at their declared defaults when not given.
 
     Raises:
-        UsageError: options that do not go together, or a value out of range.
+        UsageError: options that do not go together, an option the method does not take, or a
+            value out of range.
         UnknownTokenizerError, TokenizerOptionError: no such tokenizer, or a bad option for it.
         PluginError: the tokenizer failed to load or start.
     """
@@ -54,6 +57,9 @@ def make_method(
         raise UsageError(f"unknown method {method!r}: {', '.join(names[:-1])} or {names[-1]}")
     if not spec.takes_features and (tokenizer_options or weighting or html or ties or given_features):
         raise UsageError(f"--method {method} takes no tokenizer options")
+    unknown = sorted(set(options) - {option.name for option in spec.options})
+    if unknown:
+        raise UsageError(f"method {method} has no option {unknown[0]!r}")
     try:
         return spec.build(
             method=method,
@@ -66,8 +72,8 @@ def make_method(
             sketch_bins=sketch_bins,
             encoding=encoding,
             html=html,
-            sentences=sentences,
             given_features=given_features,
+            **spec.option_values(options),
         )
     except ValueError as exc:
         raise UsageError(str(exc)) from None

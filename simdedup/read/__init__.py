@@ -106,6 +106,8 @@ class Inputs:
     excludes: tuple[str, ...] = ()
     min_bytes: int = 0
     max_line_bytes: int | None = None
+    #: the text encoding of CSV files (``--encoding``); JSON lines, Parquet and WARC say their own
+    encoding: str = "utf-8"
 
     @property
     def given_features(self) -> bool:
@@ -162,7 +164,9 @@ def read_sources(
         )
 
     def expanded(sources: Iterable[Source]) -> Iterator[Source]:
-        return expand_tables(sources, inputs.jsonl, inputs.text_field, inputs.id_field, tables, inputs.max_line_bytes)
+        return expand_tables(
+            sources, inputs.jsonl, inputs.text_field, inputs.id_field, tables, inputs.max_line_bytes, inputs.encoding
+        )
 
     if "-" in paths:
 

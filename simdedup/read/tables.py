@@ -93,18 +93,24 @@ def table_kind(path: str) -> str | None:
 
 
 def iter_csv(
-    path: str, text_field: str = "text", id_field: str | None = None, max_line: int | None = None
+    path: str,
+    text_field: str = "text",
+    id_field: str | None = None,
+    max_line: int | None = None,
+    encoding: str = "utf-8",
 ) -> Iterator[Source]:
     """One Source per row of a CSV (or, named ``.tsv``, tab-separated) file with a header row.
 
     ``text_field`` and ``id_field`` name columns; without an id column the id is ``FILE:ROW``
     (rows counted from 1 after the header). Fields of any size are read; a row that cannot be
-    (over ``max_line`` characters, not UTF-8, not CSV) is skipped alone as ``FILE:ROW``.
+    (over ``max_line`` characters, not UTF-8, not CSV) is skipped alone as ``FILE:ROW``. The
+    file is in ``encoding`` (a text encoding or ``auto``) unless a byte-order mark says otherwise
+    (Excel writes CSV in the system's code page: GBK, Shift JIS, cp1252).
     """
     import csv
 
     limit = max_line or MAX_LINE_BYTES
-    raw = _utf8_stream(path)
+    raw = _utf8_stream(path, encoding)
     if isinstance(raw, Source):
         yield raw
         return
@@ -145,11 +151,11 @@ def iter_csv(
                 yield Source(doc_id, text=text, origin=path)
 
 
-def _utf8_stream(path: str) -> Utf8Stream | Source:
+def _utf8_stream(path: str, encoding: str = "utf-8") -> Utf8Stream | Source:
     """The file at ``path`` opened as UTF-8 (:class:`~.encoding.Utf8Stream`: decompressed, its
-    byte-order mark dropped, transcoded), or a skipped Source saying why it cannot be."""
+    byte-order mark dropped, transcoded from ``encoding``), or a skipped Source saying why it cannot be."""
     try:
-        return Utf8Stream(open_binary(path))
+        return Utf8Stream(open_binary(path), encoding)
     except SkipDocument as exc:
         return Source(path, exc.reason)
 
@@ -477,6 +483,7 @@ def expand_tables(
     id_field: str | None = None,
     tables: list[tuple[str, str]] | None = None,
     max_line: int | None = None,
+    encoding: str = "utf-8",
 ) -> Iterator[Source]:
     """Sources with every file of many documents replaced by its rows (JSON lines still
     unparsed: see :func:`documents`); JSON lines and CSV rows over ``max_line`` bytes
@@ -495,7 +502,11 @@ def expand_tables(
             continue
         if tables is not None:
             tables.append((kind, source.path))
-        yield from with_origin(_TABLE_READERS[kind](source.path, text_field, id_field, max_line), source.path)
+        if kind == "csv":  # the one kind whose files carry no encoding of their own
+            rows = iter_csv(source.path, text_field, id_field, max_line, encoding)
+        else:
+            rows = _TABLE_READERS[kind](source.path, text_field, id_field, max_line)
+        yield from with_origin(rows, source.path)
 
 
 def with_origin(rows: Iterable[Source], path: str) -> Iterator[Source]:

@@ -40,7 +40,17 @@ from ..options import DEFAULTS, ClusterOptions
 from ..pairs import near_pairs, popcount_distance
 from ..sketch import pair_similarity
 from ..verify import may_pass
-from .catalog import SEGMENTS, Catalog, IndexUseError, WriterLock, create_catalog, creating, now, writing
+from .catalog import (
+    SEGMENTS,
+    Catalog,
+    IndexUseError,
+    WriterLock,
+    create_catalog,
+    creating,
+    now,
+    sync_directory,
+    writing,
+)
 from .segments import DamagedIndexError, Segment, Tables, content_order, default_blocks, same_as_previous, write_segment
 
 __all__ = [
@@ -454,7 +464,7 @@ class Index:
             # Once renamed, the file is removed by the next writer if the commit below fails (an
             # I/O error of a commit does not tell whether it reached the disk).
             os.rename(temporary, os.path.join(folder, file))
-            _sync_directory(folder)
+            sync_directory(folder)
         with self.catalog.transaction() as connection:
             if len(rows.seqs):
                 connection.execute(
@@ -687,14 +697,6 @@ def _select(rows: _Rows, which: np.ndarray) -> _Rows:
     )
 
 
-def _sync_directory(path: str) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 # --- one call each -----------------------------------------------------------------------------
 
 
@@ -812,7 +814,8 @@ def fingerprinter_for(settings: dict[str, Any], encoding: str = "utf-8", html: b
             html=html,
         )
     else:
-        made = make_method(method, encoding=encoding, sentences=(settings["options"] or {}).get("n", 3))
+        own = {"sentences": settings["options"]["n"]} if method == "sentences" and settings["options"] else {}
+        made = make_method(method, encoding=encoding, **own)
     if fingerprint_settings(made.settings) != settings:
         raise SimdedupError(f"cannot fingerprint with the index's settings ({describe_settings(settings)})")
     return made

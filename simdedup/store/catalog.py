@@ -44,6 +44,7 @@ FORMAT = 1
 CATALOG = "catalog.sqlite"
 LOCK = "writer.lock"
 SEGMENTS = "segments"
+CREATING = "creating.unfinished"
 _CHUNK = 10000  # ids bound in one statement (SQLite takes up to 32,766 parameters)
 
 _SCHEMA = """
@@ -125,28 +126,67 @@ def reading(directory: str) -> Iterator[None]:
 @contextmanager
 def creating(directory: str) -> Iterator[None]:
     """A new index in ``directory`` (new, or empty): what the block made there is removed
-    again when it fails, so that the same ``create`` can be run again.
+    again when it fails, so that the same ``create`` can be run again. The block runs under a
+    marker file, locked while it runs and removed when it is done: a process killed in the
+    block (where no clean-up runs) leaves the marker, so readers refuse the unfinished index
+    and the next ``create`` of the directory replaces it.
 
     Raises:
-        IndexUseError: the directory holds files.
+        IndexUseError: the directory holds files (other than an unfinished creation's), or
+            another process is creating an index there.
     """
     made = not os.path.lexists(directory)
     with writing(directory):
         os.makedirs(directory, exist_ok=True)
-        if os.listdir(directory):
+        marker = os.path.join(directory, CREATING)
+        unfinished = os.path.lexists(marker)
+        if os.listdir(directory) and not unfinished:
             raise IndexUseError(f"{directory} exists and is not empty; an index is created in a new directory")
+        fd = os.open(marker, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)  # what the other process is making stays as it is
+        raise IndexUseError(f"another process is creating an index in {directory}") from None
     try:
         with writing(directory):
+            if unfinished:  # killed creations leave partial files; the marker stays
+                _empty(directory, keep=CREATING)
+            os.pwrite(fd, json.dumps({"pid": os.getpid(), "since": now()}).encode(), 0)
+            _CREATING.add(os.path.realpath(directory))
             yield
+            os.unlink(marker)  # the index is whole: readers may open it
+            sync_directory(directory)
     except BaseException:
         if made:
             shutil.rmtree(directory, ignore_errors=True)
         else:
-            for name in os.listdir(directory):
-                path = os.path.join(directory, name)
-                with suppress(OSError):
-                    shutil.rmtree(path) if os.path.isdir(path) and not os.path.islink(path) else os.unlink(path)
+            _empty(directory)
         raise
+    finally:
+        _CREATING.discard(os.path.realpath(directory))
+        os.close(fd)
+
+
+#: the directories this process is creating an index in (it opens them while the marker is there)
+_CREATING: set[str] = set()
+
+
+def _empty(directory: str, keep: str | None = None) -> None:
+    for name in os.listdir(directory):
+        if name == keep:
+            continue
+        path = os.path.join(directory, name)
+        with suppress(OSError):
+            shutil.rmtree(path) if os.path.isdir(path) and not os.path.islink(path) else os.unlink(path)
+
+
+def sync_directory(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def create_catalog(directory: str, settings: dict[str, Any]) -> None:
@@ -185,6 +225,10 @@ class Catalog:
     def __init__(self, directory: str):
         self.directory = directory
         path = os.path.join(directory, CATALOG)
+        if os.path.lexists(os.path.join(directory, CREATING)) and os.path.realpath(directory) not in _CREATING:
+            raise IndexUseError(
+                f"{directory}: its creation has not finished (or was stopped); run the same index create again"
+            )
         if not os.path.isfile(path):
             raise IndexUseError(f"{directory} is not a simdedup index (no {CATALOG})")
         #: why the catalog could not be opened for writing (None: it was)

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from typing import Any, Callable
 
 import click
 
 from ..cli_options import (
+    FingerprintingCommand,
+    apply_options,
+    decision_options,
     echo,
     feature_options,
     given_on_command_line,
@@ -22,10 +25,7 @@ from ..cli_options import (
 )
 from ..errors import SimdedupError, UsageError
 from ..fingerprints import warn_repeated
-from ..limits import MAX_COMPARED, FiniteFloatRange
-from ..options import DEFAULTS, LINKAGES, OUTPUT_FORMATS
 from ..read import named_streams
-from ..similarity import MEASURES
 
 _INDEX = click.argument("directory", metavar="IDX", type=click.Path(file_okay=False))
 _WAIT = click.option(
@@ -34,30 +34,18 @@ _WAIT = click.option(
     is_flag=True,
     help="Fail at once, naming the writer, when another process is writing the index.",
 )
-_LINKAGE = [
-    click.option(
-        "--linkage",
-        type=click.Choice(LINKAGES),
-        default=DEFAULTS.linkage,
-        show_default=True,
-        help="As cluster's --linkage.",
-    ),
-    click.option("--singletons", is_flag=True, help="Also print documents with no duplicate."),
-    click.option(
-        "--format",
-        "output_format",
-        type=click.Choice(OUTPUT_FORMATS),
-        default=DEFAULTS.output_format,
-        show_default=True,
-        help="One line per cluster, or one per document (as cluster's --format).",
-    ),
-]
 
 
-def _linkage_options(func: Any) -> Any:
-    for option in reversed(_LINKAGE):
-        func = option(func)
-    return func
+def apply_decision_options(names: list[str], **helps: str) -> Callable[[Any], Any]:
+    """Cluster's options ``names`` (:func:`decision_options`), their help referring to cluster's."""
+    return lambda func: apply_options(decision_options(names, as_in="cluster", **helps), func)
+
+
+def _cluster_output(func: Any) -> Any:
+    """How the clusters of the index are made and printed: as cluster's."""
+    return apply_options(
+        decision_options(["linkage"], as_in="cluster") + decision_options(["singletons", "format"]), func
+    )
 
 
 def waiting(directory: str) -> Any:
@@ -77,7 +65,7 @@ def index() -> None:
     """
 
 
-@index.command()
+@index.command(cls=FingerprintingCommand)
 @storage_option
 @_INDEX
 @click.option(
@@ -102,33 +90,9 @@ def index() -> None:
     help="Manku blocks (C(blocks, k) tables) [default: the fewest from k + 2 whose keys hold "
     "20 bits: 5 for k = 3, 9 for k = 6].",
 )
-@click.option(
-    "--similarity",
-    type=click.Choice(MEASURES),
-    default=DEFAULTS.similarity,
-    show_default=True,
-    help="As cluster's --similarity (sketches give the bag similarity).",
-)
-@click.option(
-    "--min-similarity",
-    type=FiniteFloatRange(0, 1),
-    default=DEFAULTS.min_similarity,
-    show_default=True,
-    help="As cluster's --min-similarity.",
-)
-@click.option(
-    "--min-resemblance",
-    type=FiniteFloatRange(0, 1),
-    default=DEFAULTS.min_resemblance,
-    show_default=True,
-    help="As cluster's --min-resemblance.",
-)
-@click.option(
-    "--min-features",
-    type=click.IntRange(0, MAX_COMPARED),
-    default=DEFAULTS.min_features,
-    show_default=True,
-    help="As cluster's --min-features.",
+@apply_decision_options(
+    ["similarity", "min-similarity", "min-resemblance", "min-features"],
+    similarity="As cluster's --similarity (sketches give the bag similarity).",
 )
 @feature_options
 def create(
@@ -186,7 +150,7 @@ def create(
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True, readable=False))
 @click.option("--replace", is_flag=True, help="Ids already in the index get their new fingerprints.")
 @_WAIT
-@_linkage_options
+@_cluster_output
 @output_options
 def add(
     directory: str,
@@ -273,7 +237,7 @@ def query(directory: str, document: str, as_json: bool, encoding: str, html: boo
 @index.command(name="cluster")
 @storage_option
 @_INDEX
-@_linkage_options
+@_cluster_output
 @output_options
 def cluster_command(
     directory: str, linkage: str, singletons: bool, output_format: str, output: str | None, force: bool

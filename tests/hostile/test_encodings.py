@@ -163,3 +163,35 @@ def test_text_not_in_its_declared_encoding_is_skipped_with_the_reason(tmp_path, 
     assert result.exit_code == 3, result.stderr
     assert "Traceback" not in result.stderr
     assert "utf-16-le (as its byte-order mark says)" in result.stderr
+
+
+#: code pages people's files are in, each with words it can store (Excel writes CSV in them)
+CODE_PAGES = {
+    "gbk": "城市 公园 历史 发展 树木 花草 湖泊 游客 周末 散步",
+    "gb18030": "茶叶 冲泡 水温 时间 器具 香气 口感 颜色 产地 季节",
+    "big5": "城市 公園 歷史 發展 樹木 花草 湖泊 遊客 週末 散步",
+    "shift_jis": "東京 公園 歴史 発展 樹木 花 湖 観光客 週末 散歩",
+    "euc-kr": "도시 공원 역사 발전 나무 꽃 호수 관광객 주말 산책",
+    "cp1252": "café über naïve crème brûlée déjà señor garçon façade œuvre",
+}
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("reader", ["plain", "csv"])
+@pytest.mark.parametrize("encoding", sorted(CODE_PAGES))
+def test_files_in_a_code_page_read_with_encoding_as_their_utf8_copies(tmp_path, seed, reader, encoding):
+    """``--encoding`` reaches every reader whose files do not say their encoding (plain text and
+    CSV), in one process, in workers and in the staged engine: the documents are those of the
+    same files in UTF-8."""
+    rng = random.Random(seed)
+    words = CODE_PAGES[encoding].split()
+    docs = [" ".join(rng.choice(words) for _ in range(rng.randrange(20, 60))) for _ in range(5)]
+    reference = documents(tmp_path / "utf8", reader, docs, b"", "utf-8")
+    (tmp_path / "variant").mkdir()
+    command = READERS[reader](tmp_path / "variant", docs, b"", encoding)
+    for extra in (["-j", "1"], ["-j", "2"], ["--engine", "stages", "-j", "2"]):
+        result = invoke(*command[:2], "--encoding", encoding, *extra, *command[2:])
+        assert result.exit_code == 0, (encoding, extra, result.stderr[-1000:])
+        records = [json.loads(line) for line in result.stdout.splitlines()]
+        found = [(r["id"].replace(str(tmp_path / "variant"), ""), r["simhash"], r["features"]) for r in records]
+        assert found == [(i.replace(str(tmp_path / "utf8"), ""), s, f) for i, s, f in reference], extra
