@@ -29,6 +29,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, Iterable
 
 import numpy as np
@@ -68,7 +69,30 @@ def _table_address(lowercase: bool) -> int:
 @lru_cache(maxsize=2)
 def _tables(lowercase: bool) -> np.ndarray:
     """The kernel's entry of each BMP code point (uint32): the code point it counts as (its
-    lower case, when that is one code point, with ``lowercase``) << 2 | its kind."""
+    lower case, when that is one code point, with ``lowercase``) << 2 | its kind. Kept in the
+    cache (:mod:`simdedup.cache`) for this module, Python and Unicode version: made, it takes
+    about 50 ms, a tenth of a small run."""
+    import hashlib
+    import unicodedata
+
+    from . import cache
+
+    try:
+        source = Path(__file__).read_bytes()
+    except OSError:  # no source to key the file by (a frozen install): made each time
+        return _made_tables(lowercase)
+    key = hashlib.sha256(b"\0".join((source, sys.version.encode(), unicodedata.unidata_version.encode()))).hexdigest()
+    name = f"exact-table-{int(lowercase)}-{key[:24]}.u32"
+    kept = cache.read(name)
+    if kept is not None and len(kept) == 4 * _BMP:
+        return np.frombuffer(kept, dtype=np.uint32).copy()
+    table = _made_tables(lowercase)
+    cache.write(name, table.tobytes())
+    return table
+
+
+def _made_tables(lowercase: bool) -> np.ndarray:
+    """:func:`_tables` made from this Python's own ``str`` methods."""
     chars = [chr(c) for c in range(_BMP)]
     word = np.array([c.isalnum() or c == "_" for c in chars])
     space = np.array([c.isspace() for c in chars])
@@ -155,17 +179,11 @@ class ExactUnavailable(RuntimeError):
 #: many pairs and twice as many as there are documents with sets: a merge per pair then costs
 #: more than a pass over every document.
 BOUND_AFTER_PAIRS = 4096
-#: the documents whose elements are counted to choose the frequent ones, and at most how many
-#: elements they may hold together (8 bytes each: whatever the documents' sizes)
-BOUND_SAMPLE = 1024
-BOUND_SAMPLE_ELEMENTS = 1 << 22
-#: at most this many 64-bit words of frequent elements per document and kind, and this many
-#: bytes for all documents' bitsets of one kind
-BOUND_WORDS = 128
+#: buckets of the upper bounds (2 bytes each per document and kind): on real-en 256 leave
+#: 21,259 of the 1,701,390 candidate pairs to merge, 64 leave 184k, 512 leave 17k; fewer where
+#: the documents' counts of one kind would take more than BOUND_BYTES
+BOUND_BUCKETS = 256
 BOUND_BYTES = 128 << 20
-#: words of the most frequent elements' bits a bound with a cut reads first (on real-en they
-#: settle 96% of the bag bounds below the threshold, and 72% of the 3-grams')
-BOUND_PREFIX_WORDS = 16
 
 
 #: the room an index's arrays start with, in address space (glibc maps blocks of 32 MiB or
@@ -264,18 +282,6 @@ def _offsets(sizes: np.ndarray) -> np.ndarray:
     return np.concatenate(([0], np.cumsum(sizes)))
 
 
-@dataclass
-class _Bounds:
-    """One kind's bitsets of frequent elements: a row per document with sets (``row``), each
-    row's number of elements (``sizes``) and of elements outside its bitset (``free``)."""
-
-    row: np.ndarray
-    bits: np.ndarray
-    sizes: np.ndarray
-    free: np.ndarray
-    prefix_free: np.ndarray  # elements outside the first BOUND_PREFIX_WORDS words
-
-
 class ExactIndex:
     """The exact sets of many documents, to compute both measures for many pairs at once: each
     kind is one array of the documents' sorted hashes back to back, with a weight per hash
@@ -301,7 +307,7 @@ class ExactIndex:
             "bag": (arrays.words.done(), arrays.counts.done(), _offsets(word_sizes), self._per_document(arrays.totals)),
             "grams": (arrays.grams.done(), np.empty(0, dtype=np.uint32), _offsets(gram_sizes), gram_sizes),
         }
-        self._bounds: dict[str, _Bounds] = {}
+        self._buckets: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self.merged = 0  # pairs merged so far (kinds apart)
 
     def _per_document(self, values: list[int]) -> np.ndarray:
@@ -358,72 +364,32 @@ class ExactIndex:
         """Whether :meth:`upper_bounds` are made, or worth making for a call with this many pairs."""
         if pairs < 64:  # a few merges cost less than the calls
             return False
-        return bool(self._bounds) or (pairs >= BOUND_AFTER_PAIRS and pairs >= 2 * int(self.has.sum()))
+        return bool(self._buckets) or (pairs >= BOUND_AFTER_PAIRS and pairs >= 2 * int(self.has.sum()))
 
-    def upper_bounds(
-        self, kind: str, a: np.ndarray, b: np.ndarray, cut: float | np.ndarray | None = None
-    ) -> np.ndarray:
+    def upper_bounds(self, kind: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """An upper bound of ``jaccard(kind, a, b)`` for each pair (NaN where one has no sets),
-        exact and cheap: elements that many documents hold get a bit each, and a pair's bound
-        counts the bits both documents set, plus the smaller number of their other elements as
-        if they were all shared. Bits are taken by the frequency of elements among
-        :data:`BOUND_SAMPLE` documents spread over the index (fewer when they hold more than
-        :data:`BOUND_SAMPLE_ELEMENTS`), the most frequent first; any choice keeps the bound
-        exact. With ``cut`` (one, or one per pair), a bound below it may be a looser one: that
-        of the first :data:`BOUND_PREFIX_WORDS` words of bits, which settles most pairs (any
-        cut is safe: a looser bound is still a bound)."""
-        bounds = self._bounds.get(kind) or self._bounds.setdefault(kind, self._make_bounds(kind))
+        exact and cheap: each document's elements (a word counted c times is c elements)
+        counted in :data:`BOUND_BUCKETS` buckets by their hashes' top bits (fewer when the
+        documents' counts would take more than :data:`BOUND_BYTES`). An element two documents
+        hold is in the same bucket of both, so they share at most the smaller count of each
+        bucket. Template families share many words; what fails their pairs is what they do
+        not share, and that shows here."""
+        if kind not in self._buckets:
+            hashes, weights, offsets, totals = self.kinds[kind]
+            units = np.flatnonzero(self.has)
+            row = np.full(self.n, -1, dtype=np.int64)
+            row[units] = np.arange(len(units))
+            runs = (hashes, weights, offsets)
+            fit = max(2, min(BOUND_BUCKETS, BOUND_BYTES // (2 * max(1, len(units)))))
+            buckets = 1 << (fit.bit_length() - 1)  # a power of two
+            counts = exact_kernel().bucket_counts(runs, units, kind == "bag", totals, buckets)
+            self._buckets[kind] = (row, counts, totals[units].astype(np.int64))
+        row, counts, sizes = self._buckets[kind]
         a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
         out = np.full(len(a), np.nan)
         known = np.flatnonzero(self.has[a] & self.has[b])
-        cuts = cut if cut is None or np.ndim(cut) == 0 or len(known) == len(a) else np.asarray(cut)[known]
-        out[known] = exact_kernel().bounded(
-            bounds.bits,
-            bounds.sizes,
-            bounds.free,
-            bounds.row[a[known]],
-            bounds.row[b[known]],
-            BOUND_PREFIX_WORDS,
-            bounds.prefix_free,
-            cuts,
-        )
+        out[known] = exact_kernel().bucket_bounded(counts, sizes, row[a[known]], row[b[known]])
         return out
-
-    def _make_bounds(self, kind: str) -> _Bounds:
-        hashes, weights, offsets, totals = self.kinds[kind]
-        weighted = kind == "bag"  # a word counted c times is c elements
-        units = np.flatnonzero(self.has)
-        row = np.full(self.n, -1, dtype=np.int64)
-        row[units] = np.arange(len(units))
-        sample = units[np.unique(np.linspace(0, len(units) - 1, min(len(units), BOUND_SAMPLE)).astype(np.int64))]
-        while len(sample) > 1 and totals[sample].sum() > BOUND_SAMPLE_ELEMENTS:  # still spread over the index
-            sample = sample[::2]
-        runs = (hashes, weights, offsets)
-        counted, counts = np.unique(
-            exact_kernel().elements(runs, sample, weighted, int(totals[sample].sum())), return_counts=True
-        )
-        words = max(1, min(BOUND_WORDS, BOUND_BYTES // (8 * max(1, len(units)))))
-        repeated = np.flatnonzero((counts >= 2) & (counted != 0))  # 0 marks an empty slot
-        chosen = counted[repeated[np.argsort(-counts[repeated], kind="stable")[: 64 * words]]]
-        words = max(1, -(-len(chosen) // 64))
-        size = 1 << max(1, (2 * len(chosen) - 1).bit_length())
-        keys, ids = np.zeros(size, dtype=np.uint64), np.zeros(size, dtype=np.int64)
-        mask = size - 1
-        for at, key in enumerate(chosen.tolist()):  # open addressing, linear probing (as the kernel)
-            slot = key & mask
-            while keys[slot]:
-                slot = (slot + 1) & mask
-            keys[slot], ids[slot] = key, at
-        bits = exact_kernel().frequent_bits(runs, units, weighted, keys, ids, words)
-        sizes = totals[units].astype(np.int64)
-        counted = np.bitwise_count(bits)
-        return _Bounds(
-            row,
-            bits,
-            sizes,
-            sizes - counted.sum(axis=1, dtype=np.int64),
-            sizes - counted[:, :BOUND_PREFIX_WORDS].sum(axis=1, dtype=np.int64),
-        )
 
 
 def needed(threshold: float, grams: np.ndarray | float) -> np.ndarray | float:

@@ -26,7 +26,7 @@ import numpy as np
 
 from .options import ClusterOptions
 from .pairs import distinct
-from .similarity import BAG_MARGIN, EVIDENCE_GRAMS, ExactIndex, KeptText, lowest_needed, passes
+from .similarity import BAG_MARGIN, EVIDENCE_GRAMS, ExactIndex, KeptText, passes
 from .similarity import may_pass as bounds_may_pass
 from .sketch import agreement_similarity, pair_similarity
 
@@ -81,12 +81,7 @@ class PairTest:
         bag, ok = np.full(len(a), np.nan), np.zeros(len(a), dtype=bool)
         measured = np.arange(len(a))
         if self.exact.bounds_pay(len(a)):  # measure only the pairs whose upper bounds may pass
-            # Each bound matters only as far as the thresholds it is compared with: the 3-grams'
-            # against min_resemblance, and the bag path's lowest too where the bag may pass
-            most_bag = self.exact.upper_bounds("bag", a, b, self.min_similarity)
-            lower = lowest_needed(self.measure, self.min_similarity, self.min_resemblance)
-            grams_cut = np.where(most_bag >= self.min_similarity, lower, self.min_resemblance)
-            most_grams = self.exact.upper_bounds("grams", a, b, grams_cut)
+            most_bag, most_grams = self.exact.upper_bounds("bag", a, b), self.exact.upper_bounds("grams", a, b)
             may = bounds_may_pass(self.measure, most_bag, most_grams, self.min_similarity, self.min_resemblance)
             measured = np.flatnonzero(may | np.isnan(most_bag))
         a, b = a[measured], b[measured]

@@ -154,6 +154,22 @@ def test_no_word_token_has_no_sets():
     assert np.isnan(index.jaccard("bag", [0], [1])[0]) and index.jaccard("bag", [4], [4]).tolist() == [1.0]
 
 
+@pytest.mark.parametrize("lowercase", [True, False])
+def test_the_exact_tables_read_from_the_cache_are_those_made(tmp_path, monkeypatch, lowercase):
+    """Kept once, read back by later runs; a damaged file is made again, never used. (The
+    process's own tables, whose address the kernels keep, are left as they are.)"""
+    monkeypatch.setattr("simdedup.cache.cache_dirs", lambda: [tmp_path])
+    tables = similarity._tables.__wrapped__  # not the process's cached ones
+    made = similarity._made_tables(lowercase)
+    assert (tables(lowercase) == made).all()  # made, then kept
+    (kept,) = tmp_path.glob(f"exact-table-{int(lowercase)}-*")
+    assert (tables(lowercase) == made).all()  # read back
+    kept.write_bytes(kept.read_bytes()[:-4] + b"\xff\xff\xff\xff")
+    assert (tables(lowercase) == made).all()  # damaged: made again
+    assert made[ord("A")] >> 2 == (ord("a") if lowercase else ord("A")) and made[ord("A")] & 3 == 1
+    assert made[ord("\u4e2d")] & 3 == 2 and made[ord(",")] & 3 == 3 and made[ord(" ")] & 3 == 0
+
+
 def test_a_text_not_in_utf8_raises_the_decoders_error():
     with pytest.raises(UnicodeDecodeError):
         ExactIndex([KeptText("fine"), KeptText(b"bad \xff byte")])
@@ -315,8 +331,14 @@ VOCABULARY = "the a of file option page see value name list".split()
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.lists(st.integers(0, len(VOCABULARY) - 1), min_size=1, max_size=80), min_size=2, max_size=30))
-def test_upper_bounds_are_never_below_the_exact_measures(docs):
+@given(
+    st.lists(st.lists(st.integers(0, len(VOCABULARY) - 1), min_size=1, max_size=80), min_size=2, max_size=30),
+    st.sampled_from([2, 16, similarity.BOUND_BUCKETS]),
+    st.integers(1, 200),
+)
+def test_upper_bounds_are_never_below_the_exact_measures(docs, buckets, limit):
+    """Whatever the buckets, and for documents of ``limit`` elements or more, which have no
+    counts (as beyond 65,535, where they could overflow)."""
     texts = [" ".join(VOCABULARY[i] for i in doc) for doc in docs]  # few words, many repeats
     index = ExactIndex([exact_sets(t) for t in texts])
     a, b = np.triu_indices(len(texts))
@@ -324,17 +346,80 @@ def test_upper_bounds_are_never_below_the_exact_measures(docs):
         exact, bound = index.jaccard(kind, a, b), index.upper_bounds(kind, a, b)
         assert (bound >= exact).all()
         assert (bound[a == b] == 1.0).all()
-        # With a cut, from the first word of bits alone where that is below it (these sets
-        # fill several words): never below the measure, the whole bound wherever it matters
-        cuts = np.linspace(0.0, 1.0, len(a))
-        cuts[::3] = bound[::3]  # a bound exactly at its cut is read whole
-        previous, similarity.BOUND_PREFIX_WORDS = similarity.BOUND_PREFIX_WORDS, 1
+        hashes, weights, offsets, totals = index.kinds[kind]
+        units = np.arange(len(texts))
+        counts = index_kernel().bucket_counts((hashes, weights, offsets), units, kind == "bag", totals, buckets, limit)
+        small = totals < limit
+        assert (counts[small].sum(axis=1) == totals[small]).all()
+        limited = index_kernel().bucket_bounded(counts, totals, a, b, limit)
+        assert (limited >= exact).all() and (limited[a == b] == 1.0).all()
+
+
+def test_upper_bounds_settle_pairs_that_share_frequent_words_but_not_rare_ones():
+    """Pages of one template (the same 60 frequent words) each with its own 60 rare words: the
+    bound sees that they share half their words, not all."""
+    template = " ".join(f"common{i}" for i in range(60))
+    texts = [template + " " + " ".join(f"rare{page}x{i}" for i in range(60)) for page in range(10)]
+    index = ExactIndex([exact_sets(t) for t in texts])
+    a, b = np.triu_indices(len(texts), 1)
+    bound = index.upper_bounds("bag", a, b)
+    assert (bound >= index.jaccard("bag", a, b)).all() and (bound < 0.88).all()
+
+
+def test_bounds_of_many_documents_take_fewer_buckets_and_still_hold(monkeypatch):
+    """The counts of one kind stay within BOUND_BYTES: here 2 buckets for 10 documents."""
+    monkeypatch.setattr(similarity, "BOUND_BYTES", 2 * 2 * 10 + 3)
+    texts = [" ".join(VOCABULARY[(i * j) % len(VOCABULARY)] for j in range(12 + i)) for i in range(10)]
+    index = ExactIndex([exact_sets(t) for t in texts])
+    a, b = np.triu_indices(len(texts))
+    for kind in ("bag", "grams"):
+        assert (index.upper_bounds(kind, a, b) >= index.jaccard(kind, a, b)).all()
+        assert index._buckets[kind][1].shape == (10, 2)
+
+
+def index_kernel():
+    return similarity.exact_kernel()
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(0, 10**6),
+    st.lists(st.integers(0, 30), min_size=12, max_size=16),
+    st.sampled_from(["combined", "bag", "resemblance"]),
+    st.sampled_from(["", "中文字，", "Ab é_1 "]),
+)
+def test_verdicts_the_bounds_settle_are_those_the_merges_give(seed, edits, measure, script):
+    """A family of edited copies of one page (Latin, CJK or mixed words; some pairs pass, some
+    fail near the thresholds): the verdicts of every pair, with the pairs the upper bounds
+    settle left unmerged, are the verdicts of all pairs merged."""
+    from simdedup.verify import PairTest
+
+    r = random.Random(seed)
+    base = [
+        w + script[i % len(script)] if script else w for i, w in enumerate(" ".join(lines_of_words(seed, 20)).split())
+    ]
+    texts = []
+    for n in edits:
+        words = base[:]
+        for at in r.sample(range(len(words)), n):
+            words[at] = f"edit{r.randrange(50)}"
+        texts.append(" ".join(words))
+    index = ExactIndex([KeptText(t) for t in texts])
+    a, b = (x.astype(np.int64) for x in np.triu_indices(len(texts), 1))
+    fps = np.zeros((len(texts), 1), dtype=np.uint64)
+    sketches = np.zeros((len(texts), 16), dtype=np.uint8)
+    found = {}
+    for name, after in (("bounded", 0), ("merged", 10**12)):
+        previous, similarity.BOUND_AFTER_PAIRS = similarity.BOUND_AFTER_PAIRS, after
         try:
-            loose = index.upper_bounds(kind, a, b, cuts)
+            fresh = ExactIndex([KeptText(t) for t in texts])
+            found[name] = PairTest(fps, sketches, 64, 0.88, fresh, measure, 0.8).scores_passes(a, b)
+            assert bool(fresh._buckets) == (after == 0)
         finally:
-            similarity.BOUND_PREFIX_WORDS = previous
-        assert (loose >= bound).all()
-        assert (loose[bound >= cuts] == bound[bound >= cuts]).all() and (loose[loose < cuts] < cuts[loose < cuts]).all()
+            similarity.BOUND_AFTER_PAIRS = previous
+    (bag, ok), (all_bag, all_ok) = found["bounded"], found["merged"]
+    assert ok.tolist() == all_ok.tolist()
+    assert bag[ok].tolist() == all_bag[ok].tolist() == index.jaccard("bag", a[ok], b[ok]).tolist()
 
 
 def test_bounds_leave_dedup_output_unchanged(tmp_path, monkeypatch):

@@ -5,7 +5,6 @@ leaves them on); where they cannot load, ``dedup`` verifies with sketches and sa
 from __future__ import annotations
 
 import ctypes
-from typing import Any
 
 import numpy as np
 
@@ -28,12 +27,6 @@ def _exact_arrays(bag: tuple, grams: tuple) -> list[np.ndarray]:
     return [*_run_arrays(bag), _some(bag[3], np.int64), gram_hashes, gram_offsets, _some(grams[3], np.int64)]
 
 
-#: bits of the sieve of the frequent elements' table (as ``simdedup.kernels.source.bounds``): bit
-#: ``key >> SIEVE_SHIFT`` is set for each key
-SIEVE_BITS = 1 << 17
-SIEVE_SHIFT = 65 - SIEVE_BITS.bit_length()
-
-
 _TWO_SIZES = ctypes.c_int64 * 2
 
 
@@ -49,15 +42,14 @@ def _bytes_address(data: bytes) -> int:
 class ExactKernel(Loaded):
     """The loaded kernels of exact similarities (:mod:`simdedup.similarity`): the exact tokens
     of a text, the distinct values of sorted hashes, pair merges and verdicts, and the upper
-    bounds' elements, bitsets and bounds (``simdedup.kernels.source.exact`` and ``.bounds``)."""
+    bounds' bucket counts and bounds (``simdedup.kernels.source.exact`` and ``.bounds``)."""
 
     FUNCTIONS = (
         "exact-tokens",
         "exact-distinct",
         "exact-shared",
-        "exact-elements",
-        "exact-bits",
-        "exact-bounded",
+        "exact-buckets",
+        "exact-bucket-bounded",
         "exact-verdicts",
     )
     FAST_PATH = False  # not a fast path but the only one: SIMDEDUP_FASTPATH=0 leaves it on
@@ -181,36 +173,18 @@ class ExactKernel(Loaded):
         )
         return out
 
-    def elements(self, runs: tuple, units: np.ndarray, weighted: bool, total: int) -> np.ndarray:
-        """The ``total`` elements of ``units``' runs back to back: each hash as many times as its
-        weight (as its copies), or once without ``weighted``."""
-        hashes, weights, offsets = _run_arrays(runs)
-        units = _some(units, np.int64)
-        out = np.empty(max(total, 1), dtype=np.uint64)
-        found = self._functions["exact-elements"](
-            hashes.ctypes.data,
-            weights.ctypes.data,
-            offsets.ctypes.data,
-            len(offsets) - 1,
-            units.ctypes.data,
-            len(units),
-            weighted,
-            out.ctypes.data,
-            total,
-        )
-        return out[:found]
-
-    def frequent_bits(
-        self, runs: tuple, units: np.ndarray, weighted: bool, keys: np.ndarray, ids: np.ndarray, words: int
+    def bucket_counts(
+        self, runs: tuple, units: np.ndarray, weighted: bool, totals: np.ndarray, buckets: int, limit: int = 0xFFFF
     ) -> np.ndarray:
-        """A row per unit: the bitset of its elements found in the table ``keys`` (at bit ``ids``)."""
+        """A row per unit: the weight (or number) of its hashes in each of ``buckets`` buckets
+        (a power of two) by their top bits, uint16; zero for a unit of ``limit`` or more
+        elements in all (see ``source.bounds.exact_bucket_counts``)."""
+        if buckets < 2 or buckets & (buckets - 1) or not 0 < limit <= 0xFFFF:
+            raise ValueError("buckets must be a power of two from 2, limit from 1 to 65535")
         hashes, weights, offsets = _run_arrays(runs)
         units = _some(units, np.int64)
-        bits = np.zeros((len(units), words), dtype=np.uint64)
-        top = keys[keys != 0] >> np.uint64(SIEVE_SHIFT)
-        sieve = np.zeros(SIEVE_BITS // 64, dtype=np.uint64)
-        np.bitwise_or.at(sieve, (top >> np.uint64(6)).astype(np.int64), np.uint64(1) << (top & np.uint64(63)))
-        self._functions["exact-bits"](
+        counts = np.empty((max(len(units), 1), buckets), dtype=np.uint16)
+        self._functions["exact-buckets"](
             hashes.ctypes.data,
             weights.ctypes.data,
             offsets.ctypes.data,
@@ -218,53 +192,38 @@ class ExactKernel(Loaded):
             units.ctypes.data,
             len(units),
             weighted,
-            keys.ctypes.data,
-            ids.ctypes.data,
-            len(keys),
-            bits.ctypes.data,
-            words,
-            sieve.ctypes.data,
+            _some(totals, np.int64).ctypes.data,
+            65 - buckets.bit_length(),
+            buckets,
+            limit,
+            counts.ctypes.data,
         )
-        return bits
+        return counts[: len(units)]
 
-    def bounded(
+    def bucket_bounded(
         self,
-        bits: np.ndarray,
+        counts: np.ndarray,
         sizes: np.ndarray,
-        free: np.ndarray,
         left: np.ndarray,
         right: np.ndarray,
-        prefix: int = 0,
-        prefix_free: np.ndarray | None = None,
-        cuts: Any = None,
+        limit: int = 0xFFFF,
     ) -> np.ndarray:
-        """An upper bound of the Jaccard of each pair of rows (see ``source.bounds.exact_bounded``):
-        from the first ``prefix`` words alone (``prefix_free`` elements outside them) where that
-        is below the pair's cut (``cuts``: one for all pairs, or one each)."""
-        bits, sizes, free = _some(bits, np.uint64), _some(sizes, np.int64), _some(free, np.int64)
+        """An upper bound of the Jaccard of each pair of rows of ``counts`` (:meth:`bucket_counts`
+        with this ``limit``; ``sizes``: each row's elements), from the smaller count of each
+        bucket."""
+        counts, sizes = _some(counts, np.uint16), _some(sizes, np.int64)
         left, right = _some(left, np.int64), _some(right, np.int64)
         out = np.empty(len(left), dtype=np.float64)
-        words = bits.shape[1] if bits.ndim == 2 else 1
-        if cuts is None or prefix_free is None:  # no cut: the whole bound of every pair
-            prefix, prefix_free, cuts = words, free, -np.inf
-        cuts = _some(np.atleast_1d(np.asarray(cuts, dtype=np.float64)), np.float64)
-        if len(cuts) not in (1, len(out)):
-            raise ValueError("one cut, or one for each pair")
-        prefix_free = _some(prefix_free, np.int64)
-        self._functions["exact-bounded"](
-            bits.ctypes.data,
+        self._functions["exact-bucket-bounded"](
+            counts.ctypes.data,
             len(sizes),
-            words,
+            counts.shape[1],
             sizes.ctypes.data,
-            free.ctypes.data,
+            limit,
             left.ctypes.data,
             right.ctypes.data,
             len(out),
             out.ctypes.data,
-            min(prefix, words),
-            prefix_free.ctypes.data,
-            cuts.ctypes.data,
-            len(cuts),
         )
         return out
 
@@ -285,6 +244,11 @@ class ExactKernel(Loaded):
         same = self.verdicts(
             doubled, both_grams, np.array([0]), np.array([1]), MEASURE_CODES["combined"], 0.9, 0.9, 0.5, 0.0
         )
+        buckets = self.bucket_counts(doubled, np.array([0, 1]), True, doubled[3], 4)
+        if buckets.sum(axis=1).tolist() != [3, 3] or self.bucket_bounded(
+            buckets, doubled[3], np.array([0]), np.array([1])
+        ).tolist() != [1.0]:
+            raise RuntimeError("the exact-similarity kernels give wrong results")
         if (
             len(words) != 2
             or sorted(counts.tolist()) != [1, 2]
