@@ -455,6 +455,9 @@ def real_rows(python_a: str, python_b: str, out: str) -> None:
         job = f"fingerprint {name} {mb:.0f} MB"
         print(row(job, "read + split (floor)", anchor(python_a, "floor", listing), mb, docs))
         print(row(job, "simdedup defaults (words + sketch)", measure(fingerprint_of(listing, out)), mb, docs))
+        command = " ".join(SIMDEDUP) + ' dedup --silent -j 1 -o /dev/null - < "$1"'
+        dedup = measure(["sh", "-c", command, "sh", str(listing)])
+        print(row(f"dedup {name} {mb:.0f} MB", "simdedup dedup defaults, -j 1", dedup, mb, docs))
         if name == "real-zh":
             tags = anchor(python_a, "extract-tags", listing)
             print(row(job, "jieba extract_tags", tags, mb, docs))
