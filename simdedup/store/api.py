@@ -51,7 +51,15 @@ from .catalog import (
     sync_directory,
     writing,
 )
-from .segments import DamagedIndexError, Segment, Tables, content_order, default_blocks, same_as_previous, write_segment
+from .segments import (
+    DamagedIndexError,
+    Segment,
+    Tables,
+    content_order,
+    default_blocks,
+    first_of_units,
+    write_segment,
+)
 
 __all__ = [
     "Index",
@@ -116,6 +124,74 @@ class _Rows:
     sketches: np.ndarray | None
     features: np.ndarray
     sizes: np.ndarray
+
+
+class _Indexed:
+    """``array[index[i]]`` for the ``i`` asked, without a copy of the whole selection."""
+
+    def __init__(self, array: np.ndarray, index: np.ndarray):
+        self.array, self.index = array, index
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def __getitem__(self, which: Any) -> np.ndarray:
+        return self.array[self.index[which]]
+
+    def sub(self, which: np.ndarray) -> "_Indexed":
+        return _Indexed(self.array, self.index[which])
+
+
+class _Merge:
+    """Rows of several parts, each a :class:`_Rows` in memory or a :class:`Segment`, with the
+    rows taken of each (in that part's content order), merged into content order: the rows of
+    a new segment (:class:`~simdedup.store.segments.SegmentRows`). Only the fingerprints, units
+    and features are gathered whole; the other columns a stretch at a time."""
+
+    def __init__(self, parts: list[tuple[Any, np.ndarray]], words: int, sketch_bytes: int, min_features: int):
+        self.parts = [(source, np.asarray(rows, dtype=np.int64)) for source, rows in parts]
+        self.starts = np.cumsum([0] + [len(rows) for _, rows in self.parts])
+        self.rows = int(self.starts[-1])
+        self.words, self.sketch_bytes, self.has_sketches = words, sketch_bytes, sketch_bytes > 0
+        everything = np.arange(self.rows)
+        fps = self._take("fps", everything)
+        self.order: np.ndarray | None = None
+        if len(self.parts) > 1:  # each part is in content order already
+            self.order = content_order(fps, _Taker(self) if self.has_sketches else None)
+            fps = fps[self.order]
+        self.fps = fps
+        self.units = self.chunk("units", 0, self.rows)
+        self.pairable = self.chunk("features", 0, self.rows) >= min_features
+
+    def chunk(self, name: str, start: int, stop: int) -> np.ndarray:
+        at = np.arange(start, stop) if self.order is None else self.order[start:stop]
+        return self._take(name, at)
+
+    def _take(self, name: str, at: np.ndarray) -> np.ndarray:
+        """``name``'s values at positions ``at`` of the parts one after another."""
+        part = np.searchsorted(self.starts, at, side="right") - 1
+        shape = {"fps": (self.words,), "sketches": (self.sketch_bytes,)}.get(name, ())
+        out = np.empty((len(at), *shape), dtype=np.uint64 if name == "fps" else np.uint8 if shape else np.int64)
+        for number in np.unique(part).tolist():
+            source, rows = self.parts[number]
+            which = part == number
+            taken = rows[at[which] - self.starts[number]]
+            if isinstance(source, Segment):
+                out[which] = source.take(name, taken)
+                source.release()  # its pages are read once: out of this process's memory
+            else:
+                out[which] = getattr(source, name)[taken]
+        return out
+
+
+class _Taker:
+    """The sketches of a :class:`_Merge`'s positions, for :func:`content_order`."""
+
+    def __init__(self, merge: _Merge):
+        self.merge = merge
+
+    def __getitem__(self, at: np.ndarray) -> np.ndarray:
+        return self.merge._take("sketches", np.asarray(at, dtype=np.int64))
 
 
 class Index:
@@ -288,15 +364,12 @@ class Index:
         options = replace(self.options, linkage=linkage, singletons=singletons)
         return cluster_fingerprints(fingerprints, options, new, pairs=pairs)
 
-    def _all_live_rows(self) -> Any:
-        """Every row of every open segment, checked against its checksums, without the rows of
-        replaced documents."""
-        parts = []
-        for segment in self._segments:
-            segment.verify_all()
-            part = self._gather(segment, np.arange(segment.rows))
-            parts.append(_select(part, self._alive(part.seqs)))
-        return self._concat(parts)
+    def _live(self, segment: Segment) -> np.ndarray:
+        """The rows of ``segment`` not of replaced documents, the whole file checked first."""
+        segment.verify_all()
+        rows = np.flatnonzero(self._alive(segment.column("seqs")))
+        segment.release()
+        return rows
 
     # --- commands ------------------------------------------------------------------------
 
@@ -304,15 +377,45 @@ class Index:
         """Clusters over every document, from the pair log (no search); as ``cluster -k K``."""
         with self.catalog.snapshot():
             self._open_segments()
-            rows = self._all_live_rows()
-            order = np.argsort(rows.seqs)
-            rows = _select(rows, order)
-            seqs, ids = self.catalog.all_ids()
-            if not np.array_equal(seqs, rows.seqs):
-                raise DamagedIndexError(f"{self.directory}: the segments and the catalog's documents disagree")
             pair_a, pair_b = self.catalog.pairs()
+            live = [self._live(segment) for segment in self._segments]
+            units = [segment.take("units", rows) for segment, rows in zip(self._segments, live)]
+            for segment in self._segments:
+                segment.release()
+            if not singletons:  # a unit of one document in no pair is a cluster of one: left out
+                counted, count = np.unique(np.concatenate(units + [np.zeros(0, np.int64)]), return_counts=True)
+                wanted = np.union1d(np.union1d(pair_a, pair_b), counted[count > 1])
+                del counted, count
+                live = [rows[np.isin(of, wanted)] for rows, of in zip(live, units)]
+            del units
+            parts = []
+            for segment, rows in zip(self._segments, live):
+                parts.append(self._gather(segment, rows))
+                segment.release()
+            rows = self._concat(parts)
+            del parts, live
+            rows = _select(rows, np.argsort(rows.seqs))
+            ids = self._ids_checked(rows.seqs)
         fingerprints = self._fingerprint_set(rows, ids)
         return self._clusters(fingerprints, rows.units, pair_a, pair_b, linkage, singletons), fingerprints
+
+    def _ids_checked(self, wanted: np.ndarray) -> list[str]:
+        """The ids of the documents ``wanted`` (sorted seqs), read with every document of the
+        catalog, which must be the live rows of the segments."""
+        live = np.sort(
+            np.concatenate([np.zeros(0, np.int64)] + [s.take("seqs", self._live(s)) for s in self._segments])
+        )
+        ids: list[str] = []
+        done, agree = 0, True
+        cursor = self.catalog.connection.execute("SELECT seq, id FROM documents ORDER BY seq")
+        while agree and (rows := cursor.fetchmany(1 << 16)):
+            seqs = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
+            agree = np.array_equal(seqs, live[done : done + len(seqs)])
+            done += len(seqs)
+            ids += [rows[i][1] for i in np.flatnonzero(np.isin(seqs, wanted)).tolist()]
+        if not agree or done != len(live) or len(ids) != len(wanted):
+            raise DamagedIndexError(f"{self.directory}: the segments and the catalog's documents disagree")
+        return ids
 
     def query_record(self, record: FingerprintRecord) -> list[Match]:
         """The documents of the index that are near-duplicates of a fingerprinted document:
@@ -426,37 +529,30 @@ class Index:
             if name not in known:
                 os.unlink(os.path.join(folder, name))
 
-    def _write(self, rows: _Rows, absorbed: list[Segment], connection_work: Callable[[Any], None]) -> None:
-        """Write ``rows`` (in content order) and the live rows of the segments ``absorbed`` as
-        one new segment (none when there are no rows), then commit it in their place with what
-        ``connection_work(connection)`` adds to the transaction, then remove their files."""
-        parts, dropped = [rows], []
+    def _write(
+        self, rows: _Rows, order: np.ndarray, absorbed: list[Segment], connection_work: Callable[[Any], None]
+    ) -> None:
+        """Write ``rows`` (taken in the content order ``order``) and the live rows of the segments
+        ``absorbed`` as one new segment (none when there are no rows), then commit it in their
+        place with what ``connection_work(connection)`` adds to the transaction, then remove
+        their files. The rows are merged a stretch at a time (:class:`_Merge`)."""
+        parts: list[tuple[Any, np.ndarray]] = [(rows, order)] if len(order) else []
+        dropped: list[int] = []
         for segment in absorbed:
-            segment.verify_all()
-            part = self._gather(segment, np.arange(segment.rows))
-            alive = self._alive(part.seqs)
-            parts.append(_select(part, alive))
-            dropped += part.seqs[~alive].tolist()
-        if absorbed:
-            rows = self._concat(parts)
-            rows = _select(rows, content_order(rows.fps, rows.sketches))
+            live = self._live(segment)
+            parts.append((segment, live))
+            seqs = segment.column("seqs")
+            dropped += np.delete(seqs, live).tolist()
+            segment.release()
+        merged = _Merge(parts, self.words, self.sketch_bytes, self.options.min_features)
+        del parts
         number = self.catalog.settings["next_segment"]
         file = f"seg-{number:06d}.sdseg"
         folder = os.path.join(self.directory, SEGMENTS)
-        if len(rows.seqs):
+        if merged.rows:
             temporary = os.path.join(folder, f".{file}.tmp")
             try:
-                size, checksum = write_segment(
-                    temporary,
-                    self.tables,
-                    rows.fps,
-                    rows.sketches,
-                    rows.features,
-                    rows.sizes,
-                    rows.seqs,
-                    rows.units,
-                    self._pairable(rows.features),
-                )
+                size, checksum = write_segment(temporary, self.tables, merged)
             except BaseException:
                 with suppress(OSError):  # a full disk: give back its room at once
                     os.unlink(temporary)
@@ -465,10 +561,12 @@ class Index:
             # I/O error of a commit does not tell whether it reached the disk).
             os.rename(temporary, os.path.join(folder, file))
             sync_directory(folder)
+        rows_written = merged.rows
+        del merged
         with self.catalog.transaction() as connection:
-            if len(rows.seqs):
+            if rows_written:
                 connection.execute(
-                    "INSERT INTO segments VALUES (?, ?, ?, ?, ?)", (number, file, len(rows.seqs), size, checksum)
+                    "INSERT INTO segments VALUES (?, ?, ?, ?, ?)", (number, file, rows_written, size, checksum)
                 )
                 connection.execute("UPDATE settings SET value = ? WHERE name = 'next_segment'", (str(number + 1),))
             connection.executemany("DELETE FROM segments WHERE file = ?", ((s.name,) for s in absorbed))
@@ -542,30 +640,34 @@ class Index:
         settings = catalog.settings
         replaced = np.array(sorted(seq for seq, _ in present), dtype=np.int64)
         self._removed = np.union1d(self._removed, replaced)
-        # The batch in content order; its seqs in id order (so the catalog's rows go in as appends).
+        # The batch as given (no copy of its columns) and its content order; its seqs in id
+        # order (so the catalog's rows go in as appends).
         order = content_order(fingerprints.fps, fingerprints.sketches)
-        rank = np.empty(n, dtype=np.int64)
-        rank[np.array(sorted(range(n), key=fingerprints.ids.__getitem__), dtype=np.int64)] = np.arange(n)
+        by_id = np.array(sorted(range(n), key=fingerprints.ids.__getitem__), dtype=np.int64)
         sizes = np.asarray(fingerprints.sizes if fingerprints.sizes is not None else np.full(n, -1), dtype=np.int64)
         batch = _Rows(
-            settings["next_seq"] + rank[order],
+            np.empty(n, np.int64),
             np.zeros(n, np.int64),
-            fingerprints.fps[order],
-            None if fingerprints.sketches is None else fingerprints.sketches[order],
-            fingerprints.features[order].astype(np.int64),
-            sizes[order],
+            fingerprints.fps,
+            fingerprints.sketches,
+            np.asarray(fingerprints.features, dtype=np.int64),
+            sizes,
         )
-        ids = [fingerprints.ids[i] for i in order.tolist()]
-        starts = np.flatnonzero(~same_as_previous(batch.fps, batch.sketches))
-        of_row = np.cumsum(~same_as_previous(batch.fps, batch.sketches)) - 1
-        content_fps = batch.fps[starts]
-        content_sketches = None if batch.sketches is None else batch.sketches[starts]
+        batch.seqs[by_id] = settings["next_seq"] + np.arange(n)
+        first = first_of_units(_Merge([(batch, order)], self.words, self.sketch_bytes, self.options.min_features))
+        starts = np.flatnonzero(first)
+        of_row = np.cumsum(first) - 1
+        del first
+        content_docs = order[starts]
+        content_fps = fingerprints.fps[content_docs]
+        content_sketches = None if batch.sketches is None else _Indexed(batch.sketches, content_docs)
         units = self._units_of_contents(content_fps, content_sketches)
         existed = units >= 0
         fresh = np.flatnonzero(~existed)
         units[fresh] = settings["next_unit"] + np.arange(len(fresh))
-        batch.units = units[of_row]
-        pairable = np.logical_or.reduceat(self._pairable(batch.features), starts) if n else np.zeros(0, bool)
+        batch.units[order] = units[of_row]
+        del of_row
+        pairable = np.logical_or.reduceat(self._pairable(batch.features[order]), starts) if n else np.zeros(0, bool)
         # Verified pairs: new units with each other, and with every segment's tables.
         found_a, found_b, old_units = [], [], [units[existed]]
         eligible = np.flatnonzero(pairable)
@@ -579,7 +681,7 @@ class Index:
             found_b.append(units[right])
         for segment in self._segments:
             which, rows = self._near(
-                segment, content_fps[eligible], None if content_sketches is None else content_sketches[eligible]
+                segment, content_fps[eligible], None if content_sketches is None else content_sketches.sub(eligible)
             )
             theirs = segment.take("units", rows)
             found_a.append(units[eligible[which]])
@@ -606,9 +708,11 @@ class Index:
             if len(replaced):
                 connection.executemany("DELETE FROM documents WHERE seq = ?", ((s,) for s in replaced.tolist()))
                 connection.executemany("INSERT INTO removed VALUES (?)", ((s,) for s in replaced.tolist()))
-            by_seq = np.argsort(batch.seqs)
             catalog.insert_documents(
-                settings["next_seq"], [ids[i] for i in by_seq.tolist()], batch.units[by_seq].tolist(), add_number
+                settings["next_seq"],
+                [fingerprints.ids[i] for i in by_id.tolist()],
+                batch.units[by_id].tolist(),
+                add_number,
             )
             connection.executemany("INSERT OR IGNORE INTO pairs VALUES (?, ?)", codes.tolist())
             connection.execute(
@@ -624,19 +728,22 @@ class Index:
                 publish(result)
 
         # Clusters with new documents, as cluster --against: pairs of two old units are not used.
-        together = self._concat([batch, old])
-        new = np.zeros(len(together.seqs), dtype=bool)
-        new[:n] = True
-        fingerprint_set = self._fingerprint_set(together, ids + old_ids)
-        clusters = (
-            self._clusters(fingerprint_set, together.units, codes[:, 0], codes[:, 1], linkage, singletons, new)
-            if report
-            else []
-        )
+        if report:
+            together = self._concat([_select(batch, order), old])
+            new = np.zeros(len(together.seqs), dtype=bool)
+            new[:n] = True
+            fingerprint_set = self._fingerprint_set(together, [fingerprints.ids[i] for i in order.tolist()] + old_ids)
+            clusters = self._clusters(
+                fingerprint_set, together.units, codes[:, 0], codes[:, 1], linkage, singletons, new
+            )
+            del together
+        else:  # nothing to report: the batch as given, not a copy in content order
+            fingerprint_set, new, clusters = fingerprints, np.ones(n, dtype=bool), []
         result = AddResult(n, len(replaced), len(codes), clusters, fingerprint_set, new, list(fingerprints.repeated))
         if n:
             self._write(
                 batch,
+                order,
                 self._segments[len(self._segments) - tail_to_merge([s.rows for s in self._segments], n) :],
                 commit,
             )
@@ -651,7 +758,7 @@ class Index:
             self._open_segments()
             merged = len(self._segments)
             if merged > 1 or len(self._removed):
-                self._write(self._concat([]), list(self._segments), lambda connection: None)
+                self._write(self._concat([]), np.zeros(0, np.int64), list(self._segments), lambda connection: None)
             return merged
 
 
