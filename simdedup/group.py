@@ -40,6 +40,9 @@ if TYPE_CHECKING:
     from .fingerprints import FingerprintSet
 
 MEDOID_LIMIT = 2048
+#: verification and linkage run on the units that may be in a cluster of two or more only, their
+#: sketches gathered (False: on every unit, every unit's sketch gathered; the tests compare both)
+NEEDED_UNITS_ONLY = True
 
 
 @dataclass(frozen=True)
@@ -292,6 +295,8 @@ def find_clusters(
         times.count("exact sets", int(unit_exact.has.sum()), "documents")
     times.start("verification")
     unit_fps, unit_sketches, rank, sub, at = units.fps, units.sketches, units.rank, None, None
+    if unit_sketches is None and units.doc_sketches is not None and not NEEDED_UNITS_ONLY:
+        unit_sketches = units.sketches = units.sketches_of(np.arange(count))
     if unit_sketches is None and units.doc_sketches is not None:
         # Only a unit of a candidate pair or of several documents can be in a cluster of two or
         # more: verification and linkage run on these alone, with their sketches gathered.
