@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
@@ -209,6 +209,7 @@ def find_clusters(
     pairs: tuple[np.ndarray, np.ndarray] | None = None,
     times: StageTimes | None = None,
     release_texts: bool = False,
+    hand_over: Any = None,
 ) -> list[Cluster]:
     """Cluster near-duplicate documents.
 
@@ -239,6 +240,10 @@ def find_clusters(
         release_texts: empty ``exact`` (a list) and let each text go once its sets are made,
             for a caller that needs the texts no more: memory then holds about the larger of
             the texts and the sets, not both.
+        hand_over: instead of ``sketches``, an object whose ``sketches`` this call takes (the
+            attribute is None afterwards) and lets go once the sketches of the units that may
+            pair are gathered: memory then holds both only for a moment. (An argument would
+            stay held by the caller's frame until the call returns.)
 
     Returns:
         Clusters sorted by their first member id; members sorted by id.
@@ -248,6 +253,8 @@ def find_clusters(
         raise ValueError(f"linkage must be one of {', '.join(LINKAGES)}")
     if n == 0:
         return []
+    if hand_over is not None:
+        sketches, hand_over.sketches = hand_over.sketches, None
     if fps.shape[0] != n or (sketches is not None and len(sketches) != n):
         raise ValueError("ids, fps and sketches differ in length")
     times = times or StageTimes()
@@ -308,6 +315,8 @@ def find_clusters(
         at[sub] = np.arange(len(sub))
         left, right = at[left], at[right]
         unit_fps, unit_sketches = units.fps[sub], units.sketches_of(sub)
+        if hand_over is not None:
+            units.doc_sketches = sketches = None
         rank = np.empty(len(sub), dtype=np.int64)  # the same order, counted among them
         rank[np.argsort(units.rank[sub])] = np.arange(len(sub))
     test = PairTest(unit_fps, unit_sketches, k, min_similarity, unit_exact, similarity, min_resemblance)
@@ -412,6 +421,7 @@ def cluster_fingerprints(
     pairs: tuple[np.ndarray, np.ndarray] | None = None,
     times: StageTimes | None = None,
     release_texts: bool = False,
+    release_sketches: bool = False,
 ) -> list[Cluster]:
     """Clusters of a loaded fingerprint set (see :func:`find_clusters`), with ``options``
     resolved for it unless they are already (:meth:`ClusterOptions.for_fingerprints`).
@@ -420,7 +430,8 @@ def cluster_fingerprints(
     documents (an incremental run against an old corpus). With ``pairs``, the candidate pairs of
     documents found before (a persistent index), instead of a search. With ``release_texts``,
     the texts kept for exact verification are let go as they are measured
-    (``fingerprints.exact`` is None afterwards).
+    (``fingerprints.exact`` is None afterwards); with ``release_sketches``, the sketches once
+    those of the units that may pair are gathered (``fingerprints.sketches`` is None afterwards).
 
     Raises:
         ValueError: an option out of range for the fingerprints.
@@ -435,7 +446,7 @@ def cluster_fingerprints(
         fingerprints.fps,
         options.k,  # type: ignore[arg-type]
         options.singletons,
-        sketches=fingerprints.sketches,
+        sketches=None if release_sketches else fingerprints.sketches,
         features=fingerprints.features,
         min_similarity=options.min_similarity,
         linkage=options.linkage,
@@ -448,4 +459,5 @@ def cluster_fingerprints(
         pairs=pairs,
         times=times,
         release_texts=release_texts,
+        hand_over=fingerprints if release_sketches else None,
     )
