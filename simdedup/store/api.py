@@ -153,17 +153,25 @@ class _Merge:
         self.starts = np.cumsum([0] + [len(rows) for _, rows in self.parts])
         self.rows = int(self.starts[-1])
         self.words, self.sketch_bytes, self.has_sketches = words, sketch_bytes, sketch_bytes > 0
-        everything = np.arange(self.rows)
-        fps = self._take("fps", everything)
         self.order: np.ndarray | None = None
+        fps = self._column("fps")
         if len(self.parts) > 1:  # each part is in content order already
             self.order = content_order(fps, _Taker(self) if self.has_sketches else None)
             fps = fps[self.order]
         self.fps = fps
-        self.units = self.chunk("units", 0, self.rows)
-        self.pairable = self.chunk("features", 0, self.rows) >= min_features
+        self.units = self._column("units")
+        self.pairable = self._column("features") >= min_features
+
+    def _column(self, name: str) -> np.ndarray:
+        """A whole (small) column, in content order once :attr:`order` is known."""
+        parts = [_from(source, name, rows) for source, rows in self.parts]
+        column = np.concatenate(parts) if len(parts) != 1 else parts[0]
+        return column if self.order is None else column[self.order]
 
     def chunk(self, name: str, start: int, stop: int) -> np.ndarray:
+        if self.order is None and len(self.parts) == 1:
+            source, rows = self.parts[0]
+            return _from(source, name, rows[start:stop])
         at = np.arange(start, stop) if self.order is None else self.order[start:stop]
         return self._take(name, at)
 
@@ -175,13 +183,18 @@ class _Merge:
         for number in np.unique(part).tolist():
             source, rows = self.parts[number]
             which = part == number
-            taken = rows[at[which] - self.starts[number]]
-            if isinstance(source, Segment):
-                out[which] = source.take(name, taken)
-                source.release()  # its pages are read once: out of this process's memory
-            else:
-                out[which] = getattr(source, name)[taken]
+            out[which] = _from(source, name, rows[at[which] - self.starts[number]])
         return out
+
+
+def _from(source: Any, name: str, rows: np.ndarray) -> np.ndarray:
+    """Column ``name`` at ``rows`` of a :class:`_Rows` or of a :class:`Segment`."""
+    if isinstance(source, Segment):
+        taken = source.take(name, rows)
+        source.release()  # its pages are read once: out of this process's memory
+        return taken
+    column = getattr(source, name)
+    return column[rows]
 
 
 class _Taker:
@@ -708,11 +721,9 @@ class Index:
             if len(replaced):
                 connection.executemany("DELETE FROM documents WHERE seq = ?", ((s,) for s in replaced.tolist()))
                 connection.executemany("INSERT INTO removed VALUES (?)", ((s,) for s in replaced.tolist()))
+            ids = fingerprints.ids  # the documents in seq order, made as they go in
             catalog.insert_documents(
-                settings["next_seq"],
-                [fingerprints.ids[i] for i in by_id.tolist()],
-                batch.units[by_id].tolist(),
-                add_number,
+                settings["next_seq"], (ids[i] for i in _ints(by_id)), _ints(batch.units[by_id]), add_number
             )
             connection.executemany("INSERT OR IGNORE INTO pairs VALUES (?, ?)", codes.tolist())
             connection.execute(
@@ -774,6 +785,12 @@ def tail_to_merge(sizes: list[int], rows: int) -> int:
         gathered += sizes[-1 - taken]
         taken += 1
     return taken
+
+
+def _ints(values: np.ndarray, chunk: int = 1 << 16) -> Iterator[int]:
+    """The values as Python ints, a stretch at a time (not a list of them all)."""
+    for start in range(0, len(values), chunk):
+        yield from values[start : start + chunk].tolist()
 
 
 def _expand(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
