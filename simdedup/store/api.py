@@ -78,6 +78,9 @@ __all__ = [
 #: an add merges the newest segments into its own while they are not larger than this many
 #: times the rows gathered (:func:`tail_to_merge`)
 TIER_RATIO = 2
+#: a search of this many contents lets the pages it read of a segment go, table by table (a
+#: query's few stay mapped: reading them again would cost more than they hold)
+RELEASE_AFTER = 4096
 #: the options of ``cluster`` an index fixes when created (they decide which pairs are verified)
 VERIFICATION = ("k", "min_similarity", "similarity", "min_resemblance", "min_features")
 
@@ -333,6 +336,8 @@ class Index:
             if len(positions):
                 rows = segment.take(f"t{t}_rows", positions).astype(np.int64)
                 parts.append(np.repeat(np.arange(len(fps), dtype=np.int64), hi - lo) * segment.rows + rows)
+            if len(fps) >= RELEASE_AFTER:  # a batch's reads touch most pages of each table
+                segment.release()
         if not parts:
             return np.zeros(0, np.int64), np.zeros(0, np.int64)
         codes = np.unique(np.concatenate(parts))
