@@ -718,6 +718,10 @@ class Index:
         # The old documents of the clusters that may hold new ones (read before the commit).
         old = self._rows_of_units(np.concatenate(old_units)) if n and report else self._concat([])
         old_ids = catalog.ids_of(old.seqs) if len(old.seqs) else []
+        fresh_units = len(fresh)
+        # what the search needed goes before the segment is written
+        del content_fps, content_docs, content_sketches, units, existed, fresh, eligible, pairable, starts
+        del found_a, found_b, old_units, pair_a, pair_b, distinct
         add_number = catalog.connection.execute("SELECT coalesce(max(add_number), 0) + 1 FROM adds").fetchone()[0]
 
         def commit(connection: Any) -> None:
@@ -738,7 +742,7 @@ class Index:
                 "UPDATE settings SET value = ? WHERE name = 'next_seq'", (str(settings["next_seq"] + n),)
             )
             connection.execute(
-                "UPDATE settings SET value = ? WHERE name = 'next_unit'", (str(settings["next_unit"] + len(fresh)),)
+                "UPDATE settings SET value = ? WHERE name = 'next_unit'", (str(settings["next_unit"] + fresh_units),)
             )
             if publish is not None:
                 publish(result)
