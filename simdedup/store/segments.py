@@ -143,16 +143,6 @@ def content_order(fps: np.ndarray, sketches: np.ndarray | None) -> np.ndarray:
     return order
 
 
-def same_as_previous(fps: np.ndarray, sketches: np.ndarray | None) -> np.ndarray:
-    """For rows in content order: whether each row's content equals the row before's."""
-    same = np.zeros(len(fps), dtype=bool)
-    if len(fps) > 1:
-        same[1:] = (fps[1:] == fps[:-1]).all(axis=1)
-        if sketches is not None:
-            same[1:] &= (sketches[1:] == sketches[:-1]).all(axis=1)
-    return same
-
-
 #: rows of a column gathered and written at a time (a column in content order is never whole in memory)
 CHUNK_ROWS = 1 << 18
 
@@ -172,8 +162,8 @@ class SegmentRows(Protocol):
 
 
 def first_of_units(source: SegmentRows) -> np.ndarray:
-    """For rows in content order: whether each row's content differs from the row before's
-    (:func:`same_as_previous`, the sketches compared a stretch at a time)."""
+    """For rows in content order: whether each row's content (fingerprint and sketch) differs
+    from the row before's, the sketches compared a stretch at a time."""
     fps, n = source.fps, source.rows
     first = np.ones(n, dtype=bool)
     if n > 1:
