@@ -96,7 +96,8 @@ def fingerprint_settings(settings: dict[str, Any]) -> dict[str, Any]:
 @dataclass
 class AddResult:
     """What an add did: the documents added, and the clusters that hold new documents (as
-    ``cluster --against`` gives them) over ``fingerprints`` with ``new`` marking the batch."""
+    ``cluster --against`` gives them) over ``fingerprints`` with ``new`` marking the batch
+    (without a report, no clusters, and ``fingerprints`` is the batch as given)."""
 
     added: int
     replaced: int
@@ -392,7 +393,10 @@ class Index:
     # --- commands ------------------------------------------------------------------------
 
     def cluster(self, linkage: str = "complete", singletons: bool = False) -> tuple[list[Cluster], FingerprintSet]:
-        """Clusters over every document, from the pair log (no search); as ``cluster -k K``."""
+        """Clusters over every document, from the pair log (no search); as ``cluster -k K``.
+        The fingerprint set the members index holds the documents that can be in a cluster of
+        two or more (a unit of several documents, or in a logged pair), every one with
+        ``singletons``: memory follows the duplicates, not the index."""
         with self.catalog.snapshot():
             self._open_segments()
             pair_a, pair_b = self.catalog.pairs()
