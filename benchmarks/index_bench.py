@@ -14,6 +14,8 @@ Rows, each a fresh process (wall seconds, peak RSS), side by side in one run:
 - ``index query``: one document fingerprinted and looked up, in a warm process (the median of
   200 queries through the Python API), and one CLI run;
 - ``index cluster`` and ``index compact``; bytes on disk per document;
+- the peak RSS of ``cluster``, ``index create``, ``index cluster`` and ``index compact`` beside
+  the bound they are held to (:data:`MEMORY_BOUND_MB`, 4 GB at 10^7, in proportion below);
 - history: the 1,000th add of 5 documents beside the first, and a query after 1,000 such adds
   beside one after the first and one on the same documents added at once (warm, Python API):
   what accumulates with the adds is merged as they go, so neither cost grows with history.
@@ -39,6 +41,8 @@ import numpy as np
 
 SIMDEDUP = str(Path(sys.executable).parent / "simdedup")
 K = 3
+#: the peak RSS the four whole-index steps are held to at 10^7 fingerprints
+MEMORY_BOUND_MB = 4000
 VOCABULARY = [f"w{i}" for i in range(20000)]
 
 _MEASURE = """
@@ -286,6 +290,15 @@ def main() -> None:
     )
     row(f"index cluster ({size + batch:,})", measure([SIMDEDUP, "index", "cluster", str(index)]))
     row("index compact", measure([SIMDEDUP, "index", "compact", str(index)]))
+    bound = MEMORY_BOUND_MB * size / 10**7
+    peaks = {
+        name: round(next(r["rss_mb"] for r in rows if r["step"].startswith(name)))
+        for name in ("cluster -k", "index create", "index cluster", "index compact")
+    }
+    row(
+        f"peak RSS MB of the four whole-index steps, bound {bound:,.0f} MB",
+        {**peaks, "bound_mb": round(bound), "within": all(peak <= bound for peak in peaks.values())},
+    )
     stats = json.loads(
         subprocess.run(
             [SIMDEDUP, "index", "stats", "--json", str(index)], capture_output=True, check=True, text=True

@@ -325,7 +325,7 @@ def cluster(
     inputs = ((against,) + (files or ("-",))) if against else files
     out = output_file(output, force, inputs, not files or "-" in files)
     times = StageTimes()
-    clustered = cluster_files(named_streams(inputs), options, against, message, times)
+    clustered = cluster_files(named_streams(inputs), options, against, message, times, release_sketches=True)
     times.start("write")
     with out.open() as fd:
         write_clusters(fd, clustered.clusters, clustered.fingerprints, options.output_format, clustered.new)

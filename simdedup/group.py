@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
@@ -40,6 +40,9 @@ if TYPE_CHECKING:
     from .fingerprints import FingerprintSet
 
 MEDOID_LIMIT = 2048
+#: verification and linkage run on the units that may be in a cluster of two or more only, their
+#: sketches gathered (False: on every unit, every unit's sketch gathered; the tests compare both)
+NEEDED_UNITS_ONLY = True
 
 
 @dataclass(frozen=True)
@@ -90,58 +93,74 @@ class _Units:
     """Distinct (fingerprint, sketch) rows and which documents share each."""
 
     fps: np.ndarray  # (u, words) uint64
-    sketches: np.ndarray | None  # (u, bins) uint8
+    sketches: np.ndarray | None  # (u, bins) uint8, when made (:meth:`sketches_of`)
     of_doc: np.ndarray  # unit of each document
     rank: np.ndarray  # order of each unit by its smallest document id
+    first: np.ndarray  # a document of each unit
+    doc_sketches: np.ndarray | None  # (n, bins) uint8: the documents' sketches
+
+    def sketches_of(self, units: np.ndarray) -> np.ndarray | None:
+        return None if self.doc_sketches is None else self.doc_sketches[self.first[units]]
 
 
 def _units(ids: Sequence[str], fps: np.ndarray, sketches: np.ndarray | None, by_id: np.ndarray) -> _Units:
-    rows = fps if sketches is None else np.hstack([fps, np.ascontiguousarray(sketches).view(np.uint64)])
-    if rows.shape[1] == 1:
-        uniq, of_doc = np.unique(rows[:, 0], return_inverse=True)
-        uniq = uniq.reshape(-1, 1)
+    """The units, their sketches not copied (a unit's are its first document's)."""
+    if fps.shape[1] == 1 and sketches is None:
+        _, first, of_doc = np.unique(fps[:, 0], return_index=True, return_inverse=True)
     else:
-        uniq, of_doc = unique_rows(rows)
-    words = fps.shape[1]
-    unit_sketches = None if sketches is None else np.ascontiguousarray(uniq[:, words:]).view(np.uint8)
-    first_seen = np.full(len(uniq), len(ids), dtype=np.int64)
+        first, of_doc = unique_units(fps, sketches)
+    first_seen = np.full(len(first), len(ids), dtype=np.int64)
     np.minimum.at(first_seen, of_doc[by_id], np.arange(len(ids)))
     # Units have distinct first positions below len(ids), so counting gives their order (no sort).
     taken = np.zeros(len(ids), dtype=np.int64)
     taken[first_seen] = 1
     rank = np.cumsum(taken)[first_seen] - 1
-    return _Units(np.ascontiguousarray(uniq[:, :words]), unit_sketches, of_doc, rank)
+    return _Units(fps[first], None, of_doc, rank, first, sketches)
 
 
 def unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Distinct rows (in sorted order) and the index of each row's distinct row.
 
-    Like ``np.unique(rows, axis=0, return_inverse=True)`` in a fraction of its memory and time:
-    rows are sorted on their first column (mostly distinct: a fingerprint), and only the runs
-    that share it are sorted on all their columns and compared.
+    Like ``np.unique(rows, axis=0, return_inverse=True)`` in a fraction of its memory and time
+    (see :func:`unique_units`).
     """
-    first = rows[:, 0]
+    first, of_row = unique_units(rows, None)
+    return rows[first], of_row
+
+
+def unique_units(fps: np.ndarray, sketches: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of the columns of ``fps`` followed by those of ``sketches`` viewed as
+    uint64 (as one array of rows, never made), in sorted order: the first row of each, and the
+    index of each row's distinct row. Rows are sorted on their first column (mostly distinct: a
+    fingerprint), and only the runs that share it are sorted on all their columns and compared.
+    """
+    columns = [fps[:, w] for w in range(fps.shape[1])]
+    if sketches is not None:
+        wide = np.ascontiguousarray(sketches).view(np.uint64)
+        columns += [wide[:, w] for w in range(wide.shape[1])]
+    first = columns[0]
     order = np.argsort(first, kind="stable")
     ordered = first[order]
     same = ordered[1:] == ordered[:-1]
-    new_group = np.ones(len(rows), dtype=bool)
+    del ordered
+    new_group = np.ones(len(first), dtype=bool)
     new_group[1:] = ~same
-    if rows.shape[1] > 1 and same.any():
-        in_run = np.zeros(len(rows), dtype=bool)
+    if len(columns) > 1 and same.any():
+        in_run = np.zeros(len(first), dtype=bool)
         in_run[1:] |= same
         in_run[:-1] |= same
         at = np.flatnonzero(in_run)
         runs = order[at]
-        order[at] = runs = runs[np.lexsort(rows[runs].T[::-1])]  # stable: as a lexsort of all rows
+        order[at] = runs = runs[np.lexsort([c[runs] for c in columns][::-1])]  # stable: as a lexsort of all rows
         differs = np.zeros(len(at) - 1, dtype=bool)
-        for column in range(1, rows.shape[1]):  # column by column: no copy of the sorted rows
-            values = rows[runs, column]
+        for column in columns[1:]:  # column by column: no copy of the sorted rows
+            values = column[runs]
             differs |= values[1:] != values[:-1]
         new_group[at[1:][differs]] = True  # across two runs, the first column differs already
     group = np.cumsum(new_group) - 1
-    of_row = np.empty(len(rows), dtype=np.int64)
+    of_row = np.empty(len(first), dtype=np.int64)
     of_row[order] = group
-    return rows[order[new_group]], of_row
+    return order[new_group], of_row
 
 
 def _representative(
@@ -190,6 +209,7 @@ def find_clusters(
     pairs: tuple[np.ndarray, np.ndarray] | None = None,
     times: StageTimes | None = None,
     release_texts: bool = False,
+    hand_over: Any = None,
 ) -> list[Cluster]:
     """Cluster near-duplicate documents.
 
@@ -220,6 +240,10 @@ def find_clusters(
         release_texts: empty ``exact`` (a list) and let each text go once its sets are made,
             for a caller that needs the texts no more: memory then holds about the larger of
             the texts and the sets, not both.
+        hand_over: instead of ``sketches``, an object whose ``sketches`` this call takes (the
+            attribute is None afterwards) and lets go once the sketches of the units that may
+            pair are gathered: memory then holds both only for a moment. (An argument would
+            stay held by the caller's frame until the call returns.)
 
     Returns:
         Clusters sorted by their first member id; members sorted by id.
@@ -229,6 +253,8 @@ def find_clusters(
         raise ValueError(f"linkage must be one of {', '.join(LINKAGES)}")
     if n == 0:
         return []
+    if hand_over is not None:
+        sketches, hand_over.sketches = hand_over.sketches, None
     if fps.shape[0] != n or (sketches is not None and len(sketches) != n):
         raise ValueError("ids, fps and sketches differ in length")
     times = times or StageTimes()
@@ -240,6 +266,8 @@ def find_clusters(
     units = _units(ids, fps if exact_keys is None else np.hstack([fps, exact_keys]), sketches, by_id)
     if exact_keys is not None:  # the digest was part of the unit only
         units.fps = np.ascontiguousarray(units.fps[:, :-1])
+    if exact is not None or bands:  # measured or banded: every unit's sketch
+        units.sketches = units.sketches_of(np.arange(len(units.fps)))
     count = len(units.fps)
     eligible = np.arange(count)
     if features is not None and min_features > 0:
@@ -273,18 +301,39 @@ def find_clusters(
         )
         times.count("exact sets", int(unit_exact.has.sum()), "documents")
     times.start("verification")
-    test = PairTest(units.fps, units.sketches, k, min_similarity, unit_exact, similarity, min_resemblance)
+    unit_fps, unit_sketches, rank, sub, at = units.fps, units.sketches, units.rank, None, None
+    if unit_sketches is None and units.doc_sketches is not None and not NEEDED_UNITS_ONLY:
+        unit_sketches = units.sketches = units.sketches_of(np.arange(count))
+    if unit_sketches is None and units.doc_sketches is not None:
+        # Only a unit of a candidate pair or of several documents can be in a cluster of two or
+        # more: verification and linkage run on these alone, with their sketches gathered.
+        keep = np.bincount(units.of_doc, minlength=count) > 1
+        keep[left] = keep[right] = True
+        sub = np.flatnonzero(keep)
+        del keep
+        at = np.full(count, -1, dtype=np.int64)
+        at[sub] = np.arange(len(sub))
+        left, right = at[left], at[right]
+        unit_fps, unit_sketches = units.fps[sub], units.sketches_of(sub)
+        if hand_over is not None:
+            units.doc_sketches = sketches = None
+        rank = np.empty(len(sub), dtype=np.int64)  # the same order, counted among them
+        rank[np.argsort(units.rank[sub])] = np.arange(len(sub))
+    test = PairTest(unit_fps, unit_sketches, k, min_similarity, unit_exact, similarity, min_resemblance)
     left, right, scores = test.verified(left, right)
     if unit_exact is not None:
         times.count("verification", unit_exact.merged, "pairs merged")
     times.count("verification", len(left), "verified")
     times.start("linkage")
     merged = unit_exact.merged if unit_exact is not None else 0
-    label = link(linkage, count, left, right, scores, units.rank, test)
+    label = link(linkage, len(unit_fps), left, right, scores, rank, test)
+    if sub is not None:  # every other unit is a cluster of its own
+        label, sub_label = np.arange(count), label
+        label[sub] = sub[sub_label]
     if unit_exact is not None:
         times.count("linkage", unit_exact.merged - merged, "pairs merged")
     times.start("clusters")
-    clusters = _describe(ids, fps, units, label[units.of_doc], by_id, singletons, test)
+    clusters = _describe(ids, fps, units, label[units.of_doc], by_id, singletons, test, at)
     if new is not None:
         clusters = [c for c in clusters if any(new[m] for m in c.members)]
     times.count("clusters", len(clusters), "clusters")
@@ -314,7 +363,10 @@ def _describe(
     by_id: np.ndarray,
     singletons: bool,
     test: PairTest,
+    at: np.ndarray | None = None,
 ) -> list[Cluster]:
+    """The clusters of the labelled documents; ``at``: each unit's number in ``test`` (None:
+    the unit's own)."""
     if not singletons:  # most documents of a large corpus have no duplicate: drop them first
         by_id = by_id[np.bincount(doc_label)[doc_label[by_id]] >= 2]
     if len(by_id) == 0:
@@ -337,7 +389,7 @@ def _describe(
     for start, end in zip(bounds, bounds[1:]):
         docs = grouped_list[start:end]
         if len(docs) == 1:
-            sims = None if units.sketches is None else (1.0,)
+            sims = None if test.sketches is None else (1.0,)
             clusters.append(Cluster((docs[0],), docs[0], (0,), sims))
             continue
         rep = _representative(ids, docs, unit_of, units.fps, values)
@@ -346,8 +398,11 @@ def _describe(
         members += [unit_of[d] for d in docs]
         representatives += [rep_unit] * len(docs)
         clusters.append(Cluster(tuple(docs), rep, dist, None))
-    if units.sketches is not None and members:
-        raw = test.scores(np.array(members), np.array(representatives)).tolist()
+    if test.sketches is not None and members:
+        members_at, representatives_at = np.array(members), np.array(representatives)
+        if at is not None:
+            members_at, representatives_at = at[members_at], at[representatives_at]
+        raw = test.scores(members_at, representatives_at).tolist()
         position = 0
         for i, cluster in enumerate(clusters):
             if cluster.similarities is None:
@@ -366,6 +421,7 @@ def cluster_fingerprints(
     pairs: tuple[np.ndarray, np.ndarray] | None = None,
     times: StageTimes | None = None,
     release_texts: bool = False,
+    release_sketches: bool = False,
 ) -> list[Cluster]:
     """Clusters of a loaded fingerprint set (see :func:`find_clusters`), with ``options``
     resolved for it unless they are already (:meth:`ClusterOptions.for_fingerprints`).
@@ -374,7 +430,8 @@ def cluster_fingerprints(
     documents (an incremental run against an old corpus). With ``pairs``, the candidate pairs of
     documents found before (a persistent index), instead of a search. With ``release_texts``,
     the texts kept for exact verification are let go as they are measured
-    (``fingerprints.exact`` is None afterwards).
+    (``fingerprints.exact`` is None afterwards); with ``release_sketches``, the sketches once
+    those of the units that may pair are gathered (``fingerprints.sketches`` is None afterwards).
 
     Raises:
         ValueError: an option out of range for the fingerprints.
@@ -389,7 +446,7 @@ def cluster_fingerprints(
         fingerprints.fps,
         options.k,  # type: ignore[arg-type]
         options.singletons,
-        sketches=fingerprints.sketches,
+        sketches=None if release_sketches else fingerprints.sketches,
         features=fingerprints.features,
         min_similarity=options.min_similarity,
         linkage=options.linkage,
@@ -402,4 +459,5 @@ def cluster_fingerprints(
         pairs=pairs,
         times=times,
         release_texts=release_texts,
+        hand_over=fingerprints if release_sketches else None,
     )

@@ -283,6 +283,7 @@ def cluster_files(
     against: str | None = None,
     note: Callable[[str], None] = _no_note,
     times: StageTimes | None = None,
+    release_sketches: bool = False,
 ) -> Clustered:
     """``cluster``: the clusters of the fingerprint records in ``files`` (named binary streams).
 
@@ -290,7 +291,8 @@ def cluster_files(
     document of the other files, and no pair of two documents of ``against``. Of records with
     one id, one is kept (:func:`simdedup.fingerprints.sets.left_out`), with a warning to
     ``note`` for each other. ``times`` records where the time
-    goes.
+    goes. With ``release_sketches``, the result's fingerprints have no sketches (they are let
+    go once used, see :func:`~simdedup.group.cluster_fingerprints`).
     """
     import numpy as np
 
@@ -303,7 +305,8 @@ def cluster_files(
     if against is not None and fingerprints.sources is not None:
         new = np.array([name != against for name in fingerprints.files or []], dtype=bool)[fingerprints.sources]
     resolved = _resolved(options, fingerprints, note)
-    return Clustered(fingerprints, cluster_fingerprints(fingerprints, resolved, new, times=times), resolved, new)
+    clusters = cluster_fingerprints(fingerprints, resolved, new, times=times, release_sketches=release_sketches)
+    return Clustered(fingerprints, clusters, resolved, new)
 
 
 def dedup_run(

@@ -526,10 +526,21 @@ class _ColumnReader:
         words = self.bits // 64
 
         def joined(name: str, dtype: Any, shape: tuple[int, ...] = ()) -> np.ndarray:
+            """The parts as one array, each let go once copied: memory holds the array and one
+            part, not two copies of the column."""
             parts = self.parts[name]
-            return np.concatenate(parts) if parts else np.zeros((0, *shape), dtype=dtype)
+            if not parts:
+                return np.zeros((0, *shape), dtype=dtype)
+            out = np.empty((sum(len(part) for part in parts), *parts[0].shape[1:]), dtype=np.result_type(*parts))
+            at = 0
+            parts.reverse()
+            while parts:
+                part = parts.pop()
+                out[at : at + len(part)] = part
+                at += len(part)
+            return out
 
-        sketches = np.concatenate(self.parts["sketches"]) if self.parts["sketches"] else None
+        sketches = joined("sketches", np.uint8) if self.parts["sketches"] else None
         return FingerprintColumns(
             self.ids,
             joined("values", np.uint64, (words,)),

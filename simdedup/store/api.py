@@ -51,7 +51,15 @@ from .catalog import (
     sync_directory,
     writing,
 )
-from .segments import DamagedIndexError, Segment, Tables, content_order, default_blocks, same_as_previous, write_segment
+from .segments import (
+    DamagedIndexError,
+    Segment,
+    Tables,
+    content_order,
+    default_blocks,
+    first_of_units,
+    write_segment,
+)
 
 __all__ = [
     "Index",
@@ -70,6 +78,9 @@ __all__ = [
 #: an add merges the newest segments into its own while they are not larger than this many
 #: times the rows gathered (:func:`tail_to_merge`)
 TIER_RATIO = 2
+#: a search of this many contents lets the pages it read of a segment go, table by table (a
+#: query's few stay mapped: reading them again would cost more than they hold)
+RELEASE_AFTER = 4096
 #: the options of ``cluster`` an index fixes when created (they decide which pairs are verified)
 VERIFICATION = ("k", "min_similarity", "similarity", "min_resemblance", "min_features")
 
@@ -85,7 +96,8 @@ def fingerprint_settings(settings: dict[str, Any]) -> dict[str, Any]:
 @dataclass
 class AddResult:
     """What an add did: the documents added, and the clusters that hold new documents (as
-    ``cluster --against`` gives them) over ``fingerprints`` with ``new`` marking the batch."""
+    ``cluster --against`` gives them) over ``fingerprints`` with ``new`` marking the batch
+    (without a report, no clusters, and ``fingerprints`` is the batch as given)."""
 
     added: int
     replaced: int
@@ -116,6 +128,87 @@ class _Rows:
     sketches: np.ndarray | None
     features: np.ndarray
     sizes: np.ndarray
+
+
+class _Indexed:
+    """``array[index[i]]`` for the ``i`` asked, without a copy of the whole selection."""
+
+    def __init__(self, array: np.ndarray, index: np.ndarray):
+        self.array, self.index = array, index
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def __getitem__(self, which: Any) -> np.ndarray:
+        return self.array[self.index[which]]
+
+    def sub(self, which: np.ndarray) -> "_Indexed":
+        return _Indexed(self.array, self.index[which])
+
+
+class _Merge:
+    """Rows of several parts, each a :class:`_Rows` in memory or a :class:`Segment`, with the
+    rows taken of each (in that part's content order), merged into content order: the rows of
+    a new segment (:class:`~simdedup.store.segments.SegmentRows`). Only the fingerprints, units
+    and features are gathered whole; the other columns a stretch at a time."""
+
+    def __init__(self, parts: list[tuple[Any, np.ndarray]], words: int, sketch_bytes: int, min_features: int):
+        self.parts = [(source, np.asarray(rows, dtype=np.int64)) for source, rows in parts]
+        self.starts = np.cumsum([0] + [len(rows) for _, rows in self.parts])
+        self.rows = int(self.starts[-1])
+        self.words, self.sketch_bytes, self.has_sketches = words, sketch_bytes, sketch_bytes > 0
+        self.order: np.ndarray | None = None
+        fps = self._column("fps")
+        if len(self.parts) > 1:  # each part is in content order already
+            self.order = content_order(fps, _Taker(self) if self.has_sketches else None)
+            fps = fps[self.order]
+        self.fps = fps
+        self.units = self._column("units")
+        self.pairable = self._column("features") >= min_features
+
+    def _column(self, name: str) -> np.ndarray:
+        """A whole (small) column, in content order once :attr:`order` is known."""
+        parts = [_from(source, name, rows) for source, rows in self.parts]
+        column = np.concatenate(parts) if len(parts) != 1 else parts[0]
+        return column if self.order is None else column[self.order]
+
+    def chunk(self, name: str, start: int, stop: int) -> np.ndarray:
+        if self.order is None and len(self.parts) == 1:
+            source, rows = self.parts[0]
+            return _from(source, name, rows[start:stop])
+        at = np.arange(start, stop) if self.order is None else self.order[start:stop]
+        return self._take(name, at)
+
+    def _take(self, name: str, at: np.ndarray) -> np.ndarray:
+        """``name``'s values at positions ``at`` of the parts one after another."""
+        part = np.searchsorted(self.starts, at, side="right") - 1
+        shape = {"fps": (self.words,), "sketches": (self.sketch_bytes,)}.get(name, ())
+        out = np.empty((len(at), *shape), dtype=np.uint64 if name == "fps" else np.uint8 if shape else np.int64)
+        for number in np.unique(part).tolist():
+            source, rows = self.parts[number]
+            which = part == number
+            out[which] = _from(source, name, rows[at[which] - self.starts[number]])
+        return out
+
+
+def _from(source: Any, name: str, rows: np.ndarray) -> np.ndarray:
+    """Column ``name`` at ``rows`` of a :class:`_Rows` or of a :class:`Segment`."""
+    if isinstance(source, Segment):
+        taken = source.take(name, rows)
+        source.release()  # its pages are read once: out of this process's memory
+        return taken
+    column = getattr(source, name)
+    return column[rows]
+
+
+class _Taker:
+    """The sketches of a :class:`_Merge`'s positions, for :func:`content_order`."""
+
+    def __init__(self, merge: _Merge):
+        self.merge = merge
+
+    def __getitem__(self, at: np.ndarray) -> np.ndarray:
+        return self.merge._take("sketches", np.asarray(at, dtype=np.int64))
 
 
 class Index:
@@ -244,6 +337,8 @@ class Index:
             if len(positions):
                 rows = segment.take(f"t{t}_rows", positions).astype(np.int64)
                 parts.append(np.repeat(np.arange(len(fps), dtype=np.int64), hi - lo) * segment.rows + rows)
+            if len(fps) >= RELEASE_AFTER:  # a batch's reads touch most pages of each table
+                segment.release()
         if not parts:
             return np.zeros(0, np.int64), np.zeros(0, np.int64)
         codes = np.unique(np.concatenate(parts))
@@ -288,31 +383,61 @@ class Index:
         options = replace(self.options, linkage=linkage, singletons=singletons)
         return cluster_fingerprints(fingerprints, options, new, pairs=pairs)
 
-    def _all_live_rows(self) -> Any:
-        """Every row of every open segment, checked against its checksums, without the rows of
-        replaced documents."""
-        parts = []
-        for segment in self._segments:
-            segment.verify_all()
-            part = self._gather(segment, np.arange(segment.rows))
-            parts.append(_select(part, self._alive(part.seqs)))
-        return self._concat(parts)
+    def _live(self, segment: Segment) -> np.ndarray:
+        """The rows of ``segment`` not of replaced documents, the whole file checked first."""
+        segment.verify_all()
+        rows = np.flatnonzero(self._alive(segment.column("seqs")))
+        segment.release()
+        return rows
 
     # --- commands ------------------------------------------------------------------------
 
     def cluster(self, linkage: str = "complete", singletons: bool = False) -> tuple[list[Cluster], FingerprintSet]:
-        """Clusters over every document, from the pair log (no search); as ``cluster -k K``."""
+        """Clusters over every document, from the pair log (no search); as ``cluster -k K``.
+        The fingerprint set the members index holds the documents that can be in a cluster of
+        two or more (a unit of several documents, or in a logged pair), every one with
+        ``singletons``: memory follows the duplicates, not the index."""
         with self.catalog.snapshot():
             self._open_segments()
-            rows = self._all_live_rows()
-            order = np.argsort(rows.seqs)
-            rows = _select(rows, order)
-            seqs, ids = self.catalog.all_ids()
-            if not np.array_equal(seqs, rows.seqs):
-                raise DamagedIndexError(f"{self.directory}: the segments and the catalog's documents disagree")
             pair_a, pair_b = self.catalog.pairs()
+            live = [self._live(segment) for segment in self._segments]
+            units = [segment.take("units", rows) for segment, rows in zip(self._segments, live)]
+            for segment in self._segments:
+                segment.release()
+            if not singletons:  # a unit of one document in no pair is a cluster of one: left out
+                counted, count = np.unique(np.concatenate(units + [np.zeros(0, np.int64)]), return_counts=True)
+                wanted = np.union1d(np.union1d(pair_a, pair_b), counted[count > 1])
+                del counted, count
+                live = [rows[np.isin(of, wanted)] for rows, of in zip(live, units)]
+            del units
+            parts = []
+            for segment, rows in zip(self._segments, live):
+                parts.append(self._gather(segment, rows))
+                segment.release()
+            rows = self._concat(parts)
+            del parts, live
+            rows = _select(rows, np.argsort(rows.seqs))
+            ids = self._ids_checked(rows.seqs)
         fingerprints = self._fingerprint_set(rows, ids)
         return self._clusters(fingerprints, rows.units, pair_a, pair_b, linkage, singletons), fingerprints
+
+    def _ids_checked(self, wanted: np.ndarray) -> list[str]:
+        """The ids of the documents ``wanted`` (sorted seqs), read with every document of the
+        catalog, which must be the live rows of the segments."""
+        live = np.sort(
+            np.concatenate([np.zeros(0, np.int64)] + [s.take("seqs", self._live(s)) for s in self._segments])
+        )
+        ids: list[str] = []
+        done, agree = 0, True
+        cursor = self.catalog.connection.execute("SELECT seq, id FROM documents ORDER BY seq")
+        while agree and (rows := cursor.fetchmany(1 << 16)):
+            seqs = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
+            agree = np.array_equal(seqs, live[done : done + len(seqs)])
+            done += len(seqs)
+            ids += [rows[i][1] for i in np.flatnonzero(np.isin(seqs, wanted)).tolist()]
+        if not agree or done != len(live) or len(ids) != len(wanted):
+            raise DamagedIndexError(f"{self.directory}: the segments and the catalog's documents disagree")
+        return ids
 
     def query_record(self, record: FingerprintRecord) -> list[Match]:
         """The documents of the index that are near-duplicates of a fingerprinted document:
@@ -426,37 +551,30 @@ class Index:
             if name not in known:
                 os.unlink(os.path.join(folder, name))
 
-    def _write(self, rows: _Rows, absorbed: list[Segment], connection_work: Callable[[Any], None]) -> None:
-        """Write ``rows`` (in content order) and the live rows of the segments ``absorbed`` as
-        one new segment (none when there are no rows), then commit it in their place with what
-        ``connection_work(connection)`` adds to the transaction, then remove their files."""
-        parts, dropped = [rows], []
+    def _write(
+        self, rows: _Rows, order: np.ndarray, absorbed: list[Segment], connection_work: Callable[[Any], None]
+    ) -> None:
+        """Write ``rows`` (taken in the content order ``order``) and the live rows of the segments
+        ``absorbed`` as one new segment (none when there are no rows), then commit it in their
+        place with what ``connection_work(connection)`` adds to the transaction, then remove
+        their files. The rows are merged a stretch at a time (:class:`_Merge`)."""
+        parts: list[tuple[Any, np.ndarray]] = [(rows, order)] if len(order) else []
+        dropped: list[int] = []
         for segment in absorbed:
-            segment.verify_all()
-            part = self._gather(segment, np.arange(segment.rows))
-            alive = self._alive(part.seqs)
-            parts.append(_select(part, alive))
-            dropped += part.seqs[~alive].tolist()
-        if absorbed:
-            rows = self._concat(parts)
-            rows = _select(rows, content_order(rows.fps, rows.sketches))
+            live = self._live(segment)
+            parts.append((segment, live))
+            seqs = segment.column("seqs")
+            dropped += np.delete(seqs, live).tolist()
+            segment.release()
+        merged = _Merge(parts, self.words, self.sketch_bytes, self.options.min_features)
+        del parts
         number = self.catalog.settings["next_segment"]
         file = f"seg-{number:06d}.sdseg"
         folder = os.path.join(self.directory, SEGMENTS)
-        if len(rows.seqs):
+        if merged.rows:
             temporary = os.path.join(folder, f".{file}.tmp")
             try:
-                size, checksum = write_segment(
-                    temporary,
-                    self.tables,
-                    rows.fps,
-                    rows.sketches,
-                    rows.features,
-                    rows.sizes,
-                    rows.seqs,
-                    rows.units,
-                    self._pairable(rows.features),
-                )
+                size, checksum = write_segment(temporary, self.tables, merged)
             except BaseException:
                 with suppress(OSError):  # a full disk: give back its room at once
                     os.unlink(temporary)
@@ -465,10 +583,12 @@ class Index:
             # I/O error of a commit does not tell whether it reached the disk).
             os.rename(temporary, os.path.join(folder, file))
             sync_directory(folder)
+        rows_written = merged.rows
+        del merged
         with self.catalog.transaction() as connection:
-            if len(rows.seqs):
+            if rows_written:
                 connection.execute(
-                    "INSERT INTO segments VALUES (?, ?, ?, ?, ?)", (number, file, len(rows.seqs), size, checksum)
+                    "INSERT INTO segments VALUES (?, ?, ?, ?, ?)", (number, file, rows_written, size, checksum)
                 )
                 connection.execute("UPDATE settings SET value = ? WHERE name = 'next_segment'", (str(number + 1),))
             connection.executemany("DELETE FROM segments WHERE file = ?", ((s.name,) for s in absorbed))
@@ -542,30 +662,34 @@ class Index:
         settings = catalog.settings
         replaced = np.array(sorted(seq for seq, _ in present), dtype=np.int64)
         self._removed = np.union1d(self._removed, replaced)
-        # The batch in content order; its seqs in id order (so the catalog's rows go in as appends).
+        # The batch as given (no copy of its columns) and its content order; its seqs in id
+        # order (so the catalog's rows go in as appends).
         order = content_order(fingerprints.fps, fingerprints.sketches)
-        rank = np.empty(n, dtype=np.int64)
-        rank[np.array(sorted(range(n), key=fingerprints.ids.__getitem__), dtype=np.int64)] = np.arange(n)
+        by_id = np.array(sorted(range(n), key=fingerprints.ids.__getitem__), dtype=np.int64)
         sizes = np.asarray(fingerprints.sizes if fingerprints.sizes is not None else np.full(n, -1), dtype=np.int64)
         batch = _Rows(
-            settings["next_seq"] + rank[order],
+            np.empty(n, np.int64),
             np.zeros(n, np.int64),
-            fingerprints.fps[order],
-            None if fingerprints.sketches is None else fingerprints.sketches[order],
-            fingerprints.features[order].astype(np.int64),
-            sizes[order],
+            fingerprints.fps,
+            fingerprints.sketches,
+            np.asarray(fingerprints.features, dtype=np.int64),
+            sizes,
         )
-        ids = [fingerprints.ids[i] for i in order.tolist()]
-        starts = np.flatnonzero(~same_as_previous(batch.fps, batch.sketches))
-        of_row = np.cumsum(~same_as_previous(batch.fps, batch.sketches)) - 1
-        content_fps = batch.fps[starts]
-        content_sketches = None if batch.sketches is None else batch.sketches[starts]
+        batch.seqs[by_id] = settings["next_seq"] + np.arange(n)
+        first = first_of_units(_Merge([(batch, order)], self.words, self.sketch_bytes, self.options.min_features))
+        starts = np.flatnonzero(first)
+        of_row = np.cumsum(first) - 1
+        del first
+        content_docs = order[starts]
+        content_fps = fingerprints.fps[content_docs]
+        content_sketches = None if batch.sketches is None else _Indexed(batch.sketches, content_docs)
         units = self._units_of_contents(content_fps, content_sketches)
         existed = units >= 0
         fresh = np.flatnonzero(~existed)
         units[fresh] = settings["next_unit"] + np.arange(len(fresh))
-        batch.units = units[of_row]
-        pairable = np.logical_or.reduceat(self._pairable(batch.features), starts) if n else np.zeros(0, bool)
+        batch.units[order] = units[of_row]
+        del of_row
+        pairable = np.logical_or.reduceat(self._pairable(batch.features[order]), starts) if n else np.zeros(0, bool)
         # Verified pairs: new units with each other, and with every segment's tables.
         found_a, found_b, old_units = [], [], [units[existed]]
         eligible = np.flatnonzero(pairable)
@@ -579,7 +703,7 @@ class Index:
             found_b.append(units[right])
         for segment in self._segments:
             which, rows = self._near(
-                segment, content_fps[eligible], None if content_sketches is None else content_sketches[eligible]
+                segment, content_fps[eligible], None if content_sketches is None else content_sketches.sub(eligible)
             )
             theirs = segment.take("units", rows)
             found_a.append(units[eligible[which]])
@@ -598,6 +722,10 @@ class Index:
         # The old documents of the clusters that may hold new ones (read before the commit).
         old = self._rows_of_units(np.concatenate(old_units)) if n and report else self._concat([])
         old_ids = catalog.ids_of(old.seqs) if len(old.seqs) else []
+        fresh_units = len(fresh)
+        # what the search needed goes before the segment is written
+        del content_fps, content_docs, content_sketches, units, existed, fresh, eligible, pairable, starts
+        del found_a, found_b, old_units, pair_a, pair_b, distinct
         add_number = catalog.connection.execute("SELECT coalesce(max(add_number), 0) + 1 FROM adds").fetchone()[0]
 
         def commit(connection: Any) -> None:
@@ -606,9 +734,9 @@ class Index:
             if len(replaced):
                 connection.executemany("DELETE FROM documents WHERE seq = ?", ((s,) for s in replaced.tolist()))
                 connection.executemany("INSERT INTO removed VALUES (?)", ((s,) for s in replaced.tolist()))
-            by_seq = np.argsort(batch.seqs)
+            ids = fingerprints.ids  # the documents in seq order, made as they go in
             catalog.insert_documents(
-                settings["next_seq"], [ids[i] for i in by_seq.tolist()], batch.units[by_seq].tolist(), add_number
+                settings["next_seq"], (ids[i] for i in _ints(by_id)), _ints(batch.units[by_id]), add_number
             )
             connection.executemany("INSERT OR IGNORE INTO pairs VALUES (?, ?)", codes.tolist())
             connection.execute(
@@ -618,25 +746,28 @@ class Index:
                 "UPDATE settings SET value = ? WHERE name = 'next_seq'", (str(settings["next_seq"] + n),)
             )
             connection.execute(
-                "UPDATE settings SET value = ? WHERE name = 'next_unit'", (str(settings["next_unit"] + len(fresh)),)
+                "UPDATE settings SET value = ? WHERE name = 'next_unit'", (str(settings["next_unit"] + fresh_units),)
             )
             if publish is not None:
                 publish(result)
 
         # Clusters with new documents, as cluster --against: pairs of two old units are not used.
-        together = self._concat([batch, old])
-        new = np.zeros(len(together.seqs), dtype=bool)
-        new[:n] = True
-        fingerprint_set = self._fingerprint_set(together, ids + old_ids)
-        clusters = (
-            self._clusters(fingerprint_set, together.units, codes[:, 0], codes[:, 1], linkage, singletons, new)
-            if report
-            else []
-        )
+        if report:
+            together = self._concat([_select(batch, order), old])
+            new = np.zeros(len(together.seqs), dtype=bool)
+            new[:n] = True
+            fingerprint_set = self._fingerprint_set(together, [fingerprints.ids[i] for i in order.tolist()] + old_ids)
+            clusters = self._clusters(
+                fingerprint_set, together.units, codes[:, 0], codes[:, 1], linkage, singletons, new
+            )
+            del together
+        else:  # nothing to report: the batch as given, not a copy in content order
+            fingerprint_set, new, clusters = fingerprints, np.ones(n, dtype=bool), []
         result = AddResult(n, len(replaced), len(codes), clusters, fingerprint_set, new, list(fingerprints.repeated))
         if n:
             self._write(
                 batch,
+                order,
                 self._segments[len(self._segments) - tail_to_merge([s.rows for s in self._segments], n) :],
                 commit,
             )
@@ -651,7 +782,7 @@ class Index:
             self._open_segments()
             merged = len(self._segments)
             if merged > 1 or len(self._removed):
-                self._write(self._concat([]), list(self._segments), lambda connection: None)
+                self._write(self._concat([]), np.zeros(0, np.int64), list(self._segments), lambda connection: None)
             return merged
 
 
@@ -667,6 +798,12 @@ def tail_to_merge(sizes: list[int], rows: int) -> int:
         gathered += sizes[-1 - taken]
         taken += 1
     return taken
+
+
+def _ints(values: np.ndarray, chunk: int = 1 << 16) -> Iterator[int]:
+    """The values as Python ints, a stretch at a time (not a list of them all)."""
+    for start in range(0, len(values), chunk):
+        yield from values[start : start + chunk].tolist()
 
 
 def _expand(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:

@@ -32,8 +32,8 @@ import shutil
 import sqlite3
 import tempfile
 from contextlib import contextmanager, suppress
-from itertools import repeat
-from typing import Any, Iterator
+from itertools import count, repeat
+from typing import Any, Iterable, Iterator
 from urllib.parse import quote
 
 import numpy as np
@@ -344,12 +344,11 @@ class Catalog:
         )
         return [found[s] for s in wanted.tolist()]
 
-    def insert_documents(self, first_seq: int, ids: list[str], units: list[int], add_number: int) -> None:
+    def insert_documents(self, first_seq: int, ids: Iterable[str], units: Iterable[int], add_number: int) -> None:
         """Add documents numbered from ``first_seq`` on (inside a transaction; ids bound as
-        parameters, as in :meth:`present`)."""
+        parameters, as in :meth:`present`), taken from ``ids`` and ``units`` as they go in."""
         self.connection.executemany(
-            "INSERT INTO documents VALUES (?, ?, ?, ?)",
-            zip(range(first_seq, first_seq + len(ids)), ids, units, repeat(add_number)),
+            "INSERT INTO documents VALUES (?, ?, ?, ?)", zip(count(first_seq), ids, units, repeat(add_number))
         )
 
     def all_ids(self) -> tuple[np.ndarray, list[str]]:

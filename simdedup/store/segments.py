@@ -30,7 +30,7 @@ import mmap
 import os
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Iterable
+from typing import Iterable, Protocol
 
 import numpy as np
 import xxhash
@@ -143,64 +143,81 @@ def content_order(fps: np.ndarray, sketches: np.ndarray | None) -> np.ndarray:
     return order
 
 
-def same_as_previous(fps: np.ndarray, sketches: np.ndarray | None) -> np.ndarray:
-    """For rows in content order: whether each row's content equals the row before's."""
-    same = np.zeros(len(fps), dtype=bool)
-    if len(fps) > 1:
-        same[1:] = (fps[1:] == fps[:-1]).all(axis=1)
-        if sketches is not None:
-            same[1:] &= (sketches[1:] == sketches[:-1]).all(axis=1)
-    return same
+#: rows of a column gathered and written at a time (a column in content order is never whole in memory)
+CHUNK_ROWS = 1 << 18
 
 
-def write_segment(
-    path: str,
-    tables: Tables,
-    fps: np.ndarray,
-    sketches: np.ndarray | None,
-    features: np.ndarray,
-    sizes: np.ndarray,
-    seqs: np.ndarray,
-    units: np.ndarray,
-    pairable: np.ndarray,
-) -> tuple[int, str]:
-    """Write a segment of rows already in content order (:func:`content_order`) to ``path``
-    (created; fsynced); ``pairable``: whether each row may pair (enough features).
+class SegmentRows(Protocol):
+    """The rows of a segment to write, in content order (:func:`content_order`): the small
+    columns whole, the others (``features``, ``sizes``, ``seqs``, ``sketches``) a stretch of
+    rows at a time, so that writing holds no copy of them."""
+
+    rows: int
+    fps: np.ndarray  # (rows, words) uint64
+    units: np.ndarray  # int64
+    pairable: np.ndarray  # bool: the row may pair (enough features)
+    has_sketches: bool
+
+    def chunk(self, name: str, start: int, stop: int) -> np.ndarray: ...
+
+
+def first_of_units(source: SegmentRows) -> np.ndarray:
+    """For rows in content order: whether each row's content (fingerprint and sketch) differs
+    from the row before's, the sketches compared a stretch at a time."""
+    fps, n = source.fps, source.rows
+    first = np.ones(n, dtype=bool)
+    if n > 1:
+        first[1:] = ~(fps[1:] == fps[:-1]).all(axis=1)
+    if source.has_sketches:
+        for start in range(1, n, CHUNK_ROWS):
+            stop = min(n, start + CHUNK_ROWS)
+            tied = np.flatnonzero(~first[start:stop]) + start
+            if len(tied):
+                sketches = source.chunk("sketches", start - 1, stop)
+                same = (sketches[tied - start + 1] == sketches[tied - start]).all(axis=1)
+                first[tied[~same]] = True
+    return first
+
+
+def write_segment(path: str, tables: Tables, source: SegmentRows) -> tuple[int, str]:
+    """Write a segment of the rows of ``source`` to ``path`` (created; fsynced), one array at a
+    time: memory holds the fingerprints, the units and one table's keys, never every column.
 
     Returns:
         ``(bytes, checksum)`` for the catalog.
     """
-    n = len(fps)
-    first_of_unit = ~same_as_previous(fps, sketches)
-    arrays: dict[str, np.ndarray] = {
-        "fps": np.ascontiguousarray(fps.T),
-        "features": features,
-        "sizes": sizes,
-        "seqs": seqs,
-        "units": units,
-    }
-    if sketches is not None:
-        arrays["sketches"] = np.ascontiguousarray(sketches)
-    unit_order = np.argsort(units, kind="stable")
-    arrays["units_sorted"], arrays["units_rows"] = units[unit_order], unit_order.astype(np.uint32)
+    n, fps, units = source.rows, source.fps, source.units
+    words = fps.shape[1]
+    first_of_unit = first_of_units(source)
     # A unit enters the tables once (its first row) when any of its rows may pair.
     unit_start = np.flatnonzero(first_of_unit)
-    any_pairable = np.logical_or.reduceat(pairable, unit_start) if n else np.zeros(0, dtype=bool)
-    rows = unit_start[any_pairable]
-    for t in range(len(tables.chosen)):
-        keys, order = sort_by_key(tables.keys(fps[rows], t), tables.key_bits(t))
-        arrays[f"t{t}_keys"], arrays[f"t{t}_rows"] = keys, rows[order].astype(np.uint32)
-    for name in ["fps"] + [f"t{t}_keys" for t in range(len(tables.chosen))] + ["units_sorted"]:
-        values = arrays[name][0] if name == "fps" else arrays[name]
-        arrays[f"fence_{name}"] = np.ascontiguousarray(values[::FENCE])
-    layout, offset = {}, 0
-    header_room = 4096 + 96 * len(arrays)
-    offset = header_room
-    for name, array in arrays.items():
-        array = np.ascontiguousarray(array)
-        arrays[name] = array
-        layout[name] = [offset, array.dtype.str, list(array.shape)]
-        offset += -(-array.nbytes // _ALIGN) * _ALIGN
+    del first_of_unit
+    any_pairable = np.logical_or.reduceat(source.pairable, unit_start) if n else np.zeros(0, dtype=bool)
+    table_rows = unit_start[any_pairable]
+    del unit_start, any_pairable
+    count = len(tables.chosen)
+    entries = len(table_rows)
+    # every array's dtype and shape, in the order of the file (the layout depends on them alone)
+    shapes: dict[str, tuple[str, tuple[int, ...]]] = {
+        "fps": ("<u8", (words, n)),
+        "features": ("<i8", (n,)),
+        "sizes": ("<i8", (n,)),
+        "seqs": ("<i8", (n,)),
+        "units": ("<i8", (n,)),
+    }
+    if source.has_sketches:
+        shapes["sketches"] = ("|u1", (n, source.chunk("sketches", 0, 0).shape[1]))
+    shapes["units_sorted"], shapes["units_rows"] = ("<i8", (n,)), ("<u4", (n,))
+    for t in range(count):
+        shapes[f"t{t}_keys"], shapes[f"t{t}_rows"] = ("<u8", (entries,)), ("<u4", (entries,))
+    fenced = ["fps"] + [f"t{t}_keys" for t in range(count)] + ["units_sorted"]
+    for name in fenced:
+        shapes[f"fence_{name}"] = (shapes[name][0], (-(-shapes[name][1][-1] // FENCE),))
+    layout, offset = {}, 4096 + 96 * len(shapes)
+    header_room = offset
+    for name, (dtype, shape) in shapes.items():
+        layout[name] = [offset, dtype, list(shape)]
+        offset += -(-int(np.prod(shape)) * np.dtype(dtype).itemsize // _ALIGN) * _ALIGN
     checksums_at = offset
     header = json.dumps(
         {"format": SEGMENT_FORMAT, "rows": n, "block_bytes": BLOCK_BYTES, "fence": FENCE, "arrays": layout}
@@ -208,22 +225,43 @@ def write_segment(
     header = MAGIC + len(header).to_bytes(4, "little") + header
     assert len(header) <= header_room
     with open(path, "x+b") as out:
-        out.write(header)
-        for name, array in arrays.items():
-            out.seek(layout[name][0])
+
+        def put(name: str, array: np.ndarray, at: int = 0) -> None:
+            """``array`` as the rows of ``name`` from row ``at`` on (the fence too, when whole)."""
+            array = np.ascontiguousarray(array, dtype=shapes[name][0])
+            row_bytes = array.nbytes // len(array) if len(array) else 0
+            out.seek(layout[name][0] + at * row_bytes)
             out.write(memoryview(array).cast("B"))
+            if name in fenced and name != "fps":
+                put(f"fence_{name}", array[::FENCE])
+
+        out.write(header)
+        fps_words = np.ascontiguousarray(fps.T)
+        put("fps", fps_words)
+        put("fence_fps", fps_words[0][::FENCE])
+        del fps_words
+        for name in ("features", "sizes", "seqs", "units", "sketches"):
+            if name in shapes:
+                for start in range(0, n, CHUNK_ROWS):
+                    put(name, source.chunk(name, start, min(n, start + CHUNK_ROWS)), start)
+        unit_order = np.argsort(units, kind="stable")
+        put("units_sorted", units[unit_order])
+        put("units_rows", unit_order.astype(np.uint32))
+        del unit_order
+        for t in range(count):
+            keys, order = sort_by_key(tables.keys(fps[table_rows], t), tables.key_bits(t))
+            put(f"t{t}_keys", keys)
+            put(f"t{t}_rows", table_rows[order].astype(np.uint32))
+            del keys, order
         out.truncate(checksums_at)
         out.flush()
-        with mmap.mmap(out.fileno(), checksums_at, access=mmap.ACCESS_READ) as data:
-            sums = np.array(
-                [
-                    xxhash.xxh3_64_intdigest(data[start : start + BLOCK_BYTES])
-                    for start in range(0, checksums_at, BLOCK_BYTES)
-                ],
-                dtype="<u8",
-            )
+        out.seek(0)
+        sums = []  # read back, not mapped: the file's pages then stay out of this process
+        while len(sums) * BLOCK_BYTES < checksums_at:
+            data = out.read(min(checksums_at - len(sums) * BLOCK_BYTES, 256 * BLOCK_BYTES))
+            sums += [xxhash.xxh3_64_intdigest(data[at : at + BLOCK_BYTES]) for at in range(0, len(data), BLOCK_BYTES)]
         out.seek(checksums_at)
-        tail = sums.tobytes() + checksums_at.to_bytes(8, "little") + MAGIC
+        tail = np.array(sums, dtype="<u8").tobytes() + checksums_at.to_bytes(8, "little") + MAGIC
         out.write(tail)
         out.flush()
         os.fsync(out.fileno())
@@ -328,8 +366,20 @@ class Segment:
             verified[block] = True
 
     def verify_all(self) -> None:
-        """Check every block of the file."""
-        self.verify_bytes(np.array([0]), np.array([self._end]))
+        """Check every block of the file, a stretch at a time, each let go once checked."""
+        step = 256
+        for first in range(0, len(self._sums), step):
+            self._check_blocks(range(first, min(first + step, len(self._sums))))
+            self.release(first * BLOCK_BYTES, step * BLOCK_BYTES)
+
+    def release(self, start: int = 0, length: int = 0) -> None:
+        """Let the pages of the file read so far (of ``length`` bytes from ``start``; 0: to the
+        end) go from this process's memory: they stay in the page cache, and a whole file read
+        once then costs no memory. Arrays handed out stay valid (read again when used)."""
+        if self._map is not None and hasattr(mmap, "MADV_DONTNEED"):
+            length = min(length or len(self._map), len(self._map) - start)
+            if length > 0:
+                self._map.madvise(mmap.MADV_DONTNEED, start, length)
 
     def _verify_rows(self, name: str, lo: np.ndarray, hi: np.ndarray) -> None:
         offset, dtype, shape = self._layout[name]
