@@ -8,6 +8,7 @@ closed pipe); 2 usage error; 3 finished, but some inputs were skipped (each with
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import sys
@@ -922,6 +923,9 @@ class Terminated(BaseException):
 
 def _terminate(signum: int, frame: Any) -> None:
     signal.signal(signum, signal.SIG_DFL)  # a second one ends the process at once
+    # Dask's scheduler (in this process with --local) logs the operations cut short as errors
+    # with tracebacks while the cluster closes; the run was stopped on purpose, and says so.
+    logging.disable(logging.CRITICAL)
     raise Terminated(signum)
 
 
