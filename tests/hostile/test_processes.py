@@ -289,6 +289,24 @@ def _check_orderly_end(r: Run, signum: int, out: Path) -> None:
         assert r.process.returncode == -signum
 
 
+def test_sigterm_at_any_moment_of_a_dask_run_says_no_traceback(many_files, tmp_path):
+    """A Dask run stopped on purpose at any moment (start, tasks, the cluster closing) ends
+    quietly: its scheduler, in the run's process, must not log the operations it cuts short."""
+    pytest.importorskip("distributed")
+    argv = [sys.executable, "-m", "simdedup", "dedup", "--engine", "dask", "--local", "2", "-k", "8", "--silent"]
+    argv.append(str(many_files))
+    started = time.monotonic()
+    subprocess.run(argv, cwd=tmp_path, capture_output=True, check=True)
+    duration = time.monotonic() - started
+    for fraction in (0.1, 0.25, 0.4, 0.55, 0.7, 0.8, 0.9, 0.97):  # on the old code, 1 kill in 20-40 showed one
+        process = subprocess.Popen(argv, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        time.sleep(duration * fraction)
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=60)
+        assert process.returncode in (0, -signal.SIGTERM), (fraction, stderr[-2000:])
+        assert b"Traceback" not in stderr, (fraction, stderr[-2000:])
+
+
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL])
 def test_dask_workers_end_with_the_run(signum, many_files, tmp_path, run):
     """--engine dask --local N starts a scheduler in the run and N worker processes: killed,
