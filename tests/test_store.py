@@ -386,6 +386,27 @@ def test_kill_9_at_any_point_of_create_leaves_nothing_a_reader_takes_for_an_inde
     assert outcomes == {"whole", "refused"}
 
 
+def test_creates_racing_for_one_directory_leave_one_whole_index(tmp_path):
+    """Several ``index create`` of one directory at once: each either makes the index or is
+    refused in one line, and what is left is the whole index, never one emptied by another."""
+    source = write(tmp_path / "a.jsonl", make_records(11, 300))
+    whole = tmp_path / "whole"
+    run("index", "create", whole, "-k", 3, "--from", source)
+    expected = run("index", "cluster", whole).stdout_bytes
+    command = [sys.executable, "-m", "simdedup", "index", "create"]
+    for attempt in range(3):
+        target = tmp_path / f"raced-{attempt}"
+        racers = [
+            subprocess.Popen([*command, str(target), "-k", "3", "--from", source], stderr=subprocess.PIPE)
+            for _ in range(4)
+        ]
+        outcomes = [(racer.wait(timeout=120), racer.stderr.read().decode()) for racer in racers]
+        assert any(status == 0 for status, _ in outcomes), outcomes
+        for status, stderr in outcomes:
+            assert status == 0 or (status == 1 and len(stderr.strip().splitlines()) == 1), stderr
+        assert run("index", "cluster", target).stdout_bytes == expected, outcomes
+
+
 def test_a_create_in_progress_is_not_replaced_by_another(tmp_path):
     from simdedup.store.catalog import creating
 

@@ -136,18 +136,34 @@ def creating(directory: str) -> Iterator[None]:
             another process is creating an index there.
     """
     made = not os.path.lexists(directory)
+    not_empty = f"{directory} exists and is not empty; an index is created in a new directory"
+    busy = f"another process is creating an index in {directory}"
     with writing(directory):
         os.makedirs(directory, exist_ok=True)
         marker = os.path.join(directory, CREATING)
-        unfinished = os.path.lexists(marker)
-        if os.listdir(directory) and not unfinished:
-            raise IndexUseError(f"{directory} exists and is not empty; an index is created in a new directory")
-        fd = os.open(marker, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fd = os.open(marker, os.O_RDWR)  # an unfinished creation's: killed, or running
+            unfinished = True
+        except FileNotFoundError:
+            if os.listdir(directory):
+                raise IndexUseError(not_empty) from None
+            try:
+                fd = os.open(marker, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
+            except FileExistsError:  # another create of this directory, a moment before
+                raise IndexUseError(busy) from None
+            unfinished = False
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        # A creation that finished between the open and the lock removed its marker: the
+        # directory holds a whole index, not one to replace.
+        if unfinished and os.fstat(fd).st_ino != _inode(marker):
+            raise IndexUseError(not_empty)
     except BlockingIOError:
         os.close(fd)  # what the other process is making stays as it is
-        raise IndexUseError(f"another process is creating an index in {directory}") from None
+        raise IndexUseError(busy) from None
+    except BaseException:
+        os.close(fd)
+        raise
     try:
         with writing(directory):
             if unfinished:  # killed creations leave partial files; the marker stays
@@ -166,6 +182,13 @@ def creating(directory: str) -> Iterator[None]:
     finally:
         _CREATING.discard(os.path.realpath(directory))
         os.close(fd)
+
+
+def _inode(path: str) -> int | None:
+    try:
+        return os.stat(path).st_ino
+    except FileNotFoundError:
+        return None
 
 
 #: the directories this process is creating an index in (it opens them while the marker is there)
