@@ -500,3 +500,36 @@ def test_query_text_output_shows_hostile_ids_escaped(tmp_path):
     lines = run("index", "query", tmp_path / "idx", document).stdout.splitlines()
     assert len(lines) == 1 and "\x1b" not in lines[0] and lines[0].endswith("\\x1b[31m")
     assert lines[0].split("\t")[3] == "fake\\n1.000\\t0\\tcafe\\tinjected\\x1b[31m"
+
+
+@pytest.mark.parametrize("planted", ["creating.unfinished", "writer.lock", "catalog.sqlite"])
+def test_a_link_planted_in_an_index_is_never_written_through(tmp_path, planted):
+    """A file of the index's own replaced by a symbolic link to another file (an input, say):
+    every command leaves that file's bytes as they were, and works or refuses in one line."""
+    records = make_records(12, 120)
+    source = write(tmp_path / "a.jsonl", records[:100])
+    batch = write(tmp_path / "b.jsonl", records[100:])
+    victim = tmp_path / "victim.txt"
+    victim.write_bytes(b"an input nobody may change\n" * 100)
+    before = victim.read_bytes()
+    index = tmp_path / "idx"
+    if planted == "creating.unfinished":  # an unfinished creation, as a kill leaves it
+        index.mkdir()
+    else:
+        run("index", "create", index, "-k", 3, "--from", source)
+    target = index / planted
+    if target.exists():
+        target.unlink()
+    target.symlink_to(victim)
+    commands = [
+        ("index", "create", index, "-k", 3, "--from", source),
+        ("index", "add", index, batch),
+        ("index", "compact", index),
+        ("index", "cluster", index),
+        ("index", "stats", index),
+    ]
+    for command in commands:
+        result = run(*command, ok=False)
+        assert "Traceback" not in result.output
+        assert result.exit_code == 0 or len(result.output.strip().splitlines()) == 1, (command, result.output)
+        assert victim.read_bytes() == before, command

@@ -24,12 +24,14 @@ Near-duplicate pairs of documents by id::
 from __future__ import annotations
 
 import datetime
+import errno
 import fcntl
 import json
 import os
 import resource
 import shutil
 import sqlite3
+import stat
 import tempfile
 from contextlib import contextmanager, suppress
 from itertools import count, repeat
@@ -142,13 +144,13 @@ def creating(directory: str) -> Iterator[None]:
         os.makedirs(directory, exist_ok=True)
         marker = os.path.join(directory, CREATING)
         try:
-            fd = os.open(marker, os.O_RDWR)  # an unfinished creation's: killed, or running
+            fd = own_file(marker, os.O_RDONLY)  # an unfinished creation's: killed, or running
             unfinished = True
         except FileNotFoundError:
             if os.listdir(directory):
                 raise IndexUseError(not_empty) from None
             try:
-                fd = os.open(marker, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
+                fd = os.open(marker, os.O_RDONLY | os.O_CREAT | os.O_EXCL, 0o644)
             except FileExistsError:  # another create of this directory, a moment before
                 raise IndexUseError(busy) from None
             unfinished = False
@@ -168,7 +170,6 @@ def creating(directory: str) -> Iterator[None]:
         with writing(directory):
             if unfinished:  # killed creations leave partial files; the marker stays
                 _empty(directory, keep=CREATING)
-            os.pwrite(fd, json.dumps({"pid": os.getpid(), "since": now()}).encode(), 0)
             _CREATING.add(os.path.realpath(directory))
             yield
             os.unlink(marker)  # the index is whole: readers may open it
@@ -182,6 +183,26 @@ def creating(directory: str) -> Iterator[None]:
     finally:
         _CREATING.discard(os.path.realpath(directory))
         os.close(fd)
+
+
+def own_file(path: str, flags: int) -> int:
+    """``path`` opened with ``flags``, when it is a regular file of the index's own: a link
+    planted in the index's directory (to an input, say) is refused, never written through.
+
+    Raises:
+        IndexUseError: ``path`` is a symbolic link or not a regular file.
+        FileNotFoundError: there is no ``path`` (and ``flags`` do not create it).
+    """
+    try:
+        fd = os.open(path, flags | os.O_NOFOLLOW, 0o644)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise IndexUseError(f"{path} is a symbolic link; an index's files are its own") from None
+        raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise IndexUseError(f"{path} is not a regular file")
+    return fd
 
 
 def _inode(path: str) -> int | None:
@@ -252,6 +273,8 @@ class Catalog:
             raise IndexUseError(
                 f"{directory}: its creation has not finished (or was stopped); run the same index create again"
             )
+        if os.path.islink(path):  # SQLite would write through it
+            raise IndexUseError(f"{path} is a symbolic link; an index's files are its own")
         if not os.path.isfile(path):
             raise IndexUseError(f"{directory} is not a simdedup index (no {CATALOG})")
         #: why the catalog could not be opened for writing (None: it was)
@@ -425,7 +448,7 @@ class WriterLock:
         self.fd = -1
 
     def __enter__(self) -> "WriterLock":
-        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        self.fd = own_file(self.path, os.O_RDWR | os.O_CREAT)
         try:
             self._take()
             os.ftruncate(self.fd, 0)
