@@ -106,7 +106,10 @@ def fingerprint_parts(
     recipe: fp_stage.Recipe,
     reading: Inputs,
     warn: Callable[[str], None],
+    verbose: bool = False,
 ) -> tuple[list[dict], list[str]]:
+    """The fingerprint stage's results and the documents it skipped (warned of; with
+    ``verbose``, the tasks' notes too)."""
     tasks = [
         Task(f"{i:05d}", fp_stage.fingerprint_shard, (work, i, shard, recipe, reading))
         for i, shard in enumerate(shards)
@@ -119,6 +122,10 @@ def fingerprint_parts(
             skipped.append(path)
             warnings.warn(path, reason, *origin)
     warnings.close()
+    if verbose:
+        for result in results:
+            for note in result["notes"]:
+                warn(f"simdedup: {note}")
     return results, skipped
 
 
@@ -539,11 +546,7 @@ def dedup_stages(
     verbose: bool = False,
 ) -> Outcome:
     """Fingerprint and cluster: the output of ``dedup`` as part files in ``target``."""
-    results, skipped = fingerprint_parts(engine, work, shards, recipe, reading, warn)
-    if verbose:
-        for result in results:
-            for note in result["notes"]:
-                warn(f"simdedup: {note}")
+    results, skipped = fingerprint_parts(engine, work, shards, recipe, reading, warn, verbose)
     start = time.perf_counter()
     rows = load_rows(work, results)
     engine.note(
@@ -603,10 +606,6 @@ def fingerprint_stages(
     verbose: bool = False,
 ) -> Outcome:
     """The output of ``fingerprint`` as part files in ``target``."""
-    results, skipped = fingerprint_parts(engine, work, shards, recipe, reading, warn)
-    if verbose:
-        for result in results:
-            for note in result["notes"]:
-                warn(f"simdedup: {note}")
+    results, skipped = fingerprint_parts(engine, work, shards, recipe, reading, warn, verbose)
     parts = fingerprint_output(engine, work, results, target, record_format)
     return Outcome(skipped, parts, sum(r["count"] for r in results), target=target)
