@@ -177,8 +177,7 @@ class _Recorder:
 
     def verdicts(self, index, a, b, bag, ok, min_similarity, min_resemblance) -> np.ndarray:
         grams = index.measures(a, b, ("grams",))[0]
-        sizes = index.kinds["grams"][3]
-        needed = np.broadcast_to(similarity.needed(min_resemblance, np.minimum(sizes[a], sizes[b])), grams.shape)
+        needed = np.broadcast_to(similarity.needed(min_resemblance, index.shingles(a, b)), grams.shape)
         ok = ok.copy()
         for p in np.flatnonzero(grams < needed).tolist():  # NaN (no sets) compares False
             x, y = int(a[p]), int(b[p])

@@ -526,17 +526,19 @@ def explain(document_a: str, document_b: str, top: int, as_json: bool, **feature
         )
     lines.append(f"bag: exact weighted Jaccard of the features: {result.similarity:.3f}")
     if result.resemblance is not None:
-        lines.append(f"resemblance: exact Jaccard of the token 3-grams: {result.resemblance:.3f}")
-        lines.append(
-            f"default --similarity {defaults.similarity}: resemblance at least {defaults.min_resemblance}, "
-            f"or bag at least {defaults.min_similarity} and resemblance at most {BAG_MARGIN} below "
-            "what edits scattered over the words would leave"
-        )
+        lines.append(f"resemblance: exact Jaccard of the {result.shingles}: {result.resemblance:.3f}")
+        rule = f"resemblance at least {defaults.min_resemblance}"
+        if defaults.similarity == "combined":
+            rule += (
+                f", or bag at least {defaults.min_similarity} and resemblance at most {BAG_MARGIN} below "
+                "what edits scattered over the words would leave"
+            )
+        lines.append(f"default --similarity {defaults.similarity}: {rule}")
         raised = float(needed(defaults.min_resemblance, result.fewer_grams))
-        if raised >= defaults.min_resemblance + 0.01:  # shown for a short pair (about 150 3-grams or fewer)
+        if raised >= defaults.min_resemblance + 0.01:  # a short pair, when evidence is asked of it
             lines.append(
-                f"a pair of {result.fewer_grams} 3-grams gives less evidence: both resemblance thresholds "
-                f"are raised (to {raised:.3f} for {defaults.min_resemblance})"
+                f"a pair of {result.fewer_grams} shingles gives less evidence: the resemblance threshold "
+                f"is raised (to {raised:.3f} for {defaults.min_resemblance})"
             )
     lines.append(
         f"verdict with default settings: {'near-duplicates' if candidate and verified else 'not near-duplicates'}"

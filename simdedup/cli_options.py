@@ -352,11 +352,11 @@ def decision_options(names: Iterable[str], as_in: str | None = None, **helps: st
         "similarity": (
             ("--similarity",),
             {"type": click.Choice(MEASURES), "default": DEFAULTS.similarity},
-            "bag: weighted Jaccard of word counts (order and punctuation do not count); "
-            "resemblance: Jaccard of token 3-grams, CJK punctuation kept (order counts); combined: "
-            "resemblance at least --min-resemblance, or bag at least --min-similarity with the "
-            "3-grams that scattered edits would leave. Exact in dedup and explain; cluster (no texts) "
-            "uses the sketches' bag.",
+            "resemblance: Jaccard of shingles (word 3-grams; 5-character shingles for Chinese and "
+            "Japanese text, punctuation kept; order counts); bag: weighted Jaccard of word counts "
+            "(order and punctuation do not count); combined: resemblance at least --min-resemblance, "
+            "or bag at least --min-similarity with the shingles that scattered edits would leave. "
+            "Exact in dedup and explain; cluster (no texts) uses the sketches' bag.",
         ),
         "min-similarity": (
             ("--min-similarity",),
@@ -366,7 +366,7 @@ def decision_options(names: Iterable[str], as_in: str | None = None, **helps: st
         "min-resemblance": (
             ("--min-resemblance",),
             {"type": FiniteFloatRange(0, 1), "default": DEFAULTS.min_resemblance},
-            "Smallest resemblance (Jaccard of token 3-grams) of a duplicate.",
+            "Smallest resemblance (Jaccard of shingles) of a duplicate.",
         ),
         "linkage": (
             ("--linkage",),

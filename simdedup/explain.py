@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from .methods import NilsimsaMethod, SimhashMethod
 from .read import open_document
 from .sketch import similarity as sketch_similarity
@@ -27,9 +29,10 @@ class Explanation:
     together: list[tuple[str, float, float]] = field(default_factory=list)  # shared, heaviest first
     apart_a: list[tuple[str, float]] = field(default_factory=list)  # weight in a beyond b
     apart_b: list[tuple[str, float]] = field(default_factory=list)
-    resemblance: float | None = None  # exact Jaccard of the token 3-grams (None: not the words tokenizer)
+    resemblance: float | None = None  # exact Jaccard of the shingles (None: not the words tokenizer)
     share_band: bool | None = None  # whether the sketches share a band (None: no sketches)
-    fewer_grams: int | None = None  # 3-grams of the document with fewer (with resemblance)
+    fewer_grams: int | None = None  # shingles of the document with fewer (with resemblance)
+    shingles: str | None = None  # what was compared: "word 3-grams" or "5-character shingles"
 
     def as_dict(self) -> dict:
         return {
@@ -42,6 +45,7 @@ class Explanation:
             "resemblance": self.resemblance,
             "share_band": self.share_band,
             "fewer_grams": self.fewer_grams,
+            "shingles": self.shingles,
             "features": list(self.features),
             "together": [{"feature": f, "a": wa, "b": wb} for f, wa, wb in self.together],
             "apart_a": [{"feature": f, "excess": w} for f, w in self.apart_a],
@@ -69,13 +73,15 @@ def explain(method: SimhashMethod, path_a: str, path_b: str, top: int = 10) -> E
             raise SkipDocument(path, "no text to fingerprint")
         features.append(found)
         texts.append("".join(chunks))
-    resemblance = fewer_grams = None
+    resemblance = fewer_grams = shingles = None
     if method.tokenizer.name == "words" and method.tokenizer.option("shingle") == 1:
         try:
             sets = [exact_sets(text, method.tokenizer.option("lowercase")) for text in texts]
             index = ExactIndex(sets)
             resemblance = round(float(index.jaccard("grams", [0], [1])[0]), 3)
-            fewer_grams = int(index.kinds["grams"][3].min())
+            fewer_grams = int(index.shingles(np.array([0]), np.array([1]))[0])
+            characters = index.shingle_runs(np.array([0]), np.array([1]))[0][0] % 2 == 1
+            shingles = "5-character shingles" if characters else "word 3-grams"
         except ExactUnavailable:  # shown as not measured, as for other tokenizers
             pass
     fa, fb = features
@@ -100,6 +106,7 @@ def explain(method: SimhashMethod, path_a: str, path_b: str, top: int = 10) -> E
         resemblance,
         band,
         fewer_grams,
+        shingles,
     )
 
 

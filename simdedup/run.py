@@ -238,6 +238,7 @@ def _resolved(options: ClusterOptions, fingerprints: FingerprintSet, note: Calla
         UsageError: an option out of range for the fingerprints.
     """
     from .errors import UsageError
+    from .verify import without_texts_note
 
     try:
         resolved = options.for_fingerprints(fingerprints)
@@ -248,11 +249,9 @@ def _resolved(options: ClusterOptions, fingerprints: FingerprintSet, note: Calla
             f"simdedup: note: {fingerprints.exact_dropped:,} documents beyond the memory budget of exact "
             f"verification are verified with their sketches"
         )
-    if options.similarity == "resemblance" and fingerprints.exact is None and fingerprints.sketches is not None:
-        note(
-            "simdedup: note: these fingerprints carry no text to measure resemblance with: "
-            "pairs are verified with the sketches' bag similarity"
-        )
+    without_texts = without_texts_note(options.similarity)
+    if without_texts and fingerprints.exact is None and fingerprints.sketches is not None:
+        note(without_texts)
     if options.k is None and fingerprints.sketches is not None and resolved.k < options.DEFAULT_K_VERIFIED:  # type: ignore[operator]
         note(
             f"simdedup: {len(fingerprints.ids):,} documents: k = {resolved.k} by default at this size "
@@ -445,8 +444,10 @@ def dedup(
 
     >>> import simdedup
     >>> clusters = simdedup.dedup(["examples/en", "examples/zh"])
-    >>> len(clusters), clusters[-1]
-    (5, ['examples/zh/tea-making-extended.txt', 'examples/zh/tea-making.txt'])
+    >>> len(clusters), clusters[0]
+    (3, ['examples/en/bicycle-chain-care-reposted.txt', 'examples/en/bicycle-chain-care.txt'])
+    >>> len(simdedup.dedup(["examples/en", "examples/zh"], similarity="combined"))  # edited copies too
+    4
     """
     import warnings
 

@@ -2,23 +2,32 @@
 
 Two measures, both set Jaccard similarities of 64-bit hashes:
 
+- **resemblance** (Broder 1997; the default measure, ``--similarity resemblance``): the
+  Jaccard of the documents' shingles, as the labelled sets' golds define a near-duplicate
+  (text-dedup's and datatrove's too). Characters count as their NFKC form, lower-cased. A text
+  is read as words or as characters by its script: one whose characters (white space apart)
+  are at least :data:`CJK_SHARE` Han or kana, written without spaces between words, is read as
+  characters, and its shingles are its 5-character substrings, white space deleted
+  (punctuation counts: it is part of such text); any other is read as words (maximal runs of
+  ``\\w``: a run of another script inside it, a Japanese heading in an English section, is one
+  unit), and its shingles are runs of 3 words (punctuation is typography there and does not
+  count). Two texts of characters are compared on their 5-character shingles, any other pair
+  on its word 3-grams. Order counts: the same words in another order (a table drawn another
+  way, a template filled again) are not a duplicate.
 - **bag**: the weighted Jaccard of the documents' word counts (the ``words`` tokens:
   ``sum(min) / sum(max)`` over counts), as the set Jaccard of the elements
   ``(token, 0) .. (token, count - 1)``, the multiset the sketch samples (:mod:`simdedup.sketch`).
-  Order and punctuation do not count.
-- **resemblance** (Broder 1997): the Jaccard of the sets of token 3-grams, where a token is a
-  run of letters and digits, one CJK character, or one punctuation or symbol character. Order,
-  punctuation and table drawing count.
+  Order and punctuation do not count. It is what verification falls back on for a document
+  without exact sets, and the ``similarity`` of each member in the output.
 
-``combined`` (the default) calls a pair a duplicate when its resemblance is at least
-``min_resemblance`` (0.8), or when its bag similarity is at least ``min_similarity`` (0.88) and
-at least half of its 3-grams are shared: reworded or reflowed copies pass on their words,
-reordered ones (same vocabulary in another order: tables, generated code, templates) fail on
-their 3-grams.
+``combined`` (not the default) also passes a pair whose bag similarity is at least
+``min_similarity`` (0.88) and whose resemblance is near what edits scattered over its words
+would leave: for machine-edited copies (``dev-synthetic``'s edit budget), not for a shingle
+definition of near-duplicates, where it accepts pairs below the threshold by construction.
 
-Tokens are cut by per-code-point tables (the tokenizer's ``\\w``, CJK ranges and lower-casing for
-the Basic Multilingual Plane; a code point beyond it is a token of its own) and hashed by a
-compiled kernel (``simdedup.kernels.source.exact.exact_tokens``) that reads the UTF-8 itself, in one pass: no
+Tokens and shingles are cut by per-code-point tables (the tokenizer's ``\\w``, CJK ranges,
+NFKC and lower-casing for the Basic Multilingual Plane; a code point beyond it is a token of its
+own) and hashed by a compiled kernel (``simdedup.kernels.source.exact.exact_tokens``) that reads the UTF-8 itself, in one pass: no
 Python work per token or per pair, no decoded copy of the text. The kernels are loaded as
 :mod:`simdedup.kernels` loads its own (without importing numba); there is no Python path, so
 ``SIMDEDUP_FASTPATH=0`` does not turn them off.
@@ -35,8 +44,13 @@ from typing import Any, Iterable
 import numpy as np
 
 MEASURES = ("combined", "bag", "resemblance")
-DEFAULT_MEASURE = "combined"
+DEFAULT_MEASURE = "resemblance"
 DEFAULT_MIN_RESEMBLANCE = 0.8
+#: a text whose characters (white space apart) are at least this share CJK (Han, kana) is read
+#: as characters (5-character shingles), any other as words (3-word shingles): a mostly English
+#: page with Japanese headings is one of characters too, where an English paragraph weighs by
+#: its length, as it does to a reader (docs/quality.md)
+CJK_SHARE = 0.01
 #: combined: a pair that passes on its words needs a resemblance at most this far below the one
 #: that edits scattered over its words would leave (:func:`scattered_resemblance`)
 BAG_MARGIN = 0.15
@@ -45,7 +59,7 @@ BAG_MARGIN = 0.15
 #: of 20 3-grams needs 0.857 for 0.8, one of 500 needs 0.803. The minimum over the dev sets
 #: is flat from 8 to 24 (0.892-0.898, dev-synthetic); above 8 the other sets lose (dev-zh 1.000
 #: to 0.984 at 16: short Chinese pairs), so 8 (docs/quality.md).
-EVIDENCE_GRAMS = 8.0
+EVIDENCE_GRAMS = 0.0
 #: texts kept for at most this many bytes of memory in all (1 to 4 per character);
 #: documents read after that, and documents of more than MAX_DOCUMENT_CHARS characters, are
 #: verified with their sketches. The exact sets (12 bytes per distinct word, 8 per distinct
@@ -59,6 +73,12 @@ MAX_DOCUMENT_CHARS = 4 << 20
 _SPACE, _RUN, _ONE_WORD, _ONE_PUNCT = 0, 1, 2, 3
 _BMP = 0x10000
 _CJK = ((0x3040, 0x30FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF), (0xAC00, 0xD7AF))
+# flags of a code point in the shingles' half of the tables (as simdedup.kernels.source.exact)
+_S_SPACE, _S_WORD, _S_CJK = 1, 2, 4
+# the characters of scripts written without spaces between words: kana and Han ideographs (after
+# NFKC, which maps the compatibility ideographs onto the unified ones); beyond the BMP, the kernel
+# counts the ideographs of planes 2 and 3
+_CJK_CHARACTERS = ((0x3040, 0x30FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF))
 
 
 @lru_cache(maxsize=2)
@@ -68,8 +88,10 @@ def _table_address(lowercase: bool) -> int:
 
 @lru_cache(maxsize=2)
 def _tables(lowercase: bool) -> np.ndarray:
-    """The kernel's entry of each BMP code point (uint32): the code point it counts as (its
-    lower case, when that is one code point, with ``lowercase``) << 2 | its kind. Kept in the
+    """The kernel's entries of each BMP code point (uint32), words' then shingles': the code
+    point it counts as in words (its lower case, when that is one code point, with
+    ``lowercase``) << 2 | its kind, and in shingles (its NFKC form, then lower case, each when
+    one code point) << 3 | its flags (white space, word character, CJK). Kept in the
     cache (:mod:`simdedup.cache`) for this module, Python and Unicode version: made, it takes
     about 50 ms, a tenth of a small run."""
     import hashlib
@@ -84,7 +106,7 @@ def _tables(lowercase: bool) -> np.ndarray:
     key = hashlib.sha256(b"\0".join((source, sys.version.encode(), unicodedata.unidata_version.encode()))).hexdigest()
     name = f"exact-table-{int(lowercase)}-{key[:24]}.u32"
     kept = cache.read(name)
-    if kept is not None and len(kept) == 4 * _BMP:
+    if kept is not None and len(kept) == 8 * _BMP:
         return np.frombuffer(kept, dtype=np.uint32).copy()
     table = _made_tables(lowercase)
     cache.write(name, table.tobytes())
@@ -92,7 +114,10 @@ def _tables(lowercase: bool) -> np.ndarray:
 
 
 def _made_tables(lowercase: bool) -> np.ndarray:
-    """:func:`_tables` made from this Python's own ``str`` methods."""
+    """:func:`_tables` made from this Python's own ``str`` methods and Unicode database: the word
+    entries of the BMP's code points, then their shingle entries."""
+    import unicodedata
+
     chars = [chr(c) for c in range(_BMP)]
     word = np.array([c.isalnum() or c == "_" for c in chars])
     space = np.array([c.isspace() for c in chars])
@@ -102,21 +127,41 @@ def _made_tables(lowercase: bool) -> np.ndarray:
     codes = np.arange(_BMP)
     if lowercase:
         codes = np.array([ord(low) if len(low := c.lower()) == 1 else ord(c) for c in chars])
-    return (codes << 2 | kind).astype(np.uint32)
+    shingle_chars = []
+    for c in chars:
+        try:
+            normal = unicodedata.normalize("NFKC", c)
+        except ValueError:  # not a character (lone surrogates): itself
+            normal = c
+        normal = normal if len(normal) == 1 else c  # an expansion (a ligature, "..."): the code point itself
+        low = normal.lower() if lowercase else normal
+        shingle_chars.append(low if len(low) == 1 else normal)
+    flags = np.array(
+        [
+            (_S_SPACE if c.isspace() else 0)
+            | (_S_WORD if c.isalnum() or c == "_" else 0)
+            | (_S_CJK if any(low <= ord(c) <= high for low, high in _CJK_CHARACTERS) else 0)
+            for c in shingle_chars
+        ]
+    )
+    shingle_codes = np.array([ord(c) for c in shingle_chars])
+    return np.concatenate(((codes << 2 | kind), (shingle_codes << 3 | flags))).astype(np.uint32)
 
 
 @dataclass
 class ExactSets:
-    """One document's distinct word hashes (sorted) with their counts, and its distinct 3-gram
-    hashes (sorted)."""
+    """One document's distinct word hashes (sorted) with their counts, its distinct word 3-gram
+    hashes (sorted) and, for a text of characters, its distinct 5-character shingle hashes
+    (sorted; empty for a text of words)."""
 
     words: np.ndarray  # uint64
     counts: np.ndarray  # uint32
     grams: np.ndarray  # uint64
+    chars: np.ndarray  # uint64
 
     @property
     def nbytes(self) -> int:
-        return self.words.nbytes + self.counts.nbytes + self.grams.nbytes
+        return self.words.nbytes + self.counts.nbytes + self.grams.nbytes + self.chars.nbytes
 
 
 @dataclass
@@ -150,11 +195,11 @@ def exact_sets(text: str | bytes, lowercase: bool = True) -> ExactSets | None:
     or None when it has no word token. Bytes that are not such UTF-8 raise the
     UnicodeDecodeError that decoding them raises."""
     data = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
-    found = exact_kernel().sets(data, _tables(lowercase))
+    found = exact_kernel().sets(data, _tables(lowercase), CJK_SHARE)
     if isinstance(found, int):
         data.decode("utf-8", "surrogatepass")  # raises the decoder's error at that byte
-    words, counts, grams = found  # type: ignore[misc]
-    return ExactSets(words, counts, grams) if len(words) else None
+    words, counts, grams, chars = found  # type: ignore[misc]
+    return ExactSets(words, counts, grams, chars) if len(words) else None
 
 
 def exact_kernel() -> Any:
@@ -228,7 +273,7 @@ class _IndexArrays:
         self.words, self.counts, self.grams = _Growing(np.uint64), _Growing(np.uint32), _Growing(np.uint64)
         self.has: list[bool] = []
         self.word_sizes: list[int] = []
-        self.gram_sizes: list[int] = []
+        self.gram_sizes: list[tuple[int, int]] = []  # word 3-grams, 5-character shingles
         self.totals: list[int] = []
         self._kernel: Any = None
 
@@ -240,8 +285,10 @@ class _IndexArrays:
         if document is not None:
             self.words.put(document.words)
             self.counts.put(document.counts)
-            self.grams.put(document.grams)
-            self._added(len(document.words), len(document.grams), int(document.counts.sum(dtype=np.int64)))
+            self.grams.put(np.concatenate((document.grams, document.chars)))
+            self._added(
+                len(document.words), len(document.grams), len(document.chars), int(document.counts.sum(dtype=np.int64))
+            )
 
     def _add_text(self, kept: KeptText) -> None:
         """The sets of a text, made where they go: no copy of them, no memory per document."""
@@ -249,11 +296,12 @@ class _IndexArrays:
             self._kernel = exact_kernel()
         data = kept.utf8()
         room = max(len(data), 1)
-        words, counts, grams = self.words.room(room), self.counts.room(room), self.grams.room(room)
+        words, counts, grams = self.words.room(room), self.counts.room(room), self.grams.room(2 * room)
         table = _tables(kept.lowercase)
         found = self._kernel.sets_at(
             data,
             table,
+            CJK_SHARE,
             words,
             counts,
             grams,
@@ -263,17 +311,17 @@ class _IndexArrays:
         )
         if isinstance(found, int):
             data.decode("utf-8", "surrogatepass")  # raises the decoder's error at that byte
-        n_words, n_grams, tokens = found  # type: ignore[misc]
+        n_words, n_grams, n_chars, tokens = found  # type: ignore[misc]
         self.has.append(n_words > 0)  # no word: no sets, as exact_sets
         if n_words:
-            self._added(n_words, n_grams, tokens)  # a word's count is its tokens: they total the tokens
+            self._added(n_words, n_grams, n_chars, tokens)  # a word's count is its tokens: they total the tokens
 
-    def _added(self, n_words: int, n_grams: int, total: int) -> None:
+    def _added(self, n_words: int, n_grams: int, n_chars: int, total: int) -> None:
         self.words.size += n_words
         self.counts.size += n_words
-        self.grams.size += n_grams
+        self.grams.size += n_grams + n_chars
         self.word_sizes.append(n_words)
-        self.gram_sizes.append(n_grams)
+        self.gram_sizes.append((n_grams, n_chars))
         self.totals.append(total)
 
 
@@ -302,10 +350,17 @@ class ExactIndex:
             arrays.add(document)
         self.n = len(arrays.has)
         self.has = np.array(arrays.has, dtype=bool)
-        word_sizes, gram_sizes = self._per_document(arrays.word_sizes), self._per_document(arrays.gram_sizes)
+        word_sizes = self._per_document(arrays.word_sizes)
+        gram_sizes = np.zeros((self.n, 2), dtype=np.int64)  # two runs a document: words', characters'
+        gram_sizes[self.has] = np.array(arrays.gram_sizes, dtype=np.int64).reshape(-1, 2)
         self.kinds = {
             "bag": (arrays.words.done(), arrays.counts.done(), _offsets(word_sizes), self._per_document(arrays.totals)),
-            "grams": (arrays.grams.done(), np.empty(0, dtype=np.uint32), _offsets(gram_sizes), gram_sizes),
+            "grams": (
+                arrays.grams.done(),
+                np.empty(0, dtype=np.uint32),
+                _offsets(gram_sizes.ravel()),
+                gram_sizes.ravel(),
+            ),
         }
         self._buckets: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self.merged = 0  # pairs merged so far (kinds apart)
@@ -330,11 +385,28 @@ class ExactIndex:
         found = []
         for kind in kinds:
             hashes, weights, offsets, totals = self.kinds[kind]
-            shared = exact_kernel().shared((hashes, weights, offsets), a, b, kind == "bag")
+            x, y = self.shingle_runs(a, b) if kind == "grams" else (a, b)
+            shared = exact_kernel().shared((hashes, weights, offsets), x, y, kind == "bag")[: len(x)]
+            union = totals[x] + totals[y] - shared
             out = np.full(pairs, np.nan)
-            out[known] = shared / (totals[a] + totals[b] - shared)
+            out[known] = np.divide(shared, union, out=np.zeros(len(shared)), where=union > 0)
             found.append(out)
         return found
+
+    def shingle_runs(self, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The runs of shingles (of ``kinds["grams"]``, two a document) each pair is compared on:
+        both documents' 5-character shingles when both are texts of characters, else their word
+        3-grams (``simdedup.kernels.source.exact._shingle_runs``)."""
+        sizes = self.kinds["grams"][3]
+        a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
+        characters = ((sizes[2 * a + 1] > 0) & (sizes[2 * b + 1] > 0)).astype(np.int64)
+        return 2 * a + characters, 2 * b + characters
+
+    def shingles(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """The number of shingles of the smaller document of each pair, as it is compared."""
+        x, y = self.shingle_runs(a, b)
+        sizes = self.kinds["grams"][3]
+        return np.minimum(sizes[x], sizes[y])
 
     def verdicts(
         self, a: np.ndarray, b: np.ndarray, measure: str, min_similarity: float, min_resemblance: float
@@ -377,7 +449,9 @@ class ExactIndex:
         if kind not in self._buckets:
             hashes, weights, offsets, totals = self.kinds[kind]
             units = np.flatnonzero(self.has)
-            row = np.full(self.n, -1, dtype=np.int64)
+            if kind == "grams":  # the runs of both kinds of shingles, as documents of their own
+                units = np.stack((2 * units, 2 * units + 1), axis=1).ravel()
+            row = np.full(len(totals), -1, dtype=np.int64)
             row[units] = np.arange(len(units))
             runs = (hashes, weights, offsets)
             fit = max(2, min(BOUND_BUCKETS, BOUND_BYTES // (2 * max(1, len(units)))))
@@ -388,7 +462,8 @@ class ExactIndex:
         a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
         out = np.full(len(a), np.nan)
         known = np.flatnonzero(self.has[a] & self.has[b])
-        out[known] = exact_kernel().bucket_bounded(counts, sizes, row[a[known]], row[b[known]])
+        x, y = self.shingle_runs(a[known], b[known]) if kind == "grams" else (a[known], b[known])
+        out[known] = exact_kernel().bucket_bounded(counts, sizes, row[x], row[y])
         return out
 
 
@@ -396,7 +471,8 @@ def needed(threshold: float, grams: np.ndarray | float) -> np.ndarray | float:
     """The resemblance a pair needs for ``threshold`` when its smaller document has ``grams``
     3-grams: the threshold itself for a long document, more for a short one, which gives less
     evidence (a pair of 60-character poems sharing 80% of its 3-grams differs in 12 of them)."""
-    return 1.0 - (1.0 - threshold) / (1.0 + EVIDENCE_GRAMS / np.asarray(grams, dtype=np.float64))
+    with np.errstate(divide="ignore"):  # no shingle at all: the threshold is 1
+        return 1.0 - (1.0 - threshold) / (1.0 + EVIDENCE_GRAMS / np.asarray(grams, dtype=np.float64))
 
 
 def scattered_resemblance(bag: np.ndarray | float) -> np.ndarray | float:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 import re
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,6 +15,7 @@ from click.testing import CliRunner
 
 from simdedup.cli import cli
 from simdedup.fingerprints import FingerprintRecord
+from simdedup.similarity import CJK_SHARE
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -191,3 +194,56 @@ def make_records(seed: int, n: int, bits: int = 64, sketch: int = 32, prefix: st
                 )
             )
     return records
+
+
+# ---- exact verification's shingles, from their definition (simdedup.similarity) ----------------
+
+# Han ideographs and kana (the BMP's after NFKC; beyond it, planes 2 and 3 as they are)
+CJK_RANGES = ((0x3040, 0x30FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF), (0x20000, 0x3134F))
+
+
+def shingle_character(c: str, lowercase: bool) -> str:
+    """The character ``c`` counts as: its NFKC form, then its lower case, each where that is one
+    character (code points beyond the BMP as they are)."""
+    if ord(c) >= 0x10000:
+        return c
+    normal = unicodedata.normalize("NFKC", c)
+    normal = normal if len(normal) == 1 else c
+    low = normal.lower() if lowercase else normal
+    return low if len(low) == 1 else normal
+
+
+def is_word_character(c: str) -> bool:
+    if ord(c) >= 0x10000:
+        return 0x20000 <= ord(c) <= 0x3134F
+    return c.isalnum() or c == "_"
+
+
+def shingles(text: str, lowercase: bool = True) -> tuple[set, set]:
+    """``(word 3-grams, 5-character shingles)`` of a text; the second empty for a text of words."""
+    chars = [shingle_character(c, lowercase) for c in text]
+    words = ["".join(run) for word, run in itertools.groupby(chars, is_word_character) if word]
+    grams = {tuple(words[i : i + 3]) for i in range(len(words) - 2)} or ({tuple(words)} if words else set())
+    visible = [c for c in chars if ord(c) >= 0x10000 or not c.isspace()]
+    cjk = sum(any(low <= ord(c) <= high for low, high in CJK_RANGES) for c in visible)
+    if words and not (cjk and cjk >= CJK_SHARE * len(visible)):
+        return grams, set()
+    characters = {tuple(visible[i : i + 5]) for i in range(len(visible) - 4)} or (
+        {tuple(visible)} if visible else set()
+    )
+    return grams, characters
+
+
+def jaccard(x: set, y: set) -> float:
+    return len(x & y) / len(x | y) if x | y else 0.0
+
+
+def compared_shingles(a: str, b: str) -> tuple[set, set]:
+    """The shingles two texts are compared on: 5-character shingles when both are texts of
+    characters, else word 3-grams."""
+    (ga, ca), (gb, cb) = shingles(a), shingles(b)
+    return (ca, cb) if ca and cb else (ga, gb)
+
+
+def resemblance(a: str, b: str) -> float:
+    return jaccard(*compared_shingles(a, b))

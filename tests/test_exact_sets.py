@@ -1,19 +1,21 @@
-"""The exact sets read from UTF-8 bytes are those of the algorithm they replaced, byte for byte:
-that one decoded the text, encoded it to UTF-32 and cut it with per-code-point class, lower-case
-and punctuation tables (kept here, verbatim, as the oracle). Also the same answer for bytes that
-are not UTF-8: the error that decoding them first raised. One change since, by design (issue 29):
-punctuation is a token only after a word of one code point (CJK), up to the next run of
-letters; between Latin words it is typography, not a token."""
+"""The exact sets read from UTF-8 bytes: the words and their counts are those of the algorithm
+they replaced, byte for byte (that one decoded the text, encoded it to UTF-32 and cut it with
+per-code-point class and lower-case tables, kept here as the oracle); the shingles are those of
+their definition, written here from ``str`` methods and ``unicodedata`` (word 3-grams of every
+text; 5-character shingles, white space deleted, of a text of characters), compared by their
+numbers and, for pairs, by their Jaccard. Also the same answer for bytes that are not UTF-8: the
+error that decoding them first raised."""
 
 from __future__ import annotations
 
 import numba
 import numpy as np
 import pytest
+from helpers import resemblance, shingles
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simdedup.similarity import ExactSets, KeptText, exact_sets
+from simdedup.similarity import ExactIndex, ExactSets, KeptText, exact_sets
 
 # ---- the oracle: exact_sets and its kernel before they read UTF-8 ----------------------------
 
@@ -48,7 +50,7 @@ def _mix(x):
 
 
 @numba.njit
-def _old_token_arrays(points, classes, lower, punctuation, lowercase, n):
+def _old_token_arrays(points, classes, lower, punctuation, lowercase):
     size = len(points)
     tokens = np.empty(size, dtype=np.uint64)
     is_word = np.empty(size, dtype=np.bool_)
@@ -86,38 +88,35 @@ def _old_token_arrays(points, classes, lower, punctuation, lowercase, n):
             is_word[count] = not punct
             count += 1
             after_cjk = after_cjk or not punct
-    grams_n = min(n, count)
-    grams = np.empty(max(count - grams_n + 1, 0), dtype=np.uint64)
-    for i in range(len(grams)):
-        gram = np.uint64(0)
-        for j in range(grams_n):
-            gram = _mix(gram * _GOLDEN + tokens[i + j])
-        grams[i] = gram
-    return tokens[:count], is_word[:count], grams
+    return tokens[:count], is_word[:count]
 
 
 def old_exact_sets(text: str, lowercase: bool = True) -> ExactSets | None:
     classes, lower, punctuation = OLD_TABLES
     points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    tokens, is_word, grams = _old_token_arrays(points, classes, lower, punctuation, lowercase, 3)  # 3-grams
+    tokens, is_word = _old_token_arrays(points, classes, lower, punctuation, lowercase)
     words = np.sort(tokens[is_word])
     if len(words) == 0:
         return None
     first = np.flatnonzero(np.concatenate(([True], words[1:] != words[:-1])))
     counts = np.diff(np.append(first, len(words))).astype(np.uint32)
-    grams = np.sort(grams)
-    return ExactSets(words[first], counts, grams[np.concatenate(([True], grams[1:] != grams[:-1]))])
+    return ExactSets(words[first], counts, np.empty(0, np.uint64), np.empty(0, np.uint64))
 
 
 # ---- the comparisons ------------------------------------------------------------------------
 
 
-def same(got: ExactSets | None, expected: ExactSets | None) -> bool:
+def same(got: ExactSets | None, expected: ExactSets | None, text: str, lowercase: bool) -> bool:
     if got is None or expected is None:
         return got is expected
-    return all(
-        a.dtype == b.dtype and a.tobytes() == b.tobytes()
-        for a, b in ((got.words, expected.words), (got.counts, expected.counts), (got.grams, expected.grams))
+    grams, characters = shingles(text, lowercase)
+    return (
+        all(
+            a.dtype == b.dtype and a.tobytes() == b.tobytes()
+            for a, b in ((got.words, expected.words), (got.counts, expected.counts))
+        )
+        and (len(got.grams), len(got.chars)) == (len(grams), len(characters))
+        and all(np.all(h[1:] > h[:-1]) for h in (got.grams, got.chars))  # sorted, distinct
     )
 
 
@@ -126,10 +125,10 @@ def assert_as_before(text: str) -> None:
     data = text.encode("utf-8", "surrogatepass")
     for lowercase in (True, False):
         expected = old_exact_sets(text, lowercase)
-        assert same(exact_sets(text, lowercase), expected)
-        assert same(exact_sets(data, lowercase), expected)
-        assert same(KeptText(data, lowercase).sets(), expected)
-        assert same(KeptText(text, lowercase).sets(), expected)
+        assert same(exact_sets(text, lowercase), expected, text, lowercase)
+        assert same(exact_sets(data, lowercase), expected, text, lowercase)
+        assert same(KeptText(data, lowercase).sets(), expected, text, lowercase)
+        assert same(KeptText(text, lowercase).sets(), expected, text, lowercase)
 
 
 # Astral letters, digits and ideographs, emoji, combining marks, full-width forms, kana, Hangul,
@@ -221,7 +220,8 @@ def assert_bytes_as_before(data: bytes) -> None:
         assert error_of(lambda: exact_sets(data, lowercase)) == expected_error
         assert error_of(lambda: KeptText(data, lowercase).sets()) == expected_error
         if expected_error is None:
-            assert same(exact_sets(data, lowercase), old_exact_sets(data.decode("utf-8", "surrogatepass"), lowercase))
+            text = data.decode("utf-8", "surrogatepass")
+            assert same(exact_sets(data, lowercase), old_exact_sets(text, lowercase), text, lowercase)
 
 
 @pytest.mark.parametrize("piece", MALFORMED + WELL_FORMED)
@@ -244,3 +244,28 @@ def test_malformed_bytes_raise_what_decoding_them_raised(piece, where):
 )
 def test_any_bytes_give_the_sets_or_the_error_of_decoding_them(data):
     assert_bytes_as_before(data)
+
+
+# texts of words and of characters, alone and mixed: English with Japanese headings, Chinese with
+# English names, full-width forms that NFKC maps onto ASCII, re-punctuated copies
+mixed_pieces = st.sampled_from(
+    ["the", "The", "shell", "prompt", "\uff34\uff48\uff45", "GNOME", "1.1", ",", "\u3002", "\uff0c", "!", " ", "\n"]
+    + ["\u30b7\u30a7\u30eb", "\u74b0\u5883", "\u4e2d\u6587", "\u8f93\u5165", "\u304c", "\U00020000", "\U0001f600"]
+)
+mixed_texts = st.lists(mixed_pieces, max_size=40).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(mixed_texts, mixed_texts, st.data())
+def test_resemblance_is_the_jaccard_of_the_shingles_its_definition_gives(a, b, data):
+    """A pair and its edit: the measure the index takes equals the definition's (hashes of
+    64 bits: a collision among a few hundred shingles is beyond reach)."""
+    if data.draw(st.booleans()):  # b an edit of a: closer pairs, around every threshold
+        cut = data.draw(st.integers(0, len(a)))
+        b = a[:cut] + b[: len(b) // 4] + a[cut:]
+    sets = [exact_sets(t) for t in (a, b)]
+    if None in sets:
+        return
+    index = ExactIndex(sets)
+    assert index.jaccard("grams", np.array([0]), np.array([1]))[0] == pytest.approx(resemblance(a, b), abs=1e-12)
+    assert index.jaccard("grams", np.array([1]), np.array([0]))[0] == pytest.approx(resemblance(b, a), abs=1e-12)

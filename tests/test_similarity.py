@@ -13,6 +13,7 @@ from collections import Counter
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from helpers import compared_shingles, resemblance
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -25,7 +26,6 @@ from simdedup.similarity import ExactIndex, KeptText, exact_sets, passes
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 WORDS = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+")
-TOKENS = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+|[^\w\s]")
 
 
 def brute_bag(a: str, b: str) -> float:
@@ -34,30 +34,8 @@ def brute_bag(a: str, b: str) -> float:
     return sum(min(ca[k], cb[k]) for k in keys) / sum(max(ca[k], cb[k]) for k in keys)
 
 
-CJK_WORD = re.compile(rf"[{_CJK}]")
-
-
-def resemblance_tokens(text: str) -> list[str]:
-    """Words, and punctuation where it follows a CJK character (before the next run of
-    letters): punctuation between Latin words is no token."""
-    tokens, after_cjk = [], False
-    for token in TOKENS.findall(text.lower()):
-        if WORDS.fullmatch(token):
-            after_cjk = CJK_WORD.fullmatch(token) is not None
-        elif not after_cjk:
-            continue
-        tokens.append(token)
-    return tokens
-
-
-def brute_grams(text: str) -> set[tuple[str, ...]]:
-    tokens = resemblance_tokens(text)
-    return {tuple(tokens[i : i + 3]) for i in range(max(1, len(tokens) - 2))}
-
-
 def brute_resemblance(a: str, b: str) -> float:
-    ga, gb = brute_grams(a), brute_grams(b)
-    return len(ga & gb) / len(ga | gb)
+    return resemblance(a, b)
 
 
 ALPHABET = st.sampled_from(list("abcAB 中文字，。!?-+|─│\n_1é") + ["ab ", "cd ", "中文 "])
@@ -135,12 +113,9 @@ def test_verdicts_that_stop_merging_early_are_those_of_the_whole_measures(length
     )
     min_similarity, min_resemblance = data.draw(pick), data.draw(pick)
     similarity, ok = index.verdicts(a, b, measure, min_similarity, min_resemblance)
-    sizes = index.kinds["grams"][3]  # a pair with fewer 3-grams needs more (similarity.needed)
+    fewer = index.shingles(a, b)  # a pair with fewer shingles needs more (similarity.needed)
     assert similarity.tolist() == bag.tolist()
-    assert (
-        ok.tolist()
-        == passes(measure, bag, grams, min_similarity, min_resemblance, np.minimum(sizes[a], sizes[b])).tolist()
-    )
+    assert ok.tolist() == passes(measure, bag, grams, min_similarity, min_resemblance, fewer).tolist()
 
 
 def test_no_word_token_has_no_sets():
@@ -347,11 +322,12 @@ def test_upper_bounds_are_never_below_the_exact_measures(docs, buckets, limit):
         assert (bound >= exact).all()
         assert (bound[a == b] == 1.0).all()
         hashes, weights, offsets, totals = index.kinds[kind]
-        units = np.arange(len(texts))
+        units = np.arange(len(totals))  # grams: two runs a document, each a document of its own
         counts = index_kernel().bucket_counts((hashes, weights, offsets), units, kind == "bag", totals, buckets, limit)
         small = totals < limit
         assert (counts[small].sum(axis=1) == totals[small]).all()
-        limited = index_kernel().bucket_bounded(counts, totals, a, b, limit)
+        x, y = index.shingle_runs(a, b) if kind == "grams" else (a, b)
+        limited = index_kernel().bucket_bounded(counts, totals, x, y, limit)
         assert (limited >= exact).all() and (limited[a == b] == 1.0).all()
 
 
@@ -374,7 +350,7 @@ def test_bounds_of_many_documents_take_fewer_buckets_and_still_hold(monkeypatch)
     a, b = np.triu_indices(len(texts))
     for kind in ("bag", "grams"):
         assert (index.upper_bounds(kind, a, b) >= index.jaccard(kind, a, b)).all()
-        assert index._buckets[kind][1].shape == (10, 2)
+        assert index._buckets[kind][1].shape == ((10, 2) if kind == "bag" else (20, 2))  # grams: two runs a document
 
 
 def index_kernel():
@@ -487,7 +463,7 @@ def literal_complete_linkage(ids, fps, k, sketches, kept, measure, min_similarit
         bag, grams = measured(min(a, b), max(a, b))
         if grams is None or measure == "bag":
             return bag >= min_similarity
-        fewer = min(len(brute_grams(kept[a])), len(brute_grams(kept[b])))
+        fewer = min(map(len, compared_shingles(kept[a], kept[b])))
 
         def needed(threshold):  # a short pair needs more: 1 - (1 - t) * n / (n + EVIDENCE_GRAMS)
             return 1 - (1 - threshold) * fewer / (fewer + EVIDENCE_GRAMS)

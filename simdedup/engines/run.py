@@ -21,6 +21,7 @@ from ..errors import RecordError, Warnings
 from ..fingerprints.sets import record_key, warn_repeated
 from ..options import ClusterOptions
 from ..read import Inputs, Source
+from ..verify import without_texts_note
 from . import components as component_stage
 from . import fingerprints as fp_stage
 from . import groups as group_stage
@@ -403,11 +404,9 @@ def cluster_rows(
             f"simdedup: note: {dropped:,} documents beyond the memory budget of exact verification are "
             f"verified with their sketches"
         )
-    if decision.similarity == "resemblance" and not exact and rows.sketches is not None:
-        warn(
-            "simdedup: note: these fingerprints carry no text to measure resemblance with: "
-            "pairs are verified with the sketches' bag similarity"
-        )
+    without_texts = without_texts_note(decision.similarity)
+    if without_texts and not exact and rows.sketches is not None:
+        warn(without_texts)
     start = time.perf_counter()
     fps, features = rows.fps[kept_rows], rows.features[kept_rows]
     values = group_stage.distinct_values(fps, features, decision.min_features)

@@ -27,7 +27,7 @@ def _exact_arrays(bag: tuple, grams: tuple) -> list[np.ndarray]:
     return [*_run_arrays(bag), _some(bag[3], np.int64), gram_hashes, gram_offsets, _some(grams[3], np.int64)]
 
 
-_TWO_SIZES = ctypes.c_int64 * 2
+_THREE_SIZES = ctypes.c_int64 * 3
 
 
 def _address(array: np.ndarray) -> int:
@@ -54,36 +54,45 @@ class ExactKernel(Loaded):
     )
     FAST_PATH = False  # not a fast path but the only one: SIMDEDUP_FASTPATH=0 leaves it on
 
-    def sets(self, data: bytes, table: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | int:
-        """``(distinct word hashes, their counts (uint32), distinct 3-gram hashes)`` of a text in
-        UTF-8, each sorted; or the byte where Python's decoder stops."""
+    def sets(self, data: bytes, table: np.ndarray, cjk_share: float) -> tuple[np.ndarray, ...] | int:
+        """``(distinct word hashes, their counts (uint32), distinct word 3-gram hashes, distinct
+        5-character shingle hashes)`` of a text in UTF-8, each sorted (the last empty for a text
+        of words; ``cjk_share``: :data:`simdedup.similarity.CJK_SHARE`); or the byte where Python's
+        decoder stops."""
         room = max(len(data), 1)
         words, counts, grams = (
             np.empty(room, dtype=np.uint64),
             np.empty(room, dtype=np.uint32),
-            np.empty(room, np.uint64),
+            np.empty(2 * room, np.uint64),
         )
-        found = self.sets_at(data, table, words, counts, grams, 0, 0)
+        found = self.sets_at(data, table, cjk_share, words, counts, grams, 0, 0)
         if isinstance(found, int):
             return found
-        n_words, n_grams, _ = found
-        return words[:n_words].copy(), counts[:n_words].copy(), grams[:n_grams].copy()  # not the whole buffers
+        n_words, n_grams, n_chars, _ = found
+        return (  # copies, not views of the whole buffers
+            words[:n_words].copy(),
+            counts[:n_words].copy(),
+            grams[:n_grams].copy(),
+            grams[n_grams : n_grams + n_chars].copy(),
+        )
 
     def sets_at(
         self,
         data: bytes,
         table: np.ndarray,
+        cjk_share: float,
         words: np.ndarray,
         counts: np.ndarray,
         grams: np.ndarray,
         at_words: int,
         at_grams: int,
         bases: tuple[int, int, int, int] | None = None,
-    ) -> tuple[int, int, int] | int:
+    ) -> tuple[int, int, int, int] | int:
         """The sets of :meth:`sets` written in place: ``n_words`` distinct word hashes and their
-        counts at ``words[at_words:]`` and ``counts[at_words:]``, ``n_grams`` 3-gram hashes at
-        ``grams[at_grams:]``; each array needs room for ``max(len(data), 1)`` there (the
-        tokens, before they are sorted and counted). Returns ``(n_words, n_grams, word
+        counts at ``words[at_words:]`` and ``counts[at_words:]``, ``n_grams`` word 3-gram hashes
+        at ``grams[at_grams:]`` and ``n_chars`` 5-character shingle hashes after them; ``words``
+        and ``counts`` need room for ``max(len(data), 1)`` there, ``grams`` twice that (the
+        tokens, before they are sorted and counted). Returns ``(n_words, n_grams, n_chars, word
         tokens)``, or the byte where Python's decoder stops.
 
         ``bases``: the addresses of ``table``, ``words``, ``counts`` and ``grams``, for a caller
@@ -94,7 +103,7 @@ class ExactKernel(Loaded):
             words.dtype != np.uint64
             or grams.dtype != np.uint64
             or counts.dtype != np.uint32
-            or min(len(words) - at_words, len(counts) - at_words, len(grams) - at_grams) < max(size, 1)
+            or min(len(words) - at_words, len(counts) - at_words, (len(grams) - at_grams) // 2) < max(size, 1)
         ):
             raise ValueError("sets_at needs uint64 words and grams, uint32 counts, with room for the tokens")
         table_p, words_p, counts_p, grams_p = bases or (
@@ -105,19 +114,24 @@ class ExactKernel(Loaded):
         )
         words_p += 8 * at_words
         grams_p += 8 * at_grams
-        sizes = _TWO_SIZES()
+        sizes = _THREE_SIZES()
         stop = self._functions["exact-tokens"](
-            _bytes_address(data), size, table_p, words_p, grams_p, ctypes.addressof(sizes)
+            _bytes_address(data), size, table_p, cjk_share, words_p, grams_p, ctypes.addressof(sizes)
         )
         if stop >= 0:
             return stop
-        tokens, n_grams = sizes
+        tokens, n_grams, n_chars = sizes
         words[at_words : at_words + tokens].sort()  # in place; numpy sorts several times faster than a loop
         grams[at_grams : at_grams + n_grams].sort()
         distinct, counts_p = self._functions["exact-distinct"], counts_p + 4 * at_words
         n_words = distinct(words_p, tokens, counts_p, 1)
+        chars_at = at_grams + n_grams
         n_grams = distinct(grams_p, n_grams, counts_p, 0)  # not counted: counts untouched
-        return n_words, n_grams, tokens
+        if n_chars:
+            grams[chars_at : chars_at + n_chars].sort()
+            n_chars = distinct(grams_p + 8 * (chars_at - at_grams), n_chars, counts_p, 0)
+            grams[at_grams + n_grams : at_grams + n_grams + n_chars] = grams[chars_at : chars_at + n_chars].copy()
+        return n_words, n_grams, n_chars, tokens
 
     def verdicts(
         self,
@@ -228,19 +242,21 @@ class ExactKernel(Loaded):
         return out
 
     def check(self) -> None:
-        # Checked as the others, with a table where every ASCII letter is a run of itself and the
-        # space a separator: "x y x" has two words (x twice), one 3-gram; it shares all with itself.
-        table = np.zeros(0x10000, dtype=np.uint32)
+        # Checked as the others, with a table where every ASCII letter is a run of itself and a
+        # word character, and the space a separator: "x y x" has two words (x twice), one
+        # 3-gram; it shares all with itself.
+        table = np.zeros(0x20000, dtype=np.uint32)
         table[:128] = np.arange(128, dtype=np.uint32) << 2 | 1
-        table[32] = 0
-        words, counts, grams = self.sets(b"x y x", table)  # type: ignore[misc]
+        table[0x10000 : 0x10000 + 128] = np.arange(128, dtype=np.uint32) << 3 | 2
+        table[32], table[0x10000 + 32] = 0, 32 << 3 | 1
+        words, counts, grams, chars = self.sets(b"x y x", table, 0.01)  # type: ignore[misc]
         doubled = (
             np.concatenate((words, words)),
             np.concatenate((counts, counts)),
             np.array([0, 2, 4]),
             np.array([3, 3]),
         )
-        both_grams = (np.concatenate((grams, grams)), np.zeros(0), np.array([0, 1, 2]), np.array([1, 1]))
+        both_grams = (np.concatenate((grams, grams)), np.zeros(0), np.array([0, 1, 1, 2, 2]), np.array([1, 0, 1, 0]))
         same = self.verdicts(
             doubled, both_grams, np.array([0]), np.array([1]), MEASURE_CODES["combined"], 0.9, 0.9, 0.5, 0.0
         )
@@ -253,7 +269,7 @@ class ExactKernel(Loaded):
             len(words) != 2
             or sorted(counts.tolist()) != [1, 2]
             or len(grams) != 1
-            or self.sets(b"\xff", table) != 0
+            or self.sets(b"\xff", table, 0.01) != 0
             or self.shared(doubled, np.array([0]), np.array([1]), True).tolist() != [3]
             or [a.tolist() for a in same] != [[1.0], [True]]
         ):

@@ -275,6 +275,7 @@ KERNELS = {
         data_p="u8*",
         size="i64",
         table_p="u32*",
+        cjk_share="f64",
         words_p="u64*",
         grams_p="u64*",
         sizes_p="i64*",

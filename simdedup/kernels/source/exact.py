@@ -17,82 +17,158 @@ _PRIME = np.uint64(0x100000001B3)
 _SPACE, _RUN, _ONE_WORD, _ONE_PUNCT = 0, 1, 2, 3
 
 
+# flags of code points in the shingle half of the tables (as simdedup.similarity._tables): white
+# space (not a character of the text's shingles), a word character (``\\w``), a CJK character
+_S_SPACE, _S_WORD, _S_CJK = 1, 2, 4
+#: the shingle entry of a code point beyond the tables' range (an ideograph there is CJK and a word
+#: character; anything else, emoji mostly, a character that is no word)
+_FIRST_WIDE_IDEOGRAPH, _LAST_WIDE_IDEOGRAPH = 0x20000, 0x3134F
+_CHAR_GRAM = 5
+
+
 @numba.njit(inline="always")
-def _exact_add(token, word, words, grams, n_words, tokens, p1, p2):  # pragma: no cover - compiled
-    """Store a token: its hash at the end of ``words`` (counted if ``word``), and the 3-gram it
-    ends at ``grams[tokens - 2]`` (``p1``, ``p2``: the chained hashes of the last one and two
-    tokens before it). Returns the new ``n_words, tokens, p1, p2``."""
-    words[np.uint64(n_words)] = token  # unsigned indices: numba tests signed ones for wrapping around
-    grams[np.uint64(max(tokens - 2, 0))] = _mix(p2 * GOLDEN + token)
-    return n_words + word, tokens + 1, _mix(token), _mix(p1 * GOLDEN + token)
+def _chained(token, grams, tokens, p1, p2):  # pragma: no cover - compiled
+    """Store the 3-gram that ends at ``token`` at ``grams[tokens - 2]`` (``p1``, ``p2``: the
+    chained hashes of the last one and two tokens before it). Returns the new ``tokens, p1, p2``."""
+    grams[np.uint64(max(tokens - 2, 0))] = _mix(p2 * GOLDEN + token)  # unsigned: numba tests signed indices
+    return tokens + 1, _mix(token), _mix(p1 * GOLDEN + token)
 
 
-def exact_tokens(data_p, size, table_p, words_p, grams_p, sizes_p):  # pragma: no cover - compiled
-    """The word hashes and 3-gram hashes of one text in UTF-8 (``size`` bytes at ``data``;
-    surrogates as ``surrogatepass`` writes them), both in text order, into ``words`` and
-    ``grams`` (room for ``size`` each); their numbers go to ``sizes[0]`` and ``sizes[1]``.
-    Returns -1, or the first byte where Python's decoder stops (nothing overlong, nothing
-    beyond U+10FFFF; then nothing is stored).
+@numba.njit(inline="always")
+def _wide_entry(point):  # pragma: no cover - compiled
+    """The shingle entry of a code point beyond the tables."""
+    if _FIRST_WIDE_IDEOGRAPH <= point <= _LAST_WIDE_IDEOGRAPH:
+        return point << 3 | _S_WORD | _S_CJK
+    return point << 3
 
-    ``table[c]`` is code point c's entry (c < 0x10000): the code point it counts as (lower-cased
-    or not) << 2 | its kind. A token is a run of code points of kind run, or one code point of
-    another kind but separator (beyond the table: a word); its hash mixes the polynomial hash
-    of its code points with its length. Words are the tokens that are not punctuation.
-    Punctuation is a token only after a word of one code point (CJK) and before the next run of
-    letters: there it is part of the text, as a Chinese or Japanese reader reads it; between
-    Latin words it is typography (quotes, dashes, table rules) and not a token. 3-grams
-    chain all tokens (one gram of all of them when there are fewer than 3). One pass, decoding as
-    the fingerprint kernel does (:func:`_decode`): each token is hashed, and its 3-gram chained,
-    as it ends.
+
+def exact_tokens(data_p, size, table_p, cjk_share, words_p, grams_p, sizes_p):  # pragma: no cover - compiled
+    """The word hashes (in text order) and shingle hashes of one text in UTF-8 (``size`` bytes
+    at ``data``; surrogates as ``surrogatepass`` writes them) into ``words`` (room for
+    ``size``) and ``grams`` (room for ``2 * size``): its word 3-grams, then, for a text of
+    characters, its 5-character shingles; their numbers go to ``sizes[0]``, ``sizes[1]`` and
+    ``sizes[2]`` (0 for a text of words). Returns -1, or
+    the first byte where Python's decoder stops (nothing overlong, nothing beyond U+10FFFF;
+    then nothing is stored).
+
+    ``table[c]`` (c < 0x10000) is code point c's word entry: the code point it counts as
+    (lower-cased or not) << 2 | its kind; ``table[0x10000 + c]`` its shingle entry: the code
+    point it counts as (its NFKC form, lower-cased or not, where that is one code point) << 3 |
+    its flags.
+
+    Words (the bag): a token is a run of code points of kind run, or one code point of kind word
+    (a CJK character; beyond the table: a word); its hash mixes the polynomial hash of its code
+    points with its length.
+
+    Shingles, as the labelled sets' golds define them. Every text is a string of words (maximal
+    runs of word characters: a run of another script inside it is one unit), and has runs of 3
+    words (punctuation is typography there). A text whose characters (white space apart) are
+    at least ``cjk_share`` CJK, or that has no word character, is also a string of characters,
+    and has its 5-character substrings with white space deleted (punctuation is part of such
+    text); two such texts are compared on those (:func:`_verdict`). One shingle of all when
+    there are fewer. The first pass hashes words and word 3-grams as each token ends, and
+    counts the characters; a text of characters takes a second pass for its 5-grams.
     """
     data = carray(data_p, (max(size, 1),))
-    table = carray(table_p, (0x10000,))
+    table = carray(table_p, (0x20000,))
     words = carray(words_p, (max(size, 1),))
-    grams = carray(grams_p, (max(size, 1),))
-    sizes = carray(sizes_p, (2,))
-    sizes[0] = sizes[1] = 0
-    n_words, tokens = 0, 0
+    grams = carray(grams_p, (max(2 * size, 1),))
+    sizes = carray(sizes_p, (3,))
+    sizes[0] = sizes[1] = sizes[2] = 0
+    n_words = 0
+    run = length = np.uint64(0)  # the bag's current run
+    word = word_length = np.uint64(0)  # the shingles' current word
+    tokens = 0  # words of the shingles
     p1 = p2 = np.uint64(0)
-    run = length = np.uint64(0)
-    after_cjk = False  # the last word was one code point (CJK): punctuation here is a token
+    characters = cjk = 0
     i = 0
     while i < size:
         lead = np.int64(data[np.uint64(i)])
         if lead < 0x80:
             entry = np.int64(table[lead])
+            shingle = np.int64(table[0x10000 + lead])
             i += 1
         else:
             point, width = _decode(data, i, size, True)  # surrogates pass
             if width == 0:
                 return i
             i += width
-            entry = np.int64(table[point]) if point < 0x10000 else point << 2 | _ONE_WORD
+            if point < 0x10000:
+                entry = np.int64(table[point])
+                shingle = np.int64(table[0x10000 + point])
+            else:
+                entry = point << 2 | _ONE_WORD
+                shingle = _wide_entry(point)
+        if shingle & _S_SPACE == 0:
+            characters += 1
+            cjk += (shingle & _S_CJK) >> 2
+        if shingle & _S_WORD:
+            word = word * _PRIME + np.uint64(shingle >> 3)
+            word_length += ONE
+        elif word_length > 0:
+            tokens, p1, p2 = _chained(_mix(word ^ (word_length * GOLDEN)), grams, tokens, p1, p2)
+            word = word_length = np.uint64(0)
         kind = entry & 3
-        code = np.uint64(entry >> 2)
         if kind == _RUN:
-            run = run * _PRIME + code
+            run = run * _PRIME + np.uint64(entry >> 2)
             length += ONE
             continue
         if length > 0:
-            n_words, tokens, p1, p2 = _exact_add(
-                _mix(run ^ (length * GOLDEN)), 1, words, grams, n_words, tokens, p1, p2
-            )
+            words[np.uint64(n_words)] = _mix(run ^ (length * GOLDEN))
+            n_words += 1
             run = length = np.uint64(0)
-            after_cjk = False
-        if kind == _ONE_WORD or (kind == _ONE_PUNCT and after_cjk):
-            n_words, tokens, p1, p2 = _exact_add(
-                _mix(code ^ GOLDEN), kind == _ONE_WORD, words, grams, n_words, tokens, p1, p2
-            )
-            after_cjk = after_cjk or kind == _ONE_WORD
+        if kind == _ONE_WORD:
+            words[np.uint64(n_words)] = _mix(np.uint64(entry >> 2) ^ GOLDEN)
+            n_words += 1
     if length > 0:
-        n_words, tokens, p1, p2 = _exact_add(_mix(run ^ (length * GOLDEN)), 1, words, grams, n_words, tokens, p1, p2)
+        words[np.uint64(n_words)] = _mix(run ^ (length * GOLDEN))
+        n_words += 1
+    if word_length > 0:
+        tokens, p1, p2 = _chained(_mix(word ^ (word_length * GOLDEN)), grams, tokens, p1, p2)
+    sizes[0] = n_words
     if tokens == 1:
         grams[0] = p1
     elif tokens == 2:
         grams[0] = p2
-    sizes[0] = n_words
     sizes[1] = max(tokens - 2, min(tokens, 1))
+    if tokens == 0 or (cjk > 0 and cjk >= cjk_share * characters):
+        sizes[2] = _character_grams(data, size, table, grams[sizes[1] :])
     return -1
+
+
+@numba.njit(inline="always")
+def _character_grams(data, size, table, grams):  # pragma: no cover - compiled
+    """The 5-character shingles of a text (valid UTF-8: the first pass read it all) into
+    ``grams``; returns how many (one of all its characters when there are fewer, 0 without any).
+    ``c1`` .. ``c4``: the hashes of the four characters before this one, oldest first."""
+    c1 = c2 = c3 = c4 = np.uint64(0)
+    seen = 0
+    i = 0
+    while i < size:
+        lead = np.int64(data[np.uint64(i)])
+        if lead < 0x80:
+            shingle = np.int64(table[0x10000 + lead])
+            i += 1
+        else:
+            point, width = _decode(data, i, size, True)
+            i += width
+            shingle = np.int64(table[0x10000 + point]) if point < 0x10000 else _wide_entry(point)
+        if shingle & _S_SPACE:
+            continue
+        c = _mix(np.uint64(shingle >> 3) ^ GOLDEN)
+        seen += 1
+        if seen >= _CHAR_GRAM:
+            grams[np.uint64(seen - _CHAR_GRAM)] = _mix((((c1 * GOLDEN + c2) * GOLDEN + c3) * GOLDEN + c4) * GOLDEN + c)
+        c1, c2, c3, c4 = c2, c3, c4, c
+    if seen == 0:
+        return 0
+    if seen < _CHAR_GRAM:  # all there are: the last ``seen`` of c1 .. c4
+        h = np.uint64(0)
+        for k in range(_CHAR_GRAM - 1 - seen, _CHAR_GRAM - 1):
+            h = h * GOLDEN + (c1 if k == 0 else c2 if k == 1 else c3 if k == 2 else c4)
+        grams[0] = _mix(h)
+        return 1
+    return seen - _CHAR_GRAM + 1
 
 
 def exact_distinct(hashes_p, n, counts_p, counted):  # pragma: no cover - compiled
@@ -179,9 +255,9 @@ def _exact_runs(
 ):  # pragma: no cover - compiled
     """The exact sets of ``units`` documents as :class:`simdedup.similarity.ExactIndex` keeps
     them, over raw pointers: ``(bag hashes, weights, offsets, totals, gram hashes, offsets,
-    totals)``."""
+    totals)``; the shingles are two runs a document (word 3-grams, 5-character shingles)."""
     bag_offsets = carray(bag_offsets_p, (units + 1,))
-    gram_offsets = carray(gram_offsets_p, (units + 1,))
+    gram_offsets = carray(gram_offsets_p, (2 * units + 1,))
     return (
         carray(bag_hashes_p, (max(bag_offsets[units], 1),)),
         carray(bag_weights_p, (max(bag_offsets[units], 1),)),
@@ -189,7 +265,7 @@ def _exact_runs(
         carray(bag_totals_p, (max(units, 1),)),
         carray(gram_hashes_p, (max(gram_offsets[units], 1),)),
         gram_offsets,
-        carray(gram_totals_p, (max(units, 1),)),
+        carray(gram_totals_p, (max(2 * units, 1),)),
     )
 
 
@@ -205,6 +281,7 @@ def _verdict(a, b, runs, measure, min_similarity, min_resemblance, floor, eviden
     similarity = shared / (bag_totals[a] + bag_totals[b] - shared)
     if measure == 1:
         return similarity >= min_similarity, similarity
+    a, b = _shingle_runs(gram_totals, a, b)
     fewer = min(gram_totals[a], gram_totals[b])
     scale = fewer / (fewer + evidence)
     threshold = 1.0 - (1.0 - min_resemblance) * scale
@@ -212,8 +289,20 @@ def _verdict(a, b, runs, measure, min_similarity, min_resemblance, floor, eviden
         kept = (2.0 * similarity / (1.0 + similarity)) ** 3  # (simdedup.similarity.scattered_resemblance)
         threshold = min(threshold, 1.0 - (1.0 - (kept / (2.0 - kept) - floor)) * scale)
     both = gram_totals[a] + gram_totals[b]
+    if both == 0:
+        return False, similarity
     shared = _shared(gram_hashes, bag_weights, gram_offsets, a, b, False, threshold, both)
     return shared / (both - shared) >= threshold, similarity
+
+
+@numba.njit(inline="always")
+def _shingle_runs(gram_totals, a, b):  # pragma: no cover - compiled
+    """The runs of shingles documents ``a`` and ``b`` are compared on: their 5-character
+    shingles when both are texts of characters, else their word 3-grams
+    (:func:`simdedup.similarity.ExactIndex.shingle_runs`)."""
+    if gram_totals[2 * a + 1] > 0 and gram_totals[2 * b + 1] > 0:
+        return 2 * a + 1, 2 * b + 1
+    return 2 * a, 2 * b
 
 
 def exact_verdicts(
