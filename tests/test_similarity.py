@@ -231,7 +231,8 @@ def test_explain_shows_every_measure(tmp_path):
     assert got["similarity"] == round(brute_bag(text_a, text_b), 3) == 1.0
     assert got["resemblance"] == round(brute_resemblance(text_a, text_b), 3)
     text = CliRunner().invoke(cli, ["explain", str(a), str(b)]).stdout
-    assert f"resemblance: exact Jaccard of the token 3-grams: {got['resemblance']:.3f}" in text
+    assert f"resemblance: exact Jaccard of the word 3-grams: {got['resemblance']:.3f}" in text
+    assert got["shingles"] == "word 3-grams"
 
 
 def test_dedup_output_is_the_same_at_any_jobs(tmp_path):
