@@ -362,6 +362,7 @@ class ExactIndex:
                 gram_sizes.ravel(),
             ),
         }
+        self.texts_of_characters = gram_sizes[:, 1] > 0  # compared on 5-character shingles with another
         self._buckets: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self.merged = 0  # pairs merged so far (kinds apart)
 
@@ -393,14 +394,21 @@ class ExactIndex:
             found.append(out)
         return found
 
-    def shingle_runs(self, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def shingle_runs(
+        self, a: np.ndarray, b: np.ndarray, runs: tuple[np.ndarray, np.ndarray] | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """The runs of shingles (of ``kinds["grams"]``, two a document) each pair is compared on:
         both documents' 5-character shingles when both are texts of characters, else their word
-        3-grams (``simdedup.kernels.source.exact._shingle_runs``)."""
-        sizes = self.kinds["grams"][3]
+        3-grams (``simdedup.kernels.source.exact._shingle_runs``); ``runs``: what to give for
+        each document's word run and character run instead of their numbers."""
         a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
-        characters = ((sizes[2 * a + 1] > 0) & (sizes[2 * b + 1] > 0)).astype(np.int64)
-        return 2 * a + characters, 2 * b + characters
+        words, characters = (2 * np.arange(self.n), 2 * np.arange(self.n) + 1) if runs is None else runs
+        x, y = words[a], words[b]  # word 3-grams, the common case
+        if self.texts_of_characters.any():
+            both = np.flatnonzero(self.texts_of_characters[a])
+            both = both[self.texts_of_characters[b[both]]]
+            x[both], y[both] = characters[a[both]], characters[b[both]]
+        return x, y
 
     def shingles(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """The number of shingles of the smaller document of each pair, as it is compared."""
@@ -462,8 +470,13 @@ class ExactIndex:
         a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
         out = np.full(len(a), np.nan)
         known = np.flatnonzero(self.has[a] & self.has[b])
-        x, y = self.shingle_runs(a[known], b[known]) if kind == "grams" else (a[known], b[known])
-        out[known] = exact_kernel().bucket_bounded(counts, sizes, row[x], row[y])
+        if len(known) < len(a):
+            a, b = a[known], b[known]
+        if kind == "grams":  # each document's two rows, contiguous (a gather per pair from each)
+            x, y = self.shingle_runs(a, b, runs=(np.ascontiguousarray(row[0::2]), np.ascontiguousarray(row[1::2])))
+        else:
+            x, y = row[a], row[b]
+        out[known] = exact_kernel().bucket_bounded(counts, sizes, x, y)
         return out
 
 

@@ -82,7 +82,7 @@ class PairTest:
         bag, ok = np.full(len(a), np.nan), np.zeros(len(a), dtype=bool)
         measured = np.arange(len(a))
         if self.exact.bounds_pay(len(a)):  # measure only the pairs whose upper bounds may pass
-            most_bag, most_grams = self.exact.upper_bounds("bag", a, b), self.exact.upper_bounds("grams", a, b)
+            most_bag, most_grams = self._upper_bounds(a, b)
             may = bounds_may_pass(self.measure, most_bag, most_grams, self.min_similarity, self.min_resemblance)
             measured = np.flatnonzero(may | np.isnan(most_bag))
         a, b = a[measured], b[measured]
@@ -91,6 +91,16 @@ class PairTest:
         bag[measured] = exact_bag = self._estimated(exact_bag, a, b)
         ok[measured] = np.where(unknown, exact_bag >= self.min_similarity, exact_ok)
         return bag, ok
+
+    def _upper_bounds(self, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Upper bounds of the bag and the resemblance of each pair, as far as the measure looks
+        at them: under ``resemblance`` the bag's are the resemblance's (NaN alike, where a unit
+        has no sets), under ``bag`` the resemblance's are the bag's."""
+        if self.measure == "resemblance":
+            most_grams = self.exact.upper_bounds("grams", a, b)
+            return most_grams, most_grams
+        most_bag = self.exact.upper_bounds("bag", a, b)
+        return most_bag, most_bag if self.measure == "bag" else self.exact.upper_bounds("grams", a, b)
 
     def verified(self, left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The candidate pairs that are edges (with sketches, those that pass; without, every
