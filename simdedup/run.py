@@ -27,7 +27,7 @@ from .fingerprints import (
 from .group import Cluster, StageTimes, cluster_fingerprints
 from .method_registry import DEFAULT_METHOD
 from .options import ClusterOptions
-from .read import Inputs, Source, open_documents, read_sources
+from .read import Inputs, Source, open_documents, plain_files, read_sources
 
 if TYPE_CHECKING:
     from .methods import Method
@@ -71,6 +71,8 @@ class Batch:
 def fingerprint_batch(sources: list[Source], method: Method, render: bool = False) -> Batch:
     """One batch of sources read and fingerprinted: the unit of work of a worker process. A
     document skipped keeps the file it came from (its warning is summarised with that file's)."""
+    if getattr(method, "reads_files", False) and plain_files(sources):  # files read whole together
+        return Batch.of(method.fingerprint_files(sources), render)  # type: ignore[attr-defined]
     documents = list(open_documents(sources, method.encoding, method.whole_bytes))
     results = method.fingerprint_batch(documents)  # one result per document, in order
     return Batch.of(
