@@ -180,3 +180,32 @@ def test_the_file_buffer_reads_as_whole_file_does(tmp_path):
     assert buffer.end == 10
     buffer.clear()
     assert buffer.end == 0 and len(buffer.buffer) == 16
+
+
+def _cut_inside_a_word_as_numpy_tells(data: bytes, max_carry: int) -> bool:
+    """The reference: a gap between ASCII whitespace (or the ends) longer than ``max_carry``."""
+    import numpy as np
+
+    space = np.zeros(256, dtype=bool)
+    space[[9, 10, 11, 12, 13, 28, 29, 30, 31, 32]] = True
+    spaces = np.concatenate(([-1], np.flatnonzero(space[np.frombuffer(data, dtype=np.uint8)]), [len(data)]))
+    return bool(np.diff(spaces).max() > max_carry)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_runs_the_reader_would_cut_are_found(monkeypatch, seed):
+    """Found with rfind as with a table of whitespace, at and around the bound, in a slice."""
+    from simdedup.methods import simhash as module
+
+    monkeypatch.setattr(module, "MAX_CARRY", 50)
+    r = random.Random(seed)
+    for _ in range(400):
+        alphabet = b"ab\xc3\xa9" + bytes([r.choice([9, 10, 11, 12, 13, 28, 29, 30, 31, 32, 0, 33, 255])])
+        data = bytes(r.choice(alphabet) for _ in range(r.randrange(0, 400)))
+        if r.random() < 0.5:
+            at = r.randrange(0, len(data) + 1)
+            data = data[:at] + b"x" * r.choice([48, 49, 50, 51, 52]) + data[at:]
+        expected = _cut_inside_a_word_as_numpy_tells(data, 50)
+        assert module._may_be_cut_inside_a_word(data) == expected
+        framed = bytearray(b"  zz" + data + b"z  ")
+        assert module._may_be_cut_inside_a_word(framed, 4, 4 + len(data)) == expected

@@ -23,7 +23,6 @@ from ..errors import SkipDocument
 from ..fingerprints import FingerprintRecord
 from ..kernels import fastpath
 from ..read import (
-    CHUNK_BYTES,
     MAX_CARRY,
     Document,
     DocumentReader,
@@ -236,7 +235,7 @@ class SimhashMethod(Method):
                 or buffer.find(0, start, min(end, start + 8192)) >= 0
                 or looks_like_http(head)
                 or declares_other_than_utf8(head)  # (the declaration is looked for in this head)
-                or (size > MAX_CARRY and _may_be_cut_inside_a_word(files.view[start:end]))
+                or (size > MAX_CARRY and _may_be_cut_inside_a_word(buffer, start, end))
             ):  # the Python path takes it, as _kernel_input decides
                 data = files.bytes(start, end)
                 files.drop(start)
@@ -664,24 +663,27 @@ def _without_bom(data: bytes) -> bytes:
     return data[len(codecs.BOM_UTF8) :] if data.startswith(codecs.BOM_UTF8) else data
 
 
-_ASCII_SPACE = np.zeros(256, dtype=bool)
-_ASCII_SPACE[[9, 10, 11, 12, 13, 28, 29, 30, 31, 32]] = True  # the ASCII characters str.isspace takes
+#: the ASCII characters str.isspace takes, the most frequent first
+_ASCII_SPACES = tuple(bytes([c]) for c in (32, 10, 9, 13, 12, 11, 28, 29, 30, 31))
 
 
-def _may_be_cut_inside_a_word(data: bytes) -> bool:
-    """Whether :class:`DocumentReader` could cut the document elsewhere than at whitespace: it
-    does so in a run of :data:`~simdedup.read.MAX_CARRY` characters without whitespace (so of
-    at least as many bytes without ASCII whitespace), where the kernel would not."""
-    if len(data) <= MAX_CARRY:
-        return False
-    view = np.frombuffer(data, dtype=np.uint8)
-    last_space = -1
-    for start in range(0, len(view), CHUNK_BYTES):  # a slice at a time: bounded memory
-        spaces = np.concatenate(([last_space], start + np.flatnonzero(_ASCII_SPACE[view[start : start + CHUNK_BYTES]])))
-        if np.diff(spaces).max(initial=0) > MAX_CARRY:
+def _may_be_cut_inside_a_word(data: bytes | bytearray, start: int = 0, end: int | None = None) -> bool:
+    """Whether :class:`DocumentReader` could cut the document ``data[start:end]`` elsewhere than
+    at whitespace: it does so in a run of :data:`~simdedup.read.MAX_CARRY` characters without
+    whitespace (so of at least as many bytes without ASCII whitespace), where the kernel would
+    not. The last ASCII whitespace of each stretch of MAX_CARRY bytes is looked for from its
+    end (``rfind``: no copy, at memory speed)."""
+    end = len(data) if end is None else end
+    last = start - 1  # the last whitespace found
+    while end - last > MAX_CARRY:
+        top = last + MAX_CARRY + 1  # is there whitespace in data[last + 1 : top]?
+        found = -1
+        for space in _ASCII_SPACES:
+            found = max(found, data.rfind(space, max(found, last) + 1, top))
+        if found < 0:
             return True
-        last_space = int(spaces[-1])
-    return len(view) - last_space > MAX_CARRY
+        last = found
+    return False
 
 
 def make(
