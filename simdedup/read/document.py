@@ -386,9 +386,9 @@ class FileBuffer:
     file. The buffer is reused: :meth:`clear` empties it, :meth:`drop` lets go of the bytes
     from an offset on; it grows only as far as the files held at once take."""
 
-    def __init__(self, limit: int, capacity: int = 1 << 20, keep: int = 16 << 20):
+    def __init__(self, limit: int, capacity: int = 1 << 20, keep: int | None = None):
         self.limit = limit
-        self.capacity, self.keep = capacity, keep
+        self.capacity, self.keep = capacity, capacity if keep is None else keep
         self.buffer = bytearray(capacity)
         self.view = memoryview(self.buffer)
         self.end = 0  # the bytes held are buffer[:end]
@@ -397,7 +397,8 @@ class FileBuffer:
         return FileBuffer, (self.limit, self.capacity, self.keep)  # a new one, empty
 
     def clear(self) -> None:
-        """Empty the buffer; one grown past ``keep`` bytes (for a large file) shrinks back."""
+        """Empty the buffer; one grown past ``keep`` bytes (for a large file; by default, past
+        its first size) shrinks back to that."""
         self.end = 0
         if len(self.buffer) > self.keep:
             self.buffer = bytearray(self.capacity)
