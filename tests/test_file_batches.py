@@ -51,6 +51,12 @@ def _corpus(tmp_path, seed: int, batch_bytes: int) -> tuple[list[str], list[str]
         b"<html>" + b" " * 1200 + b'<meta charset="latin-1">caf\xe9',
         b"HTTP/",
         b"HTTP",
+        b"HTTP/1.1 200",
+        b"\xef",  # the start of a mark, over bytes of earlier files in the buffer
+        b"\xef\xbb",
+        b"<",
+        b"\xef\xbb\xbf<?xml version='1.0' encoding='latin-1'?>caf\xe9",  # a mark before the markup
+        b"\n\n <meta charset=latin-1>caf\xe9",
         b" \n\t ",  # only whitespace
         b"......",  # no word
         copy,
@@ -209,3 +215,16 @@ def test_runs_the_reader_would_cut_are_found(monkeypatch, seed):
         assert module._may_be_cut_inside_a_word(data) == expected
         framed = bytearray(b"  zz" + data + b"z  ")
         assert module._may_be_cut_inside_a_word(framed, 4, 4 + len(data)) == expected
+
+
+def test_a_replaced_record_is_what_dataclasses_replace_makes():
+    import dataclasses
+
+    from simdedup.fingerprints import FingerprintRecord
+
+    record = FingerprintRecord("a", 5, 64, 3, {"method": "simhash"}, 10, b"\1\2", "utf-8", object())
+    for changes in ({"id": "b"}, {"id": "", "exact": None}, {}):
+        copy = record.replaced(**changes)
+        assert copy == dataclasses.replace(record, **changes) and copy is not record
+        assert copy.__dict__ == dataclasses.replace(record, **changes).__dict__
+    assert record.id == "a"

@@ -10,7 +10,6 @@ them together; everything else streams through the tokenizer a chunk at a time.
 from __future__ import annotations
 
 import codecs
-import dataclasses
 import itertools
 import weakref
 from dataclasses import dataclass, field
@@ -32,7 +31,7 @@ from ..read import (
     text_chunks,
     utf8_size,
 )
-from ..read.encoding import DECLARATION_BYTES, declares_other_than_utf8
+from ..read.encoding import DECLARATION_BYTES, declares_other_than_utf8, starts_with_markup
 from ..read.web import looks_like_http
 from ..simhash import Simhasher, as_integers
 from ..similarity import MAX_DOCUMENT_CHARS
@@ -229,12 +228,12 @@ class SimhashMethod(Method):
                 continue
             end = start + size
             buffer = files.buffer  # (it may have grown)
-            head = files.bytes(start, min(end, start + DECLARATION_BYTES))
+            head = min(end, start + DECLARATION_BYTES)  # where a declaration is looked for
             if (
                 not size
                 or buffer.find(0, start, min(end, start + 8192)) >= 0
-                or looks_like_http(head)
-                or declares_other_than_utf8(head)  # (the declaration is looked for in this head)
+                or (buffer.startswith(b"HTTP/", start, end) and looks_like_http(files.bytes(start, head)))
+                or (starts_with_markup(buffer, start, head) and declares_other_than_utf8(files.bytes(start, head)))
                 or (size > MAX_CARRY and _may_be_cut_inside_a_word(buffer, start, end))
             ):  # the Python path takes it, as _kernel_input decides
                 data = files.bytes(start, end)
@@ -242,7 +241,7 @@ class SimhashMethod(Method):
                 results[position] = self._one(file_document(source, self.encoding, data))
                 continue
             bom = 0
-            if head.startswith(codecs.BOM_UTF8):  # the kernel reads the text after it
+            if buffer.startswith(codecs.BOM_UTF8, start, end):  # the kernel reads the text after it
                 bom = len(codecs.BOM_UTF8)
                 files.view[start : end - bom] = files.view[start + bom : end]
                 end -= bom
@@ -643,7 +642,7 @@ class _Copies:
         """Remember a record with its kept text (:attr:`FingerprintRecord.exact`)."""
         if len(self._records) >= COPY_ENTRIES:
             self._records.clear()  # bounded; the copies that matter are usually near each other
-        self._records[key] = (dataclasses.replace(record, id="", exact=None), weakref.ref(record.exact), file)
+        self._records[key] = (record.replaced(id="", exact=None), weakref.ref(record.exact), file)
 
     def record(self, key: bytes, data: bytes, text: bytes, file: bool, doc_id: str) -> FingerprintRecord | None:
         """A copy under ``doc_id`` of the record made with this key of the same bytes (``data``
@@ -656,7 +655,7 @@ class _Copies:
         first = kept()
         if first is None or from_file != file or record.bytes != len(data) or first.text != text:
             return None
-        return dataclasses.replace(record, id=doc_id)
+        return record.replaced(id=doc_id)
 
 
 def _without_bom(data: bytes) -> bytes:
