@@ -228,3 +228,15 @@ def test_a_replaced_record_is_what_dataclasses_replace_makes():
         assert copy == dataclasses.replace(record, **changes) and copy is not record
         assert copy.__dict__ == dataclasses.replace(record, **changes).__dict__
     assert record.id == "a"
+
+
+def test_a_walked_file_is_the_source_its_constructor_makes():
+    import dataclasses
+    import pickle
+
+    for size in (None, 0, 123):
+        made, built = Source.file("/a/b.txt", size), Source("/a/b.txt", size=size, regular=True)
+        assert made == built and made.__dict__ == built.__dict__ and repr(made) == repr(built)
+        assert pickle.loads(pickle.dumps(made)).__dict__ == built.__dict__
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            made.path = "x"  # type: ignore[misc]
