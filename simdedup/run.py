@@ -98,7 +98,7 @@ def _work(task: list[Source] | tuple[list[str], list[int | None]]) -> Batch:
     assert _worker is not None
     method, render = _worker
     if isinstance(task, tuple):
-        task = [Source(path, size=size, regular=True) for path, size in zip(*task)]
+        task = [Source.file(path, size) for path, size in zip(*task)]
     return fingerprint_batch(task, method, render)
 
 
