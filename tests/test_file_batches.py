@@ -240,3 +240,23 @@ def test_a_walked_file_is_the_source_its_constructor_makes():
         assert pickle.loads(pickle.dumps(made)).__dict__ == built.__dict__
         with pytest.raises(dataclasses.FrozenInstanceError):
             made.path = "x"  # type: ignore[misc]
+
+
+@needs_kernels
+def test_a_method_that_decides_otherwise_reads_files_one_by_one():
+    """Subclasses that choose their documents' path themselves, and methods without the
+    kernel, take the document-by-document path."""
+
+    class Stricter(SimhashMethod):
+        def _kernel_input(self, document):
+            return None
+
+    class Own(SimhashMethod):
+        def fingerprint_batch(self, documents):
+            return super().fingerprint_batch(documents)
+
+    assert SimhashMethod(get_tokenizer("words")).reads_files
+    assert not Stricter(get_tokenizer("words")).reads_files
+    assert not Own(get_tokenizer("words")).reads_files
+    assert not SimhashMethod(get_tokenizer("words"), html=True).reads_files
+    assert not SimhashMethod(get_tokenizer("words"), hash_name="md5").reads_files

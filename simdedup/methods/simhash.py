@@ -190,8 +190,14 @@ class SimhashMethod(Method):
 
     @property
     def reads_files(self) -> bool:
-        """Whether :meth:`fingerprint_files` takes batches of files (the kernel's batched way)."""
-        return self.fast and type(self).fingerprint_batch is SimhashMethod.fingerprint_batch
+        """Whether :meth:`fingerprint_files` takes batches of files (the kernel's batched way):
+        not for a subclass that decides otherwise which documents the kernel takes."""
+        kind = type(self)
+        return (
+            self.fast
+            and kind.fingerprint_batch is SimhashMethod.fingerprint_batch
+            and kind._kernel_input is SimhashMethod._kernel_input
+        )
 
     def fingerprint_files(self, sources: list[Source]) -> list[FingerprintRecord | Source]:
         """:meth:`fingerprint_batch` of the documents of ``sources``, files of one document each
