@@ -137,6 +137,7 @@ def fingerprint_batches(
     if jobs <= 1:
         for batch in batches:
             yield fingerprint_batch(batch, method, render)
+        method.finish()
         return
     yield from workers.in_order(map(_task, batches), jobs, _work, _init_worker, (method, render))
 

@@ -260,3 +260,17 @@ def test_a_method_that_decides_otherwise_reads_files_one_by_one():
     assert not Own(get_tokenizer("words")).reads_files
     assert not SimhashMethod(get_tokenizer("words"), html=True).reads_files
     assert not SimhashMethod(get_tokenizer("words"), hash_name="md5").reads_files
+
+
+@needs_kernels
+def test_the_buffer_goes_when_the_run_is_done(tmp_path):
+    from simdedup.run import fingerprint_batches
+
+    for number in range(3):
+        (tmp_path / f"{number}.txt").write_text(f"document number {number} " * 50)
+    method = SimhashMethod(get_tokenizer("words"))
+    batches = fingerprint_batches(read_sources([str(tmp_path)]).sources, method)
+    next(batches)
+    assert method._files is not None  # kept from batch to batch
+    assert not list(batches)
+    assert method._files is None

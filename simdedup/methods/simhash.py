@@ -188,6 +188,9 @@ class SimhashMethod(Method):
         self._kernel_records(documents, pending, results)
         return results  # type: ignore[return-value]
 
+    def finish(self) -> None:
+        self._files = None  # the buffer of files read together (memory for the run's next stages)
+
     @property
     def reads_files(self) -> bool:
         """Whether :meth:`fingerprint_files` takes batches of files (the kernel's batched way):
