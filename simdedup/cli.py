@@ -16,6 +16,7 @@ from typing import Any
 
 import click
 
+from . import one_blas_thread  # noqa: F401  (first of the package's imports: before numpy's)
 from .cli_options import (
     EXIT_SKIPPED,
     INPUT_OPTIONS,
@@ -932,9 +933,6 @@ def _terminate(signum: int, frame: Any) -> None:
 
 
 def main() -> None:
-    # simdedup does no multi-threaded linear algebra; OpenBLAS's thread pool would only double
-    # numpy's import time (0.07 s of every run) and sit beside the -j worker processes.
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from .write import reserve_standard_descriptors
 
     reserve_standard_descriptors()

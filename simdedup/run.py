@@ -27,7 +27,7 @@ from .fingerprints import (
 from .group import Cluster, StageTimes, cluster_fingerprints
 from .method_registry import DEFAULT_METHOD
 from .options import ClusterOptions
-from .read import Inputs, Source, open_documents, read_sources
+from .read import Inputs, Source, open_documents, plain_files, read_sources
 
 if TYPE_CHECKING:
     from .methods import Method
@@ -71,6 +71,8 @@ class Batch:
 def fingerprint_batch(sources: list[Source], method: Method, render: bool = False) -> Batch:
     """One batch of sources read and fingerprinted: the unit of work of a worker process. A
     document skipped keeps the file it came from (its warning is summarised with that file's)."""
+    if getattr(method, "reads_files", False) and plain_files(sources):  # files read whole together
+        return Batch.of(method.fingerprint_files(sources), render)  # type: ignore[attr-defined]
     documents = list(open_documents(sources, method.encoding, method.whole_bytes))
     results = method.fingerprint_batch(documents)  # one result per document, in order
     return Batch.of(
@@ -96,7 +98,7 @@ def _work(task: list[Source] | tuple[list[str], list[int | None]]) -> Batch:
     assert _worker is not None
     method, render = _worker
     if isinstance(task, tuple):
-        task = [Source(path, size=size, regular=True) for path, size in zip(*task)]
+        task = [Source.file(path, size) for path, size in zip(*task)]
     return fingerprint_batch(task, method, render)
 
 
@@ -135,6 +137,7 @@ def fingerprint_batches(
     if jobs <= 1:
         for batch in batches:
             yield fingerprint_batch(batch, method, render)
+        method.finish()
         return
     yield from workers.in_order(map(_task, batches), jobs, _work, _init_worker, (method, render))
 

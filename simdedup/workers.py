@@ -35,6 +35,8 @@ TASKS_AHEAD = 2
 #: tasks done out of order that are held for the ones before them, per worker
 HELD_PER_WORKER = 8
 _HEADER = 8  # bytes of a frame's length, little-endian; length 0 tells a worker to stop
+#: a frame larger than this is received into a buffer of its own (:meth:`_Worker.read`)
+_FRAME_BYTES = 1 << 16
 
 
 def in_order(
@@ -145,6 +147,8 @@ class _Worker:
         self.sock.setblocking(False)
         self.outgoing = bytearray()
         self.incoming = bytearray()
+        self.frame: bytearray | None = None  # a large frame being received, ``filled`` bytes of it
+        self.filled = 0
         self.outstanding = 0
 
     def hand_out(self, number: int, task: Any) -> None:
@@ -165,29 +169,54 @@ class _Worker:
         del self.outgoing[:sent]
 
     def read(self) -> list[tuple[int, Any, BaseException | None]]:
-        """The results that have arrived whole: ``(task number, result, exception)``."""
+        """The results that have arrived whole: ``(task number, result, exception)``.
+
+        A large frame (a batch of texts) is received straight into a buffer of its own size
+        (:attr:`frame`) and unpickled from there: its bytes are copied once on their way, not
+        appended to the bytes received and then cut out of them."""
+        frame = self.frame
         try:
-            data = self.sock.recv(1 << 20)
+            if frame is not None:
+                with memoryview(frame) as view, view[self.filled :] as rest:
+                    received = self.sock.recv_into(rest)
+            else:
+                data = self.sock.recv(1 << 20)
+                received = len(data)
         except (BlockingIOError, InterruptedError):
             return []
         except ConnectionError:
-            data = b""
-        if not data:
+            received = 0
+        if not received:
             raise SimdedupError("a worker process died (killed by a signal: out of memory?)")
+        if frame is not None:
+            self.filled += received
+            if self.filled < len(frame):
+                return []
+            self.frame = None
+            return [self._result(frame)]
         self.incoming += data
         results = []
         while len(self.incoming) >= _HEADER:
             size = int.from_bytes(self.incoming[:_HEADER], "little")
             if len(self.incoming) < _HEADER + size:
+                if size > _FRAME_BYTES:  # the rest goes straight into a frame of its own
+                    self.frame = bytearray(size)
+                    self.filled = len(self.incoming) - _HEADER
+                    self.frame[: self.filled] = memoryview(self.incoming)[_HEADER:]
+                    self.incoming.clear()
                 break
-            number, result, error = pickle.loads(self.incoming[_HEADER : _HEADER + size])
+            with memoryview(self.incoming) as view, view[_HEADER : _HEADER + size] as frame_view:
+                results.append(self._result(frame_view))
             del self.incoming[: _HEADER + size]
-            if error is not None:
-                error, where = error
-                error.__cause__ = _RemoteTraceback(where)
-            results.append((number, result, error))
-            self.outstanding -= 1
         return results
+
+    def _result(self, frame: bytes | bytearray | memoryview) -> tuple[int, Any, BaseException | None]:
+        number, result, error = pickle.loads(frame)
+        if error is not None:
+            error, where = error
+            error.__cause__ = _RemoteTraceback(where)
+        self.outstanding -= 1
+        return number, result, error
 
     def stop(self, finished: bool) -> None:
         """Let the worker end when its work is done; end it now otherwise."""

@@ -87,6 +87,18 @@ def test_large_tasks_and_results_at_once_do_not_deadlock(alarm):
     assert results == [task * 2 for task in tasks]
 
 
+def test_results_small_and_large_mixed_come_back_whole(alarm):
+    """Frames below, at and above the size received into a buffer of its own, one after
+    another in any order: each comes back whole and in its place."""
+    import random
+
+    r = random.Random(4)
+    sizes = [0, 1, 100, 1 << 15] + [workers._FRAME_BYTES + d for d in (-200, -1, 0, 1, 200)] + [1 << 20, 3 << 20]
+    tasks = [bytes([n % 251]) * (r.choice(sizes) // 2) for n in range(60)]
+    results = list(workers.in_order(iter(tasks), 2, _echo_big, _setup, (0,)))
+    assert results == [task * 2 for task in tasks]
+
+
 def test_an_error_is_raised_in_its_place_with_where_it_happened(alarm):
     got = []
     with pytest.raises(ValueError, match="seven is not welcome") as raised:

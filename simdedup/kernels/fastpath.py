@@ -205,25 +205,43 @@ class Kernel(Loaded):
         surrogates, encoded with ``surrogatepass``); a value is one uint64 word, or two (low
         first) at 128 bits (:func:`simdedup.simhash.as_integers`); a count is :data:`INVALID` for a document
         that is not UTF-8."""
-        if bins & (bins - 1) or not 0 <= bins <= MAX_BINS:
-            raise ValueError(f"sketch bins must be 0 or a power of two up to {MAX_BINS}")
-        if bits not in (64, 128):
-            raise ValueError(f"bits must be 64 or 128, not {bits}")
         n = len(documents)
         offsets = np.zeros(n + 1, dtype=np.int64)
         np.cumsum([len(d) for d in documents], out=offsets[1:])
         flag_array = np.zeros(max(n, 1), dtype=np.uint8)
         if flags is not None:
             flag_array[:n] = flags
+        return self.fingerprint_joined(
+            b"".join(documents), offsets, token_class, bins, binary, shingle, flag_array, bits
+        )
+
+    def fingerprint_joined(
+        self,
+        data: bytes | bytearray | memoryview,
+        offsets: np.ndarray,
+        token_class: str,
+        bins: int,
+        binary: bool,
+        shingle: int = 1,
+        flags: np.ndarray | None = None,
+        bits: int = 64,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`fingerprint` of documents held back to back: document ``i`` is
+        ``data[offsets[i]:offsets[i + 1]]`` (``offsets``: int64, one more than the documents;
+        ``flags``: uint8, one per document, or None for none)."""
+        if bins & (bins - 1) or not 0 <= bins <= MAX_BINS:
+            raise ValueError(f"sketch bins must be 0 or a power of two up to {MAX_BINS}")
+        if bits not in (64, 128):
+            raise ValueError(f"bits must be 64 or 128, not {bits}")
+        n = len(offsets) - 1
+        flag_array = flags if flags is not None and len(flags) else np.zeros(max(n, 1), dtype=np.uint8)
         values = np.zeros((n, bits // 64), dtype=np.uint64)
         features = np.zeros(n, dtype=np.int64)
         sketches = np.zeros((n, bins), dtype=np.uint8)
         settings = (CLASS_SHIFTS[token_class], shingle, bins, binary, bits // 64)
-        self._run(
-            b"".join(documents), offsets, flag_array, settings, values, features, sketches, TABLE_SLOTS, self._tokens
-        )
+        self._run(data, offsets, flag_array, settings, values, features, sketches, TABLE_SLOTS, self._tokens)
         for d in np.flatnonzero(features == RETRY):  # more distinct features or longer tokens than a batch holds
-            size = len(documents[d])
+            start, size = int(offsets[d]), int(offsets[d + 1] - offsets[d])
             # Alone, in a table 16 times larger each time, up to one that holds every token distinct:
             # a table sized for that at once (and first filled to a quarter of the bytes) would take
             # about 5 bytes per byte of a large document, whatever its vocabulary.
@@ -233,13 +251,21 @@ class Kernel(Loaded):
             while features[d] == RETRY and slots < most:
                 slots = min(slots << 4, most)
                 self._run(
-                    documents[d], single, flag_array[d:], settings, values[d:], features[d:], sketches[d:], slots, room
+                    memoryview(data)[start : start + size],
+                    single,
+                    flag_array[d:],
+                    settings,
+                    values[d:],
+                    features[d:],
+                    sketches[d:],
+                    slots,
+                    room,
                 )
         return values, features, sketches
 
     def _run(
         self,
-        data: bytes,
+        data: bytes | bytearray | memoryview,
         offsets: np.ndarray,
         flags: np.ndarray,
         settings: tuple[int, int, int, bool, int],
@@ -250,7 +276,7 @@ class Kernel(Loaded):
         tokens: np.ndarray,
     ) -> None:
         class_shift, shingle, bins, binary, words = settings
-        buffer = np.frombuffer(data, dtype=np.uint8) if data else np.zeros(1, dtype=np.uint8)
+        buffer = np.frombuffer(data, dtype=np.uint8) if len(data) else np.zeros(1, dtype=np.uint8)
         shift = 64 - bins.bit_length() + 1 if bins else 0
         starts = np.zeros(shingle, dtype=np.int64)
         unicode = self.unicode

@@ -30,6 +30,10 @@ class Method:
     def prepare(self) -> None:
         """Load what the method needs before documents arrive (inherited by worker processes)."""
 
+    def finish(self) -> None:
+        """Let go of what the method keeps from one batch to the next (called after the last
+        batch of a run in this process; the method still works after it)."""
+
     def record(self, document: Document) -> FingerprintRecord:
         """The record of one document.
 

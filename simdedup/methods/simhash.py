@@ -10,7 +10,6 @@ them together; everything else streams through the tokenizer a chunk at a time.
 from __future__ import annotations
 
 import codecs
-import dataclasses
 import itertools
 import weakref
 from dataclasses import dataclass, field
@@ -22,8 +21,17 @@ import xxhash
 from ..errors import SkipDocument
 from ..fingerprints import FingerprintRecord
 from ..kernels import fastpath
-from ..read import CHUNK_BYTES, MAX_CARRY, Document, DocumentReader, Source, text_chunks, utf8_size
-from ..read.encoding import declares_other_than_utf8
+from ..read import (
+    MAX_CARRY,
+    Document,
+    DocumentReader,
+    FileBuffer,
+    Source,
+    file_document,
+    text_chunks,
+    utf8_size,
+)
+from ..read.encoding import DECLARATION_BYTES, declares_other_than_utf8, starts_with_markup
 from ..read.web import looks_like_http
 from ..simhash import Simhasher, as_integers
 from ..similarity import MAX_DOCUMENT_CHARS
@@ -74,6 +82,7 @@ class SimhashMethod(Method):
     simhasher: Simhasher = field(init=False)
     fast: bool = field(init=False)
     copies: "_Copies" = field(init=False, repr=False, compare=False)
+    _files: FileBuffer | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.weighting = self.weighting or self.tokenizer.weighting
@@ -178,6 +187,190 @@ class SimhashMethod(Method):
                 pending, pending_bytes = [], 0
         self._kernel_records(documents, pending, results)
         return results  # type: ignore[return-value]
+
+    def finish(self) -> None:
+        self._files = None  # the buffer of files read together (memory for the run's next stages)
+
+    @property
+    def reads_files(self) -> bool:
+        """Whether :meth:`fingerprint_files` takes batches of files (the kernel's batched way):
+        not for a subclass that decides otherwise which documents the kernel takes."""
+        kind = type(self)
+        return (
+            self.fast
+            and kind.fingerprint_batch is SimhashMethod.fingerprint_batch
+            and kind._kernel_input is SimhashMethod._kernel_input
+        )
+
+    def fingerprint_files(self, sources: list[Source]) -> list[FingerprintRecord | Source]:
+        """:meth:`fingerprint_batch` of the documents of ``sources``, files of one document each
+        (:func:`simdedup.read.plain_files`) taken as :func:`~simdedup.read.open_documents`
+        would take them: the same results, without objects per file on the way.
+
+        The files are read whole into one reused buffer (:class:`~simdedup.read.FileBuffer`),
+        where the kernel reads them, about :data:`~simdedup.kernels.fastpath.BATCH_BYTES` at a
+        time; a file the kernel does not take (as :meth:`_kernel_input` decides) becomes the
+        document :func:`~simdedup.read.file_document` makes of it and takes the Python path.
+        Every document takes the path it takes in :meth:`fingerprint_batch`, exact copies
+        (:class:`_Copies`) included.
+        """
+        if not self.reads_files:
+            return self.fingerprint_batch([file_document(s, self.encoding, None) for s in sources])
+        files = self._files or FileBuffer(self.whole_bytes, 2 * fastpath.BATCH_BYTES)
+        self._files = None  # another thread calling meanwhile reads into its own
+        try:
+            return self._read_files(files, sources)
+        finally:
+            files.clear()
+            self._files = files
+
+    def _read_files(self, files: FileBuffer, sources: list[Source]) -> list[FingerprintRecord | Source]:
+        files.clear()
+        results: list[FingerprintRecord | Source | None] = [None] * len(sources)
+        batch = _FileBatch()
+        copies = self.exact
+        for position, source in enumerate(sources):
+            start = files.end
+            size = files.read(source)
+            if size < 0:  # not read whole: it streams
+                results[position] = self._one(file_document(source, self.encoding, None))
+                continue
+            end = start + size
+            buffer = files.buffer  # (it may have grown)
+            head = min(end, start + DECLARATION_BYTES)  # where a declaration is looked for
+            if (
+                not size
+                or buffer.find(0, start, min(end, start + 8192)) >= 0
+                or (buffer.startswith(b"HTTP/", start, end) and looks_like_http(files.bytes(start, head)))
+                or (starts_with_markup(buffer, start, head) and declares_other_than_utf8(files.bytes(start, head)))
+                or (size > MAX_CARRY and _may_be_cut_inside_a_word(buffer, start, end))
+            ):  # the Python path takes it, as _kernel_input decides
+                data = files.bytes(start, end)
+                files.drop(start)
+                results[position] = self._one(file_document(source, self.encoding, data))
+                continue
+            bom = 0
+            if buffer.startswith(codecs.BOM_UTF8, start, end):  # the kernel reads the text after it
+                bom = len(codecs.BOM_UTF8)
+                files.view[start : end - bom] = files.view[start + bom : end]
+                end -= bom
+                files.drop(end)
+            batch.bytes += size
+            batch.count += 1
+            document = _FileDocument(position, source, size, bom)
+            if copies and size >= COPY_MIN_BYTES:  # as _copied (with defer)
+                document.text = files.bytes(start, end)
+                data = document.data()
+                document.key = key = self.copies.key(data, True)
+                copied = self.copies.record(key, data, document.text, True, source.path)
+                if copied is not None:
+                    self._add_exact(copied, document.text)
+                    results[position] = copied
+                    files.drop(start)
+                elif key in batch.firsts:  # a copy of one before it: looked up again once that is done
+                    batch.later.append(document)
+                    files.drop(start)
+                else:
+                    batch.firsts.add(key)
+                    batch.documents.append(document)
+            else:
+                batch.documents.append(document)
+            if batch.bytes >= fastpath.BATCH_BYTES:
+                self._kernel_files(files, batch, results)
+                batch = _FileBatch()
+        self._kernel_files(files, batch, results)
+        return results  # type: ignore[return-value]
+
+    def _kernel_files(
+        self, files: FileBuffer, batch: "_FileBatch", results: list[FingerprintRecord | Source | None]
+    ) -> None:
+        """The documents of a batch of files (:meth:`fingerprint_files`), their texts back to back
+        in ``files``, into ``results``, as :meth:`_kernel_records` makes them; ``files`` is
+        emptied."""
+        if not batch.count:
+            return
+        kernel = fastpath.ready(batch.bytes)
+        documents = batch.documents
+        offsets = np.zeros(len(documents) + 1, dtype=np.int64)
+        np.cumsum([d.size - d.bom for d in documents], out=offsets[1:])
+        bounds = offsets.tolist()
+        for document, start, end in zip(documents, bounds, bounds[1:]):
+            if document.text is None and (kernel is None or (self.exact and end - start <= MAX_DOCUMENT_CHARS)):
+                document.text = files.bytes(start, end)  # to keep (the buffer is reused)
+        if kernel is None:  # the Python path, while this process has seen too little text for the kernel
+            for document in documents + batch.later:
+                results[document.position] = self._one(file_document(document.source, self.encoding, document.data()))
+            files.clear()
+            return
+        self._file_records(kernel, files.view[: bounds[-1]], offsets, documents, results)
+        files.clear()
+        rest = []
+        for document in batch.later:  # their first is done now (as _copied without defer)
+            copied = self.copies.record(document.key, document.data(), document.text, True, document.source.path)  # type: ignore[arg-type]
+            if copied is not None:
+                self._add_exact(copied, document.text)
+                results[document.position] = copied
+            else:
+                rest.append(document)
+        if rest:
+            offsets = np.zeros(len(rest) + 1, dtype=np.int64)
+            np.cumsum([len(d.text) for d in rest], out=offsets[1:])  # type: ignore[arg-type]
+            self._file_records(kernel, b"".join(d.text for d in rest), offsets, rest, results)  # type: ignore[misc]
+
+    def _file_records(
+        self,
+        kernel: fastpath.Kernel,
+        data: memoryview | bytes,
+        offsets: np.ndarray,
+        documents: list["_FileDocument"],
+        results: list[FingerprintRecord | Source | None],
+    ) -> None:
+        """The records of files' texts held back to back in ``data``, as :meth:`_fingerprint_pending`
+        makes them (the kept texts are the documents' :attr:`_FileDocument.text`)."""
+        values, features, sketches = kernel.fingerprint_joined(
+            data,
+            offsets,
+            self.tokenizer.name,
+            self.sketch_bins,
+            self.weighting == "binary",
+            self.tokenizer.options["shingle"],
+            None,
+            self.bits,
+        )
+        bins, bits, settings = self.sketch_bins, self.bits, self.settings
+        sketch_bytes = sketches.tobytes()
+        encoding = "utf-8" if self.encoding == "auto" else None  # what auto finds in UTF-8
+        kept = None
+        if self.exact:
+            from ..similarity import KeptText
+
+            lowercase = self.tokenizer.option("lowercase")
+            kept = KeptText
+        bounds = offsets.tolist()
+        for row, (document, value, count) in enumerate(zip(documents, as_integers(values), features.tolist())):
+            if count < 0:  # not UTF-8 (or beyond the kernel): the Python path says why
+                if document.text is None:
+                    document.text = bytes(data[bounds[row] : bounds[row + 1]])
+                results[document.position] = self._one(file_document(document.source, self.encoding, document.data()))
+            elif count == 0:  # the reason of the Python path
+                results[document.position] = Source(document.source.path, NO_FEATURES)
+            else:
+                record = FingerprintRecord(
+                    document.source.path,
+                    value,
+                    bits,
+                    count,
+                    settings,
+                    document.size,
+                    sketch_bytes[row * bins : (row + 1) * bins] if bins else None,
+                )
+                if encoding is not None:
+                    record.encoding = encoding
+                if kept is not None and document.size - document.bom <= MAX_DOCUMENT_CHARS:
+                    record.exact = kept(document.text, lowercase)
+                    if document.key is not None:
+                        self.copies.add(document.key, record, True)
+                results[document.position] = record
 
     def _kernel_input(self, document: Document) -> bytes | None:
         """The bytes for the kernel: a file's bytes as read (byte-order mark included), a text's
@@ -368,6 +561,36 @@ class SimhashMethod(Method):
             results[position] = record
 
 
+@dataclass
+class _FileDocument:
+    """A file of :meth:`SimhashMethod.fingerprint_files` on its way to the kernel."""
+
+    position: int  # in the batch
+    source: Source
+    size: int  # bytes as read
+    bom: int  # bytes of its UTF-8 byte-order mark, which the kernel does not read
+    key: bytes | None = None  # of the copies' table
+    text: bytes | None = None  # the bytes the kernel reads, once out of the buffer
+
+    def data(self) -> bytes:
+        """The file's bytes as read (its text must be out of the buffer)."""
+        assert self.text is not None
+        return codecs.BOM_UTF8 + self.text if self.bom else self.text
+
+
+@dataclass
+class _FileBatch:
+    """The files of :meth:`SimhashMethod.fingerprint_files` for one kernel call: ``documents``,
+    whose texts are in the buffer back to back; ``later``, copies of one of them, looked up
+    once it is done; the number and bytes of both (and of copies found at once)."""
+
+    documents: list[_FileDocument] = field(default_factory=list)
+    later: list[_FileDocument] = field(default_factory=list)
+    firsts: set[bytes] = field(default_factory=set)
+    count: int = 0
+    bytes: int = 0
+
+
 class _KeptText:
     """A document's text chunks passed through once; with ``keep``, also kept in ``chunks``
     (None beyond :data:`simdedup.similarity.MAX_DOCUMENT_CHARS` characters)."""
@@ -428,7 +651,7 @@ class _Copies:
         """Remember a record with its kept text (:attr:`FingerprintRecord.exact`)."""
         if len(self._records) >= COPY_ENTRIES:
             self._records.clear()  # bounded; the copies that matter are usually near each other
-        self._records[key] = (dataclasses.replace(record, id="", exact=None), weakref.ref(record.exact), file)
+        self._records[key] = (record.replaced(id="", exact=None), weakref.ref(record.exact), file)
 
     def record(self, key: bytes, data: bytes, text: bytes, file: bool, doc_id: str) -> FingerprintRecord | None:
         """A copy under ``doc_id`` of the record made with this key of the same bytes (``data``
@@ -441,31 +664,34 @@ class _Copies:
         first = kept()
         if first is None or from_file != file or record.bytes != len(data) or first.text != text:
             return None
-        return dataclasses.replace(record, id=doc_id)
+        return record.replaced(id=doc_id)
 
 
 def _without_bom(data: bytes) -> bytes:
     return data[len(codecs.BOM_UTF8) :] if data.startswith(codecs.BOM_UTF8) else data
 
 
-_ASCII_SPACE = np.zeros(256, dtype=bool)
-_ASCII_SPACE[[9, 10, 11, 12, 13, 28, 29, 30, 31, 32]] = True  # the ASCII characters str.isspace takes
+#: the ASCII characters str.isspace takes, the most frequent first
+_ASCII_SPACES = tuple(bytes([c]) for c in (32, 10, 9, 13, 12, 11, 28, 29, 30, 31))
 
 
-def _may_be_cut_inside_a_word(data: bytes) -> bool:
-    """Whether :class:`DocumentReader` could cut the document elsewhere than at whitespace: it
-    does so in a run of :data:`~simdedup.read.MAX_CARRY` characters without whitespace (so of
-    at least as many bytes without ASCII whitespace), where the kernel would not."""
-    if len(data) <= MAX_CARRY:
-        return False
-    view = np.frombuffer(data, dtype=np.uint8)
-    last_space = -1
-    for start in range(0, len(view), CHUNK_BYTES):  # a slice at a time: bounded memory
-        spaces = np.concatenate(([last_space], start + np.flatnonzero(_ASCII_SPACE[view[start : start + CHUNK_BYTES]])))
-        if np.diff(spaces).max(initial=0) > MAX_CARRY:
+def _may_be_cut_inside_a_word(data: bytes | bytearray, start: int = 0, end: int | None = None) -> bool:
+    """Whether :class:`DocumentReader` could cut the document ``data[start:end]`` elsewhere than
+    at whitespace: it does so in a run of :data:`~simdedup.read.MAX_CARRY` characters without
+    whitespace (so of at least as many bytes without ASCII whitespace), where the kernel would
+    not. The last ASCII whitespace of each stretch of MAX_CARRY bytes is looked for from its
+    end (``rfind``: no copy, at memory speed)."""
+    end = len(data) if end is None else end
+    last = start - 1  # the last whitespace found
+    while end - last > MAX_CARRY:
+        top = last + MAX_CARRY + 1  # is there whitespace in data[last + 1 : top]?
+        found = -1
+        for space in _ASCII_SPACES:
+            found = max(found, data.rfind(space, max(found, last) + 1, top))
+        if found < 0:
             return True
-        last_space = int(spaces[-1])
-    return len(view) - last_space > MAX_CARRY
+        last = found
+    return False
 
 
 def make(

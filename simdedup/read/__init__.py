@@ -25,6 +25,7 @@ from .document import (
     MAX_CARRY,
     Document,
     DocumentReader,
+    FileBuffer,
     file_blocks,
     is_compressed,
     text_chunks,
@@ -43,16 +44,19 @@ __all__ = [
     "Document",
     "DocumentReader",
     "FeaturesField",
+    "FileBuffer",
     "Inputs",
     "Source",
     "WalkFilter",
     "documents",
     "file_blocks",
+    "file_document",
     "is_compressed",
     "iter_sources",
     "named_streams",
     "open_document",
     "open_documents",
+    "plain_files",
     "read_sources",
     "text_chunks",
     "utf8_size",
@@ -81,11 +85,29 @@ def open_documents(sources: Iterable[Source], encoding: str = "utf-8", whole_byt
                     data = fetched.get(document.path)
                 elif whole_bytes and not is_compressed(document.path):
                     data = whole_file(document, whole_bytes)
-                yield Document(
-                    document.path,
-                    data=data,
-                    reader=DocumentReader(document.path, encoding, data=data, size=document.size),
-                )
+                yield file_document(document, encoding, data)
+
+
+def file_document(source: Source, encoding: str, data: bytes | None) -> Document:
+    """The document of a file (``source``) as :func:`open_documents` gives it: with its bytes
+    (``data``) when they were read whole, else streaming from the file."""
+    return Document(source.path, data=data, reader=DocumentReader(source.path, encoding, data=data, size=source.size))
+
+
+def plain_files(sources: list[Source]) -> bool:
+    """Whether every source is a local file, not compressed, to read as one document: what
+    :class:`FileBuffer` reads whole for a method's batched path (its documents are
+    ``file_document(source, encoding, data)``)."""
+    return all(
+        s.reason is None
+        and s.text is None
+        and s.features is None
+        and s.line is None
+        and s.span is None
+        and not is_url(s.path)
+        and not is_compressed(s.path)
+        for s in sources
+    )
 
 
 def open_document(path: str, encoding: str = "utf-8", whole_bytes: int = 0) -> Document:

@@ -368,6 +368,86 @@ def read_regular_file(path: str, limit: int) -> bytes | None:
         os.close(fd)
 
 
+def _read_into(fd: int, view: memoryview) -> int:
+    """Read into ``view`` (one read call): the number of bytes read."""
+    if _readv is not None:
+        return _readv(fd, [view])
+    chunk = os.read(fd, len(view))
+    view[: len(chunk)] = chunk
+    return len(chunk)
+
+
+_readv = getattr(os, "readv", None)  # not on Windows
+
+
+class FileBuffer:
+    """Regular files read whole into one buffer, back to back: the batched way through many
+    small files (:meth:`read` is :func:`whole_file` into the buffer), without an object per
+    file. The buffer is reused: :meth:`clear` empties it, :meth:`drop` lets go of the bytes
+    from an offset on; it grows only as far as the files held at once take."""
+
+    def __init__(self, limit: int, capacity: int = 1 << 20, keep: int | None = None):
+        self.limit = limit
+        self.capacity, self.keep = capacity, capacity if keep is None else keep
+        self.buffer = bytearray(capacity)
+        self.view = memoryview(self.buffer)
+        self.end = 0  # the bytes held are buffer[:end]
+
+    def __reduce__(self) -> tuple:
+        return FileBuffer, (self.limit, self.capacity, self.keep)  # a new one, empty
+
+    def clear(self) -> None:
+        """Empty the buffer; one grown past ``keep`` bytes (for a large file; by default, past
+        its first size) shrinks back to that."""
+        self.end = 0
+        if len(self.buffer) > self.keep:
+            self.buffer = bytearray(self.capacity)
+            self.view = memoryview(self.buffer)
+
+    def drop(self, start: int) -> None:
+        """Let go of the bytes from ``start`` on (the next file is read there)."""
+        self.end = start
+
+    def bytes(self, start: int, end: int) -> bytes:
+        return self.view[start:end].tobytes()
+
+    def _room(self, end: int) -> None:
+        # A new buffer, never one resized: a view of the old one may live on a while (numpy
+        # arrays made from it are freed by the garbage collector), which forbids resizing it.
+        if end > len(self.buffer):
+            grown = bytearray(max(end, 2 * len(self.buffer)))
+            grown[: self.end] = self.view[: self.end]
+            self.buffer, self.view = grown, memoryview(grown)
+
+    def read(self, source: Source) -> int:
+        """Read the source's file whole at the end of the buffer: its size in bytes, or -1 (and
+        nothing held) when :func:`whole_file` gives None for it (not a regular file, over the
+        limit, or it cannot be read: the streaming path then reads it, or says why it cannot)."""
+        start = self.end
+        try:
+            if not source.regular and not stat.S_ISREG(os.stat(source.path).st_mode):
+                return -1  # as whole_file: stat first, as opening a FIFO takes its data
+            fd = os.open(source.path, _READ_FLAGS)
+            try:
+                status = os.fstat(fd)
+                if not stat.S_ISREG(status.st_mode) or status.st_size > self.limit:
+                    return -1
+                end, want = start, status.st_size + 1
+                while True:  # as read_regular_file
+                    self._room(end + want)
+                    got = _read_into(fd, self.view[end : end + want])
+                    end += got
+                    if got < want:  # a short read of a regular file: its end
+                        break
+                    want = 1 << 20  # it grew since the fstat
+            finally:
+                os.close(fd)
+        except OSError:
+            return -1
+        self.end = end
+        return end - start
+
+
 @dataclass
 class Document:
     """One document as the read stage hands it to a fingerprinting method: skipped (``reason``),

@@ -106,6 +106,12 @@ def declared_in_markup(head: bytes) -> str | None:
     return (found.group(1) or found.group(2)).decode("ascii")
 
 
+def starts_with_markup(data: bytes | bytearray, start: int = 0, end: int | None = None) -> bool:
+    """Whether ``data[start:end]`` starts as markup (``<``, after any whitespace): a head that
+    does not declares no encoding (:func:`declared_in_markup`). Nothing is copied."""
+    return _MARKUP.match(data, start, len(data) if end is None else end) is not None
+
+
 def declares_other_than_utf8(head: bytes) -> bool:
     """Whether markup at the start of ``head`` declares an encoding that :func:`settle_encoding`
     takes and that is not UTF-8 (a document that declares UTF-8 decodes as one that declares

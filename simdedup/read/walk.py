@@ -87,7 +87,7 @@ class _FileIdentities:
                 same_file=True,
             )
         self.taken.add(identity)
-        return Source(path, size=size, regular=True)
+        return Source.file(path, size)
 
     def take_or_hold(self, path: str, is_link: bool, st: os.stat_result) -> Source | None:
         """A regular file's Source under a real name; a symbolic link is held back (None)."""
@@ -106,7 +106,7 @@ class _FileIdentities:
                 yield Source(path, f"a symbolic link to {target}, which is read under its own name", same_file=True)
             else:
                 self.taken.add(identity)
-                yield Source(path, size=size, regular=True)
+                yield Source.file(path, size)
         self.links.clear()
 
 
@@ -121,6 +121,10 @@ def _walk(
     # same order, holding one listing (one directory's entries) per level.
     stack: list[tuple[Iterator[os.DirEntry], int]] = []
     listing: str | None = top  # a directory to list next
+    # Without filters a regular file by its directory entry needs no stat and no test (its size
+    # is read where it is read; its inode number comes with the entry): the common case, first.
+    unfiltered = not (walk_filter.min_bytes or walk_filter.globs or walk_filter.excludes)
+    take = files.take
     while listing is not None or stack:
         if listing is not None:
             try:
@@ -130,39 +134,42 @@ def _walk(
             listing = None
             continue
         entries, dev = stack[-1]
-        entry = next(entries, None)
-        if entry is None:
-            stack.pop()
-            continue
-        path = entry.path
-        if not walk_filter.min_bytes and entry.is_file(follow_symlinks=False):
-            # A regular file by its directory entry: no stat needed (its size is read where it is
-            # read; its inode number comes with the entry).
-            if walk_filter.takes_file(path, root, 0):
-                source = files.take(path, _identity(dev, entry.inode()))
+        for entry in entries:
+            path = entry.path
+            if unfiltered and entry.is_file(follow_symlinks=False):
+                source = take(path, dev << 64 | entry.inode())  # _identity(dev, inode)
                 if source is not None:
                     yield source
-            continue
-        try:
-            st = entry.stat(follow_symlinks=True)
-        except OSError:
-            yield Source(path, "broken symbolic link" if entry.is_symlink() else "cannot stat")
-            continue
-        if stat.S_ISDIR(st.st_mode):
-            key = (st.st_dev, st.st_ino)
-            if entry.is_symlink() and _inside(os.path.realpath(path), os.path.realpath(root)):
-                continue  # its target is walked under its own path (or is an ancestor: a loop)
-            if key in visited or not walk_filter.takes_dir(path, root):
-                continue  # reached before through another link, or excluded
-            visited.add(key)
-            listing, dev = path, st.st_dev
-        elif stat.S_ISREG(st.st_mode):
-            if walk_filter.takes_file(path, root, st.st_size):
-                source = files.take_or_hold(path, entry.is_symlink(), st)
-                if source is not None:
-                    yield source
+                continue
+            if not walk_filter.min_bytes and entry.is_file(follow_symlinks=False):
+                if walk_filter.takes_file(path, root, 0):
+                    source = take(path, _identity(dev, entry.inode()))
+                    if source is not None:
+                        yield source
+                continue
+            try:
+                st = entry.stat(follow_symlinks=True)
+            except OSError:
+                yield Source(path, "broken symbolic link" if entry.is_symlink() else "cannot stat")
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                key = (st.st_dev, st.st_ino)
+                if entry.is_symlink() and _inside(os.path.realpath(path), os.path.realpath(root)):
+                    continue  # its target is walked under its own path (or is an ancestor: a loop)
+                if key in visited or not walk_filter.takes_dir(path, root):
+                    continue  # reached before through another link, or excluded
+                visited.add(key)
+                listing, dev = path, st.st_dev
+                break  # listed next: depth first (this listing goes on after it)
+            elif stat.S_ISREG(st.st_mode):
+                if walk_filter.takes_file(path, root, st.st_size):
+                    source = files.take_or_hold(path, entry.is_symlink(), st)
+                    if source is not None:
+                        yield source
+            else:
+                yield Source(path, f"{_kind(st.st_mode)}; skipped during the walk")
         else:
-            yield Source(path, f"{_kind(st.st_mode)}; skipped during the walk")
+            stack.pop()
 
 
 def _inside(path: str, root: str) -> bool:
