@@ -246,3 +246,29 @@ def test_utf16_without_bom_is_skipped_not_crashing(tmp_path):
     except SkipDocument:
         return
     assert "".join(chunks) == "no byte order mark\n"
+
+
+@pytest.mark.parametrize("reader", ["whole", "buffer"])
+def test_a_file_that_grows_past_the_limit_while_read_is_left_to_the_streaming_path(tmp_path, monkeypatch, reader):
+    """A file still being written is longer than its fstat said: reading it whole stops once it
+    passes the limit (memory stays bounded) and hands it on, as a file over the limit."""
+    from simdedup.read import Source
+
+    path = tmp_path / "growing.txt"
+    path.write_bytes(b"word " * (3 << 20))  # 15 MB on disk
+    real_fstat = os.fstat
+
+    def stale_fstat(fd):  # the size when the walk saw it
+        status = real_fstat(fd)
+        return os.stat_result((status.st_mode, *status[1:6], 1000, *status[7:]))
+
+    monkeypatch.setattr(document.os, "fstat", stale_fstat)
+    limit = 2 << 20
+    if reader == "whole":
+        assert document.read_regular_file(str(path), limit) is None
+    else:
+        buffer = document.FileBuffer(limit)
+        assert buffer.read(Source(str(path))) == -1
+        assert buffer.end == 0 and len(buffer.buffer) <= 2 * (limit + (1 << 20))
+    monkeypatch.setattr(document.os, "fstat", real_fstat)
+    assert document.read_regular_file(str(path), 16 << 20) == path.read_bytes()  # whole when it fits

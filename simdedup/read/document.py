@@ -357,10 +357,13 @@ def read_regular_file(path: str, limit: int) -> bytes | None:
         if not stat.S_ISREG(status.st_mode) or status.st_size > limit:
             return None
         chunks = []
-        want = status.st_size + 1
+        want, total = status.st_size + 1, 0
         while True:
             chunk = os.read(fd, want)
             chunks.append(chunk)
+            total += len(chunk)
+            if total > limit:  # it grew past the limit since the fstat (a file still written)
+                return None
             if len(chunk) < want:  # a short read of a regular file: its end
                 return chunks[0] if len(chunks) == 1 else b"".join(chunks)
             want = 1 << 20  # it grew since the fstat
@@ -437,6 +440,8 @@ class FileBuffer:
                     self._room(end + want)
                     got = _read_into(fd, self.view[end : end + want])
                     end += got
+                    if end - start > self.limit:  # it grew past the limit since the fstat
+                        return -1
                     if got < want:  # a short read of a regular file: its end
                         break
                     want = 1 << 20  # it grew since the fstat
