@@ -54,16 +54,16 @@ CJK_SHARE = 0.01
 #: combined: a pair that passes on its words needs a resemblance at most this far below the one
 #: that edits scattered over its words would leave (:func:`scattered_resemblance`)
 BAG_MARGIN = 0.15
-#: evidence grows with size: a pair whose smaller document has n 3-grams needs a resemblance of
-#: ``1 - (1 - t) * n / (n + EVIDENCE_GRAMS)`` for a threshold t (:func:`needed`): at 8, a pair
-#: of 20 3-grams needs 0.857 for 0.8, one of 500 needs 0.803. The minimum over the dev sets
-#: is flat from 8 to 24 (0.892-0.898, dev-synthetic); above 8 the other sets lose (dev-zh 1.000
-#: to 0.984 at 16: short Chinese pairs), so 8 (docs/quality.md).
+#: evidence by size: a pair whose smaller document has n shingles needs a resemblance of
+#: ``1 - (1 - t) * n / (n + EVIDENCE_GRAMS)`` for a threshold t (:func:`needed`; at 8, 0.857
+#: at 20 shingles for 0.8). Chosen by the minimum over the dev sets: 0, the measure is exact
+#: and a raised threshold only loses pairs of the golds (dev-short-pkg 0.993 at 0, 0.945 at 8;
+#: docs/quality.md)
 EVIDENCE_GRAMS = 0.0
 #: texts kept for at most this many bytes of memory in all (1 to 4 per character);
 #: documents read after that, and documents of more than MAX_DOCUMENT_CHARS characters, are
 #: verified with their sketches. The exact sets (12 bytes per distinct word, 8 per distinct
-#: 3-gram) are made for the documents of candidate pairs only.
+#: shingle) are made for the documents of candidate pairs only.
 BUDGET_BYTES = 2 << 30
 MAX_DOCUMENT_CHARS = 4 << 20
 
