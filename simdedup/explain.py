@@ -80,8 +80,7 @@ def explain(method: SimhashMethod, path_a: str, path_b: str, top: int = 10) -> E
             index = ExactIndex(sets)
             resemblance = round(float(index.jaccard("grams", [0], [1])[0]), 3)
             fewer_grams = int(index.shingles(np.array([0]), np.array([1]))[0])
-            characters = index.shingle_runs(np.array([0]), np.array([1]))[0][0] % 2 == 1
-            shingles = "5-character shingles" if characters else "word 3-grams"
+            shingles = "5-character shingles" if index.texts_of_characters.all() else "word 3-grams"
         except ExactUnavailable:  # shown as not measured, as for other tokenizers
             pass
     fa, fb = features

@@ -72,13 +72,13 @@ MAX_DOCUMENT_CHARS = 4 << 20
 # resemblance only)
 _SPACE, _RUN, _ONE_WORD, _ONE_PUNCT = 0, 1, 2, 3
 _BMP = 0x10000
-_CJK = ((0x3040, 0x30FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF), (0xAC00, 0xD7AF))
-# flags of a code point in the shingles' half of the tables (as simdedup.kernels.source.exact)
-_S_SPACE, _S_WORD, _S_CJK = 1, 2, 4
 # the characters of scripts written without spaces between words: kana and Han ideographs (after
 # NFKC, which maps the compatibility ideographs onto the unified ones); beyond the BMP, the kernel
 # counts the ideographs of planes 2 and 3
 _CJK_CHARACTERS = ((0x3040, 0x30FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF))
+_CJK = (*_CJK_CHARACTERS, (0xAC00, 0xD7AF))  # and Hangul: a word token each
+# flags of a code point in the shingles' half of the tables (as simdedup.kernels.source.exact)
+_S_SPACE, _S_WORD, _S_CJK = 1, 2, 4
 
 
 @lru_cache(maxsize=2)
@@ -482,8 +482,8 @@ class ExactIndex:
 
 def needed(threshold: float, grams: np.ndarray | float) -> np.ndarray | float:
     """The resemblance a pair needs for ``threshold`` when its smaller document has ``grams``
-    3-grams: the threshold itself for a long document, more for a short one, which gives less
-    evidence (a pair of 60-character poems sharing 80% of its 3-grams differs in 12 of them)."""
+    shingles: the threshold itself for a long document, more for a short one when
+    :data:`EVIDENCE_GRAMS` asks evidence of it."""
     with np.errstate(divide="ignore"):  # no shingle at all: the threshold is 1
         return 1.0 - (1.0 - threshold) / (1.0 + EVIDENCE_GRAMS / np.asarray(grams, dtype=np.float64))
 

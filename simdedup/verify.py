@@ -136,9 +136,7 @@ class PairTest:
 def without_texts_note(measure: str) -> str | None:
     """What a run verifying with the sketches (no texts) says when ``measure`` was asked for
     and needs texts: nothing for the bag, nor for the default, which ``--help`` says falls back."""
-    from .similarity import DEFAULT_MEASURE
-
-    if measure in ("bag", DEFAULT_MEASURE):
+    if measure in ("bag", similarity.DEFAULT_MEASURE):
         return None
     return (
         f"simdedup: note: these fingerprints carry no text to measure --similarity {measure} with: "

@@ -237,14 +237,7 @@ class SimhashMethod(Method):
                 continue
             end = start + size
             buffer = files.buffer  # (it may have grown)
-            head = min(end, start + DECLARATION_BYTES)  # where a declaration is looked for
-            if (
-                not size
-                or buffer.find(0, start, min(end, start + 8192)) >= 0
-                or (buffer.startswith(b"HTTP/", start, end) and looks_like_http(files.bytes(start, head)))
-                or (starts_with_markup(buffer, start, head) and declares_other_than_utf8(files.bytes(start, head)))
-                or (size > MAX_CARRY and _may_be_cut_inside_a_word(buffer, start, end))
-            ):  # the Python path takes it, as _kernel_input decides
+            if _python_path_takes(buffer, start, end):  # as _kernel_input decides
                 data = files.bytes(start, end)
                 files.drop(start)
                 results[position] = self._one(file_document(source, self.encoding, data))
@@ -384,15 +377,7 @@ class SimhashMethod(Method):
             data = document.text.encode("utf-8", "surrogatepass")
             return data if len(data) <= fastpath.MAX_BYTES else None
         data = document.data
-        if (
-            not data
-            or b"\0" in data[:8192]
-            or looks_like_http(data)
-            or declares_other_than_utf8(data)
-            or _may_be_cut_inside_a_word(data)
-        ):
-            return None
-        return data
+        return None if data is None or _python_path_takes(data, 0, len(data)) else data
 
     def _kernel_records(
         self,
@@ -665,6 +650,21 @@ class _Copies:
         if first is None or from_file != file or record.bytes != len(data) or first.text != text:
             return None
         return record.replaced(id=doc_id)
+
+
+def _python_path_takes(data: bytes | bytearray, start: int, end: int) -> bool:
+    """Whether the file ``data[start:end]`` takes the Python path rather than the kernel (see
+    :meth:`SimhashMethod._kernel_input`): empty, binary (a NUL in its first 8 KiB), an HTTP
+    response, markup that declares an encoding other than UTF-8, or a run the reader would cut
+    inside a word. Only a head that could be one is copied."""
+    head = min(end, start + DECLARATION_BYTES)  # where a status line or a declaration is
+    return (
+        start == end
+        or data.find(0, start, min(end, start + 8192)) >= 0
+        or (data.startswith(b"HTTP/", start, end) and looks_like_http(bytes(data[start:head])))
+        or (starts_with_markup(data, start, head) and declares_other_than_utf8(bytes(data[start:head])))
+        or _may_be_cut_inside_a_word(data, start, end)
+    )
 
 
 def _without_bom(data: bytes) -> bytes:
