@@ -251,6 +251,9 @@ def test_any_bytes_give_the_sets_or_the_error_of_decoding_them(data):
 mixed_pieces = st.sampled_from(
     ["the", "The", "shell", "prompt", "\uff34\uff48\uff45", "GNOME", "1.1", ",", "\u3002", "\uff0c", "!", " ", "\n"]
     + ["\u30b7\u30a7\u30eb", "\u74b0\u5883", "\u4e2d\u6587", "\u8f93\u5165", "\u304c", "\U00020000", "\U0001f600"]
+    # letters that meet ASCII inside a word: the same in words and shingles (Kelvin sign, e acute),
+    # or not (a dotted capital I, a combining accent, a full-width letter)
+    + ["\u212a", "\u00e9", "\u0130", "\u0301", "\uff41", "_", "x"]
 )
 mixed_texts = st.lists(mixed_pieces, max_size=40).map("".join)
 
@@ -269,3 +272,12 @@ def test_resemblance_is_the_jaccard_of_the_shingles_its_definition_gives(a, b, d
     index = ExactIndex(sets)
     assert index.jaccard("grams", np.array([0]), np.array([1]))[0] == pytest.approx(resemblance(a, b), abs=1e-12)
     assert index.jaccard("grams", np.array([1]), np.array([0]))[0] == pytest.approx(resemblance(b, a), abs=1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(40, 60), st.integers(0, 300), st.sampled_from([" ", "\t", "\n", "\x1c", "\u3000"]))
+def test_the_share_of_cjk_counts_characters_and_not_white_space(letters, spaces, space):
+    """A text is one of characters by the share of CJK among its characters, white space
+    apart (similarity.CJK_SHARE), however much white space it holds: around the share, ASCII
+    words, one ideograph and white space of every kind."""
+    assert_as_before("\u4e2d" + space * spaces + " ".join(["ab"] * letters) + space * spaces)

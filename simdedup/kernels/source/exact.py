@@ -27,11 +27,13 @@ _CHAR_GRAM = 5
 
 
 @numba.njit(inline="always")
-def _chained(token, grams, tokens, p1, p2):  # pragma: no cover - compiled
-    """Store the 3-gram that ends at ``token`` at ``grams[tokens - 2]`` (``p1``, ``p2``: the
-    chained hashes of the last one and two tokens before it). Returns the new ``tokens, p1, p2``."""
-    grams[np.uint64(max(tokens - 2, 0))] = _mix(p2 * GOLDEN + token)  # unsigned: numba tests signed indices
-    return tokens + 1, _mix(token), _mix(p1 * GOLDEN + token)
+def _chained(token, grams, tokens, t1, t2):  # pragma: no cover - compiled
+    """Store the 3-gram that ends at ``token`` at ``grams[tokens - 2]`` (``t1``, ``t2``: the
+    hashes of the two tokens before it, 0 before the text; one mix of their polynomial, as the
+    tokens' hashes are mixed already). Returns the new ``tokens, t1, t2``."""
+    at = np.uint64(max(tokens - 2, 0))  # unsigned: numba tests signed indices
+    grams[at] = _mix((t1 * GOLDEN + t2) * GOLDEN + token)
+    return tokens + 1, t2, token
 
 
 @numba.njit(inline="always")
@@ -67,7 +69,8 @@ def exact_tokens(data_p, size, table_p, cjk_share, words_p, grams_p, sizes_p):  
     and has its 5-character substrings with white space deleted (punctuation is part of such
     text); two such texts are compared on those (:func:`_verdict`). One shingle of all when
     there are fewer. The first pass hashes words and word 3-grams as each token ends, and
-    counts the characters; a text of characters takes a second pass for its 5-grams.
+    counts the characters (a run of ASCII, where both kinds of token are the same, in a loop of
+    its own); a text of characters takes a second pass for its 5-grams.
     """
     data = carray(data_p, (max(size, 1),))
     table = carray(table_p, (0x20000,))
@@ -79,11 +82,38 @@ def exact_tokens(data_p, size, table_p, cjk_share, words_p, grams_p, sizes_p):  
     run = length = np.uint64(0)  # the bag's current run
     word = word_length = np.uint64(0)  # the shingles' current word
     tokens = 0  # words of the shingles
-    p1 = p2 = np.uint64(0)
+    t1 = t2 = np.uint64(0)
     characters = cjk = 0
     i = 0
     while i < size:
         lead = np.int64(data[np.uint64(i)])
+        if lead < 0x80 and length == word_length and run == word:
+            # ASCII, with the bag's run and the shingles' word in step: there a code point is
+            # the same in both (a word character is a run's, white space is white space, any
+            # other is punctuation, and its NFKC form is itself), so one run makes both tokens
+            while True:
+                entry = np.int64(table[lead])
+                kind = entry & 3
+                if kind == _RUN:
+                    run = run * _PRIME + np.uint64(entry >> 2)
+                    length += ONE
+                    characters += 1
+                else:
+                    if length > 0:
+                        token = _mix(run ^ (length * GOLDEN))
+                        words[np.uint64(n_words)] = token
+                        n_words += 1
+                        tokens, t1, t2 = _chained(token, grams, tokens, t1, t2)
+                        run = length = np.uint64(0)
+                    characters += kind != _SPACE
+                i += 1
+                if i == size:
+                    break
+                lead = np.int64(data[np.uint64(i)])
+                if lead >= 0x80:
+                    break
+            word, word_length = run, length
+            continue
         if lead < 0x80:
             entry = np.int64(table[lead])
             shingle = np.int64(table[0x10000 + lead])
@@ -106,7 +136,7 @@ def exact_tokens(data_p, size, table_p, cjk_share, words_p, grams_p, sizes_p):  
             word = word * _PRIME + np.uint64(shingle >> 3)
             word_length += ONE
         elif word_length > 0:
-            tokens, p1, p2 = _chained(_mix(word ^ (word_length * GOLDEN)), grams, tokens, p1, p2)
+            tokens, t1, t2 = _chained(_mix(word ^ (word_length * GOLDEN)), grams, tokens, t1, t2)
             word = word_length = np.uint64(0)
         kind = entry & 3
         if kind == _RUN:
@@ -124,12 +154,10 @@ def exact_tokens(data_p, size, table_p, cjk_share, words_p, grams_p, sizes_p):  
         words[np.uint64(n_words)] = _mix(run ^ (length * GOLDEN))
         n_words += 1
     if word_length > 0:
-        tokens, p1, p2 = _chained(_mix(word ^ (word_length * GOLDEN)), grams, tokens, p1, p2)
+        tokens, t1, t2 = _chained(_mix(word ^ (word_length * GOLDEN)), grams, tokens, t1, t2)
     sizes[0] = n_words
-    if tokens == 1:
-        grams[0] = p1
-    elif tokens == 2:
-        grams[0] = p2
+    if 0 < tokens < 3:  # one shingle of all
+        grams[0] = _mix(t1 * GOLDEN + t2)
     sizes[1] = max(tokens - 2, min(tokens, 1))
     if tokens == 0 or (cjk > 0 and cjk >= cjk_share * characters):
         sizes[2] = _character_grams(data, size, table, grams[sizes[1] :])
