@@ -231,6 +231,10 @@ BOUND_BUCKETS = 256
 BOUND_BYTES = 128 << 20
 
 
+#: texts whose sets are made together (:meth:`_IndexArrays.flush`): about this many bytes of them
+TEXTS_BYTES = 1 << 20
+
+
 #: the room an index's arrays start with, in address space (glibc maps blocks of 32 MiB or
 #: more apart from its heap, whatever it has freed before)
 START_BYTES = 64 << 20
@@ -276,11 +280,18 @@ class _IndexArrays:
         self.gram_sizes: list[tuple[int, int]] = []  # word 3-grams, 5-character shingles
         self.totals: list[int] = []
         self._kernel: Any = None
+        self._pending: list[bytes | None] = []  # texts whose sets are still to make, and documents without
+        self._pending_bytes = 0
+        self._lowercase = True
 
     def add(self, document: ExactSets | KeptText | None) -> None:
         if isinstance(document, KeptText):
             self._add_text(document)
             return
+        if document is None and self._pending:  # in its place among the texts
+            self._pending.append(None)
+            return
+        self.flush()
         self.has.append(document is not None)
         if document is not None:
             self.words.put(document.words)
@@ -291,15 +302,33 @@ class _IndexArrays:
             )
 
     def _add_text(self, kept: KeptText) -> None:
-        """The sets of a text, made where they go: no copy of them, no memory per document."""
+        """A text whose sets are made with the next :data:`TEXTS_BYTES` of texts (:meth:`flush`)."""
+        if self._pending and kept.lowercase != self._lowercase:
+            self.flush()
+        self._lowercase = kept.lowercase
+        data = kept.utf8()
+        self._pending.append(data)
+        self._pending_bytes += len(data)
+        if self._pending_bytes >= TEXTS_BYTES:
+            self.flush()
+
+    def flush(self) -> None:
+        """The sets of the texts added since the last call, made in one go where they go (at
+        the end of the index's arrays: no copy of them, no memory per document)."""
+        if not self._pending:
+            return
         if self._kernel is None:
             self._kernel = exact_kernel()
-        data = kept.utf8()
-        room = max(len(data), 1)
+        pending, self._pending, self._pending_bytes = self._pending, [], 0
+        texts = [text for text in pending if text is not None]
+        data = texts[0] if len(texts) == 1 else b"".join(texts)
+        offsets = _offsets(np.array([len(t) for t in texts], dtype=np.int64))
+        room = len(data) + len(texts)
         words, counts, grams = self.words.room(room), self.counts.room(room), self.grams.room(2 * room)
-        table = _tables(kept.lowercase)
-        found = self._kernel.sets_at(
+        table = _tables(self._lowercase)
+        found, tokens = self._kernel.sets_many(
             data,
+            offsets,
             table,
             CJK_SHARE,
             words,
@@ -307,14 +336,19 @@ class _IndexArrays:
             grams,
             self.words.size,
             self.grams.size,
-            (_table_address(kept.lowercase), self.words.address, self.counts.address, self.grams.address),
+            (_table_address(self._lowercase), self.words.address, self.counts.address, self.grams.address),
         )
         if isinstance(found, int):
-            data.decode("utf-8", "surrogatepass")  # raises the decoder's error at that byte
-        n_words, n_grams, n_chars, tokens = found  # type: ignore[misc]
-        self.has.append(n_words > 0)  # no word: no sets, as exact_sets
-        if n_words:
-            self._added(n_words, n_grams, n_chars, tokens)  # a word's count is its tokens: they total the tokens
+            texts[found].decode("utf-8", "surrogatepass")  # raises the decoder's error at that byte
+        made = zip(found.tolist(), tokens.tolist())  # type: ignore[union-attr]
+        for text in pending:
+            if text is None:
+                self.has.append(False)
+                continue
+            (n_words, n_grams, n_chars), total = next(made)
+            self.has.append(n_words > 0)  # no word: no sets, as exact_sets
+            if n_words:
+                self._added(n_words, n_grams, n_chars, total)  # a word's count is its tokens: they total the tokens
 
     def _added(self, n_words: int, n_grams: int, n_chars: int, total: int) -> None:
         self.words.size += n_words
@@ -348,6 +382,7 @@ class ExactIndex:
         arrays = _IndexArrays()
         for document in sets:
             arrays.add(document)
+        arrays.flush()
         self.n = len(arrays.has)
         self.has = np.array(arrays.has, dtype=bool)
         word_sizes = self._per_document(arrays.word_sizes)

@@ -42,28 +42,43 @@ ALPHABET = st.sampled_from(list("abcAB 中文字，。!?-+|─│\n_1é") + ["ab
 TEXTS = st.lists(ALPHABET, min_size=1, max_size=40).map("".join).filter(lambda t: WORDS.search(t) is not None)
 
 
-FORMS = st.sampled_from(["sets", "text", "utf-8"])
+FORMS = st.sampled_from(["sets", "text", "utf-8", "none", "no words"])
 
 
 def as_given(text: str, form: str):
     """A document as ExactIndex takes it: its sets, or its kept text (str, or UTF-8) that the
-    index makes them from in its own arrays."""
+    index makes them from in its own arrays; or a document without sets (none, or a kept text
+    without a word)."""
+    if form == "none":
+        return None
+    if form == "no words":
+        return KeptText(" ,\u3002 ")
     return exact_sets(text) if form == "sets" else KeptText(text if form == "text" else text.encode())
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(TEXTS, min_size=2, max_size=6), st.data())
 def test_exact_measures_equal_brute_force(texts, data):
-    """Whether the index is given the sets or the texts (then made in place, one after another
-    in shared arrays: a run written past its end and then overwritten by the next)."""
+    """Whether the index is given the sets or the texts (then made in place, several at a time,
+    in shared arrays: runs written past their end and then overwritten by the next), the texts
+    made together in batches of any size, documents without sets among them."""
     forms = data.draw(st.lists(FORMS, min_size=len(texts), max_size=len(texts)))
-    index = ExactIndex(as_given(t, f) for t, f in zip(texts, forms))
+    batch = data.draw(st.sampled_from([1, 8, 64, similarity.TEXTS_BYTES]))
+    kept, similarity.TEXTS_BYTES = similarity.TEXTS_BYTES, batch
+    try:
+        index = ExactIndex(as_given(t, f) for t, f in zip(texts, forms))
+    finally:
+        similarity.TEXTS_BYTES = kept
     pairs = data.draw(
         st.lists(st.tuples(st.integers(0, len(texts) - 1), st.integers(0, len(texts) - 1)), min_size=1, max_size=10)
     )
     a, b = np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
     bag, grams = index.jaccard("bag", a, b), index.jaccard("grams", a, b)
+    assert index.has.tolist() == [f not in ("none", "no words") for f in forms]
     for (i, j), x, y in zip(pairs, bag.tolist(), grams.tolist()):
+        if not (index.has[i] and index.has[j]):
+            assert np.isnan(x) and np.isnan(y)
+            continue
         assert x == pytest.approx(brute_bag(texts[i], texts[j]))
         assert y == pytest.approx(brute_resemblance(texts[i], texts[j]))
 

@@ -27,9 +27,6 @@ def _exact_arrays(bag: tuple, grams: tuple) -> list[np.ndarray]:
     return [*_run_arrays(bag), _some(bag[3], np.int64), gram_hashes, gram_offsets, _some(grams[3], np.int64)]
 
 
-_THREE_SIZES = ctypes.c_int64 * 3
-
-
 def _address(array: np.ndarray) -> int:
     return array.__array_interface__["data"][0]
 
@@ -59,16 +56,18 @@ class ExactKernel(Loaded):
         5-character shingle hashes)`` of a text in UTF-8, each sorted (the last empty for a text
         of words; ``cjk_share``: :data:`simdedup.similarity.CJK_SHARE`); or the byte where Python's
         decoder stops."""
-        room = max(len(data), 1)
+        room = len(data) + 1
         words, counts, grams = (
             np.empty(room, dtype=np.uint64),
             np.empty(room, dtype=np.uint32),
             np.empty(2 * room, np.uint64),
         )
-        found = self.sets_at(data, table, cjk_share, words, counts, grams, 0, 0)
+        found, tokens_or_stop = self.sets_many(
+            data, np.array([0, len(data)]), table, cjk_share, words, counts, grams, 0, 0
+        )
         if isinstance(found, int):
-            return found
-        n_words, n_grams, n_chars, _ = found
+            return tokens_or_stop  # type: ignore[return-value]
+        n_words, n_grams, n_chars = found[0].tolist()
         return (  # copies, not views of the whole buffers
             words[:n_words].copy(),
             counts[:n_words].copy(),
@@ -76,9 +75,10 @@ class ExactKernel(Loaded):
             grams[n_grams : n_grams + n_chars].copy(),
         )
 
-    def sets_at(
+    def sets_many(
         self,
         data: bytes,
+        offsets: np.ndarray,
         table: np.ndarray,
         cjk_share: float,
         words: np.ndarray,
@@ -87,51 +87,58 @@ class ExactKernel(Loaded):
         at_words: int,
         at_grams: int,
         bases: tuple[int, int, int, int] | None = None,
-    ) -> tuple[int, int, int, int] | int:
-        """The sets of :meth:`sets` written in place: ``n_words`` distinct word hashes and their
-        counts at ``words[at_words:]`` and ``counts[at_words:]``, ``n_grams`` word 3-gram hashes
-        at ``grams[at_grams:]`` and ``n_chars`` 5-character shingle hashes after them; ``words``
-        and ``counts`` need room for ``max(len(data), 1)`` there, ``grams`` twice that (the
-        tokens, before they are sorted and counted). Returns ``(n_words, n_grams, n_chars, word
-        tokens)``, or the byte where Python's decoder stops.
+    ) -> tuple[np.ndarray, np.ndarray] | tuple[int, int]:
+        """The sets of :meth:`sets` of texts held back to back in ``data`` (text ``t`` at
+        ``offsets[t]:offsets[t + 1]``), written in place a text after the other: the distinct
+        word hashes and their counts from ``words[at_words]`` and ``counts[at_words]``, the
+        distinct word 3-gram hashes from ``grams[at_grams]``, each text's 5-character shingles
+        after its 3-grams. ``words`` and ``counts`` need room there for ``len(data)`` and one
+        per text, ``grams`` twice that (the tokens, before they are sorted and counted).
 
-        ``bases``: the addresses of ``table``, ``words``, ``counts`` and ``grams``, for a caller
-        that keeps them (a text's own work is a few microseconds; looking them up again for
-        every text took longer)."""
-        size = len(data)
+        Returns ``(numbers, tokens)``: an ``(n, 3)`` array of each text's numbers of distinct
+        words, 3-grams and 5-character shingles (all 0 for a text without a word, which has no
+        sets) and each text's number of word tokens; or ``(t, byte)`` for the first text that is
+        not UTF-8 and the byte where Python's decoder stops in it.
+
+        One kernel call cuts every text, numpy sorts each text's runs (several times faster than
+        a compiled loop), and one call counts them; ``bases``: the addresses of ``table``,
+        ``words``, ``counts`` and ``grams``, for a caller that keeps them."""
+        n = len(offsets) - 1
+        room = int(offsets[-1]) + n
         if (
             words.dtype != np.uint64
             or grams.dtype != np.uint64
             or counts.dtype != np.uint32
-            or min(len(words) - at_words, len(counts) - at_words, (len(grams) - at_grams) // 2) < max(size, 1)
+            or min(len(words) - at_words, len(counts) - at_words, (len(grams) - at_grams) // 2) < room
         ):
-            raise ValueError("sets_at needs uint64 words and grams, uint32 counts, with room for the tokens")
+            raise ValueError("sets_many needs uint64 words and grams, uint32 counts, with room for the tokens")
+        offsets = _some(offsets, np.int64)
         table_p, words_p, counts_p, grams_p = bases or (
             _address(table),
             _address(words),
             _address(counts),
             _address(grams),
         )
-        words_p += 8 * at_words
-        grams_p += 8 * at_grams
-        sizes = _THREE_SIZES()
-        stop = self._functions["exact-tokens"](
-            _bytes_address(data), size, table_p, cjk_share, words_p, grams_p, ctypes.addressof(sizes)
+        words_p, counts_p, grams_p = words_p + 8 * at_words, counts_p + 4 * at_words, grams_p + 8 * at_grams
+        sizes = np.empty(max(3 * n, 1), dtype=np.int64)
+        bad = self._functions["exact-tokens"](
+            _bytes_address(data), offsets.ctypes.data, n, table_p, cjk_share, words_p, grams_p, sizes.ctypes.data
         )
-        if stop >= 0:
-            return stop
-        tokens, n_grams, n_chars = sizes
-        words[at_words : at_words + tokens].sort()  # in place; numpy sorts several times faster than a loop
-        grams[at_grams : at_grams + n_grams].sort()
-        distinct, counts_p = self._functions["exact-distinct"], counts_p + 4 * at_words
-        n_words = distinct(words_p, tokens, counts_p, 1)
-        chars_at = at_grams + n_grams
-        n_grams = distinct(grams_p, n_grams, counts_p, 0)  # not counted: counts untouched
-        if n_chars:
-            grams[chars_at : chars_at + n_chars].sort()
-            n_chars = distinct(grams_p + 8 * (chars_at - at_grams), n_chars, counts_p, 0)
-            grams[at_grams + n_grams : at_grams + n_grams + n_chars] = grams[chars_at : chars_at + n_chars].copy()
-        return n_words, n_grams, n_chars, tokens
+        if bad >= 0:
+            return bad, int(sizes[3 * bad])
+        raw = sizes[: 3 * n].reshape(n, 3)
+        for start, (tokens, n_grams, n_chars) in zip((offsets[:-1] + np.arange(n)).tolist(), raw.tolist()):
+            if tokens:  # in place; numpy sorts several times faster than a compiled loop
+                words[at_words + start : at_words + start + tokens].sort()
+                first = at_grams + 2 * start
+                grams[first : first + n_grams].sort()
+                if n_chars:
+                    grams[first + n_grams : first + n_grams + n_chars].sort()
+        numbers = np.empty(max(3 * n, 1), dtype=np.int64)
+        self._functions["exact-distinct"](
+            words_p, counts_p, grams_p, offsets.ctypes.data, n, sizes.ctypes.data, numbers.ctypes.data
+        )
+        return numbers[: 3 * n].reshape(n, 3), raw[:, 0].copy()
 
     def verdicts(
         self,

@@ -44,14 +44,14 @@ def _wide_entry(point):  # pragma: no cover - compiled
     return point << 3
 
 
-def exact_tokens(data_p, size, table_p, cjk_share, words_p, grams_p, sizes_p):  # pragma: no cover - compiled
-    """The word hashes (in text order) and shingle hashes of one text in UTF-8 (``size`` bytes
-    at ``data``; surrogates as ``surrogatepass`` writes them) into ``words`` (room for
+@numba.njit(inline="always")
+def _text_tokens(data, size, table, cjk_share, words, grams, sizes):  # pragma: no cover - compiled
+    """The word hashes (in text order) and shingle hashes of one text in UTF-8 (the ``size``
+    bytes of ``data``; surrogates as ``surrogatepass`` writes them) into ``words`` (room for
     ``size``) and ``grams`` (room for ``2 * size``): its word 3-grams, then, for a text of
     characters, its 5-character shingles; their numbers go to ``sizes[0]``, ``sizes[1]`` and
     ``sizes[2]`` (0 for a text of words). Returns -1, or
-    the first byte where Python's decoder stops (nothing overlong, nothing beyond U+10FFFF;
-    then nothing is stored).
+    the first byte where Python's decoder stops (nothing overlong, nothing beyond U+10FFFF).
 
     ``table[c]`` (c < 0x10000) is code point c's word entry: the code point it counts as
     (lower-cased or not) << 2 | its kind; ``table[0x10000 + c]`` its shingle entry: the code
@@ -72,11 +72,6 @@ def exact_tokens(data_p, size, table_p, cjk_share, words_p, grams_p, sizes_p):  
     counts the characters (a run of ASCII, where both kinds of token are the same, in a loop of
     its own); a text of characters takes a second pass for its 5-grams.
     """
-    data = carray(data_p, (max(size, 1),))
-    table = carray(table_p, (0x20000,))
-    words = carray(words_p, (max(size, 1),))
-    grams = carray(grams_p, (max(2 * size, 1),))
-    sizes = carray(sizes_p, (3,))
     sizes[0] = sizes[1] = sizes[2] = 0
     n_words = 0
     run = length = np.uint64(0)  # the bag's current run
@@ -199,22 +194,50 @@ def _character_grams(data, size, table, grams):  # pragma: no cover - compiled
     return seen - _CHAR_GRAM + 1
 
 
-def exact_distinct(hashes_p, n, counts_p, counted):  # pragma: no cover - compiled
-    """Leave the distinct values of the sorted ``hashes[:n]`` at its start, and, when
-    ``counted``, how often each occurs in ``counts``; returns how many there are.
+def exact_tokens(
+    data_p, offsets_p, ntexts, table_p, cjk_share, words_p, grams_p, sizes_p
+):  # pragma: no cover - compiled
+    """:func:`_text_tokens` of each of ``ntexts`` texts held back to back in ``data`` (text
+    ``t`` at ``offsets[t]:offsets[t + 1]``): its tokens at ``words[s]`` and ``grams[2 * s]``,
+    ``s = offsets[t] + t`` (room for each text's bytes, and one); its three numbers at
+    ``sizes[3 * t]``. Returns -1, or the first text that is not UTF-8 (then ``sizes[3 * t]``
+    is the byte where Python's decoder stops in it, and the texts after it are not read)."""
+    offsets = carray(offsets_p, (ntexts + 1,))
+    room = offsets[ntexts] + ntexts
+    data = carray(data_p, (max(offsets[ntexts], 1),))
+    table = carray(table_p, (0x20000,))
+    words = carray(words_p, (max(room, 1),))
+    grams = carray(grams_p, (max(2 * room, 1),))
+    sizes = carray(sizes_p, (max(3 * ntexts, 1),))
+    for t in range(ntexts):
+        begin, end = offsets[t], offsets[t + 1]
+        at = begin + t
+        found = _text_tokens(
+            data[begin:end], end - begin, table, cjk_share, words[at:], grams[2 * at :], sizes[3 * t : 3 * t + 3]
+        )
+        if found >= 0:
+            sizes[3 * t] = found
+            return t
+    return -1
+
+
+@numba.njit(inline="always")
+def _distinct(hashes, source, n, target, counts, counted):  # pragma: no cover - compiled
+    """Write the distinct values of the sorted ``hashes[source:source + n]`` at ``hashes[target:]``
+    (``target <= source``: each value is read before anything is written over it) and, when
+    ``counted``, how often each occurs at ``counts[target:]``; returns how many there are.
 
     Without branches on the data (a repeat is as likely as not, so a branch would be
     mispredicted half the time): each value is written after the last distinct one, which
     moves on when it differs; ``counts`` first takes where each distinct value starts."""
-    hashes = carray(hashes_p, (max(n, 1),))
-    counts = carray(counts_p, (max(n, 1) if counted else 1,))
     if n == 0:
         return 0
-    at = 0
+    hashes[target] = hashes[source]
+    at = target
     if counted:
-        counts[0] = 0
+        counts[at] = 0
     for i in range(1, n):
-        value = hashes[i]
+        value = hashes[source + i]
         new = value != hashes[at]
         at += np.int64(new)
         hashes[at] = value
@@ -222,10 +245,39 @@ def exact_distinct(hashes_p, n, counts_p, counted):  # pragma: no cover - compil
             start = counts[at]
             counts[at] = np.uint32(i) if new else start
     if counted:
-        for j in range(at):
+        for j in range(target, at):
             counts[j] = counts[j + 1] - counts[j]
         counts[at] = np.uint32(n) - counts[at]
-    return at + 1
+    return at - target + 1
+
+
+def exact_distinct(words_p, counts_p, grams_p, offsets_p, ntexts, sizes_p, out_p):  # pragma: no cover - compiled
+    """The sets of texts whose tokens :func:`exact_tokens` cut (``offsets`` and ``sizes`` as
+    it took and gave them), their words and shingles sorted since: each text's distinct words
+    (their counts in ``counts``), distinct word 3-grams and distinct 5-character shingles
+    written back to back from the start of ``words``, ``counts`` and ``grams``, a text after
+    the other; a text without a word has none. Their numbers go to ``out[3 * t]`` on."""
+    offsets = carray(offsets_p, (ntexts + 1,))
+    room = offsets[ntexts] + ntexts
+    words = carray(words_p, (max(room, 1),))
+    counts = carray(counts_p, (max(room, 1),))
+    grams = carray(grams_p, (max(2 * room, 1),))
+    sizes = carray(sizes_p, (max(3 * ntexts, 1),))
+    out = carray(out_p, (max(3 * ntexts, 1),))
+    at_words = at_grams = 0
+    for t in range(ntexts):
+        start = offsets[t] + t
+        tokens, n_grams, n_chars = sizes[3 * t], sizes[3 * t + 1], sizes[3 * t + 2]
+        if tokens == 0:  # no word: no sets
+            out[3 * t] = out[3 * t + 1] = out[3 * t + 2] = 0
+            continue
+        n_words = _distinct(words, start, tokens, at_words, counts, True)
+        distinct_grams = _distinct(grams, 2 * start, n_grams, at_grams, counts, False)
+        distinct_chars = _distinct(grams, 2 * start + n_grams, n_chars, at_grams + distinct_grams, counts, False)
+        out[3 * t], out[3 * t + 1], out[3 * t + 2] = n_words, distinct_grams, distinct_chars
+        at_words += n_words
+        at_grams += distinct_grams + distinct_chars
+    return 0
 
 
 @numba.njit(inline="always")
