@@ -28,15 +28,16 @@ import socket
 import traceback
 from typing import Any, Callable, Iterable, Iterator
 
+import numpy as np
+
 from .errors import SimdedupError
 
 #: tasks handed to a worker ahead of its results, so that none waits for its next one
 TASKS_AHEAD = 2
 #: tasks done out of order that are held for the ones before them, per worker
 HELD_PER_WORKER = 8
-_HEADER = 8  # bytes of a frame's length, little-endian; length 0 tells a worker to stop
-#: a frame larger than this is received into a buffer of its own (:meth:`_Worker.read`)
-_FRAME_BYTES = 1 << 16
+_HEADER = 8  # bytes of a task's length, little-endian; length 0 tells a worker to stop
+_REPLY_HEAD = 16  # a reply's pickle size and number of out-of-band buffers, little-endian
 
 
 def in_order(
@@ -50,24 +51,52 @@ def in_order(
     Raises:
         SimdedupError: a worker process died (killed by a signal, e.g. for lack of memory).
     """
-    methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if "fork" in methods else None)
-    workers: list[_Worker] = []
-    selector = selectors.DefaultSelector()
-    finished = False
+    pool = Pool(jobs, work, setup, state)
     try:
-        for _ in range(jobs):
-            # A worker starts with the parent's signal handlers (the CLI's turn SIGTERM into an
-            # exception, which would end the worker with a traceback) until it sets its own, and
-            # a signal to the parent must find it listed, to be stopped.
-            blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
-            try:
-                worker = _Worker(context, work, setup, state, [w.sock for w in workers])
-                workers.append(worker)
-            finally:
-                signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
-            selector.register(worker.sock, selectors.EVENT_READ, worker)
-            selector.register(worker.process.sentinel, selectors.EVENT_READ, worker)
+        yield from pool.in_order(tasks)
+    finally:
+        pool.close()
+
+
+class Pool:
+    """``jobs`` worker processes that stay for more than one round of tasks: :meth:`in_order`
+    hands tasks to whichever worker frees up; :meth:`each` gives each worker a task of its
+    own (one that reads what an earlier task left in that worker). :meth:`close` ends them,
+    finished or not; a pool that is not closed ends its workers when the parent ends."""
+
+    def __init__(self, jobs: int, work: Callable[[Any], Any], setup: Callable[..., None], state: tuple):
+        methods = multiprocessing.get_all_start_methods()
+        context = multiprocessing.get_context("fork" if "fork" in methods else None)
+        self.workers: list[_Worker] = []
+        self.selector = selectors.DefaultSelector()
+        self.finished = False
+        try:
+            for _ in range(jobs):
+                # A worker starts with the parent's signal handlers (the CLI's turn SIGTERM into an
+                # exception, which would end the worker with a traceback) until it sets its own, and
+                # a signal to the parent must find it listed, to be stopped.
+                blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+                try:
+                    worker = _Worker(context, work, setup, state, [w.sock for w in self.workers])
+                    self.workers.append(worker)
+                finally:
+                    signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+                self.selector.register(worker.sock, selectors.EVENT_READ, worker)
+                self.selector.register(worker.process.sentinel, selectors.EVENT_READ, worker)
+        except BaseException:
+            self.close()
+            raise
+
+    @property
+    def pids(self) -> list[int]:
+        """The workers' process ids, in order."""
+        return [w.process.pid for w in self.workers]  # type: ignore[misc]
+
+    def in_order(self, tasks: Iterable[Any]) -> Iterator[Any]:
+        """``work(task)`` of every task, in task order (see :func:`in_order`). The pool stays
+        open after the last; an exception leaves the workers in an unknown state: close it."""
+        workers, jobs = self.workers, len(self.workers)
+        self.finished = False
         pending = iter(tasks)
         handed_out = given_back = 0
         done: dict[int, tuple[Any, BaseException | None]] = {}
@@ -85,9 +114,7 @@ def in_order(
                         break
                     worker.hand_out(handed_out, task)
                     handed_out += 1
-                selector.modify(
-                    worker.sock, selectors.EVENT_READ | (selectors.EVENT_WRITE if worker.outgoing else 0), worker
-                )
+                self._listen(worker)
             yielded = given_back in done
             while given_back in done:
                 result, error = done.pop(given_back)
@@ -96,23 +123,63 @@ def in_order(
                     raise error
                 yield result
             if exhausted and given_back == handed_out:
-                finished = True
+                self.finished = True
                 return
             if yielded:  # the held results made room: hand out more before waiting, or nothing may come
                 continue
-            for key, events in selector.select():
-                worker = key.data
-                if key.fileobj is not worker.sock:  # its sentinel: the process ended
-                    raise SimdedupError("a worker process died (killed by a signal: out of memory?)")
-                if events & selectors.EVENT_WRITE:
-                    worker.write()
-                if events & selectors.EVENT_READ:
-                    for number, result, error in worker.read():
-                        done[number] = (result, error)
-    finally:
-        selector.close()
-        for worker in workers:
-            worker.stop(finished)
+            self._receive(done)
+
+    def each(self, tasks: list[Any]) -> list[Any]:
+        """``work(tasks[i])`` on worker ``i``, for every worker at once; the results in order."""
+        if len(tasks) != len(self.workers):
+            raise ValueError("one task for each worker")
+        self.finished = False
+        for number, (worker, task) in enumerate(zip(self.workers, tasks)):
+            worker.hand_out(number, task)
+            self._listen(worker)
+        done: dict[int, tuple[Any, BaseException | None]] = {}
+        while len(done) < len(tasks):
+            self._receive(done)
+            for worker in self.workers:
+                self._listen(worker)
+        results = []
+        for number in range(len(tasks)):
+            result, error = done[number]
+            if error is not None:
+                raise error
+            results.append(result)
+        self.finished = True
+        return results
+
+    def _listen(self, worker: "_Worker") -> None:
+        """Wait for the worker's results, and for room to send it more when something waits."""
+        self.selector.modify(
+            worker.sock, selectors.EVENT_READ | (selectors.EVENT_WRITE if worker.outgoing else 0), worker
+        )
+
+    def _receive(self, done: dict[int, tuple[Any, BaseException | None]]) -> None:
+        """Send and receive what the sockets take now; the results that arrived whole go to ``done``."""
+        for key, events in self.selector.select():
+            worker = key.data
+            if key.fileobj is not worker.sock:  # its sentinel: the process ended
+                raise SimdedupError("a worker process died (killed by a signal: out of memory?)")
+            if events & selectors.EVENT_WRITE:
+                worker.write()
+            if events & selectors.EVENT_READ:
+                for number, result, error in worker.read():
+                    done[number] = (result, error)
+
+    def release(self) -> None:
+        """Tell the workers to end, their work done, without waiting for them (:meth:`close` does)."""
+        for worker in self.workers:
+            worker.release()
+
+    def close(self) -> None:
+        """End the workers: once their work is done when the last round finished, now otherwise."""
+        self.selector.close()
+        for worker in self.workers:
+            worker.stop(self.finished)
+        self.workers = []
 
 
 _END = object()
@@ -146,10 +213,13 @@ class _Worker:
         theirs.close()
         self.sock.setblocking(False)
         self.outgoing = bytearray()
-        self.incoming = bytearray()
-        self.frame: bytearray | None = None  # a large frame being received, ``filled`` bytes of it
+        self.piece: bytearray | np.ndarray = bytearray(_REPLY_HEAD)  # what is being received, ``filled`` bytes of it
         self.filled = 0
+        self.parts: list[np.ndarray] | None = None  # a reply's pickle and buffers, once its head is in
+        self.part = 0
+        self.pickle_size = 0
         self.outstanding = 0
+        self.released = False  # told to end
 
     def hand_out(self, number: int, task: Any) -> None:
         data = pickle.dumps((number, task), pickle.HIGHEST_PROTOCOL)
@@ -171,61 +241,73 @@ class _Worker:
     def read(self) -> list[tuple[int, Any, BaseException | None]]:
         """The results that have arrived whole: ``(task number, result, exception)``.
 
-        A large frame (a batch of texts) is received straight into a buffer of its own size
-        (:attr:`frame`) and unpickled from there: its bytes are copied once on their way, not
-        appended to the bytes received and then cut out of them."""
-        frame = self.frame
-        try:
-            if frame is not None:
-                with memoryview(frame) as view, view[self.filled :] as rest:
+        A result comes in pieces (:func:`_reply`): a head with the sizes of the others, its
+        pickle, then the pickle's out-of-band buffers (the data of numpy arrays). Each piece is
+        received straight into memory of its own size, a buffer into the memory its array then
+        uses: the bytes are copied once on their way, not gathered and cut out again."""
+        results: list[tuple[int, Any, BaseException | None]] = []
+        while True:
+            while self.filled == len(self.piece):
+                self._next_piece(results)
+            try:
+                with memoryview(self.piece) as view, view[self.filled :] as rest:
                     received = self.sock.recv_into(rest)
-            else:
-                data = self.sock.recv(1 << 20)
-                received = len(data)
-        except (BlockingIOError, InterruptedError):
-            return []
-        except ConnectionError:
-            received = 0
-        if not received:
-            raise SimdedupError("a worker process died (killed by a signal: out of memory?)")
-        if frame is not None:
+            except (BlockingIOError, InterruptedError):
+                return results
+            except ConnectionError:
+                received = 0
+            if not received:
+                raise SimdedupError("a worker process died (killed by a signal: out of memory?)")
             self.filled += received
-            if self.filled < len(frame):
-                return []
-            self.frame = None
-            return [self._result(frame)]
-        self.incoming += data
-        results = []
-        while len(self.incoming) >= _HEADER:
-            size = int.from_bytes(self.incoming[:_HEADER], "little")
-            if len(self.incoming) < _HEADER + size:
-                if size > _FRAME_BYTES:  # the rest goes straight into a frame of its own
-                    self.frame = bytearray(size)
-                    self.filled = len(self.incoming) - _HEADER
-                    self.frame[: self.filled] = memoryview(self.incoming)[_HEADER:]
-                    self.incoming.clear()
-                break
-            with memoryview(self.incoming) as view, view[_HEADER : _HEADER + size] as frame_view:
-                results.append(self._result(frame_view))
-            del self.incoming[: _HEADER + size]
-        return results
 
-    def _result(self, frame: bytes | bytearray | memoryview) -> tuple[int, Any, BaseException | None]:
-        number, result, error = pickle.loads(frame)
+    def _next_piece(self, results: list[tuple[int, Any, BaseException | None]]) -> None:
+        """Take the piece received whole and make room for the next one."""
+        self.filled = 0
+        if self.parts is None and len(self.piece) == _REPLY_HEAD:  # the head: the pickle's size, the buffers' count
+            self.pickle_size = int.from_bytes(self.piece[:8], "little")
+            self.piece = bytearray(8 * int.from_bytes(self.piece[8:], "little"))
+            self.parts = []
+            return
+        if not self.parts:  # the buffers' sizes: room for the pickle and each buffer, untouched until written
+            sizes = [
+                self.pickle_size,
+                *(int.from_bytes(self.piece[i : i + 8], "little") for i in range(0, len(self.piece), 8)),
+            ]
+            self.parts = [np.empty(size, dtype=np.uint8) for size in sizes]
+            self.part = 0
+            self.piece = self.parts[0]
+            return
+        self.part += 1
+        if self.part < len(self.parts):
+            self.piece = self.parts[self.part]
+            return
+        pickled, *buffers = self.parts
+        results.append(self._result(pickled, buffers))
+        self.parts, self.piece = None, bytearray(_REPLY_HEAD)
+
+    def _result(self, pickled: np.ndarray, buffers: list[np.ndarray]) -> tuple[int, Any, BaseException | None]:
+        number, result, error = pickle.loads(pickled, buffers=buffers)
         if error is not None:
             error, where = error
             error.__cause__ = _RemoteTraceback(where)
         self.outstanding -= 1
         return number, result, error
 
+    def release(self) -> None:
+        """Tell the worker to end once its work is done."""
+        if self.released:
+            return
+        self.released = True
+        try:
+            self.sock.setblocking(True)
+            self.sock.sendall(bytes(_HEADER))
+        except OSError:
+            pass
+
     def stop(self, finished: bool) -> None:
         """Let the worker end when its work is done; end it now otherwise."""
         if finished:
-            try:
-                self.sock.setblocking(True)
-                self.sock.sendall(bytes(_HEADER))
-            except OSError:
-                pass
+            self.release()
         else:
             self.process.kill()  # a worker has nothing to save: its results only go to the parent
         self.process.join()
@@ -262,14 +344,25 @@ def _serve(
         while (frame := _receive(sock)) is not None:
             number, task = pickle.loads(frame)
             try:
-                reply = pickle.dumps((number, work(task), None), pickle.HIGHEST_PROTOCOL)
+                pieces = _reply(number, work(task), None)
             except BaseException as exc:  # an interrupt raised by a plugin too: the parent's to handle
-                reply = pickle.dumps((number, None, _portable(exc)), pickle.HIGHEST_PROTOCOL)
+                pieces = _reply(number, None, _portable(exc))
             try:
-                sock.sendall(len(reply).to_bytes(_HEADER, "little"))
-                sock.sendall(reply)
+                for piece in pieces:
+                    sock.sendall(piece)
             except OSError:  # the parent is gone
                 return
+
+
+def _reply(number: int, result: Any, error: Any) -> list[bytes | memoryview]:
+    """A result as it is sent (:meth:`_Worker.read`): a head (the pickle's size, the number of
+    out-of-band buffers and the size of each), the pickle (protocol 5), and the buffers, which
+    are the memory of the result's numpy arrays, not copies of it."""
+    buffers: list[pickle.PickleBuffer] = []
+    pickled = pickle.dumps((number, result, error), 5, buffer_callback=buffers.append)
+    raws = [buffer.raw() for buffer in buffers]
+    head = b"".join(n.to_bytes(8, "little") for n in (len(pickled), len(raws), *(raw.nbytes for raw in raws)))
+    return [head, pickled, *raws]
 
 
 def _die_with(parent: int) -> None:

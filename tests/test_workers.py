@@ -6,6 +6,7 @@ import signal
 import threading
 import time
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -28,6 +29,21 @@ def _add_offset(task):
 
 def _echo_big(task: bytes) -> bytes:
     return task * 2
+
+
+def _arrays(task: tuple[int, int]) -> dict:
+    """Arrays of a seeded size: contiguous ones travel beside the pickle, a strided one in it."""
+    seed, size = task
+    rng = np.random.default_rng(seed)
+    values = rng.integers(0, 2**63, size=size, dtype=np.uint64)
+    return {
+        "values": values,
+        "empty": values[:0],
+        "strided": values[::3],
+        "matrix": rng.integers(0, 255, size=(size % 7, 5), dtype=np.uint8),
+        "counts": values.astype(np.uint32),
+        "text": bytes([seed % 256]) * (size % 1000),
+    }
 
 
 def _fail_on_seven(task: int) -> int:
@@ -88,12 +104,12 @@ def test_large_tasks_and_results_at_once_do_not_deadlock(alarm):
 
 
 def test_results_small_and_large_mixed_come_back_whole(alarm):
-    """Frames below, at and above the size received into a buffer of its own, one after
-    another in any order: each comes back whole and in its place."""
+    """Replies below, at and around the socket's buffer, one after another in any order: each
+    comes back whole and in its place."""
     import random
 
     r = random.Random(4)
-    sizes = [0, 1, 100, 1 << 15] + [workers._FRAME_BYTES + d for d in (-200, -1, 0, 1, 200)] + [1 << 20, 3 << 20]
+    sizes = [0, 1, 100, 1 << 15] + [(1 << 16) + d for d in (-200, -1, 0, 1, 200)] + [1 << 20, 3 << 20]
     tasks = [bytes([n % 251]) * (r.choice(sizes) // 2) for n in range(60)]
     results = list(workers.in_order(iter(tasks), 2, _echo_big, _setup, (0,)))
     assert results == [task * 2 for task in tasks]
@@ -154,3 +170,41 @@ def test_a_worker_holds_no_end_of_the_parents_socket_pairs(alarm):
     for pid in pids:
         assert not _sockets(pid) & parents
     results.close()
+
+
+def test_replies_holding_arrays_come_back_equal_in_any_size(alarm):
+    """Numpy arrays travel as out-of-band buffers, received straight into the arrays' memory:
+    sizes from none to several megabytes, empty and strided arrays among them, mixed with
+    bytes; each reply whole, in task order, equal to what the worker made."""
+    import random
+
+    r = random.Random(7)
+    tasks = [(seed, r.choice([0, 1, 3, 1000, (1 << 13) + 1, 1 << 17, 1 << 19])) for seed in range(40)]
+    pool = workers.Pool(2, _arrays, _setup, (0,))
+    try:
+        results = list(pool.in_order(iter(tasks)))
+        again = pool.each([tasks[0], tasks[-1]])
+    finally:
+        pool.close()
+    for task, result in zip([*tasks, tasks[0], tasks[-1]], [*results, *again]):
+        expected = _arrays(task)
+        assert result.keys() == expected.keys()
+        for key, value in expected.items():
+            if isinstance(value, np.ndarray):
+                assert result[key].dtype == value.dtype and np.array_equal(result[key], value)
+            else:
+                assert result[key] == value
+
+
+def test_a_worker_that_dies_in_a_round_of_its_own_is_an_error_not_a_hang(alarm):
+    """A pool's second round (each worker its own task, as dedup asks the workers that keep the
+    texts for their sets): a worker killed meanwhile ends the round with an error; the pool
+    then closes without waiting on it."""
+    pool = workers.Pool(2, _die_on_five, _setup, (0,))
+    try:
+        assert list(pool.in_order(iter(range(4)))) == [0, 1, 2, 3]
+        with pytest.raises(SimdedupError, match="worker process died"):
+            pool.each([1, 5])
+    finally:
+        pool.close()
+    assert all(not w.process.is_alive() for w in pool.workers) and pool.workers == []
