@@ -423,6 +423,7 @@ def dedup(
         exclude=() if output else own_file(stdout_target()),
         overwritten=overwritten_files(outputs),
         tee=unique.tee if isinstance(unique, KeptLines) else None,
+        hold_texts=True,
     )
     times = StageTimes()
     clustered = dedup_run(run, options, with_progress(run, silent), times)

@@ -210,6 +210,7 @@ def find_clusters(
     times: StageTimes | None = None,
     release_texts: bool = False,
     hand_over: Any = None,
+    texts_in_workers: Any = None,
 ) -> list[Cluster]:
     """Cluster near-duplicate documents.
 
@@ -244,6 +245,8 @@ def find_clusters(
             attribute is None afterwards) and lets go once the sketches of the units that may
             pair are gathered: memory then holds both only for a moment. (An argument would
             stay held by the caller's frame until the call returns.)
+        texts_in_workers: where ``exact`` holds handles of texts that worker processes keep,
+            they (:class:`simdedup.run.TextsInWorkers`), which make the sets.
 
     Returns:
         Clusters sorted by their first member id; members sorted by id.
@@ -297,7 +300,15 @@ def find_clusters(
     if exact is not None and units.sketches is not None:
         times.start("exact sets")
         left, right, unit_exact = unit_exact_sets(
-            units.sketches, units.of_doc, left, right, exact, similarity, min_similarity, release_texts
+            units.sketches,
+            units.of_doc,
+            left,
+            right,
+            exact,
+            similarity,
+            min_similarity,
+            release_texts,
+            texts_in_workers,
         )
         times.count("exact sets", int(unit_exact.has.sum()), "documents")
     times.start("verification")
@@ -422,6 +433,7 @@ def cluster_fingerprints(
     times: StageTimes | None = None,
     release_texts: bool = False,
     release_sketches: bool = False,
+    texts_in_workers: Any = None,
 ) -> list[Cluster]:
     """Clusters of a loaded fingerprint set (see :func:`find_clusters`), with ``options``
     resolved for it unless they are already (:meth:`ClusterOptions.for_fingerprints`).
@@ -432,6 +444,7 @@ def cluster_fingerprints(
     the texts kept for exact verification are let go as they are measured
     (``fingerprints.exact`` is None afterwards); with ``release_sketches``, the sketches once
     those of the units that may pair are gathered (``fingerprints.sketches`` is None afterwards).
+    ``texts_in_workers``: the worker processes that keep the texts (:class:`simdedup.run.TextsInWorkers`).
 
     Raises:
         ValueError: an option out of range for the fingerprints.
@@ -460,4 +473,5 @@ def cluster_fingerprints(
         times=times,
         release_texts=release_texts,
         hand_over=fingerprints if release_sketches else None,
+        texts_in_workers=texts_in_workers,
     )

@@ -94,12 +94,104 @@ def _init_worker(method: Method, render: bool) -> None:
     _worker = (method, render)
 
 
-def _work(task: list[Source] | tuple[list[str], list[int | None]]) -> Batch:
+def _work(task: Any) -> Any:
     assert _worker is not None
     method, render = _worker
+    if isinstance(task, _SetsOf):
+        return task.made()
+    hold = None
+    if isinstance(task, _Holding):
+        task, hold = task.task, task.keep
     if isinstance(task, tuple):
         task = [Source.file(path, size) for path, size in zip(*task)]
-    return fingerprint_batch(task, method, render)
+    batch = fingerprint_batch(task, method, render)
+    if hold is not None:
+        _hold_texts(batch, hold)
+    return batch
+
+
+# --- texts kept by the workers that read them (dedup -j N) ----------------------------------
+
+_held: dict[int, Any] = {}  # in a worker: the texts of its records (simdedup.similarity.KeptText), by key
+_held_keys = itertools.count()
+
+
+def _hold_texts(batch: Batch, keep: bool) -> None:
+    """In a worker: the batch's kept texts stay here (with ``keep``; else they are let go, over
+    the budget), and its records carry :class:`~simdedup.similarity.HeldText` handles instead."""
+    from .similarity import HeldText, KeptText
+
+    for record in batch.results:
+        if isinstance(record, FingerprintRecord) and isinstance(record.exact, KeptText):
+            key = next(_held_keys) if keep else -1
+            if keep:
+                _held[key] = record.exact
+            record.exact = HeldText(os.getpid(), key, record.exact.digest(), record.exact.nbytes)
+
+
+@dataclass
+class _Holding:
+    """A batch for a worker that keeps its texts (``keep``: while the budget lasts)."""
+
+    task: Any
+    keep: bool
+
+
+@dataclass
+class _SetsOf:
+    """A worker's last task: the exact sets of its texts ``keys`` (in this order), in one
+    :class:`~simdedup.similarity.SetsBlock`. The worker ends after it, and its texts with it."""
+
+    keys: list[int]
+
+    def made(self) -> Any:
+        from .similarity import _IndexArrays
+
+        arrays = _IndexArrays()
+        for key in self.keys:
+            arrays.add(_held.get(key))
+        return arrays.block()
+
+
+class TextsInWorkers:
+    """The worker processes of a ``dedup -j N`` run, which keep the texts they read: a batch
+    of texts would cost the parent more to receive than its exact sets cost to make, and
+    verification needs the sets of a third of them (real-en). After the pair search
+    :meth:`index` has each worker make the sets of the documents of candidate pairs that it
+    holds, at once, and send them. Texts are kept while :attr:`budget` admits them (in input
+    order, as in one process); past it, the batches handed out say to keep none."""
+
+    def __init__(self, budget: Any):
+        self.budget = budget
+        self.pool: workers.Pool | None = None
+
+    def batches(self, tasks: Iterable[Any], jobs: int, method: Method, render: bool) -> Iterator[Batch]:
+        self.pool = workers.Pool(jobs, _work, _init_worker, (method, render))
+        yield from self.pool.in_order(_Holding(task, not self.budget.ended) for task in tasks)
+
+    def index(self, kept: list[Any]) -> Any:
+        """The :class:`~simdedup.similarity.ExactIndex` of ``kept`` (handles or None), in this order."""
+        from .similarity import ExactIndex
+
+        assert self.pool is not None
+        worker_of = {pid: w for w, pid in enumerate(self.pool.pids)}
+        keys: list[list[int]] = [[] for _ in worker_of]
+        rows: list[tuple[int, int] | None] = []
+        for held in kept:
+            if held is None or held.key < 0:
+                rows.append(None)
+                continue
+            w = worker_of[held.holder]
+            rows.append((w, len(keys[w])))
+            keys[w].append(held.key)
+        blocks = self.pool.each([_SetsOf(k) for k in keys])
+        self.pool.release()  # the workers end meanwhile, and their texts with them
+        return ExactIndex.of_blocks(blocks, rows)
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.close()
+            self.pool = None
 
 
 def _task(sources: list[Source]) -> list[Source] | tuple[list[str], list[int | None]]:
@@ -119,14 +211,19 @@ def default_jobs() -> int:
 
 
 def fingerprint_batches(
-    sources: Iterable[Source], method: Method, jobs: int = 1, render: bool = False
+    sources: Iterable[Source],
+    method: Method,
+    jobs: int = 1,
+    render: bool = False,
+    texts_in_workers: TextsInWorkers | None = None,
 ) -> Iterator[Batch]:
     """Fingerprint the sources :data:`BATCH_SOURCES` at a time, in order; the batches, and so
     the output, are the same for any ``jobs``.
 
     With ``render``, each batch carries its records as JSON lines instead of objects, made by
     the worker process that fingerprinted them: the parent only writes bytes, so ``jobs``
-    workers keep ``jobs`` cores busy.
+    workers keep ``jobs`` cores busy. With ``texts_in_workers``, the workers keep the texts
+    (:class:`TextsInWorkers`, which the caller closes).
     """
     method.prepare()  # loaded once here, inherited by forked workers
     if jobs > 1 and getattr(method, "fast", False):
@@ -138,6 +235,9 @@ def fingerprint_batches(
         for batch in batches:
             yield fingerprint_batch(batch, method, render)
         method.finish()
+        return
+    if texts_in_workers is not None:
+        yield from texts_in_workers.batches(map(_task, batches), jobs, method, render)
         return
     yield from workers.in_order(map(_task, batches), jobs, _work, _init_worker, (method, render))
 
@@ -177,13 +277,19 @@ class FingerprintRun:
     tee: Callable[[Iterator[Source]], Iterator[Source]] | None = None  # sees every source first
     note: Callable[[str], None] = _no_note
     verbose: bool = False
+    hold_texts: bool = False  # workers keep the texts for exact verification (dedup)
     skipped: list[str] = field(default_factory=list, init=False)
     tables: list[tuple[str, str]] = field(default_factory=list, init=False)  # (kind, path) of tables read
     duplicates: dict[str, str] | None = field(default=None, init=False)
     total: int | None = field(default=None, init=False)  # documents, or bytes of tables (see unit)
     unit: str = field(default="doc", init=False)
+    budget: Any = field(default=None, init=False)  # of the texts kept (simdedup.fingerprints.sets.TextBudget)
+    texts_in_workers: TextsInWorkers | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
+        from .fingerprints.sets import TextBudget
+
+        self.budget = TextBudget()
         plan = read_sources(
             self.paths, self.inputs, self.count, self.tables, self.exclude, self.overwritten, self.note, self.verbose
         )
@@ -206,7 +312,9 @@ class FingerprintRun:
             jobs = max(1, min(jobs, len(head) // 4))
             sources = itertools.chain(head, sources)
         warnings = Warnings(self.note, self.verbose, " (-v shows them all)")
-        for batch in fingerprint_batches(sources, self.method, jobs, self.render):
+        if self.hold_texts and jobs > 1 and getattr(self.method, "exact", False):
+            self.texts_in_workers = TextsInWorkers(self.budget)
+        for batch in fingerprint_batches(sources, self.method, jobs, self.render, self.texts_in_workers):
             for source in batch.skipped:
                 self.skipped.append(source.path)
                 warnings.warn(source.path, source.reason or "", source.origin)
@@ -226,6 +334,11 @@ class FingerprintRun:
         from .exact import add_exact_duplicates
 
         yield from add_exact_duplicates(records, self.duplicates)
+
+    def close(self) -> None:
+        """End the workers that keep texts, if any."""
+        if self.texts_in_workers is not None:
+            self.texts_in_workers.close()
 
     def done(self, records: int, verb: str = "fingerprinted") -> str | None:
         """The closing line when documents were skipped."""
@@ -322,15 +435,19 @@ def dedup_run(
     clustered, the same in any input order, and the other is counted as skipped. ``times`` records where the time
     goes. The texts kept for exact verification are let go once measured."""
     times = times or StageTimes()
-    times.start("read and fingerprint")
-    fingerprints = collect_records(run.records(batches))
-    times.count("read and fingerprint", len(fingerprints.ids), "documents")
-    run.skipped.extend(fingerprints.repeated)
-    warn_repeated(run.note, fingerprints.repeated)
-    resolved = _resolved(options, fingerprints, run.note)
-    return Clustered(
-        fingerprints, cluster_fingerprints(fingerprints, resolved, times=times, release_texts=True), resolved
-    )
+    try:
+        times.start("read and fingerprint")
+        fingerprints = collect_records(run.records(batches), run.budget)
+        times.count("read and fingerprint", len(fingerprints.ids), "documents")
+        run.skipped.extend(fingerprints.repeated)
+        warn_repeated(run.note, fingerprints.repeated)
+        resolved = _resolved(options, fingerprints, run.note)
+        clusters = cluster_fingerprints(
+            fingerprints, resolved, times=times, release_texts=True, texts_in_workers=run.texts_in_workers
+        )
+    finally:
+        run.close()
+    return Clustered(fingerprints, clusters, resolved)
 
 
 def prepare_dedup(
@@ -471,5 +588,6 @@ def dedup(
         jobs,
         exact_first=exact_first,
         note=note,
+        hold_texts=True,
     )
     return dedup_run(run, options).id_clusters()

@@ -190,6 +190,37 @@ class KeptText:
         return exact_sets(self.text, self.lowercase)
 
 
+@dataclass
+class HeldText:
+    """A document's text kept by the worker process that read it (``dedup -j N``): which one
+    (``holder``, its process id) under which ``key`` (-1: not kept, over the memory budget),
+    its :meth:`KeptText.digest` and :attr:`KeptText.nbytes`. Its sets are made there
+    (:class:`simdedup.run.TextsInWorkers`): the text never travels."""
+
+    holder: int
+    key: int
+    text_digest: int
+    nbytes: int
+
+    def digest(self) -> int:
+        return self.text_digest
+
+
+@dataclass
+class SetsBlock:
+    """The exact sets of several documents as an :class:`ExactIndex` keeps them: hashes back
+    to back, each document's numbers of distinct words, of shingles (word 3-grams, 5-character
+    shingles) and of word tokens (0 for a document without sets, whose ``has`` is False)."""
+
+    words: np.ndarray  # uint64
+    counts: np.ndarray  # uint32
+    grams: np.ndarray  # uint64
+    has: np.ndarray  # bool
+    word_sizes: np.ndarray  # int64
+    gram_sizes: np.ndarray  # (n, 2) int64
+    totals: np.ndarray  # int64
+
+
 def exact_sets(text: str | bytes, lowercase: bool = True) -> ExactSets | None:
     """The exact sets of a text (bytes: UTF-8, lone surrogates as ``surrogatepass`` writes them),
     or None when it has no word token. Bytes that are not such UTF-8 raise the
@@ -350,6 +381,21 @@ class _IndexArrays:
             if n_words:
                 self._added(n_words, n_grams, n_chars, total)  # a word's count is its tokens: they total the tokens
 
+    def block(self) -> "SetsBlock":
+        """The sets added, each document's numbers over all of them (0 for one without sets);
+        the arrays are let go here."""
+        self.flush()
+        has = np.array(self.has, dtype=bool)
+        word_sizes, gram_sizes, totals = (
+            np.zeros(len(has), dtype=np.int64),
+            np.zeros((len(has), 2), dtype=np.int64),
+            np.zeros(len(has), dtype=np.int64),
+        )
+        word_sizes[has] = self.word_sizes
+        gram_sizes[has] = np.array(self.gram_sizes, dtype=np.int64).reshape(-1, 2)
+        totals[has] = self.totals
+        return SetsBlock(self.words.done(), self.counts.done(), self.grams.done(), has, word_sizes, gram_sizes, totals)
+
     def _added(self, n_words: int, n_grams: int, n_chars: int, total: int) -> None:
         self.words.size += n_words
         self.counts.size += n_words
@@ -382,30 +428,59 @@ class ExactIndex:
         arrays = _IndexArrays()
         for document in sets:
             arrays.add(document)
-        arrays.flush()
-        self.n = len(arrays.has)
-        self.has = np.array(arrays.has, dtype=bool)
-        word_sizes = self._per_document(arrays.word_sizes)
-        gram_sizes = np.zeros((self.n, 2), dtype=np.int64)  # two runs a document: words', characters'
-        gram_sizes[self.has] = np.array(arrays.gram_sizes, dtype=np.int64).reshape(-1, 2)
+        self._take(arrays.block())
+
+    @classmethod
+    def of_blocks(cls, blocks: list["SetsBlock"], rows: list[tuple[int, int] | None]) -> "ExactIndex":
+        """The index of documents whose sets were made elsewhere (by the worker processes that
+        read them): document ``d``'s are row ``rows[d][1]`` of ``blocks[rows[d][0]]`` (None: no
+        sets). A block's rows are in the documents' order, so each run of documents from one
+        block is copied at once."""
+        n = len(rows)
+        block_of = np.array([-1 if r is None else r[0] for r in rows], dtype=np.int64)
+        row_of = np.array([-1 if r is None else r[1] for r in rows], dtype=np.int64)
+        has = np.zeros(n, dtype=bool)
+        word_sizes, totals = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+        gram_sizes = np.zeros((n, 2), dtype=np.int64)
+        for b, block in enumerate(blocks):
+            mine = np.flatnonzero(block_of == b)
+            has[mine], word_sizes[mine] = block.has[row_of[mine]], block.word_sizes[row_of[mine]]
+            gram_sizes[mine], totals[mine] = block.gram_sizes[row_of[mine]], block.totals[row_of[mine]]
+        # runs: documents in a row from one block, its rows in a row
+        starts = np.flatnonzero(
+            np.concatenate(([True], (block_of[1:] != block_of[:-1]) | (row_of[1:] != row_of[:-1] + 1)))
+        )
+        ends = np.append(starts[1:], n)
+        parts: dict[str, list[np.ndarray]] = {"words": [], "counts": [], "grams": []}
+        offsets = [(_offsets(b.word_sizes), _offsets(b.gram_sizes.sum(axis=1))) for b in blocks]
+        for start, end in zip(starts.tolist(), ends.tolist()):
+            b = int(block_of[start])
+            if b < 0:
+                continue
+            block, (word_at, gram_at) = blocks[b], offsets[b]
+            first, last = int(row_of[start]), int(row_of[end - 1]) + 1
+            parts["words"].append(block.words[word_at[first] : word_at[last]])
+            parts["counts"].append(block.counts[word_at[first] : word_at[last]])
+            parts["grams"].append(block.grams[gram_at[first] : gram_at[last]])
+        joined = {
+            kind: np.concatenate(arrays) if arrays else np.empty(0, dtype=np.uint32 if kind == "counts" else np.uint64)
+            for kind, arrays in parts.items()
+        }
+        index = cls.__new__(cls)
+        index._take(SetsBlock(joined["words"], joined["counts"], joined["grams"], has, word_sizes, gram_sizes, totals))
+        return index
+
+    def _take(self, block: "SetsBlock") -> None:
+        self.n = len(block.has)
+        self.has = block.has
+        gram_sizes = block.gram_sizes  # two runs a document: words', characters'
         self.kinds = {
-            "bag": (arrays.words.done(), arrays.counts.done(), _offsets(word_sizes), self._per_document(arrays.totals)),
-            "grams": (
-                arrays.grams.done(),
-                np.empty(0, dtype=np.uint32),
-                _offsets(gram_sizes.ravel()),
-                gram_sizes.ravel(),
-            ),
+            "bag": (block.words, block.counts, _offsets(block.word_sizes), block.totals),
+            "grams": (block.grams, np.empty(0, dtype=np.uint32), _offsets(gram_sizes.ravel()), gram_sizes.ravel()),
         }
         self.texts_of_characters = gram_sizes[:, 1] > 0  # compared on 5-character shingles with another
         self._buckets: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self.merged = 0  # pairs merged so far (kinds apart)
-
-    def _per_document(self, values: list[int]) -> np.ndarray:
-        """``values`` of the documents with sets, as an array over all documents (0 elsewhere)."""
-        out = np.zeros(self.n, dtype=np.int64)
-        out[self.has] = values
-        return out
 
     def jaccard(self, kind: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """Exact (weighted) Jaccard of documents ``a[i]`` and ``b[i]`` (NaN where one has no sets)."""

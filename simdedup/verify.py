@@ -20,7 +20,7 @@ complete linkage; the staged engines find the groups that can pair with :func:`m
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -189,12 +189,14 @@ def unit_exact_sets(
     measure: str,
     min_similarity: float,
     release_texts: bool,
+    texts_in_workers: Any = None,
 ) -> tuple[np.ndarray, np.ndarray, ExactIndex]:
     """The candidate pairs of units (rows of ``sketches``) that exact verification measures
     (:func:`exact_may_pass`), and the exact sets of their units, from one document's text each
     (``of_doc``: each document's unit). Every other pair linkage tests is inside a cluster, so
     between such units. With ``release_texts``, ``exact`` (a list) is emptied and each text let
-    go once its sets are made."""
+    go once its sets are made. ``texts_in_workers``: the worker processes that keep the texts
+    whose handles ``exact`` holds, which make the sets there."""
     possible = exact_may_pass(sketches, left, right, measure, min_similarity)
     left, right = left[possible], right[possible]
     some_doc = np.full(len(sketches), -1, dtype=np.int64)
@@ -203,6 +205,8 @@ def unit_exact_sets(
     kept = [exact[d] if d >= 0 else None for d in some_doc.tolist()]
     if release_texts:
         exact.clear()  # type: ignore[attr-defined]
+    if texts_in_workers is not None:
+        return left, right, texts_in_workers.index(kept)
     return left, right, ExactIndex(_texts_releasing(kept) if release_texts else kept)
 
 

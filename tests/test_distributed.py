@@ -310,8 +310,8 @@ def test_components_in_tasks_resume(tmp_path):
 def test_budget_mask_as_the_one_process_run():
     big = BUDGET_BYTES // 3 + 1
     nbytes = np.array([big, -1, big, big, 10, big, 5], dtype=np.int64)
-    # the fourth text would pass the budget and is dropped; the small ones after it still fit
-    assert budget_mask(nbytes).tolist() == [True, False, True, False, True, False, True]
+    # the fourth text would pass the budget: it and every one after it are dropped, small or not
+    assert budget_mask(nbytes).tolist() == [True, False, True, False, False, False, False]
 
 
 @settings(max_examples=200, deadline=None)

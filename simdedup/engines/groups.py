@@ -50,18 +50,13 @@ def kept_rows(hashes: np.ndarray, ids_of: Any, key_of: Any) -> np.ndarray:
 
 def budget_mask(nbytes: np.ndarray) -> np.ndarray:
     """Which kept texts (``nbytes`` in row order, -1: none) the one-process run keeps under its
-    memory budget (:class:`simdedup.fingerprints.sets.TextBudget`)."""
+    memory budget (:class:`simdedup.fingerprints.sets.TextBudget`): those before the first
+    that would pass it."""
     has = nbytes >= 0
-    total = np.cumsum(np.where(has, nbytes, 0))
-    over = np.flatnonzero(total > TextBudget.limit)
-    if not len(over):  # all fit: no row by row
-        return has
-    keep = has.copy()
-    budget = TextBudget(int(total[over[0]] - nbytes[over[0]]))
-    for row in range(int(over[0]), len(nbytes)):
-        if keep[row]:
-            keep[row] = budget.admit(int(nbytes[row]))
-    return keep
+    over = np.flatnonzero(np.cumsum(np.where(has, nbytes, 0)) > TextBudget.limit)
+    if len(over):
+        has[over[0] :] = False
+    return has
 
 
 @dataclass

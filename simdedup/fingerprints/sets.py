@@ -83,13 +83,14 @@ def warn_repeated(say: Callable[[str], None], wheres: Iterable[str]) -> None:
 
 def record_key(value: np.ndarray, features: int, size: int, sketch: Any = None, text: Any = None) -> tuple:
     """What orders records that share an id: the fingerprint (a row of 64-bit words, word 0
-    low), then the features, size, sketch and kept text (:class:`simdedup.similarity.KeptText`)."""
+    low), then the features, size, sketch and kept text's digest (:class:`simdedup.similarity.KeptText`;
+    the same where a worker process keeps the text, :class:`simdedup.similarity.HeldText`)."""
     return (
         value.tolist()[::-1],
         int(features),
         int(size),
         b"" if sketch is None else bytes(sketch),
-        b"" if text is None else text.utf8(),
+        0 if text is None else text.digest(),
     )
 
 
@@ -120,32 +121,36 @@ def left_out(rows: np.ndarray, ids: Sequence[str], key_of: Callable[[np.ndarray]
 
 class TextBudget:
     """The memory budget of exact verification, as every engine applies it: texts are taken in
-    row order while they fit; a text that would pass the budget is left out (its document is
-    verified with its sketch), and later smaller ones may still fit."""
+    row order while they fit; from the first that would pass the budget on, none is (those
+    documents are verified with their sketches). So the texts kept are a prefix of the input
+    however the work is shared (:class:`simdedup.run.TextsInWorkers`)."""
 
     limit = EXACT_BUDGET_BYTES
 
     def __init__(self, used: int = 0):
         self.used = used
+        self.ended = False
 
     def admit(self, nbytes: int) -> bool:
         """Whether a text of ``nbytes`` is kept; counted when it is."""
-        if self.used + nbytes > self.limit:
+        if self.ended or self.used + nbytes > self.limit:
+            self.ended = True
             return False
         self.used += nbytes
         return True
 
 
-def collect_records(records: Iterable[FingerprintRecord]) -> FingerprintSet:
+def collect_records(records: Iterable[FingerprintRecord], budget: TextBudget | None = None) -> FingerprintSet:
     """Gather records into a :class:`FingerprintSet`; of records with one id, one is kept
-    (:func:`left_out`) and the ids of the others are listed in ``repeated``."""
+    (:func:`left_out`) and the ids of the others are listed in ``repeated``. The texts kept
+    are those ``budget`` admits (a new one by default)."""
     ids: list[str] = []
     values: list[int] = []
     features: list[int] = []
     sizes: list[int] = []
     sketches = bytearray()
     exact: list[Any] = []
-    budget, exact_dropped = TextBudget(), 0
+    budget, exact_dropped = budget or TextBudget(), 0
     bits, settings = 64, None
     for record in records:
         ids.append(record.id)
