@@ -24,6 +24,7 @@ def found(values, k, bits=64, blocks=None):
     left, right, dist = near_pairs(as_words(values, bits), k, blocks)
     pairs = list(zip(left.tolist(), right.tolist()))
     assert len(pairs) == len(set(pairs)), "a pair reported twice"
+    assert pairs == sorted(pairs) and all(i < j for i, j in pairs), "as near_pairs promises"
     for (i, j), d in zip(pairs, dist.tolist()):
         assert d == (values[i] ^ values[j]).bit_count()
     return set(pairs)

@@ -267,3 +267,32 @@ def test_default_k_shrinks_for_large_corpora():
     ]
     assert ClusterOptions().resolve(64, False, "simhash", 3_000_000).k == 3  # plain simhash: Manku's k
     assert ClusterOptions(k=12).resolve(64, True, "simhash", 3_000_000).k == 12  # a given k is kept
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(2, 60), st.integers(0, 2**32 - 1), st.booleans(), st.data())
+def test_band_pairs_join_the_candidates_as_their_definition_says(n, seed, searched, data):
+    """The candidates and the pairs of units that agree on a whole band of their sketches
+    (share_a_band), each once, in order: whether the candidates come in order from the search
+    or in any order with repeats (from an index), and whatever units are eligible."""
+    from simdedup.verify import BAND_BINS, share_a_band, with_band_pairs
+
+    rng = np.random.default_rng(seed)
+    # copies of three sketches with a few bins changed: some bands agree, others not
+    sketches = rng.integers(0, 256, size=(3, 4 * BAND_BINS), dtype=np.uint8)[rng.integers(0, 3, n)]
+    sketches[np.arange(n)[:, None], rng.integers(0, 4 * BAND_BINS, size=(n, 3))] = rng.integers(0, 256, (n, 3))
+    eligible = np.flatnonzero(rng.random(n) < data.draw(st.sampled_from([0.5, 1.0])))
+    pairs = data.draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=30))
+    pairs = [(min(a, b), max(a, b)) for a, b in pairs if a != b]
+    if searched:
+        pairs = sorted(set(pairs))
+    left, right = np.array([a for a, _ in pairs], dtype=np.int64), np.array([b for _, b in pairs], dtype=np.int64)
+    got_left, got_right = with_band_pairs(left, right, sketches, eligible)
+    got = list(zip(got_left.tolist(), got_right.tolist()))
+    banded = {
+        (a, b)
+        for a in eligible.tolist()
+        for b in eligible.tolist()
+        if a < b and share_a_band(sketches[a].tobytes(), sketches[b].tobytes())
+    }
+    assert got == sorted(set(pairs) | banded)
