@@ -97,7 +97,7 @@ def _init_worker(method: Method, render: bool) -> None:
 def _work(task: Any) -> Any:
     assert _worker is not None
     method, render = _worker
-    if isinstance(task, _SetsOf):
+    if isinstance(task, (_SetsOf, _PlaceRuns)):  # after the pair search, in a worker that keeps texts
         return task.made()
     hold = None
     if isinstance(task, _Holding):
@@ -137,20 +137,67 @@ class _Holding:
     keep: bool
 
 
+_made: Any = None  # in a worker: the sets of its documents of candidate pairs (SetsBlock)
+
+
 @dataclass
 class _SetsOf:
-    """A worker's last task: the exact sets of its texts ``keys`` (in this order), in one
-    :class:`~simdedup.similarity.SetsBlock`. The worker ends after it, and its texts with it."""
+    """In a worker: make the exact sets of its texts ``keys`` (in this order) and keep them;
+    their numbers go to the parent, which lays out its index by them."""
 
     keys: list[int]
 
     def made(self) -> Any:
         from .similarity import _IndexArrays
 
+        global _made
         arrays = _IndexArrays()
         for key in self.keys:
             arrays.add(_held.get(key))
-        return arrays.block()
+        _made = arrays.block()
+        return _made.numbers()
+
+
+@dataclass
+class _PlaceRuns:
+    """In a worker, last: the runs of the sets it made (:attr:`~simdedup.similarity.IndexLayout.runs`)
+    copied to where they go in the parent's index, which is the memory at ``path`` (the
+    parent's :class:`~simdedup.workers.SharedMemory`, laid out words, shingles, counts), or,
+    without one, sent back for the parent to place. The worker ends after it, and its texts
+    with it."""
+
+    runs: list[tuple[int, int, int, int]]
+    path: str | None
+    words: int
+    grams: int
+
+    def made(self) -> Any:
+        from .similarity import place_runs
+
+        if self.path is None:
+            return _made
+        memory = workers.map_shared(self.path, _shared_bytes(self.words, self.grams))
+        arrays = _shared_arrays(memory, self.words, self.grams)
+        place_runs(_made, self.runs, *arrays)
+        del arrays  # (a mapping is closed once no array uses it)
+        memory.close()
+        return None
+
+
+def _shared_bytes(words: int, grams: int) -> int:
+    return 8 * words + 8 * grams + 4 * words
+
+
+def _shared_arrays(memory: Any, words: int, grams: int) -> tuple[Any, Any, Any]:
+    """The words, counts and shingles of an index in shared memory (words, shingles, then counts:
+    each array aligned)."""
+    import numpy as np
+
+    return (
+        np.frombuffer(memory, dtype=np.uint64, count=words, offset=0),
+        np.frombuffer(memory, dtype=np.uint32, count=words, offset=8 * (words + grams)),
+        np.frombuffer(memory, dtype=np.uint64, count=grams, offset=8 * words),
+    )
 
 
 class TextsInWorkers:
@@ -171,7 +218,9 @@ class TextsInWorkers:
 
     def index(self, kept: list[Any]) -> Any:
         """The :class:`~simdedup.similarity.ExactIndex` of ``kept`` (handles or None), in this order."""
-        from .similarity import ExactIndex
+        import numpy as np
+
+        from .similarity import IndexLayout, place_runs
 
         assert self.pool is not None
         worker_of = {pid: w for w, pid in enumerate(self.pool.pids)}
@@ -184,9 +233,25 @@ class TextsInWorkers:
             w = worker_of[held.holder]
             rows.append((w, len(keys[w])))
             keys[w].append(held.key)
-        blocks = self.pool.each([_SetsOf(k) for k in keys])
-        self.pool.release()  # the workers end meanwhile, and their texts with them
-        return ExactIndex.of_blocks(blocks, rows)
+        layout = IndexLayout(self.pool.each([_SetsOf(k) for k in keys]), rows)
+        shared = workers.SharedMemory.create(_shared_bytes(layout.words, layout.grams))
+        if shared is None:  # the parent places the runs (not on Linux)
+            blocks = self.pool.each([_PlaceRuns(r, None, layout.words, layout.grams) for r in layout.runs])
+            self.pool.release()  # the workers end meanwhile, and their texts with them
+            arrays = (
+                np.empty(layout.words, np.uint64),
+                np.empty(layout.words, np.uint32),
+                np.empty(layout.grams, np.uint64),
+            )
+            for block, runs in zip(blocks, layout.runs):
+                place_runs(block, runs, *arrays)
+            return layout.index(*arrays)
+        try:  # the workers place them, in the memory the index then reads
+            self.pool.each([_PlaceRuns(r, shared.path, layout.words, layout.grams) for r in layout.runs])
+            self.pool.release()
+            return layout.index(*_shared_arrays(shared.map(), layout.words, layout.grams))
+        finally:
+            shared.close()
 
     def close(self) -> None:
         if self.pool is not None:

@@ -220,6 +220,63 @@ class SetsBlock:
     gram_sizes: np.ndarray  # (n, 2) int64
     totals: np.ndarray  # int64
 
+    def numbers(self) -> "SetsBlock":
+        """The block without its hashes: what the index that takes them is laid out by."""
+        empty = np.empty(0, dtype=np.uint64)
+        return SetsBlock(empty, empty.astype(np.uint32), empty, self.has, self.word_sizes, self.gram_sizes, self.totals)
+
+
+class IndexLayout:
+    """Where each document's sets go in an :class:`ExactIndex` whose sets were made elsewhere
+    (by the worker processes that read the texts, :class:`simdedup.run.TextsInWorkers`):
+    document ``d``'s are row ``rows[d][1]`` of block ``rows[d][0]`` (None: no sets), of which
+    ``blocks`` are the numbers (:meth:`SetsBlock.numbers`). :attr:`runs` says, for each block,
+    which runs of its rows go where (:func:`place_runs`); :attr:`words` and :attr:`grams` are
+    the arrays' lengths."""
+
+    def __init__(self, blocks: list["SetsBlock"], rows: list[tuple[int, int] | None]):
+        n = len(rows)
+        block_of = np.array([-1 if r is None else r[0] for r in rows], dtype=np.int64)
+        row_of = np.array([-1 if r is None else r[1] for r in rows], dtype=np.int64)
+        self.has = np.zeros(n, dtype=bool)
+        self.word_sizes, self.totals = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+        self.gram_sizes = np.zeros((n, 2), dtype=np.int64)
+        for b, block in enumerate(blocks):
+            mine = np.flatnonzero(block_of == b)
+            self.has[mine], self.word_sizes[mine] = block.has[row_of[mine]], block.word_sizes[row_of[mine]]
+            self.gram_sizes[mine], self.totals[mine] = block.gram_sizes[row_of[mine]], block.totals[row_of[mine]]
+        word_at, gram_at = _offsets(self.word_sizes), _offsets(self.gram_sizes.sum(axis=1))
+        self.words, self.grams = int(word_at[-1]), int(gram_at[-1])
+        # runs: documents in a row from one block, its rows in a row
+        starts = np.flatnonzero(
+            np.concatenate(([True], (block_of[1:] != block_of[:-1]) | (row_of[1:] != row_of[:-1] + 1)))
+        ).tolist()
+        self.runs: list[list[tuple[int, int, int, int]]] = [[] for _ in blocks]
+        for start, end in zip(starts, [*starts[1:], n]):
+            b = int(block_of[start])
+            if b >= 0 and word_at[end] > word_at[start]:
+                self.runs[b].append(
+                    (int(row_of[start]), int(row_of[end - 1]) + 1, int(word_at[start]), int(gram_at[start]))
+                )
+
+    def index(self, words: np.ndarray, counts: np.ndarray, grams: np.ndarray) -> "ExactIndex":
+        """The index, its hashes in these arrays (every run placed)."""
+        return ExactIndex.of(SetsBlock(words, counts, grams, self.has, self.word_sizes, self.gram_sizes, self.totals))
+
+
+def place_runs(
+    block: "SetsBlock", runs: list[tuple[int, int, int, int]], words: np.ndarray, counts: np.ndarray, grams: np.ndarray
+) -> None:
+    """Copy the hashes of rows ``first`` to ``last`` of ``block`` to ``words`` and ``counts``
+    from ``word_at`` and to ``grams`` from ``gram_at``, for each run ``(first, last, word_at,
+    gram_at)`` (:attr:`IndexLayout.runs`)."""
+    word_at, gram_at = _offsets(block.word_sizes).tolist(), _offsets(block.gram_sizes.sum(axis=1)).tolist()
+    for first, last, to_words, to_grams in runs:
+        w0, w1, g0, g1 = word_at[first], word_at[last], gram_at[first], gram_at[last]
+        words[to_words : to_words + w1 - w0] = block.words[w0:w1]
+        counts[to_words : to_words + w1 - w0] = block.counts[w0:w1]
+        grams[to_grams : to_grams + g1 - g0] = block.grams[g0:g1]
+
 
 def exact_sets(text: str | bytes, lowercase: bool = True) -> ExactSets | None:
     """The exact sets of a text (bytes: UTF-8, lone surrogates as ``surrogatepass`` writes them),
@@ -256,8 +313,9 @@ class ExactUnavailable(RuntimeError):
 #: more than a pass over every document.
 BOUND_AFTER_PAIRS = 4096
 #: buckets of the upper bounds (2 bytes each per document and kind): on real-en 256 leave
-#: 21,259 of the 1,701,390 candidate pairs to merge, 64 leave 184k, 512 leave 17k; fewer where
-#: the documents' counts of one kind would take more than BOUND_BYTES
+#: 20,455 of the 1,701,388 candidate pairs to merge (64 left 184k and 512 17k of the bag's and
+#: the shingles' before); fewer where the documents' counts of one kind would take more than
+#: BOUND_BYTES
 BOUND_BUCKETS = 256
 BOUND_BYTES = 128 << 20
 
@@ -431,43 +489,10 @@ class ExactIndex:
         self._take(arrays.block())
 
     @classmethod
-    def of_blocks(cls, blocks: list["SetsBlock"], rows: list[tuple[int, int] | None]) -> "ExactIndex":
-        """The index of documents whose sets were made elsewhere (by the worker processes that
-        read them): document ``d``'s are row ``rows[d][1]`` of ``blocks[rows[d][0]]`` (None: no
-        sets). A block's rows are in the documents' order, so each run of documents from one
-        block is copied at once."""
-        n = len(rows)
-        block_of = np.array([-1 if r is None else r[0] for r in rows], dtype=np.int64)
-        row_of = np.array([-1 if r is None else r[1] for r in rows], dtype=np.int64)
-        has = np.zeros(n, dtype=bool)
-        word_sizes, totals = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
-        gram_sizes = np.zeros((n, 2), dtype=np.int64)
-        for b, block in enumerate(blocks):
-            mine = np.flatnonzero(block_of == b)
-            has[mine], word_sizes[mine] = block.has[row_of[mine]], block.word_sizes[row_of[mine]]
-            gram_sizes[mine], totals[mine] = block.gram_sizes[row_of[mine]], block.totals[row_of[mine]]
-        # runs: documents in a row from one block, its rows in a row
-        starts = np.flatnonzero(
-            np.concatenate(([True], (block_of[1:] != block_of[:-1]) | (row_of[1:] != row_of[:-1] + 1)))
-        )
-        ends = np.append(starts[1:], n)
-        parts: dict[str, list[np.ndarray]] = {"words": [], "counts": [], "grams": []}
-        offsets = [(_offsets(b.word_sizes), _offsets(b.gram_sizes.sum(axis=1))) for b in blocks]
-        for start, end in zip(starts.tolist(), ends.tolist()):
-            b = int(block_of[start])
-            if b < 0:
-                continue
-            block, (word_at, gram_at) = blocks[b], offsets[b]
-            first, last = int(row_of[start]), int(row_of[end - 1]) + 1
-            parts["words"].append(block.words[word_at[first] : word_at[last]])
-            parts["counts"].append(block.counts[word_at[first] : word_at[last]])
-            parts["grams"].append(block.grams[gram_at[first] : gram_at[last]])
-        joined = {
-            kind: np.concatenate(arrays) if arrays else np.empty(0, dtype=np.uint32 if kind == "counts" else np.uint64)
-            for kind, arrays in parts.items()
-        }
+    def of(cls, block: "SetsBlock") -> "ExactIndex":
+        """The index of the documents of ``block``, its arrays taken as they are."""
         index = cls.__new__(cls)
-        index._take(SetsBlock(joined["words"], joined["counts"], joined["grams"], has, word_sizes, gram_sizes, totals))
+        index._take(block)
         return index
 
     def _take(self, block: "SetsBlock") -> None:

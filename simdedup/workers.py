@@ -19,6 +19,7 @@ killed with SIGKILL (the OOM killer's signal) and had no way out.
 from __future__ import annotations
 
 import ctypes
+import mmap
 import multiprocessing
 import os
 import pickle
@@ -183,6 +184,50 @@ class Pool:
 
 
 _END = object()
+
+
+class SharedMemory:
+    """Memory the parent and its workers map together (Linux): an anonymous file (``memfd``),
+    which a worker opens by its path under ``/proc`` and the parent maps once they wrote it.
+    Nothing outlives the processes that map it. :meth:`create` gives None where there is none."""
+
+    def __init__(self, fd: int, nbytes: int):
+        self.fd, self.nbytes = fd, nbytes
+        self.path = f"/proc/{os.getpid()}/fd/{fd}"
+
+    @classmethod
+    def create(cls, nbytes: int) -> "SharedMemory | None":
+        if nbytes <= 0 or not hasattr(os, "memfd_create"):
+            return None
+        try:
+            fd = os.memfd_create("simdedup", getattr(os, "MFD_CLOEXEC", 0))
+        except OSError:
+            return None
+        shared = cls(fd, nbytes)
+        try:
+            os.ftruncate(fd, nbytes)
+            os.close(os.open(shared.path, os.O_RDWR))  # as a worker will open it
+        except OSError:
+            shared.close()
+            return None
+        return shared
+
+    def map(self) -> mmap.mmap:
+        """The memory, mapped here with its pages (the workers wrote them all)."""
+        return mmap.mmap(self.fd, self.nbytes, flags=mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0))
+
+    def close(self) -> None:
+        """Let go of the file (a mapping keeps its memory)."""
+        os.close(self.fd)
+
+
+def map_shared(path: str, nbytes: int) -> mmap.mmap:
+    """In a worker: the parent's :class:`SharedMemory` at ``path``, mapped to write."""
+    fd = os.open(path, os.O_RDWR)
+    try:
+        return mmap.mmap(fd, nbytes, flags=mmap.MAP_SHARED)
+    finally:
+        os.close(fd)
 
 
 class _RemoteTraceback(Exception):

@@ -12,6 +12,7 @@ import warnings
 import pytest
 
 import simdedup
+from simdedup import workers
 from simdedup.fingerprints.sets import TextBudget
 
 ENGLISH = "the a shell prompt reads each line and runs it with care while the kernel waits".split()
@@ -58,7 +59,17 @@ def _dedup(paths: list[str], jobs: int) -> tuple[list[list[str]], list[str]]:
 
 
 @pytest.mark.parametrize("seed", range(3))
-def test_clusters_are_those_of_one_process_at_any_budget(tmp_path, monkeypatch, seed):
+@pytest.mark.parametrize("shared", [True, False])
+def test_clusters_are_those_of_one_process_at_any_budget(tmp_path, monkeypatch, seed, shared):
+    """The workers place their sets in memory shared with the parent, or (where there is none)
+    send them for the parent to place."""
+    if not shared:
+        monkeypatch.setattr(workers.SharedMemory, "create", classmethod(lambda cls, nbytes: None))
+    else:
+        memory = workers.SharedMemory.create(1)
+        if memory is None:
+            pytest.skip("no shared memory here")
+        memory.close()
     paths = write_corpus(tmp_path, seed)
     sizes = sorted(len(open(p, "rb").read()) for p in (tmp_path / "files").iterdir())
     for limit in (TextBudget.limit, sum(sizes) // 3, sizes[len(sizes) // 2], 0):

@@ -46,6 +46,15 @@ def _arrays(task: tuple[int, int]) -> dict:
     }
 
 
+def _write_shared(task: tuple[str, int, int, int]) -> int:
+    """Write bytes of a seeded pattern to a part of the parent's shared memory."""
+    path, nbytes, start, end = task
+    memory = workers.map_shared(path, nbytes)
+    memory[start:end] = bytes((start + i) % 251 for i in range(end - start))
+    memory.close()
+    return os.getpid()
+
+
 def _fail_on_seven(task: int) -> int:
     if task == 7:
         raise ValueError("seven is not welcome")
@@ -208,3 +217,22 @@ def test_a_worker_that_dies_in_a_round_of_its_own_is_an_error_not_a_hang(alarm):
     finally:
         pool.close()
     assert all(not w.process.is_alive() for w in pool.workers) and pool.workers == []
+
+
+def test_workers_write_shared_memory_that_the_parent_then_reads(alarm):
+    """Each worker writes its half of the parent's shared memory (an anonymous file the worker
+    opens by its path); the parent maps it and reads both halves."""
+    nbytes = 3 << 20
+    shared = workers.SharedMemory.create(nbytes)
+    if shared is None:
+        pytest.skip("no shared memory here")
+    pool = workers.Pool(2, _write_shared, _setup, (0,))
+    try:
+        pids = pool.each([(shared.path, nbytes, 0, nbytes // 2), (shared.path, nbytes, nbytes // 2, nbytes)])
+    finally:
+        pool.close()
+    memory = shared.map()
+    shared.close()
+    assert len(set(pids)) == 2 and os.getpid() not in pids
+    assert memory[:] == bytes(i % 251 for i in range(nbytes))
+    assert workers.SharedMemory.create(0) is None
