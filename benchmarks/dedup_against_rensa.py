@@ -7,7 +7,8 @@ each round: the ratio of rensa's time to each tree's, the median over the rounds
 
 Each tree runs as ``PYTHONPATH=TREE python -m simdedup dedup --silent -j N -o /dev/null -``
 from a neutral directory, fed real-en's UTF-8 file list (``speed.utf8_file_list``); rensa runs as
-``speed.anchor`` runs it (``make bench`` sets up its virtualenv).
+``speed.anchor`` runs it (``make bench`` sets up its virtualenv). After the rounds, one more
+run of each tree, not timed, samples the peak memory of all its processes (``speed.tree_peak_mb``).
 """
 
 from __future__ import annotations
@@ -46,7 +47,15 @@ def main() -> int:
         print(json.dumps(row), flush=True)
     for tree in trees:
         ratios = sorted(r[tree][2] for r in rounds)
-        print(f"{tree}: median {ratios[len(ratios) // 2]}x rensa at -j {args.jobs}")
+        command = (
+            f"cd / && PYTHONPATH={shlex.quote(tree)} {shlex.quote(sys.executable)} -m simdedup "
+            f'dedup --silent -j {args.jobs} -o /dev/null - < "$1"'
+        )
+        memory = speed.tree_peak_mb(["sh", "-c", command, "sh", str(listing)])
+        print(
+            f"{tree}: median {ratios[len(ratios) // 2]}x rensa at -j {args.jobs}; "
+            f"peak memory of all its processes {memory:.0f} MB (a run apart)"
+        )
     return 0
 
 
