@@ -142,18 +142,22 @@ _made: Any = None  # in a worker: the sets of its documents of candidate pairs (
 
 @dataclass
 class _SetsOf:
-    """In a worker: make the exact sets of its texts ``keys`` (in this order) and keep them;
-    their numbers go to the parent, which lays out its index by them."""
+    """In a worker: make the exact sets of its texts ``keys`` (in this order) and keep them, each
+    text let go once its sets are made (texts and sets are not all held at once, as in one
+    process); their numbers go to the parent, which lays out its index by them."""
 
     keys: list[int]
 
     def made(self) -> Any:
         from .similarity import _IndexArrays
+        from .verify import _texts_releasing
 
         global _made
+        kept = [_held.pop(key, None) for key in self.keys]
+        _held.clear()  # the texts of documents in no candidate pair
         arrays = _IndexArrays()
-        for key in self.keys:
-            arrays.add(_held.get(key))
+        for text in _texts_releasing(kept):  # each let go once its sets are made
+            arrays.add(text)
         _made = arrays.block()
         return _made.numbers()
 
@@ -163,8 +167,7 @@ class _PlaceRuns:
     """In a worker, last: the runs of the sets it made (:attr:`~simdedup.similarity.IndexLayout.runs`)
     copied to where they go in the parent's index, which is the memory at ``path`` (the
     parent's :class:`~simdedup.workers.SharedMemory`, laid out words, shingles, counts), or,
-    without one, sent back for the parent to place. The worker ends after it, and its texts
-    with it."""
+    without one, sent back for the parent to place. The worker ends after it."""
 
     runs: list[tuple[int, int, int, int]]
     path: str | None
