@@ -99,3 +99,32 @@ def test_the_workers_keep_the_texts(tmp_path, monkeypatch):
     held = [k for k in seen if k is not None]
     assert len(held) > 50 and all(isinstance(k, HeldText) and k.key >= 0 for k in held)
     assert len({k.holder for k in held}) == 2
+
+
+def test_an_interrupt_while_the_workers_make_the_sets_ends_them(tmp_path, monkeypatch):
+    """Ctrl-C (or a signal the CLI turns into an exception) after the workers made their sets
+    and before they placed them: the exception reaches the caller and no worker is left."""
+    import os
+
+    from simdedup import similarity
+
+    pids = []
+    each = workers.Pool.each
+
+    def each_noting(self, tasks, into=None):
+        pids.extend(self.pids)
+        return each(self, tasks)
+
+    def interrupted(self, blocks, rows):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(workers.Pool, "each", each_noting)
+    monkeypatch.setattr(similarity.IndexLayout, "__init__", interrupted)
+    paths = write_corpus(tmp_path, 1)
+    with pytest.raises(KeyboardInterrupt), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the corpus's empty and Latin-1 files
+        simdedup.dedup(paths, jobs=2, k=12)
+    assert len(set(pids)) == 2
+    for pid in set(pids):
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
