@@ -150,13 +150,13 @@ class _SetsOf:
 
     def made(self) -> Any:
         from .similarity import _IndexArrays
-        from .verify import _texts_releasing
+        from .verify import texts_releasing
 
         global _made
         kept = [_held.pop(key, None) for key in self.keys]
         _held.clear()  # the texts of documents in no candidate pair
         arrays = _IndexArrays()
-        for text in _texts_releasing(kept):  # each let go once its sets are made
+        for text in texts_releasing(kept):  # each let go once its sets are made
             arrays.add(text)
         _made = arrays.block()
         return _made.numbers()

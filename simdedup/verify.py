@@ -207,7 +207,7 @@ def unit_exact_sets(
         exact.clear()  # type: ignore[attr-defined]
     if texts_in_workers is not None:
         return left, right, texts_in_workers.index(kept)
-    return left, right, ExactIndex(_texts_releasing(kept) if release_texts else kept)
+    return left, right, ExactIndex(texts_releasing(kept) if release_texts else kept)
 
 
 #: LSH over the sketch: a second candidate source. Units whose sketches agree in all
@@ -250,19 +250,19 @@ def with_band_pairs(
 TRIM_EVERY_BYTES = 16 << 20
 
 
-def _texts_releasing(kept: list[KeptText | None]) -> Iterator[KeptText | None]:
+def texts_releasing(kept: list[KeptText | None]) -> Iterator[KeptText | None]:
     """Each text in turn, let go once the next is asked for (its sets made by then): the texts
     and the sets they become are not all held at once."""
-    _return_free_memory()  # the texts of documents in no candidate pair, let go before
+    return_free_memory()  # the texts of documents in no candidate pair, let go before
     released = 0
     for i, text in enumerate(kept):
         kept[i] = None
         yield text
         released += 0 if text is None else text.nbytes
         if released >= TRIM_EVERY_BYTES:
-            _return_free_memory()
+            return_free_memory()
             released = 0
-    _return_free_memory()
+    return_free_memory()
 
 
 @lru_cache(maxsize=1)
@@ -275,7 +275,7 @@ def _malloc_trim() -> Callable[[int], int] | None:
         return None
 
 
-def _return_free_memory() -> None:
+def return_free_memory() -> None:
     """Give the pages the allocator holds free back to the system (glibc's ``malloc_trim``;
     nothing elsewhere). Texts are many small blocks in the allocator's heap: freed, they would
     stay in the process, and the index's large arrays, mapped apart, could not reuse them."""
