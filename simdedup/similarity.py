@@ -440,8 +440,8 @@ class _IndexArrays:
                 self._added(n_words, n_grams, n_chars, total)  # a word's count is its tokens: they total the tokens
 
     def block(self) -> "SetsBlock":
-        """The sets added, each document's numbers over all of them (0 for one without sets);
-        the arrays are let go here."""
+        """The sets added, as one block with each document's numbers (0 for one without sets):
+        the arrays are handed over, nothing is added after."""
         self.flush()
         has = np.array(self.has, dtype=bool)
         word_sizes, gram_sizes, totals = (
