@@ -42,8 +42,8 @@ BATCH_BYTES = 4 << 20  # documents handed to the kernel at once
 TABLE_SLOTS = 1 << 16  # largest table of a batch call; a document with more distinct tokens is retried alone
 TOKEN_ROOM = 1 << 20  # bytes for the tokens kept in a batch call; a document that needs more is retried alone
 PLANES = 48  # as simdedup.kernels.source.fastpath (which cannot be imported without numba)
-SCRATCH_WORDS = 2 * PLANES + 4096
-MAX_BINS = SCRATCH_WORDS - 2 * PLANES
+MAX_BINS = 4096
+SCRATCH_WORDS = 2 * PLANES + MAX_BINS + 256 + 64  # and each byte's ASCII class, a block's hashes
 # As simdedup.kernels.source.fastpath: the layout of an entry of the Unicode tables, a document's flag, the
 # features of a document to retry alone or to leave to the Python path.
 CODE, WORDS_SHIFT, WHITESPACE_SHIFT = 0x1FFFFF, 21, 23

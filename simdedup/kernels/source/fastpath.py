@@ -4,14 +4,24 @@ simhash votes and the sketch's bin minima."""
 
 import numba
 import numpy as np
-from numba import carray
+from llvmlite import ir
+from numba import carray, types
+from numba.core.extending import intrinsic
+from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
 
 from .common import GOLDEN, LOW32, ONE, _decode, _mix, xxh3, xxh3_128
 
 PLANES = 48  # bit planes of the vote counters: totals below 2**48 (kernels.fastpath.PLANES)
 
-# vote planes of each 64-bit word of a value, then the sketch's bin minima (at most 4096 bins)
-SCRATCH_WORDS = 2 * PLANES + 4096
+MAX_BINS = 4096
+# vote planes of each 64-bit word of a value, the sketch's bin minima (at most MAX_BINS bins),
+# then each byte's ASCII class (RUN_BYTE)
+ASCII_CLASSES = 2 * PLANES + MAX_BINS
+BLOCK_HASHES = ASCII_CLASSES + 256  # the hashes of the tokens of 64 bytes (at most 32), low then high halves
+SCRATCH_WORDS = BLOCK_HASHES + 64
+#: a byte's flag at ASCII_CLASSES: an ASCII character that continues a token
+RUN_BYTE = 1
+_BYTES_01 = np.uint64(0x0101010101010101)
 
 # The layout of a character's entry in the Unicode tables (kernels.fastpath.UnicodeTables says
 # how they are made): its lower-case form and classes.
@@ -27,6 +37,58 @@ SURROGATES = 1
 #: features[d] of a document the batch could not hold (retry it alone with room for it) and of
 #: one that is not valid UTF-8 (the Python path says why)
 RETRY, INVALID = -1, -2
+
+
+@intrinsic
+def _load8(typingctx, pointer, at):
+    """The eight bytes at ``pointer[at:]`` as one little-endian uint64 (an unaligned load)."""
+
+    def codegen(context, builder, sig, args):
+        address = builder.gep(args[0], [args[1]])
+        return builder.load(builder.bitcast(address, ir.IntType(64).as_pointer()), align=1)
+
+    return types.uint64(pointer, at), codegen
+
+
+@intrinsic
+def _store8(typingctx, pointer, at, value):
+    """Write ``value`` as eight little-endian bytes at ``pointer[at:]`` (an unaligned store)."""
+
+    def codegen(context, builder, sig, args):
+        address = builder.gep(args[0], [args[1]])
+        builder.store(args[2], builder.bitcast(address, ir.IntType(64).as_pointer()), align=1)
+        return context.get_dummy_value()
+
+    return types.void(pointer, at, value), codegen
+
+
+@numba.njit(inline="always")
+def _ascii_block(data_p, i):  # pragma: no cover - compiled
+    """Whether the 64 bytes from ``data_p[i]`` on are all ASCII."""
+    bits = np.uint64(0)
+    for k in range(8):
+        bits |= _load8(data_p, i + 8 * k)
+    return bits & (_BYTES_01 * np.uint64(0x80)) == 0
+
+
+@numba.njit(inline="always")
+def _run_mask(data, i, scratch):  # pragma: no cover - compiled
+    """Bit k set when ``data[i + k]`` (ASCII) continues a token, for k below 64: a look-up a
+    byte and no branch."""
+    mask = np.uint64(0)
+    for k in range(64):
+        mask |= (scratch[ASCII_CLASSES + np.int64(data[i + k])] & ONE) << np.uint64(k)
+    return mask
+
+
+@numba.njit(inline="always")
+def _lower8(x):  # pragma: no cover - compiled
+    """The eight ASCII bytes of ``x`` with A-Z lower-cased (SWAR: bit 7 of a byte marks it)."""
+    low = x & (_BYTES_01 * np.uint64(0x7F))
+    at_least_a = low + _BYTES_01 * np.uint64(0x80 - 0x41)
+    past_z = low + _BYTES_01 * np.uint64(0x80 - 0x5B)
+    upper = at_least_a & ~past_z & ~x & (_BYTES_01 * np.uint64(0x80))
+    return x | (upper >> np.uint64(2))
 
 
 @numba.njit(inline="always")
@@ -94,15 +156,21 @@ def _final_sigma(data, begin, end, at, after, blocks, entries, surrogates):  # p
 
 @numba.njit(inline="always")
 def _count(table, highs, used, size, mask, slots, words, address, length):  # pragma: no cover - compiled
-    """Hash the feature of ``length`` bytes at ``address`` and count it in the table: the new
-    number of distinct features, or -1 when a new one would fill it past half. A feature is
-    keyed by its XXH3-64, or with ``words`` 2 by the low half of its XXH3-128, whose high half
-    goes to ``highs`` (the low halves of distinct features collide about once in 2**64 pairs,
-    as the 64-bit hashes do)."""
+    """Hash the feature of ``length`` bytes at ``address`` and count it in the table
+    (:func:`_count_hash`). A feature is keyed by its XXH3-64, or with ``words`` 2 by the low
+    half of its XXH3-128, whose high half goes to ``highs`` (the low halves of distinct
+    features collide about once in 2**64 pairs, as the 64-bit hashes do)."""
     if words == 2:
         h, high = xxh3_128(address, length)
     else:
         h, high = xxh3(address, length), np.uint64(0)
+    return _count_hash(table, highs, used, size, mask, slots, words, h, high)
+
+
+@numba.njit(inline="always")
+def _count_hash(table, highs, used, size, mask, slots, words, h, high):  # pragma: no cover - compiled
+    """Count the feature of hash ``h`` (and ``high``) in the table: the new number of distinct
+    features, or -1 when a new one would fill it past half."""
     slot = np.int64(h & mask)
     while table[2 * slot + 1] != 0 and table[2 * slot] != h:
         slot = np.int64(np.uint64(slot + 1) & mask)
@@ -243,6 +311,11 @@ def fingerprint_batch(
     the right, low 8 bits kept. ``features[d]`` is the number of distinct features, or
     :data:`RETRY` when they overflow half of ``capacity`` or the tokens kept overflow
     ``token_room``, or :data:`INVALID` when the document is not valid UTF-8.
+
+    Between tokens, with ``shingle`` 1, 64 bytes of ASCII are cut at once: a bit mask of the
+    bytes that continue a token gives each token's first and last byte, the tokens are
+    lower-cased eight bytes at a time, hashed, then counted: a branch per token, where the
+    loop over the bytes mispredicts the end of each.
     """
     offsets = carray(offsets_p, (ndocs + 1,))
     data = carray(data_p, (max(offsets[ndocs], 1),))
@@ -260,6 +333,9 @@ def fingerprint_batch(
     used = carray(used_p, (capacity,))
     scratch = carray(scratch_p, (SCRATCH_WORDS,))
     room = token_room - 16  # a character's lower case (at most three, four bytes each) and a space fit beyond it
+    for b in range(256):
+        run_byte = b < 0x80 and (entries[b] >> class_shift) & 3 == 1
+        scratch[ASCII_CLASSES + b] = np.uint64(RUN_BYTE if run_byte else 0)
     for d in range(ndocs):
         begin, end = offsets[d], offsets[d + 1]
         surrogates = (flags[d] & SURROGATES) != 0
@@ -278,8 +354,59 @@ def fingerprint_batch(
             last_end = 0  # where the last token read ends in tokens
             pending = False  # a token is being read
             ntokens = 0
+            ascii_words = True  # try 64 bytes at a time (not at a token of 64 bytes or more)
             i = begin
             while status == 0:
+                if shingle == 1 and not pending and i + 64 <= end and ascii_words and _ascii_block(data_p, i):
+                    # 64 bytes of ASCII between tokens: the tokens that end in them, found by bit
+                    # masks (a branch per token, not per byte); a token that may go on past them
+                    # is left for the next round
+                    runs = _run_mask(data, i, scratch)
+                    after = i + 64
+                    if runs >> np.uint64(63):
+                        if runs == ~np.uint64(0):  # one token of 64 bytes or more: byte by byte
+                            ascii_words = False
+                            continue
+                        last = 63 - np.int64(leading_zeros(~runs))  # the last separator
+                        runs &= (ONE << np.uint64(last)) - ONE
+                        after = i + last + 1
+                    firsts = runs & ~(runs << ONE)  # each token's first byte
+                    lasts = runs & ~(runs >> ONE)  # and its last
+                    found = 0  # hash them all, then count them all: the two loops overlap better
+                    while firsts:
+                        first = i + np.int64(trailing_zeros(firsts))
+                        length = i + np.int64(trailing_zeros(lasts)) + 1 - first
+                        firsts &= firsts - ONE
+                        lasts &= lasts - ONE
+                        for k in range(0, length, 8):
+                            _store8(tokens_p, k, _lower8(_load8(data_p, first + k)))
+                        if words == 2:
+                            h, high = xxh3_128(tokens_address, np.uint64(length))
+                        else:
+                            h, high = xxh3(tokens_address, np.uint64(length)), np.uint64(0)
+                        scratch[BLOCK_HASHES + found] = h
+                        scratch[BLOCK_HASHES + 32 + found] = high
+                        found += 1
+                    for t in range(found):
+                        counted = _count_hash(
+                            table,
+                            highs,
+                            used,
+                            size,
+                            mask,
+                            slots,
+                            words,
+                            scratch[BLOCK_HASHES + t],
+                            scratch[BLOCK_HASHES + 32 + t],
+                        )
+                        if counted < 0:
+                            status = 1
+                            break
+                        size = counted
+                    ntokens += found
+                    i = after
+                    continue
+                ascii_words = True
                 whole = False  # tokens[0:w] is a whole token, to count at once (shingle 1)
                 if i < end:
                     c = np.int64(data[i])
