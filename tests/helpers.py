@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 from click.testing import CliRunner
+from hypothesis import strategies as st
 
 from simdedup.cli import cli
 from simdedup.fingerprints import FingerprintRecord
@@ -247,3 +248,40 @@ def compared_shingles(a: str, b: str) -> tuple[set, set]:
 
 def resemblance(a: str, b: str) -> float:
     return jaccard(*compared_shingles(a, b))
+
+
+WORD_CHARACTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789" + "_"
+#: what comes between words: ASCII separators of every length, and characters that are not
+#: ASCII (a letter, one that lower-cases to two, a capital sigma, an ideograph, a space, an emoji)
+BETWEEN_WORDS = [
+    " ",
+    "  ",
+    "\n",
+    "\t",
+    ", ",
+    ".\n\n",
+    " - ",
+    " " * 12,
+    "(",
+    ")\n",
+    "\u00e9",
+    "\u0130",
+    "\u03a3",
+    "\u4e2d",
+    "\u00a0",
+    "\U0001f600",
+]
+
+
+@st.composite
+def word_like_texts(draw, ascii_only: bool = False) -> str:
+    """Text of ASCII words of every length, short and as long as the kernels' 64-byte blocks
+    and beyond, in mixed case, between separators of every kind (``ascii_only``: ASCII ones):
+    words cross the blocks' edges at every offset."""
+    between = [s for s in BETWEEN_WORDS if s.isascii()] if ascii_only else BETWEEN_WORDS
+    parts = []
+    for _ in range(draw(st.integers(1, 80))):
+        length = draw(st.sampled_from([1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 62, 63, 64, 65, 127, 130]))
+        parts.append(draw(st.text(alphabet=WORD_CHARACTERS, min_size=length, max_size=length)))
+        parts.append(draw(st.sampled_from(between)))
+    return "".join(parts)

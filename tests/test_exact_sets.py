@@ -11,7 +11,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 import pytest
-from helpers import resemblance, shingles
+from helpers import resemblance, shingles, word_like_texts
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -160,6 +160,23 @@ texts = st.one_of(
 @given(texts)
 def test_the_sets_of_any_text_are_as_before(text):
     assert_as_before(text)
+
+
+@settings(max_examples=150, deadline=None)
+@given(word_like_texts())
+def test_the_sets_of_word_like_text_are_as_before(text):
+    # mostly ASCII, cut 64 bytes at a time, with words that cross those bytes' edges
+    assert_as_before(text)
+
+
+@settings(max_examples=100, deadline=None)
+@given(word_like_texts(ascii_only=True), st.booleans())
+def test_word_like_text_at_the_cjk_share_is_read_as_before(text, above):
+    # ideographs just at the share (or one short of it) after ASCII text: a character
+    # miscounted 64 bytes at a time tips the text into the other kind
+    others = sum(not c.isspace() for c in text)
+    ideographs = -(-others // 99) - (0 if above else 1)
+    assert_as_before(text + " " + "\u4e2d" * ideographs)
 
 
 def test_every_code_point_of_the_tables_and_beyond_is_cut_and_lowered_as_before():

@@ -6,6 +6,7 @@ import random
 import string
 
 import pytest
+from helpers import word_like_texts
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -71,42 +72,6 @@ def test_same_record_on_random_ascii(tmp_path_factory, bits, text, tokenizer, bi
         return
     assert fast is not None
     assert fast.to_json() == slow.to_json()
-
-
-WORD_CHARACTERS = string.ascii_letters + string.digits + "_"
-#: what comes between words: ASCII separators of every length, and characters that are not
-#: ASCII (a letter, one that lower-cases to two, a capital sigma, an ideograph, a space, an emoji)
-BETWEEN_WORDS = [
-    " ",
-    "  ",
-    "\n",
-    "\t",
-    ", ",
-    ".\n\n",
-    " - ",
-    " " * 12,
-    "(",
-    ")\n",
-    "\u00e9",
-    "\u0130",
-    "\u03a3",
-    "\u4e2d",
-    "\u00a0",
-    "\U0001f600",
-]
-
-
-@st.composite
-def word_like_texts(draw):
-    """Text of ASCII words of every length, short and as long as the kernel's 64-byte blocks
-    and beyond, in mixed case, between separators of every kind: words cross the blocks'
-    edges at every offset."""
-    parts = []
-    for _ in range(draw(st.integers(1, 80))):
-        length = draw(st.sampled_from([1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 62, 63, 64, 65, 127, 130]))
-        parts.append(draw(st.text(alphabet=WORD_CHARACTERS, min_size=length, max_size=length)))
-        parts.append(draw(st.sampled_from(BETWEEN_WORDS)))
-    return "".join(parts)
 
 
 @needs_kernels

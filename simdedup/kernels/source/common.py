@@ -1,5 +1,5 @@
 """What the kernels share: the XXH3 functions of the xxhash extension, the mixing and UTF-8
-decoding steps and a population count."""
+decoding steps, a population count, and unaligned loads and stores of eight bytes."""
 
 import llvmlite.binding
 import numba
@@ -94,3 +94,82 @@ def _popcount(x):  # pragma: no cover - compiled; SWAR (LLVM makes it one instru
     x = (x & _M2) + ((x >> np.uint64(2)) & _M2)
     x = (x + (x >> np.uint64(4))) & _M4
     return np.int64((x * _H01) >> np.uint64(56))
+
+
+#: 1 in each byte of a word
+BYTES_01 = np.uint64(0x0101010101010101)
+
+
+@intrinsic
+def _load8(typingctx, pointer, at):
+    """The eight bytes at ``pointer[at:]`` as one little-endian uint64 (an unaligned load)."""
+
+    def codegen(context, builder, sig, args):
+        address = builder.gep(args[0], [args[1]])
+        return builder.load(builder.bitcast(address, ir.IntType(64).as_pointer()), align=1)
+
+    return types.uint64(pointer, at), codegen
+
+
+@intrinsic
+def _store8(typingctx, pointer, at, value):
+    """Write ``value`` as eight little-endian bytes at ``pointer[at:]`` (an unaligned store)."""
+
+    def codegen(context, builder, sig, args):
+        address = builder.gep(args[0], [args[1]])
+        builder.store(args[2], builder.bitcast(address, ir.IntType(64).as_pointer()), align=1)
+        return context.get_dummy_value()
+
+    return types.void(pointer, at, value), codegen
+
+
+@numba.njit(inline="always")
+def _ascii_block(data_p, i):  # pragma: no cover - compiled
+    """Whether the 64 bytes from ``data_p[i]`` on are all ASCII."""
+    bits = np.uint64(0)
+    for k in range(8):
+        bits |= _load8(data_p, i + 8 * k)
+    return bits & (BYTES_01 * np.uint64(0x80)) == 0
+
+
+_HIGH_BITS = BYTES_01 * np.uint64(0x80)
+
+
+@numba.njit(inline="always")
+def _between8(x, low, high):  # pragma: no cover - compiled
+    """Bit 7 of each byte of ``x`` (eight ASCII bytes) set when the byte is within
+    ``low`` (at least 1) .. ``high``, the rest 0: no byte carries into the next."""
+    at_least = x + BYTES_01 * np.uint64(0x80 - low)
+    above = x + BYTES_01 * np.uint64(0x7F - high)
+    return at_least & ~above & _HIGH_BITS
+
+
+@numba.njit(inline="always")
+def _word_bytes8(x):  # pragma: no cover - compiled
+    """:func:`_between8`'s marks of the ASCII word characters (``\\w``: letters, digits, ``_``)."""
+    letters = _between8(x | (BYTES_01 * np.uint64(0x20)), 0x61, 0x7A)  # either case
+    return letters | _between8(x, 0x30, 0x39) | _between8(x, 0x5F, 0x5F)
+
+
+@numba.njit(inline="always")
+def _space_bytes8(x):  # pragma: no cover - compiled
+    """:func:`_between8`'s marks of the ASCII white space (``str.isspace``: 9-13, 28-32)."""
+    return _between8(x, 0x09, 0x0D) | _between8(x, 0x1C, 0x20)
+
+
+@numba.njit(inline="always")
+def _byte_bits(marks):  # pragma: no cover - compiled
+    """Bit 7 of each byte of ``marks`` gathered into eight bits (byte k to bit k): one multiply."""
+    return ((marks >> np.uint64(7)) * np.uint64(0x0102040810204080)) >> np.uint64(56)
+
+
+@numba.njit(inline="always")
+def _mask64(pointer, i, kind):  # pragma: no cover - compiled
+    """Bit k set when byte ``pointer[i + k]`` (64 ASCII bytes) is a word character (``kind``
+    1) or white space (``kind`` 2)."""
+    mask = np.uint64(0)
+    for w in range(8):
+        x = _load8(pointer, i + 8 * w)
+        marks = _word_bytes8(x) if kind == 1 else _space_bytes8(x)
+        mask |= _byte_bits(marks) << np.uint64(8 * w)
+    return mask

@@ -5,8 +5,9 @@ measure and judge pairs."""
 import numba
 import numpy as np
 from numba import carray
+from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
 
-from .common import GOLDEN, ONE, _decode, _mix
+from .common import GOLDEN, ONE, _ascii_block, _decode, _mask64, _mix, _popcount, _space_bytes8, _word_bytes8
 
 # ---- exact similarities (simdedup.similarity) ---------------------------------------------------
 
@@ -45,9 +46,10 @@ def _wide_entry(point):  # pragma: no cover - compiled
 
 
 @numba.njit(inline="always")
-def _text_tokens(data, size, table, cjk_share, words, grams, sizes):  # pragma: no cover - compiled
+def _text_tokens(data, pointer, base, size, table, swar, cjk_share, words, grams, sizes):  # pragma: no cover - compiled
     """The word hashes (in text order) and shingle hashes of one text in UTF-8 (the ``size``
-    bytes of ``data``; surrogates as ``surrogatepass`` writes them) into ``words`` (room for
+    bytes of ``data``, which start at ``pointer[base]``; ``swar``: the tables' ASCII word characters
+    and white space are ``\\w`` and ``str.isspace``'s; surrogates as ``surrogatepass`` writes them) into ``words`` (room for
     ``size``) and ``grams`` (room for ``2 * size``): its word 3-grams, then, for a text of
     characters, its 5-character shingles; their numbers go to ``sizes[0]``, ``sizes[1]`` and
     ``sizes[2]`` (0 for a text of words). Returns -1, or
@@ -70,7 +72,9 @@ def _text_tokens(data, size, table, cjk_share, words, grams, sizes):  # pragma: 
     text); two such texts are compared on those (:func:`_verdict`). One shingle of all when
     there are fewer. The first pass hashes words and word 3-grams as each token ends, and
     counts the characters (a run of ASCII, where both kinds of token are the same, in a loop of
-    its own); a text of characters takes a second pass for its 5-grams.
+    its own, and 64 bytes of ASCII between tokens at once: a bit mask gives each word's first
+    and last byte, a branch per word instead of per byte); a text of characters takes a second
+    pass for its 5-grams.
     """
     sizes[0] = sizes[1] = sizes[2] = 0
     n_words = 0
@@ -79,8 +83,45 @@ def _text_tokens(data, size, table, cjk_share, words, grams, sizes):  # pragma: 
     tokens = 0  # words of the shingles
     t1 = t2 = np.uint64(0)
     characters = cjk = 0
+    long_word = False  # in a word of 64 bytes of ASCII or more
     i = 0
     while i < size:
+        if length == 0 and word_length == 0 and i + 64 <= size and _ascii_block(pointer, base + i):
+            if swar:
+                runs, spaces = _mask64(pointer, base + i, 1), _mask64(pointer, base + i, 2)
+            else:
+                runs = spaces = np.uint64(0)
+                for k in range(64):
+                    kind = np.int64(table[np.int64(data[np.uint64(i + k)])]) & 3
+                    runs |= np.uint64(kind == _RUN) << np.uint64(k)
+                    spaces |= np.uint64(kind == _SPACE) << np.uint64(k)
+            after = 64
+            if runs >> np.uint64(63):  # a word that may go on past the 64 bytes is left for later
+                if runs == ~np.uint64(0):  # one of 64 bytes or more: byte by byte, to its end
+                    long_word = True
+                else:
+                    after = 64 - np.int64(leading_zeros(~runs))  # past the last byte of no word
+                    runs &= (ONE << np.uint64(after)) - ONE
+                    spaces |= ~((ONE << np.uint64(after)) - ONE)
+            if not long_word:
+                characters += 64 - _popcount(spaces)
+                firsts = runs & ~(runs << ONE)
+                lasts = runs & ~(runs >> ONE)
+                while firsts:
+                    first = i + np.int64(trailing_zeros(firsts))
+                    last = i + np.int64(trailing_zeros(lasts))
+                    firsts &= firsts - ONE
+                    lasts &= lasts - ONE
+                    run = np.uint64(0)
+                    for k in range(first, last + 1):
+                        run = run * _PRIME + np.uint64(np.int64(table[np.int64(data[np.uint64(k)])]) >> 2)
+                    token = _mix(run ^ (np.uint64(last + 1 - first) * GOLDEN))
+                    words[np.uint64(n_words)] = token
+                    n_words += 1
+                    tokens, t1, t2 = _chained(token, grams, tokens, t1, t2)
+                run = np.uint64(0)
+                i += after
+                continue
         lead = np.int64(data[np.uint64(i)])
         if lead < 0x80 and length == word_length and run == word:
             # ASCII, with the bag's run and the shingles' word in step: there a code point is
@@ -94,13 +135,17 @@ def _text_tokens(data, size, table, cjk_share, words, grams, sizes):  # pragma: 
                     length += ONE
                     characters += 1
                 else:
+                    characters += kind != _SPACE
                     if length > 0:
                         token = _mix(run ^ (length * GOLDEN))
                         words[np.uint64(n_words)] = token
                         n_words += 1
                         tokens, t1, t2 = _chained(token, grams, tokens, t1, t2)
                         run = length = np.uint64(0)
-                    characters += kind != _SPACE
+                        if long_word:  # back to 64 bytes at a time
+                            long_word = False
+                            i += 1
+                            break
                 i += 1
                 if i == size:
                     break
@@ -209,11 +254,27 @@ def exact_tokens(
     words = carray(words_p, (max(room, 1),))
     grams = carray(grams_p, (max(2 * room, 1),))
     sizes = carray(sizes_p, (max(3 * ntexts, 1),))
+    swar = True  # the ASCII kinds are those of \\w and white space: eight bytes at a time
+    for b in range(0x80):
+        kind = np.int64(table[b]) & 3
+        if (kind == _RUN) != (_word_bytes8(np.uint64(b)) != 0) or (kind == _SPACE) != (
+            _space_bytes8(np.uint64(b)) != 0
+        ):
+            swar = False
     for t in range(ntexts):
         begin, end = offsets[t], offsets[t + 1]
         at = begin + t
         found = _text_tokens(
-            data[begin:end], end - begin, table, cjk_share, words[at:], grams[2 * at :], sizes[3 * t : 3 * t + 3]
+            data[begin:end],
+            data_p,
+            begin,
+            end - begin,
+            table,
+            swar,
+            cjk_share,
+            words[at:],
+            grams[2 * at :],
+            sizes[3 * t : 3 * t + 3],
         )
         if found >= 0:
             sizes[3 * t] = found

@@ -4,12 +4,25 @@ simhash votes and the sketch's bin minima."""
 
 import numba
 import numpy as np
-from llvmlite import ir
-from numba import carray, types
-from numba.core.extending import intrinsic
+from numba import carray
 from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
 
-from .common import GOLDEN, LOW32, ONE, _decode, _mix, xxh3, xxh3_128
+from .common import (
+    BYTES_01,
+    GOLDEN,
+    LOW32,
+    ONE,
+    _ascii_block,
+    _decode,
+    _load8,
+    _mask64,
+    _mix,
+    _space_bytes8,
+    _store8,
+    _word_bytes8,
+    xxh3,
+    xxh3_128,
+)
 
 PLANES = 48  # bit planes of the vote counters: totals below 2**48 (kernels.fastpath.PLANES)
 
@@ -21,7 +34,6 @@ BLOCK_HASHES = ASCII_CLASSES + 256  # the hashes of the tokens of 64 bytes (at m
 SCRATCH_WORDS = BLOCK_HASHES + 64
 #: a byte's flag at ASCII_CLASSES: an ASCII character that continues a token
 RUN_BYTE = 1
-_BYTES_01 = np.uint64(0x0101010101010101)
 
 # The layout of a character's entry in the Unicode tables (kernels.fastpath.UnicodeTables says
 # how they are made): its lower-case form and classes.
@@ -39,42 +51,15 @@ SURROGATES = 1
 RETRY, INVALID = -1, -2
 
 
-@intrinsic
-def _load8(typingctx, pointer, at):
-    """The eight bytes at ``pointer[at:]`` as one little-endian uint64 (an unaligned load)."""
-
-    def codegen(context, builder, sig, args):
-        address = builder.gep(args[0], [args[1]])
-        return builder.load(builder.bitcast(address, ir.IntType(64).as_pointer()), align=1)
-
-    return types.uint64(pointer, at), codegen
-
-
-@intrinsic
-def _store8(typingctx, pointer, at, value):
-    """Write ``value`` as eight little-endian bytes at ``pointer[at:]`` (an unaligned store)."""
-
-    def codegen(context, builder, sig, args):
-        address = builder.gep(args[0], [args[1]])
-        builder.store(args[2], builder.bitcast(address, ir.IntType(64).as_pointer()), align=1)
-        return context.get_dummy_value()
-
-    return types.void(pointer, at, value), codegen
-
-
 @numba.njit(inline="always")
-def _ascii_block(data_p, i):  # pragma: no cover - compiled
-    """Whether the 64 bytes from ``data_p[i]`` on are all ASCII."""
-    bits = np.uint64(0)
-    for k in range(8):
-        bits |= _load8(data_p, i + 8 * k)
-    return bits & (_BYTES_01 * np.uint64(0x80)) == 0
-
-
-@numba.njit(inline="always")
-def _run_mask(data, i, scratch):  # pragma: no cover - compiled
-    """Bit k set when ``data[i + k]`` (ASCII) continues a token, for k below 64: a look-up a
-    byte and no branch."""
+def _run_mask(data, data_p, i, scratch, runs_are):  # pragma: no cover - compiled
+    """Bit k set when ``data[i + k]`` (ASCII) continues a token, for k below 64, with no
+    branch: the word characters, or all but white space, eight bytes at a time when those are
+    the tokenizer's (``runs_are`` 1 or 2), else a look-up a byte."""
+    if runs_are == 1:
+        return _mask64(data_p, i, 1)
+    if runs_are == 2:
+        return ~_mask64(data_p, i, 2)
     mask = np.uint64(0)
     for k in range(64):
         mask |= (scratch[ASCII_CLASSES + np.int64(data[i + k])] & ONE) << np.uint64(k)
@@ -84,10 +69,10 @@ def _run_mask(data, i, scratch):  # pragma: no cover - compiled
 @numba.njit(inline="always")
 def _lower8(x):  # pragma: no cover - compiled
     """The eight ASCII bytes of ``x`` with A-Z lower-cased (SWAR: bit 7 of a byte marks it)."""
-    low = x & (_BYTES_01 * np.uint64(0x7F))
-    at_least_a = low + _BYTES_01 * np.uint64(0x80 - 0x41)
-    past_z = low + _BYTES_01 * np.uint64(0x80 - 0x5B)
-    upper = at_least_a & ~past_z & ~x & (_BYTES_01 * np.uint64(0x80))
+    low = x & (BYTES_01 * np.uint64(0x7F))
+    at_least_a = low + BYTES_01 * np.uint64(0x80 - 0x41)
+    past_z = low + BYTES_01 * np.uint64(0x80 - 0x5B)
+    upper = at_least_a & ~past_z & ~x & (BYTES_01 * np.uint64(0x80))
     return x | (upper >> np.uint64(2))
 
 
@@ -333,9 +318,15 @@ def fingerprint_batch(
     used = carray(used_p, (capacity,))
     scratch = carray(scratch_p, (SCRATCH_WORDS,))
     room = token_room - 16  # a character's lower case (at most three, four bytes each) and a space fit beyond it
+    runs_are = 3  # 1: the ASCII word characters continue a token, 2: all but white space, 0: others
     for b in range(256):
         run_byte = b < 0x80 and (entries[b] >> class_shift) & 3 == 1
         scratch[ASCII_CLASSES + b] = np.uint64(RUN_BYTE if run_byte else 0)
+        if b < 0x80:
+            if run_byte != (_word_bytes8(np.uint64(b)) != 0):
+                runs_are &= 2
+            if run_byte != (_space_bytes8(np.uint64(b)) == 0):
+                runs_are &= 1
     for d in range(ndocs):
         begin, end = offsets[d], offsets[d + 1]
         surrogates = (flags[d] & SURROGATES) != 0
@@ -361,7 +352,7 @@ def fingerprint_batch(
                     # 64 bytes of ASCII between tokens: the tokens that end in them, found by bit
                     # masks (a branch per token, not per byte); a token that may go on past them
                     # is left for the next round
-                    runs = _run_mask(data, i, scratch)
+                    runs = _run_mask(data, data_p, i, scratch, runs_are)
                     after = i + 64
                     if runs >> np.uint64(63):
                         if runs == ~np.uint64(0):  # one token of 64 bytes or more: byte by byte
