@@ -9,6 +9,7 @@ from llvmlite import ir
 from numba import types
 from numba.core import cgutils
 from numba.core.extending import intrinsic
+from numba.cpython.unsafe.numbers import leading_zeros
 
 # XXH3_64bits of the xxhash extension, linked by its symbol name. It takes (pointer, length);
 # the pointer is passed as an address, which the C calling convention allows.
@@ -98,6 +99,7 @@ def _popcount(x):  # pragma: no cover - compiled; SWAR (LLVM makes it one instru
 
 #: 1 in each byte of a word
 BYTES_01 = np.uint64(0x0101010101010101)
+_HIGH_BITS = BYTES_01 * np.uint64(0x80)
 
 
 @intrinsic
@@ -124,15 +126,18 @@ def _store8(typingctx, pointer, at, value):
 
 
 @numba.njit(inline="always")
-def _ascii_block(data_p, i):  # pragma: no cover - compiled
-    """Whether the 64 bytes from ``data_p[i]`` on are all ASCII."""
-    bits = np.uint64(0)
-    for k in range(8):
-        bits |= _load8(data_p, i + 8 * k)
-    return bits & (BYTES_01 * np.uint64(0x80)) == 0
-
-
-_HIGH_BITS = BYTES_01 * np.uint64(0x80)
+def _past_non_ascii(pointer, i):  # pragma: no cover - compiled
+    """0 when the 64 bytes from ``pointer[i]`` on are all ASCII, else how far past ``i`` the
+    last of them that is not ends (no 64 bytes of ASCII start before there)."""
+    every = np.uint64(0)
+    for w in range(8):
+        every |= _load8(pointer, i + 8 * w)
+    if every & _HIGH_BITS == 0:
+        return 0
+    w = 7
+    while _load8(pointer, i + 8 * w) & _HIGH_BITS == 0:
+        w -= 1
+    return 8 * w + ((63 - np.int64(leading_zeros(_load8(pointer, i + 8 * w) & _HIGH_BITS))) >> 3) + 1
 
 
 @numba.njit(inline="always")

@@ -7,7 +7,7 @@ import numpy as np
 from numba import carray
 from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
 
-from .common import GOLDEN, ONE, _ascii_block, _decode, _mask64, _mix, _popcount, _space_bytes8, _word_bytes8
+from .common import GOLDEN, ONE, _decode, _mask64, _mix, _past_non_ascii, _popcount, _space_bytes8, _word_bytes8
 
 # ---- exact similarities (simdedup.similarity) ---------------------------------------------------
 
@@ -84,9 +84,14 @@ def _text_tokens(data, pointer, base, size, table, swar, cjk_share, words, grams
     t1 = t2 = np.uint64(0)
     characters = cjk = 0
     long_word = False  # in a word of 64 bytes of ASCII or more
+    ascii_at = 0  # no 64 bytes of ASCII start before this
     i = 0
     while i < size:
-        if length == 0 and word_length == 0 and i + 64 <= size and _ascii_block(pointer, base + i):
+        past = 1
+        if length == 0 and word_length == 0 and i >= ascii_at and i + 64 <= size:
+            past = _past_non_ascii(pointer, base + i)
+            ascii_at = i + past
+        if past == 0:
             if swar:
                 runs, spaces = _mask64(pointer, base + i, 1), _mask64(pointer, base + i, 2)
             else:
@@ -99,6 +104,7 @@ def _text_tokens(data, pointer, base, size, table, swar, cjk_share, words, grams
             if runs >> np.uint64(63):  # a word that may go on past the 64 bytes is left for later
                 if runs == ~np.uint64(0):  # one of 64 bytes or more: byte by byte, to its end
                     long_word = True
+                    ascii_at = i + 1
                 else:
                     after = 64 - np.int64(leading_zeros(~runs))  # past the last byte of no word
                     runs &= (ONE << np.uint64(after)) - ONE

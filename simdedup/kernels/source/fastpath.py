@@ -12,11 +12,11 @@ from .common import (
     GOLDEN,
     LOW32,
     ONE,
-    _ascii_block,
     _decode,
     _load8,
     _mask64,
     _mix,
+    _past_non_ascii,
     _space_bytes8,
     _store8,
     _word_bytes8,
@@ -345,63 +345,66 @@ def fingerprint_batch(
             last_end = 0  # where the last token read ends in tokens
             pending = False  # a token is being read
             ntokens = 0
-            ascii_words = True  # try 64 bytes at a time (not at a token of 64 bytes or more)
+            ascii_at = begin  # no 64 bytes of ASCII start before this
             i = begin
             while status == 0:
-                if shingle == 1 and not pending and i + 64 <= end and ascii_words and _ascii_block(data_p, i):
-                    # 64 bytes of ASCII between tokens: the tokens that end in them, found by bit
-                    # masks (a branch per token, not per byte); a token that may go on past them
-                    # is left for the next round
-                    runs = _run_mask(data, data_p, i, scratch, runs_are)
-                    after = i + 64
-                    if runs >> np.uint64(63):
-                        if runs == ~np.uint64(0):  # one token of 64 bytes or more: byte by byte
-                            ascii_words = False
-                            continue
-                        last = 63 - np.int64(leading_zeros(~runs))  # the last separator
-                        runs &= (ONE << np.uint64(last)) - ONE
-                        after = i + last + 1
-                    firsts = runs & ~(runs << ONE)  # each token's first byte
-                    lasts = runs & ~(runs >> ONE)  # and its last
-                    found = 0  # hash them all, then count them all: the two loops overlap better
-                    while firsts:
-                        first = i + np.int64(trailing_zeros(firsts))
-                        length = i + np.int64(trailing_zeros(lasts)) + 1 - first
-                        firsts &= firsts - ONE
-                        lasts &= lasts - ONE
-                        for k in range(0, length, 8):
-                            _store8(tokens_p, k, _lower8(_load8(data_p, first + k)))
-                        if words == 2:
-                            h, high = xxh3_128(tokens_address, np.uint64(length))
-                        else:
-                            h, high = xxh3(tokens_address, np.uint64(length)), np.uint64(0)
-                        scratch[BLOCK_HASHES + found] = h
-                        scratch[BLOCK_HASHES + 32 + found] = high
-                        found += 1
-                    for t in range(found):
-                        counted = _count_hash(
-                            table,
-                            highs,
-                            used,
-                            size,
-                            mask,
-                            slots,
-                            words,
-                            scratch[BLOCK_HASHES + t],
-                            scratch[BLOCK_HASHES + 32 + t],
-                        )
-                        if counted < 0:
-                            status = 1
-                            break
-                        size = counted
-                    ntokens += found
-                    i = after
-                    continue
-                ascii_words = True
                 whole = False  # tokens[0:w] is a whole token, to count at once (shingle 1)
                 if i < end:
                     c = np.int64(data[i])
                     if c < 0x80:
+                        if i >= ascii_at and shingle == 1 and not pending and i + 64 <= end:
+                            past = _past_non_ascii(data_p, i)
+                            if past:
+                                ascii_at = i + past
+                            else:
+                                # 64 bytes of ASCII between tokens: the tokens that end in them, found by bit
+                                # masks (a branch per token, not per byte); a token that may go on past them
+                                # is left for the next round
+                                runs = _run_mask(data, data_p, i, scratch, runs_are)
+                                after = i + 64
+                                if runs >> np.uint64(63):
+                                    if runs == ~np.uint64(0):  # one token of 64 bytes or more: byte by byte
+                                        ascii_at = i + 1
+                                        continue
+                                    last = 63 - np.int64(leading_zeros(~runs))  # the last separator
+                                    runs &= (ONE << np.uint64(last)) - ONE
+                                    after = i + last + 1
+                                firsts = runs & ~(runs << ONE)  # each token's first byte
+                                lasts = runs & ~(runs >> ONE)  # and its last
+                                found = 0  # hash them all, then count them all: the two loops overlap better
+                                while firsts:
+                                    first = i + np.int64(trailing_zeros(firsts))
+                                    length = i + np.int64(trailing_zeros(lasts)) + 1 - first
+                                    firsts &= firsts - ONE
+                                    lasts &= lasts - ONE
+                                    for k in range(0, length, 8):
+                                        _store8(tokens_p, k, _lower8(_load8(data_p, first + k)))
+                                    if words == 2:
+                                        h, high = xxh3_128(tokens_address, np.uint64(length))
+                                    else:
+                                        h, high = xxh3(tokens_address, np.uint64(length)), np.uint64(0)
+                                    scratch[BLOCK_HASHES + found] = h
+                                    scratch[BLOCK_HASHES + 32 + found] = high
+                                    found += 1
+                                for t in range(found):
+                                    counted = _count_hash(
+                                        table,
+                                        highs,
+                                        used,
+                                        size,
+                                        mask,
+                                        slots,
+                                        words,
+                                        scratch[BLOCK_HASHES + t],
+                                        scratch[BLOCK_HASHES + 32 + t],
+                                    )
+                                    if counted < 0:
+                                        status = 1
+                                        break
+                                    size = counted
+                                ntokens += found
+                                i = after
+                                continue
                         e = entries[c]
                         cls = (e >> class_shift) & 3
                         if cls == 1 and w < room:  # the common cases: a run of ASCII inside a token,
