@@ -188,6 +188,59 @@ def _add_votes(scratch, first_plane, h, weight):  # pragma: no cover - compiled
         plane += 1
 
 
+@numba.njit(inline="always")
+def _ascii_tokens(
+    data, data_p, i, end, scratch, runs_are, tokens_p, tokens_address, words, table, highs, used, size, mask, slots
+):  # pragma: no cover - compiled
+    """Count the tokens of the stretch of ASCII from ``data[i]`` on (between tokens), 64 bytes
+    at a time: a bit mask of the bytes that continue a token gives each token's first and last
+    byte, the tokens are lower-cased eight bytes at a time, hashed, then counted (a branch per
+    token, where the loop over the bytes mispredicts the end of each). A token that may go on
+    past the 64 bytes starts the next 64. Stops before 64 bytes that are not all ASCII, one
+    token of 64 bytes or more, or fewer than 64 bytes left before ``end``. Returns the number
+    of distinct features (``-1 - size`` when the table is full), where it stopped and where
+    64 bytes may be tried next. (A loop of its own: the kernel's loop over other characters,
+    CJK text's, runs as fast as without it.)"""
+    while i + 64 <= end:
+        past = _past_non_ascii(data_p, i)
+        if past:
+            return size, i, i + past
+        runs = _run_mask(data, data_p, i, scratch, runs_are)
+        after = i + 64
+        if runs >> np.uint64(63):
+            if runs == ~np.uint64(0):
+                return size, i, i + 1
+            last = 63 - np.int64(leading_zeros(~runs))  # the last separator
+            runs &= (ONE << np.uint64(last)) - ONE
+            after = i + last + 1
+        firsts = runs & ~(runs << ONE)  # each token's first byte
+        lasts = runs & ~(runs >> ONE)  # and its last
+        found = 0  # hash them all, then count them all: the two loops overlap better
+        while firsts:
+            first = i + np.int64(trailing_zeros(firsts))
+            length = i + np.int64(trailing_zeros(lasts)) + 1 - first
+            firsts &= firsts - ONE
+            lasts &= lasts - ONE
+            for k in range(0, length, 8):
+                _store8(tokens_p, k, _lower8(_load8(data_p, first + k)))
+            if words == 2:
+                h, high = xxh3_128(tokens_address, np.uint64(length))
+            else:
+                h, high = xxh3(tokens_address, np.uint64(length)), np.uint64(0)
+            scratch[BLOCK_HASHES + found] = h
+            scratch[BLOCK_HASHES + 32 + found] = high
+            found += 1
+        for t in range(found):
+            counted = _count_hash(
+                table, highs, used, size, mask, slots, words, scratch[BLOCK_HASHES + t], scratch[BLOCK_HASHES + 32 + t]
+            )
+            if counted < 0:
+                return -1 - size, i, i
+            size = counted
+        i = after
+    return size, i, i
+
+
 @numba.njit
 def _simhash_and_sketch(
     table, highs, used, size, binary, bins, shift, scratch, words, values, sketches, d
@@ -353,58 +406,28 @@ def fingerprint_batch(
                     c = np.int64(data[i])
                     if c < 0x80:
                         if i >= ascii_at and shingle == 1 and not pending and i + 64 <= end:
-                            past = _past_non_ascii(data_p, i)
-                            if past:
-                                ascii_at = i + past
-                            else:
-                                # 64 bytes of ASCII between tokens: the tokens that end in them, found by bit
-                                # masks (a branch per token, not per byte); a token that may go on past them
-                                # is left for the next round
-                                runs = _run_mask(data, data_p, i, scratch, runs_are)
-                                after = i + 64
-                                if runs >> np.uint64(63):
-                                    if runs == ~np.uint64(0):  # one token of 64 bytes or more: byte by byte
-                                        ascii_at = i + 1
-                                        continue
-                                    last = 63 - np.int64(leading_zeros(~runs))  # the last separator
-                                    runs &= (ONE << np.uint64(last)) - ONE
-                                    after = i + last + 1
-                                firsts = runs & ~(runs << ONE)  # each token's first byte
-                                lasts = runs & ~(runs >> ONE)  # and its last
-                                found = 0  # hash them all, then count them all: the two loops overlap better
-                                while firsts:
-                                    first = i + np.int64(trailing_zeros(firsts))
-                                    length = i + np.int64(trailing_zeros(lasts)) + 1 - first
-                                    firsts &= firsts - ONE
-                                    lasts &= lasts - ONE
-                                    for k in range(0, length, 8):
-                                        _store8(tokens_p, k, _lower8(_load8(data_p, first + k)))
-                                    if words == 2:
-                                        h, high = xxh3_128(tokens_address, np.uint64(length))
-                                    else:
-                                        h, high = xxh3(tokens_address, np.uint64(length)), np.uint64(0)
-                                    scratch[BLOCK_HASHES + found] = h
-                                    scratch[BLOCK_HASHES + 32 + found] = high
-                                    found += 1
-                                for t in range(found):
-                                    counted = _count_hash(
-                                        table,
-                                        highs,
-                                        used,
-                                        size,
-                                        mask,
-                                        slots,
-                                        words,
-                                        scratch[BLOCK_HASHES + t],
-                                        scratch[BLOCK_HASHES + 32 + t],
-                                    )
-                                    if counted < 0:
-                                        status = 1
-                                        break
-                                    size = counted
-                                ntokens += found
-                                i = after
-                                continue
+                            size, i, ascii_at = _ascii_tokens(
+                                data,
+                                data_p,
+                                i,
+                                end,
+                                scratch,
+                                runs_are,
+                                tokens_p,
+                                tokens_address,
+                                words,
+                                table,
+                                highs,
+                                used,
+                                size,
+                                mask,
+                                slots,
+                            )
+                            if size < 0:  # the table is full (its size as it was: to clear it)
+                                size = -1 - size
+                                status = 1
+                                break
+                            continue
                         e = entries[c]
                         cls = (e >> class_shift) & 3
                         if cls == 1 and w < room:  # the common cases: a run of ASCII inside a token,
