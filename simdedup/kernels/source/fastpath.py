@@ -188,9 +188,23 @@ def _add_votes(scratch, first_plane, h, weight):  # pragma: no cover - compiled
         plane += 1
 
 
-@numba.njit(inline="always")
+@numba.njit
 def _ascii_tokens(
-    data, data_p, i, end, scratch, runs_are, tokens_p, tokens_address, words, table, highs, used, size, mask, slots
+    data_p,
+    i,
+    end,
+    scratch_p,
+    runs_are,
+    tokens_p,
+    tokens_address,
+    words,
+    table_p,
+    highs_p,
+    used_p,
+    size,
+    mask,
+    slots,
+    capacity,
 ):  # pragma: no cover - compiled
     """Count the tokens of the stretch of ASCII from ``data[i]`` on (between tokens), 64 bytes
     at a time: a bit mask of the bytes that continue a token gives each token's first and last
@@ -199,8 +213,13 @@ def _ascii_tokens(
     past the 64 bytes starts the next 64. Stops before 64 bytes that are not all ASCII, one
     token of 64 bytes or more, or fewer than 64 bytes left before ``end``. Returns the number
     of distinct features (``-1 - size`` when the table is full), where it stopped and where
-    64 bytes may be tried next. (A loop of its own: the kernel's loop over other characters,
-    CJK text's, runs as fast as without it.)"""
+    64 bytes may be tried next. A function of its own, called with pointers: inlined, it
+    slowed the kernel's loop over other characters (CJK text's) by a tenth."""
+    data = carray(data_p, (end,))
+    scratch = carray(scratch_p, (SCRATCH_WORDS,))
+    table = carray(table_p, (2 * capacity,))
+    highs = carray(highs_p, (capacity if words == 2 else 1,))
+    used = carray(used_p, (capacity,))
     while i + 64 <= end:
         past = _past_non_ascii(data_p, i)
         if past:
@@ -407,21 +426,21 @@ def fingerprint_batch(
                     if c < 0x80:
                         if i >= ascii_at and shingle == 1 and not pending and i + 64 <= end:
                             size, i, ascii_at = _ascii_tokens(
-                                data,
                                 data_p,
                                 i,
                                 end,
-                                scratch,
+                                scratch_p,
                                 runs_are,
                                 tokens_p,
                                 tokens_address,
                                 words,
-                                table,
-                                highs,
-                                used,
+                                table_p,
+                                highs_p,
+                                used_p,
                                 size,
                                 mask,
                                 slots,
+                                capacity,
                             )
                             if size < 0:  # the table is full (its size as it was: to clear it)
                                 size = -1 - size
