@@ -7,6 +7,7 @@ closed pipe); 2 usage error; 3 finished, but some inputs were skipped (each with
 
 from __future__ import annotations
 
+import importlib
 import json
 import logging
 import os
@@ -51,6 +52,19 @@ EXIT_BUG = 70  # EX_SOFTWARE
 
 class SimdedupGroup(click.Group):
     """Turns library errors into one-line messages in one place, and ends quietly on a closed pipe."""
+
+    #: commands imported when asked for: ``index`` brings the persistent store, which no other
+    #: command needs (a seventh of the imports of a start-up)
+    LAZY = {"index": ("simdedup.store.commands", "index")}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.LAZY})
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in self.LAZY and name not in self.commands:
+            module, attribute = self.LAZY[name]
+            self.add_command(getattr(importlib.import_module(module), attribute), name)
+        return super().get_command(ctx, name)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -905,15 +919,6 @@ def tokenizers() -> None:
         for info in available_tokenizers():
             writer.write_line(json.dumps(info, ensure_ascii=False, separators=(",", ":")))
         writer.flush()
-
-
-def _index_commands() -> None:
-    from .store.commands import index
-
-    cli.add_command(index)
-
-
-_index_commands()
 
 
 class Terminated(BaseException):

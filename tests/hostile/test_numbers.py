@@ -63,7 +63,8 @@ for line in sys.stdin:
 
 
 def commands(group: click.Group = cli, path: tuple[str, ...] = ()):
-    for name, command in sorted(group.commands.items()):
+    for name in group.list_commands(click.Context(group)):
+        command = group.get_command(click.Context(group), name)
         if isinstance(command, click.Group):
             yield from commands(command, (*path, name))
         else:
