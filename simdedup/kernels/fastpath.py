@@ -43,7 +43,7 @@ TABLE_SLOTS = 1 << 16  # largest table of a batch call; a document with more dis
 TOKEN_ROOM = 1 << 20  # bytes for the tokens kept in a batch call; a document that needs more is retried alone
 PLANES = 48  # as simdedup.kernels.source.fastpath (which cannot be imported without numba)
 MAX_BINS = 4096
-SCRATCH_WORDS = 2 * PLANES + MAX_BINS + 256 + 64  # and each byte's ASCII class, a block's hashes
+SCRATCH_WORDS = 2 * PLANES + MAX_BINS + 64  # and the hashes of a block's tokens
 # As simdedup.kernels.source.fastpath: the layout of an entry of the Unicode tables, a document's flag, the
 # features of a document to retry alone or to leave to the Python path.
 CODE, WORDS_SHIFT, WHITESPACE_SHIFT = 0x1FFFFF, 21, 23

@@ -48,8 +48,8 @@ def _wide_entry(point):  # pragma: no cover - compiled
 @numba.njit(inline="always")
 def _text_tokens(data, pointer, base, size, table, swar, cjk_share, words, grams, sizes):  # pragma: no cover - compiled
     """The word hashes (in text order) and shingle hashes of one text in UTF-8 (the ``size``
-    bytes of ``data``, which start at ``pointer[base]``; ``swar``: the tables' ASCII word characters
-    and white space are ``\\w`` and ``str.isspace``'s; surrogates as ``surrogatepass`` writes them) into ``words`` (room for
+    bytes of ``data``, which start at ``pointer[base]``; ``swar``: whether the tables' ASCII word
+    characters and white space are ``\\w`` and ``str.isspace``'s, as 64 bytes at a time need; surrogates as ``surrogatepass`` writes them) into ``words`` (room for
     ``size``) and ``grams`` (room for ``2 * size``): its word 3-grams, then, for a text of
     characters, its 5-character shingles; their numbers go to ``sizes[0]``, ``sizes[1]`` and
     ``sizes[2]`` (0 for a text of words). Returns -1, or
@@ -84,7 +84,7 @@ def _text_tokens(data, pointer, base, size, table, swar, cjk_share, words, grams
     t1 = t2 = np.uint64(0)
     characters = cjk = 0
     long_word = False  # in a word of 64 bytes of ASCII or more
-    ascii_at = 0  # no 64 bytes of ASCII start before this
+    ascii_at = 0 if swar else size  # no 64 bytes of ASCII start before this
     i = 0
     while i < size:
         past = 1
@@ -92,14 +92,7 @@ def _text_tokens(data, pointer, base, size, table, swar, cjk_share, words, grams
             past = _past_non_ascii(pointer, base + i)
             ascii_at = i + past
         if past == 0:
-            if swar:
-                runs, spaces = _mask64(pointer, base + i, 1), _mask64(pointer, base + i, 2)
-            else:
-                runs = spaces = np.uint64(0)
-                for k in range(64):
-                    kind = np.int64(table[np.int64(data[np.uint64(i + k)])]) & 3
-                    runs |= np.uint64(kind == _RUN) << np.uint64(k)
-                    spaces |= np.uint64(kind == _SPACE) << np.uint64(k)
+            runs, spaces = _mask64(pointer, base + i, 1), _mask64(pointer, base + i, 2)
             after = 64
             if runs >> np.uint64(63):  # a word that may go on past the 64 bytes is left for later
                 if runs == ~np.uint64(0):  # one of 64 bytes or more: byte by byte, to its end

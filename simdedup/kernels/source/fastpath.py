@@ -28,12 +28,9 @@ PLANES = 48  # bit planes of the vote counters: totals below 2**48 (kernels.fast
 
 MAX_BINS = 4096
 # vote planes of each 64-bit word of a value, the sketch's bin minima (at most MAX_BINS bins),
-# then each byte's ASCII class (RUN_BYTE)
-ASCII_CLASSES = 2 * PLANES + MAX_BINS
-BLOCK_HASHES = ASCII_CLASSES + 256  # the hashes of the tokens of 64 bytes (at most 32), low then high halves
+# then the hashes of the tokens of 64 bytes (at most 32), low then high halves
+BLOCK_HASHES = 2 * PLANES + MAX_BINS
 SCRATCH_WORDS = BLOCK_HASHES + 64
-#: a byte's flag at ASCII_CLASSES: an ASCII character that continues a token
-RUN_BYTE = 1
 
 # The layout of a character's entry in the Unicode tables (kernels.fastpath.UnicodeTables says
 # how they are made): its lower-case form and classes.
@@ -49,21 +46,6 @@ SURROGATES = 1
 #: features[d] of a document the batch could not hold (retry it alone with room for it) and of
 #: one that is not valid UTF-8 (the Python path says why)
 RETRY, INVALID = -1, -2
-
-
-@numba.njit(inline="always")
-def _run_mask(data, data_p, i, scratch, runs_are):  # pragma: no cover - compiled
-    """Bit k set when ``data[i + k]`` (ASCII) continues a token, for k below 64, with no
-    branch: the word characters, or all but white space, eight bytes at a time when those are
-    the tokenizer's (``runs_are`` 1 or 2), else a look-up a byte."""
-    if runs_are == 1:
-        return _mask64(data_p, i, 1)
-    if runs_are == 2:
-        return ~_mask64(data_p, i, 2)
-    mask = np.uint64(0)
-    for k in range(64):
-        mask |= (scratch[ASCII_CLASSES + np.int64(data[i + k])] & ONE) << np.uint64(k)
-    return mask
 
 
 @numba.njit(inline="always")
@@ -215,7 +197,6 @@ def _ascii_tokens(
     of distinct features (``-1 - size`` when the table is full), where it stopped and where
     64 bytes may be tried next. A function of its own, called with pointers: inlined, it
     slowed the kernel's loop over other characters (CJK text's) by a tenth."""
-    data = carray(data_p, (end,))
     scratch = carray(scratch_p, (SCRATCH_WORDS,))
     table = carray(table_p, (2 * capacity,))
     highs = carray(highs_p, (capacity if words == 2 else 1,))
@@ -224,7 +205,8 @@ def _ascii_tokens(
         past = _past_non_ascii(data_p, i)
         if past:
             return size, i, i + past
-        runs = _run_mask(data, data_p, i, scratch, runs_are)
+        # the bytes that continue a token: the word characters, or all but white space
+        runs = _mask64(data_p, i, 1) if runs_are == 1 else ~_mask64(data_p, i, 2)
         after = i + 64
         if runs >> np.uint64(63):
             if runs == ~np.uint64(0):
@@ -390,15 +372,15 @@ def fingerprint_batch(
     used = carray(used_p, (capacity,))
     scratch = carray(scratch_p, (SCRATCH_WORDS,))
     room = token_room - 16  # a character's lower case (at most three, four bytes each) and a space fit beyond it
-    runs_are = 3  # 1: the ASCII word characters continue a token, 2: all but white space, 0: others
-    for b in range(256):
-        run_byte = b < 0x80 and (entries[b] >> class_shift) & 3 == 1
-        scratch[ASCII_CLASSES + b] = np.uint64(RUN_BYTE if run_byte else 0)
-        if b < 0x80:
-            if run_byte != (_word_bytes8(np.uint64(b)) != 0):
-                runs_are &= 2
-            if run_byte != (_space_bytes8(np.uint64(b)) == 0):
-                runs_are &= 1
+    # The ASCII characters that continue a token, as _ascii_tokens marks them: 1, the word
+    # characters; 2, all but white space; 0, neither (no 64 bytes at a time then).
+    runs_are = 3
+    for b in range(0x80):
+        run_byte = (entries[b] >> class_shift) & 3 == 1
+        if run_byte != (_word_bytes8(np.uint64(b)) != 0):
+            runs_are &= 2
+        if run_byte != (_space_bytes8(np.uint64(b)) == 0):
+            runs_are &= 1
     for d in range(ndocs):
         begin, end = offsets[d], offsets[d + 1]
         surrogates = (flags[d] & SURROGATES) != 0
@@ -417,7 +399,7 @@ def fingerprint_batch(
             last_end = 0  # where the last token read ends in tokens
             pending = False  # a token is being read
             ntokens = 0
-            ascii_at = begin  # no 64 bytes of ASCII start before this
+            ascii_at = begin if runs_are else end  # no 64 bytes of ASCII start before this
             i = begin
             while status == 0:
                 whole = False  # tokens[0:w] is a whole token, to count at once (shingle 1)
