@@ -149,16 +149,13 @@ class _SetsOf:
     keys: list[int]
 
     def made(self) -> Any:
-        from .similarity import _IndexArrays
+        from .similarity import sets_block
         from .verify import texts_releasing
 
         global _made
         kept = [_held.pop(key, None) for key in self.keys]
         _held.clear()  # the texts of documents in no candidate pair
-        arrays = _IndexArrays()
-        for text in texts_releasing(kept):  # each let go once its sets are made
-            arrays.add(text)
-        _made = arrays.block()
+        _made = sets_block(texts_releasing(kept))  # each text let go once its sets are made
         return _made.numbers()
 
 

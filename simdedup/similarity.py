@@ -463,6 +463,14 @@ class _IndexArrays:
         self.totals.append(total)
 
 
+def sets_block(sets: Iterable[ExactSets | KeptText | None]) -> "SetsBlock":
+    """The sets of each document (as :class:`ExactIndex` takes them, one at a time) in one block."""
+    arrays = _IndexArrays()
+    for document in sets:
+        arrays.add(document)
+    return arrays.block()
+
+
 def _offsets(sizes: np.ndarray) -> np.ndarray:
     """Where each document's run starts, and the end."""
     return np.concatenate(([0], np.cumsum(sizes)))
@@ -483,10 +491,7 @@ class ExactIndex:
         """``sets``: each document's exact sets, or its kept text to make them from (straight
         into the index's arrays), or None; taken one at a time, so that an iterator that makes
         or lets go of them as it goes never has them all held twice."""
-        arrays = _IndexArrays()
-        for document in sets:
-            arrays.add(document)
-        self._take(arrays.block())
+        self._take(sets_block(sets))
 
     @classmethod
     def of(cls, block: "SetsBlock") -> "ExactIndex":
