@@ -625,8 +625,7 @@ class _Copies:
     referred to, so they go when exact verification lets them go); then they start again."""
 
     def __init__(self) -> None:
-        # the record (only its text changes after: run.TextsInWorkers, sets.collect_records),
-        # the text it was made of, and whether from a file
+        # the record without id and text, the text it was made of, and whether from a file
         self._records: dict[bytes, tuple[FingerprintRecord, weakref.ref, bool]] = {}
 
     @staticmethod
@@ -637,7 +636,7 @@ class _Copies:
         """Remember a record with its kept text (:attr:`FingerprintRecord.exact`)."""
         if len(self._records) >= COPY_ENTRIES:
             self._records.clear()  # bounded; the copies that matter are usually near each other
-        self._records[key] = (record, weakref.ref(record.exact), file)
+        self._records[key] = (record.replaced(id="", exact=None), weakref.ref(record.exact), file)
 
     def record(self, key: bytes, data: bytes, text: bytes, file: bool, doc_id: str) -> FingerprintRecord | None:
         """A copy under ``doc_id`` of the record made with this key of the same bytes (``data``
@@ -650,7 +649,7 @@ class _Copies:
         first = kept()
         if first is None or from_file != file or record.bytes != len(data) or first.text != text:
             return None
-        return record.replaced(id=doc_id, exact=None)
+        return record.replaced(id=doc_id)
 
 
 def _python_path_takes(data: bytes | bytearray, start: int, end: int) -> bool:
