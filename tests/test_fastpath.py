@@ -435,3 +435,22 @@ def test_bytes_that_collide_with_a_copys_key_are_fingerprinted_as_themselves(tmp
     assert (records(), clusters()) == honest
     names = [[p.rsplit("/", 1)[1] for p in cluster] for cluster in honest[1]]
     assert ["a.txt", "c.txt", "e.txt", "f.txt", "h.txt"] in names and ["b.txt", "i.txt"] in names
+
+
+@needs_kernels
+def test_a_method_keeps_no_text_alive_once_its_records_are_gone(tmp_path):
+    """The texts kept for exact verification belong to the records: the copies table refers to
+    them only weakly, so once verification drops a record its text goes, whatever the method
+    still remembers (a text held past that raised dedup's peak memory by a sixth on real text)."""
+    import gc
+    import weakref
+
+    paths = _copies_corpus(tmp_path)
+    method = SimhashMethod(get_tokenizer("words"))
+    method.verify_exactly()
+    records = fingerprint_batch([Source(p) for p in paths], method).results
+    texts = [weakref.ref(record.exact) for record in records]
+    assert all(text() is not None for text in texts)
+    del records
+    gc.collect()
+    assert [text() for text in texts] == [None] * len(texts)
