@@ -31,7 +31,7 @@ test: $(STAMP)  ## run the test suite (the slow cases run in make large)
 FUZZ_SECONDS ?= 900
 fuzz: $(STAMP)  ## fuzz every input and record reader for FUZZ_SECONDS (900) more, from SIMDEDUP_FUZZ_SEED (1000); damage every cache file
 	SIMDEDUP_FUZZ=1 SIMDEDUP_FUZZ_SECONDS=$(FUZZ_SECONDS) $(BIN)/python -m pytest -q -p no:cacheprovider \
-		tests/hostile/test_fuzz.py tests/hostile/test_caches.py
+		tests/hostile/test_fuzz.py tests/hostile/test_caches.py tests/hostile/test_kernel_bounds.py
 
 $(EVAL_STAMP):
 	$(PYTHON) -m venv $(EVAL_VENV)

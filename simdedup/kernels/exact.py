@@ -31,9 +31,11 @@ def _address(array: np.ndarray) -> int:
     return array.__array_interface__["data"][0]
 
 
-def _bytes_address(data: bytes) -> int:
+def _bytes_address(data: bytes | bytearray | memoryview) -> int:
     """Where the buffer of ``data`` starts (the caller keeps ``data`` alive across the call)."""
-    return ctypes.cast(ctypes.c_char_p(data), ctypes.c_void_p).value or 0
+    if isinstance(data, bytes):
+        return ctypes.cast(ctypes.c_char_p(data), ctypes.c_void_p).value or 0
+    return int(np.frombuffer(data, dtype=np.uint8).ctypes.data) if len(data) else 0
 
 
 class ExactKernel(Loaded):
@@ -77,7 +79,7 @@ class ExactKernel(Loaded):
 
     def sets_many(
         self,
-        data: bytes,
+        data: bytes | bytearray | memoryview,
         offsets: np.ndarray,
         table: np.ndarray,
         cjk_share: float,

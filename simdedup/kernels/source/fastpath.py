@@ -31,6 +31,11 @@ MAX_BINS = 4096
 # then the hashes of the tokens of 64 bytes (at most 32), low then high halves
 BLOCK_HASHES = 2 * PLANES + MAX_BINS
 SCRATCH_WORDS = BLOCK_HASHES + 64
+# bytes that 64 bytes at a time read from where they start: the 64, and 6 past them, where the
+# eight-byte loads that lower-case a token reach from its last byte (at most the 63rd: the 64th
+# ends the block or starts a token left for the next); a document's last bytes, fewer than
+# this, go character by character, so no load passes its end
+BLOCK_READS = 64 + 6
 
 # The layout of a character's entry in the Unicode tables (kernels.fastpath.UnicodeTables says
 # how they are made): its lower-case form and classes.
@@ -193,7 +198,7 @@ def _ascii_tokens(
     byte, the tokens are lower-cased eight bytes at a time, hashed, then counted (a branch per
     token, where the loop over the bytes mispredicts the end of each). A token that may go on
     past the 64 bytes starts the next 64. Stops before 64 bytes that are not all ASCII, one
-    token of 64 bytes or more, or fewer than 64 bytes left before ``end``. Returns the number
+    token of 64 bytes or more, or fewer than BLOCK_READS bytes left before ``end``. Returns the number
     of distinct features (``-1 - size`` when the table is full), where it stopped and where
     64 bytes may be tried next. A function of its own, called with pointers: inlined, it
     slowed the kernel's loop over other characters (CJK text's) by a tenth."""
@@ -201,7 +206,7 @@ def _ascii_tokens(
     table = carray(table_p, (2 * capacity,))
     highs = carray(highs_p, (capacity if words == 2 else 1,))
     used = carray(used_p, (capacity,))
-    while i + 64 <= end:
+    while i + BLOCK_READS <= end:
         past = _past_non_ascii(data_p, i)
         if past:
             return size, i, i + past
@@ -406,7 +411,7 @@ def fingerprint_batch(
                 if i < end:
                     c = np.int64(data[i])
                     if c < 0x80:
-                        if i >= ascii_at and shingle == 1 and not pending and i + 64 <= end:
+                        if i >= ascii_at and shingle == 1 and not pending and i + BLOCK_READS <= end:
                             size, i, ascii_at = _ascii_tokens(
                                 data_p,
                                 i,
