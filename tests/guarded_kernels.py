@@ -172,7 +172,11 @@ def edges() -> None:
                 offsets = np.array([0, size], dtype=np.int64)
                 for token_class in fastpath.CLASS_SHIFTS:
                     kernel.fingerprint_joined(guarded.view, offsets, token_class, 32, False)
-                words, counts, grams = np.empty(size + 1, np.uint64), np.empty(size + 1, np.uint32), np.empty(2 * size + 2, np.uint64)
+                words, counts, grams = (
+                    np.empty(size + 1, np.uint64),
+                    np.empty(size + 1, np.uint32),
+                    np.empty(2 * size + 2, np.uint64),
+                )
                 exact.sets_many(guarded.view, offsets, table, CJK_SHARE, words, counts, grams, 0, 0)
     print("done", flush=True)
 
@@ -183,7 +187,10 @@ def run(seed: int, cases: int) -> None:
         kernel = ("fingerprint", "exact sets", "record lines")[case % 3]
         at_end = rng.random() < 0.7
         texts = [_text(rng) for _ in range(rng.choice([1, 1, 1, 2, 4]))]
-        print(f"case {case} (seed {seed}): {kernel}, {'at the end' if at_end else 'at the start'}, {texts!r}"[:4000], flush=True)
+        print(
+            f"case {case} (seed {seed}): {kernel}, {'at the end' if at_end else 'at the start'}, {texts!r}"[:4000],
+            flush=True,
+        )
         if kernel == "fingerprint":
             _fingerprint(rng, texts, at_end)
         elif kernel == "exact sets":
