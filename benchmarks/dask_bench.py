@@ -171,40 +171,46 @@ def column(count: int) -> Path:
     return path
 
 
-def _pairs_module(revision: str | None):
-    """``simdedup.engines.pairs`` now (None), or as it was at ``revision`` (from git)."""
-    import importlib.util
+def _tree(revision: str) -> Path:
+    """The package as it was at ``revision``, whole (its pair stage imports its own modules of
+    that time), extracted from git once under :data:`DATA`."""
+    import io
+    import tarfile
 
-    if revision is None:
-        from simdedup.engines import pairs
-
-        return pairs
-    shown = [
-        subprocess.run(
-            ["git", "show", f"{revision}:simdedup/{package}/pairs.py"], cwd=HERE.parent, capture_output=True, text=True
-        )
-        for package in ("engines", "distributed")
-    ]
-    source = next((run.stdout for run in shown if run.returncode == 0), None)  # engines/ was distributed/
-    if source is None:
-        raise SystemExit(f"no pair stage at {revision}: {shown[-1].stderr.strip()}")
-    path = DATA / f"pairs-{revision}.py"
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location(f"simdedup.engines._pairs_{revision}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    tree = DATA / f"tree-{revision}"
+    if not (tree / "simdedup").is_dir():
+        archive = subprocess.run(
+            ["git", "archive", revision, "simdedup"], cwd=HERE.parent, capture_output=True, check=True
+        ).stdout
+        partial = DATA / f"tree-{revision}.partial"
+        shutil.rmtree(partial, ignore_errors=True)
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(partial, filter="data")
+        partial.rename(tree)
+    return tree
 
 
-def table_job(revision: str | None, path: str, k: int, parts: int) -> None:
-    """One side of the table-work comparison, in its own process: three tables of the column,
-    each in ``parts`` broadcast tasks run one after the other; prints seconds, peak RSS and a
-    digest of the pairs."""
+def _pairs_module():
+    """The pair stage of the ``simdedup`` this process imports (``engines/`` was
+    ``distributed/``; asked for by the folder it has, as the editable install's finder would
+    answer for the other from the working tree)."""
+    import importlib
+
+    import simdedup
+
+    package = "engines" if (Path(simdedup.__file__).parent / "engines").is_dir() else "distributed"
+    return importlib.import_module(f"simdedup.{package}.pairs")
+
+
+def table_job(path: str, k: int, parts: int) -> None:
+    """One side of the table-work comparison, in its own process (``PYTHONPATH`` says which
+    package): three tables of the column, each in ``parts`` broadcast tasks run one after the
+    other; prints seconds, peak RSS and a digest of the pairs."""
     import resource
 
     import numpy as np
 
-    pairs = _pairs_module(revision)
+    pairs = _pairs_module()
     values = np.load(path)
     blocks = pairs.plan_blocks(len(values), k, 64)
     count = len(pairs.tables(64, k, blocks))
@@ -228,6 +234,7 @@ def table_job(revision: str | None, path: str, k: int, parts: int) -> None:
                 "tables": count,
                 "peak_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
                 "pairs": digest.hexdigest(),
+                "module": pairs.__file__,
             }
         )
     )
@@ -240,10 +247,15 @@ def table_work(count: int, k: int, parts_list: tuple[int, ...]) -> list[dict]:
     rows = []
     for parts in parts_list:
         runs = {}
-        for label, revision in (("before", TABLE_WORK_BEFORE), ("now", None)):
-            argv = [sys.executable, __file__, "--table-job", revision or "", str(path), str(k), str(parts)]
-            out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
-            runs[label] = json.loads(out)
+        for label, tree in (("before", _tree(TABLE_WORK_BEFORE)), ("now", HERE.parent)):
+            argv = [sys.executable, __file__, "--table-job", str(path), str(k), str(parts)]
+            env = dict(os.environ, PYTHONPATH=str(tree))
+            done = subprocess.run(argv, capture_output=True, text=True, env=env)
+            if done.returncode != 0:
+                raise SystemExit(f"the table job of {label} failed:\n{done.stderr[-3000:]}")
+            runs[label] = json.loads(done.stdout)
+            if not Path(runs[label]["module"]).is_relative_to(tree):
+                raise SystemExit(f"the table job of {label} ran {runs[label]['module']}, not {tree}'s")
         rate = {label: run["row-tables"] / run["seconds"] for label, run in runs.items()}
         rows.append(
             {
@@ -289,8 +301,8 @@ def dedup_repeated(times: int) -> int:
 
 def main() -> int:
     if sys.argv[1:2] == ["--table-job"]:
-        revision, path, k, parts = sys.argv[2:6]
-        table_job(revision or None, path, int(k), int(parts))
+        path, k, parts = sys.argv[2:5]
+        table_job(path, int(k), int(parts))
         return 0
     if sys.argv[1:2] == ["--dedup-only"]:
         return dedup_repeated(int(sys.argv[2]) if len(sys.argv) > 2 else 3)
