@@ -34,7 +34,7 @@ from ..read import (
 from ..read.encoding import DECLARATION_BYTES, declares_other_than_utf8, starts_with_markup
 from ..read.web import looks_like_http
 from ..simhash import Simhasher, as_integers
-from ..similarity import MAX_DOCUMENT_CHARS
+from ..similarity import MAX_DOCUMENT_CHARS, KeptText
 from ..sketch import DEFAULT_BINS
 from ..tokenizers import Tokenizer, guard
 from .base import Method
@@ -140,8 +140,6 @@ class SimhashMethod(Method):
     def _add_exact(self, record: FingerprintRecord, text: list[str] | bytes | None) -> None:
         """With :attr:`exact`, the text (its chunks, or UTF-8 bytes) for the record."""
         if self.exact and text is not None:
-            from ..similarity import KeptText
-
             record.exact = KeptText(
                 text if isinstance(text, bytes) else "".join(text), self.tokenizer.option("lowercase")
             )
@@ -335,8 +333,6 @@ class SimhashMethod(Method):
         encoding = "utf-8" if self.encoding == "auto" else None  # what auto finds in UTF-8
         kept = None
         if self.exact:
-            from ..similarity import KeptText
-
             lowercase = self.tokenizer.option("lowercase")
             kept = KeptText
         bounds = offsets.tolist()
