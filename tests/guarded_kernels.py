@@ -1,5 +1,6 @@
 """Every compiled kernel that reads a caller's bytes, run on generated inputs placed flush against
-a page that cannot be read: a kernel that reads one byte before its input or past its end dies
+a page that cannot be read (and the exact sets' outputs, which the caller sizes, flush against
+one that cannot be written): a kernel that reads one byte before its input or past its end dies
 with SIGSEGV here, where on an ordinary buffer (a bytes object, the file buffer's slack, the
 next document) it would read something and go on, and crash only when an input happens to end
 at the end of a mapping (a shared-memory block of texts, a large joined batch).
@@ -112,9 +113,19 @@ def _exact_sets(rng: random.Random, texts: list[bytes], at_end: bool) -> None:
     guarded = Guarded(b"".join(texts), at_end)
     offsets = np.zeros(len(texts) + 1, dtype=np.int64)
     np.cumsum([len(t) for t in texts], out=offsets[1:])
+    # the outputs with just the room sets_many asks for, flush against a guard too: a write past
+    # them would be a crash here, not a neighbour's memory overwritten
     room = len(guarded.view) + len(texts)
-    words, counts, grams = np.empty(room, np.uint64), np.empty(room, np.uint32), np.empty(2 * room, np.uint64)
+    outputs = [_guarded_array(room, np.uint64), _guarded_array(room, np.uint32), _guarded_array(2 * room, np.uint64)]
+    words, counts, grams = (array for _, array in outputs)
     kernel.sets_many(guarded.view, offsets, _tables(rng.random() < 0.5), CJK_SHARE, words, counts, grams, 0, 0)
+
+
+def _guarded_array(length: int, dtype: type) -> tuple[Guarded, np.ndarray]:
+    """A writable array of ``length`` values that ends where a page that cannot be touched
+    starts (with its mapping, which must outlive it)."""
+    guarded = Guarded(bytes(length * np.dtype(dtype).itemsize), at_end=True)
+    return guarded, np.frombuffer(guarded.view, dtype=dtype)
 
 
 _RECORD = {
