@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import random
@@ -220,26 +221,27 @@ def is_word_character(c: str) -> bool:
     return c.isalnum() or c == "_"
 
 
-def shingles(text: str, lowercase: bool = True) -> tuple[set, set]:
+@functools.lru_cache(maxsize=4096)  # brute-force references ask again for each pair of a text
+def shingles(text: str, lowercase: bool = True) -> tuple[frozenset, frozenset]:
     """``(word 3-grams, 5-character shingles)`` of a text; the second empty for a text of words."""
     chars = [shingle_character(c, lowercase) for c in text]
     words = ["".join(run) for word, run in itertools.groupby(chars, is_word_character) if word]
-    grams = {tuple(words[i : i + 3]) for i in range(len(words) - 2)} or ({tuple(words)} if words else set())
+    grams = frozenset({tuple(words[i : i + 3]) for i in range(len(words) - 2)} or ({tuple(words)} if words else set()))
     visible = [c for c in chars if ord(c) >= 0x10000 or not c.isspace()]
     cjk = sum(any(low <= ord(c) <= high for low, high in CJK_RANGES) for c in visible)
     if words and not (cjk and cjk >= CJK_SHARE * len(visible)):
-        return grams, set()
+        return grams, frozenset()
     characters = {tuple(visible[i : i + 5]) for i in range(len(visible) - 4)} or (
         {tuple(visible)} if visible else set()
     )
-    return grams, characters
+    return grams, frozenset(characters)
 
 
 def jaccard(x: set, y: set) -> float:
     return len(x & y) / len(x | y) if x | y else 0.0
 
 
-def compared_shingles(a: str, b: str) -> tuple[set, set]:
+def compared_shingles(a: str, b: str) -> tuple[frozenset, frozenset]:
     """The shingles two texts are compared on: 5-character shingles when both are texts of
     characters, else word 3-grams."""
     (ga, ca), (gb, cb) = shingles(a), shingles(b)

@@ -28,8 +28,13 @@ _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 WORDS = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+")
 
 
+@functools.lru_cache(maxsize=4096)  # the references ask again for each pair of a text
+def _word_counts(text: str) -> Counter:
+    return Counter(WORDS.findall(text.lower()))
+
+
 def brute_bag(a: str, b: str) -> float:
-    ca, cb = Counter(WORDS.findall(a.lower())), Counter(WORDS.findall(b.lower()))
+    ca, cb = _word_counts(a), _word_counts(b)
     keys = ca.keys() | cb.keys()
     return sum(min(ca[k], cb[k]) for k in keys) / sum(max(ca[k], cb[k]) for k in keys)
 
