@@ -236,3 +236,32 @@ def test_workers_write_shared_memory_that_the_parent_then_reads(alarm):
     assert len(set(pids)) == 2 and os.getpid() not in pids
     assert memory[:] == bytes(i % 251 for i in range(nbytes))
     assert workers.SharedMemory.create(0) is None
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.data())
+def test_records_and_text_handles_cross_a_pipe_whole(data):
+    """What workers send back most, a record per document with its text's handle, pickles to an
+    equal object whatever its fields hold: every field (found from the dataclass, so a field
+    added later is covered) set to a value of its own."""
+    import dataclasses
+    import pickle
+
+    from simdedup.fingerprints import FingerprintRecord
+    from simdedup.similarity import HeldText
+
+    anything = st.one_of(
+        st.none(),
+        st.integers(-(2**130), 2**130),
+        st.text(),
+        st.binary(),
+        st.dictionaries(st.text(max_size=5), st.integers()),
+    )
+    held = HeldText(*(data.draw(st.integers(-(2**70), 2**70)) for _ in dataclasses.fields(HeldText)))
+    values = {f.name: data.draw(anything) for f in dataclasses.fields(FingerprintRecord)}
+    values["exact"] = data.draw(st.sampled_from([held, None]))
+    record = FingerprintRecord(**values)
+    for protocol in (2, pickle.HIGHEST_PROTOCOL):
+        again = pickle.loads(pickle.dumps(record, protocol))
+        assert type(again) is FingerprintRecord and again.__dict__ == record.__dict__
+        assert pickle.loads(pickle.dumps(held, protocol)) == held
