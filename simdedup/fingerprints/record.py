@@ -55,8 +55,17 @@ class FingerprintRecord:
     def __reduce__(self) -> tuple:
         # The fields in order, to the constructor: a worker's records reach the parent about
         # 3 us a record sooner than as pickle's default, the state as a dict.
-        fields = (self.id, self.simhash, self.bits, self.features, self.settings, self.bytes, self.sketch)
-        return type(self), (*fields, self.encoding, self.exact)
+        return type(self), (
+            self.id,
+            self.simhash,
+            self.bits,
+            self.features,
+            self.settings,
+            self.bytes,
+            self.sketch,
+            self.encoding,
+            self.exact,
+        )
 
     def replaced(self, **changes: Any) -> FingerprintRecord:
         """A copy with ``changes``, as :func:`dataclasses.replace` makes it (the fields are all

@@ -356,10 +356,7 @@ def fingerprint_batch(
     :data:`RETRY` when they overflow half of ``capacity`` or the tokens kept overflow
     ``token_room``, or :data:`INVALID` when the document is not valid UTF-8.
 
-    Between tokens, with ``shingle`` 1, 64 bytes of ASCII are cut at once: a bit mask of the
-    bytes that continue a token gives each token's first and last byte, the tokens are
-    lower-cased eight bytes at a time, hashed, then counted: a branch per token, where the
-    loop over the bytes mispredicts the end of each.
+    Between tokens, with ``shingle`` 1, 64 bytes of ASCII are cut at once (:func:`_ascii_tokens`).
     """
     offsets = carray(offsets_p, (ndocs + 1,))
     data = carray(data_p, (max(offsets[ndocs], 1),))
