@@ -59,6 +59,21 @@ class SkipDocument(SimdedupError):
         self.reason = reason
 
 
+class Terminated(BaseException):
+    """SIGTERM or SIGHUP, raised where the process is, so that it ends as after an error: worker
+    processes stopped, temporary output removed. Not an Exception, which code may catch; like
+    ``KeyboardInterrupt``, one of :data:`STOPS`."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+#: what a stop by the user (Ctrl-C, SIGTERM, SIGHUP) raises: never a failure of anybody's code,
+#: always the end of the run
+STOPS = (KeyboardInterrupt, Terminated)
+
+
 def first_line(exc: BaseException) -> str:
     """The first line of an exception's message, or its type when it has none (the errors of
     pyarrow and warcio run over several lines)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import itertools
 import json
+import os
 import random
 import re
 import unicodedata
@@ -287,3 +288,15 @@ def word_like_texts(draw, ascii_only: bool = False) -> str:
         parts.append(draw(st.text(alphabet=WORD_CHARACTERS, min_size=length, max_size=length)))
         parts.append(draw(st.sampled_from(between)))
     return "".join(parts)
+
+
+def install_plugin(root: Path, source: str) -> dict[str, str]:
+    """A tokenizer plugin ``hostile`` (class ``Hostile`` in ``source``) installed under ``root`` as an
+    installer leaves one; the environment that loads it in a process started from Python."""
+    (root / "hostile_plugin.py").write_text(source, encoding="utf-8")
+    dist_info = root / "hostile_plugin-1.0.dist-info"
+    dist_info.mkdir(exist_ok=True)
+    (dist_info / "METADATA").write_text("Metadata-Version: 2.1\nName: hostile-plugin\nVersion: 1.0\n")
+    (dist_info / "entry_points.txt").write_text("[simdedup.tokenizers]\nhostile = hostile_plugin:Hostile\n")
+    path = os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))
+    return {**os.environ, "PYTHONPATH": path, "SIMDEDUP_LOAD_PLUGINS": "hostile", "PYTHONDONTWRITEBYTECODE": "1"}

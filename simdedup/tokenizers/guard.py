@@ -6,7 +6,7 @@ that is not a dict of string features to finite, non-negative weights within
 naming it and saying what the tokenizer did. One that fails to start or prepare is a
 :class:`PluginError`. What a tokenizer prints or writes to descriptor 1 goes to stderr, never
 into the output. An
-interrupt (``KeyboardInterrupt``) is the user's, and ends the run as Ctrl-C does.
+stop (Ctrl-C, SIGTERM, SIGHUP: :data:`simdedup.errors.STOPS`) is the user's, and ends the run.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import sys
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
-from ..errors import PluginError, SimdedupError, SkipDocument, first_line
+from ..errors import STOPS, PluginError, SimdedupError, SkipDocument, first_line
 
 if TYPE_CHECKING:
     from . import Tokenizer
@@ -28,14 +28,14 @@ if TYPE_CHECKING:
 def guarded(
     name: str, failed: Callable[[str], Exception], passes: tuple[type[BaseException], ...] = (), doing: str = ""
 ) -> Iterator[None]:
-    """Run a tokenizer's code with its prints sent to stderr; what it raises (but an
-    interrupt, and ``passes``) becomes ``failed(what it did)``."""
+    """Run a tokenizer's code with its prints sent to stderr; what it raises (but a stop, and
+    ``passes``) becomes ``failed(what it did)``."""
     stdout = sys.stdout
     sys.stdout = sys.stderr
     saved = _stdout_to_stderr()
     try:
         yield
-    except (KeyboardInterrupt, *passes):
+    except (*STOPS, *passes):
         raise
     except BaseException as exc:  # SystemExit and the like too: the plugin ends no run
         raise failed(f"tokenizer {name!r} failed{doing}: {type(exc).__name__}: {first_line(exc)}") from None

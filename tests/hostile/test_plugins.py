@@ -10,13 +10,13 @@ import them as they would in use. Each document tells the plugin how to misbehav
 from __future__ import annotations
 
 import json
-import os
 import random
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from helpers import install_plugin as install
 from helpers import near_copy, words
 
 #: misbehaviours that must cost the document they happen on
@@ -124,17 +124,6 @@ MANY = """
             d.clear()
         return found
 """
-
-
-def install(root: Path, source: str) -> dict[str, str]:
-    """The plugin ``hostile`` installed under ``root``; the environment that loads it."""
-    (root / "hostile_plugin.py").write_text(source, encoding="utf-8")
-    dist_info = root / "hostile_plugin-1.0.dist-info"
-    dist_info.mkdir(exist_ok=True)
-    (dist_info / "METADATA").write_text("Metadata-Version: 2.1\nName: hostile-plugin\nVersion: 1.0\n")
-    (dist_info / "entry_points.txt").write_text("[simdedup.tokenizers]\nhostile = hostile_plugin:Hostile\n")
-    path = os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))
-    return {**os.environ, "PYTHONPATH": path, "SIMDEDUP_LOAD_PLUGINS": "hostile", "PYTHONDONTWRITEBYTECODE": "1"}
 
 
 def simdedup(*args, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
