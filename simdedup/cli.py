@@ -7,14 +7,10 @@ closed pipe); 2 usage error; 3 finished, but some inputs were skipped (each with
 
 from __future__ import annotations
 
-import _thread
 import importlib
 import json
-import logging
 import os
-import signal
 import sys
-import threading
 from typing import Any
 
 import click
@@ -42,7 +38,7 @@ from .cli_options import (
     with_progress,
 )
 from .engines.commands import engine_options
-from .errors import SimdedupError, Terminated, UsageError, Warnings
+from .errors import SimdedupError, UsageError, Warnings
 from .limits import MAX_BLOOM, MAX_BYTES, MAX_COUNT, FiniteFloatRange
 from .options import DEFAULTS
 from .read import named_streams
@@ -923,92 +919,9 @@ def tokenizers() -> None:
         writer.flush()
 
 
-def _terminate(signum: int, frame: Any) -> None:
-    global _stop_pending
-    if _inside_unraisable_hook(frame):
-        _signal_main_thread_soon(signum)
-        return
-    _stop_pending = None
-    signal.signal(signum, signal.SIG_DFL)  # a second one ends the process at once
-    # Dask's scheduler (in this process with --local) logs the operations cut short as errors
-    # with tracebacks while the cluster closes; the run was stopped on purpose, and says so.
-    logging.disable(logging.CRITICAL)
-    raise Terminated(signum)
-
-
-def _interrupt(signum: int, frame: Any) -> None:
-    """Ctrl-C, as Python's own handler, but never raised inside :func:`_redeliver_stops`."""
-    global _stop_pending
-    if _inside_unraisable_hook(frame):
-        _signal_main_thread_soon(signum)
-        return
-    _stop_pending = None
-    raise KeyboardInterrupt
-
-
-def _redeliver_stops(unraisable: Any) -> None:
-    """A signal handler runs wherever the main thread is, and there Python may be unable to
-    raise: in a ``__del__``, a weakref or garbage-collector callback, a generator's
-    finalizer. Its exception then comes here, is printed with a traceback and dropped, and
-    the run goes on as if never stopped. A stop is sent again instead, to land in the code the
-    main thread runs next (and, if that is such a place too, again)."""
-    global _stop_pending
-    exc = unraisable.exc_value
-    if isinstance(exc, Terminated):
-        signum = exc.signum
-        signal.signal(signum, _terminate)
-    elif isinstance(exc, KeyboardInterrupt) and signal.getsignal(signal.SIGINT) is _interrupt:
-        signum = signal.SIGINT
-    else:
-        _other_unraisable_hook(unraisable)
-        return
-    _stop_pending = signum
-    _signal_main_thread_soon(signum)
-
-
-_other_unraisable_hook = sys.unraisablehook
-_stop_pending: int | None = None  # a stop sent again whose handler has not run yet
-
-
-def _inside_unraisable_hook(frame: Any) -> bool:
-    while frame is not None:
-        if frame.f_code is _redeliver_stops.__code__:
-            return True
-        frame = frame.f_back
-    return False
-
-
-def _signal_main_thread_soon(signum: int) -> None:
-    """Send ``signum`` to the main thread from another thread: a signal sent from the main
-    thread itself is handled at once, still inside the code that could not raise. Aimed at the
-    main thread, it also wakes a wait there."""
-    # The thread runs when the main thread lets go of the interpreter, mostly once out of the
-    # hook; a handler that finds itself still inside sends it again.
-    _thread.start_new_thread(signal.pthread_kill, (threading.main_thread().ident, signum))
-
-
 def main() -> None:
-    global _other_unraisable_hook
+    from . import stops
     from .write import reserve_standard_descriptors
 
     reserve_standard_descriptors()
-    for signum in (signal.SIGTERM, signal.SIGHUP):
-        if signal.getsignal(signum) == signal.SIG_DFL:  # not when ignored, as under nohup
-            signal.signal(signum, _terminate)
-    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-        signal.signal(signal.SIGINT, _interrupt)
-    _other_unraisable_hook, sys.unraisablehook = sys.unraisablehook, _redeliver_stops
-    try:
-        cli(prog_name="simdedup")
-    except Terminated as exc:
-        signum = exc.signum
-    except SystemExit:
-        if _stop_pending is None:
-            raise
-        signum = _stop_pending  # the run ended before the stop sent again arrived
-    else:
-        return
-    # Out of the handler the run's frames are gone, and its workers stopped with them; now end
-    # by the signal itself, as a shell or a supervisor expects.
-    signal.signal(signum, signal.SIG_DFL)
-    os.kill(os.getpid(), signum)
+    stops.main(lambda: cli(prog_name="simdedup"))

@@ -18,6 +18,7 @@ import sys
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
+from .. import stops
 from ..errors import STOPS, PluginError, SimdedupError, SkipDocument, first_line
 
 if TYPE_CHECKING:
@@ -33,17 +34,20 @@ def guarded(
     stdout = sys.stdout
     sys.stdout = sys.stderr
     saved = _stdout_to_stderr()
+    stops_before = stops.raised()
     try:
         yield
     except (*STOPS, *passes):
         raise
     except BaseException as exc:  # SystemExit and the like too: the plugin ends no run
+        stops.raise_if_swallowed(stops_before)
         raise failed(f"tokenizer {name!r} failed{doing}: {type(exc).__name__}: {first_line(exc)}") from None
     finally:
         if saved is not None:
             os.dup2(saved, 1)
             os.close(saved)
         sys.stdout = stdout
+    stops.raise_if_swallowed(stops_before)  # by a bare ``except:`` of the tokenizer's
 
 
 def _stdout_to_stderr() -> int | None:
