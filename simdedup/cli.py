@@ -923,5 +923,30 @@ def main() -> None:
     from . import stops
     from .write import reserve_standard_descriptors
 
+    _in_utf8_mode()
     reserve_standard_descriptors()
     stops.main(lambda: cli(prog_name="simdedup"))
+
+
+def _in_utf8_mode() -> None:
+    """Run in Python's UTF-8 mode (the default from Python 3.15 on, PEP 686). File names and
+    arguments are then read as UTF-8 whatever the locale, a byte that is not UTF-8 as an escape,
+    so the same files give the same ids, and clusters, under any locale, and a name goes back to
+    its own bytes on any machine. Under a locale of another encoding (zh_CN.GB18030, ISO-8859-1)
+    the command starts again in that mode, before it reads anything; a PYTHONUTF8 the user set
+    stays theirs."""
+    import codecs
+
+    if sys.flags.utf8_mode or "PYTHONUTF8" in os.environ or not sys.executable:
+        return
+    if codecs.lookup(sys.getfilesystemencoding()).name == "utf-8":
+        return
+    try:  # the arguments' own bytes: some encodings (GBK) do not give back what they decoded
+        with open("/proc/self/cmdline", "rb") as handle:
+            argv: list[str] | list[bytes] = handle.read().split(b"\0")[:-1]
+    except OSError:
+        argv = sys.orig_argv
+    try:
+        os.execve(sys.executable, argv, {**os.environ, "PYTHONUTF8": "1"})
+    except (OSError, UnicodeError):  # it cannot start again: names as the locale reads them
+        return
