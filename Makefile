@@ -29,10 +29,10 @@ test: $(STAMP)  ## run the test suite (the slow cases run in make large)
 	$(BIN)/python -m pytest -q -m "not slow"
 
 FUZZ_SECONDS ?= 900
-fuzz: $(STAMP)  ## fuzz every input and record reader for FUZZ_SECONDS (900) more, from SIMDEDUP_FUZZ_SEED (1000); damage every cache file; stop runs inside finalizers; run under other locales
+fuzz: $(STAMP)  ## fuzz every input and record reader for FUZZ_SECONDS (900) more, from SIMDEDUP_FUZZ_SEED (1000); damage every cache file; stop runs inside finalizers; run under other locales and limits
 	SIMDEDUP_FUZZ=1 SIMDEDUP_FUZZ_SECONDS=$(FUZZ_SECONDS) $(BIN)/python -m pytest -q -p no:cacheprovider \
 		tests/hostile/test_fuzz.py tests/hostile/test_caches.py tests/hostile/test_kernel_bounds.py \
-		tests/hostile/test_stops.py tests/hostile/test_locales.py
+		tests/hostile/test_stops.py tests/hostile/test_locales.py tests/hostile/test_limits.py
 
 $(EVAL_STAMP):
 	$(PYTHON) -m venv $(EVAL_VENV)

@@ -39,7 +39,7 @@ from .cli_options import (
 )
 from .engines.commands import engine_options
 from .errors import SimdedupError, UsageError, Warnings
-from .limits import MAX_BLOOM, MAX_BYTES, MAX_COUNT, FiniteFloatRange
+from .limits import MAX_BLOOM, MAX_BYTES, MAX_COUNT, FiniteFloatRange, limit_reached
 from .options import DEFAULTS
 from .read import named_streams
 from .select import POLICIES
@@ -83,19 +83,15 @@ class SimdedupGroup(click.Group):
             raise
         except (click.exceptions.Exit, click.Abort):
             raise
-        except MemoryError:
-            # Numbers that size memory are checked before they are used (simdedup.limits); this is
-            # for what no number foretold, such as a corpus larger than the machine.
-            if os.environ.get("SIMDEDUP_DEBUG"):
-                raise
-            message(
-                "simdedup: error: out of memory (try fewer -j processes, smaller --max-line-bytes, "
-                "or a machine with more memory)"
-            )
-            ctx.exit(1)
         except Exception as exc:  # a bug, here or in a plugin: one line, unless asked for more
             if os.environ.get("SIMDEDUP_DEBUG"):
                 raise
+            # Numbers that size memory are checked before they are used (simdedup.limits); this is
+            # for what no number foretold, such as a corpus larger than the machine.
+            reason = limit_reached(exc)
+            if reason is not None:
+                message(f"simdedup: error: {printable(reason)}")
+                ctx.exit(1)
             message(
                 f"simdedup: error: unexpected {type(exc).__name__}: {exc} (a bug: please report it; "
                 f"SIMDEDUP_DEBUG=1 shows the traceback)"

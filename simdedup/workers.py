@@ -32,6 +32,7 @@ from typing import Any, Callable, Iterable, Iterator
 import numpy as np
 
 from .errors import SimdedupError
+from .limits import BASE_OPEN_FILES, ensure_open_files
 
 #: tasks handed to a worker ahead of its results, so that none waits for its next one
 TASKS_AHEAD = 2
@@ -66,6 +67,7 @@ class Pool:
     finished or not; a pool that is not closed ends its workers when the parent ends."""
 
     def __init__(self, jobs: int, work: Callable[[Any], Any], setup: Callable[..., None], state: tuple):
+        ensure_open_files(BASE_OPEN_FILES + OPEN_FILES_PER_WORKER * jobs, f"-j {jobs}")
         methods = multiprocessing.get_all_start_methods()
         context = multiprocessing.get_context("fork" if "fork" in methods else None)
         self.workers: list[_Worker] = []
@@ -360,6 +362,8 @@ class _Worker:
 
 
 _STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+#: what the parent holds for each worker: its socket, its sentinel, a pipe while it starts
+OPEN_FILES_PER_WORKER = 4
 _PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
 
 

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 import click
 
 from ..cli_options import EXIT_SKIPPED, message, take_inputs
-from ..errors import SimdedupError, UsageError
-from ..limits import MAX_JOBS
+from ..errors import SimdedupError, UsageError, first_line
+from ..limits import MAX_JOBS, ensure_open_files, limit_reached
 from ..method_registry import DEFAULT_METHOD
 
 if TYPE_CHECKING:  # numpy comes with it: not on every command's start
@@ -123,18 +123,39 @@ def stage_engine(connection: Connection, silent: bool, jobs: int | None = None) 
     from .engine import DaskEngine
 
     if connection.scheduler and connection.local is None:
+        ensure_open_files(DASK_OPEN_FILES, "a Dask client")
         with Client(connection.scheduler) as client:
             yield DaskEngine(client, silent)
         return
     from ..run import default_jobs
 
-    with (
-        LocalCluster(
-            n_workers=connection.local or default_jobs(), threads_per_worker=1, processes=True, dashboard_address=None
-        ) as cluster,
-        Client(cluster) as client,
-    ):
+    workers = connection.local or default_jobs()
+    # Short of descriptors, a local cluster's workers fail to start, retry and log without end.
+    ensure_open_files(DASK_OPEN_FILES * (1 + workers), f"--engine dask --local {workers}")
+    with _local_cluster(LocalCluster, workers) as cluster, Client(cluster) as client:
         yield DaskEngine(client, silent)
+
+
+def _local_cluster(start: Callable[..., Any], workers: int) -> Any:
+    """A local cluster of ``workers`` processes; one that does not start (short of memory or
+    threads) is one line, without the log of each attempt."""
+    import logging
+
+    log = logging.getLogger("distributed")
+    level = log.level
+    log.setLevel(logging.CRITICAL)
+    try:
+        return start(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
+    except Exception as exc:
+        reason = limit_reached(exc) or first_line(exc)
+        raise SimdedupError(f"--engine dask --local {workers}: the local cluster did not start: {reason}") from None
+    finally:
+        log.setLevel(level)
+
+
+#: descriptors of a Dask client, and of each process of a local cluster (its comms, its nanny);
+#: two workers were seen to start with 48 in all
+DASK_OPEN_FILES = 64
 
 
 @contextmanager

@@ -1,0 +1,117 @@
+"""The machine's limits are not bugs: under a limit on open files (``ulimit -n``) or on memory
+(``ulimit -v``) a run either gives the output of an unlimited run or ends in one line, exit 1,
+naming the limit: never a traceback, exit 70, a flood of log lines or a hang. A soft limit
+below what the workers need is raised as far as the hard one allows.
+
+The limits are drawn from a seeded generator (further seeds in ``make fuzz``); each run is a
+real process started under them.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import resource
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from helpers import REPO
+
+EXAMPLES = REPO / "examples"
+COMMANDS = {
+    "fingerprint -j 1": ["fingerprint", "-j", "1"],
+    "fingerprint -j 2": ["fingerprint", "-j", "2"],
+    "dedup -j 1": ["dedup", "-j", "1"],
+    "dedup -j 2": ["dedup", "-j", "2"],
+    "dedup --engine stages -j 2": ["dedup", "--engine", "stages", "-j", "2", "-k", "8"],
+}
+DASK = ["dedup", "--engine", "dask", "--local", "2", "-k", "8", "--silent"]
+#: what a run whose kernels cannot load under a memory limit says as it verifies on sketches
+SKETCH_FALLBACK = "the sketches verify instead"
+
+
+def _run(args: list[str], cwd: Path, limits: dict[int, tuple[int, int]]) -> subprocess.CompletedProcess:
+    def under_limits() -> None:
+        for which, (soft, hard) in limits.items():
+            resource.setrlimit(which, (soft, hard))
+
+    return subprocess.run(
+        [sys.executable, "-m", "simdedup", *args, str(EXAMPLES)],
+        cwd=cwd,
+        capture_output=True,
+        preexec_fn=under_limits,
+        timeout=120,
+    )
+
+
+def _check(name: str, result: subprocess.CompletedProcess, unlimited: bytes, limit: str) -> None:
+    stderr = result.stderr.decode("utf-8", "replace")
+    context = f"{name} under {limit}: exit {result.returncode}\n{stderr[-2000:]}"
+    assert "Traceback" not in stderr and "a bug" not in stderr, context
+    assert len(stderr.splitlines()) <= 12, context  # progress lines and one error, not a log
+    if result.returncode == 0:
+        assert result.stdout == unlimited or SKETCH_FALLBACK in stderr, context
+    else:
+        assert result.returncode == 1, context
+        assert stderr.splitlines()[-1].startswith(("simdedup: error: ", "Error: ")), context
+        assert any(word in stderr for word in ("open files", "memory", "thread", "did not start")), context
+
+
+def _limits_case(tmp_path: Path, seed: int) -> None:
+    rng = random.Random(seed)
+    unlimited = {name: _run(args, tmp_path, {}).stdout for name, args in COMMANDS.items()}
+    cases = []
+    for name in COMMANDS:
+        files = rng.choice([rng.randint(5, 40), rng.randint(40, 120)])
+        cases.append((name, {resource.RLIMIT_NOFILE: (files, files)}, f"ulimit -n {files}"))
+        memory = rng.randint(250, 1200) << 20
+        cases.append((name, {resource.RLIMIT_AS: (memory, memory)}, f"ulimit -v {memory >> 10}"))
+    with ThreadPoolExecutor(2) as pool:
+        results = list(pool.map(lambda case: _run(COMMANDS[case[0]], tmp_path, case[1]), cases))
+    for (name, _, limit), result in zip(cases, results):
+        _check(name, result, unlimited[name], limit)
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".simdedup-")]
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_limit_gives_the_output_or_one_line(tmp_path, seed):
+    _limits_case(tmp_path, seed)
+
+
+def test_a_low_soft_limit_on_open_files_is_raised(tmp_path):
+    """``ulimit -Sn 12``, the hard limit as it was: every command, Dask's local cluster too,
+    gives the unlimited run's output."""
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 512:
+        pytest.skip("the hard limit on open files is too low to raise the soft one")
+    for name, args in {**COMMANDS, "dask": DASK}.items():
+        if name == "dask":
+            pytest.importorskip("distributed")
+        unlimited = _run(args, tmp_path, {})
+        limited = _run(args, tmp_path, {resource.RLIMIT_NOFILE: (12, hard)})
+        assert unlimited.returncode == limited.returncode == 0, (name, limited.stderr[-2000:])
+        assert limited.stdout == unlimited.stdout, name
+
+
+def test_dask_short_of_open_files_says_so_in_one_line(tmp_path):
+    """Without the descriptors its workers need, a local cluster's start retried and logged
+    without end (millions of lines at ``ulimit -n 16``); now it is refused before it starts."""
+    pytest.importorskip("distributed")
+    for files in (16, 48):
+        result = _run(DASK, tmp_path, {resource.RLIMIT_NOFILE: (files, files)})
+        _check("dask", result, b"", f"ulimit -n {files}")
+        assert result.returncode == 1
+
+
+@pytest.mark.skipif(not os.environ.get("SIMDEDUP_FUZZ_SECONDS"), reason="make fuzz: SIMDEDUP_FUZZ_SECONDS=N")
+def test_a_limit_gives_the_output_or_one_line_fuzzed(tmp_path):
+    deadline = time.monotonic() + float(os.environ["SIMDEDUP_FUZZ_SECONDS"])
+    seed = int(os.environ.get("SIMDEDUP_FUZZ_SEED", "1000"))
+    while time.monotonic() < deadline:
+        (tmp_path / str(seed)).mkdir()
+        _limits_case(tmp_path / str(seed), seed)
+        seed += 1
