@@ -10,6 +10,9 @@ and :func:`main` ends the process by the signal itself. Two places would lose th
   it there and sends the signal again, to land in the code that runs next;
 - code that catches everything: a tokenizer plugin's bare ``except:``. The tokenizer guard asks
   :func:`raise_if_swallowed` after each call.
+
+Once stopped, the run says so and nothing else: what the stop cut short and fails after it (a
+finalizer, a thread, Dask's logs) prints no traceback.
 """
 
 from __future__ import annotations
@@ -28,14 +31,12 @@ _raised = 0  # stops raised by the handlers so far
 _last_signal = 0
 _in_flight: int | None = None  # a stop sent again whose handler has not run yet
 _other_unraisable_hook = sys.unraisablehook
+_other_thread_hook = threading.excepthook
 
 
 def _terminate(signum: int, frame: Any) -> None:
     if _raise_here(signum, frame):
         signal.signal(signum, signal.SIG_DFL)  # a second one ends the process at once
-        # Dask's scheduler (in this process with --local) logs the operations cut short as
-        # errors with tracebacks while the cluster closes; the run was stopped on purpose.
-        logging.disable(logging.CRITICAL)
         raise Terminated(signum)
 
 
@@ -53,6 +54,9 @@ def _raise_here(signum: int, frame: Any) -> bool:
     _raised += 1
     _last_signal = signum
     _in_flight = None
+    # Dask's scheduler (in this process with --local) logs the operations cut short as errors
+    # with tracebacks while the cluster closes; the run was stopped on purpose, and says so.
+    logging.disable(logging.CRITICAL)
     return True
 
 
@@ -65,9 +69,17 @@ def _send_again(unraisable: Any) -> None:
     elif isinstance(exc, KeyboardInterrupt) and signal.getsignal(signal.SIGINT) is _interrupt:
         signum = signal.SIGINT
     else:
-        _other_unraisable_hook(unraisable)
+        if not _raised:  # once stopped, what the stop cut short fails quietly, as its logs do
+            _other_unraisable_hook(unraisable)
         return
     _send_soon(signum)
+
+
+def _thread_failed(args: Any) -> None:
+    """``threading.excepthook``: once a run is stopped, a thread that fails because the stop cut
+    its work short (a Dask client's event loop) prints no traceback."""
+    if not _raised:
+        _other_thread_hook(args)
 
 
 def _inside_the_hook(frame: Any) -> bool:
@@ -86,12 +98,18 @@ def _send_soon(signum: int) -> None:
     _in_flight = signum
     # The thread runs when the main thread lets go of the interpreter, mostly once out of the
     # hook; a handler that finds itself still inside sends it again.
-    _thread.start_new_thread(_send_if_in_flight, (threading.main_thread().ident, signum))
+    try:
+        _thread.start_new_thread(_send_if_in_flight, (threading.main_thread().ident, signum))
+    except RuntimeError:  # the interpreter is shutting down: main() ends by the signal
+        pass
 
 
 def _send_if_in_flight(thread: int, signum: int) -> None:
     if _in_flight == signum:  # not when raise_if_swallowed raised it meanwhile
-        signal.pthread_kill(thread, signum)
+        try:
+            signal.pthread_kill(thread, signum)
+        except OSError:  # the main thread is gone, and the process with it
+            pass
 
 
 def raised() -> int:
@@ -114,13 +132,14 @@ def raise_if_swallowed(before: int) -> None:
 def main(run: Callable[[], Any]) -> None:
     """Run ``run()`` (a command line's main) with the stop handlers in place; a run ended by
     SIGTERM or SIGHUP then ends the process by that signal, as a shell or a supervisor expects."""
-    global _other_unraisable_hook
+    global _other_unraisable_hook, _other_thread_hook
     for signum in (signal.SIGTERM, signal.SIGHUP):
         if signal.getsignal(signum) == signal.SIG_DFL:  # not when ignored, as under nohup
             signal.signal(signum, _terminate)
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
         signal.signal(signal.SIGINT, _interrupt)
     _other_unraisable_hook, sys.unraisablehook = sys.unraisablehook, _send_again
+    _other_thread_hook, threading.excepthook = threading.excepthook, _thread_failed
     try:
         run()
     except Terminated as exc:
