@@ -43,6 +43,8 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from .errors import SimdedupError
+
 MEASURES = ("combined", "bag", "resemblance")
 DEFAULT_MEASURE = "resemblance"
 DEFAULT_MIN_RESEMBLANCE = 0.8
@@ -305,12 +307,16 @@ def exact_kernel() -> Any:
 
     kernel = ExactKernel.loaded()
     if kernel is None:
-        raise ExactUnavailable("exact similarities need compiled kernels, and numba or llvmlite cannot make them here")
+        raise ExactUnavailable(
+            "exact similarities need compiled kernels, which numba or llvmlite cannot make here (short of memory?)"
+        )
     return kernel
 
 
-class ExactUnavailable(RuntimeError):
-    """The exact-similarity kernels cannot be loaded."""
+class ExactUnavailable(SimdedupError, RuntimeError):
+    """The exact-similarity kernels cannot be loaded: before a run, the sketches verify instead;
+    in a worker of a run under way (one that the machine's limits keep from loading them), the
+    run ends in one line."""
 
 
 #: Upper bounds (:meth:`ExactIndex.upper_bounds`) are made when a call asks for at least this

@@ -8,11 +8,14 @@ import json
 import os
 import random
 import re
+import time
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
+import pytest
 from click.testing import CliRunner
 from hypothesis import strategies as st
 
@@ -300,3 +303,18 @@ def install_plugin(root: Path, source: str) -> dict[str, str]:
     (dist_info / "entry_points.txt").write_text("[simdedup.tokenizers]\nhostile = hostile_plugin:Hostile\n")
     path = os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))
     return {**os.environ, "PYTHONPATH": path, "SIMDEDUP_LOAD_PLUGINS": "hostile", "PYTHONDONTWRITEBYTECODE": "1"}
+
+
+#: for tests that run only under ``make fuzz``
+FUZZ_ONLY = pytest.mark.skipif(not os.environ.get("SIMDEDUP_FUZZ_SECONDS"), reason="make fuzz: SIMDEDUP_FUZZ_SECONDS=N")
+
+
+def fuzz_folders(root: Path) -> Iterator[tuple[Path, int]]:
+    """A new folder under ``root`` and a seed, from SIMDEDUP_FUZZ_SEED (1000) on, for
+    SIMDEDUP_FUZZ_SECONDS (``make fuzz``)."""
+    deadline = time.monotonic() + float(os.environ["SIMDEDUP_FUZZ_SECONDS"])
+    seed = int(os.environ.get("SIMDEDUP_FUZZ_SEED", "1000"))
+    while time.monotonic() < deadline:
+        (root / str(seed)).mkdir()
+        yield root / str(seed), seed
+        seed += 1

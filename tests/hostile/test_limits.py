@@ -9,17 +9,15 @@ real process started under them.
 
 from __future__ import annotations
 
-import os
 import random
 import resource
 import subprocess
 import sys
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from helpers import REPO
+from helpers import FUZZ_ONLY, REPO, fuzz_folders
 
 EXAMPLES = REPO / "examples"
 COMMANDS = {
@@ -107,11 +105,7 @@ def test_dask_short_of_open_files_says_so_in_one_line(tmp_path):
         assert result.returncode == 1
 
 
-@pytest.mark.skipif(not os.environ.get("SIMDEDUP_FUZZ_SECONDS"), reason="make fuzz: SIMDEDUP_FUZZ_SECONDS=N")
+@FUZZ_ONLY
 def test_a_limit_gives_the_output_or_one_line_fuzzed(tmp_path):
-    deadline = time.monotonic() + float(os.environ["SIMDEDUP_FUZZ_SECONDS"])
-    seed = int(os.environ.get("SIMDEDUP_FUZZ_SEED", "1000"))
-    while time.monotonic() < deadline:
-        (tmp_path / str(seed)).mkdir()
-        _limits_case(tmp_path / str(seed), seed)
-        seed += 1
+    for folder, seed in fuzz_folders(tmp_path):
+        _limits_case(folder, seed)

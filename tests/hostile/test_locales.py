@@ -17,11 +17,10 @@ import random
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
-from helpers import near_copy, words
+from helpers import FUZZ_ONLY, fuzz_folders, near_copy, words
 
 #: (source, charmap): locales whose encoding is not UTF-8, each quick to compile
 LOCALES = [("en_US", "ISO-8859-1"), ("zh_CN", "GBK"), ("ja_JP", "EUC-JP")]
@@ -101,11 +100,7 @@ def test_every_locale_gives_the_same_output(locales, tmp_path, seed):
             assert got[command] == expected[command], (locale, command)
 
 
-@pytest.mark.skipif(not os.environ.get("SIMDEDUP_FUZZ_SECONDS"), reason="make fuzz: SIMDEDUP_FUZZ_SECONDS=N")
+@FUZZ_ONLY
 def test_every_locale_gives_the_same_output_fuzzed(locales, tmp_path):
-    deadline = time.monotonic() + float(os.environ["SIMDEDUP_FUZZ_SECONDS"])
-    seed = int(os.environ.get("SIMDEDUP_FUZZ_SEED", "1000"))
-    while time.monotonic() < deadline:
-        (tmp_path / str(seed)).mkdir()
-        test_every_locale_gives_the_same_output(locales, tmp_path / str(seed), seed)
-        seed += 1
+    for folder, seed in fuzz_folders(tmp_path):
+        test_every_locale_gives_the_same_output(locales, folder, seed)

@@ -16,17 +16,15 @@ and SIGHUP death by that signal.
 
 from __future__ import annotations
 
-import os
 import random
 import signal
 import subprocess
 import sys
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from helpers import install_plugin, words
+from helpers import FUZZ_ONLY, fuzz_folders, install_plugin, words
 
 #: places where Python cannot raise, as the plugin builds them around what runs inside; and a
 #: plugin's code that catches everything, and that replaces what it caught
@@ -198,11 +196,7 @@ def test_a_stop_inside_generated_chains_of_such_places(tmp_path, seed):
     _run_all(tmp_path, _generated(seed, 6))
 
 
-@pytest.mark.skipif(not os.environ.get("SIMDEDUP_FUZZ_SECONDS"), reason="make fuzz: SIMDEDUP_FUZZ_SECONDS=N")
+@FUZZ_ONLY
 def test_a_stop_inside_chains_of_such_places_fuzzed(tmp_path):
-    deadline = time.monotonic() + float(os.environ["SIMDEDUP_FUZZ_SECONDS"])
-    seed = int(os.environ.get("SIMDEDUP_FUZZ_SEED", "1000"))
-    while time.monotonic() < deadline:
-        (tmp_path / str(seed)).mkdir()
-        _run_all(tmp_path / str(seed), _generated(seed, 4))
-        seed += 1
+    for folder, seed in fuzz_folders(tmp_path):
+        _run_all(folder, _generated(seed, 4))
