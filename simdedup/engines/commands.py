@@ -29,6 +29,9 @@ if TYPE_CHECKING:  # numpy comes with it: not on every command's start
     from .workdir import WorkDir
 
 INSTALL = "--engine dask needs Dask: pip install 'simdedup[dask]'"
+#: descriptors of a Dask client, and of each process of a local cluster (its comms, its nanny);
+#: two workers were seen to start with 48 in all
+DASK_OPEN_FILES = 64
 K_NEEDED = (
     "--engine dask and stages need -k: the default k depends on the number of documents, which a staged "
     "run does not fix in advance"
@@ -117,7 +120,7 @@ def stage_engine(connection: Connection, silent: bool, jobs: int | None = None) 
         yield ProcessEngine(jobs or default_jobs(), silent)
         return
     try:
-        from distributed import Client, LocalCluster
+        from distributed import Client
     except ImportError:
         raise SimdedupError(INSTALL) from None
     from .engine import DaskEngine
@@ -132,30 +135,27 @@ def stage_engine(connection: Connection, silent: bool, jobs: int | None = None) 
     workers = connection.local or default_jobs()
     # Short of descriptors, a local cluster's workers fail to start, retry and log without end.
     ensure_open_files(DASK_OPEN_FILES * (1 + workers), f"--engine dask --local {workers}")
-    with _local_cluster(LocalCluster, workers) as cluster, Client(cluster) as client:
+    with _local_cluster(workers) as cluster, Client(cluster) as client:
         yield DaskEngine(client, silent)
 
 
-def _local_cluster(start: Callable[..., Any], workers: int) -> Any:
+def _local_cluster(workers: int) -> Any:
     """A local cluster of ``workers`` processes; one that does not start (short of memory or
     threads) is one line, without the log of each attempt."""
     import logging
+
+    from distributed import LocalCluster
 
     log = logging.getLogger("distributed")
     level = log.level
     log.setLevel(logging.CRITICAL)
     try:
-        return start(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
+        return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
     except Exception as exc:
         reason = limit_reached(exc) or first_line(exc)
         raise SimdedupError(f"--engine dask --local {workers}: the local cluster did not start: {reason}") from None
     finally:
         log.setLevel(level)
-
-
-#: descriptors of a Dask client, and of each process of a local cluster (its comms, its nanny);
-#: two workers were seen to start with 48 in all
-DASK_OPEN_FILES = 64
 
 
 @contextmanager

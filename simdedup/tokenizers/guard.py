@@ -5,8 +5,8 @@ that is not a dict of string features to finite, non-negative weights within
 :data:`simdedup.simhash.MAX_WEIGHT_SUM`) costs that document alone: :class:`SkipDocument`
 naming it and saying what the tokenizer did. One that fails to start or prepare is a
 :class:`PluginError`. What a tokenizer prints or writes to descriptor 1 goes to stderr, never
-into the output. An
-stop (Ctrl-C, SIGTERM, SIGHUP: :data:`simdedup.errors.STOPS`) is the user's, and ends the run.
+into the output. A stop (Ctrl-C, SIGTERM, SIGHUP: :data:`simdedup.errors.STOPS`) is the
+user's, and ends the run.
 """
 
 from __future__ import annotations
