@@ -173,6 +173,7 @@ def history(work: Path, adds: int = 1000, batch: int = 5) -> list[tuple[str, dic
     """Rows: the cost of small adds and of queries as the adds pile up (see the module)."""
     from simdedup.fingerprints import FingerprintSet, json_lines, load_fingerprints
     from simdedup.methods import SimhashMethod
+    from simdedup.options import ClusterOptions
     from simdedup.store.api import Index, create
     from simdedup.tokenizers import get_tokenizer
 
@@ -193,7 +194,7 @@ def history(work: Path, adds: int = 1000, batch: int = 5) -> list[tuple[str, dic
     many, once = work / "idx-history", work / "idx-once"
     for folder in (many, once):
         shutil.rmtree(folder, ignore_errors=True)
-        create(str(folder), fingerprinter.settings, K)
+        create(str(folder), fingerprinter.settings, ClusterOptions(k=K))
     add_ms, rows = [], []
     with Index(str(many)) as index:
         for number in range(adds):

@@ -338,7 +338,7 @@ def cluster(
     clustered = cluster_files(named_streams(inputs), options, against, message, times, release_sketches=True)
     times.start("write")
     with out.open() as fd:
-        write_clusters(fd, clustered.clusters, clustered.fingerprints, options.output_format, clustered.new)
+        write_clusters(fd, clustered.clusters, clustered.fingerprints, options, clustered.new)
     if verbose:
         message(f"simdedup: time: {times.line()}")
 
@@ -437,7 +437,7 @@ def dedup(
     clustered = dedup_run(run, options, with_progress(run, silent), times)
     times.start("write")
     with out.open() as fd:
-        write_clusters(fd, clustered.clusters, clustered.fingerprints, options.output_format, clustered.new)
+        write_clusters(fd, clustered.clusters, clustered.fingerprints, options, clustered.new)
         if unique is not None:
             _write_unique(
                 unique,
@@ -503,7 +503,7 @@ def explain(document_a: str, document_b: str, top: int, as_json: bool, **feature
     # at least min_features distinct features unless verified exactly (as dedup does a kept text)
     within = result.distance <= defaults.k  # type: ignore[operator]
     banded = bool(defaults.bands and result.share_band)
-    long_enough = min(result.features) >= defaults.min_features or result.resemblance is not None
+    long_enough = bool(defaults.may_pair(np.array(result.features), result.resemblance is not None).all())
     candidate = (within or banded) and long_enough
     estimate_passes = result.estimated_similarity is None or result.estimated_similarity >= defaults.min_similarity
     verified = estimate_passes

@@ -236,15 +236,6 @@ def feature_options(func: Callable) -> Callable:
     return apply_options(FEATURE_OPTIONS, func)
 
 
-def feature_defaults() -> dict[str, Any]:
-    """The feature options at their defaults, by parameter name (``--compat`` aside): what a
-    command given none of them uses."""
-    command = click.Command("features", params=feature_options(lambda: None).__click_params__)  # type: ignore[attr-defined]
-    values = command.make_context("features", []).params  # as a command given none of them has them
-    values.pop("compat")
-    return values
-
-
 INPUT_OPTIONS = [
     click.argument("paths", nargs=-1, type=click.Path(dir_okay=True, allow_dash=True, readable=False)),
     click.option("-0", "--null", is_flag=True, help="Paths read from stdin (-) are NUL-separated."),
@@ -443,8 +434,53 @@ def without_other_methods_options(options: dict[str, Any]) -> dict[str, Any]:
 
 
 def method_from_options(given: bool = False, **options: Any) -> Any:
-    """The fingerprinting method the feature options describe (see :func:`final_feature_options`)."""
-    return method_of_options(given=given, **final_feature_options(options, given))
+    """The fingerprinting method the feature options describe (see :func:`feature_options_of`)."""
+    return build_method(feature_options_of(options, given))
+
+
+def feature_options_of(values: dict[str, Any], given: bool = False) -> Any:
+    """The :class:`simdedup.options.FeatureOptions` a command's feature options name (by
+    parameter name; see :func:`final_feature_options`)."""
+    from .options import FeatureOptions
+
+    final = final_feature_options(values, given)
+    tokenizer_options: dict[str, Any] = {}
+    for item in final.pop("tokenizer_options"):
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="--tokenizer-option")
+        tokenizer_options[key.strip()] = value
+    for name in ("shingle", "topk"):
+        if (value := final.pop(name)) is not None:
+            tokenizer_options[name] = value
+    method = final.pop("method")
+    spec = method_spec(method)
+    own = spec.option_values(final) if spec else {}
+    return FeatureOptions.of(
+        method=method,
+        tokenizer=final.pop("tokenizer_name"),
+        tokenizer_options=tokenizer_options,
+        bits=int(final.pop("bits")),
+        hash_name=final.pop("hash_name"),
+        weighting=final.pop("weighting"),
+        ties=final.pop("ties"),
+        sketch_bins=final.pop("sketch_bins"),
+        encoding=final.pop("encoding"),
+        html=final.pop("html", False),
+        given_features=given,
+        method_options=own,
+    )
+
+
+def build_method(options: Any) -> Any:
+    """The method of :class:`simdedup.options.FeatureOptions`, a usage error when they do not
+    make one (a plugin's own failure stays its own)."""
+    try:
+        return options.method_object()
+    except PluginError:  # the plugin's failure, not the command line's
+        raise
+    except SimdedupError as exc:
+        raise click.UsageError(str(exc)) from None
 
 
 def given_on_command_line(name: str) -> bool:
@@ -499,58 +535,6 @@ def _preset_options(compat: str, options: dict[str, Any], given: bool) -> dict[s
                 f"--compat {compat} sets {_flag(name)} {value}; it cannot be used with {_flag(name)} {options[name]}"
             )
     return merged
-
-
-def method_of_options(
-    method: str,
-    hash_name: str,
-    tokenizer_name: str,
-    shingle: int | None,
-    topk: int | None,
-    tokenizer_options: tuple[str, ...],
-    bits: str,
-    weighting: str | None,
-    ties: str | None,
-    sketch_bins: int,
-    encoding: str,
-    html: bool = False,
-    given: bool = False,
-    **method_options: Any,
-) -> Any:
-    """The fingerprinting method (:func:`simdedup.methods.make_method`) the final feature options
-    name; ``method_options`` holds every registered method's own options, of which the chosen
-    method's are given to it."""
-    from .methods import make_method
-
-    options: dict[str, Any] = {}
-    for item in tokenizer_options:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="--tokenizer-option")
-        options[key.strip()] = value
-    if shingle is not None:
-        options["shingle"] = shingle
-    if topk is not None:
-        options["topk"] = topk
-    try:
-        return make_method(
-            method,
-            tokenizer=tokenizer_name,
-            tokenizer_options=options,
-            bits=int(bits),
-            hash_name=hash_name,
-            weighting=weighting,
-            ties=ties,
-            sketch_bins=sketch_bins,
-            encoding=encoding,
-            html=html,
-            given_features=given,
-            **(spec.option_values(method_options) if (spec := method_spec(method)) else {}),
-        )
-    except PluginError:  # the plugin's failure, not the command line's
-        raise
-    except SimdedupError as exc:
-        raise click.UsageError(str(exc)) from None
 
 
 @contextmanager

@@ -12,6 +12,7 @@ from .write import LineWriter
 
 if TYPE_CHECKING:
     from .group import Cluster
+    from .options import ClusterOptions
 
 
 def cluster_id(representative_id: str) -> str:
@@ -63,13 +64,16 @@ def member_records(cluster: Cluster, ids: Sequence[str]) -> list[dict]:
 def cluster_records(
     cluster: Cluster,
     ids: Sequence[str],
-    sizes: Sequence[int] | None = None,
-    form: str = "clusters",
+    sizes: Sequence[int] | None,
+    options: ClusterOptions,
     new: Sequence[bool] | None = None,
 ) -> list[dict]:
-    """The records of a cluster in the output ``form`` (:data:`simdedup.options.OUTPUT_FORMATS`):
-    its :func:`cluster_record`, or the :func:`member_records`."""
-    return [cluster_record(cluster, ids, sizes, new)] if form == "clusters" else member_records(cluster, ids)
+    """The records of a cluster in the output form of ``options``
+    (:data:`simdedup.options.OUTPUT_FORMATS`): its :func:`cluster_record`, or the
+    :func:`member_records`."""
+    if options.output_format == "clusters":
+        return [cluster_record(cluster, ids, sizes, new)]
+    return member_records(cluster, ids)
 
 
 def record_line(record: dict) -> str:
@@ -78,13 +82,13 @@ def record_line(record: dict) -> str:
 
 
 def write_clusters(
-    fd: int | BinaryIO, clusters: list[Any], fingerprints: Any, form: str = "clusters", new: Any = None
+    fd: int | BinaryIO, clusters: list[Any], fingerprints: Any, options: ClusterOptions, new: Any = None
 ) -> None:
     """Clusters (:class:`simdedup.group.Cluster`, members indexing ``fingerprints.ids``) as JSON
-    lines: one per cluster, or with ``form="members"`` one per member (see README, Output
-    formats); ``new`` marks the documents of an incremental run."""
+    lines in the output form of ``options`` (see README, Output formats); ``new`` marks the
+    documents of an incremental run."""
     writer = LineWriter(fd)
     for cluster in clusters:
-        for record in cluster_records(cluster, fingerprints.ids, fingerprints.sizes, form, new):
+        for record in cluster_records(cluster, fingerprints.ids, fingerprints.sizes, options, new):
             writer.write_line(record_line(record))
     writer.flush()

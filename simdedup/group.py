@@ -192,48 +192,36 @@ def _representative(
 def find_clusters(
     ids: Sequence[str],
     fps: np.ndarray,
-    k: int,
-    singletons: bool = False,
-    blocks: int | None = None,
+    options: ClusterOptions,
     *,
+    blocks: int | None = None,
     sketches: np.ndarray | None = None,
     features: np.ndarray | None = None,
-    min_similarity: float = 0.0,
-    linkage: str = "single",
-    min_features: int = 0,
     new: np.ndarray | None = None,
     exact: Sequence[KeptText | None] | None = None,
-    similarity: str = "bag",
-    min_resemblance: float = 1.0,
-    bands: bool = False,
     pairs: tuple[np.ndarray, np.ndarray] | None = None,
     times: StageTimes | None = None,
     release_texts: bool = False,
     hand_over: Any = None,
     texts_in_workers: Any = None,
 ) -> list[Cluster]:
-    """Cluster near-duplicate documents.
+    """Cluster near-duplicate documents as ``options`` decide (resolved here for the
+    fingerprints' width when they are not: :meth:`ClusterOptions.resolve`).
 
     Args:
         ids: document ids (used for ordering and ties).
         fps: ``(n, words)`` uint64 fingerprints, row i for ``ids[i]``.
-        k: largest Hamming distance of a candidate pair.
-        singletons: also return one-member clusters.
+        options: how pairs are found, verified and linked, and whether single documents are
+            clusters too (``singletons``).
         blocks: passed to :func:`simdedup.pairs.near_pairs`.
-        sketches: ``(n, bins)`` uint8 sketches to verify candidates with, or None.
-        features: number of features of each document (for ``min_features``).
-        min_similarity: smallest estimated similarity of a verified pair (with sketches).
-        linkage: ``complete``, ``star`` or ``single`` (see the module docstring).
-        min_features: documents with fewer features, and no kept text, only group with exact
-            copies.
+        sketches: ``(n, bins)`` uint8 sketches to verify candidates with, or None (then every
+            pair within k is an edge).
+        features: number of features of each document (for ``min_features``): documents with
+            fewer, and no kept text, only group with exact copies.
         new: for incremental runs, which documents are new (bool per document): pairs of two
             old documents are not looked at, and only clusters with a new document are returned.
         exact: the text of each document (:class:`simdedup.similarity.KeptText`; None for a
             document without), to verify with exact similarities instead of the sketches.
-        similarity: the measure of :func:`simdedup.similarity.passes` (with sketches).
-        min_resemblance: its smallest resemblance of a duplicate.
-        bands: with sketches, also the pairs of units that share a band of their sketches
-            (:func:`simdedup.verify.with_band_pairs`) are candidates.
         pairs: candidate pairs of documents (two arrays of rows) found before, used instead of
             the search (a persistent index keeps its verified pairs): they must hold a pair of
             every two units within k that may pair, as the search would find them.
@@ -251,6 +239,10 @@ def find_clusters(
     Returns:
         Clusters sorted by their first member id; members sorted by id.
     """
+    if not options.resolved:
+        verified = sketches is not None or (hand_over is not None and hand_over.sketches is not None)
+        options = options.resolve(64 * fps.shape[1], verified, n=len(ids))
+    k, linkage = options.k, options.linkage
     n = len(ids)
     if linkage not in LINKAGES:
         raise ValueError(f"linkage must be one of {', '.join(LINKAGES)}")
@@ -269,17 +261,16 @@ def find_clusters(
     units = _units(ids, fps if exact_keys is None else np.hstack([fps, exact_keys]), sketches, by_id)
     if exact_keys is not None:  # the digest was part of the unit only
         units.fps = np.ascontiguousarray(units.fps[:, :-1])
-    if exact is not None or bands:  # measured or banded: every unit's sketch
+    if exact is not None or options.bands:  # measured or banded: every unit's sketch
         units.sketches = units.sketches_of(np.arange(len(units.fps)))
     count = len(units.fps)
     eligible = np.arange(count)
-    if features is not None and min_features > 0:
-        counted = np.asarray(features, dtype=np.int64)
-        if exact is not None:  # verified exactly, where a short pair needs more (similarity.needed)
-            counted = np.where(np.array([e is not None for e in exact], dtype=bool), np.iinfo(np.int64).max, counted)
-        smallest = np.full(count, np.iinfo(np.int64).max)
-        np.minimum.at(smallest, units.of_doc, counted)
-        eligible = np.flatnonzero(smallest >= min_features)
+    if features is not None and options.min_features > 0:
+        measured = None if exact is None else np.array([e is not None for e in exact], dtype=bool)
+        pairable = options.may_pair(features, measured)
+        every = np.ones(count, dtype=bool)  # a unit may pair when each of its documents may
+        np.logical_and.at(every, units.of_doc, pairable)
+        eligible = np.flatnonzero(every)
     times.start("pair search")
     if pairs is not None:
         left, right = _unit_pairs(pairs, units.of_doc, eligible, count)
@@ -288,7 +279,7 @@ def find_clusters(
         left, right = eligible[left], eligible[right]
     else:
         left = right = np.empty(0, dtype=np.int64)
-    if bands and units.sketches is not None and len(eligible) > 1:
+    if options.bands and units.sketches is not None and len(eligible) > 1:
         left, right = with_band_pairs(left, right, units.sketches, eligible)
     if new is not None:
         unit_new = np.zeros(count, dtype=bool)
@@ -305,8 +296,7 @@ def find_clusters(
             left,
             right,
             exact,
-            similarity,
-            min_similarity,
+            options,
             release_texts,
             texts_in_workers,
         )
@@ -330,7 +320,7 @@ def find_clusters(
             units.doc_sketches = sketches = None
         rank = np.empty(len(sub), dtype=np.int64)  # the same order, counted among them
         rank[np.argsort(units.rank[sub])] = np.arange(len(sub))
-    test = PairTest(unit_fps, unit_sketches, k, min_similarity, unit_exact, similarity, min_resemblance)
+    test = PairTest(unit_fps, unit_sketches, options, unit_exact)
     left, right, scores = test.verified(left, right)
     if unit_exact is not None:
         times.count("verification", unit_exact.merged, "pairs merged")
@@ -344,7 +334,7 @@ def find_clusters(
     if unit_exact is not None:
         times.count("linkage", unit_exact.merged - merged, "pairs merged")
     times.start("clusters")
-    clusters = _describe(ids, fps, units, label[units.of_doc], by_id, singletons, test, at)
+    clusters = _describe(ids, fps, units, label[units.of_doc], by_id, options.singletons, test, at)
     if new is not None:
         clusters = [c for c in clusters if any(new[m] for m in c.members)]
     times.count("clusters", len(clusters), "clusters")
@@ -457,18 +447,11 @@ def cluster_fingerprints(
     return find_clusters(
         fingerprints.ids,
         fingerprints.fps,
-        options.k,  # type: ignore[arg-type]
-        options.singletons,
+        options,
         sketches=None if release_sketches else fingerprints.sketches,
         features=fingerprints.features,
-        min_similarity=options.min_similarity,
-        linkage=options.linkage,
-        min_features=options.min_features,
         new=new,
         exact=exact,
-        similarity=options.similarity,
-        min_resemblance=options.min_resemblance,
-        bands=bool(options.bands),
         pairs=pairs,
         times=times,
         release_texts=release_texts,

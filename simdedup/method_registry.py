@@ -111,10 +111,18 @@ class MethodSpec:
         ``given`` are ignored)."""
         return {option.name: given.get(option.name, option.default) for option in self.options}
 
-    def build(self, **options: Any) -> Any:
-        """The :class:`simdedup.methods.Method` these feature options make."""
+    def build(self, options: Any) -> Any:
+        """The :class:`simdedup.methods.Method` these feature options
+        (:class:`simdedup.options.FeatureOptions`) make. A method's ``make`` takes every field
+        as a keyword (the tokenizer's options as a dict) and its own options beside them: the
+        one place where the options are spread out, so that a field added there reaches every
+        method."""
         module, _, function = self.make.partition(":")
-        return getattr(importlib.import_module(module), function)(**options)
+        keywords = {name: getattr(options, name) for name in options.__dataclass_fields__}
+        keywords["tokenizer_options"] = dict(options.tokenizer_options)
+        keywords["bits"] = int(options.bits)
+        keywords.update(self.option_values(dict(keywords.pop("method_options"))))
+        return getattr(importlib.import_module(module), function)(**keywords)
 
 
 #: nilsimsa's smallest score of a near-duplicate by default (see README, "Other methods")

@@ -1,10 +1,13 @@
-"""How clustering decides: the one options object every engine, the command line and the
-persistent index take, with its defaults.
+"""How records are made and how clustering decides: the two options objects every engine, the
+command line, the persistent index and the Python API take whole, with their defaults.
 
-The command line's cluster options take their defaults and choices from here
-(:mod:`simdedup.cli_options`), the one-process run (:mod:`simdedup.group`), the stages
-(:mod:`simdedup.engines.groups`) and the index (:mod:`simdedup.store`) take a
-:class:`ClusterOptions` resolved for their fingerprints, and none of them restates a default.
+:class:`FeatureOptions` says how a document becomes a fingerprint record (the options of
+``fingerprint``); :class:`ClusterOptions` how records become clusters (the options of
+``cluster``). The command line's options take their defaults and choices from here
+(:mod:`simdedup.cli_options`); the one-process run (:mod:`simdedup.group`), the stages
+(:mod:`simdedup.engines`) and the index (:mod:`simdedup.store`) are handed the objects
+themselves, never their fields one by one, and none of them restates a default
+(``tests/test_options_travel.py`` changes each field in turn and compares every path).
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any
 
-from .method_registry import DEFAULT_METHOD, method_names, method_spec
+from .method_registry import DEFAULT_METHOD, FEATURE_DEFAULTS, method_names, method_spec
 from .similarity import DEFAULT_MEASURE, DEFAULT_MIN_RESEMBLANCE, MEASURES
 
 if TYPE_CHECKING:
@@ -105,6 +108,20 @@ class ClusterOptions:
         taken out of it: what is left names other things (inputs, features)."""
         return cls(**{f.name: values.pop(f.name) for f in fields(cls) if f.name != "resolved" and f.name in values})
 
+    def may_pair(self, features: Any, measured: Any = None) -> Any:
+        """Which documents (their numbers of distinct ``features``) may pair with another than an
+        exact copy: those with at least ``min_features``; and, where ``measured`` says a
+        document's text is measured exactly, that one too (the measure then decides, as for any
+        pair). The one statement of the rule for every engine and the index."""
+        import numpy as np
+
+        pairable = np.asarray(features) >= self.min_features
+        return pairable if measured is None else pairable | np.asarray(measured, dtype=bool)
+
+    def linking_as(self, other: ClusterOptions) -> ClusterOptions:
+        """These options with the linkage and output of ``other`` (:data:`LINKING_FIELDS`)."""
+        return replace(self, **{name: getattr(other, name) for name in LINKING_FIELDS})
+
     def for_fingerprints(self, fingerprints: FingerprintSet) -> ClusterOptions:
         """These options resolved for a loaded fingerprint set (see :meth:`resolve`)."""
         return self.resolve(
@@ -114,6 +131,11 @@ class ClusterOptions:
 
 #: every option at its default, unresolved: what the command line's defaults read
 DEFAULTS = ClusterOptions()
+#: the fields that say how verified pairs become clusters and how clusters are written, chosen by
+#: each run that writes clusters; a persistent index fixes every other field when it is created
+LINKING_FIELDS = ("linkage", "singletons", "output_format")
+#: the fields that decide which pairs are verified (an index keeps them)
+DECISION_FIELDS = tuple(f.name for f in fields(ClusterOptions) if f.name not in (*LINKING_FIELDS, "resolved"))
 
 
 def max_k(bits: int) -> int:
@@ -124,3 +146,79 @@ def max_k(bits: int) -> int:
 def check_k(k: int, bits: int) -> None:
     if not 0 <= k <= max_k(bits):
         raise ValueError(f"k must be between 0 and {max_k(bits)} for {bits}-bit fingerprints, not {k}")
+
+
+@dataclass(frozen=True)
+class FeatureOptions:
+    """How documents become fingerprint records: the feature options of ``fingerprint``,
+    ``dedup``, ``explain`` and ``index create`` (``--compat`` already applied), handed whole to
+    every stage that makes records. :meth:`method` builds the fingerprinting method.
+
+    ``tokenizer_options`` are the tokenizer's options as sorted ``(key, value)`` pairs (``-O``,
+    ``--shingle``, ``--topk``); ``method_options`` the chosen method's own options (its
+    :class:`~simdedup.method_registry.MethodOption` s), also sorted pairs.
+    """
+
+    method: str = DEFAULT_METHOD
+    tokenizer: str = FEATURE_DEFAULTS["tokenizer"]
+    tokenizer_options: tuple[tuple[str, Any], ...] = ()
+    bits: int = FEATURE_DEFAULTS["bits"]
+    hash_name: str = FEATURE_DEFAULTS["hash_name"]
+    weighting: str | None = None  # None: the tokenizer's own
+    ties: str | None = None  # None: zero
+    sketch_bins: int = FEATURE_DEFAULTS["sketch_bins"]
+    encoding: str = FEATURE_DEFAULTS["encoding"]
+    html: bool = False
+    #: the input gives the features (``--features-field``): no tokenizer runs
+    given_features: bool = False
+    method_options: tuple[tuple[str, Any], ...] = ()
+
+    @classmethod
+    def of(cls, **values: Any) -> FeatureOptions:
+        """The options from keywords: the fields by name (the tokenizer's options as a dict),
+        and any other keyword as an option of the method."""
+        names = {f.name for f in fields(cls)}
+        own = {key: values.pop(key) for key in list(values) if key not in names}
+        tokenizer_options = values.pop("tokenizer_options", None) or {}
+        if "bits" in values:
+            values["bits"] = int(values["bits"])
+        return cls(
+            tokenizer_options=tuple(sorted(dict(tokenizer_options).items())),
+            method_options=tuple(sorted({**dict(values.pop("method_options", ())), **own}.items())),
+            **values,
+        )
+
+    def method_object(self) -> Any:
+        """The fingerprinting method (:class:`simdedup.methods.Method`) these options make.
+
+        Raises:
+            UsageError: options that do not go together, an option the method does not take,
+                or a value out of range.
+            UnknownTokenizerError, TokenizerOptionError: no such tokenizer, or a bad option for it.
+            PluginError: the tokenizer failed to load or start.
+        """
+        from .errors import UsageError
+
+        spec = method_spec(self.method)
+        if spec is None:
+            names = method_names()
+            raise UsageError(f"unknown method {self.method!r}: {', '.join(names[:-1])} or {names[-1]}")
+        if not spec.takes_features and (
+            self.tokenizer_options or self.weighting or self.html or self.ties or self.given_features
+        ):
+            raise UsageError(f"--method {self.method} takes no tokenizer options")
+        own = dict(self.method_options)
+        unknown = sorted(set(own) - {option.name for option in spec.options})
+        if unknown:
+            raise UsageError(f"method {self.method} has no option {unknown[0]!r}")
+        try:
+            return spec.build(self)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+
+    def as_json(self) -> dict[str, Any]:
+        """The options as JSON values (a work directory's claim records them)."""
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        values["tokenizer_options"] = [list(item) for item in self.tokenizer_options]
+        values["method_options"] = [list(item) for item in self.method_options]
+        return values

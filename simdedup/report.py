@@ -474,11 +474,14 @@ def dedup_report(
     from ``paths`` when they held tables (files are opened by their ids; a path list on stdin
     cannot be read twice). Returns the members without a text, as :func:`report_to`."""
     import dataclasses
+    from dataclasses import replace
 
     from .cluster_lines import write_clusters
 
     lines = io.BytesIO()
-    write_clusters(lines, clustered.clusters, clustered.fingerprints)
+    write_clusters(
+        lines, clustered.clusters, clustered.fingerprints, replace(clustered.options, output_format="clusters")
+    )
     lines.seek(0)
     settings = {
         **{

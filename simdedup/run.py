@@ -26,7 +26,7 @@ from .fingerprints import (
 )
 from .group import Cluster, StageTimes, cluster_fingerprints
 from .method_registry import DEFAULT_METHOD
-from .options import ClusterOptions
+from .options import ClusterOptions, FeatureOptions
 from .read import Inputs, Source, open_documents, plain_files, read_sources
 
 if TYPE_CHECKING:
@@ -548,10 +548,32 @@ def prepare_dedup(
 # --- the library in one call ----------------------------------------------------------------
 
 
+def _method_of(
+    method: Method | str | None, features: FeatureOptions | None, inputs: Inputs, values: dict[str, Any]
+) -> Method:
+    """The method of the library's calls: given, or made from ``features`` (or their fields and
+    the method's own options by name, ``method`` its name); features the input gives
+    (``inputs``' :class:`~simdedup.read.FeaturesField`) are said so to the method."""
+    from .methods import Method
+
+    if isinstance(method, Method):
+        if values or features is not None:
+            raise SimdedupError("give a method or its options, not both")
+        return method
+    if features is not None and (values or method is not None):
+        raise SimdedupError("give FeatureOptions or their fields, not both")
+    if features is None:
+        features = FeatureOptions.of(method=method or DEFAULT_METHOD, **values)
+    if inputs.given_features and not features.given_features:
+        features = replace(features, given_features=True)
+    return features.method_object()
+
+
 def fingerprint(
     paths: Iterable[str] | str,
     method: Method | str | None = None,
     *,
+    features: FeatureOptions | None = None,
     jobs: int = 1,
     inputs: Inputs | None = None,
     **method_options: Any,
@@ -559,7 +581,8 @@ def fingerprint(
     """The fingerprint records of the documents ``paths`` name (files, directories, JSON-lines
     and other tables), in input order; skipped documents are left out with a warning
     (:mod:`warnings`). ``method``: a :class:`~simdedup.methods.Method`, or its name with the
-    options of :func:`simdedup.methods.make_method`.
+    fields of :class:`~simdedup.options.FeatureOptions` by name (the options of
+    :func:`simdedup.methods.make_method`), or ``features`` whole.
 
     >>> import simdedup
     >>> records = list(simdedup.fingerprint(["examples/en"]))
@@ -568,14 +591,11 @@ def fingerprint(
     """
     import warnings
 
-    from .methods import Method, make_method
-
-    if not isinstance(method, Method):  # None, or a method's name
-        method = make_method(method or DEFAULT_METHOD, **method_options)
+    inputs = inputs or Inputs()
     run = FingerprintRun(
         (paths,) if isinstance(paths, str) else tuple(paths),
-        method,
-        inputs or Inputs(),
+        _method_of(method, features, inputs, method_options),
+        inputs,
         jobs,
         note=lambda text: warnings.warn(text, stacklevel=3),
     )
@@ -617,6 +637,7 @@ def dedup(
     method: Method | str | None = None,
     options: ClusterOptions | None = None,
     *,
+    features: FeatureOptions | None = None,
     jobs: int = 1,
     inputs: Inputs | None = None,
     verify: str = "exact",
@@ -624,8 +645,9 @@ def dedup(
     **option_values: Any,
 ) -> list[list[str]]:
     """Fingerprint the documents ``paths`` name and cluster them in one go: lists of ids, the
-    representative first. Keyword options go to :func:`simdedup.methods.make_method` or
-    :class:`simdedup.options.ClusterOptions`, whichever takes them.
+    representative first. ``options`` and ``features`` whole, or their fields by name: keyword
+    options go to :class:`simdedup.options.ClusterOptions` or
+    :class:`simdedup.options.FeatureOptions` (and the method's own options), whichever takes them.
 
     >>> import simdedup
     >>> clusters = simdedup.dedup(["examples/en", "examples/zh"])
@@ -636,20 +658,18 @@ def dedup(
     """
     import warnings
 
-    from .methods import Method, make_method
-
-    named = ClusterOptions.take(option_values)  # what is left are the method's options
-    if not isinstance(method, Method):  # None, or a method's name
-        method = make_method(method or DEFAULT_METHOD, **option_values)
-    elif option_values:
-        raise SimdedupError("give a method or its options, not both")
+    named = ClusterOptions.take(option_values)  # what is left are the features' and the method's
+    if options is not None and named != ClusterOptions():
+        raise SimdedupError("give ClusterOptions or their fields, not both")
     options = options or named
+    inputs = inputs or Inputs()
+    made = _method_of(method, features, inputs, option_values)
     note = lambda text: warnings.warn(text, stacklevel=3)  # noqa: E731
-    prepare_dedup(method, options, verify, note)
+    prepare_dedup(made, options, verify, note)
     run = FingerprintRun(
         (paths,) if isinstance(paths, str) else tuple(paths),
-        method,
-        inputs or Inputs(),
+        made,
+        inputs,
         jobs,
         exact_first=exact_first,
         note=note,

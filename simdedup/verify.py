@@ -33,21 +33,16 @@ from .sketch import agreement_similarity, pair_similarity
 
 
 class PairTest:
-    """Whether two units may be in one cluster: the similarity ``measure`` verified (exactly
-    where ``exact`` has both units' sets, else the sketches' bag estimate), or distance <= k."""
+    """Whether two units may be in one cluster: the similarity measure of ``options`` verified
+    (exactly where ``exact`` has both units' sets, else the sketches' bag estimate), or
+    distance <= k without sketches."""
 
     def __init__(
-        self,
-        fps: np.ndarray,
-        sketches: np.ndarray | None,
-        k: int,
-        min_similarity: float,
-        exact: ExactIndex | None = None,
-        measure: str = "bag",
-        min_resemblance: float = 1.0,
+        self, fps: np.ndarray, sketches: np.ndarray | None, options: ClusterOptions, exact: ExactIndex | None = None
     ):
-        self.fps, self.sketches, self.k, self.min_similarity = fps, sketches, k, min_similarity
-        self.exact, self.measure, self.min_resemblance = exact, measure, min_resemblance
+        self.fps, self.sketches, self.exact = fps, sketches, exact
+        self.k, self.min_similarity = options.k, options.min_similarity
+        self.measure, self.min_resemblance = options.similarity, options.min_resemblance
 
     def _bag(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         if self.sketches is not None:
@@ -186,8 +181,7 @@ def unit_exact_sets(
     left: np.ndarray,
     right: np.ndarray,
     exact: Sequence[KeptText | None],
-    measure: str,
-    min_similarity: float,
+    options: ClusterOptions,
     release_texts: bool,
     texts_in_workers: Any = None,
 ) -> tuple[np.ndarray, np.ndarray, ExactIndex]:
@@ -197,7 +191,7 @@ def unit_exact_sets(
     between such units. With ``release_texts``, ``exact`` (a list) is emptied and each text let
     go once its sets are made. ``texts_in_workers``: the worker processes that keep the texts
     whose handles ``exact`` holds, which make the sets there."""
-    possible = exact_may_pass(sketches, left, right, measure, min_similarity)
+    possible = exact_may_pass(sketches, left, right, options.similarity, options.min_similarity)
     left, right = left[possible], right[possible]
     some_doc = np.full(len(sketches), -1, dtype=np.int64)
     some_doc[np.concatenate((left, right))] = 0

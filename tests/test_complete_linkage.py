@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 import simdedup.linkage as linkage
 from simdedup.group import find_clusters
 from simdedup.kernels.linkage import LinkageKernel
+from simdedup.options import ClusterOptions
 from simdedup.sketch import similarity
 
 
@@ -86,12 +87,9 @@ def simdedup_clusters(ids, fps, sketches, k, min_similarity, features, min_featu
     found = find_clusters(
         ids,
         np.array(fps, dtype=np.uint64),
-        k,
+        ClusterOptions(k=k, similarity="bag", min_similarity=min_similarity, min_features=min_features),
         sketches=sketches,
         features=features,
-        min_similarity=min_similarity,
-        linkage="complete",
-        min_features=min_features,
         new=new,
     )
     return {frozenset(ids[m] for m in c.members) for c in found}

@@ -34,6 +34,7 @@ from simdedup.fingerprints import REPEATED_ID
 from simdedup.linkage import UnionFind
 from simdedup.options import ClusterOptions
 from simdedup.pairs import near_pairs
+from simdedup.read import Inputs
 from simdedup.similarity import BUDGET_BYTES
 
 distributed = pytest.importorskip("distributed")  # in the test extra; absent only in a bare install
@@ -424,7 +425,7 @@ def test_dedup_with_components_in_tasks_byte_identical(client, corpus, corpus_cl
     """The pair count over the threshold: large-star/small-star rounds on the cluster."""
     work = tmp_path / "work"
     outcome = distributed_dedup(
-        [str(corpus)], client=client, work_dir=str(work), k=10, id_field="id", plan=Plan(driver_pairs=0)
+        [str(corpus)], client=client, work_dir=str(work), k=10, inputs=Inputs(id_field="id"), plan=Plan(driver_pairs=0)
     )
     assert outcome.read() == corpus_clusters
     assert len(list((work / "done" / "components").iterdir())) >= 4 * 3  # four tasks a stage, rounds
@@ -538,7 +539,7 @@ def test_dedup_of_100000_documents_is_the_one_process_output(client, corpus_1000
         bits=bits,
         linkage=linkage,
         verify="sketch",
-        id_field="id",
+        inputs=Inputs(id_field="id"),
         plan=Plan(crowd=600, crowd_chunk=1200),
     )
     assert outcome.read() == single
@@ -641,7 +642,12 @@ def test_a_worker_killed_mid_run_changes_nothing(client, corpus, corpus_clusters
 
     def run():
         outcome["done"] = distributed_dedup(
-            [str(corpus)], client=client, work_dir=str(work), k=10, id_field="id", plan=Plan(shard_bytes=1 << 18)
+            [str(corpus)],
+            client=client,
+            work_dir=str(work),
+            k=10,
+            inputs=Inputs(id_field="id"),
+            plan=Plan(shard_bytes=1 << 18),
         )
 
     thread = threading.Thread(target=run)

@@ -10,11 +10,12 @@ from hypothesis import strategies as st
 from simdedup.cluster_lines import cluster_id, cluster_record
 from simdedup.group import find_clusters
 from simdedup.linkage import UnionFind
+from simdedup.options import ClusterOptions
 from simdedup.pairs import as_words
 
 
 def clusters_of(ids, values, k, bits=64, singletons=False):
-    found = find_clusters(ids, as_words(values, bits), k, singletons)
+    found = find_clusters(ids, as_words(values, bits), ClusterOptions(k=k, linkage="single", singletons=singletons))
     return [[ids[m] for m in c.members] for c in found], found
 
 
@@ -51,7 +52,7 @@ def test_many_copies_are_cheap():
     n = 100_000
     ids = [f"doc{i:06d}" for i in range(n)]
     fps = np.full((n, 1), 12345, dtype=np.uint64)
-    found = find_clusters(ids, fps, 3)
+    found = find_clusters(ids, fps, ClusterOptions(k=3, linkage="single"))
     assert len(found) == 1 and len(found[0].members) == n
 
 
@@ -129,8 +130,8 @@ def test_clusters_are_components_of_the_pair_graph(values, k):
 
 def test_mismatched_lengths():
     with pytest.raises(ValueError):
-        find_clusters(["a"], np.zeros((2, 1), dtype=np.uint64), 1)
-    assert find_clusters([], np.zeros((0, 1), dtype=np.uint64), 3) == []
+        find_clusters(["a"], np.zeros((2, 1), dtype=np.uint64), ClusterOptions(k=1))
+    assert find_clusters([], np.zeros((0, 1), dtype=np.uint64), ClusterOptions(k=3)) == []
 
 
 @settings(max_examples=50, deadline=None)

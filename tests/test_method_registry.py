@@ -189,16 +189,27 @@ def test_a_work_dir_does_not_depend_on_the_method_plugins_installed(tmp_path):
     assert runs[0].stdout == runs[1].stdout != ""
 
 
+def command_line_feature_defaults() -> dict:
+    """The feature options at their defaults, by parameter name: what a command given none of
+    them uses."""
+    import click
+
+    from simdedup.cli_options import feature_options
+
+    command = click.Command("features", params=feature_options(lambda: None).__click_params__)
+    return command.make_context("features", []).params
+
+
 def test_method_options_and_feature_defaults_are_declared_once():
-    from simdedup.cli_options import feature_defaults
+    from simdedup.cli_options import feature_options_of
     from simdedup.method_registry import FEATURE_DEFAULTS
     from simdedup.methods import make_method
+    from simdedup.options import FeatureOptions
 
-    cli_names = {"tokenizer": "tokenizer_name"}
-    shown = feature_defaults()
+    shown = command_line_feature_defaults()
+    assert feature_options_of(dict(shown)) == FeatureOptions() == FeatureOptions.of()
     for name, default in FEATURE_DEFAULTS.items():
-        assert make_method.__kwdefaults__[name] == default
-        assert str(shown[cli_names.get(name, name)]) == str(default)
+        assert getattr(FeatureOptions(), name) == default
     sentences = method_registry.BUILTIN["sentences"].options
     assert [(o.name, o.default) for o in sentences] == [("sentences", shown["sentences"])]
     assert make_method("sentences").settings["options"] == {"n": sentences[0].default}

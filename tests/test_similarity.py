@@ -22,6 +22,7 @@ from simdedup import similarity
 from simdedup.cli import cli
 from simdedup.kernels import load
 from simdedup.kernels.exact import ExactKernel
+from simdedup.options import ClusterOptions
 from simdedup.similarity import ExactIndex, KeptText, exact_sets, passes
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
@@ -410,7 +411,9 @@ def test_verdicts_the_bounds_settle_are_those_the_merges_give(seed, edits, measu
         previous, similarity.BOUND_AFTER_PAIRS = similarity.BOUND_AFTER_PAIRS, after
         try:
             fresh = ExactIndex([KeptText(t) for t in texts])
-            found[name] = PairTest(fps, sketches, 64, 0.88, fresh, measure, 0.8).scores_passes(a, b)
+            found[name] = PairTest(
+                fps, sketches, ClusterOptions(k=31, similarity=measure).resolve(64, True), fresh
+            ).scores_passes(a, b)
             assert bool(fresh._buckets) == (after == 0)
         finally:
             similarity.BOUND_AFTER_PAIRS = previous
@@ -548,16 +551,12 @@ def test_exact_complete_linkage_compiled_and_python_match_the_definition(tmp_pat
         found = group.find_clusters(
             ids,
             fps,
-            40,
+            ClusterOptions(k=31, similarity=measure),
             sketches=sketches,
-            linkage="complete",
             exact=[None if t is None else KeptText(t) for t in kept],
-            similarity=measure,
-            min_similarity=0.88,
-            min_resemblance=0.8,
         )
         return sorted(c.members for c in found)
 
-    expected = literal_complete_linkage(ids, fps, 40, sketches, kept, measure, 0.88, 0.8)
+    expected = literal_complete_linkage(ids, fps, 31, sketches, kept, measure, 0.88, 0.8)
     assert clusters(0) == expected == clusters(10**9)
     assert 2 <= len(expected) and sum(map(len, expected)) < 40  # some join, some do not

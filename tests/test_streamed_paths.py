@@ -33,7 +33,7 @@ def _build(directory, records, bounds, k, replace_from, monkeypatch, chunk) -> l
     replaced fingerprints, then compacted; the segment files after each step."""
     monkeypatch.setattr(segments, "CHUNK_ROWS", chunk)
     batches = [records[a:b] for a, b in zip(bounds, bounds[1:])]
-    store.create(str(directory), records[0].settings, k, fingerprints=_set(batches[0]))
+    store.create(str(directory), records[0].settings, ClusterOptions(k=k), fingerprints=_set(batches[0]))
     states = [_files(directory)]
     with store.Index(str(directory)) as index:
         for batch in batches[1:]:

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from simdedup.errors import RecordError
 from simdedup.fingerprints import read_fingerprint_files
 from simdedup.group import find_clusters
+from simdedup.options import ClusterOptions
 from simdedup.pairs import as_words
 from simdedup.simhash import Simhasher
 from simdedup.sketch import decode, encode, make_sketch, pair_similarity, similarity
@@ -140,7 +141,10 @@ def docs_to_arrays(texts):
 
 def clusters(ids, texts, **options):
     fps, sketches, features = docs_to_arrays(texts)
-    found = find_clusters(ids, fps, options.pop("k", 32), sketches=sketches, features=features, **options)
+    # the library's options with the plain rule these tests were written for: single linkage,
+    # the bag measure, no threshold unless given
+    plain = {"k": 31, "linkage": "single", "similarity": "bag", "min_similarity": 0.0, "min_features": 0}
+    found = find_clusters(ids, fps, ClusterOptions(**{**plain, **options}), sketches=sketches, features=features)
     return [[ids[m] for m in c.members] for c in found]
 
 
@@ -181,9 +185,11 @@ def test_verification_rejects_dissimilar_candidates():
     rng = random.Random(4)
     a = " ".join(f"w{rng.randrange(10**6)}" for _ in range(300))
     b = " ".join(f"w{rng.randrange(10**6)}" for _ in range(300))
-    # k = 32 makes nearly every pair a candidate; the sketch must refuse the unrelated one
+    # k = 31 makes most pairs candidates; the sketch must refuse the unrelated one
     assert clusters(["a", "b", "c"], [a, b, a + " extra"], min_similarity=0.87) == [["a", "c"]]
-    assert clusters(["a", "b"], [a, b], k=63, min_similarity=0.0, linkage="single") == [["a", "b"]]
+    # with no threshold, a candidate (here: one whose fingerprints are apart) verifies
+    a_like = a.split()[:150] + b.split()[150:]
+    assert clusters(["a", "m"], [a, " ".join(a_like)], min_similarity=0.0, linkage="single") == [["a", "m"]]
 
 
 def test_short_texts_join_only_exact_copies():
@@ -220,14 +226,10 @@ def test_short_texts_kept_for_exact_verification_pair_by_the_exact_rule(words, r
     found = find_clusters(
         ["a", "b"],
         fps,
-        64,
+        ClusterOptions(k=31, linkage="single", similarity="combined"),
         sketches=sketches,
         features=features,
-        min_features=10,
         exact=kept,
-        similarity="combined",
-        min_similarity=0.88,
-        min_resemblance=0.8,
     )
     index = ExactIndex(kept)
     bag, grams = index.measures(np.array([0]), np.array([1]))

@@ -19,7 +19,11 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from ..method_registry import DEFAULT_METHOD
+
 if TYPE_CHECKING:
+    from ..options import ClusterOptions, FeatureOptions
+    from ..read import Inputs
     from .run import Outcome, Plan
 
 __all__ = ["Outcome", "Plan", "dedup", "cluster"]
@@ -52,44 +56,45 @@ def dedup(
     *,
     client: Any,
     work_dir: str,
-    k: int,
+    options: ClusterOptions | None = None,
+    features: FeatureOptions | None = None,
+    inputs: Inputs | None = None,
     output: str | None = None,
     verify: str = "exact",
-    jsonl: bool | None = None,
-    text_field: str = "text",
-    id_field: str | None = None,
     plan: Plan | None = None,
     silent: bool = True,
-    **options: Any,
+    **option_values: Any,
 ) -> Outcome:
-    """``simdedup dedup -k K PATHS`` on the cluster of ``client`` (None: in this process).
-    ``options`` are the fields of :class:`simdedup.options.ClusterOptions` (``linkage="star"``,
-    ``min_similarity=0.9``, ``output_format="members"``, ...) and the feature options by their
-    command-line names (``bits="128"``, ``tokenizer_name="jieba"``, ...); the output parts go to
-    ``output`` (a directory or URL; default: the work dir's ``output``), and
+    """``simdedup dedup PATHS`` on the cluster of ``client`` (None: in this process), as
+    ``options`` decide (:class:`simdedup.options.ClusterOptions`; k must be given) with records
+    made as ``features`` say (:class:`simdedup.options.FeatureOptions`) from documents read as
+    ``inputs`` say (:class:`simdedup.read.Inputs`). Instead of the objects, their fields may be
+    given by name (``k=8``, ``linkage="star"``, ``bits=128``, ``tokenizer="jieba"``). The
+    output parts go to ``output`` (a directory or URL; default: the work dir's ``output``), and
     :meth:`Outcome.read` gives them joined."""
-    from ..cli_options import feature_defaults, without_other_methods_options
-    from ..options import ClusterOptions
     from ..read import Inputs, WalkFilter, iter_sources
     from . import run
     from .fingerprints import Recipe, plan_shards
     from .workdir import WorkDir
 
     plan = plan or run.Plan()
-    unresolved = ClusterOptions.take(options)
-    features = without_other_methods_options({**feature_defaults(), **options})
-    recipe = Recipe(tuple(sorted(features.items())), False, verify == "exact")
+    options, features = _objects(options, features, option_values)
+    recipe = Recipe(features, verify == "exact")
     method = recipe.build()
-    decision = replace(unresolved, k=k).resolve(method.bits, method.sketch_bins > 0, "simhash")
-    reading = Inputs(jsonl=jsonl, text_field=text_field, id_field=id_field, encoding=features["encoding"])
-    sources = (s for s in iter_sources(paths, WalkFilter()) if not s.same_file)
+    decision = _decision(options, method.bits, method.sketch_bins > 0, features.method)
+    reading = replace(inputs or Inputs(), encoding=features.encoding)
+    sources = (
+        s
+        for s in iter_sources(paths, WalkFilter(reading.globs, reading.excludes, reading.min_bytes))
+        if not s.same_file
+    )
     shards = plan_shards(sources, reading, plan.shard_bytes, plan.shard_documents)
     work = WorkDir(work_dir)
     work.claim(
         run.settings_of(
             command="dedup",
             paths=list(paths),
-            features={**features, "tokenizer_options": list(features["tokenizer_options"])},
+            features=features.as_json(),
             verify=verify,
             decision=decision,
             reading=reading,
@@ -106,36 +111,59 @@ def cluster(
     *,
     client: Any,
     work_dir: str,
-    k: int,
+    options: ClusterOptions | None = None,
     output: str | None = None,
     plan: Plan | None = None,
     silent: bool = True,
-    **options: Any,
+    **option_values: Any,
 ) -> Outcome:
-    """``simdedup cluster -k K FILES`` on the cluster of ``client`` (None: in this process);
-    ``options`` are the fields of :class:`simdedup.options.ClusterOptions`."""
-    from ..method_registry import DEFAULT_METHOD
-    from ..options import ClusterOptions
+    """``simdedup cluster FILES`` on the cluster of ``client`` (None: in this process), as
+    ``options`` decide (:class:`simdedup.options.ClusterOptions`, or its fields by name; k must
+    be given)."""
     from . import run
     from .workdir import WorkDir
 
-    unresolved = replace(ClusterOptions(**options), k=k)
+    options, _ = _objects(options, None, option_values)
 
     def resolve(bits: int, settings: dict) -> ClusterOptions:
-        return unresolved.resolve(bits, bool(settings.get("sketch")), settings.get("method") or DEFAULT_METHOD)
+        return _decision(options, bits, bool(settings.get("sketch")), settings.get("method") or DEFAULT_METHOD)
 
     work = WorkDir(work_dir)
     work.claim(
         run.settings_of(
             command="cluster",
             files=list(files),
-            options=unresolved,
+            options=options,
             identity=run.shard_identity([[_File(f)] for f in files]),
         )
     )
     return run.cluster_stages(
         _engine(client, silent), work, list(files), resolve, _target(output, work), plan or run.Plan(), _ignore
     )
+
+
+def _objects(
+    options: ClusterOptions | None, features: FeatureOptions | None, values: dict[str, Any]
+) -> tuple[ClusterOptions, FeatureOptions]:
+    """The options objects, or the objects of the fields given by name (not both)."""
+    from ..errors import UsageError
+    from ..options import ClusterOptions, FeatureOptions
+
+    if values and (options is not None or features is not None):
+        raise UsageError("give the options objects or their fields, not both")
+    named = ClusterOptions.take(values)
+    return options or named, features or FeatureOptions.of(**values)
+
+
+def _decision(options: ClusterOptions, bits: int, verified: bool, method: str) -> ClusterOptions:
+    from ..errors import UsageError
+
+    if options.k is None:
+        raise UsageError("the staged engines need an explicit k")
+    try:
+        return options.resolve(bits, verified, method)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
 class _File:

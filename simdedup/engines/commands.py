@@ -228,12 +228,11 @@ def _write_stdout(data: bytes) -> None:
 
 def _recipe(features: dict[str, Any], given: bool, exact: bool) -> tuple[Any, Any]:
     """The fingerprinting recipe of the feature options (``--compat`` applied) and the method."""
-    from ..cli_options import final_feature_options
+    from ..cli_options import build_method, feature_options_of
     from .fingerprints import Recipe
 
-    options = final_feature_options(features, given)
-    recipe = Recipe(tuple(sorted(options.items())), given, exact)
-    return recipe, recipe.build()
+    recipe = Recipe(feature_options_of(features, given), exact)
+    return recipe, build_method(recipe.features)
 
 
 def _shards(paths: tuple[str, ...], inputs: Any, output: str | None, engine: str) -> list:
@@ -281,8 +280,7 @@ def run_fingerprint(
                 command="fingerprint",
                 paths=list(paths),
                 inputs=_jsonable(dataclasses.asdict(inputs)),
-                features=_jsonable(dict(recipe.options)),
-                given=recipe.given,
+                features=recipe.features.as_json(),
                 shards=run.shard_identity(shards),
             )
         )
@@ -350,8 +348,7 @@ def run_dedup(
                 command="dedup",
                 paths=list(paths),
                 inputs=_jsonable(dataclasses.asdict(inputs)),
-                features=_jsonable(dict(recipe.options)),
-                given=recipe.given,
+                features=recipe.features.as_json(),
                 verify=verify,
                 decision=decision,
                 shards=run.shard_identity(shards),

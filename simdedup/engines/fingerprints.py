@@ -23,6 +23,7 @@ import xxhash
 from ..errors import IncompatibleSettingsError, SimdedupError
 from ..fingerprints import describe_settings, read_fingerprint_files
 from ..fingerprints.binary import BinaryWriter, read_blocks, write_columns
+from ..options import FeatureOptions
 from ..read import Inputs, Source, is_compressed
 from ..read.remote import open_stored
 from ..read.tables import expand_tables, iter_jsonl_unparsed, iter_parquet, table_kind, with_origin
@@ -57,17 +58,15 @@ class RowGroups:
 
 @dataclass(frozen=True)
 class Recipe:
-    """How to make the fingerprinting method in a task: the final feature options of the
-    command (``--compat`` applied), since the method itself holds unpicklable hash functions."""
+    """How to make the fingerprinting method in a task: the command's feature options whole
+    (:class:`simdedup.options.FeatureOptions`), since the method itself holds unpicklable hash
+    functions; ``exact``: it keeps the texts for exact verification."""
 
-    options: tuple[tuple[str, Any], ...]
-    given: bool = False
+    features: FeatureOptions
     exact: bool = False
 
     def build(self) -> Any:
-        from ..cli_options import method_of_options
-
-        method = method_of_options(given=self.given, **dict(self.options))
+        method = self.features.method_object()
         if self.exact and hasattr(method, "verify_exactly"):
             method.verify_exactly()
         return method

@@ -68,10 +68,12 @@ class Values:
     searched: np.ndarray  # values with a row of enough features: the pair search's input
 
 
-def distinct_values(fps: np.ndarray, features: np.ndarray, min_features: int) -> Values:
+def distinct_values(fps: np.ndarray, pairable: np.ndarray) -> Values:
+    """The distinct fingerprints of the rows, those of a row that may pair searched
+    (:meth:`simdedup.options.ClusterOptions.may_pair`)."""
     values, of_row = unique_rows(fps) if fps.shape[1] > 1 else _unique_column(fps)
     eligible = np.zeros(len(values), dtype=bool)
-    eligible[of_row[features >= min_features]] = True
+    eligible[of_row[pairable]] = True
     return Values(values, of_row, np.flatnonzero(eligible))
 
 
@@ -175,8 +177,7 @@ def batches(sizes: np.ndarray, rows_per_task: int) -> list[np.ndarray]:
 
 def _records(cluster: Cluster, ids: list[str], sizes: np.ndarray, decision: ClusterOptions) -> bytes:
     return b"".join(
-        json_text_bytes(record_line(record)) + b"\n"
-        for record in cluster_records(cluster, ids, sizes, decision.output_format)
+        json_text_bytes(record_line(record)) + b"\n" for record in cluster_records(cluster, ids, sizes, decision)
     )
 
 

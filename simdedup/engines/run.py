@@ -409,7 +409,8 @@ def cluster_rows(
         warn(without_texts)
     start = time.perf_counter()
     fps, features = rows.fps[kept_rows], rows.features[kept_rows]
-    values = group_stage.distinct_values(fps, features, decision.min_features)
+    pairable = decision.may_pair(features, None if texts is None else texts[kept_rows])
+    values = group_stage.distinct_values(fps, pairable)
     engine.note(
         f"simdedup: distinct (driver): {len(kept_rows):,} rows, {len(values.values):,} distinct fingerprints, "
         f"{time.perf_counter() - start:.1f} s"
@@ -418,9 +419,7 @@ def cluster_rows(
     start = time.perf_counter()
     left, right = values.searched[left], values.searched[right]
     sketches = None if rows.sketches is None else rows.sketches[kept_rows]
-    verified = group_stage.verified_pairs(
-        left, right, values, sketches, features >= decision.min_features, decision, exact
-    )
+    verified = group_stage.verified_pairs(left, right, values, sketches, pairable, decision, exact)
     left, right = left[verified], right[verified]
     if len(left) > plan.driver_pairs:  # large-star/small-star in tasks, not timed as the driver's
         driver_seconds = time.perf_counter() - start

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..method_registry import DEFAULT_METHOD, FEATURE_DEFAULTS, method_names, method_spec
+from ..method_registry import DEFAULT_METHOD
 from .base import Method
 from .nilsimsa import NilsimsaMethod
 from .sentences import SentencesMethod
@@ -24,24 +24,12 @@ from .simhash import GivenFeaturesMethod, SimhashMethod
 __all__ = ["GivenFeaturesMethod", "Method", "NilsimsaMethod", "SentencesMethod", "SimhashMethod", "make_method"]
 
 
-def make_method(
-    method: str = DEFAULT_METHOD,
-    *,
-    tokenizer: str = FEATURE_DEFAULTS["tokenizer"],
-    tokenizer_options: dict[str, Any] | None = None,
-    bits: int = FEATURE_DEFAULTS["bits"],
-    hash_name: str = FEATURE_DEFAULTS["hash_name"],
-    weighting: str | None = None,
-    ties: str | None = None,
-    sketch_bins: int = FEATURE_DEFAULTS["sketch_bins"],
-    encoding: str = FEATURE_DEFAULTS["encoding"],
-    html: bool = False,
-    given_features: bool = False,
-    **options: Any,
-) -> Method:
-    """The fingerprinting method these settings name (the options of ``simdedup fingerprint``);
-    ``options`` are the method's own (its spec's :attr:`~simdedup.method_registry.MethodSpec.options`,
-    ``sentences=3`` for ``sentences``), at their declared defaults when not given.
+def make_method(method: str = DEFAULT_METHOD, **options: Any) -> Method:
+    """The fingerprinting method these settings name: the fields of
+    :class:`simdedup.options.FeatureOptions` (the options of ``simdedup fingerprint``, the
+    tokenizer's options as a dict) and the method's own options (its spec's
+    :attr:`~simdedup.method_registry.MethodSpec.options`, ``sentences=3`` for ``sentences``),
+    each at its default when not given.
 
     Raises:
         UsageError: options that do not go together, an option the method does not take, or a
@@ -49,31 +37,6 @@ def make_method(
         UnknownTokenizerError, TokenizerOptionError: no such tokenizer, or a bad option for it.
         PluginError: the tokenizer failed to load or start.
     """
-    from ..errors import UsageError
+    from ..options import FeatureOptions
 
-    spec = method_spec(method)
-    if spec is None:
-        names = method_names()
-        raise UsageError(f"unknown method {method!r}: {', '.join(names[:-1])} or {names[-1]}")
-    if not spec.takes_features and (tokenizer_options or weighting or html or ties or given_features):
-        raise UsageError(f"--method {method} takes no tokenizer options")
-    unknown = sorted(set(options) - {option.name for option in spec.options})
-    if unknown:
-        raise UsageError(f"method {method} has no option {unknown[0]!r}")
-    try:
-        return spec.build(
-            method=method,
-            tokenizer=tokenizer,
-            tokenizer_options=tokenizer_options or {},
-            bits=int(bits),
-            hash_name=hash_name,
-            weighting=weighting,
-            ties=ties,
-            sketch_bins=sketch_bins,
-            encoding=encoding,
-            html=html,
-            given_features=given_features,
-            **spec.option_values(options),
-        )
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
+    return FeatureOptions.of(method=method, **options).method_object()

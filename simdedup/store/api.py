@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import os
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
@@ -36,7 +36,7 @@ from ..errors import IncompatibleSettingsError, SimdedupError
 from ..fingerprints import FingerprintSet, load_fingerprints
 from ..fingerprints.record import SETTING_KEYS, FingerprintRecord, describe_settings
 from ..group import Cluster, cluster_fingerprints
-from ..options import DEFAULTS, ClusterOptions
+from ..options import DECISION_FIELDS, ClusterOptions
 from ..pairs import near_pairs, popcount_distance
 from ..sketch import pair_similarity
 from ..verify import may_pass
@@ -81,8 +81,6 @@ TIER_RATIO = 2
 #: a search of this many contents lets the pages it read of a segment go, table by table (a
 #: query's few stay mapped: reading them again would cost more than they hold)
 RELEASE_AFTER = 4096
-#: the options of ``cluster`` an index fixes when created (they decide which pairs are verified)
-VERIFICATION = ("k", "min_similarity", "similarity", "min_resemblance", "min_features")
 
 
 def fingerprint_settings(settings: dict[str, Any]) -> dict[str, Any]:
@@ -152,7 +150,7 @@ class _Merge:
     a new segment (:class:`~simdedup.store.segments.SegmentRows`). Only the fingerprints, units
     and features are gathered whole; the other columns a stretch at a time."""
 
-    def __init__(self, parts: list[tuple[Any, np.ndarray]], words: int, sketch_bytes: int, min_features: int):
+    def __init__(self, parts: list[tuple[Any, np.ndarray]], words: int, sketch_bytes: int, options: ClusterOptions):
         self.parts = [(source, np.asarray(rows, dtype=np.int64)) for source, rows in parts]
         self.starts = np.cumsum([0] + [len(rows) for _, rows in self.parts])
         self.rows = int(self.starts[-1])
@@ -164,7 +162,7 @@ class _Merge:
             fps = fps[self.order]
         self.fps = fps
         self.units = self._column("units")
-        self.pairable = self._column("features") >= min_features
+        self.pairable = options.may_pair(self._column("features"))
 
     def _column(self, name: str) -> np.ndarray:
         """A whole (small) column, in content order once :attr:`order` is known."""
@@ -222,7 +220,8 @@ class Index:
         self.bits: int = self.settings["bits"]
         self.words = self.bits // 64
         self.sketch_bytes: int = self.settings["sketch"]
-        self.options = ClusterOptions(**settings["verification"], linkage="complete")
+        # options stored before a field existed take its default
+        self.options = ClusterOptions(**settings["verification"], resolved=True)
         self.k: int = self.options.k  # type: ignore[assignment]
         self.tables = Tables(self.bits, self.k, settings["blocks"])
         self._segments: list[Segment] = []
@@ -356,7 +355,7 @@ class Index:
         return may_pass(both, np.arange(len(a)), np.arange(len(a), 2 * len(a)), self.options, exact=False)
 
     def _pairable(self, features: np.ndarray) -> np.ndarray:
-        return features >= self.options.min_features
+        return self.options.may_pair(features)
 
     def _fingerprint_set(self, rows: _Rows, ids: list[str]) -> FingerprintSet:
         return FingerprintSet(ids, rows.fps, self.bits, self.settings, [], rows.features, rows.sketches, rows.sizes)
@@ -367,8 +366,7 @@ class Index:
         units: np.ndarray,
         pair_a: np.ndarray,
         pair_b: np.ndarray,
-        linkage: str,
-        singletons: bool,
+        linking: ClusterOptions,
         new: np.ndarray | None = None,
     ) -> list[Cluster]:
         """Clusters of ``fingerprints`` (whose units are ``units``) with the verified pairs of
@@ -380,8 +378,7 @@ class Index:
             docs.append((at, present[at] == side) if len(present) else (at, np.zeros(len(side), bool)))
         known = docs[0][1] & docs[1][1]
         pairs = (first[docs[0][0][known]], first[docs[1][0][known]])
-        options = replace(self.options, linkage=linkage, singletons=singletons)
-        return cluster_fingerprints(fingerprints, options, new, pairs=pairs)
+        return cluster_fingerprints(fingerprints, self.options.linking_as(linking), new, pairs=pairs)
 
     def _live(self, segment: Segment) -> np.ndarray:
         """The rows of ``segment`` not of replaced documents, the whole file checked first."""
@@ -392,11 +389,13 @@ class Index:
 
     # --- commands ------------------------------------------------------------------------
 
-    def cluster(self, linkage: str = "complete", singletons: bool = False) -> tuple[list[Cluster], FingerprintSet]:
-        """Clusters over every document, from the pair log (no search); as ``cluster -k K``.
-        The fingerprint set the members index holds the documents that can be in a cluster of
-        two or more (a unit of several documents, or in a logged pair), every one with
-        ``singletons``: memory follows the duplicates, not the index."""
+    def cluster(self, linking: ClusterOptions = ClusterOptions()) -> tuple[list[Cluster], FingerprintSet]:
+        """Clusters over every document, from the pair log (no search); as ``cluster -k K``
+        with the linkage and output of ``linking`` (:data:`~simdedup.options.LINKING_FIELDS`;
+        the index fixed the others). The fingerprint set the members index holds the documents
+        that can be in a cluster of two or more (a unit of several documents, or in a logged
+        pair), every one with ``singletons``: memory follows the duplicates, not the index."""
+        singletons = linking.singletons
         with self.catalog.snapshot():
             self._open_segments()
             pair_a, pair_b = self.catalog.pairs()
@@ -419,7 +418,7 @@ class Index:
             rows = _select(rows, np.argsort(rows.seqs))
             ids = self._ids_checked(rows.seqs)
         fingerprints = self._fingerprint_set(rows, ids)
-        return self._clusters(fingerprints, rows.units, pair_a, pair_b, linkage, singletons), fingerprints
+        return self._clusters(fingerprints, rows.units, pair_a, pair_b, linking), fingerprints
 
     def _ids_checked(self, wanted: np.ndarray) -> list[str]:
         """The ids of the documents ``wanted`` (sorted seqs), read with every document of the
@@ -496,7 +495,7 @@ class Index:
             ids = self.catalog.ids_of(rows.seqs)
             pair_array = np.array(pairs, dtype=np.int64).reshape(-1, 2)
             fingerprints = self._fingerprint_set(rows, ids)
-            for found in self._clusters(fingerprints, rows.units, pair_array[:, 0], pair_array[:, 1], "complete", True):
+            for found in self._clusters(fingerprints, rows.units, pair_array[:, 0], pair_array[:, 1], _NAMING):
                 name = cluster_id(ids[found.representative])
                 for member in found.members:
                     labels[int(rows.units[member])] = name
@@ -566,7 +565,7 @@ class Index:
             seqs = segment.column("seqs")
             dropped += np.delete(seqs, live).tolist()
             segment.release()
-        merged = _Merge(parts, self.words, self.sketch_bytes, self.options.min_features)
+        merged = _Merge(parts, self.words, self.sketch_bytes, self.options)
         del parts
         number = self.catalog.settings["next_segment"]
         file = f"seg-{number:06d}.sdseg"
@@ -605,15 +604,15 @@ class Index:
         fingerprints: FingerprintSet,
         replace: bool = False,
         files: Iterable[str] = (),
-        linkage: str = "complete",
-        singletons: bool = False,
+        linking: ClusterOptions = ClusterOptions(),
         wait: bool = True,
         on_wait: Callable[[str], None] | None = None,
         report: bool = True,
         publish: Callable[[AddResult], None] | None = None,
     ) -> AddResult:
         """Add a batch of fingerprints (ids new to the index, or ``replace``); with ``report``,
-        the result holds the clusters with new documents (else none). ``publish`` is called
+        the result holds the clusters with new documents (else none), linked and written as
+        ``linking`` says. ``publish`` is called
         with the result before the add commits: when it raises, the add does not happen.
 
         Raises:
@@ -622,15 +621,14 @@ class Index:
             OutputError: the index cannot be written (it is left as it was).
         """
         with self._writer("index add", wait, on_wait):
-            return self._add(fingerprints, replace, list(files), linkage, singletons, report, publish)
+            return self._add(fingerprints, replace, list(files), linking, report, publish)
 
     def _add(
         self,
         fingerprints: FingerprintSet,
         replace: bool,
         files: list[str],
-        linkage: str,
-        singletons: bool,
+        linking: ClusterOptions,
         report: bool,
         publish: Callable[[AddResult], None] | None,
     ) -> AddResult:
@@ -676,7 +674,7 @@ class Index:
             sizes,
         )
         batch.seqs[by_id] = settings["next_seq"] + np.arange(n)
-        first = first_of_units(_Merge([(batch, order)], self.words, self.sketch_bytes, self.options.min_features))
+        first = first_of_units(_Merge([(batch, order)], self.words, self.sketch_bytes, self.options))
         starts = np.flatnonzero(first)
         of_row = np.cumsum(first) - 1
         del first
@@ -757,9 +755,7 @@ class Index:
             new = np.zeros(len(together.seqs), dtype=bool)
             new[:n] = True
             fingerprint_set = self._fingerprint_set(together, [fingerprints.ids[i] for i in order.tolist()] + old_ids)
-            clusters = self._clusters(
-                fingerprint_set, together.units, codes[:, 0], codes[:, 1], linkage, singletons, new
-            )
+            clusters = self._clusters(fingerprint_set, together.units, codes[:, 0], codes[:, 1], linking, new)
             del together
         else:  # nothing to report: the batch as given, not a copy in content order
             fingerprint_set, new, clusters = fingerprints, np.ones(n, dtype=bool), []
@@ -784,6 +780,11 @@ class Index:
             if merged > 1 or len(self._removed):
                 self._write(self._concat([]), np.zeros(0, np.int64), list(self._segments), lambda connection: None)
             return merged
+
+
+#: how :meth:`Index._cluster_ids` links to name the clusters of a query's matches: as ``index
+#: cluster`` does by default, every document in a cluster of its own or more
+_NAMING = ClusterOptions(singletons=True)
 
 
 def tail_to_merge(sizes: list[int], rows: int) -> int:
@@ -840,36 +841,30 @@ def _select(rows: _Rows, which: np.ndarray) -> _Rows:
 def create(
     directory: str,
     settings: dict[str, Any],
-    k: int,
+    options: ClusterOptions,
     *,
     blocks: int | None = None,
-    min_similarity: float = DEFAULTS.min_similarity,
-    similarity: str = DEFAULTS.similarity,
-    min_resemblance: float = DEFAULTS.min_resemblance,
-    min_features: int = DEFAULTS.min_features,
     fingerprints: FingerprintSet | None = None,
     files: Iterable[str] = (),
 ) -> AddResult | None:
     """Create an index for fingerprints made with ``settings`` (a fingerprinting method's or a
-    record's), with an explicit ``k`` and the verification options of ``cluster``, holding
-    ``fingerprints`` (read from ``files``) when given: all of it, or, on any failure, nothing
-    (the directory is as it was, and the same call can be made again).
+    record's) that verifies pairs as ``options`` say (their k given; the fields of
+    :data:`~simdedup.options.DECISION_FIELDS` are fixed for the index, the linkage and output
+    are each command's), holding ``fingerprints`` (read from ``files``) when given: all of it,
+    or, on any failure, nothing (the directory is as it was, and the same call can be made
+    again).
 
     Raises:
-        ValueError: an option out of range for the fingerprints.
+        ValueError: an option out of range for the fingerprints, or one the index cannot keep.
         IndexUseError: the directory exists and is not empty; as :meth:`Index.add`.
         OutputError: the index cannot be written.
     """
     normal = fingerprint_settings(settings)
-    options = ClusterOptions(
-        k=k,
-        min_similarity=min_similarity,
-        linkage="complete",
-        min_features=min_features,
-        similarity=similarity,
-        min_resemblance=min_resemblance,
-    )
+    if options.k is None and options.min_score is None:
+        raise ValueError("an index needs an explicit k")
     options = options.resolve(normal["bits"], normal["sketch"] > 0, normal["method"] or "simhash")
+    if options.bands:
+        raise ValueError("an index searches within k only: it takes no sketch bands")
     blocks = default_blocks(options.k, normal["bits"]) if blocks is None else blocks  # type: ignore[arg-type]
     if options.k and not options.k < blocks <= normal["bits"]:
         raise ValueError(f"blocks must be between k + 1 = {options.k + 1} and {normal['bits']}")
@@ -879,7 +874,7 @@ def create(
             {
                 "fingerprints": normal,
                 "blocks": blocks,
-                "verification": {name: getattr(options, name) for name in VERIFICATION},
+                "verification": {name: getattr(options, name) for name in DECISION_FIELDS},
             },
         )
         if fingerprints is None:
@@ -908,11 +903,9 @@ def query(
         return index.query_record(fingerprinter_for(index.settings, encoding, html).fingerprint_text(doc_id, text))
 
 
-def cluster(
-    directory: str, linkage: str = "complete", singletons: bool = False
-) -> tuple[list[Cluster], FingerprintSet]:
+def cluster(directory: str, linking: ClusterOptions = ClusterOptions()) -> tuple[list[Cluster], FingerprintSet]:
     with Index(directory) as index:
-        return index.cluster(linkage, singletons)
+        return index.cluster(linking)
 
 
 def compact(directory: str) -> int:

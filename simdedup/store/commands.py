@@ -95,17 +95,7 @@ def index() -> None:
     similarity="As cluster's --similarity (sketches give the bag similarity).",
 )
 @feature_options
-def create(
-    directory: str,
-    k: int,
-    from_files: tuple[str, ...],
-    blocks: int | None,
-    similarity: str,
-    min_similarity: float,
-    min_resemblance: float,
-    min_features: int,
-    **features: Any,
-) -> None:
+def create(directory: str, from_files: tuple[str, ...], blocks: int | None, **features: Any) -> None:
     """Create the index IDX (a new directory) for fingerprints made with the feature options
     (or those of the --from files), with k and the verification options of cluster fixed.
 
@@ -114,8 +104,10 @@ def create(
     simdedup index create IDX -k 6 --tokenizer jieba
     """
     from ..fingerprints import load_fingerprints
+    from ..options import ClusterOptions
     from . import api
 
+    options = ClusterOptions.take(features)
     fingerprints = None
     if from_files:
         fingerprints = load_fingerprints(named_streams(from_files))
@@ -126,18 +118,7 @@ def create(
     else:
         settings = method_from_options(**features).settings
     try:
-        result = api.create(
-            directory,
-            settings,
-            k,
-            blocks=blocks,
-            min_similarity=min_similarity,
-            similarity=similarity,
-            min_resemblance=min_resemblance,
-            min_features=min_features,
-            fingerprints=fingerprints,
-            files=from_files,
-        )
+        result = api.create(directory, settings, options, blocks=blocks, fingerprints=fingerprints, files=from_files)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if result is not None:
@@ -157,11 +138,9 @@ def add(
     files: tuple[str, ...],
     replace: bool,
     no_wait: bool,
-    linkage: str,
-    singletons: bool,
-    output_format: str,
     output: str | None,
     force: bool,
+    **linking: Any,
 ) -> None:
     """Add fingerprint FILES (or stdin) to IDX; print the clusters that hold new documents,
     as cluster --against does (members say whether they are new). They are written before
@@ -172,8 +151,10 @@ def add(
     """
     from ..cluster_lines import write_clusters
     from ..fingerprints import load_fingerprints
+    from ..options import ClusterOptions
     from . import api
 
+    options = ClusterOptions.take(linking)
     out = output_file(output, force, files, not files or "-" in files)
     out.refuse_inside(directory)
     fingerprints = load_fingerprints(named_streams(files))
@@ -184,11 +165,10 @@ def add(
             fingerprints,
             replace,
             names,
-            linkage,
-            singletons,
+            options,
             not no_wait,
             waiting(directory),
-            publish=lambda added: write_clusters(fd, added.clusters, added.fingerprints, output_format, added.new),
+            publish=lambda added: write_clusters(fd, added.clusters, added.fingerprints, options, added.new),
         )
     replaced = f" ({result.replaced:,} replaced)" if result.replaced else ""
     message(f"simdedup: {directory}: added {result.added:,} documents{replaced}, {result.pairs:,} verified pairs")
@@ -239,19 +219,19 @@ def query(directory: str, document: str, as_json: bool, encoding: str, html: boo
 @_INDEX
 @_cluster_output
 @output_options
-def cluster_command(
-    directory: str, linkage: str, singletons: bool, output_format: str, output: str | None, force: bool
-) -> None:
+def cluster_command(directory: str, output: str | None, force: bool, **linking: Any) -> None:
     """Print the clusters over every document of IDX, as cluster -k K over all the
     fingerprints added would (from the verified pairs kept: no search)."""
     from ..cluster_lines import write_clusters
+    from ..options import ClusterOptions
     from . import api
 
+    options = ClusterOptions.take(linking)
     out = output_file(output, force)
     out.refuse_inside(directory)
-    clusters, fingerprints = api.cluster(directory, linkage, singletons)
+    clusters, fingerprints = api.cluster(directory, options)
     with out.open() as fd:
-        write_clusters(fd, clusters, fingerprints, output_format)
+        write_clusters(fd, clusters, fingerprints, options)
 
 
 @index.command()

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from simdedup import store
 from simdedup.cli import cli
 from simdedup.fingerprints import json_lines, load_fingerprints
+from simdedup.options import ClusterOptions
 from simdedup.store.api import tail_to_merge
 
 
@@ -44,7 +45,7 @@ def test_200_adds_of_5_equal_one_add_of_1000(tmp_path):
     records = make_records(11, 1000)
     many, one = str(tmp_path / "many"), str(tmp_path / "one")
     for directory in (many, one):
-        store.create(directory, index_settings(), 3)
+        store.create(directory, index_settings(), ClusterOptions(k=3))
     with store.Index(many) as index:
         for start in range(0, 1000, 5):
             index.add(_fingerprints(records[start : start + 5]), report=False)
@@ -64,7 +65,7 @@ def test_replaced_rows_go_with_the_merges(tmp_path):
     """Adds that replace ids: the rows they leave behind do not pile up either."""
     records = make_records(12, 200)
     directory = str(tmp_path / "idx")
-    store.create(directory, index_settings(), 3)
+    store.create(directory, index_settings(), ClusterOptions(k=3))
     rng = np.random.default_rng(0)
     with store.Index(directory) as index:
         index.add(_fingerprints(records), report=False)
@@ -77,5 +78,5 @@ def test_replaced_rows_go_with_the_merges(tmp_path):
     assert figures["documents"] == 200 and figures["segments"] <= math.log2(500 / 5) + 1
     assert figures["rows"] - figures["documents"] == figures["removed"] <= 200
     fresh = str(tmp_path / "fresh")
-    store.create(fresh, index_settings(), 3, fingerprints=_fingerprints(records))
+    store.create(fresh, index_settings(), ClusterOptions(k=3), fingerprints=_fingerprints(records))
     assert _listing(directory) == _listing(fresh)
