@@ -1,0 +1,321 @@
+"""numba source of the shingle-sketch kernel (:mod:`simdedup.kernels.shingles`): a text's
+shingles, as the exact kernel cuts them (:func:`simdedup.kernels.source.exact._text_tokens`),
+fed to a sketch of their set, a chunk of UTF-8 at a time.
+
+The sketch is fast similarity sketching (Dahlgaard, Knudsen and Thorup 2017): in round ``r``
+every shingle ``x`` goes to a bin by its hash ``h_r(x)``, and a bin keeps the shingle of the
+first round that reached it, the one of smallest hash among that round's; rounds go on until
+every bin holds one. A bin's key is then the smallest over the
+rounds, so two sets agree in a bin exactly when the shingle that wins it in their union is in
+both: with probability their Jaccard, however few shingles they have (a short text's sketch
+holds nearly all its shingles). Each bin keeps ``value_bits`` of its winner's hash (b-bit
+minwise hashing, Li and König 2010). The first round needs only the stream; the later ones, the
+distinct shingles, kept while there are fewer than ``capacity`` (with more, the first round fills
+every bin).
+
+A text's shingles are its word 3-grams, or its 5-character shingles (white space deleted) when it
+is a text of characters (``cjk_share`` of its characters Han or kana, or no word character): both
+streams are fed while reading, and :func:`sketch_finish` keeps the one the text turns out to
+have. The two are hashed apart (``CHARACTER_SEED``): a text of characters and a text of words
+agree in no more bins than chance.
+
+State (``state``, int64): see the ``_AT_`` indices below; ``keys`` and ``winners`` (uint64,
+``2 * bins``: the words' bins, then the characters') the round each bin was won in and its
+winner's hash; ``elements`` (uint64, ``2 * capacity``) the distinct shingles of each kind.
+"""
+
+import numba
+import numpy as np
+from numba import carray
+
+from .common import GOLDEN, _decode, _mix
+from .exact import _CHAR_GRAM, _ONE_WORD, _RUN, _S_CJK, _S_SPACE, _S_WORD, _PRIME, _wide_entry
+
+CHARACTER_SEED = np.uint64(0xC3A5C85C97CB3127)
+VALUE_SEED = np.uint64(0xB492B66FBE98F273)
+EMPTY_KEY = ~np.uint64(0)
+
+# where each number of the state is
+_AT_WORD_HASH, _AT_WORD_LENGTH, _AT_TOKENS, _AT_T1, _AT_T2 = 0, 1, 2, 3, 4
+_AT_SEEN, _AT_C1, _AT_C2, _AT_C3, _AT_C4 = 5, 6, 7, 8, 9
+_AT_CHARACTERS, _AT_CJK, _AT_BAG_WORDS = 10, 11, 12
+_AT_COUNT_WORDS, _AT_COUNT_CHARS, _AT_MANY_WORDS, _AT_MANY_CHARS = 13, 14, 15, 16
+STATE_SIZE = 17
+
+
+@numba.njit(inline="always")
+def _round_hash(x, r, seed):  # pragma: no cover - compiled
+    return _mix(x ^ (np.uint64(r + 1) * GOLDEN) ^ seed)
+
+
+@numba.njit(inline="always")
+def _offer(h, r, keys, winners, base, bins):  # pragma: no cover - compiled
+    """Offer a shingle's round-``r`` hash ``h`` to its bin (the top bits of ``h`` choose it):
+    it wins an empty bin, or one won in this round by a larger hash. ``keys`` holds the round
+    a bin was won in (:data:`EMPTY_KEY`: none yet)."""
+    b = base + np.int64(((h >> np.uint64(32)) * np.uint64(bins)) >> np.uint64(32))
+    won = keys[b]
+    if won == EMPTY_KEY or (won == np.uint64(r) and h < winners[b]):
+        keys[b] = np.uint64(r)
+        winners[b] = h
+
+
+@numba.njit(inline="always")
+def _keep(x, elements, base, state, count_at, many_at, capacity):  # pragma: no cover - compiled
+    """Keep the shingle ``x`` for the later rounds (at most ``capacity`` distinct ones)."""
+    if state[many_at]:
+        return
+    n = state[count_at]
+    if n == capacity:  # full: keep each value once, and give up if that leaves it over half full
+        run = elements[base : base + n]
+        run.sort()
+        distinct = 1
+        for i in range(1, n):
+            if run[i] != run[distinct - 1]:
+                run[distinct] = run[i]
+                distinct += 1
+        n = distinct
+        if n > capacity // 2:
+            state[many_at] = 1
+            return
+    elements[base + n] = x
+    state[count_at] = n + 1
+
+
+@numba.njit(inline="always")
+def _word_ended(state, keys, winners, elements, bins, capacity):  # pragma: no cover - compiled
+    """A word of the shingles ended: chain it into the 3-gram that ends with it."""
+    length = np.uint64(state[_AT_WORD_LENGTH])
+    token = _mix(np.uint64(state[_AT_WORD_HASH]) ^ (length * GOLDEN))
+    tokens = state[_AT_TOKENS]
+    t1, t2 = np.uint64(state[_AT_T1]), np.uint64(state[_AT_T2])
+    if tokens >= 2:
+        gram = _mix((t1 * GOLDEN + t2) * GOLDEN + token)
+        _offer(_round_hash(gram, 0, np.uint64(0)), 0, keys, winners, 0, bins)
+        _keep(gram, elements, 0, state, _AT_COUNT_WORDS, _AT_MANY_WORDS, capacity)
+    state[_AT_TOKENS] = tokens + 1
+    state[_AT_T1], state[_AT_T2] = np.int64(t2), np.int64(token)
+    state[_AT_WORD_HASH] = 0
+    state[_AT_WORD_LENGTH] = 0
+
+
+@numba.njit(inline="always")
+def _update(
+    data, begin, end, table, state, keys, winners, elements, bins, capacity, words_on, chars_on
+):  # pragma: no cover - compiled
+    """Feed ``data[begin:end]`` (UTF-8, whole characters; surrogates as ``surrogatepass``
+    writes them) to the state: its words' 3-grams with ``words_on`` (and the counts of
+    characters), its 5-character shingles with ``chars_on``. Returns -1, or the first byte that
+    is not UTF-8."""
+    i = begin
+    while i < end:
+        lead = np.int64(data[i])
+        if lead < 0x80:
+            point = lead
+            i += 1
+        else:
+            point, width = _decode(data, i, end, True)
+            if width == 0:
+                return i
+            i += width
+        if point < 0x10000:
+            entry = np.int64(table[point])
+            shingle = np.int64(table[0x10000 + point])
+        else:
+            entry = point << 2 | _ONE_WORD
+            shingle = _wide_entry(point)
+        if shingle & _S_SPACE == 0:
+            if words_on:
+                state[_AT_CHARACTERS] += 1
+                state[_AT_CJK] += (shingle & _S_CJK) >> 2
+            if chars_on:
+                c = _mix(np.uint64(shingle >> 3) ^ GOLDEN)
+                seen = state[_AT_SEEN] + 1
+                state[_AT_SEEN] = seen
+                c1, c2 = np.uint64(state[_AT_C1]), np.uint64(state[_AT_C2])
+                c3, c4 = np.uint64(state[_AT_C3]), np.uint64(state[_AT_C4])
+                if seen >= _CHAR_GRAM:
+                    gram = _mix((((c1 * GOLDEN + c2) * GOLDEN + c3) * GOLDEN + c4) * GOLDEN + c)
+                    _offer(_round_hash(gram, 0, CHARACTER_SEED), 0, keys, winners, bins, bins)
+                    _keep(gram, elements, capacity, state, _AT_COUNT_CHARS, _AT_MANY_CHARS, capacity)
+                state[_AT_C1], state[_AT_C2] = np.int64(c2), np.int64(c3)
+                state[_AT_C3], state[_AT_C4] = np.int64(c4), np.int64(c)
+        if not words_on:
+            continue
+        kind = entry & 3
+        if kind == _RUN or kind == _ONE_WORD:
+            state[_AT_BAG_WORDS] = 1
+        if shingle & _S_WORD:
+            state[_AT_WORD_HASH] = np.int64(np.uint64(state[_AT_WORD_HASH]) * _PRIME + np.uint64(shingle >> 3))
+            state[_AT_WORD_LENGTH] += 1
+        elif state[_AT_WORD_LENGTH] > 0:
+            _word_ended(state, keys, winners, elements, bins, capacity)
+    return -1
+
+
+@numba.njit(inline="always")
+def _rounds(keys, winners, elements, kind, n, bins, capacity, seed):  # pragma: no cover - compiled
+    """Rounds 1, 2, ... over the ``n`` distinct shingles of ``kind`` (0: words, 1: characters)
+    until each of the kind's bins holds a key."""
+    first = kind * bins
+    r = 1
+    while n > 0:
+        empty = 0
+        for b in range(first, first + bins):
+            if keys[b] == EMPTY_KEY:
+                empty += 1
+        if empty == 0:
+            return
+        for j in range(n):
+            _offer(_round_hash(elements[kind * capacity + j], r, seed), r, keys, winners, first, bins)
+        r += 1
+
+
+@numba.njit(inline="always")
+def _start(state, keys, winners, bins):  # pragma: no cover - compiled
+    for s in range(STATE_SIZE):
+        state[s] = 0
+    for b in range(2 * bins):
+        keys[b] = EMPTY_KEY
+        winners[b] = 0
+
+
+@numba.njit(inline="always")
+def _characters_kind(state, cjk_share):  # pragma: no cover - compiled
+    """Whether the text read is one of characters (as :func:`simdedup.kernels.source.exact._text_tokens`)."""
+    cjk, characters = state[_AT_CJK], state[_AT_CHARACTERS]
+    return state[_AT_TOKENS] == 0 or (cjk > 0 and cjk >= cjk_share * characters)
+
+
+@numba.njit(inline="always")
+def _finish(
+    state, keys, winners, elements, bins, capacity, cjk_share, value_bits, out, at
+):  # pragma: no cover - compiled
+    """End a text's sketch: the last word, the rounds until every bin is filled, and each bin's
+    ``value_bits`` (1, 2, 4 or 8) packed into ``out[at:]`` (``bins * value_bits / 8`` bytes, low
+    bits first). Returns 1 for a text of characters, 0 for one of words, -1 for a text without a
+    word (no sketch: ``out`` is left as it was)."""
+    if state[_AT_WORD_LENGTH] > 0:
+        _word_ended(state, keys, winners, elements, bins, capacity)
+    if state[_AT_BAG_WORDS] == 0:
+        return -1
+    characters_kind = _characters_kind(state, cjk_share)
+    if characters_kind:
+        seen = state[_AT_SEEN]
+        if 0 < seen < _CHAR_GRAM:  # one shingle of all there are: the last ``seen`` characters
+            h = np.uint64(0)
+            for k in range(_CHAR_GRAM - 1 - seen, _CHAR_GRAM - 1):
+                h = h * GOLDEN + np.uint64(state[_AT_C1 + k])
+            gram = _mix(h)
+            _offer(_round_hash(gram, 0, CHARACTER_SEED), 0, keys, winners, bins, bins)
+            _keep(gram, elements, capacity, state, _AT_COUNT_CHARS, _AT_MANY_CHARS, capacity)
+        kept = 0 if state[_AT_MANY_CHARS] else state[_AT_COUNT_CHARS]  # with many, round 0 filled the bins
+        _rounds(keys, winners, elements, 1, kept, bins, capacity, CHARACTER_SEED)
+    else:
+        tokens = state[_AT_TOKENS]
+        if 0 < tokens < 3:  # one shingle of all
+            gram = _mix(np.uint64(state[_AT_T1]) * GOLDEN + np.uint64(state[_AT_T2]))
+            _offer(_round_hash(gram, 0, np.uint64(0)), 0, keys, winners, 0, bins)
+            _keep(gram, elements, 0, state, _AT_COUNT_WORDS, _AT_MANY_WORDS, capacity)
+        kept = 0 if state[_AT_MANY_WORDS] else state[_AT_COUNT_WORDS]
+        _rounds(keys, winners, elements, 0, kept, bins, capacity, np.uint64(0))
+    first = bins if characters_kind else 0
+    mask = np.uint64((1 << value_bits) - 1)
+    per_byte = 8 // value_bits
+    for i in range(bins * value_bits // 8):
+        out[at + i] = 0
+    for b in range(bins):
+        value = _mix(winners[first + b] ^ VALUE_SEED) & mask
+        out[at + b // per_byte] |= np.uint8(value << np.uint64((b % per_byte) * value_bits))
+    return 1 if characters_kind else 0
+
+
+def sketch_start(state_p, keys_p, winners_p, bins):  # pragma: no cover - compiled
+    """A text's sketch begins: the state of :func:`sketch_update` for a stream."""
+    _start(carray(state_p, (STATE_SIZE,)), carray(keys_p, (2 * bins,)), carray(winners_p, (2 * bins,)), bins)
+    return 0
+
+
+def sketch_update(
+    data_p, size, table_p, state_p, keys_p, winners_p, elements_p, bins, capacity
+):  # pragma: no cover - compiled
+    """Feed ``size`` bytes of UTF-8 (whole characters) of a text read as a stream to its
+    state (both kinds of shingles: whether it is a text of characters is known at its end).
+    Returns -1, or the first byte that is not UTF-8."""
+    return _update(
+        carray(data_p, (max(size, 1),)),
+        0,
+        size,
+        carray(table_p, (0x20000,)),
+        carray(state_p, (STATE_SIZE,)),
+        carray(keys_p, (2 * bins,)),
+        carray(winners_p, (2 * bins,)),
+        carray(elements_p, (2 * capacity,)),
+        bins,
+        capacity,
+        True,
+        True,
+    )
+
+
+def sketch_finish(
+    state_p, keys_p, winners_p, elements_p, bins, capacity, cjk_share, value_bits, out_p
+):  # pragma: no cover - compiled
+    """:func:`_finish` of a stream's state into ``out``."""
+    return _finish(
+        carray(state_p, (STATE_SIZE,)),
+        carray(keys_p, (2 * bins,)),
+        carray(winners_p, (2 * bins,)),
+        carray(elements_p, (2 * capacity,)),
+        bins,
+        capacity,
+        cjk_share,
+        value_bits,
+        carray(out_p, (max(bins * value_bits // 8, 1),)),
+        0,
+    )
+
+
+def sketch_texts(
+    data_p,
+    offsets_p,
+    ntexts,
+    table_p,
+    bins,
+    capacity,
+    cjk_share,
+    value_bits,
+    state_p,
+    keys_p,
+    winners_p,
+    elements_p,
+    out_p,
+    kinds_p,
+):  # pragma: no cover - compiled
+    """The sketches of ``ntexts`` whole texts held back to back in ``data`` (text ``t`` at
+    ``offsets[t]:offsets[t + 1]``), text ``t``'s at ``out[t * bins * value_bits / 8]`` and its
+    kind (:func:`_finish`) at ``kinds[t]``. A first pass takes the words and counts the
+    characters; a text of characters takes a second for its 5-character shingles. ``state``,
+    ``keys``, ``winners`` and ``elements`` are scratch. Returns -1, or the first text that is
+    not UTF-8."""
+    offsets = carray(offsets_p, (ntexts + 1,))
+    data = carray(data_p, (max(offsets[ntexts], 1),))
+    table = carray(table_p, (0x20000,))
+    state = carray(state_p, (STATE_SIZE,))
+    keys = carray(keys_p, (2 * bins,))
+    winners = carray(winners_p, (2 * bins,))
+    elements = carray(elements_p, (2 * capacity,))
+    per_text = bins * value_bits // 8
+    out = carray(out_p, (max(ntexts * per_text, 1),))
+    kinds = carray(kinds_p, (max(ntexts, 1),))
+    for t in range(ntexts):
+        _start(state, keys, winners, bins)
+        begin, end = offsets[t], offsets[t + 1]
+        if _update(data, begin, end, table, state, keys, winners, elements, bins, capacity, True, False) >= 0:
+            return t
+        if state[_AT_WORD_LENGTH] > 0:  # the last word, before the kind is known
+            _word_ended(state, keys, winners, elements, bins, capacity)
+        if _characters_kind(state, cjk_share):
+            _update(data, begin, end, table, state, keys, winners, elements, bins, capacity, False, True)
+        kinds[t] = _finish(state, keys, winners, elements, bins, capacity, cjk_share, value_bits, out, t * per_text)
+    return -1
