@@ -216,7 +216,14 @@ FEATURE_OPTIONS = [
         type=click.IntRange(0, MAX_SKETCH_BYTES),
         default=FEATURE_DEFAULTS["sketch_bins"],
         show_default=True,
-        help="Bytes of feature sketch per record, used to verify candidates (0: none).",
+        help="Bytes of sketch per record, used to find and verify candidates (0: none).",
+    ),
+    click.option(
+        "--sketch-of",
+        type=click.Choice(["shingles", "features"]),
+        help="What the sketch is of: the text's shingles, to estimate the resemblance (what dedup measures "
+        "exactly), or the features' counts, to estimate the bag similarity (--similarity bag) "
+        "[default: shingles; features with --features-field].",
     ),
     click.option(
         "--encoding",
@@ -465,6 +472,7 @@ def feature_options_of(values: dict[str, Any], given: bool = False) -> Any:
         weighting=final.pop("weighting"),
         ties=final.pop("ties"),
         sketch_bins=final.pop("sketch_bins"),
+        sketch_of=final.pop("sketch_of"),
         encoding=final.pop("encoding"),
         html=final.pop("html", False),
         given_features=given,

@@ -23,11 +23,18 @@ def cluster_id(representative_id: str) -> str:
     return xxhash.xxh3_64_hexdigest(representative_id.encode("utf-8", "surrogatepass"))
 
 
+def score_field(quantity: str, measured: bool) -> str:
+    """The name of a score in cluster lines: the quantity (``resemblance``, ``bag``), or its
+    estimate from the sketches (``resemblance_estimate``)."""
+    return quantity if measured else f"{quantity}_estimate"
+
+
 def cluster_record(
     cluster: Cluster, ids: Sequence[str], sizes: Sequence[int] | None = None, new: Sequence[bool] | None = None
 ) -> dict:
     """The JSON-ready description of a cluster (members' ``bytes`` where ``sizes`` knows them,
-    and whether each is ``new`` in an incremental run)."""
+    and whether each is ``new`` in an incremental run): the least score to the representative
+    (``min_resemblance`` or ``min_resemblance_estimate``: :func:`score_field`), and each member's."""
     record = {
         "cluster": cluster_id(ids[cluster.representative]),
         "size": len(cluster.members),
@@ -40,23 +47,24 @@ def cluster_record(
             member["bytes"] = int(sizes[m])
         if new is not None:
             member["new"] = bool(new[m])
-    if cluster.similarities is not None:
-        record["min_similarity"] = min(cluster.similarities)
-        for member, sim in zip(members, cluster.similarities):
-            member["similarity"] = sim
+    if cluster.scores is not None and cluster.measured is not None and cluster.quantity is not None:
+        least = min(range(len(cluster.scores)), key=lambda i: (cluster.scores[i], cluster.measured[i]))  # type: ignore[index]
+        record["min_" + score_field(cluster.quantity, cluster.measured[least])] = cluster.scores[least]
+        for member, score, measured in zip(members, cluster.scores, cluster.measured):
+            member[score_field(cluster.quantity, measured)] = score
     record["members"] = members
     return record
 
 
 def member_records(cluster: Cluster, ids: Sequence[str]) -> list[dict]:
     """One JSON-ready line per member: id, cluster id, whether it is the one kept (the
-    representative), distance and similarity to it."""
+    representative), distance and score to it."""
     name = cluster_id(ids[cluster.representative])
     lines = []
     for i, m in enumerate(cluster.members):
         line = {"id": ids[m], "cluster": name, "kept": m == cluster.representative, "distance": cluster.distances[i]}
-        if cluster.similarities is not None:
-            line["similarity"] = cluster.similarities[i]
+        if cluster.scores is not None and cluster.measured is not None and cluster.quantity is not None:
+            line[score_field(cluster.quantity, cluster.measured[i])] = cluster.scores[i]
         lines.append(line)
     return lines
 

@@ -52,7 +52,12 @@ class Cluster:
     members: tuple[int, ...]  # sorted by id
     representative: int
     distances: tuple[int, ...]  # of each member to the representative
-    similarities: tuple[float, ...] | None = None  # estimated, when there are sketches
+    #: with sketches or texts, each member's score to the representative: the number that
+    #: decides a pair (:attr:`quantity`: "resemblance" or "bag"), and whether it was measured
+    #: exactly (else estimated from the sketches)
+    scores: tuple[float, ...] | None = None
+    measured: tuple[bool, ...] | None = None
+    quantity: str | None = None
 
     @property
     def max_distance(self) -> int:
@@ -196,6 +201,7 @@ def find_clusters(
     *,
     blocks: int | None = None,
     sketches: np.ndarray | None = None,
+    sketch_of: str = "features",
     features: np.ndarray | None = None,
     new: np.ndarray | None = None,
     exact: Sequence[KeptText | None] | None = None,
@@ -214,8 +220,10 @@ def find_clusters(
         options: how pairs are found, verified and linked, and whether single documents are
             clusters too (``singletons``).
         blocks: passed to :func:`simdedup.pairs.near_pairs`.
-        sketches: ``(n, bins)`` uint8 sketches to verify candidates with, or None (then every
+        sketches: ``(n, bytes)`` uint8 sketches to verify candidates with, or None (then every
             pair within k is an edge).
+        sketch_of: what ``sketches`` are of (``"shingles"`` or ``"features"``), for options
+            that are not resolved.
         features: number of features of each document (for ``min_features``): documents with
             fewer, and no kept text, only group with exact copies.
         new: for incremental runs, which documents are new (bool per document): pairs of two
@@ -240,8 +248,10 @@ def find_clusters(
         Clusters sorted by their first member id; members sorted by id.
     """
     if not options.resolved:
-        verified = sketches is not None or (hand_over is not None and hand_over.sketches is not None)
-        options = options.resolve(64 * fps.shape[1], verified, n=len(ids))
+        sketched = sketches is not None or (hand_over is not None and hand_over.sketches is not None)
+        options = options.resolve(
+            64 * fps.shape[1], sketch_of if sketched else None, n=len(ids), texts=exact is not None
+        )
     k, linkage = options.k, options.linkage
     n = len(ids)
     if linkage not in LINKAGES:
@@ -280,7 +290,7 @@ def find_clusters(
     else:
         left = right = np.empty(0, dtype=np.int64)
     if options.bands and units.sketches is not None and len(eligible) > 1:
-        left, right = with_band_pairs(left, right, units.sketches, eligible)
+        left, right = with_band_pairs(left, right, units.sketches, eligible, options.sketch_of)
     if new is not None:
         unit_new = np.zeros(count, dtype=bool)
         unit_new[units.of_doc[np.asarray(new, dtype=bool)]] = True
@@ -390,8 +400,10 @@ def _describe(
     for start, end in zip(bounds, bounds[1:]):
         docs = grouped_list[start:end]
         if len(docs) == 1:
-            sims = None if test.sketches is None else (1.0,)
-            clusters.append(Cluster((docs[0],), docs[0], (0,), sims))
+            if test.sketches is None:
+                clusters.append(Cluster((docs[0],), docs[0], (0,)))
+            else:  # a document resembles itself exactly
+                clusters.append(Cluster((docs[0],), docs[0], (0,), (1.0,), (True,), test.quantity))
             continue
         rep = _representative(ids, docs, unit_of, units.fps, values)
         rep_unit = unit_of[rep]
@@ -403,13 +415,17 @@ def _describe(
         members_at, representatives_at = np.array(members), np.array(representatives)
         if at is not None:
             members_at, representatives_at = at[members_at], at[representatives_at]
-        raw = test.scores(members_at, representatives_at).tolist()
+        values, exact = test.scores(members_at, representatives_at)
+        exact |= members_at == representatives_at  # a document resembles itself exactly
+        raw, measured = values.tolist(), exact.tolist()
         position = 0
         for i, cluster in enumerate(clusters):
-            if cluster.similarities is None:
+            if cluster.scores is None:
                 size = len(cluster.members)
-                sims = tuple(round(s, 3) for s in raw[position : position + size])
-                clusters[i] = replace(cluster, similarities=sims)
+                scores = tuple(round(s, 3) for s in raw[position : position + size])
+                clusters[i] = replace(
+                    cluster, scores=scores, measured=tuple(measured[position : position + size]), quantity=test.quantity
+                )
                 position += size
     clusters.sort(key=lambda c: ids[c.members[0]])
     return clusters

@@ -42,16 +42,24 @@ class ClusterOptions:
     #: given is the whole candidate search: only the pairs within k)
     bands: bool | None = None
     output_format: str = OUTPUT_FORMATS[0]
-    #: set by :meth:`resolve`: k, bands and min_features are filled in and checked
+    #: set by :meth:`resolve`: k, bands and min_features are filled in and checked, and what
+    #: verification has: the records' sketches (of "shingles", of "features", or None) and, with
+    #: ``texts``, the texts, measured exactly
     resolved: bool = field(default=False, repr=False, compare=False)
+    sketch_of: str | None = field(default=None, repr=False, compare=False)
+    texts: bool = field(default=False, repr=False, compare=False)
 
-    #: k when the records carry sketches (the sketch gives the precision, a larger k the recall)
-    #: and when they do not (Manku et al.'s setting for 64-bit fingerprints).
+    #: k with sketches of shingles, whose bands find the pairs at the threshold (they share one
+    #: of 32 bands with probability 0.9988 at resemblance 0.8; on the dev sets k = 3, 6 and 10
+    #: find the same clusters beside them, and 3 costs the fewest tables), with
+    #: sketches of features (k gives the recall), and without sketches (Manku et al.'s setting
+    #: for 64-bit fingerprints); all for 64 bits, doubled for 128
+    DEFAULT_K_SHINGLES = 3
     DEFAULT_K_VERIFIED = 10
     DEFAULT_K_PLAIN = 3
-    #: (largest number of documents, k): the default k with sketches shrinks for large corpora,
-    #: where the tables for k = 10 cost minutes (k = 10: 137 s for 4·10^5 distinct fingerprints;
-    #: k = 8: 20 s; k = 6: 7 s). On the dev sets k = 8 loses under 0.005 F1.
+    #: (largest number of documents, k): the default k with sketches of features shrinks for
+    #: large corpora, where the tables for k = 10 cost minutes (k = 10: 137 s for 4·10^5
+    #: distinct fingerprints; k = 8: 20 s; k = 6: 7 s). On the dev sets k = 8 loses under 0.005 F1.
     VERIFIED_K_BY_SIZE = ((200_000, 10), (2_000_000, 8))
     DEFAULT_K_VERIFIED_LARGE = 6
 
@@ -62,12 +70,24 @@ class ClusterOptions:
                 return k
         return cls.DEFAULT_K_VERIFIED_LARGE
 
-    def resolve(self, bits: int, verified: bool, method: str = DEFAULT_METHOD, n: int = 0) -> ClusterOptions:
+    def default_k(self, sketch_of: str | None, n: int = 0) -> int:
+        """k for 64-bit fingerprints when it is not given."""
+        if sketch_of == "shingles":
+            return self.DEFAULT_K_SHINGLES
+        return self.default_verified_k(n) if sketch_of == "features" else self.DEFAULT_K_PLAIN
+
+    def resolve(
+        self, bits: int, sketch_of: str | None, method: str = DEFAULT_METHOD, n: int = 0, texts: bool = False
+    ) -> ClusterOptions:
         """These options with k filled in and checked for the fingerprints' width and method
-        (:class:`simdedup.methods.MethodSpec`: exact only, compared by a score, or by distance).
+        (:class:`simdedup.methods.MethodSpec`: exact only, compared by a score, or by
+        distance), what their sketches are of (``"shingles"``, ``"features"``, None: no
+        sketch) and whether their ``texts`` are measured exactly (``dedup``). A decision
+        option set to something else than its default that cannot change what these decide
+        is refused (:meth:`refused`).
 
         Raises:
-            ValueError: an option out of range or not meant for the method.
+            ValueError: an option out of range, not meant for the method, or that cannot apply.
         """
         k, min_features = self.k, self.min_features
         spec = method_spec(method)
@@ -89,8 +109,7 @@ class ClusterOptions:
             if k is None:
                 k = top - (spec.min_score if self.min_score is None else self.min_score)
         elif k is None:
-            k = self.default_verified_k(n) if verified else self.DEFAULT_K_PLAIN
-            k = k * bits // 64
+            k = self.default_k(sketch_of, n) * bits // 64
         if not spec.min_features:
             min_features = 0
         if spec.min_score is None:
@@ -99,14 +118,55 @@ class ClusterOptions:
             raise ValueError("min-similarity and min-resemblance must be between 0 and 1")
         if self.similarity not in MEASURES:
             raise ValueError(f"similarity must be one of {', '.join(MEASURES)}")
-        bands = self.k is None if self.bands is None else self.bands
-        return replace(self, k=k, min_features=min_features, bands=bands, resolved=True)
+        refused = self.refused(sketch_of, texts)
+        if refused:
+            raise ValueError(refused)
+        bands = (self.k is None and sketch_of is not None) if self.bands is None else self.bands
+        return replace(
+            self, k=k, min_features=min_features, bands=bands, resolved=True, sketch_of=sketch_of, texts=texts
+        )
+
+    def refused(self, sketch_of: str | None, texts: bool) -> str | None:
+        """Why an option set here cannot change what records with sketches of ``sketch_of``
+        (and, with ``texts``, their texts measured exactly) decide, in one line; None when
+        every one can."""
+        default = DEFAULTS
+        bag = self.similarity == "bag"
+        if self.similarity == "combined" and not texts:
+            return "--similarity combined needs the texts (dedup): it weighs the bag and the resemblance together"
+        if sketch_of == "shingles" and bag and not texts:
+            return (
+                "these records carry sketches of their shingles, which estimate the resemblance: --similarity bag "
+                "needs sketches of the features (fingerprint --sketch-of features) or the texts (dedup)"
+            )
+        if sketch_of is None and not texts:
+            for name, flag in (("min_similarity", "--min-similarity"), ("min_resemblance", "--min-resemblance")):
+                if getattr(self, name) != getattr(default, name):
+                    return f"these records carry no sketch: every pair within k is a duplicate, and {flag} cannot apply"
+            if self.bands:
+                return "these records carry no sketch to band"
+            return None
+        resemblance_decides = not bag and (texts or sketch_of == "shingles")
+        if self.min_similarity != default.min_similarity and resemblance_decides and self.similarity == "resemblance":
+            return "--min-similarity is the threshold of --similarity bag and combined; the resemblance's is --min-resemblance"
+        if self.min_resemblance != default.min_resemblance and not resemblance_decides:
+            if bag:
+                return "--min-resemblance is the threshold of --similarity resemblance and combined; the bag's is --min-similarity"
+            return (
+                "these records carry sketches of their features, which estimate the bag (--min-similarity); "
+                "fingerprint them again to estimate the resemblance"
+            )
+        if self.min_features != default.min_features and sketch_of == "shingles":
+            return "--min-features applies to sketches of features: the resemblance is measured on short texts too"
+        return None
 
     @classmethod
     def take(cls, values: dict[str, Any]) -> ClusterOptions:
         """The options named in ``values`` (keyword arguments, the command line's among them),
         taken out of it: what is left names other things (inputs, features)."""
-        return cls(**{f.name: values.pop(f.name) for f in fields(cls) if f.name != "resolved" and f.name in values})
+        return cls(
+            **{f.name: values.pop(f.name) for f in fields(cls) if f.name not in RESOLVED_FIELDS and f.name in values}
+        )
 
     def may_pair(self, features: Any, measured: Any = None) -> Any:
         """Which documents (their numbers of distinct ``features``) may pair with another than an
@@ -123,9 +183,14 @@ class ClusterOptions:
         return replace(self, **{name: getattr(other, name) for name in LINKING_FIELDS})
 
     def for_fingerprints(self, fingerprints: FingerprintSet) -> ClusterOptions:
-        """These options resolved for a loaded fingerprint set (see :meth:`resolve`)."""
+        """These options resolved for a loaded fingerprint set (see :meth:`resolve`): what its
+        sketches are of, and whether it holds texts to measure."""
         return self.resolve(
-            fingerprints.bits, fingerprints.sketches is not None, fingerprints.method, len(fingerprints.ids)
+            fingerprints.bits,
+            fingerprints.sketch_of,
+            fingerprints.method,
+            len(fingerprints.ids),
+            fingerprints.exact is not None,
         )
 
 
@@ -135,7 +200,9 @@ DEFAULTS = ClusterOptions()
 #: each run that writes clusters; a persistent index fixes every other field when it is created
 LINKING_FIELDS = ("linkage", "singletons", "output_format")
 #: the fields that decide which pairs are verified (an index keeps them)
-DECISION_FIELDS = tuple(f.name for f in fields(ClusterOptions) if f.name not in (*LINKING_FIELDS, "resolved"))
+#: what :meth:`ClusterOptions.resolve` sets: no option of its own
+RESOLVED_FIELDS = ("resolved", "sketch_of", "texts")
+DECISION_FIELDS = tuple(f.name for f in fields(ClusterOptions) if f.name not in (*LINKING_FIELDS, *RESOLVED_FIELDS))
 
 
 def max_k(bits: int) -> int:
@@ -167,6 +234,9 @@ class FeatureOptions:
     weighting: str | None = None  # None: the tokenizer's own
     ties: str | None = None  # None: zero
     sketch_bins: int = FEATURE_DEFAULTS["sketch_bins"]
+    #: what the sketch is of: the text's shingles or the features' counts (None: the shingles
+    #: where there is a text, the features where they are given)
+    sketch_of: str | None = None
     encoding: str = FEATURE_DEFAULTS["encoding"]
     html: bool = False
     #: the input gives the features (``--features-field``): no tokenizer runs

@@ -419,7 +419,7 @@ def _resolved(options: ClusterOptions, fingerprints: FingerprintSet, note: Calla
         UsageError: an option out of range for the fingerprints.
     """
     from .errors import UsageError
-    from .verify import without_texts_note
+    from .verify import old_rule_note
 
     try:
         resolved = options.for_fingerprints(fingerprints)
@@ -430,10 +430,14 @@ def _resolved(options: ClusterOptions, fingerprints: FingerprintSet, note: Calla
             f"simdedup: note: {fingerprints.exact_dropped:,} documents beyond the memory budget of exact "
             f"verification are verified with their sketches"
         )
-    without_texts = without_texts_note(options.similarity)
-    if without_texts and fingerprints.exact is None and fingerprints.sketches is not None:
-        note(without_texts)
-    if options.k is None and fingerprints.sketches is not None and resolved.k < options.DEFAULT_K_VERIFIED:  # type: ignore[operator]
+    old_rule = old_rule_note(resolved)
+    if old_rule:
+        note(old_rule)
+    if (
+        options.k is None
+        and resolved.sketch_of == "features"
+        and resolved.k < options.DEFAULT_K_VERIFIED * fingerprints.bits // 64  # type: ignore[operator]
+    ):
         note(
             f"simdedup: {len(fingerprints.ids):,} documents: k = {resolved.k} by default at this size "
             f"(the pair search for k = {options.DEFAULT_K_VERIFIED} would take long); give -k to choose"
@@ -527,6 +531,7 @@ def prepare_dedup(
         UsageError: an option out of range for the method's fingerprints.
     """
     from .errors import UsageError
+    from .fingerprints.record import sketch_kind
     from .similarity import ExactUnavailable, exact_kernel
 
     if verify not in ("exact", "sketch"):
@@ -540,7 +545,9 @@ def prepare_dedup(
                 method.exact = False
                 note(f"simdedup: warning: {exc}; the sketches verify instead (as --verify sketch)")
     try:
-        options.resolve(method.bits, getattr(method, "sketch_bins", 0) > 0, method.settings["method"])
+        options.resolve(
+            method.bits, sketch_kind(method.settings), method.settings["method"], texts=getattr(method, "exact", False)
+        )
     except ValueError as exc:
         raise UsageError(str(exc)) from None
 

@@ -64,21 +64,44 @@ def sketch_texts(
     texts: list[bytes], nbytes: int = DEFAULT_BYTES, lowercase: bool = True
 ) -> tuple[np.ndarray, np.ndarray]:
     """The sketches of whole texts in UTF-8 (lone surrogates as ``surrogatepass`` writes them):
-    an ``(n, nbytes)`` uint8 array, and whether each text has one (a text without a word has
-    none: its row is zeros).
+    an ``(n, nbytes)`` uint8 array, and whether each text has one (a text of white space only
+    has none: its row is zeros).
 
     Raises:
         UnicodeDecodeError: a text is not such UTF-8.
     """
+    data = texts[0] if len(texts) == 1 else b"".join(texts)
+    sketches, has, bad = sketch_joined(data, np.cumsum([0, *map(len, texts)]), nbytes, lowercase)
+    if bad:
+        texts[bad[0]].decode("utf-8", "surrogatepass")  # raises the decoder's error at its byte
+    return sketches, has
+
+
+def sketch_joined(
+    data: bytes | bytearray | memoryview, offsets: np.ndarray, nbytes: int = DEFAULT_BYTES, lowercase: bool = True
+) -> tuple[np.ndarray, np.ndarray, list[int]]:
+    """:func:`sketch_texts` of texts held back to back in ``data`` (text ``t`` at
+    ``offsets[t]:offsets[t + 1]``): the sketches, whether each has one, and the texts that are
+    not UTF-8 (which have none)."""
     from .similarity import CJK_SHARE, _tables
 
-    data = texts[0] if len(texts) == 1 else b"".join(texts)
-    offsets = np.cumsum([0, *map(len, texts)])
-    found = kernel().texts(data, offsets, _tables(lowercase), CJK_SHARE, bins_of(nbytes), VALUE_BITS, CAPACITY)
-    if isinstance(found, int):
-        texts[found].decode("utf-8", "surrogatepass")  # raises the decoder's error at its byte
-    sketches, kinds = found  # type: ignore[misc]
-    return sketches, kinds >= 0
+    n = len(offsets) - 1
+    sketches, has, bad = np.zeros((n, nbytes), dtype=np.uint8), np.zeros(n, dtype=bool), []
+    loaded, table, start = kernel(), _tables(lowercase), 0
+    offsets = np.asarray(offsets, dtype=np.int64)
+    while start < n:
+        found = loaded.texts(data, offsets[start:], table, CJK_SHARE, bins_of(nbytes), VALUE_BITS, CAPACITY)
+        done = n if not isinstance(found, int) else start + found
+        if isinstance(found, int):
+            made, kinds = loaded.texts(
+                data, offsets[start : done + 1], table, CJK_SHARE, bins_of(nbytes), VALUE_BITS, CAPACITY
+            )
+            bad.append(done)
+        else:
+            made, kinds = found
+        sketches[start:done], has[start:done] = made[: done - start], kinds[: done - start] >= 0
+        start = done + 1
+    return sketches, has, bad
 
 
 def sketch_stream(chunks: Iterable[bytes], nbytes: int = DEFAULT_BYTES, lowercase: bool = True) -> bytes | None:
@@ -122,6 +145,14 @@ def agreements(sketches: np.ndarray, left: np.ndarray, right: np.ndarray) -> np.
 def resemblance(sketches: np.ndarray, left: np.ndarray, right: np.ndarray) -> np.ndarray:
     """The estimated resemblance of the texts of rows ``left[i]`` and ``right[i]``."""
     return agreement_resemblance(bins_of(sketches.shape[1]))[agreements(sketches, left, right)]
+
+
+def unpacked(sketches: np.ndarray) -> np.ndarray:
+    """Sketches with a bin a byte: ``(n, bins)`` uint8 (the linkage kernel counts equal bytes)."""
+    out = np.empty((len(sketches), 2 * sketches.shape[1]), dtype=np.uint8)
+    out[:, 0::2] = sketches & 15
+    out[:, 1::2] = sketches >> 4
+    return out
 
 
 def band_keys(sketches: np.ndarray, band: int) -> np.ndarray:

@@ -570,15 +570,17 @@ class ExactIndex:
     def verdicts(
         self, a: np.ndarray, b: np.ndarray, measure: str, min_similarity: float, min_resemblance: float
     ) -> tuple[np.ndarray, np.ndarray]:
-        """``(bag similarity, passes)`` of each pair under :func:`passes`, exactly (NaN and False
-        where one has no sets), with the 3-grams merged only as far as each verdict needs."""
+        """``(known, passes)`` of each pair under :func:`passes`, exactly: whether both have sets
+        (else it does not pass here), and whether it passes, the shingles merged only as far as
+        each verdict needs (:meth:`jaccard` gives the exact values)."""
         from .kernels.exact import MEASURE_CODES
 
         a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
-        known = np.flatnonzero(self.has[a] & self.has[b])
+        both = self.has[a] & self.has[b]
+        known = np.flatnonzero(both)
         self.merged += len(known)
-        bag, ok = np.full(len(a), np.nan), np.zeros(len(a), dtype=bool)
-        bag[known], ok[known] = exact_kernel().verdicts(
+        ok = np.zeros(len(a), dtype=bool)
+        _, ok[known] = exact_kernel().verdicts(
             self.kinds["bag"],
             self.kinds["grams"],
             a[known],
@@ -589,7 +591,7 @@ class ExactIndex:
             BAG_MARGIN,
             EVIDENCE_GRAMS,
         )
-        return bag, ok
+        return both, ok
 
     def bounds_pay(self, pairs: int) -> bool:
         """Whether :meth:`upper_bounds` are made, or worth making for a call with this many pairs."""

@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from . import similarity
+from . import shingle_sketch, similarity
 from .options import ClusterOptions
 from .pairs import distinct
 from .similarity import ExactIndex, KeptText, passes
@@ -33,9 +33,15 @@ from .sketch import agreement_similarity, pair_similarity
 
 
 class PairTest:
-    """Whether two units may be in one cluster: the similarity measure of ``options`` verified
-    (exactly where ``exact`` has both units' sets, else the sketches' bag estimate), or
-    distance <= k without sketches."""
+    """Whether two units may be in one cluster, as resolved ``options`` say: their measure
+    verified exactly where ``exact`` has both units' sets, else estimated from their sketches
+    (the resemblance from sketches of shingles; the bag from sketches of features, by which
+    records made before shingle sketches are verified whatever the measure), or a distance of at
+    most k without sketches.
+
+    Each pair also has its *score*: the number that decides it, the resemblance (or the bag
+    under ``--similarity bag`` and for sketches of features), exact or estimated
+    (:meth:`scores`), which linkage orders edges by and cluster lines show."""
 
     def __init__(
         self, fps: np.ndarray, sketches: np.ndarray | None, options: ClusterOptions, exact: ExactIndex | None = None
@@ -43,49 +49,61 @@ class PairTest:
         self.fps, self.sketches, self.exact = fps, sketches, exact
         self.k, self.min_similarity = options.k, options.min_similarity
         self.measure, self.min_resemblance = options.similarity, options.min_resemblance
+        self.sketch_of = None if sketches is None else options.sketch_of or "features"
+        #: what the scores are: the resemblance, unless the bag decides
+        self.quantity = (
+            "bag" if self.measure == "bag" or (exact is None and self.sketch_of == "features") else "resemblance"
+        )
 
-    def _bag(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        if self.sketches is not None:
-            if self.exact is None:
-                return pair_similarity(self.sketches, a, b)
-            return self._estimated(self.exact.jaccard("bag", a, b), a, b)
-        distance = np.bitwise_count(self.fps[a] ^ self.fps[b]).sum(axis=1)
-        return 1.0 - distance / (64 * self.fps.shape[1])
+    def _estimates(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """The sketches' estimate of the pairs: the resemblance, or the bag for sketches of features."""
+        if self.sketch_of == "shingles":
+            return shingle_sketch.resemblance(self.sketches, a, b)  # type: ignore[arg-type]
+        return pair_similarity(self.sketches, a, b)
 
-    def _estimated(self, bag: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """``bag`` with the sketches' estimate where it is NaN (a unit without exact sets)."""
-        unknown = np.flatnonzero(np.isnan(bag))
+    def _estimate_passes(self, estimate: np.ndarray) -> np.ndarray:
+        """Whether pairs of these estimates pass (the old rule for sketches of features: the bag)."""
+        if self.sketch_of == "shingles":
+            return estimate >= self.min_resemblance
+        return passes(self.measure, estimate, np.full(len(estimate), np.nan), self.min_similarity, self.min_resemblance)
+
+    def scores(self, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The score of each pair (see the class), and whether it was measured exactly (False:
+        estimated from the sketches, or from the distance without them)."""
+        a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
+        measured = np.zeros(len(a), dtype=bool)
+        if self.sketches is None:
+            distance = np.bitwise_count(self.fps[a] ^ self.fps[b]).sum(axis=1)
+            return 1.0 - distance / (64 * self.fps.shape[1]), measured
+        if self.exact is None:
+            return self._estimates(a, b), measured
+        values = self.exact.jaccard("bag" if self.quantity == "bag" else "grams", a, b)
+        measured = ~np.isnan(values)
+        unknown = np.flatnonzero(~measured)
         if len(unknown):
-            bag[unknown] = pair_similarity(self.sketches, a[unknown], b[unknown])
-        return bag
-
-    def scores(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """The bag similarity of each pair (exact or estimated; from the distance without sketches)."""
-        return self._bag(np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64))
+            values[unknown] = self._estimates(a[unknown], b[unknown])
+        return values, measured
 
     def passes(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        return self.scores_passes(a, b)[1]
-
-    def scores_passes(self, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The bag similarity of each pair that passes the test (NaN for some that fail), and
-        whether it passes."""
+        """Whether each pair passes the test."""
         a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
         if self.sketches is None:
-            return self._bag(a, b), np.bitwise_count(self.fps[a] ^ self.fps[b]).sum(axis=1) <= self.k
+            return np.bitwise_count(self.fps[a] ^ self.fps[b]).sum(axis=1) <= self.k
         if self.exact is None:
-            return sketch_verdicts(self.sketches, a, b, self.measure, self.min_similarity, self.min_resemblance)
-        bag, ok = np.full(len(a), np.nan), np.zeros(len(a), dtype=bool)
+            return self._estimate_passes(self._estimates(a, b))
+        ok = np.zeros(len(a), dtype=bool)
         measured = np.arange(len(a))
         if self.exact.bounds_pay(len(a)):  # measure only the pairs whose upper bounds may pass
             most_bag, most_grams = self._upper_bounds(a, b)
             may = bounds_may_pass(self.measure, most_bag, most_grams, self.min_similarity, self.min_resemblance)
             measured = np.flatnonzero(may | np.isnan(most_bag))
         a, b = a[measured], b[measured]
-        exact_bag, exact_ok = self.exact.verdicts(a, b, self.measure, self.min_similarity, self.min_resemblance)
-        unknown = np.isnan(exact_bag)  # a unit without exact sets: judged on the sketches' bag estimate
-        bag[measured] = exact_bag = self._estimated(exact_bag, a, b)
-        ok[measured] = np.where(unknown, exact_bag >= self.min_similarity, exact_ok)
-        return bag, ok
+        known, exact_ok = self.exact.verdicts(a, b, self.measure, self.min_similarity, self.min_resemblance)
+        unknown = np.flatnonzero(~known)  # a unit without exact sets: judged on the sketches' estimate
+        if len(unknown):
+            exact_ok[unknown] = self._estimate_passes(self._estimates(a[unknown], b[unknown]))
+        ok[measured] = exact_ok
+        return ok
 
     def _upper_bounds(self, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Upper bounds of the bag and the resemblance of each pair, as far as the measure looks
@@ -99,21 +117,29 @@ class PairTest:
 
     def verified(self, left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The candidate pairs that are edges (with sketches, those that pass; without, every
-        candidate: it is within k), with their bag similarities."""
-        scores, ok = self.scores_passes(left, right)
+        candidate: it is within k), with the order linkage takes them in: the sketches'
+        estimates (the fingerprints' closeness without sketches), which measured texts do not
+        change, so that ``dedup`` and ``cluster`` link alike wherever their verdicts agree."""
         if self.sketches is None:
-            return left, right, scores
-        return left[ok], right[ok], scores[ok]
+            return left, right, self.scores(left, right)[0]
+        ok = self.passes(left, right)
+        left, right = left[ok], right[ok]
+        return left, right, self._estimates(left, right)
 
     def kernel_arguments(self) -> tuple:
-        """The test as :func:`simdedup.kernels.source.linkage.link_complete` takes it: sketches, which numbers
-        of agreeing bins pass, fingerprints, k, and the exact sets (the sketches' estimate only
-        where a unit has none)."""
+        """The test as :func:`simdedup.kernels.source.linkage.link_complete` takes it: sketches
+        (a bin a byte), which numbers of agreeing bins pass, fingerprints, k, and the exact sets
+        (the sketches' estimate only where a unit has none)."""
         from .kernels.exact import MEASURE_CODES
         from .kernels.linkage import ExactTest
 
-        sketches, exact = self.sketches, None
-        passing = None if sketches is None else agreement_similarity(sketches.shape[1]) >= self.min_similarity
+        sketches, exact, passing = self.sketches, None, None
+        if self.sketch_of == "shingles":
+            sketches = shingle_sketch.unpacked(sketches)  # type: ignore[arg-type]
+            passing = shingle_sketch.agreement_resemblance(sketches.shape[1]) >= self.min_resemblance
+        elif sketches is not None:
+            estimated = agreement_similarity(sketches.shape[1])
+            passing = passes(self.measure, estimated, np.full(len(estimated), np.nan), self.min_similarity, 1.0)
         if self.exact is not None:
             exact = ExactTest(
                 self.exact.has,
@@ -128,33 +154,26 @@ class PairTest:
         return sketches, passing, self.fps, self.k, exact
 
 
-def without_texts_note(measure: str) -> str | None:
-    """What a run verifying with the sketches (no texts) says when ``measure`` was asked for
-    and needs texts: nothing for the bag, nor for the default, which ``--help`` says falls back."""
-    if measure in ("bag", similarity.DEFAULT_MEASURE):
+def old_rule_note(options: ClusterOptions) -> str | None:
+    """What a run says when its records carry sketches of features and no texts, while the
+    resemblance was asked for: the records of before shingle sketches, verified as then."""
+    if options.sketch_of != "features" or options.texts or options.similarity == "bag":
         return None
     return (
-        f"simdedup: note: these fingerprints carry no text to measure --similarity {measure} with: "
-        "pairs are verified with the sketches' bag similarity"
+        "simdedup: note: these records carry sketches of their features, not of their shingles (records made "
+        f"before simdedup 0.1.0's shingle sketches, or --sketch-of features): pairs are verified by the bag "
+        f"similarity at {options.min_similarity}; fingerprint them again to verify by the resemblance"
     )
-
-
-def sketch_verdicts(
-    sketches: np.ndarray, a: np.ndarray, b: np.ndarray, measure: str, min_similarity: float, min_resemblance: float
-) -> tuple[np.ndarray, np.ndarray]:
-    """The sketches' bag estimate of each pair (rows ``a``, ``b`` of ``sketches``), and whether
-    it passes ``measure`` (:func:`simdedup.similarity.passes`; no 3-grams are known)."""
-    bag = pair_similarity(sketches, a, b)
-    return bag, passes(measure, bag, np.full(len(a), np.nan), min_similarity, min_resemblance)
 
 
 def may_pass(sketches: np.ndarray, a: np.ndarray, b: np.ndarray, options: ClusterOptions, exact: bool) -> np.ndarray:
     """Whether a pair of documents with these sketches could become an edge: with ``exact``
     verification, whether it is measured (:func:`exact_may_pass`), else whether the sketches'
-    estimate passes (:func:`sketch_verdicts`)."""
+    estimate passes (as :class:`PairTest`)."""
     if exact:
-        return exact_may_pass(sketches, a, b, options.similarity, options.min_similarity)
-    return sketch_verdicts(sketches, a, b, options.similarity, options.min_similarity, options.min_resemblance)[1]
+        return exact_may_pass(sketches, a, b, options.similarity, options.min_similarity, options.sketch_of)
+    test = PairTest(np.zeros((len(sketches), 1), dtype=np.uint64), sketches, options)
+    return test.passes(a, b)
 
 
 #: with exact verification under the bag measure, candidate pairs whose sketch estimate is this
@@ -163,14 +182,19 @@ EXACT_MARGIN = 0.25
 
 
 def exact_may_pass(
-    sketches: np.ndarray, left: np.ndarray, right: np.ndarray, measure: str, min_similarity: float
+    sketches: np.ndarray,
+    left: np.ndarray,
+    right: np.ndarray,
+    measure: str,
+    min_similarity: float,
+    sketch_of: str | None = "features",
 ) -> np.ndarray:
     """Which candidate pairs (rows ``left``, ``right`` of ``sketches``) exact verification
-    measures: all of them, unless the measure is the bag alone, whose pairs the sketches'
-    estimate puts :data:`EXACT_MARGIN` below the threshold are left out. The estimate says
-    nothing sure about 3-grams: a page whose words repeat more often than in its copy has a low
-    bag similarity and the same 3-grams."""
-    if measure != "bag":
+    measures: all of them, unless the measure is the bag alone and the sketches are of
+    features, whose pairs the sketches' estimate puts :data:`EXACT_MARGIN` below the threshold
+    are left out. The estimate says nothing sure about 3-grams: a page whose words repeat more
+    often than in its copy has a low bag similarity and the same 3-grams."""
+    if measure != "bag" or sketch_of != "features":
         return np.ones(len(left), dtype=bool)
     return pair_similarity(sketches, left, right) >= min_similarity - EXACT_MARGIN
 
@@ -191,7 +215,7 @@ def unit_exact_sets(
     between such units. With ``release_texts``, ``exact`` (a list) is emptied and each text let
     go once its sets are made. ``texts_in_workers``: the worker processes that keep the texts
     whose handles ``exact`` holds, which make the sets there."""
-    possible = exact_may_pass(sketches, left, right, options.similarity, options.min_similarity)
+    possible = exact_may_pass(sketches, left, right, options.similarity, options.min_similarity, options.sketch_of)
     left, right = left[possible], right[possible]
     some_doc = np.full(len(sketches), -1, dtype=np.int64)
     some_doc[np.concatenate((left, right))] = 0
@@ -205,28 +229,38 @@ def unit_exact_sets(
 
 
 #: LSH over the sketch: a second candidate source. Units whose sketches agree in all
-#: BAND_BINS bins of one of the bins // BAND_BINS bands are candidates too (two documents of
-#: weighted Jaccard 0.8 share some band with probability 1 - (1 - 0.8**8)**16 = 0.95).
-#: A band value shared by more than BAND_LIMIT units is boilerplate and gives no pairs.
+#: BAND_BINS bins of one of their bands are candidates too: two documents of resemblance 0.8
+#: share one of the 32 bands of 4-bit bins of a 128-byte sketch of shingles with probability
+#: 1 - (1 - 0.8125**8)**32 = 0.9988, two of weighted Jaccard 0.8 one of the 16 bands of 8-bit bins
+#: of a sketch of features with probability 1 - (1 - 0.8**8)**16 = 0.95. A band value shared by
+#: more than BAND_LIMIT units is boilerplate and gives no pairs.
 BAND_BINS = 8
 BAND_LIMIT = 100
 
 
-def share_a_band(a: bytes, b: bytes) -> bool:
+def band_bytes(sketch_of: str | None) -> int:
+    """Bytes of a band of sketches of ``sketch_of`` (4-bit bins of shingles, 8-bit of features)."""
+    return BAND_BINS * shingle_sketch.VALUE_BITS // 8 if sketch_of == "shingles" else BAND_BINS
+
+
+def share_a_band(a: bytes, b: bytes, sketch_of: str | None = "features") -> bool:
     """Whether two sketches agree in every bin of one band (band candidates, bar BAND_LIMIT)."""
+    width = band_bytes(sketch_of)
     agree = np.frombuffer(a, dtype=np.uint8) == np.frombuffer(b, dtype=np.uint8)
-    return bool(agree[: len(agree) // BAND_BINS * BAND_BINS].reshape(-1, BAND_BINS).all(axis=1).any())
+    return bool(agree[: len(agree) // width * width].reshape(-1, width).all(axis=1).any())
 
 
 def with_band_pairs(
-    left: np.ndarray, right: np.ndarray, sketches: np.ndarray, eligible: np.ndarray
+    left: np.ndarray, right: np.ndarray, sketches: np.ndarray, eligible: np.ndarray, sketch_of: str | None = "features"
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The pairs ``(left, right)`` (distinct, left < right) and those of the sketch's bands,
+    """The pairs ``(left, right)`` (distinct, left < right) and those of the sketches' bands,
     without repeats, in order."""
     found = [left * len(sketches) + right]
     rows = np.ascontiguousarray(sketches[eligible])
-    for band in range(rows.shape[1] // BAND_BINS):
-        keys = np.ascontiguousarray(rows[:, band * BAND_BINS : (band + 1) * BAND_BINS]).view(np.uint64).ravel()
+    width = band_bytes(sketch_of)
+    kind = np.uint64 if width == 8 else np.uint32
+    for band in range(rows.shape[1] // width):
+        keys = np.ascontiguousarray(rows[:, band * width : (band + 1) * width]).view(kind).ravel()
         order = np.argsort(keys, kind="stable")
         ordered = keys[order]
         starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))

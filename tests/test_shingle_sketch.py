@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simdedup import shingle_sketch
-from simdedup.similarity import exact_sets
+from simdedup.similarity import CJK_SHARE, _tables, exact_kernel, exact_sets
 
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 CHARACTER_SEED = np.uint64(0xC3A5C85C97CB3127)
@@ -28,14 +28,14 @@ def mix(x: np.ndarray) -> np.ndarray:
 
 
 def reference(text: bytes, nbytes: int) -> bytes | None:
-    """The sketch by its definition: the distinct shingles of the exact sets (5-character ones
-    for a text of characters), rounds of hashes until every bin is won by the smallest hash of
+    """The sketch by its definition: the distinct shingles of the exact kernel (5-character ones
+    for a text of characters or without a word), rounds of hashes until every bin is won by the smallest hash of
     the first round to reach it, 4 bits of each winner's hash."""
-    sets = exact_sets(text)
-    if sets is None:
+    words, grams, chars = exact_tokens(text)
+    if not words and not len(chars):
         return None
-    characters = len(sets.chars) > 0
-    elements = sets.chars if characters else sets.grams
+    characters = len(chars) > 0  # a text of characters, or one without a word
+    elements = chars if characters else grams
     seed = CHARACTER_SEED if characters else np.uint64(0)
     bins = shingle_sketch.bins_of(nbytes)
     winners = np.zeros(bins, dtype=np.uint64)
@@ -55,6 +55,28 @@ def reference(text: bytes, nbytes: int) -> bytes | None:
         values = mix(winners ^ VALUE_SEED) & np.uint64(15)
     packed = (values[0::2] | (values[1::2] << np.uint64(4))).astype(np.uint8)
     return packed.tobytes()
+
+
+def exact_tokens(text: bytes) -> tuple[int, np.ndarray, np.ndarray]:
+    """The exact kernel's cut of a text: its number of word tokens, its distinct word 3-grams
+    and distinct 5-character shingles (which it cuts for a text of characters or without a word)."""
+    from simdedup.kernels.exact import _bytes_address
+
+    room = len(text) + 1
+    words, grams, sizes = np.empty(room, np.uint64), np.empty(2 * room, np.uint64), np.empty(3, np.int64)
+    offsets = np.array([0, len(text)], dtype=np.int64)
+    exact_kernel()._functions["exact-tokens"](
+        _bytes_address(text),
+        offsets.ctypes.data,
+        1,
+        _tables(True).ctypes.data,
+        CJK_SHARE,
+        words.ctypes.data,
+        grams.ctypes.data,
+        sizes.ctypes.data,
+    )
+    n_words, n_grams, n_chars = sizes.tolist()
+    return n_words, np.unique(grams[:n_grams]), np.unique(grams[n_grams : n_grams + n_chars])
 
 
 def kernel_sketch(text: bytes, nbytes: int = 128) -> bytes | None:

@@ -81,7 +81,9 @@ def dedup(
     options, features = _objects(options, features, option_values)
     recipe = Recipe(features, verify == "exact")
     method = recipe.build()
-    decision = _decision(options, method.bits, method.sketch_bins > 0, features.method)
+    from ..fingerprints.record import sketch_kind
+
+    decision = _decision(options, method.bits, sketch_kind(method.settings), features.method)
     reading = replace(inputs or Inputs(), encoding=features.encoding)
     sources = (
         s
@@ -126,7 +128,9 @@ def cluster(
     options, _ = _objects(options, None, option_values)
 
     def resolve(bits: int, settings: dict) -> ClusterOptions:
-        return _decision(options, bits, bool(settings.get("sketch")), settings.get("method") or DEFAULT_METHOD)
+        from ..fingerprints.record import sketch_kind
+
+        return _decision(options, bits, sketch_kind(settings), settings.get("method") or DEFAULT_METHOD)
 
     work = WorkDir(work_dir)
     work.claim(
@@ -155,13 +159,13 @@ def _objects(
     return options or named, features or FeatureOptions.of(**values)
 
 
-def _decision(options: ClusterOptions, bits: int, verified: bool, method: str) -> ClusterOptions:
+def _decision(options: ClusterOptions, bits: int, sketch_of: str | None, method: str) -> ClusterOptions:
     from ..errors import UsageError
 
     if options.k is None:
         raise UsageError("the staged engines need an explicit k")
     try:
-        return options.resolve(bits, verified, method)
+        return options.resolve(bits, sketch_of, method)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
 

@@ -298,13 +298,19 @@ def _jsonable(values: dict[str, Any]) -> dict[str, Any]:
     return {key: list(value) if isinstance(value, tuple) else value for key, value in values.items()}
 
 
-def _decision(options: Any, bits: int, verified: bool, method: str, engine: str) -> Any:
+def _sketch_kind(settings: dict) -> str | None:
+    from ..fingerprints.record import sketch_kind
+
+    return sketch_kind(settings)
+
+
+def _decision(options: Any, bits: int, sketch_of: str | None, method: str, engine: str) -> Any:
     if options.k is None:
         raise click.UsageError(K_NEEDED)
     if method != "simhash":
         raise click.UsageError(f"--engine {engine} clusters simhash fingerprints")
     try:
-        return options.resolve(bits, verified, method)
+        return options.resolve(bits, sketch_of, method)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
 
@@ -337,7 +343,7 @@ def run_dedup(
     inputs = take_inputs(features)
     recipe, method = _recipe(features, inputs.given_features, verify == "exact")
     decision = _decision(
-        options, method.bits, getattr(method, "sketch_bins", 0) > 0, method.settings["method"], connection.engine
+        options, method.bits, _sketch_kind(method.settings), method.settings["method"], connection.engine
     )
     refuse_overlap(output, paths, "-o")
     refuse_overlap(connection.work_dir, paths, "--work-dir")
@@ -387,7 +393,7 @@ def run_cluster(
 
     def resolve(bits: int, settings: dict) -> Any:
         return _decision(
-            options, bits, bool(settings.get("sketch")), settings.get("method") or DEFAULT_METHOD, connection.engine
+            options, bits, _sketch_kind(settings), settings.get("method") or DEFAULT_METHOD, connection.engine
         )
 
     refuse_overlap(output, files, "-o")

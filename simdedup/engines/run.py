@@ -21,7 +21,7 @@ from ..errors import RecordError, Warnings
 from ..fingerprints.sets import record_key, warn_repeated
 from ..options import ClusterOptions
 from ..read import Inputs, Source
-from ..verify import without_texts_note
+from ..verify import old_rule_note
 from . import components as component_stage
 from . import fingerprints as fp_stage
 from . import groups as group_stage
@@ -404,9 +404,9 @@ def cluster_rows(
             f"simdedup: note: {dropped:,} documents beyond the memory budget of exact verification are "
             f"verified with their sketches"
         )
-    without_texts = without_texts_note(decision.similarity)
-    if without_texts and not exact and rows.sketches is not None:
-        warn(without_texts)
+    old_rule = old_rule_note(decision)
+    if old_rule:
+        warn(old_rule)
     start = time.perf_counter()
     fps, features = rows.fps[kept_rows], rows.features[kept_rows]
     pairable = decision.may_pair(features, None if texts is None else texts[kept_rows])

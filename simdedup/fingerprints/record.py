@@ -7,10 +7,13 @@ One record per document::
 
 ``simhash`` is fixed-width lower-case hex (never a JSON number: jq and JavaScript read numbers as
 doubles and corrupt values above 2**53). ``sketch`` (optional) is URL-safe base64 of the
-feature sketch (:mod:`simdedup.sketch`). ``method``, ``tokenizer``, ``options``, ``bits``,
-``hash``, ``weighting``, ``ties`` and the sketch size are the record's *settings*; fingerprints
-are only comparable when their settings are equal. ``ties`` is written only when it is not the
-default ``zero`` (``"ties":"one"``), so records made before it existed read as they were.
+record's sketch: of the text's shingles (``"sketch_of":"shingles"``, :mod:`simdedup.shingle_sketch`,
+what verification estimates the resemblance from) or of the features' counts (no ``sketch_of``,
+:mod:`simdedup.sketch`: records made before shingle sketches, or ``--sketch-of features``).
+``method``, ``tokenizer``, ``options``, ``bits``, ``hash``, ``weighting``, ``ties``,
+``sketch_of`` and the sketch size are the record's *settings*; fingerprints are only comparable
+when their settings are equal. ``ties`` and ``sketch_of`` are written only when they are not the
+defaults of the records made before them (``"ties":"one"``), so those read as they were.
 """
 
 from __future__ import annotations
@@ -29,9 +32,20 @@ from ..write import json_text_bytes
 _HEX = re.compile(r"[0-9a-fA-F]+")
 _INT64_END = 1 << 63  # features and bytes are kept as int64
 _BASE64 = re.compile(r"[A-Za-z0-9_-]+")
-SETTING_KEYS = ("method", "tokenizer", "options", "bits", "hash", "weighting", "ties")  # and "sketch": its size
+SETTING_KEYS = (
+    "method",
+    "tokenizer",
+    "options",
+    "bits",
+    "hash",
+    "weighting",
+    "ties",
+    "sketch_of",
+)  # and "sketch": its size
 #: the settings a JSON line carries, in the order it carries them
-_WRITTEN_SETTINGS = ("method", "tokenizer", "options", "hash", "weighting", "ties")
+_WRITTEN_SETTINGS = ("method", "tokenizer", "options", "hash", "weighting", "ties", "sketch_of")
+#: what a record's sketch is of (``sketch_of``): the text's shingles; None: the features' counts
+SKETCH_OF_SHINGLES = "shingles"
 
 
 @dataclass
@@ -125,13 +139,22 @@ def json_lines(records: Iterable[FingerprintRecord]) -> bytes:
     return json_text_bytes("".join([record.to_json() + "\n" for record in records]))
 
 
+def sketch_kind(settings: dict[str, Any] | None) -> str | None:
+    """What records of these settings (or a method's) carry sketches of: ``"shingles"``,
+    ``"features"``, or None without sketches."""
+    if not (settings or {}).get("sketch"):
+        return None
+    return "shingles" if settings.get("sketch_of") == SKETCH_OF_SHINGLES else "features"  # type: ignore[union-attr]
+
+
 def describe_settings(settings: dict[str, Any]) -> str:
     """Settings in a short human form, e.g. ``whitespace(shingle=1) xxh3 64-bit``."""
     options = ",".join(f"{k}={v}" for k, v in sorted((settings.get("options") or {}).items()))
     method = settings.get("method") or DEFAULT_METHOD
     if method != "simhash":
         return f"{method}({options}) {settings.get('bits')}-bit"
-    sketch = f"{settings['sketch']}-byte sketch" if settings.get("sketch") else "no sketch"
+    of = "shingles" if settings.get("sketch_of") == SKETCH_OF_SHINGLES else "features"
+    sketch = f"{settings['sketch']}-byte sketch of {of}" if settings.get("sketch") else "no sketch"
     ties = ", ties give 1" if settings.get("ties") == "one" else ""
     return (
         f"simhash {settings.get('tokenizer')}({options}) {settings.get('hash')} {settings.get('bits')}-bit, "
@@ -177,11 +200,15 @@ def record_fields(obj: Any, where: str) -> tuple[str, str, int, int, Any, Any, t
     sketch = obj.get("sketch")
     if sketch is not None and (not isinstance(sketch, str) or not _BASE64.fullmatch(sketch)):
         raise RecordError(f"{where}: field 'sketch' is not URL-safe base64")
+    sketch_of = obj.get("sketch_of")
+    if sketch_of not in (None, SKETCH_OF_SHINGLES):
+        raise RecordError(f"{where}: field 'sketch_of' must be \"{SKETCH_OF_SHINGLES}\" when given")
     sketch_size = len(sketch) * 3 // 4 if sketch else 0
-    if sketch and (sketch_size not in SKETCH_SIZES or len(sketch) != -(-sketch_size * 4 // 3)):
+    sizes = SHINGLE_SKETCH_SIZES if sketch_of else SKETCH_SIZES
+    if sketch and (sketch_size not in sizes or len(sketch) != -(-sketch_size * 4 // 3)):
+        kind = "a multiple of 8 from 8" if sketch_of else "a power of two of 8"
         raise RecordError(
-            f"{where}: field 'sketch' must hold a power of two of 8 to 4096 bytes "
-            f"(unpadded base64), not {len(sketch)} characters"
+            f"{where}: field 'sketch' must hold {kind} to 4096 bytes (unpadded base64), not {len(sketch)} characters"
         )
     weighting = obj.get("weighting", "feature" if method == "simhash" else None)
     for name in ("tokenizer", "hash", "weighting"):
@@ -201,13 +228,15 @@ def record_fields(obj: Any, where: str) -> tuple[str, str, int, int, Any, Any, t
         obj.get("hash"),
         weighting,
         "one" if ties == "one" else None,
+        sketch_of,
         sketch_size,
     )
     return doc_id, hexdigest, bits, features, size, sketch, key
 
 
-#: the sketch sizes :class:`simdedup.simhash.Simhasher` makes (bytes)
+#: the sketch sizes :class:`simdedup.simhash.Simhasher` makes (bytes), and those of shingle sketches
 SKETCH_SIZES = frozenset(1 << n for n in range(3, 13))
+SHINGLE_SKETCH_SIZES = frozenset(range(8, 4097, 8))
 
 
 def _is_scalar(value: Any) -> bool:

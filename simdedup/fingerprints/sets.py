@@ -13,7 +13,7 @@ from ..method_registry import DEFAULT_METHOD
 from ..pairs import as_words
 from ..similarity import BUDGET_BYTES as EXACT_BUDGET_BYTES
 from .columns import read_fingerprint_files
-from .record import FingerprintRecord
+from .record import FingerprintRecord, sketch_kind
 
 
 @dataclass
@@ -36,6 +36,12 @@ class FingerprintSet:
     @property
     def method(self) -> str:
         return (self.settings or {}).get("method") or DEFAULT_METHOD
+
+    @property
+    def sketch_of(self) -> str | None:
+        """What the records' sketches are of: ``"shingles"``, ``"features"`` (records made
+        before shingle sketches say nothing), or None without sketches."""
+        return None if self.sketches is None else sketch_kind(self.settings) or "features"
 
 
 def load_fingerprints(files: Iterable[tuple[str, BinaryIO]]) -> FingerprintSet:

@@ -69,7 +69,7 @@ class ShingleKernel(Loaded):
         from ..similarity import CJK_SHARE, _tables
 
         table = _tables(True)
-        texts = [b"one two three four five six", "\u4e00\u4e8c\u4e09\u56db\u4e94\u516d".encode(), b"..."]
+        texts = [b"one two three four five six", "\u4e00\u4e8c\u4e09\u56db\u4e94\u516d".encode(), b" \n "]
         data = b"".join(texts)
         offsets = np.cumsum([0, *map(len, texts)])
         found = self.texts(data, offsets, table, CJK_SHARE, 16, 4, 64)

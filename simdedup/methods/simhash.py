@@ -20,6 +20,7 @@ import xxhash
 
 from ..errors import SkipDocument
 from ..fingerprints import FingerprintRecord
+from ..fingerprints.record import SKETCH_OF_SHINGLES
 from ..kernels import fastpath
 from ..read import (
     MAX_CARRY,
@@ -33,6 +34,7 @@ from ..read import (
 )
 from ..read.encoding import DECLARATION_BYTES, declares_other_than_utf8, starts_with_markup
 from ..read.web import looks_like_http
+from ..shingle_sketch import check_bytes, sketch_joined
 from ..simhash import Simhasher, as_integers
 from ..similarity import MAX_DOCUMENT_CHARS, KeptText
 from ..sketch import DEFAULT_BINS
@@ -48,6 +50,8 @@ TOGETHER_BYTES = 1 << 20
 #: COPY_ENTRIES of them.
 COPY_MIN_BYTES = 4096
 COPY_ENTRIES = 1 << 16
+#: what a record's sketch may be of (--sketch-of)
+SKETCH_KINDS = ("shingles", "features")
 
 
 def visible_text(chunks: Iterable[str], html: bool = False) -> Iterator[str]:
@@ -78,6 +82,9 @@ class SimhashMethod(Method):
     weighting: str | None = None  # None: the tokenizer's default
     html: bool = False  # read documents as HTML: only their visible text
     ties: str = "zero"  # what a bit whose votes tie becomes (simdedup.simhash.TIES)
+    #: what the record's sketch is of: the text's shingles (the resemblance's,
+    #: :mod:`simdedup.shingle_sketch`) or the features' counts (:mod:`simdedup.sketch`)
+    sketch_of: str = "shingles"
     exact: bool = False  # keep each record's text for exact verification (:meth:`verify_exactly`)
     simhasher: Simhasher = field(init=False)
     fast: bool = field(init=False)
@@ -86,8 +93,17 @@ class SimhashMethod(Method):
 
     def __post_init__(self) -> None:
         self.weighting = self.weighting or self.tokenizer.weighting
+        if self.sketch_of not in SKETCH_KINDS:
+            raise ValueError(f"sketch-of must be {' or '.join(SKETCH_KINDS)}, not {self.sketch_of!r}")
+        shingles = self.sketch_of == "shingles" and self.sketch_bins > 0
+        if shingles:
+            check_bytes(self.sketch_bins)
+        #: bytes of the shingle sketch (0: none) and bins of the features' sketch (0: none)
+        self.shingle_bytes = self.sketch_bins if shingles else 0
+        self.feature_bins = 0 if shingles else self.sketch_bins
+        self.lowercase = bool(self.tokenizer.options.get("lowercase", True))
         self.simhasher = Simhasher(
-            self.bits, self.hash_name, sketch_bins=self.sketch_bins, weighting=self.weighting, ties=self.ties
+            self.bits, self.hash_name, sketch_bins=self.feature_bins, weighting=self.weighting, ties=self.ties
         )
         DocumentReader("", self.encoding)  # fail early on an unknown encoding
         self.fast = (
@@ -110,6 +126,8 @@ class SimhashMethod(Method):
         }
         if self.ties != "zero":  # written only when not the default, as records before it had none
             self._settings["ties"] = self.ties
+        if self.shingle_bytes:  # records before shingle sketches say nothing: of the features
+            self._settings["sketch_of"] = SKETCH_OF_SHINGLES
 
     def _together_pays(self) -> bool:
         return type(self.tokenizer).features_many is not Tokenizer.features_many
@@ -129,11 +147,17 @@ class SimhashMethod(Method):
         )
 
     def make_record(
-        self, doc_id: str, features: dict[str, float], size: int | None, text: list[str] | None = None
+        self,
+        doc_id: str,
+        features: dict[str, float],
+        size: int | None,
+        text: list[str] | None = None,
+        shingles: bytes | None = None,
     ) -> FingerprintRecord:
-        """The record of a document's features (``text``: its chunks, kept with :attr:`exact`)."""
+        """The record of a document's features (``text``: its chunks, kept with :attr:`exact`;
+        ``shingles``: the shingle sketch of its text)."""
         value, sketch = self.simhasher(features)
-        record = FingerprintRecord(doc_id, value, self.bits, len(features), self.settings, size, sketch)
+        record = FingerprintRecord(doc_id, value, self.bits, len(features), self.settings, size, shingles or sketch)
         self._add_exact(record, text)
         return record
 
@@ -145,22 +169,37 @@ class SimhashMethod(Method):
             )
 
     def record(self, document: Document) -> FingerprintRecord:
-        """The record of one document on the Python path (tokenizer, then simhash)."""
+        """The record of one document on the Python path (tokenizer, then simhash; the shingle
+        sketch of the text as it streams past)."""
         if document.text is not None:
-            kept = _KeptText(visible_text(text_chunks(document.text), self.html), self.exact)
+            kept = _KeptText(visible_text(text_chunks(document.text), self.html), self.exact, self._shingle_stream())
             features = guard.features(self.tokenizer, document.id, kept)
             if not features:
                 raise SkipDocument(document.id, NO_TEXT_FEATURES)
-            return self.make_record(document.id, features, utf8_size(document.text), kept.chunks)
+            return self.make_record(document.id, features, utf8_size(document.text), kept.chunks, kept.shingles())
         reader = document.reader
         assert reader is not None
-        kept = _KeptText(visible_text(reader, self.html), self.exact)
+        kept = _KeptText(visible_text(reader, self.html), self.exact, self._shingle_stream())
         features = guard.features(self.tokenizer, document.id, kept)
         if not features:
             raise SkipDocument(document.id, NO_FEATURES)
-        record = self.make_record(document.id, features, reader.bytes_read, kept.chunks)
+        record = self.make_record(document.id, features, reader.bytes_read, kept.chunks, kept.shingles())
         record.encoding = reader.detected
         return record
+
+    def _shingle_stream(self) -> Any:
+        """A stream for the shingle sketch of one text (None without one)."""
+        if not self.shingle_bytes:
+            return None
+        from ..shingle_sketch import CAPACITY, VALUE_BITS, bins_of, kernel
+        from ..similarity import CJK_SHARE, _tables
+
+        return kernel().stream(_tables(self.lowercase), CJK_SHARE, bins_of(self.shingle_bytes), VALUE_BITS, CAPACITY)
+
+    def _shingle_sketches(self, data: bytes | memoryview, offsets: np.ndarray) -> np.ndarray:
+        """The shingle sketches of texts back to back in ``data`` (a row of zeros for a text
+        that has none: it is not UTF-8, and takes the Python path, or has no character)."""
+        return sketch_joined(data, offsets, self.shingle_bytes, self.lowercase)[0]
 
     def fingerprint_batch(self, documents: Iterable[Document]) -> list[FingerprintRecord | Source]:
         """As the base method; UTF-8 documents go to the compiled kernel (:mod:`simdedup.kernels.fastpath`)
@@ -322,12 +361,14 @@ class SimhashMethod(Method):
             data,
             offsets,
             self.tokenizer.name,
-            self.sketch_bins,
+            self.feature_bins,
             self.weighting == "binary",
             self.tokenizer.options["shingle"],
             None,
             self.bits,
         )
+        if self.shingle_bytes:
+            sketches = self._shingle_sketches(data, offsets)
         bins, bits, settings = self.sketch_bins, self.bits, self.settings
         sketch_bytes = sketches.tobytes()
         encoding = "utf-8" if self.encoding == "auto" else None  # what auto finds in UTF-8
@@ -418,12 +459,14 @@ class SimhashMethod(Method):
         values, features, sketches = kernel.fingerprint(
             texts,
             self.tokenizer.name,
-            self.sketch_bins,
+            self.feature_bins,
             self.weighting == "binary",
             self.tokenizer.options["shingle"],
             flags,
             self.bits,
         )
+        if self.shingle_bytes:
+            sketches = self._shingle_sketches(b"".join(texts), np.cumsum([0, *map(len, texts)]))
         for (position, data), file, value, count, sketch, text in zip(
             pending, files, as_integers(values), features.tolist(), sketches, texts
         ):
@@ -534,8 +577,16 @@ class SimhashMethod(Method):
                 results[position] = Source(
                     documents[position].id, NO_FEATURES if reader is not None else NO_TEXT_FEATURES
                 )
+        shingles = None
+        if self.shingle_bytes and kept:
+            texts = ["".join(chunks).encode("utf-8", "surrogatepass") for _, chunks, _ in pending]
+            rows = {position: row for row, (position, _, _) in enumerate(pending)}
+            made = self._shingle_sketches(b"".join(texts), np.cumsum([0, *map(len, texts)]))
+            shingles = {position: made[rows[position]].tobytes() for position, _, _ in kept}
         for (position, f, reader), (value, sketch) in zip(kept, self.simhasher.many([f for _, f, _ in kept])):
             document = documents[position]
+            if shingles is not None:
+                sketch = shingles[position]
             size = utf8_size(document.text) if reader is None else reader.bytes_read  # type: ignore[arg-type]
             record = FingerprintRecord(document.id, value, self.bits, len(f), self.settings, size, sketch)
             record.encoding = reader.detected if reader is not None else None
@@ -574,12 +625,14 @@ class _FileBatch:
 
 class _KeptText:
     """A document's text chunks passed through once; with ``keep``, also kept in ``chunks``
-    (None beyond :data:`simdedup.similarity.MAX_DOCUMENT_CHARS` characters)."""
+    (None beyond :data:`simdedup.similarity.MAX_DOCUMENT_CHARS` characters); with a ``stream``
+    (:class:`simdedup.kernels.shingles.ShingleStream`), also fed to it."""
 
-    def __init__(self, chunks: Iterable[str], keep: bool):
+    def __init__(self, chunks: Iterable[str], keep: bool, stream: Any = None):
         self._chunks = chunks
         self.chunks: list[str] | None = [] if keep else None
         self.chars = 0
+        self._stream = stream
 
     def __iter__(self) -> Iterator[str]:
         for chunk in self._chunks:
@@ -588,7 +641,13 @@ class _KeptText:
                 self.chunks.append(chunk)
                 if self.chars > MAX_DOCUMENT_CHARS:
                     self.chunks = None
+            if self._stream is not None:
+                self._stream.update(chunk.encode("utf-8", "surrogatepass"))
             yield chunk
+
+    def shingles(self) -> bytes | None:
+        """The shingle sketch of the text passed through (None without a stream)."""
+        return None if self._stream is None else self._stream.finish()
 
 
 @dataclass
@@ -699,16 +758,20 @@ def make(
     weighting: str | None,
     ties: str | None,
     sketch_bins: int,
+    sketch_of: str | None,
     encoding: str,
     html: bool,
     given_features: bool,
     **_: Any,
 ) -> SimhashMethod:
     """The method from the feature options (:func:`simdedup.methods.make_method`): simhash of a
-    tokenizer's features, or of the features the input gives (``given_features``)."""
+    tokenizer's features, or of the features the input gives (``given_features``: no text, so
+    the sketch is of the features)."""
     if given_features:
         from ..features import GivenFeatures
 
+        if sketch_of == "shingles":
+            raise ValueError("given features have no text to sketch the shingles of: --sketch-of features")
         return GivenFeaturesMethod(
             GivenFeatures(),
             bits,
@@ -717,6 +780,7 @@ def make(
             sketch_bins=sketch_bins,
             weighting=weighting,
             ties=ties or "zero",
+            sketch_of="features",
         )
     from ..tokenizers import get_tokenizer
 
@@ -729,4 +793,5 @@ def make(
         weighting=weighting,
         html=html,
         ties=ties or "zero",
+        sketch_of=sketch_of or "shingles",
     )

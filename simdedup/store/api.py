@@ -34,7 +34,7 @@ import numpy as np
 
 from ..errors import IncompatibleSettingsError, SimdedupError
 from ..fingerprints import FingerprintSet, load_fingerprints
-from ..fingerprints.record import SETTING_KEYS, FingerprintRecord, describe_settings
+from ..fingerprints.record import SETTING_KEYS, FingerprintRecord, describe_settings, sketch_kind
 from ..group import Cluster, cluster_fingerprints
 from ..options import DECISION_FIELDS, ClusterOptions
 from ..pairs import near_pairs, popcount_distance
@@ -862,7 +862,7 @@ def create(
     normal = fingerprint_settings(settings)
     if options.k is None and options.min_score is None:
         raise ValueError("an index needs an explicit k")
-    options = options.resolve(normal["bits"], normal["sketch"] > 0, normal["method"] or "simhash")
+    options = options.resolve(normal["bits"], sketch_kind(normal), normal["method"] or "simhash")
     if options.bands:
         raise ValueError("an index searches within k only: it takes no sketch bands")
     blocks = default_blocks(options.k, normal["bits"]) if blocks is None else blocks  # type: ignore[arg-type]

@@ -411,14 +411,17 @@ def _exact_runs(
 
 @numba.njit(inline="always")
 def _verdict(a, b, runs, measure, min_similarity, min_resemblance, floor, evidence):  # pragma: no cover - compiled
-    """``(passes, bag similarity)`` of two documents with exact sets (``runs``: :func:`_exact_runs`):
+    """``(passes, bag similarity)`` of two documents with exact sets (``runs``: :func:`_exact_runs`;
+    the bag is NaN under ``resemblance``, which needs none):
     :func:`simdedup.similarity.passes` (``measure`` numbered as ``simdedup.kernels.exact.MEASURE_CODES``),
     with the 3-grams merged only as far as the verdict needs. ``floor``: the margin of the bag's
     path below the resemblance scattered edits leave; both resemblance thresholds are raised for
     a pair with few 3-grams (:func:`simdedup.similarity.needed`, ``evidence``)."""
     bag_hashes, bag_weights, bag_offsets, bag_totals, gram_hashes, gram_offsets, gram_totals = runs
-    shared = _shared(bag_hashes, bag_weights, bag_offsets, a, b, True, -1.0, 0)
-    similarity = shared / (bag_totals[a] + bag_totals[b] - shared)
+    similarity = np.nan  # the resemblance alone needs no bag
+    if measure != 2:
+        shared = _shared(bag_hashes, bag_weights, bag_offsets, a, b, True, -1.0, 0)
+        similarity = shared / (bag_totals[a] + bag_totals[b] - shared)
     if measure == 1:
         return similarity >= min_similarity, similarity
     a, b = _shingle_runs(gram_totals, a, b)

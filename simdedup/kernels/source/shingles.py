@@ -14,7 +14,7 @@ distinct shingles, kept while there are fewer than ``capacity`` (with more, the 
 every bin).
 
 A text's shingles are its word 3-grams, or its 5-character shingles (white space deleted) when it
-is a text of characters (``cjk_share`` of its characters Han or kana, or no word character): both
+is a text of characters (``cjk_share`` of its characters Han or kana) or has no word: both
 streams are fed while reading, and :func:`sketch_finish` keeps the one the text turns out to
 have. The two are hashed apart (``CHARACTER_SEED``): a text of characters and a text of words
 agree in no more bins than chance.
@@ -29,7 +29,7 @@ import numpy as np
 from numba import carray
 
 from .common import GOLDEN, _decode, _mix
-from .exact import _CHAR_GRAM, _ONE_WORD, _RUN, _S_CJK, _S_SPACE, _S_WORD, _PRIME, _wide_entry
+from .exact import _CHAR_GRAM, _ONE_WORD, _PRIME, _RUN, _S_CJK, _S_SPACE, _S_WORD, _wide_entry
 
 CHARACTER_SEED = np.uint64(0xC3A5C85C97CB3127)
 VALUE_SEED = np.uint64(0xB492B66FBE98F273)
@@ -193,13 +193,14 @@ def _finish(
 ):  # pragma: no cover - compiled
     """End a text's sketch: the last word, the rounds until every bin is filled, and each bin's
     ``value_bits`` (1, 2, 4 or 8) packed into ``out[at:]`` (``bins * value_bits / 8`` bytes, low
-    bits first). Returns 1 for a text of characters, 0 for one of words, -1 for a text without a
-    word (no sketch: ``out`` is left as it was)."""
+    bits first). Returns 1 for a text of characters (or without a word), 0 for one of words, -1
+    for a text without a character but white space (no sketch: ``out`` is left as it was)."""
     if state[_AT_WORD_LENGTH] > 0:
         _word_ended(state, keys, winners, elements, bins, capacity)
-    if state[_AT_BAG_WORDS] == 0:
+    if state[_AT_CHARACTERS] == 0:
         return -1
-    characters_kind = _characters_kind(state, cjk_share)
+    # a text without a word is compared on its characters (as the exact kernel cuts them)
+    characters_kind = state[_AT_BAG_WORDS] == 0 or _characters_kind(state, cjk_share)
     if characters_kind:
         seen = state[_AT_SEEN]
         if 0 < seen < _CHAR_GRAM:  # one shingle of all there are: the last ``seen`` characters
@@ -315,7 +316,7 @@ def sketch_texts(
             return t
         if state[_AT_WORD_LENGTH] > 0:  # the last word, before the kind is known
             _word_ended(state, keys, winners, elements, bins, capacity)
-        if _characters_kind(state, cjk_share):
+        if state[_AT_BAG_WORDS] == 0 or _characters_kind(state, cjk_share):
             _update(data, begin, end, table, state, keys, winners, elements, bins, capacity, False, True)
         kinds[t] = _finish(state, keys, winners, elements, bins, capacity, cjk_share, value_bits, out, t * per_text)
     return -1
