@@ -22,6 +22,7 @@ from .cli_options import (
     FingerprintingCommand,
     apply_options,
     cluster_options,
+    decision_options,
     echo,
     end_run,
     feature_options,
@@ -465,6 +466,13 @@ def dedup(
 @click.argument("document_a", type=click.Path(dir_okay=False, allow_dash=False, readable=False))
 @click.argument("document_b", type=click.Path(dir_okay=False, allow_dash=False, readable=False))
 @feature_options
+@lambda func: apply_options(
+    [
+        click.option("-k", "--k", "k", type=click.IntRange(0, 63), help="As cluster's -k."),
+        *decision_options(["similarity", "min-similarity", "min-resemblance", "min-features"], as_in="cluster"),
+    ],
+    func,
+)
 @click.option(
     "--top", type=click.IntRange(1, MAX_COUNT), default=10, show_default=True, help="Features listed per side."
 )
@@ -472,20 +480,18 @@ def dedup(
 def explain(document_a: str, document_b: str, top: int, as_json: bool, **features: Any) -> None:
     """Show why two documents are or are not near-duplicates.
 
-    Prints their Hamming distance, the similarity the sketches estimate (what
-    `cluster` uses), the exact weighted Jaccard of their features, and the
-    features that pull them together or push them apart.
+    Prints their fingerprints' distance and whether they are a candidate pair, the
+    resemblance of their texts exactly (what dedup decides by) and as their sketches
+    estimate it (what cluster decides by), the verdict of each, and the features that
+    pull their fingerprints together or push them apart.
 
     \b
     simdedup explain corpus/a.txt corpus/b.txt
     """
-    import numpy as np
-
     from .explain import explain as explain_documents
     from .options import ClusterOptions
-    from .similarity import BAG_MARGIN, needed
-    from .similarity import passes as similarity_passes
 
+    options = ClusterOptions.take(features)
     if features["method"] not in ("simhash", "nilsimsa"):
         raise click.UsageError(
             "explain compares simhash features or nilsimsa digests; use --method simhash or nilsimsa"
@@ -494,72 +500,52 @@ def explain(document_a: str, document_b: str, top: int, as_json: bool, **feature
     if features["method"] == "nilsimsa":
         _explain_nilsimsa(method, document_a, document_b, as_json)
         return
-    result = explain_documents(method, document_a, document_b, top)
+    try:
+        result = explain_documents(method, document_a, document_b, options, top)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
     if as_json:
         echo(json.dumps(result.as_dict(), ensure_ascii=False))
         return
-    defaults = ClusterOptions().resolve(result.bits, result.estimated_similarity is not None)
-    # a candidate as dedup and cluster find them: within k, or sharing a sketch band; each with
-    # at least min_features distinct features unless verified exactly (as dedup does a kept text)
-    within = result.distance <= defaults.k  # type: ignore[operator]
-    banded = bool(defaults.bands and result.share_band)
-    long_enough = bool(defaults.may_pair(np.array(result.features), result.resemblance is not None).all())
-    candidate = (within or banded) and long_enough
-    estimate_passes = result.estimated_similarity is None or result.estimated_similarity >= defaults.min_similarity
-    verified = estimate_passes
-    if result.resemblance is not None:  # dedup verifies these exactly, with the default measure
-        verified = bool(
-            similarity_passes(
-                defaults.similarity,
-                np.array([result.similarity]),
-                np.array([result.resemblance]),
-                defaults.min_similarity,
-                defaults.min_resemblance,
-                result.fewer_grams,
-            )[0]
-        )
+    echo("\n".join(explanation_lines(result)))
+
+
+def explanation_lines(result: Any) -> list[str]:
+    """``explain``'s text: each line one fact, the verdicts in words."""
+
+    def verdict(near: bool) -> str:
+        return "near-duplicates" if near else "not near-duplicates"
+
+    within = result.distance <= result.k
+    candidate = f"within k = {result.k}" if within else f"beyond k = {result.k}"
+    if result.bands:
+        candidate += f"; their sketches share {result.bands} band{'s' if result.bands > 1 else ''}"
     lines = [
         f"A: {result.a} ({result.features[0]} features)",
         f"B: {result.b} ({result.features[1]} features)",
-        f"Hamming distance: {result.distance} of {result.bits} bits "
-        f"({'within' if within else 'beyond'} the default k = {defaults.k}"
-        f"{'; the sketches share a band, so they are compared anyway' if banded and not within else ''})",
+        f"Hamming distance: {result.distance} of {result.bits} bits ({candidate}): "
+        + ("a candidate pair" if result.candidate else "not a candidate pair"),
     ]
-    if not long_enough:
-        lines.append(
-            f"fewer than the default --min-features {defaults.min_features} distinct features: too short to be paired"
-        )
-    if result.estimated_similarity is not None:
-        lines.append(
-            f"estimated similarity (sketch): {result.estimated_similarity:.3f} "
-            f"({'at least' if estimate_passes else 'below'} the default --min-similarity {defaults.min_similarity})"
-        )
-    lines.append(f"bag: exact weighted Jaccard of the features: {result.similarity:.3f}")
-    if result.resemblance is not None:
-        lines.append(f"resemblance: exact Jaccard of the {result.shingles}: {result.resemblance:.3f}")
-        rule = f"resemblance at least {defaults.min_resemblance}"
-        if defaults.similarity == "combined":
-            rule += (
-                f", or bag at least {defaults.min_similarity} and resemblance at most {BAG_MARGIN} below "
-                "what edits scattered over the words would leave"
-            )
-        lines.append(f"default --similarity {defaults.similarity}: {rule}")
-        raised = float(needed(defaults.min_resemblance, result.fewer_grams))
-        if raised >= defaults.min_resemblance + 0.01:  # a short pair, when evidence is asked of it
-            lines.append(
-                f"a pair of {result.fewer_grams} shingles gives less evidence: the resemblance threshold "
-                f"is raised (to {raised:.3f} for {defaults.min_resemblance})"
-            )
-    lines.append(
-        f"verdict with default settings: {'near-duplicates' if candidate and verified else 'not near-duplicates'}"
-    )
-    lines.append("pulling together (shared, weight in A / B):")
+    what = f"the {result.shingles}" if result.shingles else "the texts"
+    name = "resemblance: Jaccard of" if result.measure == "resemblance" else "bag: weighted Jaccard of the features of"
+    if result.measured is not None:
+        lines.append(f"{name} {what}, exactly (dedup): {result.measured:.3f}")
+    if result.estimated is not None:
+        lines.append(f"{result.measure} as the records' sketches estimate it (cluster): {result.estimated:.3f}")
+    flag = "--min-similarity" if result.measure == "bag" else "--min-resemblance"
+    lines.append(f"the rule: {result.measure} at least {result.threshold} ({flag})")
+    lines.append(f"verdict (dedup): {verdict(result.near)}")
+    if result.near_estimated is not None:
+        lines.append(f"verdict (cluster, from the records): {verdict(result.near_estimated)}")
+    if result.measure != "bag":
+        lines.append(f"bag: exact weighted Jaccard of the features (not what decides): {result.bag:.3f}")
+    lines.append("pulling the fingerprints together (shared, weight in A / B):")
     lines += [f"  {f!r} {wa:g} / {wb:g}" for f, wa, wb in result.together] or ["  (none)"]
     lines.append("pushing apart, more in A:")
     lines += [f"  {f!r} +{w:g}" for f, w in result.apart_a] or ["  (none)"]
     lines.append("pushing apart, more in B:")
     lines += [f"  {f!r} +{w:g}" for f, w in result.apart_b] or ["  (none)"]
-    echo("\n".join(lines))
+    return lines
 
 
 def _explain_nilsimsa(method: Any, document_a: str, document_b: str, as_json: bool) -> None:
@@ -856,12 +842,11 @@ def _warn_missing(missing: dict[str, str]) -> dict[str, str]:
     help="The keep policy of select whose decisions the page shows.",
 )
 @click.option(
-    "--min-similarity",
-    "threshold",
+    "--threshold",
     type=FiniteFloatRange(0, 1),
-    default=DEFAULTS.min_similarity,
-    show_default=True,
-    help='The threshold marked on the histogram and that "near the threshold" means.',
+    help='The threshold marked on the histogram and that "near the threshold" means '
+    f"[default: that of the clusters' measure: {DEFAULTS.min_resemblance} for the resemblance, "
+    f"{DEFAULTS.min_similarity} for the bag].",
 )
 @click.option(
     "--max-bytes",
@@ -876,15 +861,16 @@ def report(
     force: bool,
     document_paths: tuple[str, ...],
     policy: str,
-    threshold: float,
+    threshold: float | None,
     max_bytes: int,
     **features: Any,
 ) -> None:
     """Write a self-contained HTML page for reviewing CLUSTERS before acting on them.
 
     The page shows every cluster's members side by side with the differing passages marked,
-    the keep/drop decision of `select`, and what pulls the least similar pair together (as
-    `explain` says it); decisions can be changed there and the drop list downloaded.
+    the keep/drop decision of `select`, the least resemblant pair and what pulls its
+    fingerprints together (as `explain` says it); decisions can be changed there and the
+    drop list downloaded.
 
     \b
     simdedup report clusters.jsonl -o report.html
@@ -897,7 +883,13 @@ def report(
     inputs = take_inputs(features)
     method = method_from_options(inputs.given_features, **features)
     out = output_file(output, force, clusters + document_paths, not clusters or "-" in clusters)
-    options = ReportOptions(policy, threshold, max_bytes, {"features for the pulls (explain)": method.settings})
+    options = ReportOptions(
+        policy,
+        threshold,
+        max_bytes,
+        {"features for the pulls (explain)": method.settings},
+        lowercase=getattr(method, "lowercase", True),
+    )
     if _warn_missing(report_to(out, named_streams(clusters), method, options, document_paths, inputs)):
         sys.exit(EXIT_SKIPPED)
 

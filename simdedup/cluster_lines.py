@@ -29,6 +29,29 @@ def score_field(quantity: str, measured: bool) -> str:
     return quantity if measured else f"{quantity}_estimate"
 
 
+#: the score fields a cluster line's member may carry, what each is, and whether it was measured
+#: exactly; ``similarity`` is the bag estimate of the lines of simdedup before shingle sketches
+SCORE_FIELDS = {
+    "resemblance": ("resemblance", True),
+    "resemblance_estimate": ("resemblance", False),
+    "bag": ("bag", True),
+    "bag_estimate": ("bag", False),
+    "similarity": ("bag", False),
+}
+
+
+def member_score(member: dict) -> tuple[float, str, bool] | None:
+    """A cluster line member's score to the representative, what it is and whether it was
+    measured exactly (``(0.93, "resemblance", False)``); None when it has no finite one."""
+    import math
+
+    for name, (quantity, measured) in SCORE_FIELDS.items():
+        value = member.get(name)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+            return float(value), quantity, measured
+    return None
+
+
 def cluster_record(
     cluster: Cluster, ids: Sequence[str], sizes: Sequence[int] | None = None, new: Sequence[bool] | None = None
 ) -> dict:

@@ -5,34 +5,43 @@ Simhash fingerprints are explained by their features; nilsimsa digests by their 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from .methods import NilsimsaMethod, SimhashMethod
+from .options import ClusterOptions
 from .read import open_document
-from .sketch import similarity as sketch_similarity
+from .similarity import KeptText
 from .tokenizers import guard
 
 
 @dataclass
 class Explanation:
-    """Distance, similarities and the features behind them for documents ``a`` and ``b``."""
+    """Why documents ``a`` and ``b`` are (not) near-duplicates under some cluster options: their
+    fingerprints' distance and whether they are a candidate pair, the measure exactly (as
+    ``dedup`` decides) and as the sketches estimate it (as ``cluster`` decides from records),
+    and the features behind their fingerprints."""
 
     a: str
     b: str
     bits: int
     distance: int
-    estimated_similarity: float | None  # from the sketches, as cluster sees it
-    similarity: float  # exact weighted Jaccard of the two feature multisets (the bag measure)
     features: tuple[int, int]
+    k: int  # of the options, resolved
+    bands: int | None  # the sketch bands both share (None: no bands searched)
+    candidate: bool  # within k, sharing a band, and long enough (min_features, for the bag's sketches)
+    measure: str  # what decides: "resemblance" or "bag"
+    threshold: float  # the measure's smallest value of a near-duplicate
+    measured: float | None  # the measure, exactly (None: the texts have no sets)
+    estimated: float | None  # the measure as the records' sketches estimate it (None: no sketches)
+    near: bool  # as dedup decides: a candidate whose measure passes
+    near_estimated: bool | None  # as cluster decides from the records (None: no sketches)
+    bag: float  # the exact weighted Jaccard of the features (what the pulls below add up to)
+    shingles: str | None = None  # what the resemblance compares: "word 3-grams" or "5-character shingles"
     together: list[tuple[str, float, float]] = field(default_factory=list)  # shared, heaviest first
     apart_a: list[tuple[str, float]] = field(default_factory=list)  # weight in a beyond b
     apart_b: list[tuple[str, float]] = field(default_factory=list)
-    resemblance: float | None = None  # exact Jaccard of the shingles (None: not the words tokenizer)
-    share_band: bool | None = None  # whether the sketches share a band (None: no sketches)
-    fewer_grams: int | None = None  # shingles of the document with fewer (with resemblance)
-    shingles: str | None = None  # what was compared: "word 3-grams" or "5-character shingles"
 
     def as_dict(self) -> dict:
         return {
@@ -40,72 +49,103 @@ class Explanation:
             "b": self.b,
             "bits": self.bits,
             "distance": self.distance,
-            "estimated_similarity": self.estimated_similarity,
-            "similarity": self.similarity,
-            "resemblance": self.resemblance,
-            "share_band": self.share_band,
-            "fewer_grams": self.fewer_grams,
-            "shingles": self.shingles,
             "features": list(self.features),
+            "k": self.k,
+            "bands_shared": self.bands,
+            "candidate": self.candidate,
+            "measure": self.measure,
+            "threshold": self.threshold,
+            self.measure: self.measured,
+            f"{self.measure}_estimate": self.estimated,
+            "shingles": self.shingles,
+            "near_duplicates": self.near,
+            "near_duplicates_estimated": self.near_estimated,
+            "bag": self.bag,
             "together": [{"feature": f, "a": wa, "b": wb} for f, wa, wb in self.together],
             "apart_a": [{"feature": f, "excess": w} for f, w in self.apart_a],
             "apart_b": [{"feature": f, "excess": w} for f, w in self.apart_b],
         }
 
 
-def explain(method: SimhashMethod, path_a: str, path_b: str, top: int = 10) -> Explanation:
-    """Fingerprint two files and compare them feature by feature.
+def explain(
+    method: SimhashMethod, path_a: str, path_b: str, options: ClusterOptions = ClusterOptions(), top: int = 10
+) -> Explanation:
+    """Fingerprint two files and say what ``dedup`` and ``cluster`` decide of them with
+    ``options``, by the same test they run (:class:`simdedup.verify.PairTest`), and compare
+    their features.
 
     Features push two fingerprints together when both documents carry them (heaviest shared
     weight first) and apart when one document carries more of them than the other.
 
     Raises:
         SkipDocument: a file cannot be fingerprinted.
+        ValueError: an option out of range, or one that cannot apply (:meth:`ClusterOptions.resolve`).
     """
     from .errors import SkipDocument
-    from .similarity import ExactIndex, ExactUnavailable, exact_sets
+    from .fingerprints import collect_records
+    from .fingerprints.record import sketch_kind
+    from .read import Document
+    from .similarity import ExactIndex, ExactUnavailable
+    from .verify import PairTest, shared_bands
 
-    features, texts = [], []
+    records, features = [], []
     for path in (path_a, path_b):
         chunks = list(open_document(path, method.encoding).reader)  # type: ignore[arg-type]
         found = guard.features(method.tokenizer, path, chunks)
         if not found:
             raise SkipDocument(path, "no text to fingerprint")
         features.append(found)
-        texts.append("".join(chunks))
-    resemblance = fewer_grams = shingles = None
-    if method.tokenizer.name == "words" and method.tokenizer.option("shingle") == 1:
-        try:
-            sets = [exact_sets(text, method.tokenizer.option("lowercase")) for text in texts]
-            index = ExactIndex(sets)
-            resemblance = round(float(index.jaccard("grams", [0], [1])[0]), 3)
-            fewer_grams = int(index.shingles(np.array([0]), np.array([1]))[0])
-            shingles = "5-character shingles" if index.texts_of_characters.all() else "word 3-grams"
-        except ExactUnavailable:  # shown as not measured, as for other tokenizers
-            pass
+        record = method.record(Document(path, text="".join(chunks)))
+        record.exact = KeptText("".join(chunks), method.lowercase)
+        records.append(record)
+    fingerprints = collect_records(records)
+    resolved = options.resolve(method.bits, sketch_kind(method.settings), texts=True)
+    estimating = replace(resolved, texts=False)
+    try:
+        index: ExactIndex | None = ExactIndex(fingerprints.exact or [])
+    except ExactUnavailable:
+        index = None
+    pair = np.array([0]), np.array([1])
+    exact_test = PairTest(fingerprints.fps, fingerprints.sketches, resolved, index)
+    measured: float | None = None
+    if index is not None and index.has.all():
+        measured = round(float(exact_test.scores(*pair)[0][0]), 3)
+    estimated = near_estimated = bands = None
+    if fingerprints.sketches is not None:
+        estimate_test = PairTest(fingerprints.fps, fingerprints.sketches, estimating)
+        estimated = round(float(estimate_test.scores(*pair)[0][0]), 3)
+        near_estimated = bool(estimate_test.passes(*pair)[0])
+        if resolved.bands:
+            a, b = (fingerprints.sketches[i].tobytes() for i in (0, 1))
+            bands = shared_bands(a, b, resolved.sketch_of)
+    distance = int(np.bitwise_count(fingerprints.fps[0] ^ fingerprints.fps[1]).sum())
     fa, fb = features
-    ra, rb = method.simhasher(fa), method.simhasher(fb)
+    pairable = bool(resolved.may_pair(fingerprints.features, np.array([True, True])).all())
+    candidate = (distance <= resolved.k or bool(bands)) and pairable  # type: ignore[operator]
+    shingles = None
+    if index is not None and index.has.all():
+        shingles = "5-character shingles" if index.texts_of_characters.all() else "word 3-grams"
     pulls = feature_pulls(fa, fb, top)
-    estimated = band = None
-    if ra.sketch is not None and rb.sketch is not None:
-        from .verify import share_a_band
-
-        estimated, band = round(sketch_similarity(ra.sketch, rb.sketch), 3), share_a_band(ra.sketch, rb.sketch)
     return Explanation(
         path_a,
         path_b,
         method.bits,
-        (ra.simhash ^ rb.simhash).bit_count(),
-        estimated,
-        pulls.similarity,
+        distance,
         (len(fa), len(fb)),
+        resolved.k,  # type: ignore[arg-type]
+        bands,
+        candidate,
+        exact_test.quantity,
+        resolved.min_similarity if exact_test.quantity == "bag" else resolved.min_resemblance,
+        measured,
+        estimated,
+        candidate and bool(exact_test.passes(*pair)[0]),
+        None if near_estimated is None else candidate and near_estimated,
+        pulls.similarity,
+        shingles,
         pulls.together,
         pulls.apart_a,
         pulls.apart_b,
-        resemblance,
-        band,
-        fewer_grams,
-        shingles,
     )
 
 

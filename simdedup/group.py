@@ -290,7 +290,10 @@ def find_clusters(
     else:
         left = right = np.empty(0, dtype=np.int64)
     if options.bands and units.sketches is not None and len(eligible) > 1:
-        left, right = with_band_pairs(left, right, units.sketches, eligible, options.sketch_of)
+        classes = None
+        if exact_keys is not None:  # units that texts alone tell apart count once towards the band limit
+            classes = unique_units(units.fps, units.sketches)[1]
+        left, right = with_band_pairs(left, right, units.sketches, eligible, options.sketch_of, classes)
     if new is not None:
         unit_new = np.zeros(count, dtype=bool)
         unit_new[units.of_doc[np.asarray(new, dtype=bool)]] = True

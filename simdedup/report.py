@@ -29,8 +29,9 @@ from importlib import resources
 from typing import Any, Callable, Iterable, Iterator
 from urllib.parse import quote
 
+from .cluster_lines import member_score
 from .errors import SimdedupError, SkipDocument
-from .explain import bag_similarity, feature_pulls
+from .explain import feature_pulls
 from .jsonline import text_lines
 from .options import DEFAULTS
 from .read import Inputs, Source, open_documents, read_sources
@@ -63,9 +64,11 @@ class ReportOptions:
     """How the page decides and what it says about the run."""
 
     policy: str = "representative"  # select's --keep
-    threshold: float = DEFAULTS.min_similarity  # the --min-similarity marked on the histogram, and "near" to it
+    #: the threshold marked on the histogram, and "near" to it (None: that of the lines' measure)
+    threshold: float | None = None
     max_bytes: int = DEFAULT_MAX_BYTES
     settings: dict[str, Any] = field(default_factory=dict)  # shown as they are
+    lowercase: bool = True  # the texts' resemblance is measured case-folded (the tokenizer's option)
     documents: int | None = None  # documents read by the run, when known (dedup)
 
 
@@ -261,7 +264,7 @@ def build_report(
     feature_sets: dict[str, dict[str, float]] = {}
     if features is not None:
         feature_sets = {doc_id: features(text) for doc_id, text in texts.texts.items()}
-    pairs = [_least_similar_pair(c, feature_sets) for c in clusters]
+    pairs = [_least_similar_pair(c, texts.texts, feature_sets, options.lowercase) for c in clusters]
     shown = SHOWN_CHARS
     while True:
         page = _page(_data(clusters, pairs, chosen, texts, options, base, shown))
@@ -275,34 +278,49 @@ def build_report(
         shown = shown // 2 if shown > 256 else 0
 
 
-def _least_similar_pair(cluster: _Cluster, feature_sets: dict[str, dict[str, float]]) -> dict | None:
-    """The least similar pair of the cluster with explain's pulls, measured on the features
-    (every pair of a small cluster, each member against the representative in a large one),
-    else the member the cluster line gives as least similar to the representative."""
+def _least_similar_pair(
+    cluster: _Cluster, texts: dict[str, str], feature_sets: dict[str, dict[str, float]], lowercase: bool
+) -> dict | None:
+    """The least resemblant pair of the cluster, measured on the texts (every pair of a small
+    cluster, each member against the representative in a large one), with explain's pulls of
+    their features; else the member whose cluster-line score to the representative is the lowest."""
     ids = [m["id"] for m in cluster.members]
     rep = cluster.representative if cluster.representative is not None else ids[0]
-    if all(doc_id in feature_sets for doc_id in ids) and len(ids) > 1:
-        candidates = (
-            itertools.combinations(ids, 2)
+    if all(doc_id in texts for doc_id in ids) and len(ids) > 1:
+        import numpy as np
+
+        from .similarity import ExactIndex, ExactUnavailable, KeptText
+
+        candidates = list(
+            itertools.combinations(range(len(ids)), 2)
             if len(ids) <= ALL_PAIRS_UP_TO
-            else ((rep, doc_id) for doc_id in ids if doc_id != rep)
+            else ((ids.index(rep), i) for i, doc_id in enumerate(ids) if doc_id != rep)
         )
-        a, b = min(candidates, key=lambda p: bag_similarity(feature_sets[p[0]], feature_sets[p[1]]))
-        pulls = feature_pulls(feature_sets[a], feature_sets[b], PULLS_TOP)
-        return {
-            "a": a,
-            "b": b,
-            "similarity": pulls.similarity,
-            "measured": "features",
-            "together": [list(t) for t in pulls.together],
-            "apart_a": [list(t) for t in pulls.apart_a],
-            "apart_b": [list(t) for t in pulls.apart_b],
-        }
-    scored = [m for m in cluster.members if m["id"] != rep and isinstance(m.get("similarity"), (int, float))]
+        try:
+            index = ExactIndex(KeptText(texts[doc_id], lowercase) for doc_id in ids)
+        except ExactUnavailable:
+            index = None
+        if index is not None and index.has.all():
+            left, right = (np.array(side, dtype=np.int64) for side in zip(*candidates))
+            resemblance = index.jaccard("grams", left, right)
+            weakest = int(np.argmin(resemblance))
+            a, b = ids[int(left[weakest])], ids[int(right[weakest])]
+            pair = {"a": a, "b": b, "score": round(float(resemblance[weakest]), 3), "measured": "texts"}
+            if a in feature_sets and b in feature_sets:
+                pulls = feature_pulls(feature_sets[a], feature_sets[b], PULLS_TOP)
+                pair.update(
+                    bag=pulls.similarity,
+                    together=[list(t) for t in pulls.together],
+                    apart_a=[list(t) for t in pulls.apart_a],
+                    apart_b=[list(t) for t in pulls.apart_b],
+                )
+            return pair
+    scored = [(member_score(m), m["id"]) for m in cluster.members if m["id"] != rep]
+    scored = [(score, doc_id) for score, doc_id in scored if score is not None]
     if not scored:
         return None
-    weakest = min(scored, key=lambda m: m["similarity"])
-    return {"a": rep, "b": weakest["id"], "similarity": weakest["similarity"], "measured": "cluster line"}
+    (value, _, measured), weakest = min(scored)
+    return {"a": rep, "b": weakest, "score": value, "measured": "cluster line" if measured else "cluster line estimate"}
 
 
 def _number(value: Any) -> float | int | None:
@@ -338,17 +356,22 @@ def _data(
     shown_texts = [texts.texts[i][:shown] if i in texts.texts else None for i in ids]
     full_lengths = [len(texts.texts[i]) if i in texts.texts else 0 for i in ids]
     records = []
+    quantities: set[str] = set()
     for cluster, pair in zip(clusters, pairs):
         rep = cluster.representative if cluster.representative is not None else cluster.members[0]["id"]
         members, diffs = [], []
         for member in cluster.members:
             doc_id = member["id"]
+            score = member_score(member)
+            if score is not None:
+                quantities.add(score[1])
             members.append(
                 [
                     index[doc_id],
                     _number(member.get("bytes")),
                     _number(member.get("distance")),
-                    _number(member.get("similarity")),
+                    None if score is None else score[0],
+                    None if score is None else score[2],
                 ]
             )
             a, b = shown_texts[index[rep]], shown_texts[index[doc_id]]
@@ -366,8 +389,14 @@ def _data(
     saved = sum(
         sizes[i] if i in sizes else len(texts.texts.get(i, "").encode("utf-8", "surrogatepass")) for i in chosen.dropped
     )
+    quantity = "resemblance" if quantities <= {"resemblance"} else "bag" if quantities == {"bag"} else "score"
+    threshold = options.threshold
+    if threshold is None:
+        threshold = DEFAULTS.min_similarity if quantity == "bag" else DEFAULTS.min_resemblance
     return {
-        "threshold": options.threshold,
+        "quantity": quantity,
+        "threshold": threshold,
+        "threshold_option": "--min-similarity" if quantity == "bag" else "--min-resemblance",
         "policy": options.policy,
         "settings": [
             [str(k), json.dumps(v, ensure_ascii=False) if not isinstance(v, str) else v]
@@ -492,8 +521,14 @@ def dedup_report(
         "verify": verify,
         "fingerprints": method.settings,
     }
+    from .verify import decided_by
+
+    bag = decided_by(clustered.options, clustered.fingerprints.exact is not None) == "bag"
     options = ReportOptions(
-        settings=settings, threshold=cluster_options.min_similarity, documents=len(clustered.fingerprints.ids)
+        settings=settings,
+        threshold=cluster_options.min_similarity if bag else cluster_options.min_resemblance,
+        documents=len(clustered.fingerprints.ids),
+        lowercase=getattr(method, "lowercase", True),
     )
     tables = bool(run.tables) and "-" not in paths
     return report_to(out, [("clusters", lines)], method, options, paths if tables else (), inputs)

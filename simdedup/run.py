@@ -430,9 +430,9 @@ def _resolved(options: ClusterOptions, fingerprints: FingerprintSet, note: Calla
             f"simdedup: note: {fingerprints.exact_dropped:,} documents beyond the memory budget of exact "
             f"verification are verified with their sketches"
         )
-    old_rule = old_rule_note(resolved)
-    if old_rule:
-        note(old_rule)
+    for said in (old_rule_note(resolved), resolved.k_note(fingerprints.bits)):
+        if said:
+            note(said)
     if (
         options.k is None
         and resolved.sketch_of == "features"

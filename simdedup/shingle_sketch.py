@@ -1,18 +1,26 @@
 """The shingle sketch: what a fingerprint record carries to estimate the resemblance, the measure
 ``dedup`` computes exactly (:mod:`simdedup.similarity`), where the texts are not at hand.
 
-A text's shingles are the exact kernel's (word 3-grams; 5-character shingles for a text of
-characters; NFKC, lower-cased). Their set is sketched by fast similarity sketching (Dahlgaard,
-Knudsen and Thorup 2017; :mod:`simdedup.kernels.source.shingles`) into ``bins`` bins of
-:data:`VALUE_BITS` bits: two sketches agree in a bin with probability ``J + (1 - J) / 16`` for a
-resemblance ``J``, which :func:`resemblance` inverts. Unlike a one-permutation sketch, the bins
-of a short text are not copies of each other: a text of 20 shingles is estimated about as well
-as one of 2,000.
+A text's shingles are the exact kernel's: word 3-grams, or 5-character shingles for a text of
+characters (NFKC, lower-cased); two texts of characters are compared on their 5-character
+shingles, any other pair on its word 3-grams. Sets are sketched by fast similarity sketching
+(Dahlgaard, Knudsen and Thorup 2017; :mod:`simdedup.kernels.source.shingles`) into bins of
+:data:`VALUE_BITS` bits: two sketches agree in a bin with probability ``J + (1 - J) / 16`` for
+a resemblance ``J``, which :func:`resemblance` inverts. Unlike a one-permutation sketch, the
+bins of a short text are not copies of each other: a text of 20 shingles is estimated about as
+well as one of 2,000.
+
+A sketch of ``bins`` bins has three parts (:func:`layout`): the first :func:`part_bins` bins
+sketch the text's word 3-grams, whatever it is (what a text of characters and one of words are
+compared on); the next sketch its own shingles (its word 3-grams again, hashed apart, or its
+5-character shingles); the last bin says which (0: words, 1: characters). Two texts of words
+are compared on all but that bin, two of characters on their own parts, a text of each on the
+first parts.
 
 Sized by measurement (docs/quality.md, "The shingle sketch"): at 128 bytes (256 bins) the
-estimate's error at 0.8 is about 0.02, and two sketches of resemblance 0.8 share one of its 32
-bands of 8 bins (:data:`BAND_BINS`) with probability 0.9988, a candidate whatever their
-fingerprints' distance.
+estimate's error at resemblance 0.8 is about 0.02 for texts of words and 0.03 for texts of
+characters, and two sketches of resemblance 0.8 share one of their bands of 8 bins
+(:data:`BAND_BINS`) with probability 0.999.
 """
 
 from __future__ import annotations
@@ -22,7 +30,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-#: bytes of a record's shingle sketch by default (``--shingle-sketch``)
+#: bytes of a record's shingle sketch by default (``--sketch``)
 DEFAULT_BYTES = 128
 VALUE_BITS = 4
 #: distinct shingles of each kind a streamed text keeps for the sketch's later rounds: with more,
@@ -31,10 +39,24 @@ CAPACITY = 1 << 16
 #: bins of a band: two sketches sharing all of one band's bins are a candidate pair (32 bits
 #: of key, which two unrelated sketches share with probability 2^-32 a band)
 BAND_BINS = 8
+#: what the kind bin holds
+WORDS, CHARACTERS = 0, 1
 
 
 def bins_of(nbytes: int) -> int:
     return nbytes * 8 // VALUE_BITS
+
+
+def part_bins(bins: int) -> int:
+    """Bins of the first part (word 3-grams, every text): a fifth, in whole bands."""
+    return max(BAND_BINS, bins // 5 // BAND_BINS * BAND_BINS)
+
+
+def layout(nbytes: int) -> tuple[int, int, int]:
+    """``(bins, first part's bins, own part's bins)`` of a sketch of ``nbytes`` bytes."""
+    bins = bins_of(nbytes)
+    first = part_bins(bins)
+    return bins, first, bins - first - 1
 
 
 def check_bytes(nbytes: int) -> None:
@@ -86,19 +108,21 @@ def sketch_joined(
     from .similarity import CJK_SHARE, _tables
 
     n = len(offsets) - 1
+    bins, first, _ = layout(nbytes)
     sketches, has, bad = np.zeros((n, nbytes), dtype=np.uint8), np.zeros(n, dtype=bool), []
     loaded, table, start = kernel(), _tables(lowercase), 0
     offsets = np.asarray(offsets, dtype=np.int64)
+
+    def texts(upto: int) -> Any:
+        return loaded.texts(data, offsets[start:upto], table, CJK_SHARE, bins, first, VALUE_BITS, CAPACITY)
+
     while start < n:
-        found = loaded.texts(data, offsets[start:], table, CJK_SHARE, bins_of(nbytes), VALUE_BITS, CAPACITY)
+        found = texts(n + 1)
         done = n if not isinstance(found, int) else start + found
         if isinstance(found, int):
-            made, kinds = loaded.texts(
-                data, offsets[start : done + 1], table, CJK_SHARE, bins_of(nbytes), VALUE_BITS, CAPACITY
-            )
+            found = texts(done + 1)
             bad.append(done)
-        else:
-            made, kinds = found
+        made, kinds = found
         sketches[start:done], has[start:done] = made[: done - start], kinds[: done - start] >= 0
         start = done + 1
     return sketches, has, bad
@@ -107,60 +131,69 @@ def sketch_joined(
 def sketch_stream(chunks: Iterable[bytes], nbytes: int = DEFAULT_BYTES, lowercase: bool = True) -> bytes | None:
     """The sketch of a text given as chunks of UTF-8 that each end with a whole character, in
     bounded memory (:data:`CAPACITY`); the same as :func:`sketch_texts` of the whole text."""
-    from .similarity import CJK_SHARE, _tables
-
-    stream = kernel().stream(_tables(lowercase), CJK_SHARE, bins_of(nbytes), VALUE_BITS, CAPACITY)
+    stream = new_stream(nbytes, lowercase)
     for chunk in chunks:
         stream.update(chunk)
     return stream.finish()
 
 
-@lru_cache(maxsize=8)
+def new_stream(nbytes: int = DEFAULT_BYTES, lowercase: bool = True) -> Any:
+    """A :class:`simdedup.kernels.shingles.ShingleStream` for one text's sketch."""
+    from .similarity import CJK_SHARE, _tables
+
+    bins, first, _ = layout(nbytes)
+    return kernel().stream(_tables(lowercase), CJK_SHARE, bins, first, VALUE_BITS, CAPACITY)
+
+
+@lru_cache(maxsize=32)
 def agreement_resemblance(bins: int) -> np.ndarray:
-    """The resemblance :func:`resemblance` gives two sketches of ``bins`` bins that agree in
-    ``m`` of them, at index ``m``."""
+    """The resemblance two sketches agreeing in ``m`` of ``bins`` compared bins give, at index ``m``."""
     chance = 2.0**-VALUE_BITS
-    return np.clip((np.arange(bins + 1) / bins - chance) / (1.0 - chance), 0.0, 1.0)
-
-
-_NIBBLE_LOWS = np.uint64(0x1111111111111111)
-
-
-def agreements(sketches: np.ndarray, left: np.ndarray, right: np.ndarray) -> np.ndarray:
-    """How many bins rows ``left[i]`` and ``right[i]`` of an ``(n, bytes)`` uint8 array of
-    sketches agree in (int64)."""
-    left, right = np.asarray(left, dtype=np.int64), np.asarray(right, dtype=np.int64)
-    bins = bins_of(sketches.shape[1])
-    out = np.empty(len(left), dtype=np.int64)
-    step = max(1, (1 << 22) // max(sketches.shape[1], 1))
-    for start in range(0, len(left), step):
-        differ = np.bitwise_xor(sketches[left[start : start + step]], sketches[right[start : start + step]])
-        words = np.ascontiguousarray(differ).view(np.uint64)
-        # a nibble that differs has some bit set: fold its four bits onto its lowest
-        folded = (words | (words >> np.uint64(1)) | (words >> np.uint64(2)) | (words >> np.uint64(3))) & _NIBBLE_LOWS
-        out[start : start + step] = bins - np.bitwise_count(folded).sum(axis=1, dtype=np.int64)
-    return out
-
-
-def resemblance(sketches: np.ndarray, left: np.ndarray, right: np.ndarray) -> np.ndarray:
-    """The estimated resemblance of the texts of rows ``left[i]`` and ``right[i]``."""
-    return agreement_resemblance(bins_of(sketches.shape[1]))[agreements(sketches, left, right)]
+    return np.clip((np.arange(bins + 1) / max(bins, 1) - chance) / (1.0 - chance), 0.0, 1.0)
 
 
 def unpacked(sketches: np.ndarray) -> np.ndarray:
-    """Sketches with a bin a byte: ``(n, bins)`` uint8 (the linkage kernel counts equal bytes)."""
+    """Sketches with a bin a byte: ``(n, bins)`` uint8."""
     out = np.empty((len(sketches), 2 * sketches.shape[1]), dtype=np.uint8)
     out[:, 0::2] = sketches & 15
     out[:, 1::2] = sketches >> 4
     return out
 
 
-def band_keys(sketches: np.ndarray, band: int) -> np.ndarray:
-    """Each sketch's key of band ``band`` (:data:`BAND_BINS` bins: 32 bits) as uint64."""
+def compared(sketches: np.ndarray, left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each pair of rows ``left[i]``, ``right[i]`` of an ``(n, bytes)`` uint8 array of
+    sketches: the bins compared (by the two texts' kinds, see the module) and how many of them
+    agree."""
+    left, right = np.asarray(left, dtype=np.int64), np.asarray(right, dtype=np.int64)
+    bins, first, own = layout(sketches.shape[1])
+    agree, count = np.empty(len(left), dtype=np.int64), np.empty(len(left), dtype=np.int64)
+    step = max(1, (1 << 21) // max(sketches.shape[1], 1))
+    for start in range(0, len(left), step):
+        a, b = sketches[left[start : start + step]], sketches[right[start : start + step]]
+        same = np.empty((len(a), bins), dtype=bool)
+        differ = a ^ b
+        same[:, 0::2], same[:, 1::2] = (differ & 15) == 0, (differ >> 4) == 0
+        in_first, in_own = same[:, :first].sum(axis=1), same[:, first : bins - 1].sum(axis=1)
+        kind_a, kind_b = a[:, -1] >> 4, b[:, -1] >> 4  # the last bin: the high half of the last byte
+        words = (kind_a == WORDS) & (kind_b == WORDS)
+        characters = (kind_a == CHARACTERS) & (kind_b == CHARACTERS)
+        agree[start : start + step] = np.where(words, in_first + in_own, np.where(characters, in_own, in_first))
+        count[start : start + step] = np.where(words, first + own, np.where(characters, own, first))
+    return count, agree
+
+
+def resemblance(sketches: np.ndarray, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """The estimated resemblance of the texts of rows ``left[i]`` and ``right[i]``."""
+    count, agree = compared(sketches, left, right)
+    chance = 2.0**-VALUE_BITS
+    return np.clip((agree / np.maximum(count, 1) - chance) / (1.0 - chance), 0.0, 1.0)
+
+
+def band_ranges(nbytes: int) -> list[tuple[int, int]]:
+    """The byte ranges of the bands of a sketch of ``nbytes`` bytes: whole bands of the first
+    part, then of the own part (the last bin, the kind, in none)."""
+    bins, first, own = layout(nbytes)
     width = BAND_BINS * VALUE_BITS // 8
-    part = np.ascontiguousarray(sketches[:, band * width : (band + 1) * width])
-    return part.view(np.uint32).ravel().astype(np.uint64)
-
-
-def bands_of(nbytes: int) -> int:
-    return bins_of(nbytes) // BAND_BINS
+    starts = [b * width for b in range(first // BAND_BINS)]
+    starts += [(first // BAND_BINS + b) * width for b in range(own // BAND_BINS)]
+    return [(s, s + width) for s in starts]

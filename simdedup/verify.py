@@ -32,6 +32,14 @@ from .similarity import may_pass as bounds_may_pass
 from .sketch import agreement_similarity, pair_similarity
 
 
+def decided_by(options: ClusterOptions, texts: bool) -> str:
+    """What decides pairs under resolved ``options``, with or without ``texts`` measured: the
+    resemblance, unless the bag does (``--similarity bag``, or sketches of features without
+    texts: records made before shingle sketches)."""
+    bag = options.similarity == "bag" or (not texts and options.sketch_of == "features")
+    return "bag" if bag else "resemblance"
+
+
 class PairTest:
     """Whether two units may be in one cluster, as resolved ``options`` say: their measure
     verified exactly where ``exact`` has both units' sets, else estimated from their sketches
@@ -50,10 +58,8 @@ class PairTest:
         self.k, self.min_similarity = options.k, options.min_similarity
         self.measure, self.min_resemblance = options.similarity, options.min_resemblance
         self.sketch_of = None if sketches is None else options.sketch_of or "features"
-        #: what the scores are: the resemblance, unless the bag decides
-        self.quantity = (
-            "bag" if self.measure == "bag" or (exact is None and self.sketch_of == "features") else "resemblance"
-        )
+        #: what the scores are (:func:`decided_by`)
+        self.quantity = decided_by(options, exact is not None)
 
     def _estimates(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """The sketches' estimate of the pairs: the resemblance, or the bag for sketches of features."""
@@ -128,15 +134,22 @@ class PairTest:
 
     def kernel_arguments(self) -> tuple:
         """The test as :func:`simdedup.kernels.source.linkage.link_complete` takes it: sketches
-        (a bin a byte), which numbers of agreeing bins pass, fingerprints, k, and the exact sets
-        (the sketches' estimate only where a unit has none)."""
+        (a bin a byte), which numbers of agreeing bins pass, fingerprints, k, the exact sets
+        (the sketches' estimate only where a unit has none), and the bins of the first part of
+        sketches of shingles (0: of features)."""
         from .kernels.exact import MEASURE_CODES
         from .kernels.linkage import ExactTest
 
-        sketches, exact, passing = self.sketches, None, None
+        sketches, exact, passing, first_bins = self.sketches, None, None, 0
         if self.sketch_of == "shingles":
+            bins, first_bins, own = shingle_sketch.layout(sketches.shape[1])  # type: ignore[union-attr]
             sketches = shingle_sketch.unpacked(sketches)  # type: ignore[arg-type]
-            passing = shingle_sketch.agreement_resemblance(sketches.shape[1]) >= self.min_resemblance
+            tables = []  # both of words, both of characters, one of each
+            for compared in (first_bins + own, own, first_bins):
+                table = np.zeros(bins + 1, dtype=bool)
+                table[: compared + 1] = shingle_sketch.agreement_resemblance(compared) >= self.min_resemblance
+                tables.append(table)
+            passing = np.concatenate(tables)
         elif sketches is not None:
             estimated = agreement_similarity(sketches.shape[1])
             passing = passes(self.measure, estimated, np.full(len(estimated), np.nan), self.min_similarity, 1.0)
@@ -151,7 +164,7 @@ class PairTest:
                 similarity.BAG_MARGIN,  # read here: the benchmarks move them
                 similarity.EVIDENCE_GRAMS,
             )
-        return sketches, passing, self.fps, self.k, exact
+        return sketches, passing, self.fps, self.k, exact, first_bins
 
 
 def old_rule_note(options: ClusterOptions) -> str | None:
@@ -238,35 +251,56 @@ BAND_BINS = 8
 BAND_LIMIT = 100
 
 
-def band_bytes(sketch_of: str | None) -> int:
-    """Bytes of a band of sketches of ``sketch_of`` (4-bit bins of shingles, 8-bit of features)."""
-    return BAND_BINS * shingle_sketch.VALUE_BITS // 8 if sketch_of == "shingles" else BAND_BINS
+def band_ranges(sketch_of: str | None, nbytes: int) -> list[tuple[int, int]]:
+    """The byte ranges of the bands of sketches of ``sketch_of`` of ``nbytes`` bytes: of 8-bit
+    bins of features; of 4-bit bins of shingles, each part's whole bands
+    (:func:`simdedup.shingle_sketch.band_ranges`)."""
+    if sketch_of == "shingles":
+        return shingle_sketch.band_ranges(nbytes)
+    return [(start, start + BAND_BINS) for start in range(0, nbytes // BAND_BINS * BAND_BINS, BAND_BINS)]
+
+
+def shared_bands(a: bytes, b: bytes, sketch_of: str | None = "features") -> int:
+    """How many bands two sketches agree in every bin of (band candidates, bar BAND_LIMIT)."""
+    x, y = np.frombuffer(a, dtype=np.uint8), np.frombuffer(b, dtype=np.uint8)
+    return sum(bool((x[lo:hi] == y[lo:hi]).all()) for lo, hi in band_ranges(sketch_of, len(x)))
 
 
 def share_a_band(a: bytes, b: bytes, sketch_of: str | None = "features") -> bool:
-    """Whether two sketches agree in every bin of one band (band candidates, bar BAND_LIMIT)."""
-    width = band_bytes(sketch_of)
-    agree = np.frombuffer(a, dtype=np.uint8) == np.frombuffer(b, dtype=np.uint8)
-    return bool(agree[: len(agree) // width * width].reshape(-1, width).all(axis=1).any())
+    """Whether two sketches agree in every bin of one band."""
+    return shared_bands(a, b, sketch_of) > 0
 
 
 def with_band_pairs(
-    left: np.ndarray, right: np.ndarray, sketches: np.ndarray, eligible: np.ndarray, sketch_of: str | None = "features"
+    left: np.ndarray,
+    right: np.ndarray,
+    sketches: np.ndarray,
+    eligible: np.ndarray,
+    sketch_of: str | None = "features",
+    classes: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The pairs ``(left, right)`` (distinct, left < right) and those of the sketches' bands,
-    without repeats, in order."""
+    """The pairs ``(left, right)`` of rows (distinct, left < right) and the pairs of the
+    ``eligible`` rows of ``sketches`` that share a band, without repeats, in order. A band value
+    held by more than :data:`BAND_LIMIT` rows gives no pairs; with ``classes`` (a number per
+    row), rows of one class count once towards it (the units of ``dedup``, which texts tell
+    apart, count as the fingerprint and sketch they share: as in the staged engines)."""
     found = [left * len(sketches) + right]
     rows = np.ascontiguousarray(sketches[eligible])
-    width = band_bytes(sketch_of)
-    kind = np.uint64 if width == 8 else np.uint32
-    for band in range(rows.shape[1] // width):
-        keys = np.ascontiguousarray(rows[:, band * width : (band + 1) * width]).view(kind).ravel()
-        order = np.argsort(keys, kind="stable")
+    of_row = None if classes is None else np.asarray(classes)[eligible]
+    for lo, hi in band_ranges(sketch_of, rows.shape[1]):
+        keys = np.ascontiguousarray(rows[:, lo:hi]).view(np.uint64 if hi - lo == 8 else np.uint32).ravel()
+        order = np.argsort(keys, kind="stable") if of_row is None else np.lexsort((of_row, keys))
         ordered = keys[order]
-        starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
+        new_key = np.concatenate(([True], ordered[1:] != ordered[:-1]))
+        starts = np.flatnonzero(new_key)
         sizes = np.diff(np.append(starts, len(ordered)))
-        for size in np.unique(sizes[(sizes >= 2) & (sizes <= BAND_LIMIT)]).tolist():
-            groups = order[starts[sizes == size][:, None] + np.arange(size)]
+        weight = sizes  # what counts towards the limit: rows, or their classes
+        if of_row is not None:
+            sorted_classes = of_row[order]
+            first_of_class = new_key | np.concatenate(([True], sorted_classes[1:] != sorted_classes[:-1]))
+            weight = np.add.reduceat(first_of_class.astype(np.int64), starts) if len(starts) else sizes
+        for size in np.unique(sizes[(sizes >= 2) & (weight <= BAND_LIMIT)]).tolist():
+            groups = order[starts[(sizes == size) & (weight <= BAND_LIMIT)][:, None] + np.arange(size)]
             i, j = np.triu_indices(size, 1)
             a, b = eligible[groups[:, i]].ravel(), eligible[groups[:, j]].ravel()
             found.append(np.minimum(a, b) * len(sketches) + np.maximum(a, b))

@@ -88,6 +88,7 @@ settings_of_both = st.tuples(
     st.integers(1, 3),
     st.sampled_from([0, 16, 128]),
     st.sampled_from(["binary", "feature"]),
+    st.sampled_from(["shingles", "features"]),
 )
 
 
@@ -98,9 +99,11 @@ settings_of_both = st.tuples(
     settings_of_both,
 )
 def test_texts_in_memory_give_the_python_paths_records(monkeypatch, bits, batch, setting):
-    tokenizer, shingle, bins, weighting = setting
+    tokenizer, shingle, bins, weighting, sketch_of = setting
     sources = [Source(f"t{i}", text=text) for i, text in enumerate(batch)]
-    fast, slow = both_paths(monkeypatch, sources, tokenizer, shingle, sketch_bins=bins, weighting=weighting, bits=bits)
+    fast, slow = both_paths(
+        monkeypatch, sources, tokenizer, shingle, sketch_bins=bins, weighting=weighting, bits=bits, sketch_of=sketch_of
+    )
     assert fast == slow
 
 
@@ -134,14 +137,22 @@ def test_files_give_the_python_paths_records_and_skips(
     tmp_path_factory, monkeypatch, bits, contents, setting, encoding
 ):
     """Valid or not, with or without a byte-order mark: the same record, or the same reason to skip."""
-    tokenizer, shingle, bins, weighting = setting
+    tokenizer, shingle, bins, weighting, sketch_of = setting
     folder = tmp_path_factory.mktemp("docs")
     sources = []
     for i, content in enumerate(contents):
         (folder / f"d{i}.txt").write_bytes(content)
         sources.append(Source(str(folder / f"d{i}.txt")))
     fast, slow = both_paths(
-        monkeypatch, sources, tokenizer, shingle, sketch_bins=bins, weighting=weighting, encoding=encoding, bits=bits
+        monkeypatch,
+        sources,
+        tokenizer,
+        shingle,
+        sketch_bins=bins,
+        weighting=weighting,
+        encoding=encoding,
+        bits=bits,
+        sketch_of=sketch_of,
     )
     assert fast == slow
 
@@ -175,7 +186,7 @@ def test_the_special_cases_of_unicode(monkeypatch, text, tokenizer, shingle, bit
 @given(st.lists(texts.filter(str.strip), min_size=1, max_size=5), st.sampled_from(["words", "whitespace"]))
 def test_the_kernel_itself_takes_every_utf8_text(bits, batch, tokenizer):
     """Not a fallback: the kernel makes the Python path's simhash, feature count and sketch."""
-    fingerprinter = SimhashMethod(get_tokenizer(tokenizer), bits=bits)
+    fingerprinter = SimhashMethod(get_tokenizer(tokenizer), bits=bits, sketch_of="features")
     expected = []
     for text in batch:
         features = get_tokenizer(tokenizer).features([text])

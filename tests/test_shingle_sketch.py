@@ -15,6 +15,8 @@ from simdedup import shingle_sketch
 from simdedup.similarity import CJK_SHARE, _tables, exact_kernel, exact_sets
 
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+WORD_SEED = np.uint64(0)
+OWN_WORD_SEED = np.uint64(0x8EBC6AF09C88C6E3)
 CHARACTER_SEED = np.uint64(0xC3A5C85C97CB3127)
 VALUE_SEED = np.uint64(0xB492B66FBE98F273)
 
@@ -27,34 +29,41 @@ def mix(x: np.ndarray) -> np.ndarray:
     return x ^ (x >> np.uint64(31))
 
 
-def reference(text: bytes, nbytes: int) -> bytes | None:
-    """The sketch by its definition: the distinct shingles of the exact kernel (5-character ones
-    for a text of characters or without a word), rounds of hashes until every bin is won by the smallest hash of
-    the first round to reach it, 4 bits of each winner's hash."""
-    words, grams, chars = exact_tokens(text)
-    if not words and not len(chars):
-        return None
-    characters = len(chars) > 0  # a text of characters, or one without a word
-    elements = chars if characters else grams
-    seed = CHARACTER_SEED if characters else np.uint64(0)
-    bins = shingle_sketch.bins_of(nbytes)
+def sketch_of_set(elements: np.ndarray, bins: int, seed: np.uint64) -> np.ndarray:
+    """Fast similarity sketching by its definition: rounds of hashes until every bin is won by
+    the smallest hash of the first round to reach it; the winners' hashes (0 for no element)."""
     winners = np.zeros(bins, dtype=np.uint64)
     won = np.zeros(bins, dtype=bool)
+    r = 0
     with np.errstate(over="ignore"):
-        r = 0
-        while not won.all():
+        while len(elements) and not won.all():
             h = mix(elements ^ (np.uint64(r + 1) * GOLDEN) ^ seed)
-            b = ((h >> np.uint64(32)) * np.uint64(bins)) >> np.uint64(32)
+            b = (((h >> np.uint64(32)) * np.uint64(bins)) >> np.uint64(32)).astype(np.int64)
             order = np.lexsort((h, b))
             first = np.concatenate(([True], b[order][1:] != b[order][:-1]))
             take = order[first]
-            new = ~won[b[take].astype(np.int64)]
-            winners[b[take][new].astype(np.int64)] = h[take][new]
-            won[b[take].astype(np.int64)] = True
+            new = ~won[b[take]]
+            winners[b[take][new]] = h[take][new]
+            won[b[take]] = True
             r += 1
-        values = mix(winners ^ VALUE_SEED) & np.uint64(15)
-    packed = (values[0::2] | (values[1::2] << np.uint64(4))).astype(np.uint8)
-    return packed.tobytes()
+    return winners
+
+
+def reference(text: bytes, nbytes: int) -> bytes | None:
+    """The sketch by its definition (simdedup.shingle_sketch): the first part over the distinct
+    word 3-grams of the exact kernel, the own part over the text's own shingles (its
+    5-character ones for a text of characters or without a word), 4 bits of each winner's hash,
+    the kind last."""
+    _, grams, chars = exact_tokens(text)
+    if not len(grams) and not len(chars):
+        return None
+    characters = len(chars) > 0
+    bins, first, own = shingle_sketch.layout(nbytes)
+    own_part = sketch_of_set(chars, own, CHARACTER_SEED) if characters else sketch_of_set(grams, own, OWN_WORD_SEED)
+    winners = np.concatenate((sketch_of_set(grams, first, WORD_SEED), own_part))
+    with np.errstate(over="ignore"):
+        values = np.append(mix(winners ^ VALUE_SEED) & np.uint64(15), np.uint64(int(characters)))
+    return (values[0::2] | (values[1::2] << np.uint64(4))).astype(np.uint8).tobytes()
 
 
 def exact_tokens(text: bytes) -> tuple[int, np.ndarray, np.ndarray]:
@@ -156,21 +165,43 @@ def test_the_estimate_is_within_its_error_of_the_resemblance():
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(st.binary(min_size=16, max_size=16), min_size=2, max_size=20), st.data())
-def test_agreements_count_equal_nibbles(rows, data):
-    sketches = np.frombuffer(b"".join(rows), dtype=np.uint8).reshape(len(rows), 16)
+@given(st.lists(st.binary(min_size=40, max_size=40), min_size=2, max_size=20), st.data())
+def test_the_bins_compared_and_agreeing_follow_the_kinds(rows, data):
+    """By brute force over 80-bin sketches: two of words compare every bin but the kind, two of
+    characters their own parts, any other pair the first parts; agreeing bins hold equal 4 bits."""
+    rows = [row[:-1] + bytes([row[-1] & 0x1F]) for row in rows]  # kinds 0 and 1 mostly
+    sketches = np.frombuffer(b"".join(rows), dtype=np.uint8).reshape(len(rows), 40)
     left = data.draw(st.lists(st.integers(0, len(rows) - 1), min_size=1, max_size=30))
     right = data.draw(st.lists(st.integers(0, len(rows) - 1), min_size=len(left), max_size=len(left)))
-    expected = [
-        sum(((x >> s) & 15) == ((y >> s) & 15) for x, y in zip(rows[a], rows[b]) for s in (0, 4))
-        for a, b in zip(left, right)
-    ]
-    assert shingle_sketch.agreements(sketches, np.array(left), np.array(right)).tolist() == expected
+    bins, first, own = shingle_sketch.layout(40)
+
+    def nibbles(row: bytes) -> list[int]:
+        return [(byte >> shift) & 15 for byte in row for shift in (0, 4)]
+
+    expected = []
+    for a, b in zip(left, right):
+        x, y = nibbles(rows[a]), nibbles(rows[b])
+        if x[-1] == y[-1] == 0:
+            compared = range(bins - 1)
+        elif x[-1] == y[-1] == 1:
+            compared = range(first, bins - 1)
+        else:
+            compared = range(first)
+        expected.append((len(compared), sum(x[i] == y[i] for i in compared)))
+    count, agree = shingle_sketch.compared(sketches, np.array(left), np.array(right))
+    assert list(zip(count.tolist(), agree.tolist())) == expected
 
 
-def test_texts_of_characters_and_of_words_agree_by_chance_only():
-    chinese = "的一是不了人我在有他这中大来上国个到说们为子和你地出道也时年得就那要下以生会自着".encode()
-    english = b"one two three four five six seven eight nine ten eleven twelve thirteen"
-    sketches, has = shingle_sketch.sketch_texts([chinese, english])
-    assert has.all()
-    assert shingle_sketch.resemblance(sketches, np.array([0]), np.array([1]))[0] < 0.2
+def test_a_text_of_characters_and_one_of_words_are_compared_on_their_word_3_grams():
+    """An English text under a Japanese heading is a text of characters (1% of its characters
+    Han or kana); without the heading, of words: the two are compared on their word 3-grams,
+    and the sketch estimates that. Unrelated texts of the two kinds do not resemble."""
+    body = " ".join(f"w{i % 97} x{i % 13}" for i in range(80))
+    headed, plain = f"\u898b\u51fa\u3057\u306e\u4f8b\n{body}".encode(), f"heading example\n{body}".encode()
+    chinese = "\u7684\u4e00\u662f\u4e0d\u4e86\u4eba\u6211\u5728\u6709\u4ed6\u8fd9\u4e2d\u5927".encode()
+    sketches, has = shingle_sketch.sketch_texts([headed, plain, chinese])
+    assert has.all() and [int(row[-1] >> 4) for row in sketches] == [1, 0, 1]
+    estimates = shingle_sketch.resemblance(sketches, np.array([0, 1]), np.array([1, 2]))
+    words = [exact_tokens(t)[1] for t in (headed, plain)]
+    exact = len(np.intersect1d(*words)) / len(np.union1d(*words))
+    assert abs(estimates[0] - exact) < 0.1 and estimates[1] < 0.2

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import simdedup
-from simdedup import similarity
+from simdedup import shingle_sketch, similarity
 from simdedup.cli import cli
 from simdedup.kernels import load
 from simdedup.kernels.exact import ExactKernel
@@ -133,9 +133,9 @@ def test_verdicts_that_stop_merging_early_are_those_of_the_whole_measures(length
         lambda x: data.draw(st.sampled_from([x, np.nextafter(x, 2.0), np.nextafter(x, -1.0)]))
     )
     min_similarity, min_resemblance = data.draw(pick), data.draw(pick)
-    similarity, ok = index.verdicts(a, b, measure, min_similarity, min_resemblance)
+    known, ok = index.verdicts(a, b, measure, min_similarity, min_resemblance)
     fewer = index.shingles(a, b)  # a pair with fewer shingles needs more (similarity.needed)
-    assert similarity.tolist() == bag.tolist()
+    assert known.all()
     assert ok.tolist() == passes(measure, bag, grams, min_similarity, min_resemblance, fewer).tolist()
 
 
@@ -192,9 +192,9 @@ def test_clusters_that_let_the_texts_go_are_those_that_keep_them(tmp_path):
         options = ClusterOptions().for_fingerprints(fingerprints)
         clusters = cluster_fingerprints(fingerprints, options, release_texts=release)
         assert (fingerprints.exact is None) == release
-        found.append([(c.members, c.similarities) for c in clusters])
+        found.append([(c.members, c.scores, c.measured) for c in clusters])
     assert found[0] == found[1]
-    ((members, _),) = found[0]  # some of the copies: the most edited and shuffled fail
+    ((members, _, _),) = found[0]  # some of the copies: the most edited and shuffled fail
     assert 3 <= len(members) < 13
 
 
@@ -249,10 +249,12 @@ def test_explain_shows_every_measure(tmp_path):
     result = CliRunner().invoke(cli, ["explain", "--json", str(a), str(b)])
     assert result.exit_code == 0
     got = json.loads(result.stdout)
-    assert got["similarity"] == round(brute_bag(text_a, text_b), 3) == 1.0
+    assert got["bag"] == round(brute_bag(text_a, text_b), 3) == 1.0
     assert got["resemblance"] == round(brute_resemblance(text_a, text_b), 3)
+    assert abs(got["resemblance_estimate"] - got["resemblance"]) < 0.1
     text = CliRunner().invoke(cli, ["explain", str(a), str(b)]).stdout
-    assert f"resemblance: exact Jaccard of the word 3-grams: {got['resemblance']:.3f}" in text
+    assert f"resemblance: Jaccard of the word 3-grams, exactly (dedup): {got['resemblance']:.3f}" in text
+    assert f"bag: exact weighted Jaccard of the features (not what decides): {got['bag']:.3f}" in text
     assert got["shingles"] == "word 3-grams"
 
 
@@ -282,14 +284,20 @@ def test_an_explicit_k_is_the_whole_candidate_search(tmp_path):
 
 
 def test_verify_sketch_is_what_cluster_does_on_stored_fingerprints(tmp_path):
+    """Both estimate the resemblance from the sketches of shingles: a near copy passes, the
+    same words in another order do not (their bag would)."""
     words = " ".join(lines_of_words(7)).split()
     (tmp_path / "a.txt").write_text(" ".join(words))
-    (tmp_path / "b.txt").write_text(" ".join(sorted(words)))  # same words, no order left
+    (tmp_path / "b.txt").write_text(" ".join(words[:-1]))
+    (tmp_path / "c.txt").write_text(" ".join(sorted(words)))  # same words, no order left
     runner = CliRunner()
     fingerprints = runner.invoke(cli, ["fingerprint", str(tmp_path)]).stdout
     clustered = runner.invoke(cli, ["cluster"], input=fingerprints).stdout
-    assert runner.invoke(cli, ["dedup", "--verify", "sketch", str(tmp_path)]).stdout == clustered != ""
-    assert runner.invoke(cli, ["dedup", str(tmp_path)]).stdout == ""  # exactly: 3-grams differ
+    assert runner.invoke(cli, ["dedup", "--verify", "sketch", str(tmp_path)]).stdout == clustered
+    assert [[m["id"] for m in json.loads(line)["members"]] for line in clustered.splitlines()] == [
+        [str(tmp_path / "a.txt"), str(tmp_path / "b.txt")]
+    ]
+    assert '"resemblance_estimate":' in clustered
 
 
 def test_exact_verification_runs_without_importing_numba(tmp_path):
@@ -314,14 +322,14 @@ def test_exact_verification_runs_without_importing_numba(tmp_path):
 def test_without_the_exact_kernels_dedup_says_so_and_verifies_with_sketches(tmp_path, monkeypatch):
     words = " ".join(lines_of_words(7)).split()
     (tmp_path / "a.txt").write_text(" ".join(words))
-    (tmp_path / "b.txt").write_text(" ".join(sorted(words)))  # passes on its sketch only
+    (tmp_path / "b.txt").write_text(" ".join(words[:-2]))
     monkeypatch.setitem(load._loaded, ExactKernel, False)  # as when numba or llvmlite cannot make them
-    result = CliRunner().invoke(cli, ["dedup", str(tmp_path)])
-    assert result.exit_code == 0
-    assert "the sketches verify instead" in result.stderr
-    assert result.stdout == CliRunner().invoke(cli, ["dedup", "--verify", "sketch", str(tmp_path)]).stdout != ""
-    other = CliRunner().invoke(cli, ["dedup", "--tokenizer", "whitespace", str(tmp_path)])  # measures no texts
-    assert other.exit_code == 0 and "verify" not in other.stderr
+    for tokenizer in ("words", "whitespace"):  # every tokenizer's texts are measured
+        result = CliRunner().invoke(cli, ["dedup", "--tokenizer", tokenizer, str(tmp_path)])
+        assert result.exit_code == 0
+        assert "the sketches verify instead" in result.stderr
+        sketched = CliRunner().invoke(cli, ["dedup", "--tokenizer", tokenizer, "--verify", "sketch", str(tmp_path)])
+        assert result.stdout == sketched.stdout != ""
 
 
 VOCABULARY = "the a of file option page see value name list".split()
@@ -411,15 +419,18 @@ def test_verdicts_the_bounds_settle_are_those_the_merges_give(seed, edits, measu
         previous, similarity.BOUND_AFTER_PAIRS = similarity.BOUND_AFTER_PAIRS, after
         try:
             fresh = ExactIndex([KeptText(t) for t in texts])
-            found[name] = PairTest(
-                fps, sketches, ClusterOptions(k=31, similarity=measure).resolve(64, True), fresh
-            ).scores_passes(a, b)
+            test = PairTest(
+                fps, sketches, ClusterOptions(k=31, similarity=measure).resolve(64, "features", texts=True), fresh
+            )
+            ok = test.passes(a, b)
+            found[name] = ok, test.scores(a[ok], b[ok])[0]
             assert bool(fresh._buckets) == (after == 0)
         finally:
             similarity.BOUND_AFTER_PAIRS = previous
-    (bag, ok), (all_bag, all_ok) = found["bounded"], found["merged"]
+    (ok, scores), (all_ok, all_scores) = found["bounded"], found["merged"]
     assert ok.tolist() == all_ok.tolist()
-    assert bag[ok].tolist() == all_bag[ok].tolist() == index.jaccard("bag", a[ok], b[ok]).tolist()
+    quantity = "bag" if measure == "bag" else "grams"
+    assert scores.tolist() == all_scores.tolist() == index.jaccard(quantity, a[ok], b[ok]).tolist()
 
 
 def test_bounds_leave_dedup_output_unchanged(tmp_path, monkeypatch):
@@ -468,24 +479,32 @@ def test_a_copy_whose_words_repeat_more_is_found_on_its_3grams(tmp_path):
     assert dedup([tmp_path], "--similarity", "bag") == []
 
 
-def literal_complete_linkage(ids, fps, k, sketches, kept, measure, min_similarity, min_resemblance):
+def literal_complete_linkage(ids, fps, k, sketches, kept, measure, min_similarity, min_resemblance, sketch_of):
     """Complete linkage by its definition, every pair across tested at every edge: candidates
-    within k, verified exactly (brute force) where both texts are kept, else on the sketches;
-    edges from the most similar down, ties by the smaller id first."""
+    within k, verified exactly (brute force) where both texts are kept, else by the sketches'
+    estimate (of the resemblance for sketches of shingles, of the bag for sketches of features);
+    edges in the order of the sketches' estimate, the highest first, ties by the smaller id first."""
     from simdedup.similarity import BAG_MARGIN, EVIDENCE_GRAMS
     from simdedup.sketch import similarity
 
     n = len(ids)
 
     @functools.cache
+    def estimated(a, b):
+        if sketch_of == "shingles":
+            return float(shingle_sketch.resemblance(sketches, np.array([a]), np.array([b]))[0])
+        return similarity(bytes(sketches[a]), bytes(sketches[b]))
+
+    @functools.cache
     def measured(a, b):
-        if kept[a] is None or kept[b] is None:
-            return similarity(bytes(sketches[a]), bytes(sketches[b])), None
         return brute_bag(kept[a], kept[b]), brute_resemblance(kept[a], kept[b])
 
     def passes(a, b):
-        bag, grams = measured(min(a, b), max(a, b))
-        if grams is None or measure == "bag":
+        a, b = min(a, b), max(a, b)
+        if kept[a] is None or kept[b] is None:
+            return estimated(a, b) >= (min_resemblance if sketch_of == "shingles" else min_similarity)
+        bag, grams = measured(a, b)
+        if measure == "bag":
             return bag >= min_similarity
         fewer = min(map(len, compared_shingles(kept[a], kept[b])))
 
@@ -506,7 +525,7 @@ def literal_complete_linkage(ids, fps, k, sketches, kept, measure, min_similarit
         for a, b in itertools.combinations(range(n), 2)
         if bin(int(fps[a, 0]) ^ int(fps[b, 0])).count("1") <= k and passes(a, b)
     ]
-    edges.sort(key=lambda e: (-round(measured(*e)[0], 12), rank[e[0]], rank[e[1]]))
+    edges.sort(key=lambda e: (-round(estimated(*e), 12), rank[e[0]], rank[e[1]]))
     cluster_of = {d: frozenset([d]) for d in range(n)}
     for a, b in edges:
         x, y = cluster_of[a], cluster_of[b]
@@ -516,12 +535,15 @@ def literal_complete_linkage(ids, fps, k, sketches, kept, measure, min_similarit
     return sorted(tuple(sorted(c, key=ids.__getitem__)) for c in set(cluster_of.values()) if len(c) > 1)
 
 
+@pytest.mark.parametrize("sketch_of", ["shingles", "features"])
 @pytest.mark.parametrize("seed", [1, 2, 3])
 @pytest.mark.parametrize("measure", ["combined", "bag", "resemblance"])
-def test_exact_complete_linkage_compiled_and_python_match_the_definition(tmp_path, monkeypatch, measure, seed):
+def test_exact_complete_linkage_compiled_and_python_match_the_definition(
+    tmp_path, monkeypatch, measure, seed, sketch_of
+):
     """Complete linkage with exact verification, compiled and in Python, against its literal
     definition, on a template family with edited, reordered and padded copies, where one
-    document in five has no kept text (verified on its sketch)."""
+    document in five has no kept text (verified on its sketch, of either kind)."""
     import simdedup
     from simdedup import group, linkage
 
@@ -539,7 +561,7 @@ def test_exact_complete_linkage_compiled_and_python_match_the_definition(tmp_pat
             doc += [doc[0]] * 30  # repeats: passes on 3-grams, not on words
         texts.append("\n".join(doc))
         (tmp_path / f"p{i:02}.txt").write_text(texts[-1])
-    records = list(simdedup.fingerprint([str(tmp_path)]))
+    records = list(simdedup.fingerprint([str(tmp_path)], sketch_of=sketch_of))
     ids = [r.id for r in records]
     fps = np.array([[r.simhash] for r in records], dtype=np.uint64)
     sketches = np.array([np.frombuffer(r.sketch, dtype=np.uint8) for r in records])
@@ -553,10 +575,11 @@ def test_exact_complete_linkage_compiled_and_python_match_the_definition(tmp_pat
             fps,
             ClusterOptions(k=31, similarity=measure),
             sketches=sketches,
+            sketch_of=sketch_of,
             exact=[None if t is None else KeptText(t) for t in kept],
         )
         return sorted(c.members for c in found)
 
-    expected = literal_complete_linkage(ids, fps, 31, sketches, kept, measure, 0.88, 0.8)
+    expected = literal_complete_linkage(ids, fps, 31, sketches, kept, measure, 0.88, 0.8, sketch_of)
     assert clusters(0) == expected == clusters(10**9)
-    assert 2 <= len(expected) and sum(map(len, expected)) < 40  # some join, some do not
+    assert expected and sum(map(len, expected)) < 40  # some join, some do not

@@ -83,7 +83,7 @@ def dedup(
     method = recipe.build()
     from ..fingerprints.record import sketch_kind
 
-    decision = _decision(options, method.bits, sketch_kind(method.settings), features.method)
+    decision = _decision(options, method.bits, sketch_kind(method.settings), features.method, verify == "exact")
     reading = replace(inputs or Inputs(), encoding=features.encoding)
     sources = (
         s
@@ -159,13 +159,15 @@ def _objects(
     return options or named, features or FeatureOptions.of(**values)
 
 
-def _decision(options: ClusterOptions, bits: int, sketch_of: str | None, method: str) -> ClusterOptions:
+def _decision(
+    options: ClusterOptions, bits: int, sketch_of: str | None, method: str, texts: bool = False
+) -> ClusterOptions:
     from ..errors import UsageError
 
-    if options.k is None:
-        raise UsageError("the staged engines need an explicit k")
+    if options.k is None and sketch_of != "shingles":
+        raise UsageError("the staged engines need an explicit k for records with sketches of features or none")
     try:
-        return options.resolve(bits, sketch_of, method)
+        return options.resolve(bits, sketch_of, method, texts=texts)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
 

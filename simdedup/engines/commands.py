@@ -33,8 +33,8 @@ INSTALL = "--engine dask needs Dask: pip install 'simdedup[dask]'"
 #: two workers were seen to start with 48 in all
 DASK_OPEN_FILES = 64
 K_NEEDED = (
-    "--engine dask and stages need -k: the default k depends on the number of documents, which a staged "
-    "run does not fix in advance"
+    "--engine dask and stages need -k for records with sketches of features or none: their default k depends "
+    "on the number of documents, which a staged run does not fix in advance"
 )
 
 ENGINE_OPTIONS = [
@@ -304,13 +304,13 @@ def _sketch_kind(settings: dict) -> str | None:
     return sketch_kind(settings)
 
 
-def _decision(options: Any, bits: int, sketch_of: str | None, method: str, engine: str) -> Any:
-    if options.k is None:
+def _decision(options: Any, bits: int, sketch_of: str | None, method: str, engine: str, texts: bool = False) -> Any:
+    if options.k is None and sketch_of != "shingles":
         raise click.UsageError(K_NEEDED)
     if method != "simhash":
         raise click.UsageError(f"--engine {engine} clusters simhash fingerprints")
     try:
-        return options.resolve(bits, sketch_of, method)
+        return options.resolve(bits, sketch_of, method, texts=texts)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
 
@@ -338,8 +338,6 @@ def run_dedup(
             "(run `simdedup report` on its clusters)"
         )
     options = ClusterOptions.take(features)
-    if options.k is None:
-        raise click.UsageError(K_NEEDED)
     inputs = take_inputs(features)
     recipe, method = _recipe(features, inputs.given_features, verify == "exact")
     decision = _decision(
@@ -388,8 +386,6 @@ def run_cluster(
     if not files or "-" in files:
         raise click.UsageError(f"--engine {connection.engine} reads the fingerprint files named, not stdin")
     options = ClusterOptions.take(decision)
-    if options.k is None:
-        raise click.UsageError(K_NEEDED)
 
     def resolve(bits: int, settings: dict) -> Any:
         return _decision(

@@ -202,7 +202,7 @@ def fingerprint_shard(work: WorkDir, index: int, shard: list[Any], recipe: Recip
         text_nbytes=nbytes,
         text_kinds=kinds,
     )
-    lowercase = bool(method.tokenizer.option("lowercase")) if getattr(method, "exact", False) else True
+    lowercase = getattr(method, "lowercase", True)
     return {
         "count": count,
         "bytes": size,

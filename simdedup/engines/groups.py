@@ -27,9 +27,9 @@ import numpy as np
 
 from ..cluster_lines import cluster_records, record_line
 from ..fingerprints.sets import FingerprintSet, TextBudget, left_out
-from ..group import Cluster, cluster_fingerprints, unique_rows
+from ..group import Cluster, cluster_fingerprints, unique_rows, unique_units
 from ..options import ClusterOptions
-from ..verify import may_pass
+from ..verify import decided_by, may_pass, with_band_pairs
 from ..write import json_text_bytes
 from .fingerprints import read_part, read_texts
 from .workdir import WorkDir
@@ -80,6 +80,23 @@ def distinct_values(fps: np.ndarray, pairable: np.ndarray) -> Values:
 def _unique_column(fps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     values, of_row = np.unique(fps[:, 0], return_inverse=True)
     return values.reshape(-1, 1), of_row.ravel()
+
+
+def band_value_pairs(
+    fps: np.ndarray, sketches: np.ndarray, pairable: np.ndarray, values: Values, decision: ClusterOptions
+) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs of values (numbers of distinct fingerprints) with rows whose sketches share a
+    band, as the one-process run finds them over its units (:func:`simdedup.verify.with_band_pairs`):
+    the distinct fingerprint and sketch of the rows, those whose every row may pair."""
+    first, of_row = unique_units(fps, sketches)
+    every = np.ones(len(first), dtype=bool)
+    np.logical_and.at(every, of_row, pairable)
+    empty = np.zeros(0, dtype=np.int64)
+    a, b = with_band_pairs(empty, empty, sketches[first], np.flatnonzero(every), decision.sketch_of)
+    a, b = values.of_row[first[a]], values.of_row[first[b]]
+    keep = a != b
+    code = np.unique(np.minimum(a, b)[keep] * len(values.values) + np.maximum(a, b)[keep])
+    return code // len(values.values), code % len(values.values)
 
 
 #: sketch combinations of pairs of values with several sketches tested at once
@@ -231,14 +248,18 @@ def linkage_task(
     return write_records(work, name, [(ids[c.members[0]], _records(c, ids, sizes, decision)) for c in clusters])
 
 
-def singletons_task(work: WorkDir, name: str, part: int, local: np.ndarray, decision: ClusterOptions) -> dict:
+def singletons_task(
+    work: WorkDir, name: str, part: int, local: np.ndarray, decision: ClusterOptions, texts: bool = False
+) -> dict:
     """The one-member clusters (``--singletons``) of the rows ``local`` of a part that are in no group."""
     columns = read_part(work, part)
     out = []
-    sims = None if columns.sketches is None else (1.0,)
+    alone = Cluster((0,), 0, (0,))
+    if columns.sketches is not None:  # a document resembles itself exactly
+        alone = Cluster((0,), 0, (0,), (1.0,), (True,), decided_by(decision, texts))
     for row in local.tolist():
         ids = [columns.ids[row]]
-        out.append((ids[0], _records(Cluster((0,), 0, (0,), sims), ids, columns.sizes[row : row + 1], decision)))
+        out.append((ids[0], _records(alone, ids, columns.sizes[row : row + 1], decision)))
     return write_records(work, name, out)
 
 

@@ -419,6 +419,11 @@ def cluster_rows(
     start = time.perf_counter()
     left, right = values.searched[left], values.searched[right]
     sketches = None if rows.sketches is None else rows.sketches[kept_rows]
+    if decision.bands and sketches is not None:
+        band_left, band_right = group_stage.band_value_pairs(fps, sketches, pairable, values, decision)
+        count = len(values.values)
+        code = np.unique(np.concatenate((left * count + right, band_left * count + band_right)))
+        left, right = code // count, code % count
     verified = group_stage.verified_pairs(left, right, values, sketches, pairable, decision, exact)
     left, right = left[verified], right[verified]
     if len(left) > plan.driver_pairs:  # large-star/small-star in tasks, not timed as the driver's
@@ -467,7 +472,7 @@ def cluster_rows(
         for part in np.unique(part_of).tolist():
             local = alone[part_of == part] - rows.part_starts[part]
             name = f"alone-{part:05d}-{_digest(local, repr(decision))}"
-            tasks.append(Task(name, group_stage.singletons_task, (work, name, part, local, decision)))
+            tasks.append(Task(name, group_stage.singletons_task, (work, name, part, local, decision, exact)))
     results = engine.run(work, "records", tasks)
     outcome = Outcome(documents=len(kept_rows), clusters=sum(r["count"] for r in results), target=target)
     parts = plan.output_parts or max(1, len(tasks))

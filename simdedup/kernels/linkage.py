@@ -26,11 +26,13 @@ class LinkageKernel(Loaded):
         fps: np.ndarray,
         k: int,
         exact: "ExactTest | None" = None,
+        first_bins: int = 0,
     ) -> tuple[np.ndarray, int]:
         """The cluster of each of ``n`` units (a unit of it) from the edges ``left``-``right`` in
         the order they are taken, and how many pairs were measured exactly. The test: with
         ``exact``, its measure for two units that both have exact sets; otherwise with
-        ``sketches`` (``(n, bins)`` uint8), ``passing[m]`` for two that agree in ``m`` bins;
+        ``sketches`` (``(n, bins)`` uint8), ``passing[m]`` for two that agree in ``m`` bins
+        (sketches of shingles, with ``first_bins``: the tables of ``source.linkage.link_complete``);
         otherwise at most ``k`` bits between rows of ``fps``."""
         left = np.ascontiguousarray(left, dtype=np.int64)
         right = np.ascontiguousarray(right, dtype=np.int64)
@@ -66,6 +68,7 @@ class LinkageKernel(Loaded):
             sketches.ctypes.data,
             bins,
             passing.ctypes.data,
+            first_bins if bins else 0,
             fps.ctypes.data,
             fps.shape[1],
             k,

@@ -221,6 +221,7 @@ KERNELS = {
         sketches_p="u8*",
         bins="i64",
         passing_p="u8*",
+        first_bins="i64",
         fps_p="u64*",
         words="i64",
         k="i64",
@@ -269,7 +270,9 @@ KERNELS = {
         sketches_p="u8*",
         capacity="i64",
     ),
-    "shingles-start": Compiled("shingles", "sketch_start", state_p="i64*", keys_p="u64*", winners_p="u64*", bins="i64"),
+    "shingles-start": Compiled(
+        "shingles", "sketch_start", state_p="i64*", keys_p="u64*", winners_p="u64*", bins="i64", a_bins="i64"
+    ),
     "shingles-update": Compiled(
         "shingles",
         "sketch_update",
@@ -281,6 +284,7 @@ KERNELS = {
         winners_p="u64*",
         elements_p="u64*",
         bins="i64",
+        a_bins="i64",
         capacity="i64",
     ),
     "shingles-finish": Compiled(
@@ -291,6 +295,7 @@ KERNELS = {
         winners_p="u64*",
         elements_p="u64*",
         bins="i64",
+        a_bins="i64",
         capacity="i64",
         cjk_share="f64",
         value_bits="i64",
@@ -304,6 +309,7 @@ KERNELS = {
         ntexts="i64",
         table_p="u32*",
         bins="i64",
+        a_bins="i64",
         capacity="i64",
         cjk_share="f64",
         value_bits="i64",

@@ -140,11 +140,9 @@ class SimhashMethod(Method):
         guard.prepared(self.tokenizer)
 
     def verify_exactly(self) -> None:
-        """Keep each record's text for its exact sets (:mod:`simdedup.similarity`) when they describe its
-        features: the `words` tokenizer without shingles, documents read as text."""
-        self.exact = (
-            type(self) is SimhashMethod and self.tokenizer.name == "words" and self.tokenizer.option("shingle") == 1
-        )
+        """Keep each record's text for its exact sets (:mod:`simdedup.similarity`): the measure is
+        of the text, whatever tokenizer chose the candidates (not of given features)."""
+        self.exact = not isinstance(self, GivenFeaturesMethod)
 
     def make_record(
         self,
@@ -164,9 +162,7 @@ class SimhashMethod(Method):
     def _add_exact(self, record: FingerprintRecord, text: list[str] | bytes | None) -> None:
         """With :attr:`exact`, the text (its chunks, or UTF-8 bytes) for the record."""
         if self.exact and text is not None:
-            record.exact = KeptText(
-                text if isinstance(text, bytes) else "".join(text), self.tokenizer.option("lowercase")
-            )
+            record.exact = KeptText(text if isinstance(text, bytes) else "".join(text), self.lowercase)
 
     def record(self, document: Document) -> FingerprintRecord:
         """The record of one document on the Python path (tokenizer, then simhash; the shingle
@@ -191,10 +187,9 @@ class SimhashMethod(Method):
         """A stream for the shingle sketch of one text (None without one)."""
         if not self.shingle_bytes:
             return None
-        from ..shingle_sketch import CAPACITY, VALUE_BITS, bins_of, kernel
-        from ..similarity import CJK_SHARE, _tables
+        from ..shingle_sketch import new_stream
 
-        return kernel().stream(_tables(self.lowercase), CJK_SHARE, bins_of(self.shingle_bytes), VALUE_BITS, CAPACITY)
+        return new_stream(self.shingle_bytes, self.lowercase)
 
     def _shingle_sketches(self, data: bytes | memoryview, offsets: np.ndarray) -> np.ndarray:
         """The shingle sketches of texts back to back in ``data`` (a row of zeros for a text
@@ -374,7 +369,7 @@ class SimhashMethod(Method):
         encoding = "utf-8" if self.encoding == "auto" else None  # what auto finds in UTF-8
         kept = None
         if self.exact:
-            lowercase = self.tokenizer.option("lowercase")
+            lowercase = self.lowercase
             kept = KeptText
         bounds = offsets.tolist()
         for row, (document, value, count) in enumerate(zip(documents, as_integers(values), features.tolist())):

@@ -73,7 +73,7 @@
       box.appendChild(document.createTextNode(label));
       numbers.appendChild(box);
     }
-    const settings = [["keep policy (select --keep)", data.policy], ["threshold (--min-similarity)", String(data.threshold)],
+    const settings = [["keep policy (select --keep)", data.policy], [`threshold (${data.threshold_option})`, String(data.threshold)],
                       ["characters shown per document", fmt(o.shown_chars)], ...data.settings];
     for (const [key, value] of settings) {
       const row = el("tr");
@@ -292,10 +292,10 @@
     const cluster = clusters[c];
     const detail = $("cluster-detail");
     detail.replaceChildren();
-    detail.appendChild(el("h3", null, `Cluster ${c + 1}: ${cluster.members.length} members, lowest similarity to the representative ${sim(cluster.lowest)}`));
+    detail.appendChild(el("h3", null, `Cluster ${c + 1}: ${cluster.members.length} members, lowest ${data.quantity} to the representative ${sim(cluster.lowest)}`));
     const table = el("table", "members");
     const head = el("tr");
-    for (const h of ["drop", "id", "bytes", "distance", "similarity", "decision", ""]) head.appendChild(el("th", null, h));
+    for (const h of ["drop", "id", "bytes", "distance", data.quantity, "decision", ""]) head.appendChild(el("th", null, h));
     table.appendChild(head);
     const others = cluster.members.map((m, k) => k).filter((k) => cluster.members[k][0] !== cluster.rep);
     if (compared === undefined) compared = others.length ? others[0] : 0;
@@ -323,7 +323,7 @@
       row.appendChild(idCell);
       row.appendChild(el("td", null, fmt(m[1])));
       row.appendChild(el("td", null, m[2] === null ? "\u2013" : m[2]));
-      row.appendChild(el("td", null, sim(m[3])));
+      row.appendChild(el("td", null, m[4] === false ? sim(m[3]) + " (estimate)" : sim(m[3])));
       const decision = el("td", "decision-" + ["keep", "drop", "held"][decisions[i]], decisionText(i));
       if (decisions[i] !== original[i]) decision.classList.add("changed");
       row.appendChild(decision);
@@ -385,7 +385,10 @@
   function detail() { return $("cluster-detail"); }
 
   function pulls(pair) {
-    detail().appendChild(el("h3", null, `Least similar pair (${pair.measured === "features" ? "weighted Jaccard of the features" : "as the cluster line gives it"}): ${sim(pair.similarity)}`));
+    const how = {texts: "measured on the texts", "cluster line": "as the cluster line gives it",
+                 "cluster line estimate": "as the cluster line estimates it"}[pair.measured] || pair.measured;
+    detail().appendChild(el("h3", null, `Least resemblant pair (${how}): ${data.quantity} ${sim(pair.score)}`));
+    if (pair.bag !== undefined) detail().appendChild(el("p", null, `What the features say (weighted Jaccard of the features, not what decides): ${sim(pair.bag)}`));
     const names = el("p");
     names.appendChild(document.createTextNode("A: "));
     names.appendChild(idNode(pair.a));

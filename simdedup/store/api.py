@@ -38,8 +38,7 @@ from ..fingerprints.record import SETTING_KEYS, FingerprintRecord, describe_sett
 from ..group import Cluster, cluster_fingerprints
 from ..options import DECISION_FIELDS, ClusterOptions
 from ..pairs import near_pairs, popcount_distance
-from ..sketch import pair_similarity
-from ..verify import may_pass
+from ..verify import PairTest, may_pass
 from .catalog import (
     SEGMENTS,
     Catalog,
@@ -108,12 +107,22 @@ class AddResult:
 
 @dataclass(frozen=True)
 class Match:
-    """A document of the index that is a near-duplicate of the query."""
+    """A document of the index that is a near-duplicate of the query: its distance, and the
+    score of the pair (the resemblance, or the bag for sketches of features) as the sketches
+    estimate it (None without sketches)."""
 
     id: str
     distance: int
-    similarity: float | None
+    score: float | None
     cluster: str  # the id of its cluster in :meth:`Index.cluster`
+    quantity: str | None = None  # what the score is (simdedup.verify.decided_by)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The match as cluster lines name its fields (``resemblance_estimate``)."""
+        out: dict[str, Any] = {"id": self.id, "cluster": self.cluster, "distance": self.distance}
+        if self.score is not None and self.quantity is not None:
+            out[f"{self.quantity}_estimate"] = self.score
+        return out
 
 
 @dataclass
@@ -221,7 +230,7 @@ class Index:
         self.words = self.bits // 64
         self.sketch_bytes: int = self.settings["sketch"]
         # options stored before a field existed take its default
-        self.options = ClusterOptions(**settings["verification"], resolved=True)
+        self.options = ClusterOptions(**settings["verification"], resolved=True, sketch_of=sketch_kind(self.settings))
         self.k: int = self.options.k  # type: ignore[assignment]
         self.tables = Tables(self.bits, self.k, settings["blocks"])
         self._segments: list[Segment] = []
@@ -469,17 +478,16 @@ class Index:
             ids = self.catalog.ids_of(rows.seqs)
             labels = self._cluster_ids(rows.units)
         distances = popcount_distance(rows.fps, np.repeat(fps, len(rows.seqs), axis=0))
-        similarities = None
+        scores, quantity = None, None
         if sketches is not None:
-            both = np.concatenate([rows.sketches, sketches])
-            similarities = np.round(
-                pair_similarity(both, np.arange(len(rows.seqs)), np.full(len(rows.seqs), len(rows.seqs))), 3
-            )
+            test = PairTest(np.concatenate([rows.fps, fps]), np.concatenate([rows.sketches, sketches]), self.options)
+            scores = np.round(test.scores(np.arange(len(rows.seqs)), np.full(len(rows.seqs), len(rows.seqs)))[0], 3)
+            quantity = test.quantity
         matches = [
-            Match(i, int(d), None if similarities is None else float(similarities[n]), labels[u])
+            Match(i, int(d), None if scores is None else float(scores[n]), labels[u], quantity)
             for n, (i, d, u) in enumerate(zip(ids, distances.tolist(), rows.units.tolist()))
         ]
-        return sorted(matches, key=lambda m: (-(m.similarity or 0.0), m.distance, m.id))
+        return sorted(matches, key=lambda m: (-(m.score or 0.0), m.distance, m.id))
 
     def _cluster_ids(self, units: np.ndarray) -> dict[int, str]:
         """The cluster id of each of ``units`` in :meth:`cluster`: clusters form within the

@@ -203,14 +203,14 @@ def query(directory: str, document: str, as_json: bool, encoding: str, html: boo
     if as_json:
         echo(
             json.dumps(
-                {"document": record.id, "matches": [m.__dict__ for m in matches]},
+                {"document": record.id, "matches": [m.as_dict() for m in matches]},
                 ensure_ascii=False,
                 separators=(",", ":"),
             )
         )
         return
     for match in matches:
-        similarity = "-" if match.similarity is None else f"{match.similarity:.3f}"
+        similarity = "-" if match.score is None else f"{match.score:.3f}"
         echo(f"{similarity}\t{match.distance}\t{match.cluster}\t{printable(match.id)}")  # an id cannot start a line
 
 

@@ -24,6 +24,7 @@ def link_complete(
     sketches_p,
     bins,
     passing_p,
+    first_bins,
     fps_p,
     words,
     k,
@@ -57,7 +58,11 @@ def link_complete(
     The test: with ``exact`` and when both units have exact sets (``has``), the exact measure
     (:func:`_verdict` over the units' runs of sorted hashes, as
     :class:`simdedup.similarity.ExactIndex` keeps them); otherwise, with ``bins`` > 0,
-    ``passing[m]`` for two sketches (rows of ``sketches``) that agree in ``m`` bins; otherwise at
+    ``passing[m]`` for two sketches (rows of ``sketches``, a bin a byte) that agree in ``m``
+    bins, or with ``first_bins`` > 0 (sketches of shingles, :mod:`simdedup.shingle_sketch`)
+    ``passing[t * (bins + 1) + m]`` for the bins their kinds compare (t = 0: both of words, all
+    but the last bin; 1: both of characters, their own parts; 2: one of each, the first
+    ``first_bins``); otherwise at
     most ``k`` differing bits of the ``words``-word fingerprints. Returns how many pairs were
     measured exactly.
     ``adjacency`` receives each unit's edges, unit ``u``'s from ``offsets[u]`` (the running sums
@@ -77,7 +82,7 @@ def link_complete(
     offsets = carray(offsets_p, (n + 1,))
     adjacency = carray(adjacency_p, (max(2 * nedges, 1),))
     sketches = carray(sketches_p, (max(n * bins, 1),))
-    passing = carray(passing_p, (bins + 1,))
+    passing = carray(passing_p, ((3 if first_bins > 0 else 1) * (bins + 1),))
     fps = carray(fps_p, (max(n * words, 1),))
     parent = carray(parent_p, (n,))
     size = carray(size_p, (n,))
@@ -143,6 +148,8 @@ def link_complete(
                     if exact and has[x] != 0 and has[y] != 0:
                         merged += 1
                         ok = _verdict(x, y, runs, measure, min_similarity, min_resemblance, floor, evidence)[0]
+                    elif bins > 0 and first_bins > 0:
+                        ok = passing[_shingle_agreement(sketches, x, y, bins, first_bins)] != 0
                     elif bins > 0:
                         agree = 0
                         for i in range(bins):
@@ -210,6 +217,24 @@ def link_complete(
             r = parent[r]
         parent[u] = r
     return merged
+
+
+@numba.njit(inline="always")
+def _shingle_agreement(sketches, x, y, bins, first_bins):  # pragma: no cover - compiled
+    """Where in the passing tables two sketches of shingles (a bin a byte) fall: the table of
+    their kinds (their last bins) and the bins of it they agree in."""
+    kind_x, kind_y = sketches[x * bins + bins - 1], sketches[y * bins + bins - 1]
+    first = own = 0
+    for i in range(first_bins):
+        first += sketches[x * bins + i] == sketches[y * bins + i]
+    if kind_x == kind_y:
+        for i in range(first_bins, bins - 1):
+            own += sketches[x * bins + i] == sketches[y * bins + i]
+    if kind_x != kind_y:
+        return 2 * (bins + 1) + first
+    if kind_x == 0:
+        return first + own
+    return (bins + 1) + own
 
 
 @numba.njit(inline="always")
