@@ -399,6 +399,7 @@ def dedup(
     \b
     simdedup dedup corpus/ > clusters.jsonl
     """
+    from .cli_options import build_method, feature_options_of
     from .cluster_lines import write_clusters
     from .group import StageTimes
     from .options import ClusterOptions
@@ -408,7 +409,7 @@ def dedup(
 
     options = ClusterOptions.take(features)
     inputs = take_inputs(features)
-    method = method_from_options(inputs.given_features, **features)
+    method = build_method(feature_options_of(features, inputs.given_features).for_measure(options))
     prepare_dedup(method, options, verify, message)
     # Every output is checked before the run: a run of hours must not end in "cannot write".
     out = output_file(output, force, paths, "-" in paths)
@@ -534,6 +535,10 @@ def explanation_lines(result: Any) -> list[str]:
         lines.append(f"{result.measure} as the records' sketches estimate it (cluster): {result.estimated:.3f}")
     flag = "--min-similarity" if result.measure == "bag" else "--min-resemblance"
     lines.append(f"the rule: {result.measure} at least {result.threshold} ({flag})")
+    if result.raised is not None:
+        lines.append(
+            f"a pair of {result.fewer_shingles} shingles gives less evidence: the threshold is raised to {result.raised}"
+        )
     lines.append(f"verdict (dedup): {verdict(result.near)}")
     if result.near_estimated is not None:
         lines.append(f"verdict (cluster, from the records): {verdict(result.near_estimated)}")
@@ -581,19 +586,13 @@ def _explain_nilsimsa(method: Any, document_a: str, document_b: str, as_json: bo
     show_default=True,
     help="Largest nearest-neighbour distance searched exactly.",
 )
-@click.option(
-    "--min-similarity",
-    type=FiniteFloatRange(0, 1),
-    default=DEFAULTS.min_similarity,
-    show_default=True,
-    help="Similarity of a verified pair (with sketches).",
+@lambda func: apply_options(
+    decision_options(["similarity", "min-similarity", "min-resemblance"], as_in="cluster"), func
 )
 @click.option("--plot", type=click.Path(dir_okay=False), help="Also draw the histograms to this PNG file.")
 @click.option("--force", is_flag=True, help="Replace the --plot file if it exists.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object instead of text.")
-def stats(
-    files: tuple[str, ...], max_k: int, min_similarity: float, plot: str | None, force: bool, as_json: bool
-) -> None:
+def stats(files: tuple[str, ...], max_k: int, plot: str | None, force: bool, as_json: bool, **decision: Any) -> None:
     """Distribution of nearest-neighbour distances and cluster sizes, and a suggested k.
 
     \b
@@ -611,7 +610,11 @@ def stats(
             raise click.ClickException("--plot needs matplotlib: pip install 'simdedup[plot]'") from None
     drawing = output_file(plot, force, files, not files or "-" in files) if plot else None
     fingerprints = load_fingerprints(named_streams(files))
-    result = fingerprint_stats(fingerprints, max_k, ClusterOptions(min_similarity=min_similarity))
+    try:
+        options = ClusterOptions.take(decision).for_fingerprints(fingerprints)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    result = fingerprint_stats(fingerprints, max_k, options)
     if drawing is not None:
         from .plot import plot_stats
         from .write import output_call

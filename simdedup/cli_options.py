@@ -377,6 +377,11 @@ def decision_options(names: Iterable[str], as_in: str | None = None, **helps: st
             {"type": click.IntRange(0, MAX_COMPARED), "default": DEFAULTS.min_features},
             "Documents with fewer features only group with exact copies.",
         ),
+        "bands": (
+            ("--bands/--no-bands", "bands"),
+            {"default": None},
+            "Also take as candidates the pairs whose sketches share a band, beyond k [default: when -k is not given].",
+        ),
         "singletons": (("--singletons",), {"is_flag": True}, "Also print documents with no duplicate."),
         "format": (
             ("--format", "output_format"),
@@ -390,7 +395,7 @@ def decision_options(names: Iterable[str], as_in: str | None = None, **helps: st
         if as_in is not None:
             text = f"As {as_in}'s {declarations[0]}."
         text = helps.get(name.replace("-", "_"), text)
-        shown = {} if settings.get("is_flag") else {"show_default": True}
+        shown = {} if settings.get("is_flag") or settings.get("default", 0) is None else {"show_default": True}
         options.append(click.option(*declarations, **settings, **shown, help=text))
     return options
 
@@ -409,7 +414,7 @@ def cluster_options(func: Callable) -> Callable:
                 f"[default: {DEFAULTS.DEFAULT_K_VERIFIED} with sketches, {DEFAULTS.DEFAULT_K_PLAIN} "
                 "without; doubled for 128 bits].",
             ),
-            *decision_options(["similarity", "min-similarity", "min-resemblance", "linkage", "min-features"]),
+            *decision_options(["similarity", "min-similarity", "min-resemblance", "linkage", "min-features", "bands"]),
             *(option for spec in METHODS.values() for option in spec.cluster_options),
             *decision_options(["singletons", "format"]),
         ],

@@ -39,6 +39,9 @@ class Explanation:
     near_estimated: bool | None  # as cluster decides from the records (None: no sketches)
     bag: float  # the exact weighted Jaccard of the features (what the pulls below add up to)
     shingles: str | None = None  # what the resemblance compares: "word 3-grams" or "5-character shingles"
+    fewer_shingles: int | None = None  # of the document with fewer
+    #: the resemblance this pair needs, when fewer shingles raise it (simdedup.similarity.needed)
+    raised: float | None = None
     together: list[tuple[str, float, float]] = field(default_factory=list)  # shared, heaviest first
     apart_a: list[tuple[str, float]] = field(default_factory=list)  # weight in a beyond b
     apart_b: list[tuple[str, float]] = field(default_factory=list)
@@ -58,6 +61,8 @@ class Explanation:
             self.measure: self.measured,
             f"{self.measure}_estimate": self.estimated,
             "shingles": self.shingles,
+            "fewer_shingles": self.fewer_shingles,
+            "raised_threshold": self.raised,
             "near_duplicates": self.near,
             "near_duplicates_estimated": self.near_estimated,
             "bag": self.bag,
@@ -85,7 +90,7 @@ def explain(
     from .fingerprints import collect_records
     from .fingerprints.record import sketch_kind
     from .read import Document
-    from .similarity import ExactIndex, ExactUnavailable
+    from .similarity import ExactIndex, ExactUnavailable, needed
     from .verify import PairTest, shared_bands
 
     records, features = [], []
@@ -122,9 +127,13 @@ def explain(
     fa, fb = features
     pairable = bool(resolved.may_pair(fingerprints.features, np.array([True, True])).all())
     candidate = (distance <= resolved.k or bool(bands)) and pairable  # type: ignore[operator]
-    shingles = None
+    shingles = fewer = raised = None
     if index is not None and index.has.all():
         shingles = "5-character shingles" if index.texts_of_characters.all() else "word 3-grams"
+        fewer = int(index.shingles(*pair)[0])
+        needs = float(needed(resolved.min_resemblance, fewer))
+        if exact_test.quantity == "resemblance" and needs >= resolved.min_resemblance + 0.001:
+            raised = round(needs, 3)
     pulls = feature_pulls(fa, fb, top)
     return Explanation(
         path_a,
@@ -143,6 +152,8 @@ def explain(
         None if near_estimated is None else candidate and near_estimated,
         pulls.similarity,
         shingles,
+        fewer,
+        raised,
         pulls.together,
         pulls.apart_a,
         pulls.apart_b,

@@ -100,6 +100,10 @@ class MethodSpec:
     #: :class:`simdedup.options.ClusterOptions` it uses (after ``--min-features``; built-in
     #: methods only)
     cluster_options: tuple[Callable, ...] = ()
+    #: ``"module:function"``: the fields of :class:`simdedup.options.FeatureOptions` (and the
+    #: method's own options) that make records of the given settings, which an index keeps; an
+    #: empty string: the settings of the method at its defaults
+    options_of_settings: str = ""
 
     def __post_init__(self) -> None:
         for option in self.options:
@@ -110,6 +114,14 @@ class MethodSpec:
         """Its own options: their defaults, with the values ``given`` for them (other keys of
         ``given`` are ignored)."""
         return {option.name: given.get(option.name, option.default) for option in self.options}
+
+    def options_of(self, settings: dict[str, Any]) -> dict[str, Any]:
+        """The fields of :class:`simdedup.options.FeatureOptions` (and the method's own
+        options) that make records of ``settings`` (a record's or an index's)."""
+        if not self.options_of_settings:
+            return {}
+        module, _, function = self.options_of_settings.partition(":")
+        return getattr(importlib.import_module(module), function)(settings)
 
     def build(self, options: Any) -> Any:
         """The :class:`simdedup.methods.Method` these feature options
@@ -133,7 +145,13 @@ BUILTIN = {
     spec.name: spec
     for spec in (
         MethodSpec(
-            "simhash", "simdedup.methods.simhash:make", "simhash", (64, 128), "simhash of features", takes_features=True
+            "simhash",
+            "simdedup.methods.simhash:make",
+            "simhash",
+            (64, 128),
+            "simhash of features",
+            takes_features=True,
+            options_of_settings="simdedup.methods.simhash:options_of_settings",
         ),
         MethodSpec(
             "nilsimsa",
@@ -160,6 +178,7 @@ BUILTIN = {
             "signature of the longest sentences",
             min_features=False,
             exact_only="sentence signatures",
+            options_of_settings="simdedup.methods.sentences:options_of_settings",
             options=(
                 MethodOption(
                     "sentences", 3, "how many of the longest sentences to sign.", click.IntRange(1, MAX_COUNT)

@@ -191,11 +191,14 @@ class ClusterOptions:
 
     def may_pair(self, features: Any, measured: Any = None) -> Any:
         """Which documents (their numbers of distinct ``features``) may pair with another than an
-        exact copy: those with at least ``min_features``; and, where ``measured`` says a
+        exact copy: with sketches of shingles, all (the resemblance is estimated well however
+        short the text); else those with at least ``min_features``, and, where ``measured`` says a
         document's text is measured exactly, that one too (the measure then decides, as for any
         pair). The one statement of the rule for every engine and the index."""
         import numpy as np
 
+        if self.sketch_of == "shingles":  # estimated from the shingles: short texts are measured too
+            return np.ones(len(features), dtype=bool)
         pairable = np.asarray(features) >= self.min_features
         return pairable if measured is None else pairable | np.asarray(measured, dtype=bool)
 
@@ -278,6 +281,28 @@ class FeatureOptions:
             method_options=tuple(sorted({**dict(values.pop("method_options", ())), **own}.items())),
             **values,
         )
+
+    @classmethod
+    def of_settings(cls, settings: dict[str, Any]) -> FeatureOptions:
+        """The options that make records of ``settings`` (a record's or an index's), as the
+        method declares (:meth:`simdedup.method_registry.MethodSpec.options_of`).
+
+        Raises:
+            ValueError: an unknown method.
+        """
+        method = settings.get("method") or DEFAULT_METHOD
+        spec = method_spec(method)
+        if spec is None:
+            raise ValueError(f"fingerprints of an unknown method {method!r}")
+        return cls.of(method=method, **spec.options_of(settings))
+
+    def for_measure(self, options: ClusterOptions) -> FeatureOptions:
+        """These options for a run that decides as ``options`` say: under ``--similarity bag``,
+        sketches of features unless what the sketch is of was chosen (the bag is what they
+        estimate, for the documents whose texts are not measured)."""
+        if self.sketch_of is None and options.similarity == "bag" and not self.given_features:
+            return replace(self, sketch_of="features")
+        return self
 
     def method_object(self) -> Any:
         """The fingerprinting method (:class:`simdedup.methods.Method`) these options make.

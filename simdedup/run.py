@@ -621,7 +621,7 @@ def cluster(
     >>> import simdedup
     >>> records = simdedup.fingerprint(["examples/en"])
     >>> simdedup.cluster(records)[1]
-    ['examples/en/lighthouses-edited-1.txt', 'examples/en/lighthouses-edited-2.txt', 'examples/en/lighthouses.txt']
+    ['examples/en/lighthouses-edited-1.txt', 'examples/en/lighthouses.txt']
     """
     options = options or ClusterOptions(**option_values)
     if isinstance(records, str):
@@ -669,8 +669,13 @@ def dedup(
     if options is not None and named != ClusterOptions():
         raise SimdedupError("give ClusterOptions or their fields, not both")
     options = options or named
+    from .methods import Method
+
     inputs = inputs or Inputs()
-    made = _method_of(method, features, inputs, option_values)
+    if not isinstance(method, Method) and features is None:
+        features = FeatureOptions.of(method=method or DEFAULT_METHOD, **option_values)
+        method, option_values = None, {}
+    made = _method_of(method, None if features is None else features.for_measure(options), inputs, option_values)
     note = lambda text: warnings.warn(text, stacklevel=3)  # noqa: E731
     prepare_dedup(made, options, verify, note)
     run = FingerprintRun(

@@ -5,7 +5,8 @@ document, found exactly up to ``max_k`` with the block index (beyond it: "more")
 make a peak at small distances; unrelated documents sit near ``bits / 2``.
 
 Suggested k: with sketches, the smallest k that keeps 99% of the verified pairs found within
-``max_k`` (pairs whose estimated similarity reaches ``min_similarity``), and at least 3. Without
+``max_k`` (pairs whose sketches' estimate passes the options' test), and at least 3; with
+sketches of shingles, their bands find the pairs beyond it by default. Without
 sketches, the first valley of the nearest-neighbour histogram between the duplicate peak and the
 unrelated mass, else Manku et al.'s 3 (for 64 bits). Both are heuristics: check a few pairs near
 the suggested k with ``simdedup explain``.
@@ -21,7 +22,7 @@ from .fingerprints import FingerprintSet
 from .group import cluster_fingerprints
 from .options import ClusterOptions
 from .pairs import near_pairs
-from .sketch import pair_similarity
+from .verify import PairTest
 
 SIZE_BINS = ((2, 2), (3, 3), (4, 5), (6, 10), (11, 100), (101, None))
 
@@ -65,12 +66,14 @@ def fingerprint_stats(
     per_doc = best[of_doc]
     nearest = np.bincount(per_doc, minlength=max_k + 2)
     verified = None
+    options = options if options.resolved else options.for_fingerprints(fingerprints)
     if fingerprints.sketches is not None and len(left):
         # representatives of each distinct fingerprint stand for their copies
         first_doc = np.full(len(uniq), n, dtype=np.int64)
         np.minimum.at(first_doc, of_doc, np.arange(n))
-        sims = pair_similarity(fingerprints.sketches, first_doc[left], first_doc[right])
-        verified = np.bincount(dist[sims >= options.min_similarity], minlength=max_k + 1).tolist()
+        test = PairTest(fingerprints.fps, fingerprints.sketches, options)
+        passed = test.passes(first_doc[left], first_doc[right])
+        verified = np.bincount(dist[passed], minlength=max_k + 1).tolist()
     suggested, reason = _suggest_k(nearest[: max_k + 1], verified, fingerprints.bits)
     clusters = cluster_fingerprints(fingerprints, options)
     sizes = [len(c.members) for c in clusters]

@@ -103,7 +103,12 @@ def record_line(doc_id: str, value: int = 0x0123456789ABCDEF, bits: int = 64, **
 
 
 def check_cluster(rec: dict) -> None:
-    assert set(rec) | {"min_similarity"} == CLUSTER_FIELDS  # min_similarity only with sketches
+    """A cluster line as the README describes it: its least score to the representative is the
+    least of its members' (each named for what it is: exact or estimated, resemblance or bag)."""
+    from simdedup.cluster_lines import SCORE_FIELDS
+
+    scores = {field for field in rec if field.startswith("min_")}
+    assert set(rec) - scores == CLUSTER_FIELDS - {"min_similarity"} and len(scores) <= 1
     assert re.fullmatch("[0-9a-f]{16}", rec["cluster"])
     ids = [m["id"] for m in rec["members"]]
     assert rec["size"] == len(ids)
@@ -112,9 +117,13 @@ def check_cluster(rec: dict) -> None:
     distances = [m["distance"] for m in rec["members"]]
     assert rec["max_distance"] == max(distances)
     assert dict(zip(ids, distances))[rec["representative"]] == 0
-    assert all(set(m) - {"similarity", "bytes"} == {"id", "distance"} for m in rec["members"])
-    if "min_similarity" in rec:
-        assert rec["min_similarity"] == min(m["similarity"] for m in rec["members"])
+    for member in rec["members"]:
+        named = set(member) & set(SCORE_FIELDS)
+        assert set(member) - named - {"bytes"} == {"id", "distance"} and len(named) == (1 if scores else 0)
+    if scores:
+        (field,) = scores
+        least = min(member[name] for member in rec["members"] for name in set(member) & set(SCORE_FIELDS))
+        assert rec[field] == least and field.removeprefix("min_") in SCORE_FIELDS
 
 
 def invoke(*args, input=None):

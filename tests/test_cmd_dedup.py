@@ -17,16 +17,19 @@ def test_dedup_equals_fingerprint_then_cluster(run, dup_corpus, options):
     two_step = run(["cluster", *cl_options], input=fps.stdout)
     one_step = run(["dedup", *options, "dups"])
     assert one_step.exit_code == two_step.exit_code == 0
-    # dedup reads the texts and reports exact similarities; cluster has the sketches' estimates
-    assert without_similarities(one_step.records) == without_similarities(two_step.records)
-    assert one_step.stderr == ""
+    # dedup reads the texts and reports the exact resemblance; cluster the sketches' estimate
+    assert without_scores(one_step.records) == without_scores(two_step.records)
+    assert one_step.stderr == two_step.stderr  # nothing, or the note on an explicit k
+    assert all("resemblance" in m for r in one_step.records for m in r["members"])
+    assert all("resemblance_estimate" in m or m["distance"] == 0 for r in two_step.records for m in r["members"])
 
 
-def without_similarities(records: list[dict]) -> list[dict]:
+def without_scores(records: list[dict]) -> list[dict]:
+    scores = {"resemblance", "resemblance_estimate"}
     return [
         {
-            **{k: v for k, v in r.items() if k != "min_similarity"},
-            "members": [{k: v for k, v in m.items() if k != "similarity"} for m in r["members"]],
+            **{k: v for k, v in r.items() if k.removeprefix("min_") not in scores},
+            "members": [{k: v for k, v in m.items() if k not in scores} for m in r["members"]],
         }
         for r in records
     ]
@@ -70,7 +73,7 @@ def test_members_format(tmp_path):
     assert [os.path.basename(line["id"]) for line in lines] == ["a.txt", "b.txt"]
     assert {line["cluster"] for line in lines} == {lines[0]["cluster"]}
     assert sum(line["kept"] for line in lines) == 1
-    assert all(set(line) == {"id", "cluster", "kept", "distance", "similarity"} for line in lines)
+    assert all(set(line) == {"id", "cluster", "kept", "distance", "resemblance"} for line in lines)
 
 
 def test_unique_out_directory(tmp_path, monkeypatch):

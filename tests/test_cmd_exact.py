@@ -63,8 +63,8 @@ def test_exact_command(corpus):
 
 
 def test_dedup_exact_first_gives_the_same_clusters(corpus):
-    plain = CliRunner().invoke(cli, ["dedup", "--silent", "--min-features", "0", str(corpus)])
-    first = CliRunner().invoke(cli, ["dedup", "--silent", "--exact-first", "--min-features", "0", str(corpus)])
+    plain = CliRunner().invoke(cli, ["dedup", "--silent", str(corpus)])
+    first = CliRunner().invoke(cli, ["dedup", "--silent", "--exact-first", str(corpus)])
     assert plain.exit_code == first.exit_code == 0, first.stderr
     assert plain.stdout == first.stdout
     (cluster,) = [json.loads(line) for line in first.stdout.splitlines()]

@@ -10,7 +10,8 @@ from helpers import EXAMPLES, invoke
 def test_explain_near_duplicates():
     result = invoke("explain", EXAMPLES / "en/lighthouses.txt", EXAMPLES / "en/lighthouses-edited-1.txt")
     assert result.exit_code == 0, result.stderr
-    assert "verdict with default settings: near-duplicates" in result.stdout
+    assert "verdict (dedup): near-duplicates" in result.stdout
+    assert "verdict (cluster, from the records): near-duplicates" in result.stdout
     assert "Hamming distance:" in result.stdout
 
 
@@ -18,7 +19,7 @@ def test_explain_json_lists_features_pushing_apart():
     result = invoke("explain", "--json", EXAMPLES / "en/lighthouses.txt", EXAMPLES / "en/home-composting.txt")
     assert result.exit_code == 0, result.stderr
     data = json.loads(result.stdout)
-    assert data["similarity"] < 0.5
+    assert data["bag"] < 0.5 and data["resemblance"] < 0.1 and data["measure"] == "resemblance"
     assert data["apart_a"] and data["apart_b"] and data["together"]
     apart_a = {item["feature"] for item in data["apart_a"]}
     assert "light" in apart_a  # the lighthouse text's own words push it away from composting
@@ -26,7 +27,7 @@ def test_explain_json_lists_features_pushing_apart():
         invoke("explain", EXAMPLES / "en/lighthouses.txt", EXAMPLES / "en/home-composting.txt").stdout.count(
             "not near-duplicates"
         )
-        == 1
+        == 2  # as dedup and as cluster decide
     )
 
 
@@ -38,10 +39,10 @@ def test_explain_bad_file(tmp_path):
     assert "empty file" in result.stderr and "Traceback" not in result.stderr
 
 
-def test_the_verdict_is_what_dedup_does_with_the_defaults(tmp_path):
-    """explain's verdict agrees with dedup on the two files: a near copy, the same words
-    reordered (its 3-grams differ), and a near copy with few distinct features (verified
-    exactly)."""
+def test_the_verdicts_are_what_dedup_and_cluster_do_with_the_defaults(tmp_path):
+    """explain's verdicts agree with dedup and with fingerprint | cluster on the two files: a
+    near copy, the same words reordered (its 3-grams differ), and a near copy with few distinct
+    features (measured, exactly or from the sketches)."""
     words = [f"w{i % 40}" for i in range(300)]
     cases = {
         "near": (words, words[:150] + ["changed"] + words[151:]),
@@ -52,10 +53,12 @@ def test_the_verdict_is_what_dedup_does_with_the_defaults(tmp_path):
         (tmp_path / name).mkdir()
         (tmp_path / name / "a.txt").write_text(" ".join(a))
         (tmp_path / name / "b.txt").write_text(" ".join(b))
-        explained = invoke("explain", tmp_path / name / "a.txt", tmp_path / name / "b.txt")
-        clustered = invoke("dedup", tmp_path / name).stdout != ""
-        verdict = "verdict with default settings: near-duplicates" in explained.stdout
-        assert verdict == clustered == (name != "reordered"), name
+        explained = invoke("explain", tmp_path / name / "a.txt", tmp_path / name / "b.txt").stdout
+        deduped = invoke("dedup", tmp_path / name).stdout != ""
+        records = invoke("fingerprint", tmp_path / name).stdout
+        clustered = invoke("cluster", input=records).stdout != ""
+        assert ("verdict (dedup): near-duplicates" in explained) == deduped == (name != "reordered"), name
+        assert ("verdict (cluster, from the records): near-duplicates" in explained) == clustered == deduped, name
 
 
 def test_a_raised_threshold_for_short_pairs_is_shown(tmp_path, monkeypatch):
@@ -70,5 +73,5 @@ def test_a_raised_threshold_for_short_pairs_is_shown(tmp_path, monkeypatch):
     monkeypatch.setattr(similarity, "EVIDENCE_GRAMS", 8.0)
     explained = invoke("explain", tmp_path / "a.txt", tmp_path / "b.txt").stdout
     assert "gives less evidence" in explained
-    near = "verdict with default settings: near-duplicates" in explained
+    near = "verdict (dedup): near-duplicates" in explained
     assert near == (invoke("dedup", tmp_path).stdout != "")

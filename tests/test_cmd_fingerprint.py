@@ -24,6 +24,7 @@ RECORD_FIELDS = {
     "options",
     "hash",
     "weighting",
+    "sketch_of",
     "sketch",
 }
 

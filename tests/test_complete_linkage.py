@@ -87,7 +87,13 @@ def simdedup_clusters(ids, fps, sketches, k, min_similarity, features, min_featu
     found = find_clusters(
         ids,
         np.array(fps, dtype=np.uint64),
-        ClusterOptions(k=k, similarity="bag", min_similarity=min_similarity, min_features=min_features),
+        ClusterOptions(
+            k=k,
+            similarity="bag",
+            # without sketches every pair within k passes: no threshold applies
+            min_similarity=min_similarity if sketches is not None else ClusterOptions().min_similarity,
+            min_features=min_features,
+        ),
         sketches=sketches,
         features=features,
         new=new,

@@ -285,7 +285,7 @@ def test_cli_binary_output_clusters_and_converts_like_json_lines(tmp_path):
     from_json = runner.invoke(cli, ["cluster", "-"], input=lines.stdout_bytes)
     from_binary = runner.invoke(cli, ["cluster", str(tmp_path / "f.sdfp")])
     assert from_json.exit_code == from_binary.exit_code == 0
-    assert from_binary.stdout == from_json.stdout and from_json.stdout.count("\n") == 5
+    assert from_binary.stdout == from_json.stdout and from_json.stdout.count("\n") == 3
     back = runner.invoke(cli, ["convert", "--to", "jsonl", str(tmp_path / "f.sdfp")])
     assert back.stdout_bytes == lines.stdout_bytes
     again = runner.invoke(cli, ["convert", "--to", "binary", "-"], input=lines.stdout_bytes)

@@ -22,7 +22,7 @@ from click.testing import CliRunner
 
 import simdedup
 from simdedup.cli import cli
-from simdedup.options import ClusterOptions, FeatureOptions
+from simdedup.options import RESOLVED_FIELDS, ClusterOptions, FeatureOptions
 
 distributed = pytest.importorskip("distributed")
 
@@ -40,6 +40,14 @@ CLUSTER_CASES: dict[str, tuple[dict, object]] = {
     "bands": ({"k": 3}, True),
     "output_format": ({"k": 8}, "members"),
 }
+#: the options the records of a case are made with: nilsimsa for its score, sketches of features
+#: for the options of the bag (sketches of shingles estimate the resemblance)
+RECORD_ARGS = {
+    "min_score": ["--method", "nilsimsa"],
+    "min_similarity": ["--sketch-of", "features"],
+    "min_features": ["--sketch-of", "features"],
+    "similarity": ["--sketch-of", "features"],
+}
 #: the command-line option of each field (None: none; a flag when the value is True)
 CLUSTER_FLAGS = {
     "k": "-k",
@@ -50,7 +58,7 @@ CLUSTER_FLAGS = {
     "min_score": "--min-score",
     "similarity": "--similarity",
     "min_resemblance": "--min-resemblance",
-    "bands": None,
+    "bands": "--bands",
     "output_format": "--format",
 }
 
@@ -72,11 +80,8 @@ FEATURE_CASES: dict[str, tuple[dict, object]] = {
 
 #: (field, path): why that path does not take the field yet
 NOT_TAKEN: dict[tuple[str, str], str] = {
-    ("bands", "cli"): "no command-line option",
-    ("bands", "stages"): "no command-line option; the staged engines search within k only",
-    ("bands", "dask"): "no command-line option; the staged engines search within k only",
-    ("bands", "index"): "no command-line option; an index searches within k only",
-    ("bands", "index add"): "no command-line option; an index searches within k only",
+    ("bands", "index"): "an index searches within k only",
+    ("bands", "index add"): "an index searches within k only",
     ("output_format", "api"): "the Python API returns lists of ids",
     ("min_score", "stages"): "the staged engines cluster simhash fingerprints",
     ("min_score", "dask"): "the staged engines cluster simhash fingerprints",
@@ -84,19 +89,17 @@ NOT_TAKEN: dict[tuple[str, str], str] = {
     ("min_score", "index add"): "index create takes -k, not --min-score",
     ("given_features", "index"): "an index of given features takes its settings from the records (--from)",
 }
-#: (field, family): the field changes nothing there yet (issue 41: without texts, cluster
-#: verifies every measure on the sketches' bag)
+#: (field, family): the field changes nothing there, on purpose
 NO_EFFECT: dict[tuple[str, str], str] = {
-    ("similarity", "cluster"): "cluster verifies on the sketches' bag whatever the measure",
-    ("min_resemblance", "cluster"): "cluster verifies on the sketches' bag whatever the measure",
     ("min_features", "dedup"): "texts measured exactly pair by the measure, however short",
+    ("similarity", "cluster"): "sketches of features estimate the bag, which decides whatever the measure (with a note)",
 }
 
 
 def test_every_field_has_a_case():
     """A new field of either options class needs a case here (and a path that forgets it
     fails the walk below)."""
-    assert {f.name for f in fields(ClusterOptions)} - {"resolved"} == set(CLUSTER_CASES)
+    assert {f.name for f in fields(ClusterOptions)} - set(RESOLVED_FIELDS) == set(CLUSTER_CASES)
     assert {f.name for f in fields(FeatureOptions)} == set(FEATURE_CASES)
 
 
@@ -219,13 +222,15 @@ def cluster_args(options: ClusterOptions) -> list[str] | None:
     return args
 
 
-def cluster_outputs(corpus: Path, tmp: Path, scheduler: str, options: ClusterOptions, method: str) -> dict[str, object]:
-    """The clusters of the corpus' records (made with ``method``) by every path."""
+def cluster_outputs(
+    corpus: Path, tmp: Path, scheduler: str, options: ClusterOptions, record_args: list[str]
+) -> dict[str, object]:
+    """The clusters of the corpus' records (made with ``record_args``) by every path."""
     from simdedup.options import LINKING_FIELDS
 
     records = tmp / "fp.jsonl"
     tmp.mkdir()
-    records.write_bytes(run("fingerprint", "--silent", "--method", method, corpus))
+    records.write_bytes(run("fingerprint", "--silent", *record_args, corpus))
     outputs: dict[str, object] = {"api": simdedup.cluster([str(records)], options)}
     args = cluster_args(options)
     if args is None:
@@ -238,7 +243,7 @@ def cluster_outputs(corpus: Path, tmp: Path, scheduler: str, options: ClusterOpt
     assert linking is not None and fixed is not None
     created = run("index", "create", tmp / "idx", "--from", records, *fixed, refusable=True)
     outputs["index"] = created if isinstance(created, str) else run("index", "cluster", tmp / "idx", *linking)
-    created = run("index", "create", tmp / "idx-add", "--method", method, *fixed, refusable=True)
+    created = run("index", "create", tmp / "idx-add", *record_args, *fixed, refusable=True)
     outputs["index add"] = (
         created if isinstance(created, str) else _without_new(run("index", "add", tmp / "idx-add", records, *linking))
     )
@@ -248,32 +253,37 @@ def cluster_outputs(corpus: Path, tmp: Path, scheduler: str, options: ClusterOpt
 @pytest.mark.parametrize("name", sorted(CLUSTER_CASES))
 def test_each_cluster_option_reaches_every_path(name, corpus, tmp_path, scheduler):
     base, value = CLUSTER_CASES[name]
-    method = "nilsimsa" if name == "min_score" else "simhash"
-    got = cluster_outputs(corpus, tmp_path / "changed", scheduler, ClusterOptions(**{**base, name: value}), method)
-    was = cluster_outputs(corpus, tmp_path / "default", scheduler, ClusterOptions(**base), method)
+    records = RECORD_ARGS.get(name, [])
+    got = cluster_outputs(corpus, tmp_path / "changed", scheduler, ClusterOptions(**{**base, name: value}), records)
+    was = cluster_outputs(corpus, tmp_path / "default", scheduler, ClusterOptions(**base), records)
     compare(name, value, got, was, "cluster")
 
 
-def dedup_outputs(corpus: Path, tmp: Path, scheduler: str, options: ClusterOptions, method: str) -> dict[str, object]:
-    """The clusters of the corpus by every path of ``dedup`` (texts measured exactly)."""
+def dedup_outputs(
+    corpus: Path, tmp: Path, scheduler: str, options: ClusterOptions, record_args: list[str]
+) -> dict[str, object]:
+    """The clusters of the corpus by every path of ``dedup`` (texts measured exactly), records
+    made with ``record_args``."""
     tmp.mkdir()
-    outputs: dict[str, object] = {"api": simdedup.dedup([str(corpus)], options=options, method=method)}
+    features = {"method": record_args[1]} if record_args[:1] == ["--method"] else {}
+    features |= {"sketch_of": record_args[1]} if record_args[:1] == ["--sketch-of"] else {}
+    outputs: dict[str, object] = {"api": simdedup.dedup([str(corpus)], options=options, **features)}
     args = cluster_args(options)
     if args is None:
         return outputs
-    outputs["cli"] = run("dedup", "--silent", "--method", method, corpus, *args)
+    outputs["cli"] = run("dedup", "--silent", *record_args, corpus, *args)
     for path in ("stages", "dask"):
         engine = _engine(path, scheduler, tmp / f"work-{path}")
-        outputs[path] = run("dedup", "--silent", *engine, "--method", method, corpus, *args, refusable=True)
+        outputs[path] = run("dedup", "--silent", *engine, *record_args, corpus, *args, refusable=True)
     return outputs
 
 
 @pytest.mark.parametrize("name", sorted(CLUSTER_CASES))
 def test_each_cluster_option_reaches_every_path_of_dedup(name, corpus, tmp_path, scheduler):
     base, value = CLUSTER_CASES[name]
-    method = "nilsimsa" if name == "min_score" else "simhash"
-    got = dedup_outputs(corpus, tmp_path / "changed", scheduler, ClusterOptions(**{**base, name: value}), method)
-    was = dedup_outputs(corpus, tmp_path / "default", scheduler, ClusterOptions(**base), method)
+    records = RECORD_ARGS.get(name, [])
+    got = dedup_outputs(corpus, tmp_path / "changed", scheduler, ClusterOptions(**{**base, name: value}), records)
+    was = dedup_outputs(corpus, tmp_path / "default", scheduler, ClusterOptions(**base), records)
     compare(name, value, got, was, "dedup")
 
 

@@ -69,7 +69,9 @@ def test_fingerprint_pipe_cluster(dup_dir, tmp_path):
     assert result.stderr == b""
     clusters = json_lines(result.stdout)
     assert member_sets(clusters) == {("docs/base.txt", "docs/copy.txt")}
-    assert {"cluster", "size", "representative", "max_distance", "min_similarity", "members"} == set(clusters[0])
+    assert {"cluster", "size", "representative", "max_distance", "min_resemblance_estimate", "members"} == set(
+        clusters[0]
+    )
 
     singletons = sh(f"{SIM} fingerprint --silent docs | {SIM} cluster --singletons -", cwd=tmp_path)
     assert singletons.returncode == 0

@@ -258,17 +258,19 @@ def test_binary_weighting_counts_each_feature_once():
         Simhasher(64, weighting="tfidf")
 
 
-def test_default_k_shrinks_for_large_corpora():
+def test_default_k_by_what_the_sketches_are_of():
+    """Sketches of shingles: k = 3 at any size (their bands find the pairs at the threshold);
+    sketches of features (records made before them): k shrinks for large corpora; no sketch:
+    Manku's k; a given k is kept. 128-bit fingerprints double it."""
     from simdedup.options import ClusterOptions
 
-    assert [ClusterOptions().resolve(64, True, "simhash", n).k for n in (10, 200_000, 200_001, 3_000_000)] == [
-        10,
-        10,
-        8,
-        6,
-    ]
-    assert ClusterOptions().resolve(64, False, "simhash", 3_000_000).k == 3  # plain simhash: Manku's k
-    assert ClusterOptions(k=12).resolve(64, True, "simhash", 3_000_000).k == 12  # a given k is kept
+    sizes = (10, 200_000, 200_001, 3_000_000)
+    assert [ClusterOptions().resolve(64, "features", "simhash", n).k for n in sizes] == [10, 10, 8, 6]
+    assert [ClusterOptions().resolve(64, "shingles", "simhash", n).k for n in sizes] == [3, 3, 3, 3]
+    assert ClusterOptions().resolve(128, "shingles", "simhash", 10).k == 6
+    assert ClusterOptions().resolve(64, None, "simhash", 3_000_000).k == 3  # plain simhash: Manku's k
+    assert ClusterOptions(k=12).resolve(64, "features", "simhash", 3_000_000).k == 12  # a given k is kept
+    assert ClusterOptions().resolve(64, "shingles").bands and not ClusterOptions(k=3).resolve(64, "shingles").bands
 
 
 @settings(max_examples=200, deadline=None)

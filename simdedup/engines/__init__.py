@@ -79,7 +79,7 @@ def dedup(
 
     plan = plan or run.Plan()
     options, features = _objects(options, features, option_values)
-    recipe = Recipe(features, verify == "exact")
+    recipe = Recipe(features.for_measure(options), verify == "exact")
     method = recipe.build()
     from ..fingerprints.record import sketch_kind
 

@@ -226,12 +226,14 @@ def _write_stdout(data: bytes) -> None:
         write_all(stdout_target(), data)
 
 
-def _recipe(features: dict[str, Any], given: bool, exact: bool) -> tuple[Any, Any]:
-    """The fingerprinting recipe of the feature options (``--compat`` applied) and the method."""
+def _recipe(features: dict[str, Any], given: bool, exact: bool, decision: Any = None) -> tuple[Any, Any]:
+    """The fingerprinting recipe of the feature options (``--compat`` applied; for the measure
+    of the ``decision`` options, when they are given) and the method."""
     from ..cli_options import build_method, feature_options_of
     from .fingerprints import Recipe
 
-    recipe = Recipe(feature_options_of(features, given), exact)
+    options = feature_options_of(features, given)
+    recipe = Recipe(options if decision is None else options.for_measure(decision), exact)
     return recipe, build_method(recipe.features)
 
 
@@ -339,9 +341,14 @@ def run_dedup(
         )
     options = ClusterOptions.take(features)
     inputs = take_inputs(features)
-    recipe, method = _recipe(features, inputs.given_features, verify == "exact")
+    recipe, method = _recipe(features, inputs.given_features, verify == "exact", options)
     decision = _decision(
-        options, method.bits, _sketch_kind(method.settings), method.settings["method"], connection.engine
+        options,
+        method.bits,
+        _sketch_kind(method.settings),
+        method.settings["method"],
+        connection.engine,
+        verify == "exact" and hasattr(method, "verify_exactly"),
     )
     refuse_overlap(output, paths, "-o")
     refuse_overlap(connection.work_dir, paths, "--work-dir")

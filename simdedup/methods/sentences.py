@@ -116,3 +116,8 @@ class SentencesMethod(Method):
 def make(*, sentences: int, encoding: str, **_: Any) -> SentencesMethod:
     """The method from the feature options (:func:`simdedup.methods.make_method`)."""
     return SentencesMethod(sentences, encoding)
+
+
+def options_of_settings(settings: dict[str, Any]) -> dict[str, Any]:
+    """The options that make records of ``settings`` (:meth:`MethodSpec.feature_options`)."""
+    return {"sentences": (settings.get("options") or {}).get("n", 3)}

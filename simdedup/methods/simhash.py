@@ -790,3 +790,19 @@ def make(
         ties=ties or "zero",
         sketch_of=sketch_of or "shingles",
     )
+
+
+def options_of_settings(settings: dict[str, Any]) -> dict[str, Any]:
+    """The feature options that make records of ``settings`` (:meth:`MethodSpec.feature_options`):
+    a record's or an index's; records before ``sketch_of`` carry sketches of features."""
+    return {
+        "tokenizer": settings["tokenizer"],
+        "tokenizer_options": settings.get("options") or {},
+        "bits": settings["bits"],
+        "hash_name": settings["hash"],
+        "weighting": settings.get("weighting"),
+        "ties": settings.get("ties"),
+        "sketch_bins": settings.get("sketch") or 0,
+        "sketch_of": settings.get("sketch_of") or ("features" if settings.get("sketch") else None),
+        "given_features": settings["tokenizer"] == "given",
+    }

@@ -932,28 +932,21 @@ def fingerprinter_for(settings: dict[str, Any], encoding: str = "utf-8", html: b
     Raises:
         SimdedupError: the settings name features no document text gives (``--features-field``).
     """
-    from ..methods import make_method
+    from dataclasses import replace
 
-    method = settings["method"] or "simhash"
-    if method == "simhash" and settings["tokenizer"] == "given":
+    from ..method_registry import method_spec
+    from ..options import FeatureOptions
+
+    try:
+        options = FeatureOptions.of_settings(settings)
+    except ValueError as exc:
+        raise SimdedupError(f"the index holds {exc}") from None
+    if options.given_features:
         raise SimdedupError(
             "the index holds fingerprints of given features (--features-field): a document's text cannot be queried"
         )
-    if method == "simhash":
-        made = make_method(
-            tokenizer=settings["tokenizer"],
-            tokenizer_options=settings["options"] or {},
-            bits=settings["bits"],
-            hash_name=settings["hash"],
-            weighting=settings["weighting"],
-            ties=settings["ties"],
-            sketch_bins=settings["sketch"],
-            encoding=encoding,
-            html=html,
-        )
-    else:
-        own = {"sentences": settings["options"]["n"]} if method == "sentences" and settings["options"] else {}
-        made = make_method(method, encoding=encoding, **own)
+    takes_html = method_spec(options.method).takes_features  # type: ignore[union-attr]
+    made = replace(options, encoding=encoding, html=html and takes_html).method_object()
     if fingerprint_settings(made.settings) != settings:
         raise SimdedupError(f"cannot fingerprint with the index's settings ({describe_settings(settings)})")
     return made
