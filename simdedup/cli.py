@@ -26,10 +26,13 @@ from .cli_options import (
     echo,
     end_run,
     feature_options,
+    feature_options_without_sketch,
     fingerprint_options,
     fingerprint_run,
+    given_on_command_line,
     message,
     method_from_options,
+    option_flag,
     output_file,
     output_options,
     printable,
@@ -65,11 +68,23 @@ class SimdedupGroup(click.Group):
             self.add_command(getattr(importlib.import_module(module), attribute), name)
         return super().get_command(ctx, name)
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.exceptions.NoArgsIsHelpError:
+            raise
+        except click.UsageError as exc:
+            raise one_line(exc) from None
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except UsageError as exc:
             raise click.UsageError(str(exc)) from None
+        except click.exceptions.NoArgsIsHelpError:
+            raise
+        except click.UsageError as exc:
+            raise one_line(exc) from None
         except SimdedupError as exc:
             raise click.ClickException(printable(str(exc))) from None
         except BrokenPipeError:
@@ -98,6 +113,15 @@ class SimdedupGroup(click.Group):
                 f"SIMDEDUP_DEBUG=1 shows the traceback)"
             )
             ctx.exit(EXIT_BUG)
+
+
+def one_line(exc: click.UsageError) -> click.UsageError:
+    """A usage error as one line, the command's help named at its end (Click prints the usage
+    and a hint on lines of their own)."""
+    text = " ".join(exc.format_message().split())
+    if exc.ctx is not None:
+        text += f" (see {exc.ctx.command_path} --help)"
+    return click.UsageError(text)
 
 
 @click.group(cls=SimdedupGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -355,7 +379,7 @@ def cluster(
     default="exact",
     show_default=True,
     help='exact: keep the texts and measure candidate pairs exactly (README, "How it decides"); '
-    "sketch: verify with the sketches' bag estimate, as cluster does (faster, less memory).",
+    "sketch: verify with the records' sketches' estimate, as cluster does (faster, less memory).",
 )
 @click.option(
     "--exact-first",
@@ -477,17 +501,29 @@ def dedup(
 @click.option(
     "--top", type=click.IntRange(1, MAX_COUNT), default=10, show_default=True, help="Features listed per side."
 )
+@click.option(
+    "--clusters",
+    "cluster_files",
+    multiple=True,
+    metavar="FILE",
+    help="Cluster lines (of cluster or dedup) to place A and B in: when they are near-duplicates in two "
+    "clusters, the member that kept them apart is named (repeatable; members are read as files).",
+)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object instead of text.")
-def explain(document_a: str, document_b: str, top: int, as_json: bool, **features: Any) -> None:
+def explain(
+    document_a: str, document_b: str, top: int, cluster_files: tuple[str, ...], as_json: bool, **features: Any
+) -> None:
     """Show why two documents are or are not near-duplicates.
 
     Prints their fingerprints' distance and whether they are a candidate pair, the
     resemblance of their texts exactly (what dedup decides by) and as their sketches
     estimate it (what cluster decides by), the verdict of each, and the features that
-    pull their fingerprints together or push them apart.
+    pull their fingerprints together or push them apart. With --clusters, where those put
+    them, and which member kept two near-duplicates in different clusters.
 
     \b
     simdedup explain corpus/a.txt corpus/b.txt
+    simdedup explain corpus/a.txt corpus/b.txt --clusters clusters.jsonl
     """
     from .explain import explain as explain_documents
     from .options import ClusterOptions
@@ -499,10 +535,22 @@ def explain(document_a: str, document_b: str, top: int, as_json: bool, **feature
         )
     method = method_from_options(**features)
     if features["method"] == "nilsimsa":
+        if cluster_files:
+            raise click.UsageError("--clusters places simhash explanations; nilsimsa digests have no texts kept")
         _explain_nilsimsa(method, document_a, document_b, as_json)
         return
+    clusters = None
+    if cluster_files:
+        from .jsonline import text_lines
+        from .select import read_clusters
+
+        clusters = [
+            [member["id"] for member in members]
+            for name, stream in named_streams(cluster_files)
+            for members, _ in read_clusters(text_lines(stream, name), name)
+        ]
     try:
-        result = explain_documents(method, document_a, document_b, options, top)
+        result = explain_documents(method, document_a, document_b, options, top, clusters)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     if as_json:
@@ -544,12 +592,44 @@ def explanation_lines(result: Any) -> list[str]:
         lines.append(f"verdict (cluster, from the records): {verdict(result.near_estimated)}")
     if result.measure != "bag":
         lines.append(f"bag: exact weighted Jaccard of the features (not what decides): {result.bag:.3f}")
+    if result.placement is not None:
+        lines += placement_lines(result)
     lines.append("pulling the fingerprints together (shared, weight in A / B):")
     lines += [f"  {f!r} {wa:g} / {wb:g}" for f, wa, wb in result.together] or ["  (none)"]
     lines.append("pushing apart, more in A:")
     lines += [f"  {f!r} +{w:g}" for f, w in result.apart_a] or ["  (none)"]
     lines.append("pushing apart, more in B:")
     lines += [f"  {f!r} +{w:g}" for f, w in result.apart_b] or ["  (none)"]
+    return lines
+
+
+def placement_lines(result: Any) -> list[str]:
+    """Where the clusters put A and B, and who kept them apart."""
+    place = result.placement
+
+    def where(number: int | None, size: int) -> str:
+        if number is None:
+            return "in none of them (alone)"
+        return f"in cluster {number} ({size} member{'s' if size != 1 else ''})"
+
+    lines = [f"clusters: A {where(place.cluster_a, place.sizes[0])}, B {where(place.cluster_b, place.sizes[1])}"]
+    if place.failing_a is not None:
+
+        def named(member: str, side: str) -> str:
+            return side if member == (result.a if side == "A" else result.b) else f"{member} (with {side})"
+
+        lines.append(
+            f"kept apart: {named(place.failing_a, 'A')} and {named(place.failing_b, 'B')} have "
+            f"{result.measure} {place.failing_score:.3f}, below {result.threshold}, and linkage joins two "
+            "clusters only when every pair across them passes"
+        )
+    elif place.kept_apart:
+        lines.append(
+            "kept apart, though every pair across their clusters passes: the clusters were made with other "
+            "options or estimates"
+        )
+    if place.unread:
+        lines.append(f"members not read, so not measured: {len(place.unread)}, such as {place.unread[0]}")
     return lines
 
 
@@ -835,7 +915,7 @@ def _warn_missing(missing: dict[str, str]) -> dict[str, str]:
     "them (repeatable) [default: each member id opened as a file].",
 )
 @lambda func: apply_options(INPUT_OPTIONS[1:], func)
-@feature_options
+@feature_options_without_sketch
 @click.option(
     "--keep",
     "policy",
@@ -883,6 +963,10 @@ def report(
 
     if "-" in document_paths and (not clusters or "-" in clusters):
         raise click.UsageError("standard input can give the clusters or the document paths, not both")
+    if not document_paths:
+        for name in ("null", "jsonl", "text_field", "id_field", "globs", "excludes", "min_bytes", "max_line_bytes"):
+            if given_on_command_line(name):
+                raise click.UsageError(f"{option_flag(name)} says how --documents are read; give --documents")
     inputs = take_inputs(features)
     method = method_from_options(inputs.given_features, **features)
     out = output_file(output, force, clusters + document_paths, not clusters or "-" in clusters)

@@ -210,6 +210,9 @@ FEATURE_OPTIONS = [
         help="Reproduce another tool's fingerprints: sets the options listed in the README "
         "(Other methods); options given beside it must agree.",
     ),
+]
+# The record's sketch: what fingerprints carry to verify with, where the texts are not at hand
+SKETCH_OPTIONS = [
     click.option(
         "--sketch",
         "sketch_bins",
@@ -225,6 +228,9 @@ FEATURE_OPTIONS = [
         "exactly), or the features' counts, to estimate the bag similarity (--similarity bag) "
         "[default: shingles; features with --features-field].",
     ),
+]
+# How documents are read into text: with the feature options wherever documents are read
+READING_OPTIONS = [
     click.option(
         "--encoding",
         default=FEATURE_DEFAULTS["encoding"],
@@ -240,7 +246,19 @@ FEATURE_OPTIONS = [
 
 
 def feature_options(func: Callable) -> Callable:
-    return apply_options(FEATURE_OPTIONS, func)
+    return apply_options(FEATURE_OPTIONS + SKETCH_OPTIONS + READING_OPTIONS, func)
+
+
+def feature_options_without_reading(func: Callable) -> Callable:
+    """The feature options of a command that reads no documents (index create: index query
+    takes --encoding and --html)."""
+    return apply_options(FEATURE_OPTIONS + SKETCH_OPTIONS, func)
+
+
+def feature_options_without_sketch(func: Callable) -> Callable:
+    """The feature options of a command that makes no records (report: its pairs are measured
+    on their texts)."""
+    return apply_options(FEATURE_OPTIONS + READING_OPTIONS, func)
 
 
 INPUT_OPTIONS = [
@@ -315,6 +333,8 @@ def fingerprint_options(func: Callable) -> Callable:
                 "of tokens, of [token, weight] pairs, or an object token -> weight (dotted for nested).",
             ),
             *FEATURE_OPTIONS,
+            *SKETCH_OPTIONS,
+            *READING_OPTIONS,
             click.option(
                 "-j", "--jobs", type=click.IntRange(1, MAX_JOBS), help="Processes to use [default: all cores]."
             ),
@@ -354,7 +374,8 @@ def decision_options(names: Iterable[str], as_in: str | None = None, **helps: st
             "Japanese text, punctuation kept; order counts); bag: weighted Jaccard of word counts "
             "(order and punctuation do not count); combined: resemblance at least --min-resemblance, "
             "or bag at least --min-similarity with the shingles that scattered edits would leave. "
-            "Exact in dedup and explain; cluster (no texts) uses the sketches' bag.",
+            "Measured exactly in dedup and explain; elsewhere estimated from the records' sketches "
+            "(bag and combined need sketches of features: fingerprint --sketch-of features).",
         ),
         "min-similarity": (
             ("--min-similarity",),
@@ -441,7 +462,11 @@ def without_other_methods_options(options: dict[str, Any]) -> dict[str, Any]:
     whichever plugins are installed."""
     chosen = method_spec(options["method"])
     own = {option.name for option in chosen.options} if chosen else set()
-    others = {option.name for name in method_names() for option in method_spec(name).options} - own  # type: ignore[union-attr]
+    owners = {option.name: name for name in method_names() for option in method_spec(name).options}  # type: ignore[union-attr]
+    others = set(owners) - own
+    for name in sorted(others & set(options)):
+        if click.get_current_context(silent=True) is not None and given_on_command_line(name):
+            raise click.UsageError(f"{option_flag(name)} is an option of --method {owners[name]}")
     return {key: value for key, value in options.items() if key not in others}
 
 
@@ -476,9 +501,9 @@ def feature_options_of(values: dict[str, Any], given: bool = False) -> Any:
         hash_name=final.pop("hash_name"),
         weighting=final.pop("weighting"),
         ties=final.pop("ties"),
-        sketch_bins=final.pop("sketch_bins"),
-        sketch_of=final.pop("sketch_of"),
-        encoding=final.pop("encoding"),
+        sketch_bins=final.pop("sketch_bins", FEATURE_DEFAULTS["sketch_bins"]),
+        sketch_of=final.pop("sketch_of", None),
+        encoding=final.pop("encoding", FEATURE_DEFAULTS["encoding"]),
         html=final.pop("html", False),
         given_features=given,
         method_options=own,
@@ -503,7 +528,7 @@ def given_on_command_line(name: str) -> bool:
     return source in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)
 
 
-def _flag(name: str) -> str:
+def option_flag(name: str) -> str:
     """The command-line flag of the parameter called ``name``."""
     (param,) = [p for p in click.get_current_context().command.params if p.name == name]
     return max(param.opts, key=len)
@@ -514,7 +539,7 @@ def _refuse_tokenizer_options(options: dict[str, Any]) -> None:
 
     for name in (*TOKENIZER_SETTINGS, "html"):
         if given_on_command_line(name):
-            raise click.UsageError(f"--features-field gives the features: {_flag(name)} does not apply")
+            raise click.UsageError(f"--features-field gives the features: {option_flag(name)} does not apply")
 
 
 def _preset_options(compat: str, options: dict[str, Any], given: bool) -> dict[str, Any]:
@@ -545,7 +570,7 @@ def _preset_options(compat: str, options: dict[str, Any], given: bool) -> dict[s
             merged[name] = value
         elif options[name] != value and name not in ADJUSTABLE:
             raise click.UsageError(
-                f"--compat {compat} sets {_flag(name)} {value}; it cannot be used with {_flag(name)} {options[name]}"
+                f"--compat {compat} sets {option_flag(name)} {value}; it cannot be used with {option_flag(name)} {options[name]}"
             )
     return merged
 

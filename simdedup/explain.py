@@ -6,9 +6,11 @@ Simhash fingerprints are explained by their features; nilsimsa digests by their 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Sequence
 
 import numpy as np
 
+from .apart import why_apart
 from .methods import NilsimsaMethod, SimhashMethod
 from .options import ClusterOptions
 from .read import open_document
@@ -45,6 +47,7 @@ class Explanation:
     together: list[tuple[str, float, float]] = field(default_factory=list)  # shared, heaviest first
     apart_a: list[tuple[str, float]] = field(default_factory=list)  # weight in a beyond b
     apart_b: list[tuple[str, float]] = field(default_factory=list)
+    placement: Placement | None = None  # where the clusters given put them
 
     def as_dict(self) -> dict:
         return {
@@ -69,15 +72,54 @@ class Explanation:
             "together": [{"feature": f, "a": wa, "b": wb} for f, wa, wb in self.together],
             "apart_a": [{"feature": f, "excess": w} for f, w in self.apart_a],
             "apart_b": [{"feature": f, "excess": w} for f, w in self.apart_b],
+            **({"clusters": self.placement.as_dict()} if self.placement is not None else {}),
+        }
+
+
+@dataclass
+class Placement:
+    """Where clusters put ``a`` and ``b`` (their clusters' numbers from 1, in the order given,
+    and sizes; None: in none of them, so alone), and, when they are near-duplicates in two
+    clusters, their score and the pair across the clusters that kept them apart (``failing_a``
+    in ``a``'s, ``failing_b`` in ``b``'s; :func:`simdedup.apart.failing_pair`). ``unread``:
+    members whose texts could not be read, so not measured."""
+
+    cluster_a: int | None
+    cluster_b: int | None
+    sizes: tuple[int, int]
+    kept_apart: bool = False
+    score: float | None = None
+    failing_a: str | None = None
+    failing_b: str | None = None
+    failing_score: float | None = None
+    unread: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {
+            "cluster_a": self.cluster_a,
+            "cluster_b": self.cluster_b,
+            "sizes": list(self.sizes),
+            "kept_apart": self.kept_apart,
+            "score": self.score,
+            "failing_a": self.failing_a,
+            "failing_b": self.failing_b,
+            "failing_score": self.failing_score,
+            "unread": self.unread,
         }
 
 
 def explain(
-    method: SimhashMethod, path_a: str, path_b: str, options: ClusterOptions = ClusterOptions(), top: int = 10
+    method: SimhashMethod,
+    path_a: str,
+    path_b: str,
+    options: ClusterOptions = ClusterOptions(),
+    top: int = 10,
+    clusters: Sequence[Sequence[str]] | None = None,
 ) -> Explanation:
     """Fingerprint two files and say what ``dedup`` and ``cluster`` decide of them with
     ``options``, by the same test they run (:class:`simdedup.verify.PairTest`), and compare
-    their features.
+    their features; with ``clusters`` (member ids, each a file), where those put them and, if
+    they are near-duplicates kept apart, by which member.
 
     Features push two fingerprints together when both documents carry them (heaviest shared
     weight first) and apart when one document carries more of them than the other.
@@ -95,7 +137,7 @@ def explain(
 
     records, features = [], []
     for path in (path_a, path_b):
-        chunks = list(open_document(path, method.encoding).reader)  # type: ignore[arg-type]
+        chunks = _chunks(method, path)
         found = guard.features(method.tokenizer, path, chunks)
         if not found:
             raise SkipDocument(path, "no text to fingerprint")
@@ -135,6 +177,9 @@ def explain(
         if exact_test.quantity == "resemblance" and needs >= resolved.min_resemblance + 0.001:
             raised = round(needs, 3)
     pulls = feature_pulls(fa, fb, top)
+    placement = None
+    if clusters is not None:
+        placement = place(method, path_a, path_b, clusters, options)
     return Explanation(
         path_a,
         path_b,
@@ -157,7 +202,39 @@ def explain(
         pulls.together,
         pulls.apart_a,
         pulls.apart_b,
+        placement,
     )
+
+
+def _chunks(method: SimhashMethod, path: str) -> list[str]:
+    return list(open_document(path, method.encoding).reader)  # type: ignore[arg-type]
+
+
+def place(
+    method: SimhashMethod, path_a: str, path_b: str, clusters: Sequence[Sequence[str]], options: ClusterOptions
+) -> Placement:
+    """Where ``clusters`` put two files, and who kept them apart (see :class:`Placement`)."""
+    from .errors import SimdedupError
+
+    where = {doc_id: i for i, members in enumerate(clusters) for doc_id in members}
+    a, b = where.get(path_a), where.get(path_b)
+    members_a = [path_a] if a is None else list(clusters[a])
+    members_b = [path_b] if b is None else list(clusters[b])
+    placement = Placement(None if a is None else a + 1, None if b is None else b + 1, (len(members_a), len(members_b)))
+    if a is not None and a == b:
+        return placement
+    texts = {}
+    for doc_id in sorted({*members_a, *members_b}):
+        try:
+            texts[doc_id] = "".join(_chunks(method, doc_id))
+        except (OSError, UnicodeError, SimdedupError):
+            placement.unread.append(doc_id)
+    found = why_apart(path_a, path_b, members_a, members_b, texts, options, method.lowercase)
+    if found is not None:
+        placement.kept_apart, placement.score = True, found[0]
+        if found[1] is not None:
+            placement.failing_a, placement.failing_b, placement.failing_score = found[1]
+    return placement
 
 
 @dataclass

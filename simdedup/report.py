@@ -265,9 +265,10 @@ def build_report(
     if features is not None:
         feature_sets = {doc_id: features(text) for doc_id, text in texts.texts.items()}
     pairs = [_least_similar_pair(c, texts.texts, feature_sets, options.lowercase) for c in clusters]
+    apart = _kept_apart(clusters, texts.texts, options)
     shown = SHOWN_CHARS
     while True:
-        page = _page(_data(clusters, pairs, chosen, texts, options, base, shown))
+        page = _page(_data(clusters, pairs, apart, chosen, texts, options, base, shown))
         if len(page) <= options.max_bytes:
             return page
         if shown == 0:
@@ -276,6 +277,28 @@ def build_report(
                 f"raise --max-bytes (now {options.max_bytes:,})"
             )
         shown = shown // 2 if shown > 256 else 0
+
+
+def _kept_apart(clusters: list[_Cluster], texts: dict[str, str], options: ReportOptions) -> list[Any]:
+    """The near-duplicates in different clusters (:func:`simdedup.apart.kept_apart`), by the
+    resemblance at the report's threshold; none for clusters decided by the bag."""
+    from .apart import kept_apart
+    from .options import ClusterOptions
+    from .similarity import ExactUnavailable
+
+    scores = [member_score(m) for c in clusters for m in c.members]
+    if any(score is not None and score[1] == "bag" for score in scores):
+        return []
+    threshold = options.threshold if options.threshold is not None else DEFAULTS.min_resemblance
+    try:
+        return kept_apart(
+            [[m["id"] for m in c.members] for c in clusters],
+            texts,
+            ClusterOptions(min_resemblance=threshold),
+            options.lowercase,
+        )
+    except ExactUnavailable:  # texts beyond what the exact sets hold: no list rather than a guess
+        return []
 
 
 def _least_similar_pair(
@@ -330,6 +353,7 @@ def _number(value: Any) -> float | int | None:
 def _data(
     clusters: list[_Cluster],
     pairs: list[dict | None],
+    apart: list[Any],
     chosen: Any,
     texts: Texts,
     options: ReportOptions,
@@ -421,6 +445,19 @@ def _data(
         "read_cut": [i in texts.cut for i in ids],
         "missing": {str(index[i]): why for i, why in texts.missing.items() if i in index},
         "clusters": records,
+        "apart": [
+            [
+                index[p.a],
+                index[p.b],
+                p.cluster_a,
+                p.cluster_b,
+                p.score,
+                None if p.failing_a is None else index[p.failing_a],
+                None if p.failing_b is None else index[p.failing_b],
+                p.failing_score,
+            ]
+            for p in apart
+        ],
     }
 
 

@@ -9,7 +9,8 @@ A candidate becomes an edge when its similarity passes the measure
 - exactly, where the documents' texts were kept (``dedup``): the units of the pairs that may
   pass (:func:`exact_may_pass`) get exact sets (:func:`unit_exact_sets`), measured by
   :class:`simdedup.similarity.ExactIndex`;
-- on the sketches' bag estimate otherwise (:func:`sketch_verdicts`, :mod:`simdedup.sketch`);
+- on the sketches' estimate otherwise: of the resemblance from sketches of shingles
+  (:mod:`simdedup.shingle_sketch`), of the bag from sketches of features (:mod:`simdedup.sketch`);
 - without sketches, every candidate (within ``k``) is an edge.
 
 :class:`PairTest` gives that verdict for the candidates and for the pairs linkage

@@ -327,3 +327,51 @@ def fuzz_folders(root: Path) -> Iterator[tuple[Path, int]]:
         (root / str(seed)).mkdir()
         yield root / str(seed), seed
         seed += 1
+
+
+def _substituted(words: list[str], positions: range, rng: random.Random, vocabulary: list[str]) -> list[str]:
+    out = list(words)
+    for i in positions:
+        out[i] = rng.choice(vocabulary)
+    return out
+
+
+def options_corpus(folder: Path) -> Path:
+    """Documents where every option shows: a chain of edits (resemblance 0.83 to each
+    neighbour, 0.69 end to end), the same words in another order, two short near copies,
+    unrelated texts, Chinese text and copy, an HTML page and its copy, a Latin-1 file, and a
+    JSON-lines file of given features."""
+    rng = random.Random(11)
+    vocabulary = [f"w{i}" for i in range(4000)]
+    base = [rng.choice(vocabulary) for _ in range(300)]
+    # 8 words substituted 37 apart: 0.83 of the 3-grams shared to each neighbour, 0.69 end to end
+    chain1 = _substituted(base, range(5, 300, 37), rng, vocabulary)
+    chain2 = _substituted(chain1, range(23, 300, 37), rng, vocabulary)
+    ordered = [rng.choice(vocabulary) for _ in range(300)]
+    blocks = [ordered[i : i + 10] for i in range(0, 300, 10)]
+    rng.shuffle(blocks)
+    texts = {
+        "chain0": base,
+        "chain1": chain1,
+        "chain2": chain2,
+        "order0": ordered,
+        "order1": [w for block in blocks for w in block],
+        **{f"other{i}": [rng.choice(vocabulary) for _ in range(300)] for i in range(4)},
+    }
+    short = [rng.choice(vocabulary) for _ in range(24)]
+    texts["short0"], texts["short1"] = short, short[:-1] + ["w9999"]
+    for name, words in texts.items():
+        (folder / f"{name}.txt").write_text(" ".join(words) + "\n")
+    chinese = "".join(
+        rng.choice(
+            "的一是不了人我在有他这中大来上国个到说们为子和你地出道也时年得就那要下以生会自着去之过家学对可她里后小么心多天而能好都然没日于起还发成事只作当想看文无开手十用主行方又如前所本见经头面公同三已老从动两长"
+        )
+        for _ in range(400)
+    )
+    (folder / "zh0.txt").write_text(chinese + "\n")
+    (folder / "zh1.txt").write_text(chinese[:390] + "很好。" + chinese[393:] + "\n")
+    page = "<html><head><title>t</title><style>p {color: red}</style></head><body><p>" + " ".join(base[:120])
+    (folder / "page0.html").write_text(page + "</p></body></html>\n")
+    (folder / "page1.html").write_text(page + " w1 w2</p><script>var x = 1;</script></body></html>\n")
+    (folder / "latin.txt").write_bytes(("café naïve " + " ".join(base[100:200]) + "\n").encode("latin-1"))
+    return folder

@@ -31,6 +31,7 @@ from simdedup.engines.engine import DaskEngine, Engine
 from simdedup.engines.groups import budget_mask, components
 from simdedup.engines.workdir import WorkDir
 from simdedup.fingerprints import REPEATED_ID
+from simdedup.fingerprints.record import sketch_kind
 from simdedup.linkage import UnionFind
 from simdedup.options import ClusterOptions
 from simdedup.pairs import near_pairs
@@ -355,9 +356,9 @@ def test_value_pairs_pass_when_some_combination_of_their_sketches_does(monkeypat
     row_value = rng.integers(0, 20, size=120)
     sketches = base[rng.integers(0, 6, size=120)].copy()
     sketches[rng.random((120, 32)) < 0.08] = 0  # near copies of the six
-    values = groups.distinct_values(row_value.astype(np.uint64).reshape(-1, 1), np.full(120, 50), 10)
+    values = groups.distinct_values(row_value.astype(np.uint64).reshape(-1, 1), np.ones(120, dtype=bool))
     left, right = (np.array(side) for side in zip(*combinations(range(len(values.values)), 2)))
-    decision = ClusterOptions(8, min_similarity=0.8, similarity="bag")
+    decision = ClusterOptions(8, min_similarity=0.8, similarity="bag").resolve(64, "features")
     got = groups.verified_pairs(left, right, values, sketches, np.ones(120, dtype=bool), decision, False)
     expected = [
         any(
@@ -464,7 +465,7 @@ def test_cluster_of_fingerprint_files_in_many_parts(client, corpus, tmp_path):
         DaskEngine(client),
         work,
         [str(f) for f in files],
-        lambda bits, settings: _decision(8),
+        lambda bits, settings: _decision(8).resolve(bits, sketch_kind(settings)),
         WorkDir(str(tmp_path / "parts")),
         Plan(rows_per_task=1500),
         lambda line: None,
@@ -488,7 +489,7 @@ def test_cluster_reads_a_binary_file_in_block_ranges(client, corpus, tmp_path):
         DaskEngine(client),
         WorkDir(str(tmp_path / "work")),
         [str(joined)],
-        lambda bits, settings: ClusterOptions(10),
+        lambda bits, settings: ClusterOptions(10).resolve(bits, sketch_kind(settings)),
         WorkDir(str(tmp_path / "parts")),
         Plan(import_records=1),
         warnings.append,
@@ -673,8 +674,14 @@ def test_a_work_dir_of_other_settings_is_refused(client, tmp_path):
     assert stderr.count("\n") == 1 and "was made with other settings (decision differ)" in stderr
 
 
-def test_k_is_needed(client, tmp_path):
-    status, _, stderr = on_dask(client, tmp_path / "work", "dedup", EXAMPLES)
+def test_the_engines_run_the_default_and_need_k_only_for_sketches_of_features(client, tmp_path):
+    """Records with sketches of shingles are clustered by default (k = 3 and their bands) on
+    every engine, as in one process; sketches of features make the default k depend on the
+    number of documents, which a staged run does not fix: they need -k."""
+    status, single, _ = simdedup("dedup", EXAMPLES)
+    assert status == 0 and single
+    assert on_dask(client, tmp_path / "work", "dedup", EXAMPLES)[:2] == (0, single)
+    status, _, stderr = on_dask(client, tmp_path / "other", "dedup", "--sketch-of", "features", EXAMPLES)
     assert status == 2 and "--engine dask and stages need -k" in stderr
 
 

@@ -41,8 +41,8 @@ class Block:
     not_run: str | None
 
 
-def readme_blocks() -> list[Block]:
-    text = README.read_text(encoding="utf-8")
+def readme_blocks(path: Path = README) -> list[Block]:
+    text = path.read_text(encoding="utf-8")
     return [
         Block(text.count("\n", 0, m.start("lang")) + 1, m["lang"], m["body"], m["why"]) for m in _BLOCK.finditer(text)
     ]
@@ -140,26 +140,35 @@ def test_every_command_of_the_readme_runs_and_prints_what_it_shows(workspace, mo
         pytest.skip("not run, a program is missing: " + "; ".join(not_here))
 
 
-def _run_python(block: Block, root: Path, monkeypatch) -> list[str]:
+def _run_python(block: Block, root: Path, monkeypatch, path: Path = README) -> list[str]:
     """A ``>>>`` block as a doctest; other code is run, and the tokenizer it defines must work."""
     monkeypatch.chdir(root)
+    name = path.relative_to(REPO).as_posix()
     if ">>>" in block.body:
-        test = doctest.DocTestParser().get_doctest(block.body, {}, "README.md", str(README), block.line)
+        test = doctest.DocTestParser().get_doctest(block.body, {}, name, str(path), block.line)
         output: list[str] = []
         runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
         runner.run(test, out=output.append)
-        return [f"README.md:{block.line}: doctest\n" + "".join(output)] if runner.failures else []
+        return [f"{name}:{block.line}: doctest\n" + "".join(output)] if runner.failures else []
     namespace: dict = {}
-    exec(compile(block.body, f"README.md:{block.line}", "exec"), namespace)
+    exec(compile(block.body, f"{name}:{block.line}", "exec"), namespace)
     from simdedup.tokenizers import Tokenizer
 
     tokenizers = [v for v in namespace.values() if isinstance(v, type) and issubclass(v, Tokenizer) and v.name]
-    assert tokenizers, f"README.md:{block.line}: a python block that is neither a session nor a tokenizer"
+    assert tokenizers, f"{name}:{block.line}: a python block that is neither a session nor a tokenizer"
     return [
-        f"README.md:{block.line}: tokenizer {t.name} makes no features"
+        f"{name}:{block.line}: tokenizer {t.name} makes no features"
         for t in tokenizers
         if not t().text_features("The plugin works.")
     ]
+
+
+def test_the_extending_guides_python_runs(workspace, monkeypatch):
+    guide = REPO / "docs" / "extending.md"
+    blocks = [b for b in readme_blocks(guide) if b.lang == "python" and not b.not_run]
+    assert len(blocks) >= 2  # the tokenizer and the method spec
+    failures = [f for b in blocks for f in _run_python(b, workspace[0], monkeypatch, guide)]
+    assert not failures, "\n\n".join(failures)
 
 
 def test_make_demo_prints_the_quick_starts_clusters(workspace):

@@ -486,8 +486,8 @@ def test_no_output_goes_into_the_index(tmp_path):
     assert index_state(idx) == before and not (idx / "clusters.jsonl").exists()
 
 
-def test_query_text_output_shows_hostile_ids_escaped(tmp_path):
-    """An id holding a newline or an escape sequence is one escaped field of one line."""
+def test_query_output_carries_hostile_ids_as_json(tmp_path):
+    """An id holding a newline or an escape sequence is one JSON string of one line."""
     document = tmp_path / "doc.txt"
     document.write_text("the same words in the same order for the index and the query " * 5)
     (record,) = [json.loads(line) for line in run("fingerprint", "--silent", document).stdout.splitlines()]
@@ -495,8 +495,13 @@ def test_query_text_output_shows_hostile_ids_escaped(tmp_path):
     (tmp_path / "fp.jsonl").write_text(json.dumps(record) + "\n")
     run("index", "create", tmp_path / "idx", "-k", "3", "--from", tmp_path / "fp.jsonl")
     lines = run("index", "query", tmp_path / "idx", document).stdout.splitlines()
-    assert len(lines) == 1 and "\x1b" not in lines[0] and lines[0].endswith("\\x1b[31m")
-    assert lines[0].split("\t")[3] == "fake\\n1.000\\t0\\tcafe\\tinjected\\x1b[31m"
+    assert len(lines) == 1 and "\x1b" not in lines[0] and "\\u001b[31m" in lines[0]
+    assert json.loads(lines[0])["id"] == record["id"] and set(json.loads(lines[0])) == {
+        "id",
+        "cluster",
+        "distance",
+        "resemblance_estimate",
+    }
 
 
 @pytest.mark.parametrize("planted", ["creating.unfinished", "writer.lock", "catalog.sqlite"])

@@ -404,9 +404,9 @@ def cluster_rows(
             f"simdedup: note: {dropped:,} documents beyond the memory budget of exact verification are "
             f"verified with their sketches"
         )
-    old_rule = old_rule_note(decision)
-    if old_rule:
-        warn(old_rule)
+    for said in (old_rule_note(decision), decision.k_note(64 * rows.fps.shape[1])):
+        if said:
+            warn(said)
     start = time.perf_counter()
     fps, features = rows.fps[kept_rows], rows.features[kept_rows]
     pairable = decision.may_pair(features, None if texts is None else texts[kept_rows])

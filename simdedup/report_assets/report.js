@@ -421,8 +421,42 @@
     detail().appendChild(grid);
   }
 
+  // --- pairs kept apart -----------------------------------------------------------------
+  function keptApart() {
+    const pairs = data.apart || [];
+    if (!pairs.length) return;
+    $("apart").hidden = false;
+    $("apart-score").textContent = data.quantity;
+    const body = $("apart-rows");
+    const clusterCell = (c) => {
+      const cell = el("td");
+      const button = el("button", null, "#" + (c + 1));
+      button.type = "button";
+      button.addEventListener("click", () => openCluster(c));
+      cell.appendChild(button);
+      return cell;
+    };
+    for (const [a, b, ca, cb, score, failingA, failingB, failingScore] of pairs) {
+      const row = el("tr");
+      const aCell = el("td"), bCell = el("td"), failing = el("td");
+      aCell.appendChild(idNode(a));
+      bCell.appendChild(idNode(b));
+      if (failingA !== null) {
+        failing.appendChild(idNode(failingA));
+        failing.appendChild(el("span", "note", " and "));
+        failing.appendChild(idNode(failingB));
+      } else {
+        failing.textContent = "no pair across them fails: other options made these clusters";
+      }
+      row.append(aCell, clusterCell(ca), bCell, clusterCell(cb), el("td", null, sim(score)), failing,
+                 el("td", null, sim(failingScore)));
+      body.appendChild(row);
+    }
+  }
+
   // --- wiring -----------------------------------------------------------------------------
   overview();
+  keptApart();
   summarize();
   $("near-width").textContent = "\u00b1" + NEAR;
   for (const id of ["sort", "near-only", "min-size", "search"]) $(id).addEventListener("input", refreshList);

@@ -14,13 +14,12 @@ from ..cli_options import (
     apply_options,
     decision_options,
     echo,
-    feature_options,
+    feature_options_without_reading,
     given_on_command_line,
     message,
     method_from_options,
     output_file,
     output_options,
-    printable,
     storage_option,
 )
 from ..errors import SimdedupError, UsageError
@@ -94,7 +93,7 @@ def index() -> None:
     ["similarity", "min-similarity", "min-resemblance", "min-features"],
     similarity="As cluster's --similarity (sketches give the bag similarity).",
 )
-@feature_options
+@feature_options_without_reading
 def create(directory: str, from_files: tuple[str, ...], blocks: int | None, **features: Any) -> None:
     """Create the index IDX (a new directory) for fingerprints made with the feature options
     (or those of the --from files), with k and the verification options of cluster fixed.
@@ -178,12 +177,13 @@ def add(
 @storage_option
 @_INDEX
 @click.argument("document", type=click.Path(dir_okay=False, allow_dash=True))
-@click.option("--json", "as_json", is_flag=True, help="One JSON object instead of text.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object (the document and its matches) instead of lines.")
 @click.option("--encoding", default="utf-8", show_default=True, help="Encoding of the document.")
 @click.option("--html", is_flag=True, help="The document is HTML: use its visible text.")
 def query(directory: str, document: str, as_json: bool, encoding: str, html: bool) -> None:
     """Print the near-duplicates in IDX of DOCUMENT (- for stdin): its fingerprint is made
-    with the index's settings. Each line: similarity, distance, cluster, id.
+    with the index's settings. A JSON line each, the most resembling first: id, cluster,
+    distance, and the resemblance its sketch estimates (--json: one object).
     """
     from . import api
 
@@ -210,8 +210,7 @@ def query(directory: str, document: str, as_json: bool, encoding: str, html: boo
         )
         return
     for match in matches:
-        similarity = "-" if match.score is None else f"{match.score:.3f}"
-        echo(f"{similarity}\t{match.distance}\t{match.cluster}\t{printable(match.id)}")  # an id cannot start a line
+        echo(json.dumps(match.as_dict(), ensure_ascii=False, separators=(",", ":")))
 
 
 @index.command(name="cluster")
