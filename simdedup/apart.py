@@ -21,6 +21,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from .options import ClusterOptions
+from .similarity import DEFAULT_FOLDING
 
 #: pairs the report lists at most (the largest clusters' pairs are the first to be left out)
 MOST_LISTED = 500
@@ -60,15 +61,15 @@ class KeptApart:
 class _Measured:
     """The texts of some documents, measured pair by pair as ``dedup`` measures them."""
 
-    def __init__(self, ids: list[str], texts: Mapping[str, str], options: ClusterOptions, lowercase: bool):
+    def __init__(self, ids: list[str], texts: Mapping[str, str], options: ClusterOptions, folding: int):
         from . import shingle_sketch
         from .similarity import ExactIndex, KeptText
         from .verify import PairTest
 
         self.row = {doc_id: row for row, doc_id in enumerate(ids)}
         utf8 = [texts[doc_id].encode("utf-8", "surrogatepass") for doc_id in ids]
-        self.sketches, _ = shingle_sketch.sketch_texts(utf8, shingle_sketch.DEFAULT_BYTES, lowercase)
-        self.index = ExactIndex(KeptText(texts[doc_id], lowercase) for doc_id in ids)
+        self.sketches, _ = shingle_sketch.sketch_texts(utf8, shingle_sketch.DEFAULT_BYTES, folding)
+        self.index = ExactIndex(KeptText(texts[doc_id], folding) for doc_id in ids)
         resolved = options.resolve(64, "shingles", texts=True)
         fingerprints = np.zeros((len(ids), 1), dtype=np.uint64)  # unused: every pair has sketches
         self.test = PairTest(fingerprints, self.sketches, resolved, self.index)
@@ -114,7 +115,7 @@ def why_apart(
     cluster_b: Sequence[str],
     texts: Mapping[str, str],
     options: ClusterOptions = ClusterOptions(),
-    lowercase: bool = True,
+    folding: int = DEFAULT_FOLDING,
 ) -> tuple[float, tuple[str, str, float] | None] | None:
     """Whether ``a`` and ``b``, in the clusters of members ``cluster_a`` and ``cluster_b``
     (``[a]`` for a document alone), are near-duplicates, measured on ``texts``: None if not,
@@ -122,7 +123,7 @@ def why_apart(
     if a not in texts or b not in texts:
         return None
     ids = sorted({doc_id for doc_id in (a, b, *cluster_a, *cluster_b) if doc_id in texts})
-    measured = _Measured(ids, texts, options, lowercase)
+    measured = _Measured(ids, texts, options, folding)
     if not measured.passes([a], [b])[0]:
         return None
     return round(float(measured.scores([a], [b])[0]), 3), failing_pair(a, b, cluster_a, cluster_b, measured)
@@ -132,7 +133,7 @@ def kept_apart(
     clusters: Sequence[Sequence[str]],
     texts: Mapping[str, str],
     options: ClusterOptions = ClusterOptions(),
-    lowercase: bool = True,
+    folding: int = DEFAULT_FOLDING,
     most: int = MOST_LISTED,
 ) -> list[KeptApart]:
     """The near-duplicate pairs across ``clusters`` whose sketches of shingles share a band, at
@@ -144,7 +145,7 @@ def kept_apart(
     ids = sorted(cluster_of)
     if len(ids) < 2:
         return []
-    measured = _Measured(ids, texts, options, lowercase)
+    measured = _Measured(ids, texts, options, folding)
     empty = np.zeros(0, dtype=np.int64)
     left, right = with_band_pairs(empty, empty, measured.sketches, np.arange(len(ids)), "shingles")
     across = np.array([cluster_of[ids[i]] != cluster_of[ids[j]] for i, j in zip(left.tolist(), right.tolist())])

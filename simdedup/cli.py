@@ -960,6 +960,7 @@ def report(
     simdedup report clusters.jsonl --documents corpus.jsonl --id-field url -o report.html
     """
     from .report import ReportOptions, report_to
+    from .similarity import DEFAULT_FOLDING
 
     if "-" in document_paths and (not clusters or "-" in clusters):
         raise click.UsageError("standard input can give the clusters or the document paths, not both")
@@ -975,7 +976,7 @@ def report(
         threshold,
         max_bytes,
         {"features for the pulls (explain)": method.settings},
-        lowercase=getattr(method, "lowercase", True),
+        folding=getattr(method, "folding", DEFAULT_FOLDING),
     )
     if _warn_missing(report_to(out, named_streams(clusters), method, options, document_paths, inputs)):
         sys.exit(EXIT_SKIPPED)

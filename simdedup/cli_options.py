@@ -10,7 +10,7 @@ from typing import Any, Callable, Iterable, Iterator
 import click
 
 from .compat import PRESETS
-from .errors import PluginError, SimdedupError
+from .errors import MissingPackage, PluginError, SimdedupError
 from .hashing import HASHES
 from .limits import (
     MAX_BYTES,
@@ -203,6 +203,13 @@ FEATURE_OPTIONS = [
         "--ties",
         type=click.Choice(["zero", "one"]),
         help="What a bit whose votes tie becomes (one: as python-hashes) [default: zero].",
+    ),
+    click.option(
+        "--fold",
+        type=click.Choice(["chinese"]),
+        help="Also fold the texts' words and shingles: chinese reads traditional characters as simplified "
+        "ones (OpenCC's tables: the zh-fold extra) and CJK punctuation as ASCII, so that a zh_TW copy of a "
+        "zh_CN text, or one punctuated otherwise, resembles it [default: case only].",
     ),
     click.option(
         "--compat",
@@ -504,6 +511,7 @@ def feature_options_of(values: dict[str, Any], given: bool = False) -> Any:
         sketch_bins=final.pop("sketch_bins", FEATURE_DEFAULTS["sketch_bins"]),
         sketch_of=final.pop("sketch_of", None),
         encoding=final.pop("encoding", FEATURE_DEFAULTS["encoding"]),
+        fold=final.pop("fold", None),
         html=final.pop("html", False),
         given_features=given,
         method_options=own,
@@ -515,7 +523,7 @@ def build_method(options: Any) -> Any:
     make one (a plugin's own failure stays its own)."""
     try:
         return options.method_object()
-    except PluginError:  # the plugin's failure, not the command line's
+    except (PluginError, MissingPackage):  # the plugin's failure, or the installation's: not the command line's
         raise
     except SimdedupError as exc:
         raise click.UsageError(str(exc)) from None

@@ -15,6 +15,10 @@ class UsageError(SimdedupError):
     output that would replace an input."""
 
 
+class MissingPackage(SimdedupError):
+    """An option needs a package (an extra) that is not installed (exit status 1)."""
+
+
 class OutputError(SimdedupError):
     """An output cannot be written: a full disk, a closed stdout, an unwritable directory."""
 

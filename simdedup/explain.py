@@ -136,14 +136,14 @@ def explain(
     from .verify import PairTest, shared_bands
 
     records, features = [], []
-    for path in (path_a, path_b):
+    for side, path in (("A", path_a), ("B", path_b)):
         chunks = _chunks(method, path)
         found = guard.features(method.tokenizer, path, chunks)
         if not found:
             raise SkipDocument(path, "no text to fingerprint")
         features.append(found)
-        record = method.record(Document(path, text="".join(chunks)))
-        record.exact = KeptText("".join(chunks), method.lowercase)
+        record = method.record(Document(side, text="".join(chunks)))  # one path given twice: two records
+        record.exact = KeptText("".join(chunks), method.folding)
         records.append(record)
     fingerprints = collect_records(records)
     resolved = options.resolve(method.bits, sketch_kind(method.settings), texts=True)
@@ -229,7 +229,7 @@ def place(
             texts[doc_id] = "".join(_chunks(method, doc_id))
         except (OSError, UnicodeError, SimdedupError):
             placement.unread.append(doc_id)
-    found = why_apart(path_a, path_b, members_a, members_b, texts, options, method.lowercase)
+    found = why_apart(path_a, path_b, members_a, members_b, texts, options, method.folding)
     if found is not None:
         placement.kept_apart, placement.score = True, found[0]
         if found[1] is not None:

@@ -400,6 +400,7 @@ def _describe(
     clusters = []
     members: list[int] = []  # the units of every member and of its representative, for the
     representatives: list[int] = []  # similarities, computed for all clusters in one call
+    itself: list[bool] = []  # whether the member is the representative
     for start, end in zip(bounds, bounds[1:]):
         docs = grouped_list[start:end]
         if len(docs) == 1:
@@ -413,13 +414,16 @@ def _describe(
         dist = tuple((values[unit_of[d]] ^ values[rep_unit]).bit_count() for d in docs)
         members += [unit_of[d] for d in docs]
         representatives += [rep_unit] * len(docs)
+        itself += [d == rep for d in docs]
         clusters.append(Cluster(tuple(docs), rep, dist, None))
     if test.sketches is not None and members:
         members_at, representatives_at = np.array(members), np.array(representatives)
         if at is not None:
             members_at, representatives_at = at[members_at], at[representatives_at]
         values, exact = test.scores(members_at, representatives_at)
-        exact |= members_at == representatives_at  # a document resembles itself exactly
+        # A document resembles itself exactly; another of its unit (the same fingerprint and
+        # sketch, a text not kept) only as far as the sketches tell.
+        exact |= np.array(itself)
         raw, measured = values.tolist(), exact.tolist()
         position = 0
         for i, cluster in enumerate(clusters):

@@ -239,6 +239,22 @@ def check_k(k: int, bits: int) -> None:
         raise ValueError(f"k must be between 0 and {max_k(bits)} for {bits}-bit fingerprints, not {k}")
 
 
+#: the fields of FeatureOptions of methods that read tokens (MethodSpec.takes_features), and
+#: their flags
+TOKEN_OPTIONS = {
+    "tokenizer": "--tokenizer",
+    "tokenizer_options": "-O (or --shingle, --topk)",
+    "hash_name": "--hash",
+    "weighting": "--weighting",
+    "ties": "--ties",
+    "sketch_bins": "--sketch",
+    "sketch_of": "--sketch-of",
+    "html": "--html",
+    "fold": "--fold",
+    "given_features": "--features-field",
+}
+
+
 @dataclass(frozen=True)
 class FeatureOptions:
     """How documents become fingerprint records: the feature options of ``fingerprint``,
@@ -263,6 +279,9 @@ class FeatureOptions:
     sketch_of: str | None = None
     encoding: str = FEATURE_DEFAULTS["encoding"]
     html: bool = False
+    #: what the texts' words and shingles are folded by beside case (simdedup.similarity.FOLDS;
+    #: None: nothing else)
+    fold: str | None = None
     #: the input gives the features (``--features-field``): no tokenizer runs
     given_features: bool = False
     method_options: tuple[tuple[str, Any], ...] = ()
@@ -319,10 +338,12 @@ class FeatureOptions:
         if spec is None:
             names = method_names()
             raise UsageError(f"unknown method {self.method!r}: {', '.join(names[:-1])} or {names[-1]}")
-        if not spec.takes_features and (
-            self.tokenizer_options or self.weighting or self.html or self.ties or self.given_features
-        ):
-            raise UsageError(f"--method {self.method} takes no tokenizer options")
+        if not spec.takes_features:
+            defaults = FeatureOptions()
+            for name, flag in TOKEN_OPTIONS.items():
+                value = getattr(self, name)
+                if value != getattr(defaults, name) and not (name == "sketch_bins" and value == 0):  # none: as it has
+                    raise UsageError(f"--method {self.method} reads no tokens: {flag} does not apply")
         own = dict(self.method_options)
         unknown = sorted(set(own) - {option.name for option in spec.options})
         if unknown:

@@ -24,7 +24,8 @@ from math import comb, log2
 
 import numpy as np
 
-_MAX_TABLES = 512
+#: tables of one search at most (C(blocks, k) of them: each a sorted copy of the fingerprints)
+MAX_TABLES = 512
 # Relative costs per fingerprint per table (sort, key) and per candidate, in rough units.
 _SORT_COST, _CANDIDATE_COST, _BRUTE_COST = 1.0, 4.0, 0.5
 # A candidate checked by the compiled table kernel costs about three all-pairs comparisons (a
@@ -90,7 +91,7 @@ def choose_blocks(n: int, k: int, bits: int = 64) -> int:
     """Number of blocks with the lowest :func:`estimated_cost`, or 0 when comparing all pairs is cheaper."""
     best, best_cost = 0, n * n / 2 * _BRUTE_COST
     for blocks in range(k + 1, bits + 1):
-        if comb(blocks, k) > _MAX_TABLES:
+        if comb(blocks, k) > MAX_TABLES:
             break
         cost = estimated_cost(n, k, bits, blocks)
         if cost < best_cost:
@@ -290,7 +291,7 @@ def plan_blocks(n: int, k: int, bits: int) -> int:
     chosen = choose_blocks(n, k, bits)
     if chosen:
         return chosen
-    candidates = [b for b in range(k + 1, bits + 1) if comb(b, k) <= _MAX_TABLES]
+    candidates = [b for b in range(k + 1, bits + 1) if comb(b, k) <= MAX_TABLES]
     return min(candidates, key=lambda b: estimated_cost(max(n, 2), k, bits, b))
 
 

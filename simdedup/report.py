@@ -36,6 +36,7 @@ from .jsonline import text_lines
 from .options import DEFAULTS
 from .read import Inputs, Source, open_documents, read_sources
 from .select import Selection, read_clusters, select_files
+from .similarity import DEFAULT_FOLDING
 from .write import json_text_bytes
 
 #: characters of each document shown (the rest is cut, with a mark); less when --max-bytes needs it
@@ -68,7 +69,7 @@ class ReportOptions:
     threshold: float | None = None
     max_bytes: int = DEFAULT_MAX_BYTES
     settings: dict[str, Any] = field(default_factory=dict)  # shown as they are
-    lowercase: bool = True  # the texts' resemblance is measured case-folded (the tokenizer's option)
+    folding: int = DEFAULT_FOLDING  # how the texts are folded for their resemblance (simdedup.similarity)
     documents: int | None = None  # documents read by the run, when known (dedup)
 
 
@@ -264,7 +265,7 @@ def build_report(
     feature_sets: dict[str, dict[str, float]] = {}
     if features is not None:
         feature_sets = {doc_id: features(text) for doc_id, text in texts.texts.items()}
-    pairs = [_least_similar_pair(c, texts.texts, feature_sets, options.lowercase) for c in clusters]
+    pairs = [_least_similar_pair(c, texts.texts, feature_sets, options.folding) for c in clusters]
     apart = _kept_apart(clusters, texts.texts, options)
     shown = SHOWN_CHARS
     while True:
@@ -295,14 +296,14 @@ def _kept_apart(clusters: list[_Cluster], texts: dict[str, str], options: Report
             [[m["id"] for m in c.members] for c in clusters],
             texts,
             ClusterOptions(min_resemblance=threshold),
-            options.lowercase,
+            options.folding,
         )
     except ExactUnavailable:  # texts beyond what the exact sets hold: no list rather than a guess
         return []
 
 
 def _least_similar_pair(
-    cluster: _Cluster, texts: dict[str, str], feature_sets: dict[str, dict[str, float]], lowercase: bool
+    cluster: _Cluster, texts: dict[str, str], feature_sets: dict[str, dict[str, float]], folding: int
 ) -> dict | None:
     """The least resemblant pair of the cluster, measured on the texts (every pair of a small
     cluster, each member against the representative in a large one), with explain's pulls of
@@ -320,7 +321,7 @@ def _least_similar_pair(
             else ((ids.index(rep), i) for i, doc_id in enumerate(ids) if doc_id != rep)
         )
         try:
-            index = ExactIndex(KeptText(texts[doc_id], lowercase) for doc_id in ids)
+            index = ExactIndex(KeptText(texts[doc_id], folding) for doc_id in ids)
         except ExactUnavailable:
             index = None
         if index is not None and index.has.all():
@@ -565,7 +566,7 @@ def dedup_report(
         settings=settings,
         threshold=cluster_options.min_similarity if bag else cluster_options.min_resemblance,
         documents=len(clustered.fingerprints.ids),
-        lowercase=getattr(method, "lowercase", True),
+        folding=getattr(method, "folding", True),
     )
     tables = bool(run.tables) and "-" not in paths
     return report_to(out, [("clusters", lines)], method, options, paths if tables else (), inputs)

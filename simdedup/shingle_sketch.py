@@ -30,6 +30,8 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from .similarity import DEFAULT_FOLDING
+
 #: bytes of a record's shingle sketch by default (``--sketch``)
 DEFAULT_BYTES = 128
 VALUE_BITS = 4
@@ -83,7 +85,7 @@ def kernel() -> Any:
 
 
 def sketch_texts(
-    texts: list[bytes], nbytes: int = DEFAULT_BYTES, lowercase: bool = True
+    texts: list[bytes], nbytes: int = DEFAULT_BYTES, folding: int = DEFAULT_FOLDING
 ) -> tuple[np.ndarray, np.ndarray]:
     """The sketches of whole texts in UTF-8 (lone surrogates as ``surrogatepass`` writes them):
     an ``(n, nbytes)`` uint8 array, and whether each text has one (a text of white space only
@@ -93,14 +95,17 @@ def sketch_texts(
         UnicodeDecodeError: a text is not such UTF-8.
     """
     data = texts[0] if len(texts) == 1 else b"".join(texts)
-    sketches, has, bad = sketch_joined(data, np.cumsum([0, *map(len, texts)]), nbytes, lowercase)
+    sketches, has, bad = sketch_joined(data, np.cumsum([0, *map(len, texts)]), nbytes, folding)
     if bad:
         texts[bad[0]].decode("utf-8", "surrogatepass")  # raises the decoder's error at its byte
     return sketches, has
 
 
 def sketch_joined(
-    data: bytes | bytearray | memoryview, offsets: np.ndarray, nbytes: int = DEFAULT_BYTES, lowercase: bool = True
+    data: bytes | bytearray | memoryview,
+    offsets: np.ndarray,
+    nbytes: int = DEFAULT_BYTES,
+    folding: int = DEFAULT_FOLDING,
 ) -> tuple[np.ndarray, np.ndarray, list[int]]:
     """:func:`sketch_texts` of texts held back to back in ``data`` (text ``t`` at
     ``offsets[t]:offsets[t + 1]``): the sketches, whether each has one, and the texts that are
@@ -110,7 +115,7 @@ def sketch_joined(
     n = len(offsets) - 1
     bins, first, _ = layout(nbytes)
     sketches, has, bad = np.zeros((n, nbytes), dtype=np.uint8), np.zeros(n, dtype=bool), []
-    loaded, table, start = kernel(), _tables(lowercase), 0
+    loaded, table, start = kernel(), _tables(folding), 0
     offsets = np.asarray(offsets, dtype=np.int64)
 
     def texts(upto: int) -> Any:
@@ -128,21 +133,21 @@ def sketch_joined(
     return sketches, has, bad
 
 
-def sketch_stream(chunks: Iterable[bytes], nbytes: int = DEFAULT_BYTES, lowercase: bool = True) -> bytes | None:
+def sketch_stream(chunks: Iterable[bytes], nbytes: int = DEFAULT_BYTES, folding: int = DEFAULT_FOLDING) -> bytes | None:
     """The sketch of a text given as chunks of UTF-8 that each end with a whole character, in
     bounded memory (:data:`CAPACITY`); the same as :func:`sketch_texts` of the whole text."""
-    stream = new_stream(nbytes, lowercase)
+    stream = new_stream(nbytes, folding)
     for chunk in chunks:
         stream.update(chunk)
     return stream.finish()
 
 
-def new_stream(nbytes: int = DEFAULT_BYTES, lowercase: bool = True) -> Any:
+def new_stream(nbytes: int = DEFAULT_BYTES, folding: int = DEFAULT_FOLDING) -> Any:
     """A :class:`simdedup.kernels.shingles.ShingleStream` for one text's sketch."""
     from .similarity import CJK_SHARE, _tables
 
     bins, first, _ = layout(nbytes)
-    return kernel().stream(_tables(lowercase), CJK_SHARE, bins, first, VALUE_BITS, CAPACITY)
+    return kernel().stream(_tables(folding), CJK_SHARE, bins, first, VALUE_BITS, CAPACITY)
 
 
 @lru_cache(maxsize=32)

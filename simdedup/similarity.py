@@ -43,7 +43,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from .errors import SimdedupError
+from .errors import MissingPackage, SimdedupError
 
 MEASURES = ("combined", "bag", "resemblance")
 DEFAULT_MEASURE = "resemblance"
@@ -83,43 +83,108 @@ _CJK = (*_CJK_CHARACTERS, (0xAC00, 0xD7AF))  # and Hangul: a word token each
 _S_SPACE, _S_WORD, _S_CJK = 1, 2, 4
 
 
-@lru_cache(maxsize=2)
-def _table_address(lowercase: bool) -> int:
-    return _tables(lowercase).__array_interface__["data"][0]
+#: how texts are folded before their words and shingles are cut (flags): to lower case (the
+#: tokenizer's ``lowercase`` option, on by default), and Chinese as readers see it (opt-in,
+#: ``--fold chinese``: traditional characters as simplified ones, by OpenCC's tables, and
+#: CJK punctuation as ASCII)
+FOLD_CASE, FOLD_CHINESE = 1, 2
+DEFAULT_FOLDING = FOLD_CASE
+FOLDS = ("chinese",)
 
 
-@lru_cache(maxsize=2)
-def _tables(lowercase: bool) -> np.ndarray:
+def folding_of(lowercase: bool = True, fold: str | None = None) -> int:
+    """The folding flags of the tokenizer's ``lowercase`` option and of ``--fold``."""
+    return (FOLD_CASE if lowercase else 0) | (FOLD_CHINESE if fold == "chinese" else 0)
+
+
+@lru_cache(maxsize=4)
+def _table_address(folding: int) -> int:
+    return _tables(folding).__array_interface__["data"][0]
+
+
+@lru_cache(maxsize=4)
+def _tables(folding: int) -> np.ndarray:
     """The kernel's entries of each BMP code point (uint32), words' then shingles': the code
-    point it counts as in words (its lower case, when that is one code point, with
-    ``lowercase``) << 2 | its kind, and in shingles (its NFKC form, then lower case, each when
-    one code point) << 3 | its flags (white space, word character, CJK). Kept in the
-    cache (:mod:`simdedup.cache`) for this module, Python and Unicode version: made, it takes
-    about 50 ms, a tenth of a small run."""
+    point it counts as in words (folded by ``folding``: its lower case, when that is one code
+    point) << 2 | its kind, and in shingles (its NFKC form, then folded, each when one code
+    point) << 3 | its flags (white space, word character, CJK). Kept in the cache
+    (:mod:`simdedup.cache`) for this module, Python and Unicode version (and OpenCC's, folding
+    Chinese): made, it takes about 50 ms, a tenth of a small run."""
     import hashlib
     import unicodedata
 
     from . import cache
 
+    folding = int(folding)
     try:
         source = Path(__file__).read_bytes()
     except OSError:  # no source to key the file by (a frozen install): made each time
-        return _made_tables(lowercase)
-    key = hashlib.sha256(b"\0".join((source, sys.version.encode(), unicodedata.unidata_version.encode()))).hexdigest()
-    name = f"exact-table-{int(lowercase)}-{key[:24]}.u32"
+        return _made_tables(folding)
+    versions = [sys.version, unicodedata.unidata_version]
+    if folding & FOLD_CHINESE:
+        versions.append(_opencc_version())
+    key = hashlib.sha256(b"\0".join((source, *(v.encode() for v in versions)))).hexdigest()
+    name = f"exact-table-{folding}-{key[:24]}.u32"
     kept = cache.read(name)
     if kept is not None and len(kept) == 8 * _BMP:
         return np.frombuffer(kept, dtype=np.uint32).copy()
-    table = _made_tables(lowercase)
+    table = _made_tables(folding)
     cache.write(name, table.tobytes())
     return table
 
 
-def _made_tables(lowercase: bool) -> np.ndarray:
+#: CJK punctuation as ASCII, with --fold chinese (full-width forms are NFKC's already)
+CHINESE_PUNCTUATION = {
+    "。": ".", "．": ".", "、": ",", "，": ",", "；": ";", "：": ":", "？": "?", "！": "!",
+    "「": '"', "」": '"', "『": '"', "』": '"', "“": '"', "”": '"', "‘": "'", "’": "'",
+    "《": "<", "》": ">", "〈": "<", "〉": ">", "【": "[", "】": "]", "〔": "[", "〕": "]",
+    "（": "(", "）": ")", "—": "-", "－": "-", "～": "~", "…": ".", "·": ".", "・": ".",
+}  # fmt: skip
+
+
+def _opencc_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("opencc")
+    except PackageNotFoundError:
+        raise MissingPackage("--fold chinese needs OpenCC's tables: pip install 'simdedup[zh-fold]'") from None
+
+
+def check_fold(fold: str) -> None:
+    """Raises ValueError for an unknown fold, SimdedupError when what it needs is missing."""
+    if fold not in FOLDS:
+        raise ValueError(f"--fold must be {' or '.join(FOLDS)}, not {fold!r}")
+    _opencc_version()
+
+
+def chinese_folds() -> dict[str, str]:
+    """Each BMP character that folding Chinese changes, and what it becomes: a traditional (or
+    Taiwan or Hong Kong variant) character as its simplified one, character by character, by
+    OpenCC's ``t2s``, ``tw2s`` and ``hk2s`` tables; CJK punctuation as ASCII."""
+    _opencc_version()
+    import opencc
+
+    converters = [opencc.OpenCC(name) for name in ("t2s", "tw2s", "hk2s")]
+    folds = {}
+    for low, high in _CJK_CHARACTERS:
+        for code in range(low, high + 1):
+            c = chr(code)
+            for converter in converters:
+                simple = converter.convert(c)
+                if simple != c and len(simple) == 1:
+                    folds[c] = simple
+                    break
+    return {**folds, **CHINESE_PUNCTUATION}
+
+
+def _made_tables(folding: int) -> np.ndarray:
     """:func:`_tables` made from this Python's own ``str`` methods and Unicode database: the word
     entries of the BMP's code points, then their shingle entries."""
     import unicodedata
 
+    lowercase = bool(folding & FOLD_CASE)
+    folds = chinese_folds() if folding & FOLD_CHINESE else {}
     chars = [chr(c) for c in range(_BMP)]
     word = np.array([c.isalnum() or c == "_" for c in chars])
     space = np.array([c.isspace() for c in chars])
@@ -129,6 +194,8 @@ def _made_tables(lowercase: bool) -> np.ndarray:
     codes = np.arange(_BMP)
     if lowercase:
         codes = np.array([ord(low) if len(low := c.lower()) == 1 else ord(c) for c in chars])
+    for c, folded in folds.items():  # a word's characters fold as the shingles' do
+        codes[ord(c)] = ord(folded)
     shingle_chars = []
     for c in chars:
         try:
@@ -136,6 +203,7 @@ def _made_tables(lowercase: bool) -> np.ndarray:
         except ValueError:  # not a character (lone surrogates): itself
             normal = c
         normal = normal if len(normal) == 1 else c  # an expansion (a ligature, "..."): the code point itself
+        normal = folds.get(normal, normal)
         low = normal.lower() if lowercase else normal
         shingle_chars.append(low if len(low) == 1 else normal)
     flags = np.array(
@@ -172,7 +240,7 @@ class KeptText:
     candidate pair (:meth:`sets`)."""
 
     text: str | bytes  # bytes: UTF-8 as the kernel read it (lone surrogates as ``surrogatepass`` writes them)
-    lowercase: bool = True
+    folding: int = DEFAULT_FOLDING  # FOLD_CASE, FOLD_CHINESE
 
     @property
     def nbytes(self) -> int:
@@ -189,7 +257,7 @@ class KeptText:
         return xxhash.xxh3_64_intdigest(self.utf8()) or 1
 
     def sets(self) -> ExactSets | None:
-        return exact_sets(self.text, self.lowercase)
+        return exact_sets(self.text, self.folding)
 
 
 @dataclass
@@ -285,12 +353,12 @@ def place_runs(
         grams[to_grams : to_grams + g1 - g0] = block.grams[g0:g1]
 
 
-def exact_sets(text: str | bytes, lowercase: bool = True) -> ExactSets | None:
+def exact_sets(text: str | bytes, folding: int = DEFAULT_FOLDING) -> ExactSets | None:
     """The exact sets of a text (bytes: UTF-8, lone surrogates as ``surrogatepass`` writes them),
     or None when it has no word token. Bytes that are not such UTF-8 raise the
     UnicodeDecodeError that decoding them raises."""
     data = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
-    found = exact_kernel().sets(data, _tables(lowercase), CJK_SHARE)
+    found = exact_kernel().sets(data, _tables(folding), CJK_SHARE)
     if isinstance(found, int):
         data.decode("utf-8", "surrogatepass")  # raises the decoder's error at that byte
     words, counts, grams, chars = found  # type: ignore[misc]
@@ -382,7 +450,7 @@ class _IndexArrays:
         self._kernel: Any = None
         self._pending: list[bytes | None] = []  # texts whose sets are still to make, and documents without
         self._pending_bytes = 0
-        self._lowercase = True
+        self._folding = DEFAULT_FOLDING
 
     def add(self, document: ExactSets | KeptText | None) -> None:
         if isinstance(document, KeptText):
@@ -403,9 +471,9 @@ class _IndexArrays:
 
     def _add_text(self, kept: KeptText) -> None:
         """A text whose sets are made with the next :data:`TEXTS_BYTES` of texts (:meth:`flush`)."""
-        if self._pending and kept.lowercase != self._lowercase:
+        if self._pending and kept.folding != self._folding:
             self.flush()
-        self._lowercase = kept.lowercase
+        self._folding = kept.folding
         data = kept.utf8()
         self._pending.append(data)
         self._pending_bytes += len(data)
@@ -425,7 +493,7 @@ class _IndexArrays:
         offsets = _offsets(np.array([len(t) for t in texts], dtype=np.int64))
         room = len(data) + len(texts)
         words, counts, grams = self.words.room(room), self.counts.room(room), self.grams.room(2 * room)
-        table = _tables(self._lowercase)
+        table = _tables(self._folding)
         found, tokens = self._kernel.sets_many(
             data,
             offsets,
@@ -436,7 +504,7 @@ class _IndexArrays:
             grams,
             self.words.size,
             self.grams.size,
-            (_table_address(self._lowercase), self.words.address, self.counts.address, self.grams.address),
+            (_table_address(self._folding), self.words.address, self.counts.address, self.grams.address),
         )
         if isinstance(found, int):
             texts[found].decode("utf-8", "surrogatepass")  # raises the decoder's error at that byte

@@ -82,6 +82,8 @@ CHANGED: dict[str, object] = {
     "sketch_of": "features",
     "encoding": "latin-1",
     "html": True,
+    "fold": "chinese",
+    "cluster_files": "CLUSTERS",
     "record_format": "binary",
     "against": "AGAINST",
     "from_files": "RECORDS",
@@ -140,6 +142,11 @@ def place(tmp_path_factory) -> dict[str, Path]:
     shutil.copy(corpus / "chain0.txt", corpus / "copy0.txt")
     shutil.copy(corpus / "latin.txt", corpus / "latin2.txt")
     (corpus / "upper1.txt").write_text((corpus / "chain1.txt").read_text().upper())
+    # zh0 in traditional characters, as --fold chinese reads it
+    traditional = str.maketrans(
+        "这个们来国时说为会过学对后发么动两长经头见", "這個們來國時說為會過學對後發麼動兩長經頭見"
+    )
+    (corpus / "zhtw.txt").write_text((corpus / "zh0.txt").read_text().translate(traditional))
     given = root / "given.jsonl"
     with given.open("w") as out:
         for file in sorted(corpus.glob("*.txt")):
@@ -221,6 +228,7 @@ def result(command: str, option: str, extra: list[str], place: dict[str, Path], 
             "html": ["page0.html", "page1.html"],
             "tokenizer_options": ["chain1.txt", "upper1.txt"],
             "ties": ["short0.txt", "short1.txt"],
+            "fold": ["zh0.txt", "zhtw.txt"],
         }.get(option, ["chain0.txt", "chain1.txt"])
         done = run(command, *extra, *(corpus / name for name in pair))
     elif command == "select":

@@ -74,6 +74,7 @@ FEATURE_CASES: dict[str, tuple[dict, object]] = {
     "sketch_of": ({}, "features"),
     "encoding": ({}, "latin-1"),
     "html": ({}, True),
+    "fold": ({}, "chinese"),
     "given_features": ({}, True),
     "method_options": ({"method": "sentences"}, (("sentences", 2),)),
 }
@@ -92,7 +93,10 @@ NOT_TAKEN: dict[tuple[str, str], str] = {
 #: (field, family): the field changes nothing there, on purpose
 NO_EFFECT: dict[tuple[str, str], str] = {
     ("min_features", "dedup"): "texts measured exactly pair by the measure, however short",
-    ("similarity", "cluster"): "sketches of features estimate the bag, which decides whatever the measure (with a note)",
+    (
+        "similarity",
+        "cluster",
+    ): "sketches of features estimate the bag, which decides whatever the measure (with a note)",
 }
 
 
@@ -276,6 +280,7 @@ FEATURE_ARGS = {
     "sketch_of": ["--sketch-of", "features"],
     "encoding": ["--encoding", "latin-1"],
     "html": ["--html"],
+    "fold": ["--fold", "chinese"],
     "given_features": ["--features-field", "words"],
     "method_options": ["--sentences", "2"],
 }
@@ -303,9 +308,16 @@ def fingerprint_outputs(
         engine = _engine(path, scheduler, tmp / f"work-{path}")
         outputs[path] = run("fingerprint", "--silent", *engine, *args, source, refusable=True)
     k = ["-k", "0" if features.method == "sentences" else "3"]  # sentence signatures match exactly
-    made = run(
-        "index", "create", tmp / "idx", *k, *[a for a in args if a != "--id-field" and a != "id"], refusable=True
-    )
+    # how documents are read is fingerprint --index's to say, not the index's
+    reading = {"--id-field": 2, "--encoding": 2, "--html": 1}  # how many arguments each takes
+    creating, at = [], 0
+    while at < len(args):
+        if args[at] in reading:
+            at += reading[args[at]]
+            continue
+        creating.append(args[at])
+        at += 1
+    made = run("index", "create", tmp / "idx", *k, *creating, refusable=True)
     if isinstance(made, str):
         outputs["index"] = made
     else:

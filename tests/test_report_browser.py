@@ -148,13 +148,13 @@ def test_the_examples_report_shows_clusters_marks_edits_and_exports_selects_list
 
         # sorting and filters
         page.set("#sort", "lowest")
-        lowest = sorted(r["min_similarity"] for r in records)
+        lowest = sorted(r["min_resemblance"] for r in records)
         assert [float(r[2]) for r in page.rows()] == lowest
         page.set("#sort", "size")
         assert int(page.rows()[0][1]) == max(r["size"] for r in records)
         page.set("#near-only", True)
-        near = [r for r in records if abs(r["min_similarity"] - 0.88) <= 0.03]
-        assert sorted(float(r[2]) for r in page.rows()) == sorted(r["min_similarity"] for r in near)
+        near = [r for r in records if abs(r["min_resemblance"] - 0.8) <= 0.03]
+        assert sorted(float(r[2]) for r in page.rows()) == sorted(r["min_resemblance"] for r in near)
         page.set("#near-only", False)
         page.set("#min-size", 3)
         assert [int(r[1]) for r in page.rows()] == [r["size"] for r in records if r["size"] >= 3]
@@ -283,3 +283,36 @@ def test_a_hostile_corpus_renders_as_text_and_runs_nothing(browser, tmp_path, mo
             assert page.errors == []
         finally:
             page.close()
+
+
+def test_the_pairs_kept_apart_are_listed_and_open_their_clusters(browser, tmp_path):
+    """Three copies where complete linkage keeps a verified pair apart (b with a, c alone):
+    the page lists the pair, the pair across that failed, and opens either cluster."""
+    rng = random.Random(5)
+    vocabulary = [f"w{i}" for i in range(5000)]
+    base = [rng.choice(vocabulary) for _ in range(400)]
+    changed = list(base)
+    for i in range(7, 400, 30):
+        changed[i] = rng.choice(vocabulary)
+    docs = tmp_path / "docs"
+    write(docs / "b.txt", " ".join(base))
+    write(docs / "a.txt", " ".join(base + [rng.choice(vocabulary) for _ in range(40)]))
+    write(docs / "c.txt", " ".join(changed))
+    clusters = tmp_path / "clusters.jsonl"
+    code, _, err = simdedup("dedup", "--silent", "--singletons", docs, "-o", clusters)
+    assert code == 0, err
+    page = Page(browser, report_of(tmp_path, clusters), tmp_path)
+    try:
+        assert page.page.is_visible("#apart")
+        rows = page.page.eval_on_selector_all(
+            "#apart-rows tr", "rows => rows.map(r => [...r.cells].map(c => c.textContent))"
+        )
+        assert len(rows) == 1
+        a, cluster_a, b, cluster_b, score, failing, failing_score = rows[0]
+        assert (a, b) == (str(docs / "b.txt"), str(docs / "c.txt")) and float(score) >= 0.8 > float(failing_score)
+        assert str(docs / "a.txt") in failing and str(docs / "c.txt") in failing
+        page.page.click("#apart-rows tr:nth-child(1) td:nth-child(4) button")
+        assert page.page.inner_text("#cluster-detail h3").startswith(f"Cluster {cluster_b.lstrip('#')}:")
+        assert not page.errors, page.errors
+    finally:
+        page.close()

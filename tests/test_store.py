@@ -535,3 +535,23 @@ def test_a_link_planted_in_an_index_is_never_written_through(tmp_path, planted):
         assert "Traceback" not in result.output
         assert result.exit_code == 0 or len(result.output.strip().splitlines()) == 1, (command, result.output)
         assert victim.read_bytes() == before, command
+
+
+@pytest.mark.parametrize("bits", [64, 128])
+def test_every_k_gets_a_bounded_table_count(bits):
+    """Any k an index takes has a default of at most MAX_TABLES tables (k = 30 once asked for
+    C(44, 30) of them and ran out of memory), and an explicit --blocks beyond that is refused."""
+    from math import comb
+
+    from simdedup.pairs import MAX_TABLES
+    from simdedup.store.segments import default_blocks
+
+    for k in range(bits // 2):
+        blocks = default_blocks(k, bits)
+        assert (k == 0 and blocks == 1) or (k < blocks <= bits and comb(blocks, k) <= MAX_TABLES), (k, blocks)
+
+
+def test_index_create_refuses_blocks_that_make_too_many_tables(tmp_path):
+    result = CliRunner().invoke(cli, ["index", "create", str(tmp_path / "idx"), "-k", "9", "--blocks", "20"])
+    assert result.exit_code == 2 and "167,960 tables" in result.stderr
+    assert not (tmp_path / "idx").exists()

@@ -28,6 +28,7 @@ from ..read import Inputs, Source, is_compressed
 from ..read.remote import open_stored
 from ..read.tables import expand_tables, iter_jsonl_unparsed, iter_parquet, table_kind, with_origin
 from ..run import fingerprint_batch
+from ..similarity import DEFAULT_FOLDING
 from .workdir import WorkDir
 
 STAGE = "fingerprint"
@@ -202,14 +203,14 @@ def fingerprint_shard(work: WorkDir, index: int, shard: list[Any], recipe: Recip
         text_nbytes=nbytes,
         text_kinds=kinds,
     )
-    lowercase = getattr(method, "lowercase", True)
+    folding = getattr(method, "folding", DEFAULT_FOLDING)
     return {
         "count": count,
         "bytes": size,
         "skipped": skipped,
         "notes": notes,
         "settings": getattr(method, "settings", None),
-        "lowercase": lowercase,
+        "folding": folding,
     }
 
 
@@ -341,7 +342,7 @@ def import_file(work: WorkDir, index: int, shard: FileRange) -> dict:
         "notes": [],
         "settings": columns.settings if n else None,
         "bits": columns.bits,
-        "lowercase": True,
+        "folding": DEFAULT_FOLDING,
         "lines": (columns.lines + shard.first_record - 1).tolist(),
         "path": shard.path,
     }
@@ -377,7 +378,7 @@ def read_part(work: WorkDir, index: int) -> Part:
     )
 
 
-def read_texts(work: WorkDir, index: int, rows: np.ndarray, lowercase: bool) -> list[Any]:
+def read_texts(work: WorkDir, index: int, rows: np.ndarray, folding: int) -> list[Any]:
     """The kept texts (:class:`simdedup.similarity.KeptText` or None) of ``rows`` of a part."""
     from ..similarity import KeptText
 
@@ -388,7 +389,7 @@ def read_texts(work: WorkDir, index: int, rows: np.ndarray, lowercase: bool) -> 
     blob = work.read_bytes(f"{part_name(index)}.texts")
     texts: list[Any] = []
     for row in rows.tolist():  # a str was kept as its surrogatepass UTF-8, which KeptText takes as it is
-        texts.append(None if kinds[row] == 0 else KeptText(blob[offsets[row] : offsets[row + 1]], lowercase))
+        texts.append(None if kinds[row] == 0 else KeptText(blob[offsets[row] : offsets[row + 1]], folding))
     return texts
 
 

@@ -199,7 +199,7 @@ def _records(cluster: Cluster, ids: list[str], sizes: np.ndarray, decision: Clus
 
 
 def _load(
-    work: WorkDir, part_starts: np.ndarray, rows: np.ndarray, texts: np.ndarray | None, lowercase: bool
+    work: WorkDir, part_starts: np.ndarray, rows: np.ndarray, texts: np.ndarray | None, folding: int
 ) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray | None, list | None]:
     """ids, fingerprints, features, sizes, sketches and kept texts (where ``texts`` says) of
     the global ``rows`` (sorted), read from the parts that hold them."""
@@ -218,7 +218,7 @@ def _load(
             sketches.append(columns.sketches[local])
         if texts is not None:
             wanted = texts[mine]
-            read = read_texts(work, part, local, lowercase)
+            read = read_texts(work, part, local, folding)
             exact += [t if w else None for t, w in zip(read, wanted.tolist())]
     return (
         ids,
@@ -237,12 +237,12 @@ def linkage_task(
     rows: np.ndarray,
     texts: np.ndarray | None,
     decision: ClusterOptions,
-    lowercase: bool,
+    folding: int,
 ) -> dict:
     """Cluster a batch of whole groups (``rows``, sorted) in one call: a union of groups is
     itself a union of components, so one call gives what one call per group would. Writes the
     records with their keys to ``records/NAME``."""
-    ids, fps, features, sizes, sketches, exact = _load(work, part_starts, rows, texts, lowercase)
+    ids, fps, features, sizes, sketches, exact = _load(work, part_starts, rows, texts, folding)
     fingerprints = FingerprintSet(ids, fps, 64 * fps.shape[1], None, [], features, sketches, sizes, exact=exact)
     clusters = cluster_fingerprints(fingerprints, decision)
     return write_records(work, name, [(ids[c.members[0]], _records(c, ids, sizes, decision)) for c in clusters])

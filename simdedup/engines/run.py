@@ -21,6 +21,7 @@ from ..errors import RecordError, Warnings
 from ..fingerprints.sets import record_key, warn_repeated
 from ..options import ClusterOptions
 from ..read import Inputs, Source
+from ..similarity import DEFAULT_FOLDING
 from ..verify import old_rule_note
 from . import components as component_stage
 from . import fingerprints as fp_stage
@@ -390,7 +391,7 @@ def cluster_rows(
     rows: Rows,
     decision: ClusterOptions,
     plan: Plan,
-    lowercase: bool,
+    folding: int,
     target: WorkDir,
     warn: Callable[[str], None],
 ) -> Outcome:
@@ -462,7 +463,7 @@ def cluster_rows(
                     batch_rows,
                     None if texts is None else texts[batch_rows],
                     decision,
-                    lowercase,
+                    folding,
                 ),
             )
         )
@@ -560,8 +561,8 @@ def dedup_stages(
     repeated_ids = rows.ids_of(repeated) if len(repeated) else []
     skipped.extend(repeated_ids)
     warn_repeated(warn, repeated_ids)
-    lowercase = all(r["lowercase"] for r in results)
-    outcome = cluster_rows(engine, work, rows, decision, plan, lowercase, target, warn)
+    folding = min((r["folding"] for r in results), default=DEFAULT_FOLDING)  # one method made every part
+    outcome = cluster_rows(engine, work, rows, decision, plan, folding, target, warn)
     outcome.skipped = skipped
     return outcome
 

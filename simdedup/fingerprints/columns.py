@@ -90,7 +90,7 @@ _CANONICAL = re.compile(
     + f'"({"|".join(spec.value_field for spec in BUILTIN.values())})":"([0-9a-fA-F]+)",'
     + f'"bits":({"|".join(sorted({str(bits) for spec in BUILTIN.values() for bits in spec.widths}, key=int))}),'
     + _NUMBERS
-    + r'((?:,"(?:method|tokenizer|options|hash|weighting|ties|sketch_of)":(?:"[^"\\\x00-\x1f]*"|\{[^{}\\\x00-\x1f]*\}|null))*)'
+    + r'((?:,"(?:method|tokenizer|options|hash|weighting|ties|sketch_of|fold)":(?:"[^"\\\x00-\x1f]*"|\{[^{}\\\x00-\x1f]*\}|null))*)'
     + r'(?:,"sketch":"([A-Za-z0-9_-]+)")?\}\r?$',
     re.M,
 )

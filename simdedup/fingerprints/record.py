@@ -26,6 +26,7 @@ from typing import Any, Iterable
 
 from ..errors import RecordError
 from ..method_registry import DEFAULT_METHOD, method_spec
+from ..similarity import FOLDS
 from ..sketch import encode as encode_sketch
 from ..write import json_text_bytes
 
@@ -41,9 +42,10 @@ SETTING_KEYS = (
     "weighting",
     "ties",
     "sketch_of",
+    "fold",
 )  # and "sketch": its size
 #: the settings a JSON line carries, in the order it carries them
-_WRITTEN_SETTINGS = ("method", "tokenizer", "options", "hash", "weighting", "ties", "sketch_of")
+_WRITTEN_SETTINGS = ("method", "tokenizer", "options", "hash", "weighting", "ties", "sketch_of", "fold")
 #: what a record's sketch is of (``sketch_of``): the text's shingles; None: the features' counts
 SKETCH_OF_SHINGLES = "shingles"
 
@@ -156,6 +158,7 @@ def describe_settings(settings: dict[str, Any]) -> str:
     of = "shingles" if settings.get("sketch_of") == SKETCH_OF_SHINGLES else "features"
     sketch = f"{settings['sketch']}-byte sketch of {of}" if settings.get("sketch") else "no sketch"
     ties = ", ties give 1" if settings.get("ties") == "one" else ""
+    ties += f", {settings['fold']} folded" if settings.get("fold") else ""
     return (
         f"simhash {settings.get('tokenizer')}({options}) {settings.get('hash')} {settings.get('bits')}-bit, "
         f"{settings.get('weighting')} weights{ties}, {sketch}"
@@ -203,6 +206,9 @@ def record_fields(obj: Any, where: str) -> tuple[str, str, int, int, Any, Any, t
     sketch_of = obj.get("sketch_of")
     if sketch_of not in (None, SKETCH_OF_SHINGLES):
         raise RecordError(f"{where}: field 'sketch_of' must be \"{SKETCH_OF_SHINGLES}\" when given")
+    fold = obj.get("fold")
+    if fold not in (None, *FOLDS):
+        raise RecordError(f"{where}: field 'fold' must be one of {', '.join(FOLDS)} when given")
     sketch_size = len(sketch) * 3 // 4 if sketch else 0
     sizes = SHINGLE_SKETCH_SIZES if sketch_of else SKETCH_SIZES
     if sketch and (sketch_size not in sizes or len(sketch) != -(-sketch_size * 4 // 3)):
@@ -229,6 +235,7 @@ def record_fields(obj: Any, where: str) -> tuple[str, str, int, int, Any, Any, t
         weighting,
         "one" if ties == "one" else None,
         sketch_of,
+        fold,
         sketch_size,
     )
     return doc_id, hexdigest, bits, features, size, sketch, key

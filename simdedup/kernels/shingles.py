@@ -70,9 +70,9 @@ class ShingleKernel(Loaded):
     def check(self) -> None:
         # A text's sketch is the same whole and as a stream of two chunks, its own sketch is
         # the same each time, and a text of characters is one of characters.
-        from ..similarity import CJK_SHARE, _tables
+        from ..similarity import CJK_SHARE, DEFAULT_FOLDING, _tables
 
-        table = _tables(True)
+        table = _tables(DEFAULT_FOLDING)
         texts = [b"one two three four five six", "\u4e00\u4e8c\u4e09\u56db\u4e94\u516d".encode(), b" \n "]
         data = b"".join(texts)
         offsets = np.cumsum([0, *map(len, texts)])

@@ -36,7 +36,7 @@ from ..read.encoding import DECLARATION_BYTES, declares_other_than_utf8, starts_
 from ..read.web import looks_like_http
 from ..shingle_sketch import check_bytes, sketch_joined
 from ..simhash import Simhasher, as_integers
-from ..similarity import MAX_DOCUMENT_CHARS, KeptText
+from ..similarity import MAX_DOCUMENT_CHARS, KeptText, check_fold, folding_of
 from ..sketch import DEFAULT_BINS
 from ..tokenizers import Tokenizer, guard
 from .base import Method
@@ -85,6 +85,8 @@ class SimhashMethod(Method):
     #: what the record's sketch is of: the text's shingles (the resemblance's,
     #: :mod:`simdedup.shingle_sketch`) or the features' counts (:mod:`simdedup.sketch`)
     sketch_of: str = "shingles"
+    #: what the texts are folded by beside case for their shingles and words (--fold)
+    fold: str | None = None
     exact: bool = False  # keep each record's text for exact verification (:meth:`verify_exactly`)
     simhasher: Simhasher = field(init=False)
     fast: bool = field(init=False)
@@ -101,7 +103,10 @@ class SimhashMethod(Method):
         #: bytes of the shingle sketch (0: none) and bins of the features' sketch (0: none)
         self.shingle_bytes = self.sketch_bins if shingles else 0
         self.feature_bins = 0 if shingles else self.sketch_bins
-        self.lowercase = bool(self.tokenizer.options.get("lowercase", True))
+        if self.fold is not None:
+            check_fold(self.fold)  # before any input
+        #: how texts are folded for their resemblance (simdedup.similarity)
+        self.folding = folding_of(bool(self.tokenizer.options.get("lowercase", True)), self.fold)
         self.simhasher = Simhasher(
             self.bits, self.hash_name, sketch_bins=self.feature_bins, weighting=self.weighting, ties=self.ties
         )
@@ -128,6 +133,8 @@ class SimhashMethod(Method):
             self._settings["ties"] = self.ties
         if self.shingle_bytes:  # records before shingle sketches say nothing: of the features
             self._settings["sketch_of"] = SKETCH_OF_SHINGLES
+        if self.fold is not None:
+            self._settings["fold"] = self.fold
 
     def _together_pays(self) -> bool:
         return type(self.tokenizer).features_many is not Tokenizer.features_many
@@ -162,7 +169,7 @@ class SimhashMethod(Method):
     def _add_exact(self, record: FingerprintRecord, text: list[str] | bytes | None) -> None:
         """With :attr:`exact`, the text (its chunks, or UTF-8 bytes) for the record."""
         if self.exact and text is not None:
-            record.exact = KeptText(text if isinstance(text, bytes) else "".join(text), self.lowercase)
+            record.exact = KeptText(text if isinstance(text, bytes) else "".join(text), self.folding)
 
     def record(self, document: Document) -> FingerprintRecord:
         """The record of one document on the Python path (tokenizer, then simhash; the shingle
@@ -189,12 +196,12 @@ class SimhashMethod(Method):
             return None
         from ..shingle_sketch import new_stream
 
-        return new_stream(self.shingle_bytes, self.lowercase)
+        return new_stream(self.shingle_bytes, self.folding)
 
     def _shingle_sketches(self, data: bytes | memoryview, offsets: np.ndarray) -> np.ndarray:
         """The shingle sketches of texts back to back in ``data`` (a row of zeros for a text
         that has none: it is not UTF-8, and takes the Python path, or has no character)."""
-        return sketch_joined(data, offsets, self.shingle_bytes, self.lowercase)[0]
+        return sketch_joined(data, offsets, self.shingle_bytes, self.folding)[0]
 
     def fingerprint_batch(self, documents: Iterable[Document]) -> list[FingerprintRecord | Source]:
         """As the base method; UTF-8 documents go to the compiled kernel (:mod:`simdedup.kernels.fastpath`)
@@ -369,7 +376,7 @@ class SimhashMethod(Method):
         encoding = "utf-8" if self.encoding == "auto" else None  # what auto finds in UTF-8
         kept = None
         if self.exact:
-            lowercase = self.lowercase
+            folding = self.folding
             kept = KeptText
         bounds = offsets.tolist()
         for row, (document, value, count) in enumerate(zip(documents, as_integers(values), features.tolist())):
@@ -392,7 +399,7 @@ class SimhashMethod(Method):
                 if encoding is not None:
                     record.encoding = encoding
                 if kept is not None and document.size - document.bom <= MAX_DOCUMENT_CHARS:
-                    record.exact = kept(document.text, lowercase)
+                    record.exact = kept(document.text, folding)
                     if document.key is not None:
                         self.copies.add(document.key, record, True)
                 results[document.position] = record
@@ -757,6 +764,7 @@ def make(
     encoding: str,
     html: bool,
     given_features: bool,
+    fold: str | None = None,
     **_: Any,
 ) -> SimhashMethod:
     """The method from the feature options (:func:`simdedup.methods.make_method`): simhash of a
@@ -767,6 +775,8 @@ def make(
 
         if sketch_of == "shingles":
             raise ValueError("given features have no text to sketch the shingles of: --sketch-of features")
+        if fold is not None:
+            raise ValueError("given features have no text to fold: --fold does not apply")
         return GivenFeaturesMethod(
             GivenFeatures(),
             bits,
@@ -789,6 +799,7 @@ def make(
         html=html,
         ties=ties or "zero",
         sketch_of=sketch_of or "shingles",
+        fold=fold,
     )
 
 
@@ -805,4 +816,5 @@ def options_of_settings(settings: dict[str, Any]) -> dict[str, Any]:
         "sketch_bins": settings.get("sketch") or 0,
         "sketch_of": settings.get("sketch_of") or ("features" if settings.get("sketch") else None),
         "given_features": settings["tokenizer"] == "given",
+        "fold": settings.get("fold"),
     }

@@ -25,6 +25,7 @@ larger (:func:`tail_to_merge`): segments stay O(log N) however many adds came be
 
 from __future__ import annotations
 
+import math
 import os
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
@@ -37,7 +38,7 @@ from ..fingerprints import FingerprintSet, load_fingerprints
 from ..fingerprints.record import SETTING_KEYS, FingerprintRecord, describe_settings, sketch_kind
 from ..group import Cluster, cluster_fingerprints
 from ..options import DECISION_FIELDS, ClusterOptions
-from ..pairs import near_pairs, popcount_distance
+from ..pairs import MAX_TABLES, near_pairs, popcount_distance
 from ..verify import PairTest, may_pass
 from .catalog import (
     SEGMENTS,
@@ -876,6 +877,11 @@ def create(
     blocks = default_blocks(options.k, normal["bits"]) if blocks is None else blocks  # type: ignore[arg-type]
     if options.k and not options.k < blocks <= normal["bits"]:
         raise ValueError(f"blocks must be between k + 1 = {options.k + 1} and {normal['bits']}")
+    if math.comb(blocks, options.k or 0) > MAX_TABLES:
+        raise ValueError(
+            f"--blocks {blocks} at k = {options.k} makes {math.comb(blocks, options.k or 0):,} tables; "
+            f"at most {MAX_TABLES} (fewer blocks)"
+        )
     with creating(directory):
         create_catalog(
             directory,

@@ -177,7 +177,9 @@ def add(
 @storage_option
 @_INDEX
 @click.argument("document", type=click.Path(dir_okay=False, allow_dash=True))
-@click.option("--json", "as_json", is_flag=True, help="One JSON object (the document and its matches) instead of lines.")
+@click.option(
+    "--json", "as_json", is_flag=True, help="One JSON object (the document and its matches) instead of lines."
+)
 @click.option("--encoding", default="utf-8", show_default=True, help="Encoding of the document.")
 @click.option("--html", is_flag=True, help="The document is HTML: use its visible text.")
 def query(directory: str, document: str, as_json: bool, encoding: str, html: bool) -> None:

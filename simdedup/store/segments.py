@@ -99,13 +99,18 @@ def default_blocks(k: int, bits: int, expected: int = 10**7) -> int:
     """Blocks of a new index: the fewest (from k + 2) whose table keys are long enough that a
     query meets few unrelated rows per table at ``expected`` documents (keys of at least
     log2(expected) - 3 bits: under 8 each). k = 3: 5 blocks, 10 tables; k = 6: 9 blocks, 84
-    tables (k + 2 = 8 blocks would give 16-bit keys: 150 rows per table and query at 10^7)."""
+    tables (k + 2 = 8 blocks would give 16-bit keys: 150 rows per table and query at 10^7).
+    Never more than :data:`simdedup.pairs.MAX_TABLES` tables: a large k gets the most blocks
+    within that, and shorter keys (k = 12 at 64 bits: 15 blocks, 455 tables of 12-bit keys)."""
+    from ..pairs import MAX_TABLES
+
     if k == 0:
         return 1
-    for blocks in range(k + 2, bits + 1):
-        if bits * (blocks - k) / blocks >= math.log2(expected) - 3:
+    allowed = [blocks for blocks in range(k + 1, bits + 1) if math.comb(blocks, k) <= MAX_TABLES]
+    for blocks in allowed:
+        if blocks >= k + 2 and bits * (blocks - k) / blocks >= math.log2(expected) - 3:
             return blocks
-    return bits
+    return allowed[-1]
 
 
 def sort_by_key(keys: np.ndarray, key_bits: int) -> tuple[np.ndarray, np.ndarray]:
