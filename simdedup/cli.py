@@ -339,12 +339,13 @@ def convert(files: tuple[str, ...], output: str | None, force: bool, record_form
 def cluster(
     files: tuple[str, ...], output: str | None, force: bool, against: str | None, verbose: bool, **decision: Any
 ) -> None:
-    """Group documents whose fingerprints differ in at most K bits.
+    """Group near-duplicate documents from their fingerprint records.
 
     Reads fingerprint lines from FILES (or stdin) and writes one JSON line per
-    cluster of near-duplicates. Every pair within K bits is found; with sketches
-    it becomes a duplicate when its estimated similarity is at least
-    --min-similarity.
+    cluster of near-duplicates. Candidates are every pair within K bits (and,
+    without -k, every pair whose sketches share a band); a candidate is a
+    duplicate when the resemblance its records' sketches estimate is at least
+    --min-resemblance, as dedup decides on the texts.
 
     \b
     simdedup cluster fingerprints.jsonl > clusters.jsonl

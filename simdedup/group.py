@@ -421,9 +421,10 @@ def _describe(
         if at is not None:
             members_at, representatives_at = at[members_at], at[representatives_at]
         values, exact = test.scores(members_at, representatives_at)
-        # A document resembles itself exactly; another of its unit (the same fingerprint and
-        # sketch, a text not kept) only as far as the sketches tell.
-        exact |= np.array(itself)
+        # A document resembles itself exactly, and so does one of its unit where units are told
+        # apart by their texts (dedup: the same text); without texts, a unit is the same
+        # fingerprint and sketch, which tell only an estimate.
+        exact |= np.array(itself) | ((members_at == representatives_at) & (test.exact is not None))
         raw, measured = values.tolist(), exact.tolist()
         position = 0
         for i, cluster in enumerate(clusters):
