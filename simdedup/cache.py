@@ -28,7 +28,9 @@ def cache_dirs() -> list[Path]:
 
 
 def _digest(name: str, data: bytes) -> bytes:
-    return hashlib.sha256(name.encode("utf-8", "surrogatepass") + b"\0" + data).digest()
+    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass") + b"\0")
+    digest.update(data)  # not joined to the name: a copy of a large file costs as much as its hash
+    return digest.digest()
 
 
 def read(name: str) -> bytes | None:

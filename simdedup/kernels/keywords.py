@@ -49,10 +49,18 @@ class KeywordKernel(Loaded):
         """``(best, scores, found)``: document ``d``'s keywords are ``words[best[d, i]]`` with
         ``scores[d, i]`` for ``i < found[d]``, best first. Its words are
         ``words[doc_words[d]:doc_words[d + 1]]``."""
-        ndocs = len(doc_words) - 1
         data = "".join(words).encode("utf-8", "surrogatepass")
-        buffer = np.frombuffer(data, dtype=np.uint8) if data else np.zeros(1, dtype=np.uint8)
         chars = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
+        return self.text_keywords(data, chars, doc_words, rules, topk)
+
+    def text_keywords(
+        self, data: bytes, chars: np.ndarray, doc_words: np.ndarray, rules: KeywordRules, topk: int
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`keywords` of words given as text: ``data`` (UTF-8, with ``surrogatepass``) is
+        every word back to back, word ``t`` being ``chars[t]`` code points long."""
+        ndocs = len(doc_words) - 1
+        buffer = np.frombuffer(data, dtype=np.uint8) if data else np.zeros(1, dtype=np.uint8)
+        chars = np.ascontiguousarray(chars, dtype=np.int64)
         doc_words = np.ascontiguousarray(doc_words, dtype=np.int64)
         most = int(np.diff(doc_words).max()) if ndocs else 0
         topk = max(1, min(topk, most))  # no document has more keywords than words

@@ -31,9 +31,10 @@ from . import Tokenizer
 MAX_SCALE = 1 << 32
 
 
-class JiebaTfidfTokenizer(Tokenizer):
-    name = "jieba"
-    description = "jieba segmentation, TF-IDF top-k keywords weighted by their TF-IDF score (Chinese)"
+class _JiebaKeywords(Tokenizer):
+    """The keywords of ``extract_tags`` from the words of a segmenter (``_cut``, set by
+    :meth:`prepare`), counted and scored in Python (:class:`_KeywordScores`)."""
+
     defaults = {"topk": 20}
     optional = {"recut": False, "scale": 0}
 
@@ -56,21 +57,12 @@ class JiebaTfidfTokenizer(Tokenizer):
     def __setstate__(self, state: dict) -> None:
         self.__init__(**state["options"])
 
-    def prepare(self) -> None:
-        if self._tfidf is None:
-            import jieba
-            import jieba.analyse  # noqa: F401  (creates default_tfidf)
-
-            jieba.setLogLevel(logging.ERROR)  # its "Building prefix dict" lines would mix with ours
-            jieba.initialize()
-            self._tfidf = jieba.analyse.default_tfidf
-
     def tokens(self, text: str) -> Iterable[str]:
         self.prepare()
-        return self._tfidf.tokenizer.cut(text)  # type: ignore[union-attr]
+        return self._cut(text)
 
     def _cut(self, text: str) -> Iterable[str]:
-        return self._tfidf.tokenizer.cut(text)  # type: ignore[union-attr]
+        raise NotImplementedError
 
     def features(self, chunks: Iterable[str]) -> dict[str, float]:
         self.prepare()
@@ -94,9 +86,125 @@ class JiebaTfidfTokenizer(Tokenizer):
     @property
     def _scores(self) -> "_KeywordScores":
         if self._keyword_scores is None:
+            if self._tfidf is None:  # jieba's IDF table, read without jieba
+                self._tfidf = _jieba_idf()
             tfidf = self._tfidf
             self._keyword_scores = _KeywordScores(tfidf.idf_freq, tfidf.median_idf, tfidf.stop_words)  # type: ignore[union-attr]
         return self._keyword_scores
+
+
+class JiebaTfidfTokenizer(_JiebaKeywords):
+    """``jieba.analyse.extract_tags(text, topK, withWeight=True)``'s keywords, computed from
+    jieba's own dictionary, HMM and IDF table by two compiled kernels: jieba's segmentation
+    (:func:`simdedup.kernels.source.jieba_cut.cut_batch`) and its scoring
+    (:func:`simdedup.kernels.source.keywords.keyword_batch`), a batch of documents in one call.
+
+    Where the kernels cannot load (no numba and no kept machine code; ``SIMDEDUP_FASTPATH=0``),
+    or this process changed jieba's dictionary, HMM or IDF table before the tokenizer was
+    prepared (``jieba.load_userdict``, ``add_word``, ``set_dictionary``, ``set_idf_path`` ...),
+    jieba itself segments and the keywords are scored in Python: the same results.
+    """
+
+    name = "jieba"
+    description = (
+        "jieba segmentation, TF-IDF top-k keywords weighted by their TF-IDF score (Chinese): "
+        "extract_tags exactly, by compiled kernels"
+    )
+
+    def __init__(self, **options):
+        super().__init__(**options)
+        self._kernels: _Kernels | None = None
+        self._prepared = False
+
+    def prepare(self) -> None:
+        if self._prepared:
+            return
+        kernels = _kernels()
+        if kernels is not None and _jieba_as_shipped(kernels.tables):
+            self._kernels = kernels
+        else:
+            import jieba
+            import jieba.analyse  # noqa: F401  (creates default_tfidf)
+
+            jieba.setLogLevel(logging.ERROR)  # its "Building prefix dict" lines would mix with ours
+            jieba.initialize()
+            self._tfidf = jieba.analyse.default_tfidf
+        self._prepared = True
+
+    def _cut(self, text: str) -> Iterable[str]:
+        if self._kernels is None:
+            return self._tfidf.tokenizer.cut(text)  # type: ignore[union-attr]
+        return self._kernels.words(text, recut=False)
+
+    def _words(self, chunk: str) -> Iterable[str]:
+        if self._kernels is None:
+            return super()._words(chunk)
+        # The words of the "|"-joined words, less the "|"s, which are never keywords.
+        return self._kernels.words(chunk, recut=self.option("recut"))
+
+    def features_many(self, documents: Sequence[Sequence[str]]) -> list[dict[str, float]]:
+        self.prepare()
+        if self._kernels is None or self._kernels.rules is None:
+            return super().features_many(documents)
+        return [
+            self._weights(scores)
+            for scores in self._kernels.keywords(documents, self.options["topk"], self.option("recut"))
+        ]
+
+
+class _Kernels:
+    """The segmentation and keyword kernels with jieba's tables (:func:`_kernels`)."""
+
+    def __init__(self, cut, tables, keywords, rules):
+        self.cut, self.tables, self.keyword_kernel, self.rules = cut, tables, keywords, rules
+
+    def words(self, text: str, recut: bool) -> list[str]:
+        """``jieba.cut(text)``'s words (with ``recut``, those of each word cut again)."""
+        import numpy as np
+
+        units = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+        lengths, _ = self.cut.cut(units, np.array([len(units)]), self.tables, recut)
+        ends = np.cumsum(lengths).tolist()
+        return [text[start:end] for start, end in zip([0, *ends], ends)]
+
+    def keywords(self, documents: Sequence[Sequence[str]], topk: int, recut: bool) -> list[dict[str, float]]:
+        """Each document's keywords and their scores, best first (documents given as chunks)."""
+        import numpy as np
+
+        chunks = [chunk for chunks in documents for chunk in chunks]
+        text = "".join(chunks)
+        units = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+        chunk_ends = np.cumsum(np.fromiter(map(len, chunks), dtype=np.int64, count=len(chunks)))
+        lengths, chunk_words = self.cut.cut(units, chunk_ends, self.tables, recut)
+        doc_chunks = np.cumsum([0, *map(len, documents)])
+        best, scores, found = self.keyword_kernel.text_keywords(
+            text.encode("utf-8", "surrogatepass"), lengths, chunk_words[doc_chunks], self.rules, topk
+        )
+        starts = np.cumsum(lengths) - lengths
+        results = []
+        for d, n in enumerate(found.tolist()):
+            chosen = best[d, :n]
+            places = zip(starts[chosen].tolist(), (starts[chosen] + lengths[chosen]).tolist())
+            results.append({text[start:end]: score for (start, end), score in zip(places, scores[d, :n].tolist())})
+        return results
+
+
+@functools.cache
+def _kernels() -> _Kernels | None:
+    """The kernels and jieba's tables, or None when the segmentation kernel does not load (the
+    keyword kernel alone may fail: then the words are scored in Python)."""
+    from ..kernels.jieba_cut import JiebaCutKernel
+    from ..kernels.keywords import KeywordKernel
+
+    cut = JiebaCutKernel.loaded()
+    if cut is None:
+        return None
+    tables = _segment_tables()
+    if tables is None:
+        return None
+    keywords = KeywordKernel.loaded()
+    rules = _keyword_rules() if keywords is not None else None
+    return _Kernels(cut, tables, keywords, rules)
 
 
 class _KeywordScores:
@@ -137,7 +245,7 @@ class _KeywordScores:
         return self._idf.get(word, self._median)
 
 
-class JiebaFastTokenizer(JiebaTfidfTokenizer):
+class JiebaFastTokenizer(_JiebaKeywords):
     """The same keywords with jieba-rs (``rjieba``) segmenting, about 20x faster than jieba's
     segmentation, and the keywords of a batch of documents scored by a compiled kernel
     (:func:`simdedup.kernels.source.keywords.keyword_batch`) where it loads.
@@ -256,17 +364,124 @@ _STOP_WORDS = frozenset(
 )
 
 
-def _idf_path() -> str:
-    """Where jieba's IDF table is: found, not imported (importing jieba takes 0.1-0.2 s)."""
+def _jieba_folder() -> str:
+    """Where jieba is installed: found, not imported (importing jieba takes 0.1-0.2 s)."""
     import importlib.util
-    import os
 
     spec = importlib.util.find_spec("jieba")
     if spec is None or not spec.submodule_search_locations:
         from ..errors import TokenizerOptionError
 
-        raise TokenizerOptionError("the jieba-fast tokenizer needs jieba's IDF table: pip install jieba")
-    return os.path.join(spec.submodule_search_locations[0], "analyse", "idf.txt")
+        raise TokenizerOptionError("the jieba tokenizers need jieba: pip install jieba")
+    return spec.submodule_search_locations[0]
+
+
+def _idf_path() -> str:
+    """Where jieba's IDF table is."""
+    import os
+
+    return os.path.join(_jieba_folder(), "analyse", "idf.txt")
+
+
+#: jieba's files that its segmentation depends on: its rules, its dictionary, its HMM
+_SEGMENTATION_FILES = (
+    "__init__.py",
+    "dict.txt",
+    "finalseg/__init__.py",
+    "finalseg/prob_start.py",
+    "finalseg/prob_trans.py",
+    "finalseg/prob_emit.py",
+)
+
+
+@functools.cache
+def _segment_tables():
+    """jieba's dictionary, HMM and character classes as the segmentation kernel takes them
+    (:class:`~simdedup.kernels.jieba_cut.JiebaTables`), kept in :mod:`simdedup.cache` under the
+    hash of jieba's files (built in about 3 s, loaded in about 20 ms); None when they do not
+    fit the kernel's layout."""
+    import os
+    import unicodedata
+
+    import xxhash
+
+    from .. import cache
+    from ..kernels.jieba_cut import JiebaTables
+
+    folder = _jieba_folder()
+    digest = xxhash.xxh3_128()
+    for name in _SEGMENTATION_FILES:
+        with open(os.path.join(folder, name), "rb") as handle:
+            digest.update(handle.read())
+    digest.update(f"{unicodedata.unidata_version} layout 1".encode())
+    name = f"jieba-cut-{digest.hexdigest()[:24]}.npz"
+    data = cache.read(name)
+    if data is not None:
+        try:
+            return JiebaTables.from_bytes(data)
+        except ValueError:
+            pass
+    tables = _build_segment_tables(folder)
+    if tables is not None:
+        cache.write(name, tables.to_bytes())
+    return tables
+
+
+def _build_segment_tables(folder: str):
+    """:func:`_segment_tables` read from jieba: the prefix dictionary as ``jieba.Tokenizer``
+    builds it from ``dict.txt``, ``finalseg``'s probabilities, and each character's classes as
+    jieba's regular expressions match it."""
+    import os
+    import sys
+
+    import jieba
+    import jieba.finalseg
+    import numpy as np
+
+    from ..kernels.jieba_cut import ALNUM, BLOCK, DIGIT, HMM_HAN, build_tables
+
+    with open(os.path.join(folder, "dict.txt"), "rb") as handle:
+        freq, total = jieba.Tokenizer.gen_pfdict(handle)
+    # every code point, each between two NULs (in no class), so that each match is one character
+    separated = "\0" + "\0".join(map(chr, range(sys.maxunicode + 1))) + "\0"
+    classes = np.zeros(sys.maxunicode + 1, dtype=np.uint8)
+    for pattern, bit in (
+        (jieba.re_han_default, BLOCK),
+        (jieba.finalseg.re_han, HMM_HAN),
+        (jieba.finalseg.re_skip, ALNUM),
+        (re.compile(r"\d"), DIGIT),
+    ):
+        classes[[match.start() // 2 for match in pattern.finditer(separated)]] |= bit
+    classes = classes[: int(np.flatnonzero(classes)[-1]) + 1]
+    finalseg = jieba.finalseg
+    return build_tables(freq, total, classes, (finalseg.start_P, finalseg.trans_P, finalseg.emit_P))
+
+
+def _jieba_as_shipped(tables) -> bool:
+    """Whether jieba, if this process imported it, still has the dictionary, HMM, IDF table and
+    stop words it ships (which the kernels' tables hold): no user dictionary, added word, forced
+    split or other IDF table."""
+    import os
+    import sys
+
+    jieba = sys.modules.get("jieba")
+    if jieba is None:
+        return True
+    analyse = sys.modules.get("jieba.analyse")
+    segmenter = analyse.default_tfidf.tokenizer if analyse is not None else jieba.dt
+    if segmenter.dictionary != jieba.DEFAULT_DICT or segmenter.user_word_tag_tab:
+        return False
+    if segmenter.initialized and (segmenter.total != tables.total or len(segmenter.FREQ) != tables.entries):
+        return False
+    if getattr(sys.modules.get("jieba.finalseg"), "Force_Split_Words", None):
+        return False
+    if analyse is not None:
+        tfidf = analyse.default_tfidf
+        if os.path.realpath(tfidf.idf_loader.path) != os.path.realpath(_idf_path()) or tfidf.stop_words != set(
+            _STOP_WORDS
+        ):
+            return False
+    return True
 
 
 def _idf_identity() -> str:
