@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import threading
 from dataclasses import dataclass, fields
 from typing import Any, Mapping
 
@@ -28,21 +29,29 @@ STATES = "BEMS"
 #: finalseg.MIN_FLOAT: the log-probability of what the HMM has no entry for
 MIN_FLOAT = -3.14e100
 
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-#: node numbers and code points are 21 bits in a trie slot
-_CODE_BITS = 21
+# The trie's slots, as the kernel reads them (kernels/source/jieba_cut.py).
+_GOLDEN = 0x9E3779B97F4A7C15
+_LOW64 = (1 << 64) - 1
+_CODE_BITS = 21  # a code point, or a slot number
+_USED = 1 << 63
+_LEAF = 1 << 62
+_MAX_SLOTS = 1 << _CODE_BITS
+_WEIGHT_SHIFT = 43
+_MAX_WEIGHTS = 1 << 19
+_ROOT = (1 << 22) - 1  # the slot number of the empty prefix: no slot's (the field has 22 bits)
 
 
 @dataclass(frozen=True)
 class JiebaTables:
     """jieba's dictionary and HMM as the kernel reads them (see
     :func:`simdedup.kernels.source.jieba_cut.cut_batch`): ``classes`` (uint8 per code point
-    from 0), ``trie`` (uint64, a power of two of slots), ``weights`` (float64 per node),
-    ``unknown`` (``log(1) - log(total)``), ``start``/``trans``/``emit`` (float64) with ``emit``
-    over code points from ``emit_first``; ``total`` and ``entries`` (``len(FREQ)``) tell a
-    dictionary jieba has loaded apart from this one."""
+    from 0), ``roots`` (int32 per code point of ``classes``), ``trie`` (uint64, a power of two
+    of slots), ``weights`` (float64, NaN first), ``unknown`` (``log(1) - log(total)``), ``start``/``trans``/``emit``
+    (float64) with ``emit`` over code points from ``emit_first``; ``total`` and ``entries``
+    (``len(FREQ)``) tell a dictionary jieba has loaded apart from this one."""
 
     classes: np.ndarray
+    roots: np.ndarray
     trie: np.ndarray
     weights: np.ndarray
     unknown: float
@@ -84,18 +93,19 @@ class JiebaTables:
             tables = cls(**{name: kind(header["scalars"][name]) for name, kind in _SCALARS.items()}, **arrays)
         except (ValueError, TypeError, KeyError) as exc:
             raise ValueError(f"not jieba tables: {exc}") from None
-        kinds = {"classes": np.uint8, "trie": np.uint64, "weights": np.float64, "start": np.float64}
-        kinds |= {"trans": np.float64, "emit": np.float64}
+        kinds = {"classes": np.uint8, "roots": np.int32, "trie": np.uint64, "weights": np.float64}
+        kinds |= {"start": np.float64, "trans": np.float64, "emit": np.float64}
         slots = len(tables.trie)
         if (
             any(getattr(tables, name).dtype != kind for name, kind in kinds.items())
-            or slots < 2
+            or not 2 <= slots <= _MAX_SLOTS
             or slots & (slots - 1)
+            or len(tables.roots) != len(tables.classes)
+            or not 1 <= len(tables.weights) <= _MAX_WEIGHTS
             or len(tables.start) != 4
             or len(tables.trans) != 16
             or not len(tables.emit)
             or len(tables.emit) % 4
-            or not len(tables.weights)
         ):
             raise ValueError("not jieba tables: wrong shapes")
         return tables
@@ -112,42 +122,48 @@ def build_tables(
 ) -> JiebaTables | None:
     """The kernel's tables of a prefix dictionary (jieba's ``FREQ`` and ``total``), character
     classes and HMM (``finalseg``'s ``start_P``, ``trans_P``, ``emit_P``); None when they do
-    not fit its layout (more than 2**21 prefixes, or a negative frequency, which jieba cannot
+    not fit its layout (more than 2**20 prefixes, or a negative frequency, which jieba cannot
     take either). Weights are computed as jieba's ``calc`` computes them, with ``math.log``."""
     prefixes = {word[:end] for word in freq for end in range(1, len(word) + 1)}
-    if len(prefixes) >= 1 << _CODE_BITS or any(value < 0 for value in freq.values()):
+    bits = max(1, (2 * len(prefixes) - 1).bit_length())
+    if 1 << bits > _MAX_SLOTS or any(value < 0 for value in freq.values()):
         return None
-    order = sorted(prefixes, key=lambda word: (len(word), word))
-    ids = {"": 0, **{word: number for number, word in enumerate(order, 1)}}
     log_total = math.log(total)
-    weights = np.array(
-        [math.nan] + [math.log(freq[word]) - log_total if freq.get(word) else math.nan for word in order],
-        dtype=np.float64,
-    )
-    parents = np.array([ids[word[:-1]] for word in order], dtype=np.uint64)
-    chars = np.array([ord(word[-1]) for word in order], dtype=np.uint64)
-    keys = (np.uint64(1 << 2 * _CODE_BITS) | (parents << np.uint64(_CODE_BITS)) | chars).tolist()
-    bits = max(1, (2 * len(order) - 1).bit_length())
-    homes = ((np.array(keys, dtype=np.uint64) * _GOLDEN) >> np.uint64(64 - bits)).tolist()
+    # each frequency's weight once (jieba's dictionary has about 5,000), NaN (not a word) first
+    frequencies = sorted({value for value in freq.values() if value})
+    if len(frequencies) >= _MAX_WEIGHTS:
+        return None
+    numbers = {value: number for number, value in enumerate(frequencies, 1)}
     mask = (1 << bits) - 1
     trie = [0] * (1 << bits)
-    for child, (key, slot) in enumerate(zip(keys, homes), 1):
+    slots: dict[str, int] = {}
+    for word in sorted(prefixes, key=lambda word: (len(word), word)):  # each after its prefixes
+        key = _USED | (slots[word[:-1]] if len(word) > 1 else _ROOT) << _CODE_BITS | ord(word[-1])
+        slot = ((key * _GOLDEN) & _LOW64) >> (64 - bits)
         while trie[slot]:
             slot = (slot + 1) & mask
-        trie[slot] = key << _CODE_BITS | child
+        slots[word] = slot
+        trie[slot] = key | numbers.get(freq.get(word, 0), 0) << _WEIGHT_SHIFT
+    for slot in {slots[word[:-1]] for word in prefixes if len(word) > 1} ^ set(slots.values()):
+        trie[slot] |= _LEAF  # no longer prefix
+    roots = np.full(len(classes), -1, dtype=np.int32)
+    for word, slot in slots.items():
+        if len(word) == 1 and ord(word) < len(roots):  # the classes reach every character of a block
+            roots[ord(word)] = slot
     start_p, trans_p, emit_p = hmm
     han = np.flatnonzero(classes & HMM_HAN)
     first = int(han[0]) if len(han) else 0
     span = int(han[-1]) - first + 1 if len(han) else 1
     return JiebaTables(
         classes=np.ascontiguousarray(classes, dtype=np.uint8),
+        roots=roots,
         trie=np.array(trie, dtype=np.uint64),
-        weights=weights,
+        weights=np.array([math.nan] + [math.log(value) - log_total for value in frequencies], dtype=np.float64),
         unknown=math.log(1) - log_total,
         start=np.array([start_p[y] for y in STATES], dtype=np.float64),
         trans=np.array([trans_p[a].get(b, MIN_FLOAT) for a in STATES for b in STATES], dtype=np.float64),
         emit=np.array(
-            [emit_p[y].get(chr(first + i), MIN_FLOAT) for y in STATES for i in range(span)], dtype=np.float64
+            [emit_p[y].get(chr(first + i), MIN_FLOAT) for i in range(span) for y in STATES], dtype=np.float64
         ),
         emit_first=first,
         total=total,
@@ -156,56 +172,76 @@ def build_tables(
 
 
 class JiebaCutKernel(Loaded):
-    """The loaded segmentation kernel (:func:`simdedup.kernels.source.jieba_cut.cut_batch`)."""
+    """The loaded segmentation kernel (:func:`simdedup.kernels.source.jieba_cut.cut_batch`),
+    its scratch and its output, kept from call to call (fresh memory costs the kernel a fifth
+    of its time in page faults)."""
 
     FUNCTIONS = ("jieba-cut",)
 
+    def __init__(self, functions: dict[str, Any]):
+        super().__init__(functions)
+        #: held while :meth:`cut`'s output is in use
+        self.lock = threading.RLock()
+        self._words = np.zeros(1, dtype=np.int64)
+        self._scratch: tuple[np.ndarray, ...] = ()
+
     def cut(
-        self, units: np.ndarray, chunk_ends: np.ndarray, tables: JiebaTables, recut: bool = False
+        self, data: bytes, chunk_ends: np.ndarray, tables: JiebaTables, recut: bool = False
     ) -> tuple[np.ndarray, np.ndarray]:
-        """``(words, chunk_words)``: the words of each chunk of ``units`` (code points, uint32,
-        chunk ``i`` ending at ``chunk_ends[i]``) as their lengths in code points, the words of
-        chunk ``i`` being ``words[chunk_words[i]:chunk_words[i + 1]]``. With ``recut``, each word
-        is cut again (``jieba.cut("|".join(jieba.cut(chunk)))``, without the ``"|"`` words)."""
-        units = np.ascontiguousarray(units, dtype=np.uint32)
+        """``(words, chunk_words)``: the words of each chunk of ``data`` (UTF-8 with
+        ``surrogatepass``, chunk ``i`` ending at code point ``chunk_ends[i]``) as their lengths
+        in code points, the words of chunk ``i`` being ``words[chunk_words[i]:chunk_words[i + 1]]``.
+        With ``recut``, each word is cut again (``jieba.cut("|".join(jieba.cut(chunk)))``,
+        without the ``"|"`` words). ``words`` is this kernel's own array, valid until its next
+        call: hold :attr:`lock` while reading it."""
         chunk_ends = np.ascontiguousarray(chunk_ends, dtype=np.int64)
-        if len(chunk_ends) and (chunk_ends[-1] != len(units) or np.any(np.diff(chunk_ends, prepend=0) < 0)):
-            raise ValueError("chunk ends must rise to the number of code points")
-        room = int(np.diff(chunk_ends, prepend=0).max()) + 1 if len(chunk_ends) else 1
-        words = np.empty(max(len(units), 1), dtype=np.int64)
+        lengths = np.diff(chunk_ends, prepend=0)
+        if np.any(lengths < 0):
+            raise ValueError("chunk ends must not fall")
+        units = int(chunk_ends[-1]) if len(chunk_ends) else 0
+        if len(data) < units or len(data) > 4 * units:
+            raise ValueError("the data cannot hold that many code points")
+        room = int(lengths.max()) + 1 if len(lengths) else 1
+        buffer = np.frombuffer(data, dtype=np.uint8) if data else np.zeros(1, dtype=np.uint8)
         chunk_words = np.zeros(len(chunk_ends) + 1, dtype=np.int64)
-        scratch = (
-            np.empty(room, dtype=np.float64),
-            np.empty(room, dtype=np.int64),
-            np.empty(4 * room, dtype=np.uint8),
-            np.empty(room, dtype=np.int64),
-        )
-        some_units = units if len(units) else np.zeros(1, dtype=np.uint32)
         some_ends = chunk_ends if len(chunk_ends) else np.zeros(1, dtype=np.int64)
-        self._functions["jieba-cut"](
-            some_units.ctypes.data,
-            len(units),
-            some_ends.ctypes.data,
-            len(chunk_ends),
-            tables.classes.ctypes.data,
-            len(tables.classes),
-            tables.trie.ctypes.data,
-            len(tables.trie).bit_length() - 1,
-            tables.weights.ctypes.data,
-            len(tables.weights),
-            tables.unknown,
-            tables.start.ctypes.data,
-            tables.trans.ctypes.data,
-            tables.emit.ctypes.data,
-            len(tables.emit) // 4,
-            tables.emit_first,
-            int(recut),
-            words.ctypes.data,
-            chunk_words.ctypes.data,
-            *(array.ctypes.data for array in scratch),
-            room,
-        )
-        return words[: chunk_words[-1]], chunk_words
+        with self.lock:
+            if len(self._words) < units:
+                self._words = np.zeros(units, dtype=np.int64)
+            if not self._scratch or len(self._scratch[0]) < room:
+                self._scratch = (
+                    np.zeros(room, dtype=np.uint32),
+                    np.zeros(room, dtype=np.float64),
+                    np.zeros(room, dtype=np.int64),
+                    np.zeros(4 * room, dtype=np.uint8),
+                    np.zeros(room, dtype=np.int64),
+                )
+            self._functions["jieba-cut"](
+                buffer.ctypes.data,
+                len(data),
+                some_ends.ctypes.data,
+                len(chunk_ends),
+                tables.classes.ctypes.data,
+                len(tables.classes),
+                tables.roots.ctypes.data,
+                tables.trie.ctypes.data,
+                len(tables.trie).bit_length() - 1,
+                tables.weights.ctypes.data,
+                len(tables.weights),
+                tables.unknown,
+                tables.start.ctypes.data,
+                tables.trans.ctypes.data,
+                tables.emit.ctypes.data,
+                len(tables.emit) // 4,
+                tables.emit_first,
+                int(recut),
+                self._words.ctypes.data,
+                len(self._words),
+                chunk_words.ctypes.data,
+                *(array.ctypes.data for array in self._scratch),
+                len(self._scratch[0]),
+            )
+            return self._words[: chunk_words[-1]], chunk_words
 
     def check(self) -> None:
         # A dictionary of two words and an HMM that makes one of two characters it does not
@@ -222,7 +258,6 @@ class JiebaCutKernel(Loaded):
         )
         tables = build_tables({"中文": 10, "文": 5}, 15, classes, hmm)
         text = "中文abc丁七。\r\n"
-        units = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
-        words, chunk_words = self.cut(units, np.array([len(text)]), tables)  # type: ignore[arg-type]
+        words, chunk_words = self.cut(text.encode(), np.array([len(text)]), tables)  # type: ignore[arg-type]
         if words.tolist() != [2, 3, 2, 1, 2] or chunk_words.tolist() != [0, 5]:
             raise RuntimeError("the jieba segmentation kernel gives wrong results")

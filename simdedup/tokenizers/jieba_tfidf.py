@@ -19,6 +19,7 @@ Two options reproduce the widely copied jieba simhash recipe, for stored fingerp
 from __future__ import annotations
 
 import functools
+import itertools
 import logging
 import math
 import re
@@ -29,6 +30,8 @@ from ..limits import MAX_COUNT
 from . import Tokenizer
 
 MAX_SCALE = 1 << 32
+#: characters of a document that the kernels take at once (about 20 bytes each while they work)
+HELD_CHARS = 1 << 22
 
 
 class _JiebaKeywords(Tokenizer):
@@ -142,6 +145,22 @@ class JiebaTfidfTokenizer(_JiebaKeywords):
         # The words of the "|"-joined words, less the "|"s, which are never keywords.
         return self._kernels.words(chunk, recut=self.option("recut"))
 
+    def features(self, chunks: Iterable[str]) -> dict[str, float]:
+        self.prepare()
+        if self._kernels is None or self._kernels.rules is None:
+            return super().features(chunks)
+        # A document up to HELD_CHARS goes to the kernels whole; a larger one is counted as it
+        # streams (the words of each chunk from the kernel, counted and scored in Python).
+        held: list[str] = []
+        size = 0
+        remaining = iter(chunks)
+        for chunk in remaining:
+            held.append(chunk)
+            size += len(chunk)
+            if size > HELD_CHARS:
+                return super().features(itertools.chain(held, remaining))
+        return self.features_many([held])[0]
+
     def features_many(self, documents: Sequence[Sequence[str]]) -> list[dict[str, float]]:
         self.prepare()
         if self._kernels is None or self._kernels.rules is None:
@@ -156,15 +175,18 @@ class _Kernels:
     """The segmentation and keyword kernels with jieba's tables (:func:`_kernels`)."""
 
     def __init__(self, cut, tables, keywords, rules):
+        import numpy as np
+
         self.cut, self.tables, self.keyword_kernel, self.rules = cut, tables, keywords, rules
+        self._bounds = np.zeros(1, dtype=np.int64)  # kept, as the kernels' arrays (used under cut.lock)
 
     def words(self, text: str, recut: bool) -> list[str]:
         """``jieba.cut(text)``'s words (with ``recut``, those of each word cut again)."""
         import numpy as np
 
-        units = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-        lengths, _ = self.cut.cut(units, np.array([len(units)]), self.tables, recut)
-        ends = np.cumsum(lengths).tolist()
+        with self.cut.lock:
+            lengths, _ = self.cut.cut(text.encode("utf-8", "surrogatepass"), np.array([len(text)]), self.tables, recut)
+            ends = np.cumsum(lengths).tolist()
         return [text[start:end] for start, end in zip([0, *ends], ends)]
 
     def keywords(self, documents: Sequence[Sequence[str]], topk: int, recut: bool) -> list[dict[str, float]]:
@@ -173,19 +195,21 @@ class _Kernels:
 
         chunks = [chunk for chunks in documents for chunk in chunks]
         text = "".join(chunks)
-        units = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+        data = text.encode("utf-8", "surrogatepass")
         chunk_ends = np.cumsum(np.fromiter(map(len, chunks), dtype=np.int64, count=len(chunks)))
-        lengths, chunk_words = self.cut.cut(units, chunk_ends, self.tables, recut)
-        doc_chunks = np.cumsum([0, *map(len, documents)])
-        best, scores, found = self.keyword_kernel.text_keywords(
-            text.encode("utf-8", "surrogatepass"), lengths, chunk_words[doc_chunks], self.rules, topk
-        )
-        starts = np.cumsum(lengths) - lengths
-        results = []
-        for d, n in enumerate(found.tolist()):
-            chosen = best[d, :n]
-            places = zip(starts[chosen].tolist(), (starts[chosen] + lengths[chosen]).tolist())
-            results.append({text[start:end]: score for (start, end), score in zip(places, scores[d, :n].tolist())})
+        with self.cut.lock:
+            lengths, chunk_words = self.cut.cut(data, chunk_ends, self.tables, recut)
+            doc_words = chunk_words[np.cumsum([0, *map(len, documents)])]
+            best, scores, found = self.keyword_kernel.text_keywords(data, lengths, doc_words, self.rules, topk)
+            # word t is text[bounds[t]:bounds[t + 1]]
+            if len(self._bounds) <= len(lengths):
+                self._bounds = np.zeros(len(lengths) + 1, dtype=np.int64)
+            np.cumsum(lengths, out=self._bounds[1 : len(lengths) + 1])
+            results = []
+            for d, n in enumerate(found.tolist()):
+                chosen = best[d, :n]
+                places = zip(self._bounds[chosen].tolist(), self._bounds[chosen + 1].tolist())
+                results.append({text[start:end]: score for (start, end), score in zip(places, scores[d, :n].tolist())})
         return results
 
 
@@ -413,7 +437,7 @@ def _segment_tables():
     for name in _SEGMENTATION_FILES:
         with open(os.path.join(folder, name), "rb") as handle:
             digest.update(handle.read())
-    digest.update(f"{unicodedata.unidata_version} layout 1".encode())
+    digest.update(f"{unicodedata.unidata_version} layout 3".encode())
     name = f"jieba-cut-{digest.hexdigest()[:24]}.npz"
     data = cache.read(name)
     if data is not None:

@@ -8,7 +8,10 @@ operations in the same order, and the same ties (Python's ``max`` over tuples).
 
 import numba
 import numpy as np
-from numba import carray
+from llvmlite import ir
+from numba import carray, types
+from numba.core import cgutils
+from numba.core.extending import intrinsic
 
 # Bits of a character's class (:data:`simdedup.kernels.jieba_cut.CLASS_BITS`).
 BLOCK = 1  # re_han_default: runs of these are cut by the dictionary
@@ -20,26 +23,46 @@ DIGIT = 8  # \d of finalseg.re_skip
 B, E, M, S = 0, 1, 2, 3
 
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-CODE_BITS = np.uint64(21)  # a code point, or a node number, in 21 bits
-LOW21 = np.uint64((1 << 21) - 1)
-USED = np.uint64(1 << 42)  # marks a taken slot once shifted past the child's 21 bits
+CODE_BITS = np.uint64(21)  # a code point, or a slot number, in 21 bits
+USED = np.uint64(1 << 63)
+LEAF = np.uint64(1 << 62)
+WEIGHT_SHIFT = np.uint64(43)  # the weight's number: bits 43 to 61
+WEIGHT_MASK = np.uint64((1 << 19) - 1)
+KEY = USED | np.uint64((1 << 43) - 1)  # the bits that identify a prefix
+
+
+#: how many characters ahead the dictionary walk asks for its slots (see _cut_dag)
+AHEAD = 8
+
+
+@intrinsic
+def _prefetch(typingctx, array, index):
+    """Ask the CPU to bring ``array[index]`` into its caches (``llvm.prefetch``; no effect but
+    time): the trie's slots are all over its 16 MB, and each would otherwise be a wait."""
+
+    def codegen(context, builder, signature, arguments):
+        view = context.make_array(signature.args[0])(context, builder, arguments[0])
+        address = builder.bitcast(builder.gep(view.data, [arguments[1]]), ir.IntType(8).as_pointer())
+        word = ir.IntType(32)
+        prefetch = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.VoidType(), [address.type, word, word, word]), "llvm.prefetch.p0"
+        )
+        builder.call(prefetch, [address, word(0), word(3), word(1)])  # a read, kept close, of data
+        return context.get_dummy_value()
+
+    return types.void(array, index), codegen
 
 
 @numba.njit(inline="always")
-def _child(trie, shift, node, c):  # pragma: no cover - compiled
-    """The node of the prefix ``node`` followed by character ``c``, or -1 (not a prefix of
-    any word). ``trie`` is open addressing, linear probing: a slot holds ``used | node << 21 |
-    c`` shifted left by 21 bits, then the child's number."""
-    key = USED | (np.uint64(node) << CODE_BITS) | np.uint64(c)
-    mask = np.uint64(len(trie) - 1)
-    slot = (key * GOLDEN) >> shift
-    while True:
-        entry = trie[slot]
-        if entry == 0:
-            return -1
-        if entry >> CODE_BITS == key:
-            return np.int64(entry & LOW21)
-        slot = (slot + np.uint64(1)) & mask
+def _prefetch_walk(units, i, end, roots, trie, shift):  # pragma: no cover - compiled
+    """Prefetch the slots the dictionary walk from ``units[i]`` reads first: the first
+    character's, and where the second's is."""
+    root = np.int64(roots[units[i]])
+    if root >= 0:
+        _prefetch(trie, root)
+        if i + 1 < end:
+            key = USED | (np.uint64(root) << CODE_BITS) | np.uint64(units[i + 1])
+            _prefetch(trie, (key * GOLDEN) >> shift)
 
 
 @numba.njit(inline="always")
@@ -47,47 +70,54 @@ def _class(classes, c):  # pragma: no cover - compiled
     return classes[c] if c < len(classes) else 0
 
 
-@numba.njit
-def _is_word(units, start, end, trie, shift, weights):  # pragma: no cover - compiled
+@numba.njit(_nrt=False)
+def _is_word(units, start, end, roots, trie, weights, shift):  # pragma: no cover - compiled
     """Whether ``units[start:end]`` is a word of the dictionary (``FREQ.get(buf)`` is not 0)."""
-    node = 0
-    for i in range(start, end):
-        node = _child(trie, shift, node, units[i])
-        if node < 0:
+    node = np.int64(roots[units[start]])
+    mask = np.uint64(len(trie) - 1)
+    for i in range(start + 1, end):
+        if node < 0 or trie[node] & LEAF:
             return False
-    return not np.isnan(weights[node])
+        key = USED | (np.uint64(node) << CODE_BITS) | np.uint64(units[i])
+        slot = (key * GOLDEN) >> shift
+        node = -1
+        while trie[slot] != 0:
+            if trie[slot] & KEY == key:
+                node = np.int64(slot)
+                break
+            slot = (slot + np.uint64(1)) & mask
+    return node >= 0 and not np.isnan(weights[(trie[node] >> WEIGHT_SHIFT) & WEIGHT_MASK])
 
 
-@numba.njit
+@numba.njit(_nrt=False)
 def _viterbi(units, start, end, start_p, trans_p, emit_p, emit_first, states, out, n):  # pragma: no cover - compiled
     """``finalseg.__cut``: the HMM's words of ``units[start:end]`` (characters of ``HMM_HAN``),
     appended to ``out`` from ``out[n]``; returns the new count. ``states`` is scratch, four
     backpointers a character."""
-    chars = len(emit_p) // 4
     count = end - start
     c = units[start] - emit_first
-    v_b = start_p[B] + emit_p[B * chars + c]
-    v_e = start_p[E] + emit_p[E * chars + c]
-    v_m = start_p[M] + emit_p[M * chars + c]
-    v_s = start_p[S] + emit_p[S * chars + c]
+    v_b = start_p[B] + emit_p[4 * c + B]
+    v_e = start_p[E] + emit_p[4 * c + E]
+    v_m = start_p[M] + emit_p[4 * c + M]
+    v_s = start_p[S] + emit_p[4 * c + S]
     for t in range(1, count):
         c = units[start + t] - emit_first
         at = 4 * t
         # max((V[y0] + trans_p[y0][y] + emit, y0) for y0 in PrevStatus[y]): on a tie the later
         # letter, which is the second candidate of each pair here
-        em = emit_p[B * chars + c]  # B after E or S
+        em = emit_p[4 * c + B]  # B after E or S
         first, second = v_e + trans_p[E * 4 + B] + em, v_s + trans_p[S * 4 + B] + em
         next_b = first if first > second else second
         states[at + B] = E if first > second else S
-        em = emit_p[E * chars + c]  # E after B or M
+        em = emit_p[4 * c + E]  # E after B or M
         first, second = v_b + trans_p[B * 4 + E] + em, v_m + trans_p[M * 4 + E] + em
         next_e = first if first > second else second
         states[at + E] = B if first > second else M
-        em = emit_p[M * chars + c]  # M after B or M
+        em = emit_p[4 * c + M]  # M after B or M
         first, second = v_b + trans_p[B * 4 + M] + em, v_m + trans_p[M * 4 + M] + em
         next_m = first if first > second else second
         states[at + M] = B if first > second else M
-        em = emit_p[S * chars + c]  # S after E or S
+        em = emit_p[4 * c + S]  # S after E or S
         first, second = v_e + trans_p[E * 4 + S] + em, v_s + trans_p[S * 4 + S] + em
         next_s = first if first > second else second
         states[at + S] = E if first > second else S
@@ -117,7 +147,7 @@ def _viterbi(units, start, end, start_p, trans_p, emit_p, emit_first, states, ou
     return n
 
 
-@numba.njit
+@numba.njit(_nrt=False)
 def _skip_split(units, start, end, classes, out, n):  # pragma: no cover - compiled
     """``finalseg.re_skip.split``: the pieces of ``units[start:end]`` (no ``HMM_HAN``
     character), matches of ``[a-zA-Z0-9]+(?:\\.\\d+)?%?`` and the text between them."""
@@ -148,7 +178,7 @@ def _skip_split(units, start, end, classes, out, n):  # pragma: no cover - compi
     return n
 
 
-@numba.njit
+@numba.njit(_nrt=False)
 def _finalseg(
     units, start, end, classes, start_p, trans_p, emit_p, emit_first, states, out, n
 ):  # pragma: no cover - compiled
@@ -167,16 +197,30 @@ def _finalseg(
     return n
 
 
-@numba.njit
+@numba.njit(_nrt=False)
 def _flush(
-    units, start, end, classes, trie, shift, weights, start_p, trans_p, emit_p, emit_first, states, out, n
+    units,
+    start,
+    end,
+    classes,
+    roots,
+    trie,
+    weights,
+    shift,
+    start_p,
+    trans_p,
+    emit_p,
+    emit_first,
+    states,
+    out,
+    n,
 ):  # pragma: no cover - compiled
     """``__cut_DAG``'s buffer of one-character steps ``units[start:end]``: one word if one
     character, the HMM's words if not a dictionary word, else its characters."""
     if end - start == 1:
         out[n] = 1
         return n + 1
-    if not _is_word(units, start, end, trie, shift, weights):
+    if not _is_word(units, start, end, roots, trie, weights, shift):
         return _finalseg(units, start, end, classes, start_p, trans_p, emit_p, emit_first, states, out, n)
     for _ in range(start, end):
         out[n] = 1
@@ -184,15 +228,16 @@ def _flush(
     return n
 
 
-@numba.njit
+@numba.njit(_nrt=False)
 def _cut_dag(
     units,
     start,
     end,
     classes,
+    roots,
     trie,
-    shift,
     weights,
+    shift,
     unknown,
     start_p,
     trans_p,
@@ -208,22 +253,37 @@ def _cut_dag(
     appended to ``out`` from ``out[n]``; returns the new count. ``values``/``ends`` hold
     ``calc``'s route (scratch)."""
     size = end - start
+    mask = np.uint64(len(trie) - 1)
     values[size] = 0.0
+    for k in range(size - 1, max(size - AHEAD, 0) - 1, -1):
+        _prefetch_walk(units, start + k, end, roots, trie, shift)
     for k in range(size - 1, -1, -1):
+        if k >= AHEAD:
+            _prefetch_walk(units, start + k - AHEAD, end, roots, trie, shift)
         # get_DAG's ends of the words that start at k, each weighed as calc does:
         # log(FREQ) - log(total) + route[x + 1]; max((value, x)): a tie goes to the longer word
         best_end = -1
         best = 0.0
-        node = 0
-        for x in range(k, size):
-            node = _child(trie, shift, node, units[start + x])
-            if node < 0:
-                break
-            weight = weights[node]
+        node = np.int64(roots[units[start + k]])  # the slot of the word so far, -1 for none
+        x = k
+        while node >= 0:
+            weight = weights[(trie[node] >> WEIGHT_SHIFT) & WEIGHT_MASK]
             if not np.isnan(weight):
                 value = weight + values[x + 1]
                 if best_end < 0 or value >= best:
                     best, best_end = value, x
+            x += 1
+            if x == size or trie[node] & LEAF:
+                break
+            # the slot of the next prefix (written out here: a call would count references)
+            key = USED | (np.uint64(node) << CODE_BITS) | np.uint64(units[start + x])
+            slot = (key * GOLDEN) >> shift
+            node = -1
+            while trie[slot] != 0:
+                if trie[slot] & KEY == key:
+                    node = np.int64(slot)
+                    break
+                slot = (slot + np.uint64(1)) & mask
         if best_end < 0:  # no word starts here: the character alone, at log(1) - log(total)
             best, best_end = unknown + values[k + 1], k
         values[k] = best
@@ -238,7 +298,7 @@ def _cut_dag(
         else:
             if buffered >= 0:
                 n = _flush(
-                    units, start + buffered, start + x, classes, trie, shift, weights,
+                    units, start + buffered, start + x, classes, roots, trie, weights, shift,
                     start_p, trans_p, emit_p, emit_first, states, out, n,
                 )  # fmt: skip
                 buffered = -1
@@ -247,35 +307,24 @@ def _cut_dag(
         x = y
     if buffered >= 0:
         n = _flush(
-            units,
-            start + buffered,
-            end,
-            classes,
-            trie,
-            shift,
-            weights,
-            start_p,
-            trans_p,
-            emit_p,
-            emit_first,
-            states,
-            out,
-            n,
-        )
+            units, start + buffered, end, classes, roots, trie, weights, shift,
+            start_p, trans_p, emit_p, emit_first, states, out, n,
+        )  # fmt: skip
     return n
 
 
 def cut_batch(
-    units_p,
-    nunits,
+    data_p,
+    nbytes,
     chunk_ends_p,
     nchunks,
     classes_p,
     nclasses,
+    roots_p,
     trie_p,
     trie_bits,
     weights_p,
-    nnodes,
+    nweights,
     unknown,
     start_p_p,
     trans_p_p,
@@ -284,7 +333,9 @@ def cut_batch(
     emit_first,
     recut,
     words_p,
+    nwords,
     chunk_words_p,
+    units_p,
     values_p,
     ends_p,
     states_p,
@@ -293,29 +344,36 @@ def cut_batch(
 ):  # pragma: no cover - compiled
     """``jieba.cut(chunk, HMM=True)`` of each chunk of a batch, as word lengths.
 
-    ``units`` (``nunits``) are the code points of every chunk back to back, chunk ``i`` ending
-    at ``chunk_ends[i]``. The words of a chunk cover it in order, so a word is its length in
-    code points: they go to ``words``, and ``chunk_words[i + 1]`` is the count of words up to the
-    end of chunk ``i`` (``chunk_words[0]`` is 0). With ``recut``, each word of more than one
-    character is cut again (``jieba.cut("|".join(jieba.cut(text)))`` without its ``"|"``s).
+    ``data`` (``nbytes``) is the UTF-8 (with ``surrogatepass``) of every chunk back to back,
+    chunk ``i`` ending at code point ``chunk_ends[i]``. The words of a chunk cover it in order,
+    so a word is its length in code points: they go to ``words`` (room for ``nwords``, at least
+    the code points), and ``chunk_words[i + 1]`` is the count of words up to the end of chunk
+    ``i`` (``chunk_words[0]`` is 0). With ``recut``, each word of more than one character is
+    cut again (``jieba.cut("|".join(jieba.cut(text)))`` without its ``"|"``s).
 
     The dictionary: ``classes[c]`` the class bits of code point ``c < nclasses`` (others have
-    none); ``trie`` (``2 ** trie_bits`` slots) every prefix of a word of jieba's ``FREQ``
-    as a node, node 0 the empty prefix, ``weights[node]`` its ``log(FREQ) - log(total)``, NaN
-    when its ``FREQ`` is 0; ``unknown`` is ``log(1) - log(total)``. The HMM: ``start_p`` (4),
-    ``trans_p`` (4 x 4), ``emit_p`` (4 x ``emit_chars`` code points from ``emit_first``), states
+    none). Every prefix of a word of jieba's ``FREQ`` is a slot of ``trie``, a hash table of
+    ``2 ** trie_bits`` slots (open addressing, linear probing, keyed by the slot of the prefix
+    one character shorter and the last character): ``USED | LEAF`` (no longer prefix) ``|
+    weight << 43 | shorter prefix << 21 | last character``, 0 when free, where ``weights[weight]``
+    is its ``log(FREQ) - log(total)``, NaN when its ``FREQ`` is 0. ``roots[c]`` is the slot of the
+    one-character prefix ``c`` (-1 for none). ``unknown`` is ``log(1) - log(total)``. The HMM: ``start_p`` (4),
+    ``trans_p`` (4 x 4), ``emit_p`` (``emit_chars`` code points from ``emit_first`` x 4 states), states
     in the order B E M S, ``MIN_FLOAT`` where jieba has no entry. The rest is scratch of
-    ``room`` (the longest chunk, plus one) entries; ``states`` has four times that.
+    ``room`` (the longest chunk, plus one) entries, ``units`` a chunk's code points; ``states``
+    has four times that.
     """
-    units = carray(units_p, (max(nunits, 1),))
+    data = carray(data_p, (max(nbytes, 1),))
+    units = carray(units_p, (room,))
     chunk_ends = carray(chunk_ends_p, (max(nchunks, 1),))
     classes = carray(classes_p, (nclasses,))
+    roots = carray(roots_p, (nclasses,))
     trie = carray(trie_p, (1 << trie_bits,))
-    weights = carray(weights_p, (nnodes,))
+    weights = carray(weights_p, (nweights,))
     start_p = carray(start_p_p, (4,))
     trans_p = carray(trans_p_p, (16,))
     emit_p = carray(emit_p_p, (4 * emit_chars,))
-    words = carray(words_p, (max(nunits, 1),))
+    words = carray(words_p, (max(nwords, 1),))
     chunk_words = carray(chunk_words_p, (nchunks + 1,))
     values = carray(values_p, (room,))
     ends = carray(ends_p, (room,))
@@ -324,9 +382,29 @@ def cut_batch(
     shift = np.uint64(64 - trie_bits)
     n = 0
     chunk_words[0] = 0
-    i = 0
+    at = 0  # in data
     for chunk in range(nchunks):
-        end = chunk_ends[chunk]
+        end = chunk_ends[chunk] - (chunk_ends[chunk - 1] if chunk > 0 else 0)
+        for u in range(end):  # the chunk's code points
+            c = np.uint32(data[at])
+            if c < 0x80:
+                at += 1
+            elif c < 0xE0:
+                c = ((c & 0x1F) << 6) | (data[at + 1] & 0x3F)
+                at += 2
+            elif c < 0xF0:
+                c = ((c & 0x0F) << 12) | ((data[at + 1] & 0x3F) << 6) | (data[at + 2] & 0x3F)
+                at += 3
+            else:
+                c = (
+                    ((c & 0x07) << 18)
+                    | ((data[at + 1] & 0x3F) << 12)
+                    | ((data[at + 2] & 0x3F) << 6)
+                    | (data[at + 3] & 0x3F)
+                )
+                at += 4
+            units[u] = c
+        i = 0
         while i < end:
             if _class(classes, units[i]) & BLOCK == 0:
                 # re_skip_default's split of the rest: "\r\n" one word, every other character one
@@ -343,25 +421,25 @@ def cut_batch(
                 j += 1
             if not recut:
                 n = _cut_dag(
-                    units, i, j, classes, trie, shift, weights, unknown,
+                    units, i, j, classes, roots, trie, weights, shift, unknown,
                     start_p, trans_p, emit_p, emit_first, values, ends, states, words, n,
                 )  # fmt: skip
             else:
                 count = _cut_dag(
-                    units, i, j, classes, trie, shift, weights, unknown,
+                    units, i, j, classes, roots, trie, weights, shift, unknown,
                     start_p, trans_p, emit_p, emit_first, values, ends, states, first, 0,
                 )  # fmt: skip
-                at = i
+                piece = i
                 for w in range(count):
                     if first[w] == 1:
                         words[n] = 1
                         n += 1
                     else:
                         n = _cut_dag(
-                            units, at, at + first[w], classes, trie, shift, weights, unknown,
+                            units, piece, piece + first[w], classes, roots, trie, weights, shift, unknown,
                             start_p, trans_p, emit_p, emit_first, values, ends, states, words, n,
                         )  # fmt: skip
-                    at += first[w]
+                    piece += first[w]
             i = j
         chunk_words[chunk + 1] = n
     return 0
