@@ -77,15 +77,16 @@ class JiebaTables:
         return b"".join(parts)
 
     @classmethod
-    def from_bytes(cls, data: bytes) -> JiebaTables:
+    def from_bytes(cls, data: bytes | memoryview) -> JiebaTables:
         """The tables of :meth:`to_bytes`.
 
         Raises:
             ValueError: ``data`` is not such tables.
         """
         try:
-            header = json.loads(data[: data.index(b"\n")])
-            offset = -(-(data.index(b"\n") + 1) // 8) * 8
+            line = bytes(data[:_HEADER_BYTES]).index(b"\n")
+            header = json.loads(bytes(data[:line]))
+            offset = -(-(line + 1) // 8) * 8
             arrays = {}
             for name, kind, length in header["arrays"]:
                 arrays[name] = np.frombuffer(data, dtype=np.dtype(kind), count=length, offset=offset)
@@ -111,6 +112,8 @@ class JiebaTables:
         return tables
 
 
+#: the most the line of JSON at the start of :meth:`JiebaTables.to_bytes` takes
+_HEADER_BYTES = 4096
 _SCALARS = {"unknown": float, "emit_first": int, "total": int, "entries": int}
 
 
