@@ -213,10 +213,17 @@ class _Kernels:
         return results
 
 
-@functools.cache
 def _kernels() -> _Kernels | None:
-    """The kernels and jieba's tables, or None when the segmentation kernel does not load (the
-    keyword kernel alone may fail: then the words are scored in Python)."""
+    """The kernels and jieba's tables, or None when the segmentation kernel does not load or
+    ``SIMDEDUP_FASTPATH=0`` (the keyword kernel alone may fail: then the words are scored in
+    Python)."""
+    import os
+
+    return None if os.environ.get("SIMDEDUP_FASTPATH", "1") == "0" else _loaded_kernels()
+
+
+@functools.cache
+def _loaded_kernels() -> _Kernels | None:
     from ..kernels.jieba_cut import JiebaCutKernel
     from ..kernels.keywords import KeywordKernel
 
