@@ -29,24 +29,22 @@ STATES = "BEMS"
 #: finalseg.MIN_FLOAT: the log-probability of what the HMM has no entry for
 MIN_FLOAT = -3.14e100
 
-# The trie's slots, as the kernel reads them (kernels/source/jieba_cut.py).
+# The entries of the prefixes, as the kernel reads them (kernels/source/jieba_cut.py).
 _GOLDEN = 0x9E3779B97F4A7C15
 _LOW64 = (1 << 64) - 1
 _CODE_BITS = 21  # a code point, or a slot number
+_BITS_SHIFT = 42
+_WEIGHT_SHIFT = 47
+_WEIGHT_BITS = 16
 _USED = 1 << 63
-_LEAF = 1 << 62
-_MAX_SLOTS = 1 << _CODE_BITS
-_WEIGHT_SHIFT = 43
-_MAX_WEIGHTS = 1 << 19
-_ROOT = (1 << 22) - 1  # the slot number of the empty prefix: no slot's (the field has 22 bits)
 
 
 @dataclass(frozen=True)
 class JiebaTables:
     """jieba's dictionary and HMM as the kernel reads them (see
     :func:`simdedup.kernels.source.jieba_cut.cut_batch`): ``classes`` (uint8 per code point
-    from 0), ``roots`` (int32 per code point of ``classes``), ``trie`` (uint64, a power of two
-    of slots), ``weights`` (float64, NaN first), ``unknown`` (``log(1) - log(total)``), ``start``/``trans``/``emit``
+    from 0), ``roots`` (uint64 per code point of ``classes``), ``trie`` (uint64, blocks of
+    slots), ``weights`` (float64, NaN first), ``unknown`` (``log(1) - log(total)``), ``start``/``trans``/``emit``
     (float64) with ``emit`` over code points from ``emit_first``; ``total`` and ``entries``
     (``len(FREQ)``) tell a dictionary jieba has loaded apart from this one."""
 
@@ -94,15 +92,13 @@ class JiebaTables:
             tables = cls(**{name: kind(header["scalars"][name]) for name, kind in _SCALARS.items()}, **arrays)
         except (ValueError, TypeError, KeyError) as exc:
             raise ValueError(f"not jieba tables: {exc}") from None
-        kinds = {"classes": np.uint8, "roots": np.int32, "trie": np.uint64, "weights": np.float64}
+        kinds = {"classes": np.uint8, "roots": np.uint64, "trie": np.uint64, "weights": np.float64}
         kinds |= {"start": np.float64, "trans": np.float64, "emit": np.float64}
-        slots = len(tables.trie)
         if (
             any(getattr(tables, name).dtype != kind for name, kind in kinds.items())
-            or not 2 <= slots <= _MAX_SLOTS
-            or slots & (slots - 1)
+            or not 1 <= len(tables.trie) <= 1 << _CODE_BITS
             or len(tables.roots) != len(tables.classes)
-            or not 1 <= len(tables.weights) <= _MAX_WEIGHTS
+            or not 1 <= len(tables.weights) <= 1 << _WEIGHT_BITS
             or len(tables.start) != 4
             or len(tables.trans) != 16
             or not len(tables.emit)
@@ -125,34 +121,47 @@ def build_tables(
 ) -> JiebaTables | None:
     """The kernel's tables of a prefix dictionary (jieba's ``FREQ`` and ``total``), character
     classes and HMM (``finalseg``'s ``start_P``, ``trans_P``, ``emit_P``); None when they do
-    not fit its layout (more than 2**20 prefixes, or a negative frequency, which jieba cannot
+    not fit its layout (blocks of more than 2**21 slots, more than 2**16 frequencies, or a negative frequency, which jieba cannot
     take either). Weights are computed as jieba's ``calc`` computes them, with ``math.log``."""
     prefixes = {word[:end] for word in freq for end in range(1, len(word) + 1)}
-    bits = max(1, (2 * len(prefixes) - 1).bit_length())
-    if 1 << bits > _MAX_SLOTS or any(value < 0 for value in freq.values()):
+    if any(value < 0 for value in freq.values()):
         return None
     log_total = math.log(total)
     # each frequency's weight once (jieba's dictionary has about 5,000), NaN (not a word) first
     frequencies = sorted({value for value in freq.values() if value})
-    if len(frequencies) >= _MAX_WEIGHTS:
-        return None
     numbers = {value: number for number, value in enumerate(frequencies, 1)}
-    mask = (1 << bits) - 1
-    trie = [0] * (1 << bits)
-    slots: dict[str, int] = {}
-    for word in sorted(prefixes, key=lambda word: (len(word), word)):  # each after its prefixes
-        key = _USED | (slots[word[:-1]] if len(word) > 1 else _ROOT) << _CODE_BITS | ord(word[-1])
-        slot = ((key * _GOLDEN) & _LOW64) >> (64 - bits)
-        while trie[slot]:
-            slot = (slot + 1) & mask
-        slots[word] = slot
-        trie[slot] = key | numbers.get(freq.get(word, 0), 0) << _WEIGHT_SHIFT
-    for slot in {slots[word[:-1]] for word in prefixes if len(word) > 1} ^ set(slots.values()):
-        trie[slot] |= _LEAF  # no longer prefix
-    roots = np.full(len(classes), -1, dtype=np.int32)
-    for word, slot in slots.items():
+    children: dict[str, list[str]] = {}
+    for word in prefixes:
+        if len(word) > 1:
+            children.setdefault(word[:-1], []).append(word)
+    # each prefix's block: the smallest power of two of slots over 1.5 times its children
+    blocks: dict[str, tuple[int, int]] = {}
+    slots = 0
+    for word in sorted(children, key=lambda word: (len(word), word)):
+        bits = max(1, (len(children[word]) * 3 // 2).bit_length())
+        blocks[word] = slots, bits
+        slots += 1 << bits
+    if slots > 1 << _CODE_BITS or len(frequencies) >= 1 << _WEIGHT_BITS:
+        return None
+
+    def entry(word: str) -> int:
+        start, bits = blocks.get(word, (0, 0))
+        weight = numbers.get(freq.get(word, 0), 0)
+        return _USED | weight << _WEIGHT_SHIFT | bits << _BITS_SHIFT | start << _CODE_BITS | ord(word[-1])
+
+    trie = [0] * max(slots, 1)
+    for parent, words in children.items():
+        start, bits = blocks[parent]
+        mask = (1 << bits) - 1
+        for word in words:
+            home = ((ord(word[-1]) * _GOLDEN) & _LOW64) >> (64 - bits)
+            while trie[start + home]:
+                home = (home + 1) & mask
+            trie[start + home] = entry(word)
+    roots = np.zeros(len(classes), dtype=np.uint64)
+    for word in prefixes:
         if len(word) == 1 and ord(word) < len(roots):  # the classes reach every character of a block
-            roots[ord(word)] = slot
+            roots[ord(word)] = entry(word)
     start_p, trans_p, emit_p = hmm
     han = np.flatnonzero(classes & HMM_HAN)
     first = int(han[0]) if len(han) else 0
@@ -228,7 +237,7 @@ class JiebaCutKernel(Loaded):
                 len(tables.classes),
                 tables.roots.ctypes.data,
                 tables.trie.ctypes.data,
-                len(tables.trie).bit_length() - 1,
+                len(tables.trie),
                 tables.weights.ctypes.data,
                 len(tables.weights),
                 tables.unknown,

@@ -444,7 +444,7 @@ def _segment_tables():
     for name in _SEGMENTATION_FILES:
         with open(os.path.join(folder, name), "rb") as handle:
             digest.update(handle.read())
-    digest.update(f"{unicodedata.unidata_version} layout 3".encode())
+    digest.update(f"{unicodedata.unidata_version} layout 4".encode())
     name = f"jieba-cut-{digest.hexdigest()[:24]}.bin"
     data = cache.read_view(name)
     if data is not None:

@@ -22,13 +22,47 @@ DIGIT = 8  # \d of finalseg.re_skip
 # The HMM's states in the alphabetical order Python's max() compares them in: B E M S.
 B, E, M, S = 0, 1, 2, 3
 
+# A prefix of a dictionary word is a 64-bit entry: its last character (bits 0-20), where the
+# entries of its one-character-longer prefixes are (a block of trie: its start, bits 21-41, and
+# log2 of its size, bits 42-46; 0 when there are none), the number of its weight (bits 47-62),
+# and bit 63 set. A prefix's children are found in its block by their character's hash, with
+# linear probing: each prefix's block, and so a common character's, is in one place.
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-CODE_BITS = np.uint64(21)  # a code point, or a slot number, in 21 bits
-USED = np.uint64(1 << 63)
-LEAF = np.uint64(1 << 62)
-WEIGHT_SHIFT = np.uint64(43)  # the weight's number: bits 43 to 61
-WEIGHT_MASK = np.uint64((1 << 19) - 1)
-KEY = USED | np.uint64((1 << 43) - 1)  # the bits that identify a prefix
+LOW21 = np.uint64((1 << 21) - 1)
+START_SHIFT = np.uint64(21)
+BITS_SHIFT = np.uint64(42)
+WEIGHT_SHIFT = np.uint64(47)
+WEIGHT_MASK = np.uint64((1 << 16) - 1)
+
+
+@numba.njit(inline="always")
+def _block(entry, c):  # pragma: no cover - compiled
+    """``(first slot to look at, start, mask)`` for character ``c`` in the block of ``entry``'s
+    children; mask -1 when it has none."""
+    bits = (entry >> BITS_SHIFT) & np.uint64(31)
+    if bits == 0:
+        return 0, 0, -1
+    start = np.int64((entry >> START_SHIFT) & LOW21)
+    home = np.int64((np.uint64(c) * GOLDEN) >> (np.uint64(64) - bits))
+    return start + home, start, np.int64((1 << bits) - 1)
+
+
+@numba.njit(inline="always")
+def _child(trie, entry, c):  # pragma: no cover - compiled
+    """The entry of ``entry``'s prefix followed by character ``c``, 0 for none."""
+    slot, start, mask = _block(entry, c)
+    if mask < 0:
+        return np.uint64(0)
+    while True:
+        found = trie[slot]
+        if found == 0 or found & LOW21 == c:
+            return found
+        slot = start + ((slot - start + 1) & mask)
+
+
+@numba.njit(inline="always")
+def _weight(weights, entry):  # pragma: no cover - compiled
+    return weights[(entry >> WEIGHT_SHIFT) & WEIGHT_MASK]
 
 
 #: how many characters ahead the dictionary walk asks for its slots (see _cut_dag)
@@ -54,15 +88,13 @@ def _prefetch(typingctx, array, index):
 
 
 @numba.njit(inline="always")
-def _prefetch_walk(units, i, end, roots, trie, shift):  # pragma: no cover - compiled
-    """Prefetch the slots the dictionary walk from ``units[i]`` reads first: the first
-    character's, and where the second's is."""
-    root = np.int64(roots[units[i]])
-    if root >= 0:
-        _prefetch(trie, root)
-        if i + 1 < end:
-            key = USED | (np.uint64(root) << CODE_BITS) | np.uint64(units[i + 1])
-            _prefetch(trie, (key * GOLDEN) >> shift)
+def _prefetch_walk(units, i, end, roots, trie):  # pragma: no cover - compiled
+    """Prefetch the slot the dictionary walk from ``units[i]`` reads after its first character's
+    entry (in ``roots``, which stays in the caches)."""
+    if i + 1 < end:
+        slot, _, mask = _block(roots[units[i]], units[i + 1])
+        if mask >= 0:
+            _prefetch(trie, slot)
 
 
 @numba.njit(inline="always")
@@ -71,22 +103,14 @@ def _class(classes, c):  # pragma: no cover - compiled
 
 
 @numba.njit(_nrt=False)
-def _is_word(units, start, end, roots, trie, weights, shift):  # pragma: no cover - compiled
+def _is_word(units, start, end, roots, trie, weights):  # pragma: no cover - compiled
     """Whether ``units[start:end]`` is a word of the dictionary (``FREQ.get(buf)`` is not 0)."""
-    node = np.int64(roots[units[start]])
-    mask = np.uint64(len(trie) - 1)
+    entry = roots[units[start]]
     for i in range(start + 1, end):
-        if node < 0 or trie[node] & LEAF:
+        if entry == 0:
             return False
-        key = USED | (np.uint64(node) << CODE_BITS) | np.uint64(units[i])
-        slot = (key * GOLDEN) >> shift
-        node = -1
-        while trie[slot] != 0:
-            if trie[slot] & KEY == key:
-                node = np.int64(slot)
-                break
-            slot = (slot + np.uint64(1)) & mask
-    return node >= 0 and not np.isnan(weights[(trie[node] >> WEIGHT_SHIFT) & WEIGHT_MASK])
+        entry = _child(trie, entry, units[i])
+    return entry != 0 and not np.isnan(_weight(weights, entry))
 
 
 @numba.njit(_nrt=False)
@@ -206,7 +230,6 @@ def _flush(
     roots,
     trie,
     weights,
-    shift,
     start_p,
     trans_p,
     emit_p,
@@ -220,7 +243,7 @@ def _flush(
     if end - start == 1:
         out[n] = 1
         return n + 1
-    if not _is_word(units, start, end, roots, trie, weights, shift):
+    if not _is_word(units, start, end, roots, trie, weights):
         return _finalseg(units, start, end, classes, start_p, trans_p, emit_p, emit_first, states, out, n)
     for _ in range(start, end):
         out[n] = 1
@@ -237,7 +260,6 @@ def _cut_dag(
     roots,
     trie,
     weights,
-    shift,
     unknown,
     start_p,
     trans_p,
@@ -253,37 +275,28 @@ def _cut_dag(
     appended to ``out`` from ``out[n]``; returns the new count. ``values``/``ends`` hold
     ``calc``'s route (scratch)."""
     size = end - start
-    mask = np.uint64(len(trie) - 1)
     values[size] = 0.0
     for k in range(size - 1, max(size - AHEAD, 0) - 1, -1):
-        _prefetch_walk(units, start + k, end, roots, trie, shift)
+        _prefetch_walk(units, start + k, end, roots, trie)
     for k in range(size - 1, -1, -1):
         if k >= AHEAD:
-            _prefetch_walk(units, start + k - AHEAD, end, roots, trie, shift)
+            _prefetch_walk(units, start + k - AHEAD, end, roots, trie)
         # get_DAG's ends of the words that start at k, each weighed as calc does:
         # log(FREQ) - log(total) + route[x + 1]; max((value, x)): a tie goes to the longer word
         best_end = -1
         best = 0.0
-        node = np.int64(roots[units[start + k]])  # the slot of the word so far, -1 for none
+        entry = roots[units[start + k]]  # of the word so far, 0 for none
         x = k
-        while node >= 0:
-            weight = weights[(trie[node] >> WEIGHT_SHIFT) & WEIGHT_MASK]
+        while entry != 0:
+            weight = _weight(weights, entry)
             if not np.isnan(weight):
                 value = weight + values[x + 1]
                 if best_end < 0 or value >= best:
                     best, best_end = value, x
             x += 1
-            if x == size or trie[node] & LEAF:
+            if x == size:
                 break
-            # the slot of the next prefix (written out here: a call would count references)
-            key = USED | (np.uint64(node) << CODE_BITS) | np.uint64(units[start + x])
-            slot = (key * GOLDEN) >> shift
-            node = -1
-            while trie[slot] != 0:
-                if trie[slot] & KEY == key:
-                    node = np.int64(slot)
-                    break
-                slot = (slot + np.uint64(1)) & mask
+            entry = _child(trie, entry, units[start + x])
         if best_end < 0:  # no word starts here: the character alone, at log(1) - log(total)
             best, best_end = unknown + values[k + 1], k
         values[k] = best
@@ -298,7 +311,7 @@ def _cut_dag(
         else:
             if buffered >= 0:
                 n = _flush(
-                    units, start + buffered, start + x, classes, roots, trie, weights, shift,
+                    units, start + buffered, start + x, classes, roots, trie, weights,
                     start_p, trans_p, emit_p, emit_first, states, out, n,
                 )  # fmt: skip
                 buffered = -1
@@ -307,7 +320,7 @@ def _cut_dag(
         x = y
     if buffered >= 0:
         n = _flush(
-            units, start + buffered, end, classes, roots, trie, weights, shift,
+            units, start + buffered, end, classes, roots, trie, weights,
             start_p, trans_p, emit_p, emit_first, states, out, n,
         )  # fmt: skip
     return n
@@ -322,7 +335,7 @@ def cut_batch(
     nclasses,
     roots_p,
     trie_p,
-    trie_bits,
+    ntrie,
     weights_p,
     nweights,
     unknown,
@@ -352,12 +365,10 @@ def cut_batch(
     cut again (``jieba.cut("|".join(jieba.cut(text)))`` without its ``"|"``s).
 
     The dictionary: ``classes[c]`` the class bits of code point ``c < nclasses`` (others have
-    none). Every prefix of a word of jieba's ``FREQ`` is a slot of ``trie``, a hash table of
-    ``2 ** trie_bits`` slots (open addressing, linear probing, keyed by the slot of the prefix
-    one character shorter and the last character): ``USED | LEAF`` (no longer prefix) ``|
-    weight << 43 | shorter prefix << 21 | last character``, 0 when free, where ``weights[weight]``
-    is its ``log(FREQ) - log(total)``, NaN when its ``FREQ`` is 0. ``roots[c]`` is the slot of the
-    one-character prefix ``c`` (-1 for none). ``unknown`` is ``log(1) - log(total)``. The HMM: ``start_p`` (4),
+    none). Every prefix of a word of jieba's ``FREQ`` is an entry (see the top of this module):
+    ``roots[c]`` that of the one-character prefix ``c`` (0 for none), the others in the blocks of
+    ``trie`` (``ntrie`` entries); ``weights[number]`` is its ``log(FREQ) - log(total)``, NaN
+    when its ``FREQ`` is 0. ``unknown`` is ``log(1) - log(total)``. The HMM: ``start_p`` (4),
     ``trans_p`` (4 x 4), ``emit_p`` (``emit_chars`` code points from ``emit_first`` x 4 states), states
     in the order B E M S, ``MIN_FLOAT`` where jieba has no entry. The rest is scratch of
     ``room`` (the longest chunk, plus one) entries, ``units`` a chunk's code points; ``states``
@@ -368,7 +379,7 @@ def cut_batch(
     chunk_ends = carray(chunk_ends_p, (max(nchunks, 1),))
     classes = carray(classes_p, (nclasses,))
     roots = carray(roots_p, (nclasses,))
-    trie = carray(trie_p, (1 << trie_bits,))
+    trie = carray(trie_p, (ntrie,))
     weights = carray(weights_p, (nweights,))
     start_p = carray(start_p_p, (4,))
     trans_p = carray(trans_p_p, (16,))
@@ -379,7 +390,6 @@ def cut_batch(
     ends = carray(ends_p, (room,))
     states = carray(states_p, (4 * room,))
     first = carray(first_p, (room,))
-    shift = np.uint64(64 - trie_bits)
     n = 0
     chunk_words[0] = 0
     at = 0  # in data
@@ -421,12 +431,12 @@ def cut_batch(
                 j += 1
             if not recut:
                 n = _cut_dag(
-                    units, i, j, classes, roots, trie, weights, shift, unknown,
+                    units, i, j, classes, roots, trie, weights, unknown,
                     start_p, trans_p, emit_p, emit_first, values, ends, states, words, n,
                 )  # fmt: skip
             else:
                 count = _cut_dag(
-                    units, i, j, classes, roots, trie, weights, shift, unknown,
+                    units, i, j, classes, roots, trie, weights, unknown,
                     start_p, trans_p, emit_p, emit_first, values, ends, states, first, 0,
                 )  # fmt: skip
                 piece = i
@@ -436,7 +446,7 @@ def cut_batch(
                         n += 1
                     else:
                         n = _cut_dag(
-                            units, piece, piece + first[w], classes, roots, trie, weights, shift, unknown,
+                            units, piece, piece + first[w], classes, roots, trie, weights, unknown,
                             start_p, trans_p, emit_p, emit_first, values, ends, states, words, n,
                         )  # fmt: skip
                     piece += first[w]
