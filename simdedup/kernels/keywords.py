@@ -42,6 +42,7 @@ class KeywordKernel(Loaded):
         self._lock = threading.Lock()
         self._capacity = 0
         self._table: tuple[np.ndarray, ...] = ()
+        self._ahead = np.zeros(16, np.uint64)  # the kernel's AHEAD hashes
 
     def keywords(
         self, words: list[str], doc_words: np.ndarray, rules: KeywordRules, topk: int
@@ -100,6 +101,7 @@ class KeywordKernel(Loaded):
                 best.ctypes.data,
                 scores.ctypes.data,
                 found.ctypes.data,
+                self._ahead.ctypes.data,
             )
         return best, scores, found
 

@@ -8,10 +8,9 @@ operations in the same order, and the same ties (Python's ``max`` over tuples).
 
 import numba
 import numpy as np
-from llvmlite import ir
-from numba import carray, types
-from numba.core import cgutils
-from numba.core.extending import intrinsic
+from numba import carray
+
+from .common import prefetch
 
 # Bits of a character's class (:data:`simdedup.kernels.jieba_cut.CLASS_BITS`).
 BLOCK = 1  # re_han_default: runs of these are cut by the dictionary
@@ -69,24 +68,6 @@ def _weight(weights, entry):  # pragma: no cover - compiled
 AHEAD = 8
 
 
-@intrinsic
-def _prefetch(typingctx, array, index):
-    """Ask the CPU to bring ``array[index]`` into its caches (``llvm.prefetch``; no effect but
-    time): the trie's slots are all over its 16 MB, and each would otherwise be a wait."""
-
-    def codegen(context, builder, signature, arguments):
-        view = context.make_array(signature.args[0])(context, builder, arguments[0])
-        address = builder.bitcast(builder.gep(view.data, [arguments[1]]), ir.IntType(8).as_pointer())
-        word = ir.IntType(32)
-        prefetch = cgutils.get_or_insert_function(
-            builder.module, ir.FunctionType(ir.VoidType(), [address.type, word, word, word]), "llvm.prefetch.p0"
-        )
-        builder.call(prefetch, [address, word(0), word(3), word(1)])  # a read, kept close, of data
-        return context.get_dummy_value()
-
-    return types.void(array, index), codegen
-
-
 @numba.njit(inline="always")
 def _prefetch_walk(units, i, end, roots, trie):  # pragma: no cover - compiled
     """Prefetch the slot the dictionary walk from ``units[i]`` reads after its first character's
@@ -94,7 +75,7 @@ def _prefetch_walk(units, i, end, roots, trie):  # pragma: no cover - compiled
     if i + 1 < end:
         slot, _, mask = _block(roots[units[i]], units[i + 1])
         if mask >= 0:
-            _prefetch(trie, slot)
+            prefetch(trie, slot)
 
 
 @numba.njit(inline="always")

@@ -1,10 +1,28 @@
 """numba source of the keyword kernel (:mod:`simdedup.kernels.keywords`): jieba's TF-IDF
 keywords of a batch of segmented documents."""
 
+import numba
 import numpy as np
 from numba import carray
 
-from .common import xxh3
+from .common import prefetch, xxh3
+
+#: how many words ahead the table of IDFs is asked for a word's slot (a power of two)
+AHEAD = 16
+
+
+@numba.njit(inline="always")
+def _hash_ahead(data, address, token_chars, t, position, ahead, vocab_keys):  # pragma: no cover - compiled
+    """Hash word ``t`` (from byte ``position``) into ``ahead`` and prefetch its slot of the
+    IDF table; returns where the next word starts."""
+    start = position
+    for _ in range(token_chars[t]):
+        c = data[position]
+        position += 1 if c < 0x80 else 2 if c < 0xE0 else 3 if c < 0xF0 else 4
+    h = xxh3(address + start, position - start)
+    ahead[t & (AHEAD - 1)] = h
+    prefetch(vocab_keys, np.int64(h & np.uint64(len(vocab_keys) - 1)))
+    return position
 
 
 def keyword_batch(
@@ -33,6 +51,7 @@ def keyword_batch(
     best_p,
     best_scores_p,
     nbest_p,
+    ahead_p,
 ):  # pragma: no cover - compiled
     """jieba's TF-IDF keywords of each document of a batch, from its segmented words.
 
@@ -48,7 +67,8 @@ def keyword_batch(
     the word's first occurrence) and ``best_scores``, ties in first-seen order, and their
     number to ``nbest[d]``. ``keys`` .. ``used`` are a per-document table of ``capacity``
     slots (a power of two, at least twice the most words of a document); ``counts`` is all
-    zero on entry and is left so.
+    zero on entry and is left so. ``ahead`` (``AHEAD``) holds the hashes of the words ahead,
+    whose IDF slots are fetched while the words before them are counted.
     """
     doc_tokens = carray(doc_tokens_p, (ndocs + 1,))
     ntokens = doc_tokens[ndocs]
@@ -69,6 +89,11 @@ def keyword_batch(
     stop = carray(stop_p, (max(stop_bytes, 1),))
     data = carray(data_p, (max(nbytes, 1),))
     vocab_mask = np.uint64(vocab_slots - 1)
+    ahead = carray(ahead_p, (AHEAD,))
+    ahead_token, ahead_position = 0, 0
+    while ahead_token < min(AHEAD, ntokens):
+        ahead_position = _hash_ahead(data, address, token_chars, ahead_token, ahead_position, ahead, vocab_keys)
+        ahead_token += 1
     position = 0
     for d in range(ndocs):
         start_token, end_token = doc_tokens[d], doc_tokens[d + 1]
@@ -87,7 +112,10 @@ def keyword_batch(
                 else:
                     ascii_only = False
                     position += 2 if c < 0xE0 else 3 if c < 0xF0 else 4
-            h = xxh3(address + start, position - start)
+            h = ahead[t & (AHEAD - 1)]
+            if ahead_token < ntokens:
+                ahead_position = _hash_ahead(data, address, token_chars, ahead_token, ahead_position, ahead, vocab_keys)
+                ahead_token += 1
             slot = np.int64(h & mask)
             while counts[slot] != 0 and keys[slot] != h:
                 slot = np.int64(np.uint64(slot + 1) & mask)
