@@ -7,8 +7,10 @@ weights to zero.
 
 The keywords equal ``jieba.analyse.extract_tags(text, topK=topk, withWeight=True)``: same
 segmentation (``jieba.cut`` with HMM), same filters (words shorter than two characters and jieba's
-stop words dropped), same IDF table, same tie order. Long documents are segmented in chunks cut at
-whitespace, which jieba treats as a boundary anyway, so they stay in bounded memory.
+stop words dropped), same IDF table, same tie order. They are computed by two compiled kernels
+from jieba's own dictionary, HMM and IDF table (:class:`JiebaTfidfTokenizer`), jieba itself where
+the kernels cannot load. Long documents are segmented in chunks cut at whitespace, which jieba
+treats as a boundary anyway, so they stay in bounded memory.
 
 Two options reproduce the widely copied jieba simhash recipe, for stored fingerprints only:
 ``recut`` segments the words of ``jieba.cut`` joined with ``|`` again (its
@@ -24,14 +26,14 @@ import logging
 import math
 import re
 from collections import Counter
-from typing import Iterable, Sequence
+from typing import Iterable, Iterator, Sequence
 
 from ..limits import MAX_COUNT
 from . import Tokenizer
 
 MAX_SCALE = 1 << 32
-#: characters of a document that the kernels take at once (about 20 bytes each while they work)
-HELD_CHARS = 1 << 22
+#: characters of a document that the kernels take at once (about 100 bytes each while they work)
+HELD_CHARS = 1 << 20
 
 
 class _JiebaKeywords(Tokenizer):
@@ -104,8 +106,10 @@ class JiebaTfidfTokenizer(_JiebaKeywords):
 
     Where the kernels cannot load (no numba and no kept machine code; ``SIMDEDUP_FASTPATH=0``),
     or this process changed jieba's dictionary, HMM or IDF table before the tokenizer was
-    prepared (``jieba.load_userdict``, ``add_word``, ``set_dictionary``, ``set_idf_path`` ...),
-    jieba itself segments and the keywords are scored in Python: the same results.
+    prepared (``jieba.load_userdict``, ``add_word``, ``set_dictionary``, ``set_idf_path`` ...;
+    ``del_word`` of a shipped word is not seen), jieba itself segments and the keywords are
+    scored in Python: the same results. The keyword kernel knows a document's words by their
+    64-bit XXH3 hash: two words of one document with one hash would be counted as one.
     """
 
     name = "jieba"
@@ -171,6 +175,10 @@ class JiebaTfidfTokenizer(_JiebaKeywords):
         ]
 
 
+#: words that :meth:`_Kernels.words` makes strings of at a time
+_WORDS_AT_ONCE = 4096
+
+
 class _Kernels:
     """The segmentation and keyword kernels with jieba's tables (:func:`_kernels`)."""
 
@@ -180,14 +188,19 @@ class _Kernels:
         self.cut, self.tables, self.keyword_kernel, self.rules = cut, tables, keywords, rules
         self._bounds = np.zeros(1, dtype=np.int64)  # kept, as the kernels' arrays (used under cut.lock)
 
-    def words(self, text: str, recut: bool) -> list[str]:
-        """``jieba.cut(text)``'s words (with ``recut``, those of each word cut again)."""
+    def words(self, text: str, recut: bool) -> Iterator[str]:
+        """``jieba.cut(text)``'s words (with ``recut``, those of each word cut again), made a
+        few thousand at a time: a chunk of megabytes would otherwise hold a string per word."""
         import numpy as np
 
         with self.cut.lock:
             lengths, _ = self.cut.cut(text.encode("utf-8", "surrogatepass"), np.array([len(text)]), self.tables, recut)
-            ends = np.cumsum(lengths).tolist()
-        return [text[start:end] for start, end in zip([0, *ends], ends)]
+            ends = np.cumsum(lengths)
+        for first in range(0, len(ends), _WORDS_AT_ONCE):
+            bounds = ends[max(first - 1, 0) : first + _WORDS_AT_ONCE].tolist()
+            if first == 0:
+                bounds.insert(0, 0)
+            yield from map(text.__getitem__, map(slice, bounds, bounds[1:]))
 
     def keywords(self, documents: Sequence[Sequence[str]], topk: int, recut: bool) -> list[dict[str, float]]:
         """Each document's keywords and their scores, best first (documents given as chunks)."""
@@ -277,20 +290,24 @@ class _KeywordScores:
 
 
 class JiebaFastTokenizer(_JiebaKeywords):
-    """The same keywords with jieba-rs (``rjieba``) segmenting, about 20x faster than jieba's
-    segmentation, and the keywords of a batch of documents scored by a compiled kernel
-    (:func:`simdedup.kernels.source.keywords.keyword_batch`) where it loads.
+    """The same keywords with jieba-rs (``rjieba``) segmenting, and the keywords of a batch of
+    documents scored by the keyword kernel (:func:`simdedup.kernels.source.keywords.keyword_batch`)
+    where it loads. Kept for the scripts and records that name it: ``jieba`` is now exact and
+    faster (its own kernel segments as jieba does).
 
     jieba-rs reproduces jieba's segmentation (dictionary, DAG, HMM for unknown words); on the
     bundled and benchmark Chinese text the two agree on every document, and then the keywords
-    and fingerprints are identical to ``jieba``'s. Agreement is measured, not guaranteed: the
-    ``jieba`` tokenizer stays the exact reference. The kernel knows words by their 64-bit XXH3
-    hash, as the fingerprint does: two different words with one hash (about one chance in 10^7
-    for a corpus of a million distinct words) would be counted as one.
+    and fingerprints are identical to ``jieba``'s. Agreement is measured, not guaranteed. The
+    kernel knows words by their 64-bit XXH3 hash, as the fingerprint does: two different words
+    with one hash (about one chance in 10^7 for a corpus of a million distinct words) would be
+    counted as one.
     """
 
     name = "jieba-fast"
-    description = "jieba TF-IDF keywords with the jieba-rs segmenter (rjieba): same results where they agree"
+    description = (
+        "jieba TF-IDF keywords with the jieba-rs segmenter (rjieba): same results where they agree "
+        "(jieba is now exact and faster)"
+    )
 
     def prepare(self) -> None:
         if getattr(self, "_rjieba_cut", None) is not None:
@@ -308,12 +325,6 @@ class JiebaFastTokenizer(_JiebaKeywords):
 
         self._kernel = KeywordKernel.loaded()
         self._rules = _keyword_rules() if self._kernel is not None else None
-        if self._rules is None:
-            self._tfidf = _jieba_idf()
-
-    def tokens(self, text: str) -> Iterable[str]:
-        self.prepare()
-        return self._cut(text)
 
     def _cut(self, text: str) -> list[str]:
         try:
@@ -327,12 +338,6 @@ class JiebaFastTokenizer(_JiebaKeywords):
                 if piece:
                     words += [piece] if _SURROGATE.fullmatch(piece) else self._rjieba_cut(piece, True)
             return words
-
-    def features(self, chunks: Iterable[str]) -> dict[str, float]:
-        self.prepare()
-        if self._tfidf is None:
-            self._tfidf = _jieba_idf()
-        return super().features(chunks)
 
     def features_many(self, documents: Sequence[Sequence[str]]) -> list[dict[str, float]]:
         self.prepare()
