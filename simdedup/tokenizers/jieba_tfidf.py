@@ -567,7 +567,7 @@ def _keyword_rules():
     from .. import cache
     from ..kernels.keywords import KeywordRules
 
-    digest = hashlib.sha256(f"{_idf_identity()} {sorted(_STOP_WORDS)} layout 1".encode()).hexdigest()[:24]
+    digest = hashlib.sha256(f"{_idf_identity()} {sorted(_STOP_WORDS)} layout 2".encode()).hexdigest()[:24]
     # KELVIN SIGN is the one non-ASCII character that lower-cases to ASCII ("k"): the kernel
     # takes non-ASCII words for never being stop words, true while no stop word has a "k".
     assert all(word.isascii() and word == word.lower() and "k" not in word for word in _STOP_WORDS)
@@ -624,7 +624,7 @@ def _build_keyword_table(tfidf) -> bytes | None:
     hashes = [xxhash.xxh3_64_intdigest(word.encode("utf-8", "surrogatepass")) for word in tfidf.idf_freq]
     if 0 in hashes or len(set(hashes)) != len(hashes):
         return None
-    slots = 1 << max(1, (2 * len(hashes) - 1).bit_length())
+    slots = 1 << max(1, (3 * len(hashes) // 2).bit_length())  # at most two thirds full
     keys = np.zeros(slots, dtype=np.uint64)
     idf = np.zeros(slots, dtype=np.float64)
     mask = slots - 1
