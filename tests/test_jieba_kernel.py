@@ -125,10 +125,18 @@ def jiebas_own_path():
 @settings(
     max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
 )
-@given(st.lists(st.lists(TEXTS, min_size=1, max_size=4), min_size=1, max_size=4), st.booleans())
-def test_documents_in_chunks_are_counted_as_on_jiebas_path(jiebas_own_path, documents, recut):
+@given(
+    st.lists(st.lists(TEXTS, min_size=1, max_size=4), min_size=1, max_size=4),
+    st.booleans(),
+    st.sampled_from([30, 1 << 20]),
+)
+def test_documents_in_chunks_are_counted_as_on_jiebas_path(jiebas_own_path, monkeypatch, documents, recut, held):
     """A document given in chunks (as long ones are read): each chunk cut alone, the counts
-    summed over the document, as jieba's path does."""
+    summed over the document, as jieba's path does; documents over HELD_CHARS (here some of
+    them) stream through the kernel a chunk at a time instead of going to it whole."""
+    from simdedup.tokenizers import jieba_tfidf
+
+    monkeypatch.setattr(jieba_tfidf, "HELD_CHARS", held)
     expected = [jiebas_own_path(recut=recut).features(chunks) for chunks in documents]
     tokenizer = get_tokenizer("jieba", recut=recut)
     assert tokenizer.features_many(documents) == expected

@@ -163,15 +163,19 @@ class JiebaTfidfTokenizer(_JiebaKeywords):
             size += len(chunk)
             if size > HELD_CHARS:
                 return super().features(itertools.chain(held, remaining))
-        return self.features_many([held])[0]
+        return self._weights(self._kernels.keywords([held], self.options["topk"], self.option("recut"))[0])
 
     def features_many(self, documents: Sequence[Sequence[str]]) -> list[dict[str, float]]:
         self.prepare()
         if self._kernels is None or self._kernels.rules is None:
             return super().features_many(documents)
+        # documents over HELD_CHARS (a long text held in memory) stream, as features() has them
+        sizes = [sum(map(len, chunks)) for chunks in documents]
+        held = [chunks for chunks, size in zip(documents, sizes) if size <= HELD_CHARS]
+        found = iter(self._kernels.keywords(held, self.options["topk"], self.option("recut")))
         return [
-            self._weights(scores)
-            for scores in self._kernels.keywords(documents, self.options["topk"], self.option("recut"))
+            self._weights(next(found)) if size <= HELD_CHARS else self.features(chunks)
+            for chunks, size in zip(documents, sizes)
         ]
 
 
