@@ -26,7 +26,7 @@ import logging
 import math
 import re
 from collections import Counter
-from typing import Iterable, Iterator, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 from ..limits import MAX_COUNT
 from . import Tokenizer
@@ -169,14 +169,25 @@ class JiebaTfidfTokenizer(_JiebaKeywords):
         self.prepare()
         if self._kernels is None or self._kernels.rules is None:
             return super().features_many(documents)
-        # documents over HELD_CHARS (a long text held in memory) stream, as features() has them
-        sizes = [sum(map(len, chunks)) for chunks in documents]
-        held = [chunks for chunks, size in zip(documents, sizes) if size <= HELD_CHARS]
-        found = iter(self._kernels.keywords(held, self.options["topk"], self.option("recut")))
-        return [
-            self._weights(next(found)) if size <= HELD_CHARS else self.features(chunks)
-            for chunks, size in zip(documents, sizes)
-        ]
+        kernels = self._kernels
+        return _held_or_streamed(
+            documents,
+            lambda held: map(self._weights, kernels.keywords(held, self.options["topk"], self.option("recut"))),
+            self.features,
+        )
+
+
+def _held_or_streamed(
+    documents: Sequence[Sequence[str]],
+    together: Callable[[list[Sequence[str]]], Iterable[dict[str, float]]],
+    alone: Callable[[Sequence[str]], dict[str, float]],
+) -> list[dict[str, float]]:
+    """The keywords of documents (each given as its chunks): those up to HELD_CHARS
+    ``together`` in the kernels, a longer one (a long text held in memory) ``alone``, its
+    words counted as its chunks stream."""
+    sizes = [sum(map(len, chunks)) for chunks in documents]
+    found = iter(together([chunks for chunks, size in zip(documents, sizes) if size <= HELD_CHARS]))
+    return [next(found) if size <= HELD_CHARS else alone(chunks) for chunks, size in zip(documents, sizes)]
 
 
 #: words that :meth:`_Kernels.words` makes strings of at a time
@@ -347,6 +358,10 @@ class JiebaFastTokenizer(_JiebaKeywords):
         self.prepare()
         if self._rules is None:
             return super().features_many(documents)
+        return _held_or_streamed(documents, self._kernel_keywords, self.features)
+
+    def _kernel_keywords(self, documents: Sequence[Sequence[str]]) -> list[dict[str, float]]:
+        """The keywords of documents of up to HELD_CHARS, their words counted by the kernel."""
         import numpy as np
 
         words: list[str] = []
