@@ -33,6 +33,7 @@ needs_kernels = pytest.mark.skipif(JiebaCutKernel.loaded() is None, reason="the 
 REAL = sorted((REPO / "examples" / "zh").glob("*.txt")) + sorted((REPO / "tests/fixtures/yanyiwu").glob("news*"))
 SHARED_ZH = REPO.parent / "shared" / "eval" / "dev-zh" / "docs"
 CORPORA = REPO / "benchmarks" / ".corpus"
+EVAL = REPO / "benchmarks" / ".eval"
 
 
 def _dictionary_words(count: int) -> list[str]:
@@ -172,11 +173,13 @@ def _documents(folder: Path) -> list[Path]:
 @needs_kernels
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    "folder", [SHARED_ZH, CORPORA / "real-zh", CORPORA / "real-mixed"], ids=["dev-zh", "real-zh", "real-mixed"]
+    "folder",
+    [SHARED_ZH, CORPORA / "real-zh", CORPORA / "real-mixed", EVAL / "dev-zh-pkg/docs", EVAL / "dev-mixed-pkg/docs"],
+    ids=["dev-zh", "real-zh", "real-mixed", "dev-zh-pkg", "dev-mixed-pkg"],
 )
 def test_every_document_of_the_chinese_corpora(folder):
-    """Every document of ../shared's dev-zh and of make corpora's real-zh and real-mixed
-    (skipped when absent): words and keywords."""
+    """Every document of ../shared's dev-zh, of make corpora's real-zh and real-mixed and of
+    make eval-data's Chinese sets (each skipped when absent): words and keywords."""
     if not folder.is_dir():
         pytest.skip(f"{folder} is absent")
     tokenizer = get_tokenizer("jieba")
