@@ -233,12 +233,14 @@ class _Kernels:
             if len(self._bounds) <= len(lengths):
                 self._bounds = np.zeros(len(lengths) + 1, dtype=np.int64)
             np.cumsum(lengths, out=self._bounds[1 : len(lengths) + 1])
-            results = []
-            for d, n in enumerate(found.tolist()):
-                chosen = best[d, :n]
-                places = zip(self._bounds[chosen].tolist(), self._bounds[chosen + 1].tolist())
-                results.append({text[start:end]: score for (start, end), score in zip(places, scores[d, :n].tolist())})
-        return results
+            kept = np.arange(best.shape[1]) < found[:, None]  # every document's keywords, in order
+            chosen = best[kept]
+            keywords = list(
+                map(text.__getitem__, map(slice, self._bounds[chosen].tolist(), self._bounds[chosen + 1].tolist()))
+            )
+            weights = scores[kept].tolist()
+        ends = np.cumsum(found).tolist()
+        return [dict(zip(keywords[end - n : end], weights[end - n : end])) for n, end in zip(found.tolist(), ends)]
 
 
 def _kernels() -> _Kernels | None:
