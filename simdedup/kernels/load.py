@@ -157,6 +157,7 @@ KERNELS = {
         best_p="i64*",
         best_scores_p="f64*",
         nbest_p="i64*",
+        kept_counts_p="i64*",
         ahead_p="u64*",
     ),
     "jieba-cut": Compiled(

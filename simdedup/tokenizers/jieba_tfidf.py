@@ -21,7 +21,6 @@ Two options reproduce the widely copied jieba simhash recipe, for stored fingerp
 from __future__ import annotations
 
 import functools
-import itertools
 import logging
 import math
 import re
@@ -153,17 +152,23 @@ class JiebaTfidfTokenizer(_JiebaKeywords):
         self.prepare()
         if self._kernels is None or self._kernels.rules is None:
             return super().features(chunks)
-        # A document up to HELD_CHARS goes to the kernels whole; a larger one is counted as it
-        # streams (the words of each chunk from the kernel, counted and scored in Python).
-        held: list[str] = []
-        size = 0
-        remaining = iter(chunks)
-        for chunk in remaining:
-            held.append(chunk)
-            size += len(chunk)
-            if size > HELD_CHARS:
-                return super().features(itertools.chain(held, remaining))
-        return self._weights(self._kernels.keywords([held], self.options["topk"], self.option("recut"))[0])
+        # A document up to HELD_CHARS goes to the kernels whole; a larger one streams through
+        # them, HELD_CHARS at a time, its kept words counted (and scored once) in Python.
+        recut = self.option("recut")
+        merged: dict[str, list] = {}  # word: [IDF, count], first seen first
+        for group, whole in _groups(chunks):
+            if whole:
+                return self._weights(self._kernels.keywords([group], self.options["topk"], recut)[0])
+            for word, idf, count in zip(*self._kernels.counts(group, recut)):
+                if word in merged:
+                    merged[word][1] += count
+                else:
+                    merged[word] = [idf, count]
+        import numpy as np
+
+        idfs = np.array([entry[0] for entry in merged.values()], dtype=np.float64)
+        counts = np.array([entry[1] for entry in merged.values()], dtype=np.float64)
+        return self._weights(_top_keywords(list(merged), idfs, counts, self.options["topk"]))
 
     def features_many(self, documents: Sequence[Sequence[str]]) -> list[dict[str, float]]:
         self.prepare()
@@ -175,6 +180,20 @@ class JiebaTfidfTokenizer(_JiebaKeywords):
             lambda held: map(self._weights, kernels.keywords(held, self.options["topk"], self.option("recut"))),
             self.features,
         )
+
+
+def _groups(chunks: Iterable[str]) -> Iterator[tuple[list[str], bool]]:
+    """A document's chunks in groups of up to HELD_CHARS characters (a longer chunk alone), each
+    with whether it is the whole document."""
+    group: list[str] = []
+    size, first = 0, True
+    for chunk in chunks:
+        if group and size + len(chunk) > HELD_CHARS:
+            yield group, False
+            group, size, first = [], 0, False
+        group.append(chunk)
+        size += len(chunk)
+    yield group, first and size <= HELD_CHARS
 
 
 def _held_or_streamed(
@@ -192,6 +211,8 @@ def _held_or_streamed(
 
 #: words that :meth:`_Kernels.words` makes strings of at a time
 _WORDS_AT_ONCE = 4096
+#: words that :meth:`_Kernels.counts` has the keyword kernel count at a time
+_COUNTED_WORDS = 1 << 19
 
 
 class _Kernels:
@@ -217,6 +238,40 @@ class _Kernels:
                 bounds.insert(0, 0)
             yield from map(text.__getitem__, map(slice, bounds, bounds[1:]))
 
+    def counts(self, chunks: Sequence[str], recut: bool) -> tuple[list[str], list[float], list[int]]:
+        """The words of a part of a document (given as chunks) that jieba keeps, first seen first,
+        with their IDF and count, counted by the keyword kernel _COUNTED_WORDS at a time (its
+        table grows with the words it takes)."""
+        import numpy as np
+
+        text = "".join(chunks)
+        data = text.encode("utf-8", "surrogatepass")
+        chunk_ends = np.cumsum(np.fromiter(map(len, chunks), dtype=np.int64, count=len(chunks)))
+        words: list[str] = []
+        idfs: list[float] = []
+        counts: list[int] = []
+        with self.cut.lock:
+            lengths, _ = self.cut.cut(data, chunk_ends, self.tables, recut)
+            parts = np.append(np.arange(0, len(lengths), _COUNTED_WORDS), len(lengths))
+            first, idf, count, found = self.keyword_kernel.text_counts(data, lengths, parts, self.rules)
+            bounds = self._word_bounds(lengths)
+            for part, n in enumerate(found.tolist()):
+                chosen = first[part, :n]
+                words += map(text.__getitem__, map(slice, bounds[chosen].tolist(), bounds[chosen + 1].tolist()))
+                idfs += idf[part, :n].tolist()
+                counts += count[part, :n].tolist()
+        return words, idfs, counts
+
+    def _word_bounds(self, lengths):
+        """Where each word starts, and the last ends: ``text[bounds[t]:bounds[t + 1]]`` is word
+        ``t`` (an array of this object's, valid while ``cut.lock`` is held)."""
+        import numpy as np
+
+        if len(self._bounds) <= len(lengths):
+            self._bounds = np.zeros(len(lengths) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=self._bounds[1 : len(lengths) + 1])
+        return self._bounds
+
     def keywords(self, documents: Sequence[Sequence[str]], topk: int, recut: bool) -> list[dict[str, float]]:
         """Each document's keywords and their scores, best first (documents given as chunks)."""
         import numpy as np
@@ -229,15 +284,10 @@ class _Kernels:
             lengths, chunk_words = self.cut.cut(data, chunk_ends, self.tables, recut)
             doc_words = chunk_words[np.cumsum([0, *map(len, documents)])]
             best, scores, found = self.keyword_kernel.text_keywords(data, lengths, doc_words, self.rules, topk)
-            # word t is text[bounds[t]:bounds[t + 1]]
-            if len(self._bounds) <= len(lengths):
-                self._bounds = np.zeros(len(lengths) + 1, dtype=np.int64)
-            np.cumsum(lengths, out=self._bounds[1 : len(lengths) + 1])
+            bounds = self._word_bounds(lengths)
             kept = np.arange(best.shape[1]) < found[:, None]  # every document's keywords, in order
             chosen = best[kept]
-            keywords = list(
-                map(text.__getitem__, map(slice, self._bounds[chosen].tolist(), self._bounds[chosen + 1].tolist()))
-            )
+            keywords = list(map(text.__getitem__, map(slice, bounds[chosen].tolist(), bounds[chosen + 1].tolist())))
             weights = scores[kept].tolist()
         ends = np.cumsum(found).tolist()
         return [dict(zip(keywords[end - n : end], weights[end - n : end])) for n, end in zip(found.tolist(), ends)]
@@ -268,6 +318,21 @@ def _loaded_kernels() -> _Kernels | None:
     return _Kernels(cut, tables, keywords, rules)
 
 
+def _top_keywords(words: list[str], idfs, counts, topk: int) -> dict[str, float]:
+    """``extract_tags``'s ``topk`` keywords and weights of distinct words (first seen first) with
+    their IDF (NaN: dropped) and counts (float64 arrays): ``count * (idf / total)``, ``total`` the
+    kept words' count, the heaviest first, ties in first-seen order."""
+    import numpy as np
+
+    kept = np.flatnonzero(~np.isnan(idfs))
+    if not len(kept):
+        return {}
+    frequency = counts[kept]
+    scores = frequency * (idfs[kept] / float(frequency.sum()))
+    best = np.argsort(-scores, kind="stable")[:topk]
+    return {words[i]: score for i, score in zip(kept[best].tolist(), scores[best].tolist())}
+
+
 class _KeywordScores:
     """``extract_tags``'s choice and weights of keywords, given the words' counts.
 
@@ -290,14 +355,8 @@ class _KeywordScores:
         if None in values:  # words not met before
             for i in [i for i, value in enumerate(values) if value is None]:
                 values[i] = self._word_idf[words[i]] = self._idf_of(words[i])
-        idfs = np.array(values, dtype=np.float64)
-        kept = np.flatnonzero(~np.isnan(idfs))
-        if not len(kept):
-            return {}
-        frequency = np.fromiter(counts.values(), dtype=np.float64, count=len(words))[kept]
-        scores = frequency * (idfs[kept] / float(frequency.sum()))
-        best = np.argsort(-scores, kind="stable")[:topk]
-        return {words[i]: score for i, score in zip(kept[best].tolist(), scores[best].tolist())}
+        frequency = np.fromiter(counts.values(), dtype=np.float64, count=len(words))
+        return _top_keywords(words, np.array(values, dtype=np.float64), frequency, topk)
 
     def _idf_of(self, word: str) -> float:
         """The word's IDF, or NaN when jieba drops it (too short, a stop word)."""

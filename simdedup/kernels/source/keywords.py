@@ -51,6 +51,7 @@ def keyword_batch(
     best_p,
     best_scores_p,
     nbest_p,
+    kept_counts_p,
     ahead_p,
 ):  # pragma: no cover - compiled
     """jieba's TF-IDF keywords of each document of a batch, from its segmented words.
@@ -69,6 +70,10 @@ def keyword_batch(
     slots (a power of two, at least twice the most words of a document); ``counts`` is all
     zero on entry and is left so. ``ahead`` (``AHEAD``) holds the hashes of the words ahead,
     whose IDF slots are fetched while the words before them are counted.
+
+    With ``topk`` below 0 the words are counted, not scored: each document's kept words (at most
+    ``-topk``), first seen first, go to ``best`` (first occurrence), ``best_scores`` (IDF) and
+    ``kept_counts`` (count), their number to ``nbest[d]``.
     """
     doc_tokens = carray(doc_tokens_p, (ndocs + 1,))
     ntokens = doc_tokens[ndocs]
@@ -82,8 +87,10 @@ def keyword_batch(
     first = carray(first_p, (capacity,))
     idfs = carray(idfs_p, (capacity,))
     used = carray(used_p, (capacity,))
-    best = carray(best_p, (max(ndocs * topk, 1),))
-    best_scores = carray(best_scores_p, (max(ndocs * topk, 1),))
+    room = topk if topk > 0 else -topk
+    best = carray(best_p, (max(ndocs * room, 1),))
+    best_scores = carray(best_scores_p, (max(ndocs * room, 1),))
+    kept_counts = carray(kept_counts_p, (max(ndocs * room, 1),))
     nbest = carray(nbest_p, (ndocs,))
     stop_bytes = stop_ends[nstop - 1] if nstop > 0 else 0
     stop = carray(stop_p, (max(stop_bytes, 1),))
@@ -185,13 +192,18 @@ def keyword_batch(
                     if same:
                         idfs[slot] = np.nan
                         break
+        found = 0
+        base = d * room
         total = 0
         for j in range(size):
             if not np.isnan(idfs[used[j]]):
                 total += counts[used[j]]
-        found = 0
-        base = d * topk
-        if total > 0:
+                if topk < 0:  # the counts alone: each kept word, first seen first
+                    best[base + found] = first[used[j]]
+                    best_scores[base + found] = idfs[used[j]]
+                    kept_counts[base + found] = counts[used[j]]
+                    found += 1
+        if total > 0 and topk > 0:
             denominator = np.float64(total)
             for j in range(size):  # first-seen order; a later equal score ranks after
                 slot = used[j]
