@@ -130,14 +130,19 @@ def jiebas_own_path():
     st.lists(st.lists(TEXTS, min_size=1, max_size=4), min_size=1, max_size=4),
     st.booleans(),
     st.sampled_from([30, 1 << 20]),
+    st.sampled_from([3, 1 << 19]),
 )
-def test_documents_in_chunks_are_counted_as_on_jiebas_path(jiebas_own_path, monkeypatch, documents, recut, held):
+def test_documents_in_chunks_are_counted_as_on_jiebas_path(
+    jiebas_own_path, monkeypatch, documents, recut, held, counted
+):
     """A document given in chunks (as long ones are read): each chunk cut alone, the counts
     summed over the document, as jieba's path does; documents over HELD_CHARS (here some of
-    them) stream through the kernel a chunk at a time instead of going to it whole."""
+    them) stream through the kernels in groups of chunks, their words counted a few at a time
+    and the counts summed, instead of going to them whole."""
     from simdedup.tokenizers import jieba_tfidf
 
     monkeypatch.setattr(jieba_tfidf, "HELD_CHARS", held)
+    monkeypatch.setattr(jieba_tfidf, "_COUNTED_WORDS", counted)
     expected = [jiebas_own_path(recut=recut).features(chunks) for chunks in documents]
     tokenizer = get_tokenizer("jieba", recut=recut)
     assert tokenizer.features_many(documents) == expected
