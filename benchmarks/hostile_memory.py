@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Peak memory and time on hostile inputs: compression bombs and huge one-line JSON documents.
+"""Peak memory and time on hostile inputs: compression bombs and huge one-line JSON documents,
+English and Chinese (the jieba tokenizer).
 
     python benchmarks/hostile_memory.py      # (make large runs it after large_inputs.py)
 
@@ -48,6 +49,17 @@ def random_words(size: int, seed: int, vocabulary: int = 100_000, prefix: str = 
 # A 16 KiB period of random words: gzip's 32 KiB window sees it repeat, so even the stream of
 # random words compresses about a thousand times.
 RANDOM_WORDS = random_words(1 << 14, 1, 5000).encode()[: 1 << 14] * (PIECE >> 14)
+
+
+def chinese(size: int, seed: int) -> bytes:
+    """``size`` bytes of Chinese words of jieba's dictionary (and a few it does not know, and
+    punctuation) back to back, without white space."""
+    rng = random.Random(seed)
+    words = ["中文", "分词", "数据", "我们", "测试", "鸡尾酒会", "的", "是", "，", "。", "丁七", "夬"]
+    return "".join(rng.choice(words) for _ in range(size // 5)).encode()[: size // 3 * 3]
+
+
+CHINESE = chinese(PIECE, 5)
 
 COMPRESSORS = {
     "gz": lambda data: gzip.compress(data, 9),
@@ -136,6 +148,21 @@ def main() -> int:
             fingerprint,
         ),
         (".csv.gz with a 1 GiB row", long_line_bomb("long-row.csv.gz", b"text\n" + row, b"", b"\n"), fingerprint),
+    ]
+    # Chinese without white space: each chunk as long as the reader makes them (4 MiB of text),
+    # cut by the jieba tokenizer's kernel; a chunk's words are counted a few thousand at a time
+    jieba = ["fingerprint", "--silent", "-j", "1", "--tokenizer", "jieba"]
+    jobs += [
+        (
+            "256 MiB of Chinese, no white space, .gz",
+            bomb("chinese.txt.gz", CHINESE, COMPRESSORS["gz"], GIB // 4),
+            jieba,
+        ),
+        (
+            "100 MB one-line JSON, Chinese",
+            json_line("one-line-chinese.jsonl", lambda: chinese(100_000_000, 6).decode()),
+            jieba,
+        ),
     ]
     ascii_line = json_line("one-line-ascii.jsonl", lambda: random_words(100_000_000, 3))
     accents_line = json_line("one-line-accents.jsonl", lambda: random_words(88_000_000, 4, prefix="é"))  # 100 MB

@@ -22,6 +22,7 @@ so that it finds it in the page cache.
     python benchmarks/speed.py             # real corpora; sizes 24, 72, 216 MB (-j 2 also at 648 MB); 10^5, 10^6 fingerprints
     python benchmarks/speed.py --large     # also 10^7 fingerprints
     python benchmarks/speed.py --real-only # the real corpora alone
+    python benchmarks/speed.py --jieba     # the jieba rows of the real Chinese corpora alone
 """
 
 from __future__ import annotations
@@ -446,7 +447,8 @@ def real_rows(python_a: str, python_b: str, out: str) -> None:
         print(f"corpora: differs from corpora.sha256: {difference}")
     print()
     for name in listings:
-        for options in ([], ["--tokenizer", "whitespace", "--sketch", "0"], ["--shingle", "3"]):
+        jieba = [["--tokenizer", "jieba"]] if name != "real-en" else []  # its Python path: jieba cutting
+        for options in ([], ["--tokenizer", "whitespace", "--sketch", "0"], ["--shingle", "3"], *jieba):
             print(
                 f"- {name}, `fingerprint {' '.join(options) or '(defaults)'}`: kernel and Python path "
                 f"{same_output_on_both_paths(CORPUS / name, *options)}"
@@ -493,12 +495,33 @@ def real_rows(python_a: str, python_b: str, out: str) -> None:
         command = " ".join(SIMDEDUP) + ' dedup --silent -j 1 -o /dev/null - < "$1"'
         dedup = measure(["sh", "-c", command, "sh", str(listing)])
         print(row(f"dedup {name} {mb:.0f} MB", "simdedup dedup defaults, -j 1", dedup, mb, docs))
-        if name == "real-zh":
-            tags = anchor(python_a, "extract-tags", listing)
-            print(row(job, "jieba extract_tags", tags, mb, docs))
-            fast = measure(fingerprint_of(listing, out, "--tokenizer", "jieba-fast"))
-            print(row(job, "simdedup --tokenizer jieba-fast", fast, mb, docs, tags))
+    jieba_rows(python_a, out, listings)
     print()
+
+
+def jieba_rows(python_a: str, out: str, listings: dict[str, Path]) -> None:
+    """jieba's TF-IDF keywords on the Chinese corpora: the jieba tokenizer (its kernels) against
+    ``extract_tags`` itself, and ``jieba-fast`` beside them; then the start-up of one file."""
+    for name in ("real-zh", "real-mixed"):
+        listing = listings[name]
+        paths = listing.read_text().splitlines()
+        docs, mb = len(paths), sum(os.path.getsize(p) for p in paths) / MB
+        job = f"fingerprint {name} {mb:.0f} MB"
+        tags = anchor(python_a, "extract-tags", listing)
+        print(row(job, "jieba extract_tags", tags, mb, docs))
+        for tokenizer, jobs in (("jieba", 1), ("jieba", 2), ("jieba-fast", 1)):
+            ours = measure(fingerprint_of(listing, out, "--tokenizer", tokenizer, jobs=jobs))
+            label = f"simdedup --tokenizer {tokenizer}" + (f", -j {jobs}" if jobs > 1 else "")
+            print(row(job, label, ours, mb, docs, tags))
+    one = ROOT / "examples/zh" / sorted(os.listdir(ROOT / "examples/zh"))[0]
+    for tokenizer in ("words", "jieba"):
+        print(
+            row(
+                "start-up",
+                f"simdedup fingerprint --tokenizer {tokenizer} (one file)",
+                measure(SIMDEDUP + ["fingerprint", "--tokenizer", tokenizer, str(one)]),
+            )
+        )
 
 
 def main() -> int:
@@ -513,9 +536,20 @@ def main() -> int:
     )
     parser.add_argument("--zh", type=int, default=8, help="Chinese corpus size in MB")
     parser.add_argument("--large", action="store_true", help="also cluster 10^7 fingerprints")
+    parser.add_argument("--jieba", action="store_true", help="the jieba rows of the real Chinese corpora alone")
     args = parser.parse_args()
     compile_bytecode()
     python_a = ensure_venv(VENV_A, ANCHORS_A)
+    if args.jieba:
+        for name in ("real-zh", "real-mixed"):
+            real_corpus(name)
+        print(TABLE_HEAD)
+        jieba_rows(
+            python_a,
+            str(CORPUS / "out.jsonl"),
+            {name: utf8_file_list(CORPUS / name) for name in ("real-zh", "real-mixed")},
+        )
+        return 0
     python_b = ensure_venv(VENV_B, ANCHORS_B)
     sizes = [int(s) for s in args.sizes.split(",")]
     print(f"machine: {os.cpu_count()} cores; Python {sys.version.split()[0]}\n")
@@ -575,7 +609,7 @@ def main() -> int:
     job = f"fingerprint zh {mb:.0f} MB"
     tags = anchor(python_a, "extract-tags", listing)
     print(row(job, "jieba extract_tags", tags, mb, docs))
-    for tokenizer, jobs in (("jieba", 1), ("jieba-fast", 1), ("jieba-fast", 2)):
+    for tokenizer, jobs in (("jieba", 1), ("jieba", 2), ("jieba-fast", 1), ("jieba-fast", 2)):
         ours = measure(
             SIMDEDUP
             + ["fingerprint", "--silent", "-j", str(jobs), "--tokenizer", tokenizer, "-o", out, "--force", str(zh)]

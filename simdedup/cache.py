@@ -27,18 +27,26 @@ def cache_dirs() -> list[Path]:
     return [Path(__file__).parent / "__pycache__" / f"simdedup-{LAYOUT}", Path(xdg) / "simdedup" / str(LAYOUT)]
 
 
-def _digest(name: str, data: bytes) -> bytes:
-    return hashlib.sha256(name.encode("utf-8", "surrogatepass") + b"\0" + data).digest()
+def _digest(name: str, data: bytes | memoryview) -> bytes:
+    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass") + b"\0")
+    digest.update(data)  # not joined to the name: a copy of a large file costs as much as its hash
+    return digest.digest()
 
 
 def read(name: str) -> bytes | None:
     """The contents of the cached file ``name``, or None (a damaged one with a warning)."""
+    data = read_view(name)
+    return None if data is None else data.tobytes()
+
+
+def read_view(name: str) -> memoryview | None:
+    """:func:`read`, as a view of the bytes read (large tables need no copy of their 10 MB)."""
     for folder in cache_dirs():
         try:
             stored = (folder / name).read_bytes()
         except OSError:
             continue
-        data = stored[DIGEST_BYTES:]
+        data = memoryview(stored)[DIGEST_BYTES:]
         if stored[:DIGEST_BYTES] == _digest(name, data):
             return data
         from .messages import message

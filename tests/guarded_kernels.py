@@ -1,6 +1,6 @@
-"""Every compiled kernel that reads a caller's bytes, run on generated inputs placed flush against
-a page that cannot be read (and the exact sets' outputs, which the caller sizes, flush against
-one that cannot be written): a kernel that reads one byte before its input or past its end dies
+"""Every compiled kernel that reads a caller's bytes (fingerprints, exact sets, record lines, the
+jieba tokenizer's), run on generated inputs placed flush against a page that cannot be read (and
+the exact sets' outputs, which the caller sizes, flush against one that cannot be written): a kernel that reads one byte before its input or past its end dies
 with SIGSEGV here, where on an ordinary buffer (a bytes object, the file buffer's slack, the
 next document) it would read something and go on, and crash only when an input happens to end
 at the end of a mapping (a shared-memory block of texts, a large joined batch).
@@ -121,6 +121,29 @@ def _exact_sets(rng: random.Random, texts: list[bytes], at_end: bool) -> None:
     kernel.sets_many(guarded.view, offsets, _tables(rng.random() < 0.5), CJK_SHARE, words, counts, grams, 0, 0)
 
 
+def _jieba(rng: random.Random, texts: list[bytes], at_end: bool) -> None:
+    """The jieba tokenizer's kernels (segmentation, keywords and counts) on the documents as
+    Python encodes a str for them (lone surrogates kept), in one to three chunks each."""
+    from simdedup.kernels.jieba_cut import JiebaCutKernel
+    from simdedup.kernels.keywords import KeywordKernel
+    from simdedup.tokenizers.jieba_tfidf import _keyword_rules, _segment_tables
+
+    cut, keywords, tables, rules = JiebaCutKernel.loaded(), KeywordKernel.loaded(), _segment_tables(), _keyword_rules()
+    strings = [text.decode("utf-8", "surrogateescape") for text in texts]
+    guarded = Guarded("".join(strings).encode("utf-8", "surrogatepass"), at_end)
+    ends, doc_chunks, at = [], [0], 0
+    for string in strings:
+        cuts = sorted(rng.randrange(len(string) + 1) for _ in range(rng.randrange(3)))
+        ends += [at + c for c in cuts] + [at + len(string)]
+        at += len(string)
+        doc_chunks.append(len(ends))
+    with cut.lock:
+        lengths, chunk_words = cut.cut(guarded.view, np.array(ends, dtype=np.int64), tables, rng.random() < 0.3)
+        doc_words = chunk_words[doc_chunks]
+        keywords.text_keywords(guarded.view, lengths, doc_words, rules, rng.choice([1, 5, 20]))
+        keywords.text_counts(guarded.view, lengths, doc_words, rules)
+
+
 def _guarded_array(length: int, dtype: type) -> tuple[Guarded, np.ndarray]:
     """A writable array of ``length`` values that ends where a page that cannot be touched
     starts (with its mapping, which must outlive it)."""
@@ -195,7 +218,7 @@ def edges() -> None:
 def run(seed: int, cases: int) -> None:
     rng = random.Random(seed)
     for case in range(cases):
-        kernel = ("fingerprint", "exact sets", "record lines")[case % 3]
+        kernel = ("fingerprint", "exact sets", "record lines", "jieba")[case % 4]
         at_end = rng.random() < 0.7
         texts = [_text(rng) for _ in range(rng.choice([1, 1, 1, 2, 4]))]
         print(
@@ -206,6 +229,8 @@ def run(seed: int, cases: int) -> None:
             _fingerprint(rng, texts, at_end)
         elif kernel == "exact sets":
             _exact_sets(rng, texts, at_end)
+        elif kernel == "jieba":
+            _jieba(rng, texts, at_end)
         else:
             _record_lines(rng, at_end)
     print("done", flush=True)

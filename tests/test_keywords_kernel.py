@@ -3,7 +3,7 @@
 import sys
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from simdedup.kernels import load
@@ -65,10 +65,16 @@ def _python_path(texts):
 
 
 @needs_kernel
-@settings(max_examples=300, deadline=None)
-@given(st.lists(st.lists(st.sampled_from(PIECES), max_size=60).map("".join), min_size=1, max_size=6), st.integers(1, 8))
-def test_kernel_keywords_equal_the_python_scoring(texts, topk):
-    """Same keywords, same weights (bit for bit), same order, ties included."""
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.lists(st.lists(st.sampled_from(PIECES), max_size=60).map("".join), min_size=1, max_size=6),
+    st.integers(1, 8),
+    st.sampled_from([40, 1 << 20]),
+)
+def test_kernel_keywords_equal_the_python_scoring(monkeypatch, texts, topk, held):
+    """Same keywords, same weights (bit for bit), same order, ties included; documents over
+    HELD_CHARS (here some of them) counted in Python as they stream."""
+    monkeypatch.setattr(jieba_tfidf, "HELD_CHARS", held)
     tokenizer = get_tokenizer("jieba-fast", topk=topk)
     python = get_tokenizer("jieba-fast", topk=topk)
     python.prepare()

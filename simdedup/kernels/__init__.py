@@ -2,8 +2,9 @@
 Python path that gives the same results:
 
 - :mod:`~simdedup.kernels.fastpath`: tokens, simhash and sketch of a batch of UTF-8 documents;
-- :mod:`~simdedup.kernels.keywords`: ``jieba-fast``'s TF-IDF keywords of segmented documents
-  (:mod:`simdedup.tokenizers.jieba_tfidf`);
+- :mod:`~simdedup.kernels.jieba_cut`: jieba's segmentation (``jieba.cut``) of a batch of texts,
+  and :mod:`~simdedup.kernels.keywords`: the TF-IDF keywords of segmented documents, for the
+  ``jieba`` and ``jieba-fast`` tokenizers (:mod:`simdedup.tokenizers.jieba_tfidf`);
 - :mod:`~simdedup.kernels.pairs`: the candidate pairs of the pair search (:mod:`simdedup.pairs`,
   :mod:`simdedup.engines.pairs`);
 - :mod:`~simdedup.kernels.linkage`: complete linkage over many verified pairs (:mod:`simdedup.group`);

@@ -42,6 +42,7 @@ class KeywordKernel(Loaded):
         self._lock = threading.Lock()
         self._capacity = 0
         self._table: tuple[np.ndarray, ...] = ()
+        self._ahead = np.zeros(16, np.uint64)  # the kernel's AHEAD hashes
 
     def keywords(
         self, words: list[str], doc_words: np.ndarray, rules: KeywordRules, topk: int
@@ -49,15 +50,40 @@ class KeywordKernel(Loaded):
         """``(best, scores, found)``: document ``d``'s keywords are ``words[best[d, i]]`` with
         ``scores[d, i]`` for ``i < found[d]``, best first. Its words are
         ``words[doc_words[d]:doc_words[d + 1]]``."""
-        ndocs = len(doc_words) - 1
         data = "".join(words).encode("utf-8", "surrogatepass")
-        buffer = np.frombuffer(data, dtype=np.uint8) if data else np.zeros(1, dtype=np.uint8)
         chars = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
+        return self.text_keywords(data, chars, doc_words, rules, topk)
+
+    def text_keywords(
+        self, data: bytes, chars: np.ndarray, doc_words: np.ndarray, rules: KeywordRules, topk: int
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`keywords` of words given as text: ``data`` (UTF-8, with ``surrogatepass``) is
+        every word back to back, word ``t`` being ``chars[t]`` code points long."""
+        best, scores, found, _ = self._run(data, chars, doc_words, rules, topk)
+        return best, scores, found
+
+    def text_counts(
+        self, data: bytes, chars: np.ndarray, doc_words: np.ndarray, rules: KeywordRules
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(first, idf, counts, found)``: the words of :meth:`text_keywords` that jieba keeps,
+        counted, not scored: document ``d``'s are the words of index ``first[d, i]``, with their
+        IDF and count, for ``i < found[d]``, first seen first."""
+        best, idf, found, counts = self._run(data, chars, doc_words, rules, None)
+        return best, idf, counts, found
+
+    def _run(
+        self, data: bytes, chars: np.ndarray, doc_words: np.ndarray, rules: KeywordRules, topk: int | None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The kernel on words given as text: the ``topk`` keywords, or (None) the counts."""
+        ndocs = len(doc_words) - 1
+        buffer = np.frombuffer(data, dtype=np.uint8) if data else np.zeros(1, dtype=np.uint8)
+        chars = np.ascontiguousarray(chars, dtype=np.int64)
         doc_words = np.ascontiguousarray(doc_words, dtype=np.int64)
         most = int(np.diff(doc_words).max()) if ndocs else 0
-        topk = max(1, min(topk, most))  # no document has more keywords than words
-        best = np.zeros((ndocs, topk), dtype=np.int64)
-        scores = np.zeros((ndocs, topk), dtype=np.float64)
+        room = max(1, min(topk, most) if topk is not None else most)  # no document has more keywords than words
+        best = np.zeros((ndocs, room), dtype=np.int64)
+        scores = np.zeros((ndocs, room), dtype=np.float64)
+        counts = np.zeros((ndocs, room) if topk is None else 1, dtype=np.int64)
         found = np.zeros(ndocs, dtype=np.int64)
         with self._lock:
             if 2 * most > self._capacity:
@@ -86,14 +112,16 @@ class KeywordKernel(Loaded):
                 stop.ctypes.data,
                 rules.stop_ends.ctypes.data,
                 len(rules.stop_ends),
-                topk,
+                room if topk is not None else -room,
                 *(array.ctypes.data for array in self._table),
                 self._capacity,
                 best.ctypes.data,
                 scores.ctypes.data,
                 found.ctypes.data,
+                counts.ctypes.data,
+                self._ahead.ctypes.data,
             )
-        return best, scores, found
+        return best, scores, found, counts
 
     def check(self) -> None:
         # A check against the arithmetic of extract_tags, as for the other kernels: with an empty

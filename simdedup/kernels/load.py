@@ -26,7 +26,7 @@ from .. import cache
 class Compiled:
     """A compiled kernel: the function ``function`` of ``simdedup.kernels.source.<source>``, and
     its arguments in order, each a C type: ``i64``, ``u64``, ``f64``, or a pointer to numbers of
-    one of the types ``u8``, ``u16``, ``u32``, ``u64``, ``i64``, ``f64`` (``u8*`` ...). It returns
+    one of the types ``u8``, ``u16``, ``u32``, ``i32``, ``u64``, ``i64``, ``f64`` (``u8*`` ...). It returns
     an ``i64``.
 
     The machine code takes one pointer to a struct of these arguments (:meth:`struct`; pointers
@@ -85,7 +85,15 @@ class Compiled:
         return call
 
 
-_NUMBA_NAMES = {"u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64", "i64": "int64", "f64": "float64"}
+_NUMBA_NAMES = {
+    "u8": "uint8",
+    "u16": "uint16",
+    "u32": "uint32",
+    "i32": "int32",
+    "u64": "uint64",
+    "i64": "int64",
+    "f64": "float64",
+}
 
 
 #: every kernel by the name its machine code is kept under
@@ -149,6 +157,39 @@ KERNELS = {
         best_p="i64*",
         best_scores_p="f64*",
         nbest_p="i64*",
+        kept_counts_p="i64*",
+        ahead_p="u64*",
+    ),
+    "jieba-cut": Compiled(
+        "jieba_cut",
+        "cut_batch",
+        data_p="u8*",
+        nbytes="i64",
+        chunk_ends_p="i64*",
+        nchunks="i64",
+        classes_p="u8*",
+        nclasses="i64",
+        roots_p="u64*",
+        trie_p="u64*",
+        ntrie="i64",
+        weights_p="f64*",
+        nweights="i64",
+        unknown="f64",
+        start_p_p="f64*",
+        trans_p_p="f64*",
+        emit_p_p="f64*",
+        emit_chars="i64",
+        emit_first="i64",
+        recut="i64",
+        words_p="i64*",
+        nwords="i64",
+        chunk_words_p="i64*",
+        units_p="u32*",
+        values_p="f64*",
+        ends_p="i64*",
+        states_p="u8*",
+        first_p="i64*",
+        room="i64",
     ),
     "pairs": Compiled(
         "pairs",

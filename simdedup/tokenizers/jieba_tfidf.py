@@ -7,8 +7,10 @@ weights to zero.
 
 The keywords equal ``jieba.analyse.extract_tags(text, topK=topk, withWeight=True)``: same
 segmentation (``jieba.cut`` with HMM), same filters (words shorter than two characters and jieba's
-stop words dropped), same IDF table, same tie order. Long documents are segmented in chunks cut at
-whitespace, which jieba treats as a boundary anyway, so they stay in bounded memory.
+stop words dropped), same IDF table, same tie order. They are computed by two compiled kernels
+from jieba's own dictionary, HMM and IDF table (:class:`JiebaTfidfTokenizer`), jieba itself where
+the kernels cannot load. Long documents are segmented in chunks cut at whitespace, which jieba
+treats as a boundary anyway, so they stay in bounded memory.
 
 Two options reproduce the widely copied jieba simhash recipe, for stored fingerprints only:
 ``recut`` segments the words of ``jieba.cut`` joined with ``|`` again (its
@@ -23,17 +25,20 @@ import logging
 import math
 import re
 from collections import Counter
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 from ..limits import MAX_COUNT
 from . import Tokenizer
 
 MAX_SCALE = 1 << 32
+#: characters of a document that the kernels take at once (about 100 bytes each while they work)
+HELD_CHARS = 1 << 20
 
 
-class JiebaTfidfTokenizer(Tokenizer):
-    name = "jieba"
-    description = "jieba segmentation, TF-IDF top-k keywords weighted by their TF-IDF score (Chinese)"
+class _JiebaKeywords(Tokenizer):
+    """The keywords of ``extract_tags`` from the words of a segmenter (``_cut``, set by
+    :meth:`prepare`), counted and scored in Python (:class:`_KeywordScores`)."""
+
     defaults = {"topk": 20}
     optional = {"recut": False, "scale": 0}
 
@@ -56,21 +61,12 @@ class JiebaTfidfTokenizer(Tokenizer):
     def __setstate__(self, state: dict) -> None:
         self.__init__(**state["options"])
 
-    def prepare(self) -> None:
-        if self._tfidf is None:
-            import jieba
-            import jieba.analyse  # noqa: F401  (creates default_tfidf)
-
-            jieba.setLogLevel(logging.ERROR)  # its "Building prefix dict" lines would mix with ours
-            jieba.initialize()
-            self._tfidf = jieba.analyse.default_tfidf
-
     def tokens(self, text: str) -> Iterable[str]:
         self.prepare()
-        return self._tfidf.tokenizer.cut(text)  # type: ignore[union-attr]
+        return self._cut(text)
 
     def _cut(self, text: str) -> Iterable[str]:
-        return self._tfidf.tokenizer.cut(text)  # type: ignore[union-attr]
+        raise NotImplementedError
 
     def features(self, chunks: Iterable[str]) -> dict[str, float]:
         self.prepare()
@@ -94,9 +90,247 @@ class JiebaTfidfTokenizer(Tokenizer):
     @property
     def _scores(self) -> "_KeywordScores":
         if self._keyword_scores is None:
+            if self._tfidf is None:  # jieba's IDF table, read without jieba
+                self._tfidf = _jieba_idf()
             tfidf = self._tfidf
             self._keyword_scores = _KeywordScores(tfidf.idf_freq, tfidf.median_idf, tfidf.stop_words)  # type: ignore[union-attr]
         return self._keyword_scores
+
+
+class JiebaTfidfTokenizer(_JiebaKeywords):
+    """``jieba.analyse.extract_tags(text, topK, withWeight=True)``'s keywords, computed from
+    jieba's own dictionary, HMM and IDF table by two compiled kernels: jieba's segmentation
+    (:func:`simdedup.kernels.source.jieba_cut.cut_batch`) and its scoring
+    (:func:`simdedup.kernels.source.keywords.keyword_batch`), a batch of documents in one call.
+
+    Where the kernels cannot load (no numba and no kept machine code; ``SIMDEDUP_FASTPATH=0``),
+    or this process changed jieba's dictionary, HMM or IDF table before the tokenizer was
+    prepared (``jieba.load_userdict``, ``add_word``, ``set_dictionary``, ``set_idf_path`` ...;
+    ``del_word`` of a shipped word is not seen), jieba itself segments and the keywords are
+    scored in Python: the same results. The keyword kernel knows a document's words by their
+    64-bit XXH3 hash: two words of one document with one hash would be counted as one.
+    """
+
+    name = "jieba"
+    description = (
+        "jieba segmentation, TF-IDF top-k keywords weighted by their TF-IDF score (Chinese): "
+        "extract_tags exactly, by compiled kernels"
+    )
+
+    def __init__(self, **options):
+        super().__init__(**options)
+        self._kernels: _Kernels | None = None
+        self._prepared = False
+
+    def prepare(self) -> None:
+        if self._prepared:
+            return
+        kernels = _kernels()
+        if kernels is not None and _jieba_as_shipped(kernels.tables):
+            self._kernels = kernels
+        else:
+            import jieba
+            import jieba.analyse  # noqa: F401  (creates default_tfidf)
+
+            jieba.setLogLevel(logging.ERROR)  # its "Building prefix dict" lines would mix with ours
+            jieba.initialize()
+            self._tfidf = jieba.analyse.default_tfidf
+        self._prepared = True
+
+    def _cut(self, text: str) -> Iterable[str]:
+        if self._kernels is None:
+            return self._tfidf.tokenizer.cut(text)  # type: ignore[union-attr]
+        return self._kernels.words(text, recut=False)
+
+    def _words(self, chunk: str) -> Iterable[str]:
+        if self._kernels is None:
+            return super()._words(chunk)
+        # The words of the "|"-joined words, less the "|"s, which are never keywords.
+        return self._kernels.words(chunk, recut=self.option("recut"))
+
+    def features(self, chunks: Iterable[str]) -> dict[str, float]:
+        self.prepare()
+        if self._kernels is None or self._kernels.rules is None:
+            return super().features(chunks)
+        # A document up to HELD_CHARS goes to the kernels whole; a larger one streams through
+        # them, HELD_CHARS at a time, its kept words counted (and scored once) in Python.
+        recut = self.option("recut")
+        merged: dict[str, list] = {}  # word: [IDF, count], first seen first
+        for group, whole in _groups(chunks):
+            if whole:
+                return self._weights(self._kernels.keywords([group], self.options["topk"], recut)[0])
+            for word, idf, count in zip(*self._kernels.counts(group, recut)):
+                if word in merged:
+                    merged[word][1] += count
+                else:
+                    merged[word] = [idf, count]
+        import numpy as np
+
+        idfs = np.array([entry[0] for entry in merged.values()], dtype=np.float64)
+        counts = np.array([entry[1] for entry in merged.values()], dtype=np.float64)
+        return self._weights(_top_keywords(list(merged), idfs, counts, self.options["topk"]))
+
+    def features_many(self, documents: Sequence[Sequence[str]]) -> list[dict[str, float]]:
+        self.prepare()
+        if self._kernels is None or self._kernels.rules is None:
+            return super().features_many(documents)
+        kernels = self._kernels
+        return _held_or_streamed(
+            documents,
+            lambda held: map(self._weights, kernels.keywords(held, self.options["topk"], self.option("recut"))),
+            self.features,
+        )
+
+
+def _groups(chunks: Iterable[str]) -> Iterator[tuple[list[str], bool]]:
+    """A document's chunks in groups of up to HELD_CHARS characters (a longer chunk alone), each
+    with whether it is the whole document."""
+    group: list[str] = []
+    size, first = 0, True
+    for chunk in chunks:
+        if group and size + len(chunk) > HELD_CHARS:
+            yield group, False
+            group, size, first = [], 0, False
+        group.append(chunk)
+        size += len(chunk)
+    yield group, first and size <= HELD_CHARS
+
+
+def _held_or_streamed(
+    documents: Sequence[Sequence[str]],
+    together: Callable[[list[Sequence[str]]], Iterable[dict[str, float]]],
+    alone: Callable[[Sequence[str]], dict[str, float]],
+) -> list[dict[str, float]]:
+    """The keywords of documents (each given as its chunks): those up to HELD_CHARS
+    ``together`` in the kernels, a longer one (a long text held in memory) ``alone``, its
+    words counted as its chunks stream."""
+    sizes = [sum(map(len, chunks)) for chunks in documents]
+    found = iter(together([chunks for chunks, size in zip(documents, sizes) if size <= HELD_CHARS]))
+    return [next(found) if size <= HELD_CHARS else alone(chunks) for chunks, size in zip(documents, sizes)]
+
+
+#: words that :meth:`_Kernels.words` makes strings of at a time
+_WORDS_AT_ONCE = 4096
+#: words that :meth:`_Kernels.counts` has the keyword kernel count at a time
+_COUNTED_WORDS = 1 << 19
+
+
+class _Kernels:
+    """The segmentation and keyword kernels with jieba's tables (:func:`_kernels`)."""
+
+    def __init__(self, cut, tables, keywords, rules):
+        import numpy as np
+
+        self.cut, self.tables, self.keyword_kernel, self.rules = cut, tables, keywords, rules
+        self._bounds = np.zeros(1, dtype=np.int64)  # kept, as the kernels' arrays (used under cut.lock)
+
+    def words(self, text: str, recut: bool) -> Iterator[str]:
+        """``jieba.cut(text)``'s words (with ``recut``, those of each word cut again), made a
+        few thousand at a time: a chunk of megabytes would otherwise hold a string per word."""
+        import numpy as np
+
+        with self.cut.lock:
+            lengths, _ = self.cut.cut(text.encode("utf-8", "surrogatepass"), np.array([len(text)]), self.tables, recut)
+            ends = np.cumsum(lengths)
+        for first in range(0, len(ends), _WORDS_AT_ONCE):
+            bounds = ends[max(first - 1, 0) : first + _WORDS_AT_ONCE].tolist()
+            if first == 0:
+                bounds.insert(0, 0)
+            yield from map(text.__getitem__, map(slice, bounds, bounds[1:]))
+
+    def counts(self, chunks: Sequence[str], recut: bool) -> tuple[list[str], list[float], list[int]]:
+        """The words of a part of a document (given as chunks) that jieba keeps, first seen first,
+        with their IDF and count, counted by the keyword kernel _COUNTED_WORDS at a time (its
+        table grows with the words it takes)."""
+        import numpy as np
+
+        text = "".join(chunks)
+        data = text.encode("utf-8", "surrogatepass")
+        chunk_ends = np.cumsum(np.fromiter(map(len, chunks), dtype=np.int64, count=len(chunks)))
+        words: list[str] = []
+        idfs: list[float] = []
+        counts: list[int] = []
+        with self.cut.lock:
+            lengths, _ = self.cut.cut(data, chunk_ends, self.tables, recut)
+            parts = np.append(np.arange(0, len(lengths), _COUNTED_WORDS), len(lengths))
+            first, idf, count, found = self.keyword_kernel.text_counts(data, lengths, parts, self.rules)
+            bounds = self._word_bounds(lengths)
+            for part, n in enumerate(found.tolist()):
+                chosen = first[part, :n]
+                words += map(text.__getitem__, map(slice, bounds[chosen].tolist(), bounds[chosen + 1].tolist()))
+                idfs += idf[part, :n].tolist()
+                counts += count[part, :n].tolist()
+        return words, idfs, counts
+
+    def _word_bounds(self, lengths):
+        """Where each word starts, and the last ends: ``text[bounds[t]:bounds[t + 1]]`` is word
+        ``t`` (an array of this object's, valid while ``cut.lock`` is held)."""
+        import numpy as np
+
+        if len(self._bounds) <= len(lengths):
+            self._bounds = np.zeros(len(lengths) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=self._bounds[1 : len(lengths) + 1])
+        return self._bounds
+
+    def keywords(self, documents: Sequence[Sequence[str]], topk: int, recut: bool) -> list[dict[str, float]]:
+        """Each document's keywords and their scores, best first (documents given as chunks)."""
+        import numpy as np
+
+        chunks = [chunk for chunks in documents for chunk in chunks]
+        text = "".join(chunks)
+        data = text.encode("utf-8", "surrogatepass")
+        chunk_ends = np.cumsum(np.fromiter(map(len, chunks), dtype=np.int64, count=len(chunks)))
+        with self.cut.lock:
+            lengths, chunk_words = self.cut.cut(data, chunk_ends, self.tables, recut)
+            doc_words = chunk_words[np.cumsum([0, *map(len, documents)])]
+            best, scores, found = self.keyword_kernel.text_keywords(data, lengths, doc_words, self.rules, topk)
+            bounds = self._word_bounds(lengths)
+            kept = np.arange(best.shape[1]) < found[:, None]  # every document's keywords, in order
+            chosen = best[kept]
+            keywords = list(map(text.__getitem__, map(slice, bounds[chosen].tolist(), bounds[chosen + 1].tolist())))
+            weights = scores[kept].tolist()
+        ends = np.cumsum(found).tolist()
+        return [dict(zip(keywords[end - n : end], weights[end - n : end])) for n, end in zip(found.tolist(), ends)]
+
+
+def _kernels() -> _Kernels | None:
+    """The kernels and jieba's tables, or None when the segmentation kernel does not load or
+    ``SIMDEDUP_FASTPATH=0`` (the keyword kernel alone may fail: then the words are scored in
+    Python)."""
+    import os
+
+    return None if os.environ.get("SIMDEDUP_FASTPATH", "1") == "0" else _loaded_kernels()
+
+
+@functools.cache
+def _loaded_kernels() -> _Kernels | None:
+    from ..kernels.jieba_cut import JiebaCutKernel
+    from ..kernels.keywords import KeywordKernel
+
+    cut = JiebaCutKernel.loaded()
+    if cut is None:
+        return None
+    tables = _segment_tables()
+    if tables is None:
+        return None
+    keywords = KeywordKernel.loaded()
+    rules = _keyword_rules() if keywords is not None else None
+    return _Kernels(cut, tables, keywords, rules)
+
+
+def _top_keywords(words: list[str], idfs, counts, topk: int) -> dict[str, float]:
+    """``extract_tags``'s ``topk`` keywords and weights of distinct words (first seen first) with
+    their IDF (NaN: dropped) and counts (float64 arrays): ``count * (idf / total)``, ``total`` the
+    kept words' count, the heaviest first, ties in first-seen order."""
+    import numpy as np
+
+    kept = np.flatnonzero(~np.isnan(idfs))
+    if not len(kept):
+        return {}
+    frequency = counts[kept]
+    scores = frequency * (idfs[kept] / float(frequency.sum()))
+    best = np.argsort(-scores, kind="stable")[:topk]
+    return {words[i]: score for i, score in zip(kept[best].tolist(), scores[best].tolist())}
 
 
 class _KeywordScores:
@@ -121,14 +355,8 @@ class _KeywordScores:
         if None in values:  # words not met before
             for i in [i for i, value in enumerate(values) if value is None]:
                 values[i] = self._word_idf[words[i]] = self._idf_of(words[i])
-        idfs = np.array(values, dtype=np.float64)
-        kept = np.flatnonzero(~np.isnan(idfs))
-        if not len(kept):
-            return {}
-        frequency = np.fromiter(counts.values(), dtype=np.float64, count=len(words))[kept]
-        scores = frequency * (idfs[kept] / float(frequency.sum()))
-        best = np.argsort(-scores, kind="stable")[:topk]
-        return {words[i]: score for i, score in zip(kept[best].tolist(), scores[best].tolist())}
+        frequency = np.fromiter(counts.values(), dtype=np.float64, count=len(words))
+        return _top_keywords(words, np.array(values, dtype=np.float64), frequency, topk)
 
     def _idf_of(self, word: str) -> float:
         """The word's IDF, or NaN when jieba drops it (too short, a stop word)."""
@@ -137,21 +365,25 @@ class _KeywordScores:
         return self._idf.get(word, self._median)
 
 
-class JiebaFastTokenizer(JiebaTfidfTokenizer):
-    """The same keywords with jieba-rs (``rjieba``) segmenting, about 20x faster than jieba's
-    segmentation, and the keywords of a batch of documents scored by a compiled kernel
-    (:func:`simdedup.kernels.source.keywords.keyword_batch`) where it loads.
+class JiebaFastTokenizer(_JiebaKeywords):
+    """The same keywords with jieba-rs (``rjieba``) segmenting, and the keywords of a batch of
+    documents scored by the keyword kernel (:func:`simdedup.kernels.source.keywords.keyword_batch`)
+    where it loads. Kept for the scripts and records that name it: ``jieba`` is now exact and
+    faster (its own kernel segments as jieba does).
 
     jieba-rs reproduces jieba's segmentation (dictionary, DAG, HMM for unknown words); on the
     bundled and benchmark Chinese text the two agree on every document, and then the keywords
-    and fingerprints are identical to ``jieba``'s. Agreement is measured, not guaranteed: the
-    ``jieba`` tokenizer stays the exact reference. The kernel knows words by their 64-bit XXH3
-    hash, as the fingerprint does: two different words with one hash (about one chance in 10^7
-    for a corpus of a million distinct words) would be counted as one.
+    and fingerprints are identical to ``jieba``'s. Agreement is measured, not guaranteed. The
+    kernel knows words by their 64-bit XXH3 hash, as the fingerprint does: two different words
+    with one hash (about one chance in 10^7 for a corpus of a million distinct words) would be
+    counted as one.
     """
 
     name = "jieba-fast"
-    description = "jieba TF-IDF keywords with the jieba-rs segmenter (rjieba): same results where they agree"
+    description = (
+        "jieba TF-IDF keywords with the jieba-rs segmenter (rjieba): same results where they agree "
+        "(jieba is now exact and faster)"
+    )
 
     def prepare(self) -> None:
         if getattr(self, "_rjieba_cut", None) is not None:
@@ -169,12 +401,6 @@ class JiebaFastTokenizer(JiebaTfidfTokenizer):
 
         self._kernel = KeywordKernel.loaded()
         self._rules = _keyword_rules() if self._kernel is not None else None
-        if self._rules is None:
-            self._tfidf = _jieba_idf()
-
-    def tokens(self, text: str) -> Iterable[str]:
-        self.prepare()
-        return self._cut(text)
 
     def _cut(self, text: str) -> list[str]:
         try:
@@ -189,16 +415,14 @@ class JiebaFastTokenizer(JiebaTfidfTokenizer):
                     words += [piece] if _SURROGATE.fullmatch(piece) else self._rjieba_cut(piece, True)
             return words
 
-    def features(self, chunks: Iterable[str]) -> dict[str, float]:
-        self.prepare()
-        if self._tfidf is None:
-            self._tfidf = _jieba_idf()
-        return super().features(chunks)
-
     def features_many(self, documents: Sequence[Sequence[str]]) -> list[dict[str, float]]:
         self.prepare()
         if self._rules is None:
             return super().features_many(documents)
+        return _held_or_streamed(documents, self._kernel_keywords, self.features)
+
+    def _kernel_keywords(self, documents: Sequence[Sequence[str]]) -> list[dict[str, float]]:
+        """The keywords of documents of up to HELD_CHARS, their words counted by the kernel."""
         import numpy as np
 
         words: list[str] = []
@@ -256,17 +480,124 @@ _STOP_WORDS = frozenset(
 )
 
 
-def _idf_path() -> str:
-    """Where jieba's IDF table is: found, not imported (importing jieba takes 0.1-0.2 s)."""
+def _jieba_folder() -> str:
+    """Where jieba is installed: found, not imported (importing jieba takes 0.1-0.2 s)."""
     import importlib.util
-    import os
 
     spec = importlib.util.find_spec("jieba")
     if spec is None or not spec.submodule_search_locations:
         from ..errors import TokenizerOptionError
 
-        raise TokenizerOptionError("the jieba-fast tokenizer needs jieba's IDF table: pip install jieba")
-    return os.path.join(spec.submodule_search_locations[0], "analyse", "idf.txt")
+        raise TokenizerOptionError("the jieba tokenizers need jieba: pip install jieba")
+    return spec.submodule_search_locations[0]
+
+
+def _idf_path() -> str:
+    """Where jieba's IDF table is."""
+    import os
+
+    return os.path.join(_jieba_folder(), "analyse", "idf.txt")
+
+
+#: jieba's files that its segmentation depends on: its rules, its dictionary, its HMM
+_SEGMENTATION_FILES = (
+    "__init__.py",
+    "dict.txt",
+    "finalseg/__init__.py",
+    "finalseg/prob_start.py",
+    "finalseg/prob_trans.py",
+    "finalseg/prob_emit.py",
+)
+
+
+@functools.cache
+def _segment_tables():
+    """jieba's dictionary, HMM and character classes as the segmentation kernel takes them
+    (:class:`~simdedup.kernels.jieba_cut.JiebaTables`), kept in :mod:`simdedup.cache` under the
+    hash of jieba's files (built in about 3 s, loaded in about 15 ms); None when they do not
+    fit the kernel's layout."""
+    import os
+    import unicodedata
+
+    import xxhash
+
+    from .. import cache
+    from ..kernels.jieba_cut import JiebaTables
+
+    folder = _jieba_folder()
+    digest = xxhash.xxh3_128()
+    for name in _SEGMENTATION_FILES:
+        with open(os.path.join(folder, name), "rb") as handle:
+            digest.update(handle.read())
+    digest.update(f"{unicodedata.unidata_version} layout 4".encode())
+    name = f"jieba-cut-{digest.hexdigest()[:24]}.bin"
+    data = cache.read_view(name)
+    if data is not None:
+        try:
+            return JiebaTables.from_bytes(data)
+        except ValueError:
+            pass
+    tables = _build_segment_tables(folder)
+    if tables is not None:
+        cache.write(name, tables.to_bytes())
+    return tables
+
+
+def _build_segment_tables(folder: str):
+    """:func:`_segment_tables` read from jieba: the prefix dictionary as ``jieba.Tokenizer``
+    builds it from ``dict.txt``, ``finalseg``'s probabilities, and each character's classes as
+    jieba's regular expressions match it."""
+    import os
+    import sys
+
+    import jieba
+    import jieba.finalseg
+    import numpy as np
+
+    from ..kernels.jieba_cut import ALNUM, BLOCK, DIGIT, HMM_HAN, build_tables
+
+    with open(os.path.join(folder, "dict.txt"), "rb") as handle:
+        freq, total = jieba.Tokenizer.gen_pfdict(handle)
+    # every code point, each between two NULs (in no class), so that each match is one character
+    separated = "\0" + "\0".join(map(chr, range(sys.maxunicode + 1))) + "\0"
+    classes = np.zeros(sys.maxunicode + 1, dtype=np.uint8)
+    for pattern, bit in (
+        (jieba.re_han_default, BLOCK),
+        (jieba.finalseg.re_han, HMM_HAN),
+        (jieba.finalseg.re_skip, ALNUM),
+        (re.compile(r"\d"), DIGIT),
+    ):
+        classes[[match.start() // 2 for match in pattern.finditer(separated)]] |= bit
+    classes = classes[: int(np.flatnonzero(classes)[-1]) + 1]
+    finalseg = jieba.finalseg
+    return build_tables(freq, total, classes, (finalseg.start_P, finalseg.trans_P, finalseg.emit_P))
+
+
+def _jieba_as_shipped(tables) -> bool:
+    """Whether jieba, if this process imported it, still has the dictionary, HMM, IDF table and
+    stop words it ships (which the kernels' tables hold): no user dictionary, added word, forced
+    split or other IDF table."""
+    import os
+    import sys
+
+    jieba = sys.modules.get("jieba")
+    if jieba is None:
+        return True
+    analyse = sys.modules.get("jieba.analyse")
+    segmenter = analyse.default_tfidf.tokenizer if analyse is not None else jieba.dt
+    if segmenter.dictionary != jieba.DEFAULT_DICT or segmenter.user_word_tag_tab:
+        return False
+    if segmenter.initialized and (segmenter.total != tables.total or len(segmenter.FREQ) != tables.entries):
+        return False
+    if getattr(sys.modules.get("jieba.finalseg"), "Force_Split_Words", None):
+        return False
+    if analyse is not None:
+        tfidf = analyse.default_tfidf
+        if os.path.realpath(tfidf.idf_loader.path) != os.path.realpath(_idf_path()) or tfidf.stop_words != set(
+            _STOP_WORDS
+        ):
+            return False
+    return True
 
 
 def _idf_identity() -> str:
@@ -316,7 +647,7 @@ def _keyword_rules():
     from .. import cache
     from ..kernels.keywords import KeywordRules
 
-    digest = hashlib.sha256(f"{_idf_identity()} {sorted(_STOP_WORDS)} layout 1".encode()).hexdigest()[:24]
+    digest = hashlib.sha256(f"{_idf_identity()} {sorted(_STOP_WORDS)} layout 2".encode()).hexdigest()[:24]
     # KELVIN SIGN is the one non-ASCII character that lower-cases to ASCII ("k"): the kernel
     # takes non-ASCII words for never being stop words, true while no stop word has a "k".
     assert all(word.isascii() and word == word.lower() and "k" not in word for word in _STOP_WORDS)
@@ -325,7 +656,7 @@ def _keyword_rules():
     stop_ends = np.cumsum([len(word) for word in stop_words]).astype(np.int64)
     spaces = np.array(_SPACES, dtype=np.int64)
     name = f"jieba-keywords-{digest}.bin"
-    data = cache.read(name)
+    data = cache.read_view(name)
     slots = (len(data) - 8) // 16 if data is not None else 0
     if data is None or len(data) != 8 + 16 * slots or slots < 2 or slots & (slots - 1):
         data = _build_keyword_table(_jieba_idf())
@@ -373,7 +704,7 @@ def _build_keyword_table(tfidf) -> bytes | None:
     hashes = [xxhash.xxh3_64_intdigest(word.encode("utf-8", "surrogatepass")) for word in tfidf.idf_freq]
     if 0 in hashes or len(set(hashes)) != len(hashes):
         return None
-    slots = 1 << max(1, (2 * len(hashes) - 1).bit_length())
+    slots = 1 << max(1, (3 * len(hashes) // 2).bit_length())  # at most two thirds full
     keys = np.zeros(slots, dtype=np.uint64)
     idf = np.zeros(slots, dtype=np.float64)
     mask = slots - 1

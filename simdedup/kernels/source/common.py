@@ -1,5 +1,5 @@
 """What the kernels share: the XXH3 functions of the xxhash extension, the mixing and UTF-8
-decoding steps, a population count, and unaligned loads and stores of eight bytes."""
+decoding steps, a population count, unaligned loads and stores of eight bytes, and a prefetch."""
 
 import llvmlite.binding
 import numba
@@ -35,6 +35,24 @@ def xxh3_128(typingctx, address, length):
         return context.make_tuple(builder, sig.return_type, halves)
 
     return signature, codegen
+
+
+@intrinsic
+def prefetch(typingctx, array, index):
+    """Ask the CPU to bring ``array[index]`` into its caches (``llvm.prefetch``): no effect but
+    time, where a lookup in a table of megabytes would otherwise wait for memory."""
+
+    def codegen(context, builder, signature, arguments):
+        view = context.make_array(signature.args[0])(context, builder, arguments[0])
+        address = builder.bitcast(builder.gep(view.data, [arguments[1]]), ir.IntType(8).as_pointer())
+        word = ir.IntType(32)
+        function = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.VoidType(), [address.type, word, word, word]), "llvm.prefetch.p0"
+        )
+        builder.call(function, [address, word(0), word(3), word(1)])  # a read, kept close, of data
+        return context.get_dummy_value()
+
+    return types.void(array, index), codegen
 
 
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)

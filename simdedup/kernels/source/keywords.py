@@ -1,10 +1,28 @@
 """numba source of the keyword kernel (:mod:`simdedup.kernels.keywords`): jieba's TF-IDF
 keywords of a batch of segmented documents."""
 
+import numba
 import numpy as np
 from numba import carray
 
-from .common import xxh3
+from .common import prefetch, xxh3
+
+#: how many words ahead the table of IDFs is asked for a word's slot (a power of two)
+AHEAD = 16
+
+
+@numba.njit(inline="always")
+def _hash_ahead(data, address, token_chars, t, position, ahead, vocab_keys):  # pragma: no cover - compiled
+    """Hash word ``t`` (from byte ``position``) into ``ahead`` and prefetch its slot of the
+    IDF table; returns where the next word starts."""
+    start = position
+    for _ in range(token_chars[t]):
+        c = data[position]
+        position += 1 if c < 0x80 else 2 if c < 0xE0 else 3 if c < 0xF0 else 4
+    h = xxh3(address + start, position - start)
+    ahead[t & (AHEAD - 1)] = h
+    prefetch(vocab_keys, np.int64(h & np.uint64(len(vocab_keys) - 1)))
+    return position
 
 
 def keyword_batch(
@@ -33,6 +51,8 @@ def keyword_batch(
     best_p,
     best_scores_p,
     nbest_p,
+    kept_counts_p,
+    ahead_p,
 ):  # pragma: no cover - compiled
     """jieba's TF-IDF keywords of each document of a batch, from its segmented words.
 
@@ -48,7 +68,12 @@ def keyword_batch(
     the word's first occurrence) and ``best_scores``, ties in first-seen order, and their
     number to ``nbest[d]``. ``keys`` .. ``used`` are a per-document table of ``capacity``
     slots (a power of two, at least twice the most words of a document); ``counts`` is all
-    zero on entry and is left so.
+    zero on entry and is left so. ``ahead`` (``AHEAD``) holds the hashes of the words ahead,
+    whose IDF slots are fetched while the words before them are counted.
+
+    With ``topk`` below 0 the words are counted, not scored: each document's kept words (at most
+    ``-topk``), first seen first, go to ``best`` (first occurrence), ``best_scores`` (IDF) and
+    ``kept_counts`` (count), their number to ``nbest[d]``.
     """
     doc_tokens = carray(doc_tokens_p, (ndocs + 1,))
     ntokens = doc_tokens[ndocs]
@@ -62,13 +87,20 @@ def keyword_batch(
     first = carray(first_p, (capacity,))
     idfs = carray(idfs_p, (capacity,))
     used = carray(used_p, (capacity,))
-    best = carray(best_p, (max(ndocs * topk, 1),))
-    best_scores = carray(best_scores_p, (max(ndocs * topk, 1),))
+    room = topk if topk > 0 else -topk
+    best = carray(best_p, (max(ndocs * room, 1),))
+    best_scores = carray(best_scores_p, (max(ndocs * room, 1),))
+    kept_counts = carray(kept_counts_p, (max(ndocs * room, 1),))
     nbest = carray(nbest_p, (ndocs,))
     stop_bytes = stop_ends[nstop - 1] if nstop > 0 else 0
     stop = carray(stop_p, (max(stop_bytes, 1),))
     data = carray(data_p, (max(nbytes, 1),))
     vocab_mask = np.uint64(vocab_slots - 1)
+    ahead = carray(ahead_p, (AHEAD,))
+    ahead_token, ahead_position = 0, 0
+    while ahead_token < min(AHEAD, ntokens):
+        ahead_position = _hash_ahead(data, address, token_chars, ahead_token, ahead_position, ahead, vocab_keys)
+        ahead_token += 1
     position = 0
     for d in range(ndocs):
         start_token, end_token = doc_tokens[d], doc_tokens[d + 1]
@@ -87,7 +119,10 @@ def keyword_batch(
                 else:
                     ascii_only = False
                     position += 2 if c < 0xE0 else 3 if c < 0xF0 else 4
-            h = xxh3(address + start, position - start)
+            h = ahead[t & (AHEAD - 1)]
+            if ahead_token < ntokens:
+                ahead_position = _hash_ahead(data, address, token_chars, ahead_token, ahead_position, ahead, vocab_keys)
+                ahead_token += 1
             slot = np.int64(h & mask)
             while counts[slot] != 0 and keys[slot] != h:
                 slot = np.int64(np.uint64(slot + 1) & mask)
@@ -157,13 +192,18 @@ def keyword_batch(
                     if same:
                         idfs[slot] = np.nan
                         break
+        found = 0
+        base = d * room
         total = 0
         for j in range(size):
             if not np.isnan(idfs[used[j]]):
                 total += counts[used[j]]
-        found = 0
-        base = d * topk
-        if total > 0:
+                if topk < 0:  # the counts alone: each kept word, first seen first
+                    best[base + found] = first[used[j]]
+                    best_scores[base + found] = idfs[used[j]]
+                    kept_counts[base + found] = counts[used[j]]
+                    found += 1
+        if total > 0 and topk > 0:
             denominator = np.float64(total)
             for j in range(size):  # first-seen order; a later equal score ranks after
                 slot = used[j]
