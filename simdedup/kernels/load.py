@@ -354,6 +354,10 @@ KERNELS = {
         text_room="i64",
         text_address="u64",
         hashes_p="u64*",
+        scratch_p="u64*",
+        nbins="i64",
+        keys_p="u32*",
+        nbands="i64",
         state_p="i64*",
     ),
     "exact-verdicts": Compiled(

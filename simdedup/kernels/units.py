@@ -32,6 +32,8 @@ U_FIELDS = 7  # doc, byte start, byte end, char start, char end, end of its text
 L_FIELDS = 5
 #: lines of a paragraph the first call has room for (a paragraph of more takes a second call)
 LINE_ROOM = 1 << 14
+#: the candidates' MinHash (simdedup.spans.candidates): BANDS * ROWS bins, ROWS of them to a band
+BANDS, ROWS = 20, 6
 CODE_POINTS = 0x110000
 
 
@@ -116,12 +118,14 @@ class CutUnits:
     """The long enough units of a batch of documents: ``units`` (n, 7): document, byte start,
     byte end (in the batch's bytes), char start, char end (in the document), where its text
     ends in ``texts`` (its text with white space runs as one space; they are back to back) and
-    its length in half-words; ``hashes`` (n, 2): the XXH3-128 of each text (low, high).
+    its length in half-words; ``hashes`` (n, 2): the XXH3-128 of each text (low, high);
+    ``keys`` (n, :data:`BANDS`) uint32: its MinHash's band keys (n, 0 without them).
     ``invalid``: the documents that are not UTF-8 (none of their units is given)."""
 
     units: np.ndarray
     texts: bytes
     hashes: np.ndarray
+    keys: np.ndarray
     invalid: list[int]
 
 
@@ -130,22 +134,26 @@ class UnitsKernel(Loaded):
 
     FUNCTIONS = ("units",)
 
-    def cut(self, data: bytes, offsets: np.ndarray, unit: str, min_words: int) -> CutUnits:
+    def cut(self, data: bytes, offsets: np.ndarray, unit: str, min_words: int, keys: bool = True) -> CutUnits:
         """The units of kind ``unit`` of the documents ``data[offsets[d]:offsets[d + 1]]`` of at
-        least ``min_words`` words (:func:`simdedup.spans.units.weights`)."""
+        least ``min_words`` words (:func:`simdedup.spans.units.weights`), with their band keys
+        when ``keys``."""
         ndocs = len(offsets) - 1
         offsets = np.ascontiguousarray(offsets, dtype=np.int64)
         table, packed = unit_table(), abbreviations()
         state = np.zeros(4, dtype=np.int64)
         line_room = LINE_ROOM
         unit_room = max(64, len(data) // 64)
-        found, texts, hashes, invalid = [], [], [], []
+        found, texts, hashes, band_keys, invalid = [], [], [], [], []
+        scratch = np.empty((3, BANDS * ROWS), dtype=np.uint64)
+        bands = BANDS if keys else 0
         text = np.empty(max(1, len(data)), dtype=np.uint8)
         codes = np.empty(10, dtype=np.int64)
         while True:
             lines = np.empty((line_room, L_FIELDS), dtype=np.int64)
             units = np.empty((unit_room, U_FIELDS), dtype=np.int64)
             out_hashes = np.empty((unit_room, 2), dtype=np.uint64)
+            out_keys = np.empty((unit_room, max(bands, 1)), dtype=np.uint32)
             status = self._functions["units"](
                 _bytes_address(data) if len(data) else _address(_some(np.zeros(0, np.uint8), np.uint8)),
                 _address(offsets),
@@ -164,12 +172,17 @@ class UnitsKernel(Loaded):
                 len(text),
                 _address(text),
                 _address(out_hashes),
+                _address(scratch),
+                scratch.shape[1],
+                _address(out_keys),
+                bands,
                 _address(state),
             )
             n, size = int(state[1]), int(state[2])
             found.append(units[:n].copy())
             texts.append(text[:size].tobytes())
             hashes.append(out_hashes[:n].copy())
+            band_keys.append(out_keys[:n, :bands].copy())
             if status == DONE:
                 break
             resume = int(state[3])
@@ -187,9 +200,10 @@ class UnitsKernel(Loaded):
         for block, at in zip(found, shift):
             block[:, 5] += at
         return CutUnits(
-            np.concatenate(found) if found else np.empty((0, U_FIELDS), np.int64),
+            np.concatenate(found),
             b"".join(texts),
-            np.concatenate(hashes) if hashes else np.empty((0, 2), np.uint64),
+            np.concatenate(hashes),
+            np.concatenate(band_keys),
             invalid,
         )
 

@@ -22,7 +22,7 @@ from typing import Callable, Iterator
 
 from ..read import Inputs
 from .collect import UnitRun, read_unit_texts
-from .decide import Collected, Removals, decide
+from .decide import Collected, Removals, decide_removals
 from .options import SpanOptions
 from .output import span_lines
 
@@ -78,4 +78,4 @@ def find(
     def texts(rows):  # type: ignore[no-untyped-def]
         return read_unit_texts(paths, inputs, collected.ids, collected.digests, rows, jobs)
 
-    return Found(collected, decide(collected, options, texts), unit_run.skipped, options)
+    return Found(collected, decide_removals(collected, options, texts), unit_run.skipped, options)

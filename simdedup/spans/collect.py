@@ -4,9 +4,8 @@ batches of sources, on ``jobs`` worker processes, in input order.
 
 A unit's exact key is the XXH3-128 of its text with white space runs as one space (line breaks,
 indentation and re-wrapping do not count); two units with the same key have the same shingles,
-so they are near-duplicates too. Its sketch is the fingerprints' (``simdedup fingerprint``'s
-128-byte one-permutation MinHash of its words): candidates of near-duplicates are units whose
-sketches agree in a band (:mod:`.candidates`).
+so they are near-duplicates too. Its band keys are those of a MinHash of its shingles
+(:mod:`.candidates`): units that share one are candidates of near-duplicates.
 
 Offsets are into the document's text as Python reads it (code points) and into its UTF-8 (a
 file's own bytes, after a byte-order mark). Documents of up to :data:`WHOLE_BYTES` that are
@@ -25,6 +24,7 @@ import numpy as np
 from .. import workers
 from ..errors import SkipDocument, Warnings
 from ..read import Document, Inputs, Source, open_documents, read_sources
+from .candidates import band_keys
 from .options import SpanOptions
 from .units import normalized, units, weights
 
@@ -34,8 +34,6 @@ BATCH_SOURCES = 64
 WHOLE_BYTES = 16 << 20
 #: a longer document is skipped (it is held whole while it is cut)
 MAX_DOCUMENT_BYTES = 256 << 20
-#: bytes of the sketch of a unit (as fingerprint's --sketch 128)
-SKETCH_BYTES = 128
 
 
 @dataclass
@@ -43,8 +41,8 @@ class UnitBatch:
     """The units of a batch of sources: per document (read, in order) its id, size in UTF-8
     bytes and in characters, and the XXH3-64 of its UTF-8; per unit ``units`` (n, 5): its
     document (in the batch), byte start and end, character start and end; ``hashes`` (n, 2,
-    uint64): its exact key; ``sketches`` (n, 128, uint8; (n, 0) without ``near``). Skipped
-    sources come with their reasons."""
+    uint64): its exact key; ``bands`` (n, 20, uint32; (n, 0) without ``near``): its band keys.
+    Skipped sources come with their reasons."""
 
     ids: list[str]
     sizes: np.ndarray
@@ -52,7 +50,7 @@ class UnitBatch:
     digests: np.ndarray
     units: np.ndarray
     hashes: np.ndarray
-    sketches: np.ndarray
+    bands: np.ndarray
     skipped: list[Source] = field(default_factory=list)
 
     @property
@@ -67,7 +65,7 @@ class UnitBatch:
             self.digests,
             self.units,
             self.hashes,
-            self.sketches,
+            self.bands,
             self.skipped,
         )
 
@@ -156,8 +154,7 @@ def _again(
 class _Cut:
     units: np.ndarray  # (n, 5): doc, byte start, byte end, char start, char end
     hashes: np.ndarray
-    texts: bytes  # the units' texts, white space runs as one space, back to back
-    ends: np.ndarray  # where each ends in texts
+    bands: np.ndarray
     invalid: list[int]
 
 
@@ -170,18 +167,18 @@ def _cut(texts: list[bytes], options: SpanOptions) -> _Cut:
     np.cumsum([len(t) for t in texts], out=offsets[1:])
     kernel = UnitsKernel.loaded()
     if kernel is not None:
-        found = kernel.cut(b"".join(texts), offsets, options.unit, options.min_words)
-        rows = found.units
+        found = kernel.cut(b"".join(texts), offsets, options.unit, options.min_words, options.near)
+        rows = found.units[:, :5]
         rows[:, 1] -= offsets[rows[:, 0]]
         rows[:, 2] -= offsets[rows[:, 0]]
-        return _Cut(rows[:, :5], found.hashes, found.texts, rows[:, 5].copy(), found.invalid)
+        return _Cut(rows, found.hashes, found.keys, found.invalid)
     return _reference_cut(texts, options)
 
 
 def _reference_cut(texts: list[bytes], options: SpanOptions) -> _Cut:
     import xxhash
 
-    rows, hashes, pieces = [], [], []
+    rows, hashes, bands = [], [], []
     invalid = []
     for d, data in enumerate(texts):
         try:
@@ -194,17 +191,16 @@ def _reference_cut(texts: list[bytes], options: SpanOptions) -> _Cut:
         for (start, end), weight in zip(spans, weights(text, spans)):
             if weight < options.min_words:
                 continue
-            piece = normalized(text[start:end]).encode("utf-8", "surrogatepass")
-            key = xxhash.xxh3_128_intdigest(piece)
+            piece = normalized(text[start:end])
+            key = xxhash.xxh3_128_intdigest(piece.encode("utf-8", "surrogatepass"))
             rows.append((d, byte_at(start), byte_at(end), start, end))
             hashes.append((key & (2**64 - 1), key >> 64))
-            pieces.append(piece)
-    ends = np.cumsum([len(p) for p in pieces], dtype=np.int64)
+            if options.near:
+                bands.append(band_keys(piece))
     return _Cut(
         np.array(rows, dtype=np.int64).reshape(-1, 5),
         np.array(hashes, dtype=np.uint64).reshape(-1, 2),
-        b"".join(pieces),
-        ends,
+        np.array(bands, dtype=np.uint32).reshape(len(rows), -1),
         invalid,
     )
 
@@ -224,10 +220,8 @@ def _batch(ids: list[str], texts: list[bytes], cut: _Cut, skipped: list[Source],
     sizes = np.array([len(t) for t in texts], dtype=np.int64)
     chars = np.array([_characters(t) for t in texts], dtype=np.int64)
     digests = np.array([xxhash.xxh3_64_intdigest(t) for t in texts], dtype=np.uint64)
-    sketches = np.zeros((len(cut.units), SKETCH_BYTES if options.near else 0), dtype=np.uint8)
-    if options.near and len(cut.units):
-        sketches = unit_sketches(cut.texts, cut.ends)
-    return UnitBatch(ids, sizes, chars, digests, cut.units, cut.hashes, sketches, skipped)
+    bands = cut.bands if options.near else np.zeros((len(cut.units), 0), dtype=np.uint32)
+    return UnitBatch(ids, sizes, chars, digests, cut.units, cut.hashes, bands, skipped)
 
 
 def _characters(data: bytes) -> int:
@@ -235,30 +229,6 @@ def _characters(data: bytes) -> int:
     if data.isascii():
         return len(data)
     return int(np.count_nonzero((np.frombuffer(data, dtype=np.uint8) & 0xC0) != 0x80))
-
-
-def unit_sketches(texts: bytes, ends: np.ndarray) -> np.ndarray:
-    """The sketch (as ``fingerprint``'s, of the ``words`` tokens) of each text of ``texts``
-    (back to back, each ending at ``ends``): (n, :data:`SKETCH_BYTES`) uint8."""
-    from ..kernels import fastpath
-
-    offsets = np.concatenate(([0], ends)).astype(np.int64)
-    kernel = fastpath.Kernel.loaded()
-    if kernel is not None:
-        flags = np.full(len(ends), fastpath.SURROGATES, dtype=np.uint8)  # a JSON string's lone ones
-        return kernel.fingerprint_joined(texts, offsets, "words", SKETCH_BYTES, True, 1, flags)[2]
-    from ..methods import make_method
-
-    method = make_method(sketch_bins=SKETCH_BYTES)
-    documents = [
-        Document(str(i), text=texts[a:b].decode("utf-8", "surrogatepass"))
-        for i, (a, b) in enumerate(zip(offsets[:-1], offsets[1:]))
-    ]
-    found = np.zeros((len(documents), SKETCH_BYTES), dtype=np.uint8)
-    for i, record in enumerate(method.fingerprint_batch(documents)):
-        if not isinstance(record, Source) and record.sketch:
-            found[i] = np.frombuffer(record.sketch, dtype=np.uint8)
-    return found
 
 
 # --- the run, on worker processes --------------------------------------------------------------

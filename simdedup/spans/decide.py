@@ -37,14 +37,12 @@ class Collected:
     digests: np.ndarray
     units: np.ndarray  # (n, 5): doc, byte start, byte end, char start, char end
     hashes: np.ndarray  # (n, 2) uint64
-    sketches: np.ndarray  # (n, bytes) uint8
+    bands: np.ndarray  # (n, bands) uint32: band keys
 
     @classmethod
     def of(cls, batches: Iterable[UnitBatch]) -> "Collected":
         ids: list[str] = []
-        parts: dict[str, list[np.ndarray]] = {
-            k: [] for k in ("sizes", "chars", "digests", "units", "hashes", "sketches")
-        }
+        parts: dict[str, list[np.ndarray]] = {k: [] for k in ("sizes", "chars", "digests", "units", "hashes", "bands")}
         for batch in batches:
             units = batch.units.copy()
             units[:, 0] += len(ids)
@@ -55,7 +53,7 @@ class Collected:
                 ("digests", batch.digests),
                 ("units", units),
                 ("hashes", batch.hashes),
-                ("sketches", batch.sketches),
+                ("bands", batch.bands),
             ):
                 parts[name].append(array)
         if not parts["units"]:
@@ -66,7 +64,7 @@ class Collected:
                 np.zeros(0, np.uint64),
                 np.zeros((0, 5), np.int64),
                 np.zeros((0, 2), np.uint64),
-                np.zeros((0, 0), np.uint8),
+                np.zeros((0, 0), np.uint32),
             )
         return cls(ids, *(np.concatenate(parts[name]) for name in parts))  # type: ignore[arg-type]
 
@@ -106,7 +104,7 @@ def document_ranks(ids: list[str]) -> np.ndarray:
     return ranks
 
 
-def decide(collected: Collected, options: SpanOptions, unit_texts: UnitTexts) -> Removals:
+def decide_removals(collected: Collected, options: SpanOptions, unit_texts: UnitTexts) -> Removals:
     """The units to remove (see the module's docstring); ``unit_texts`` reads the texts of the
     near-duplicate candidates, to verify them."""
     ranks = document_ranks(collected.ids)
@@ -118,8 +116,8 @@ def decide(collected: Collected, options: SpanOptions, unit_texts: UnitTexts) ->
     classes, firsts = _copies(collected.hashes, position)
     targets = np.arange(len(firsts), dtype=np.int64)  # the class each repeats (itself: kept)
     similarities = np.ones(len(firsts))
-    if options.near and len(firsts) > 1 and collected.sketches.shape[1]:
-        left, right = candidate_pairs(collected.sketches[firsts])
+    if options.near and len(firsts) > 1 and collected.bands.shape[1]:
+        left, right = candidate_pairs(collected.bands[firsts])
         resemblance = _resemblance(units[firsts], left, right, unit_texts)
         verified = resemblance >= options.min_resemblance
         targets, similarities = _kept_first(len(firsts), left[verified], right[verified], resemblance[verified])
@@ -150,17 +148,20 @@ def _copies(hashes: np.ndarray, position: np.ndarray) -> tuple[np.ndarray, np.nd
     n = len(hashes)
     if n == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    by_key = np.lexsort((position, hashes[:, 0], hashes[:, 1]))
+    by_key = np.lexsort((hashes[:, 1], hashes[:, 0]))
     keys = hashes[by_key]
-    starts = np.concatenate(([True], (keys[1:] != keys[:-1]).any(axis=1)))
-    firsts = by_key[starts]  # the earliest unit of each key (position breaks the ties)
-    numbers = np.empty(len(firsts), dtype=np.int64)
-    numbers[np.argsort(position[firsts], kind="stable")] = np.arange(len(firsts))
+    new = np.concatenate(([True], (keys[1:] != keys[:-1]).any(axis=1)))
+    starts = np.flatnonzero(new)
+    earliest = np.minimum.reduceat(position[by_key], starts)  # each class's first position
+    numbers = np.empty(len(starts), dtype=np.int64)
+    numbers[np.argsort(earliest)] = np.arange(len(starts))
     classes = np.empty(n, dtype=np.int64)
-    classes[by_key] = numbers[np.cumsum(starts) - 1]
-    ordered_firsts = np.empty(len(firsts), dtype=np.int64)
-    ordered_firsts[numbers] = firsts
-    return classes, ordered_firsts
+    classes[by_key] = numbers[np.cumsum(new) - 1]
+    firsts = np.empty(len(starts), dtype=np.int64)
+    order_of_position = np.empty(n, dtype=np.int64)
+    order_of_position[position] = np.arange(n)
+    firsts[numbers] = order_of_position[earliest]
+    return classes, firsts
 
 
 def _resemblance(firsts: np.ndarray, left: np.ndarray, right: np.ndarray, unit_texts: UnitTexts) -> np.ndarray:
@@ -195,7 +196,9 @@ def _kept_first(n: int, left: np.ndarray, right: np.ndarray, similarity: np.ndar
 
 def _documents_per_group(groups: np.ndarray, documents: np.ndarray, n_groups: int, n_documents: int) -> np.ndarray:
     """How many documents hold a unit of each group."""
-    held = np.unique(groups * max(n_documents, 1) + documents) // max(n_documents, 1)
+    held = groups * max(n_documents, 1) + documents
+    held.sort()
+    held = held[np.concatenate(([True], held[1:] != held[:-1]))] // max(n_documents, 1)
     return np.bincount(held, minlength=n_groups)
 
 

@@ -40,50 +40,53 @@ class DocumentSpans:
     record: dict
 
 
+_SPAN = (
+    '{"start_byte":%d,"end_byte":%d,"start_char":%d,"end_char":%d,"repeats":{"id":%s,"start_byte":%d,'
+    '"end_byte":%d,"start_char":%d,"end_char":%d},"similarity":%r,"documents":%d,"group":"%016x"}'
+)
+_DOCUMENT = (
+    '{"id":%s,"unit":"%s","bytes":%d,"chars":%d,"xxh3":"%016x","removed_chars":%d,"removed_share":%r,'
+    '"left_whole":%s,"spans":[%s]}'
+)
+
+
 def span_lines(collected: Collected, removals: Removals, options: SpanOptions) -> Iterator[bytes]:
     """The JSON lines of the removals, in the order of document ids."""
-    units = collected.units
     removed = removals.units
     if not len(removed):
         return
-    documents = units[removed, 0]
-    starts = np.flatnonzero(np.concatenate(([True], documents[1:] != documents[:-1])))
-    ends = np.append(starts[1:], len(removed))
-    for first, last in zip(starts.tolist(), ends.tolist()):
-        doc = int(documents[first])
-        rows = removed[first:last]
-        spans = []
-        for k, row in enumerate(rows.tolist()):
-            copy = int(removals.repeats[first + k])
-            spans.append(
-                {
-                    **_offsets(units[row]),
-                    "repeats": {"id": collected.ids[units[copy, 0]], **_offsets(units[copy])},
-                    "similarity": round(float(removals.similarities[first + k]), 3),
-                    "documents": int(removals.documents[first + k]),
-                    "group": f"{int(collected.hashes[copy, 0]):016x}",
-                }
-            )
+    own, copies = collected.units[removed], collected.units[removals.repeats]
+    named = np.unique(np.concatenate((own[:, 0], copies[:, 0]))).tolist()
+    quoted = dict(zip(named, (json.dumps(collected.ids[doc], ensure_ascii=False) for doc in named)))
+    fields = zip(
+        *own[:, 1:].T.tolist(),
+        map(quoted.__getitem__, copies[:, 0].tolist()),
+        *copies[:, 1:].T.tolist(),
+        np.round(removals.similarities, 3).tolist(),
+        removals.documents.tolist(),
+        collected.hashes[removals.repeats, 0].tolist(),
+    )
+    spans = [_SPAN % values for values in fields]
+    lengths = (own[:, 4] - own[:, 3]).tolist()
+    docs = own[:, 0].tolist()
+    starts = np.flatnonzero(np.concatenate(([True], own[1:, 0] != own[:-1, 0]))).tolist()
+    for first, last in zip(starts, [*starts[1:], len(spans)]):
+        doc = docs[first]
         chars = int(collected.chars[doc])
-        removed_chars = int((units[rows, 4] - units[rows, 3]).sum())
+        removed_chars = sum(lengths[first:last])
         share = removed_chars / chars if chars else 0.0
-        record = {
-            "id": collected.ids[doc],
-            "unit": options.unit,
-            "bytes": int(collected.sizes[doc]),
-            "chars": chars,
-            "xxh3": f"{int(collected.digests[doc]):016x}",
-            "removed_chars": removed_chars,
-            "removed_share": round(share, 3),
-            "left_whole": share > options.max_removed,
-            "spans": spans,
-        }
-        yield json_text_bytes(json.dumps(record, ensure_ascii=False, separators=(",", ":"))) + b"\n"
-
-
-def _offsets(row: np.ndarray) -> dict[str, int]:
-    doc, start_byte, end_byte, start_char, end_char = row.tolist()
-    return {"start_byte": start_byte, "end_byte": end_byte, "start_char": start_char, "end_char": end_char}
+        line = _DOCUMENT % (
+            quoted[doc],
+            options.unit,
+            collected.sizes[doc],
+            chars,
+            collected.digests[doc],
+            removed_chars,
+            round(share, 3),
+            "true" if share > options.max_removed else "false",
+            ",".join(spans[first:last]),
+        )
+        yield json_text_bytes(line) + b"\n"
 
 
 def read_spans(lines: Iterable[bytes], name: str) -> Iterator[DocumentSpans]:

@@ -7,13 +7,20 @@ import numba
 import numpy as np
 from numba import carray
 
-from .common import _decode, xxh3_128
+from .common import GOLDEN, LOW32, _decode, _mix, xxh3_128
 
 # flags of a code point in the table (as simdedup.kernels.units makes it)
 SPACE, BREAK, WORD, ALNUM, ALPHA, LOWER, UPPER, EXTEND = 1, 2, 4, 8, 16, 32, 64, 128
 WIDE, CJK, HANGUL, CLOSER, CJK_END, LATIN_END, OPENER, BULLET = 256, 512, 1024, 2048, 4096, 8192, 16384, 32768
 GOES_ON, ROMAN, CJK_NUMERAL, DIGIT = 65536, 131072, 262144, 524288
 PARAGRAPH, LINE, SENTENCE = 0, 1, 2
+# the candidates' shingles, as simdedup.similarity takes them: word 3-grams, or 5-character ones
+# for a text at least this share of whose visible characters are Chinese or Japanese
+_CHAR_GRAM = 5
+_CJK_SHARE = 0.01
+_PRIME = np.uint64(0x100000001B3)
+_LOW32 = LOW32
+_EMPTY = np.uint64(1 << 40)  # above every 32-bit value
 # what the kernel returns (and leaves in state[3] the document to resume from)
 DONE, NEED_UNITS, NEED_LINES, INVALID = 0, 1, 2, 3
 # the unit records: fields of out_units per unit
@@ -25,13 +32,23 @@ L_FIELDS = 5
 
 
 @numba.njit(inline="always")
-def _char(data, i, end):  # pragma: no cover - compiled
-    """``(code point, length)`` of the character at ``data[i]`` (valid UTF-8, surrogates as
-    ``surrogatepass`` writes them)."""
-    c = data[i]
+def _char(data, i):  # pragma: no cover - compiled
+    """The character at ``data[i]``, in text already checked to be UTF-8 (surrogates as
+    ``surrogatepass`` writes them), as ``code point << 3 | length``: numba compiles a helper
+    that returns a tuple into a loop three times slower, and inlines one level of helpers."""
+    c = np.int64(data[i])
     if c < 0x80:
-        return np.int64(c), 1
-    return _decode(data, i, end, True)
+        return c << 3 | 1
+    if c < 0xE0:
+        return (((c & 0x1F) << 6) | (np.int64(data[i + 1]) & 0x3F)) << 3 | 2
+    if c < 0xF0:
+        return (((c & 0x0F) << 12) | ((np.int64(data[i + 1]) & 0x3F) << 6) | (np.int64(data[i + 2]) & 0x3F)) << 3 | 3
+    return (
+        ((c & 0x07) << 18)
+        | ((np.int64(data[i + 1]) & 0x3F) << 12)
+        | ((np.int64(data[i + 2]) & 0x3F) << 6)
+        | (np.int64(data[i + 3]) & 0x3F)
+    ) << 3 | 4
 
 
 @numba.njit(inline="always")
@@ -50,7 +67,7 @@ def _flags(table, code):  # pragma: no cover - compiled
 
 @numba.njit(inline="always")
 def _columns(table, code):  # pragma: no cover - compiled
-    return 2 if _flags(table, code) & WIDE else 1
+    return 2 if np.int64(table[code]) & WIDE else 1
 
 
 @numba.njit
@@ -60,7 +77,8 @@ def _trimmed(data, table, start, end, cstart, base):  # pragma: no cover - compi
     nothing left); a mark after white space starts the unit with that white space."""
     begin, cbegin = start, cstart
     while begin < end:
-        code, size = _char(data, begin, end)
+        v = _char(data, begin)
+        code, size = v >> 3, v & 7
         if not _flags(table, code) & SPACE:
             break
         begin += size
@@ -70,14 +88,17 @@ def _trimmed(data, table, start, end, cstart, base):  # pragma: no cover - compi
     i, ci = begin, cbegin
     finish, cfinish = begin, cbegin
     while i < end:  # the end: after the last character that is not white space
-        code, size = _char(data, i, end)
+        v = _char(data, i)
+        code, size = v >> 3, v & 7
         i, ci = i + size, ci + 1
         if not _flags(table, code) & SPACE:
             finish, cfinish = i, ci
-    code, size = _char(data, begin, end)
+    v = _char(data, begin)
+    code, size = v >> 3, v & 7
     if begin > start and _flags(table, code) & EXTEND:
         before = _back(data, begin, base)
-        previous, _ = _char(data, before, end)
+        v = _char(data, before)
+        previous, _ = v >> 3, v & 7
         if not _flags(table, previous) & BREAK:
             begin, cbegin = before, cbegin - 1
     return begin, finish, cbegin, cfinish
@@ -95,12 +116,14 @@ def _latin_end(data, table, abbreviations, at, single_dot, following, base, end)
     word_start = at
     while word_start > base:
         before = _back(data, word_start, base)
-        code, _ = _char(data, before, end)
+        v = _char(data, before)
+        code, _ = v >> 3, v & 7
         if _flags(table, code) & SPACE:
             break
         word_start = before
     while word_start < at:
-        code, size = _char(data, word_start, end)
+        v = _char(data, word_start)
+        code, size = v >> 3, v & 7
         if not _flags(table, code) & OPENER:
             break
         word_start += size
@@ -114,7 +137,8 @@ def _latin_end(data, table, abbreviations, at, single_dot, following, base, end)
     parts_ok = True
     i = word_start
     while i < at:
-        code, size = _char(data, i, end)
+        v = _char(data, i)
+        code, size = v >> 3, v & 7
         flags = _flags(table, code)
         if chars == 0:
             first_alpha = (flags & ALPHA) != 0
@@ -155,7 +179,8 @@ def _latin_end(data, table, abbreviations, at, single_dot, following, base, end)
 def _next_visible(data, table, i, end):  # pragma: no cover - compiled
     """The first character at or after byte ``i`` (before ``end``) that is not white space, or -1."""
     while i < end:
-        code, size = _char(data, i, end)
+        v = _char(data, i)
+        code, size = v >> 3, v & 7
         if not _flags(table, code) & SPACE:
             return code
         i += size
@@ -169,26 +194,31 @@ def _next_cut(data, table, abbreviations, i, ci, end, after, base):  # pragma: n
     cut char, byte to go on from, char to go on from)``, the cut -1 when there is none
     (``after``: the character after the line, -1 for none)."""
     while i < end:
-        code, size = _char(data, i, end)
+        v = _char(data, i)
+        code, size = v >> 3, v & 7
         flags = _flags(table, code)
         cjk_end = (flags & CJK_END) != 0
         if not cjk_end and (code == 0x21 or code == 0x3F) and i > base:
-            previous, _ = _char(data, _back(data, i, base), end)
+            v = _char(data, _back(data, i, base))
+            previous, _ = v >> 3, v & 7
             cjk_end = (_flags(table, previous) & CJK) != 0
         if cjk_end:
             j, cj = i + size, ci + 1
             while j < end:  # more ends, then closers, then marks
-                code, size = _char(data, j, end)
+                v = _char(data, j)
+                code, size = v >> 3, v & 7
                 if not (_flags(table, code) & CJK_END or code == 0x21 or code == 0x3F):
                     break
                 j, cj = j + size, cj + 1
             while j < end:
-                code, size = _char(data, j, end)
+                v = _char(data, j)
+                code, size = v >> 3, v & 7
                 if not _flags(table, code) & CLOSER:
                     break
                 j, cj = j + size, cj + 1
             while j < end:
-                code, size = _char(data, j, end)
+                v = _char(data, j)
+                code, size = v >> 3, v & 7
                 if not _flags(table, code) & EXTEND:
                     break
                 j, cj = j + size, cj + 1
@@ -197,19 +227,22 @@ def _next_cut(data, table, abbreviations, i, ci, end, after, base):  # pragma: n
             single_dot = code == 0x2E
             j, cj = i + size, ci + 1
             while j < end:
-                code, size = _char(data, j, end)
+                v = _char(data, j)
+                code, size = v >> 3, v & 7
                 if not _flags(table, code) & LATIN_END:
                     break
                 single_dot = False
                 j, cj = j + size, cj + 1
             while j < end:
-                code, size = _char(data, j, end)
+                v = _char(data, j)
+                code, size = v >> 3, v & 7
                 if not _flags(table, code) & CLOSER:
                     break
                 j, cj = j + size, cj + 1
             spaced = j == end
             if not spaced:
-                code, size = _char(data, j, end)
+                v = _char(data, j)
+                code, size = v >> 3, v & 7
                 spaced = (_flags(table, code) & SPACE) != 0
             if spaced:
                 following = after if j == end else _next_visible(data, table, j, end)
@@ -227,7 +260,8 @@ def _scan(data, table, start, end):  # pragma: no cover - compiled
     alnum = upper = lower = False
     i = start
     while i < end:
-        code, size = _char(data, i, end)
+        v = _char(data, i)
+        code, size = v >> 3, v & 7
         flags = _flags(table, code)
         alnum |= (flags & ALNUM) != 0
         upper |= (flags & UPPER) != 0
@@ -238,7 +272,7 @@ def _scan(data, table, start, end):  # pragma: no cover - compiled
 
 @numba.njit(inline="always")
 def _spaced(table, codes, at):  # pragma: no cover - compiled
-    return at < 10 and codes[at] >= 0 and (_flags(table, codes[at]) & SPACE) != 0
+    return at < 10 and codes[at] >= 0 and (np.int64(table[codes[at]]) & SPACE) != 0
 
 
 @numba.njit
@@ -249,7 +283,8 @@ def _list_item(data, table, start, end, codes):  # pragma: no cover - compiled
     for k in range(10):
         codes[k] = -1
         if i < end:
-            code, size = _char(data, i, end)
+            v = _char(data, i)
+            code, size = v >> 3, v & 7
             codes[k] = code
             i += size
     first = codes[0]
@@ -302,7 +337,8 @@ def _hard_break(data, table, abbreviations, lines, k, width, base, end, codes): 
     after_alnum, _, _ = _scan(data, table, after_start, after_end)
     if not alnum or not after_alnum or _list_item(data, table, after_start, after_end, codes):
         return True
-    first, _ = _char(data, after_start, end)
+    v = _char(data, after_start)
+    first, _ = v >> 3, v & 7
     i, ci = start, lines[k, L_CHAR_START]
     while i < finish:
         cut, _, i, ci = _next_cut(data, table, abbreviations, i, ci, finish, first, base)
@@ -315,7 +351,8 @@ def _hard_break(data, table, abbreviations, lines, k, width, base, end, codes): 
         word = 0
         i = after_start
         while i < after_end:
-            code, size = _char(data, i, end)
+            v = _char(data, i)
+            code, size = v >> 3, v & 7
             if _flags(table, code) & SPACE:
                 break
             word += _columns(table, code)
@@ -325,7 +362,8 @@ def _hard_break(data, table, abbreviations, lines, k, width, base, end, codes): 
         return False
     if upper and not lower:
         return True  # a heading
-    last, _ = _char(data, _back(data, finish, base), end)
+    v = _char(data, _back(data, finish, base))
+    last, _ = v >> 3, v & 7
     last_flags, first_flags = _flags(table, last), _flags(table, first)
     if not last_flags & (WORD | GOES_ON):
         return True
@@ -333,41 +371,107 @@ def _hard_break(data, table, abbreviations, lines, k, width, base, end, codes): 
     return not goes_on
 
 
+@numba.njit(inline="always")
+def _take(h, mins):  # pragma: no cover - compiled
+    """A shingle's hash into its bin of a one-permutation MinHash: the bin its high half
+    picks, the low half competing for the bin's minimum."""
+    k = ((h >> np.uint64(32)) * np.uint64(len(mins))) >> np.uint64(32)
+    value = h & _LOW32
+    if value < mins[k]:
+        mins[k] = value
+
+
+@numba.njit
+def _band_keys(mins, dense, keys, row):  # pragma: no cover - compiled
+    """``keys[row]`` from the bins ``mins``: an empty bin takes the next filled one's minimum
+    (cyclically), perturbed by the distance; band ``b`` is the bins ``b, b + bands, ...``
+    hashed together."""
+    bins = len(mins)
+    filled = source = -1
+    for k in range(bins):
+        if mins[k] != _EMPTY:
+            filled = k
+    for step in range(bins):  # from the last filled bin leftwards: each bin knows the next filled one
+        k = filled - step
+        if k < 0:
+            k += bins
+        if filled < 0:
+            dense[k] = 0
+        elif mins[k] != _EMPTY:
+            source = k
+            dense[k] = mins[k]
+        else:
+            distance = source - k if source > k else source + bins - k
+            dense[k] = _mix(mins[source] + np.uint64(distance) * GOLDEN) & _LOW32
+    bands = keys.shape[1]
+    for band in range(bands):
+        key = np.uint64(band)
+        for k in range(band, bins, bands):
+            key = _mix(key * GOLDEN + dense[k])
+        keys[row, band] = np.uint32(key >> np.uint64(32))
+
+
+@numba.njit
+def _character_shingles(data, table, start, finish, mins):  # pragma: no cover - compiled
+    """The 5-character substrings (white space left out, ASCII letters lower-cased) of
+    ``data[start:finish]`` into the MinHash ``mins``; one of all when there are fewer."""
+    for k in range(len(mins)):
+        mins[k] = _EMPTY
+    p1 = p2 = p3 = p4 = np.uint64(0)
+    visible = 0
+    i = start
+    while i < finish:
+        v = _char(data, i)
+        code, size = v >> 3, v & 7
+        if not np.int64(table[code]) & SPACE:
+            c = np.uint64(code + 32 if 0x41 <= code <= 0x5A else code)
+            visible += 1
+            if visible >= _CHAR_GRAM:
+                _take(_mix((((p1 * GOLDEN + p2) * GOLDEN + p3) * GOLDEN + p4) * GOLDEN + c), mins)
+            p1, p2, p3, p4 = p2, p3, p4, c
+        i += size
+    if 0 < visible < _CHAR_GRAM:
+        _take(_mix((((p1 * GOLDEN + p2) * GOLDEN + p3) * GOLDEN + p4) * GOLDEN), mins)
+
+
 @numba.njit
 def _emit(
-    data, table, doc, start, finish, cstart, cfinish, min_halves, units, n_units, text, text_size
+    data, table, doc, start, finish, cstart, cfinish, min_halves, out, n_units, text_size
 ):  # pragma: no cover - compiled
     """Record the unit ``data[start:finish]`` if it has ``min_halves`` half-words: its offsets,
-    its text with white space runs as one space (at ``text[text_size:]``) and that text's
-    hash. Returns ``(units, text bytes)`` after it, or ``(-1, -1)`` when out of room."""
-    words = halves = 0
-    in_word = False
-    i = start
-    while i < finish:
-        code, size = _char(data, i, finish)
-        flags = _flags(table, code)
-        if flags & CJK:
-            halves += 1
-            in_word = False
-        elif flags & WORD:
-            if not in_word:
-                words += 1
-            in_word = True
-        else:
-            in_word = False
-        i += size
-    if 2 * words + halves < min_halves:
-        return n_units, text_size
+    its text with white space runs as one space (at ``text[text_size:]``; its hash is made
+    when its document is done) and its band keys (:func:`_band_keys`), all in one pass.
+    Returns ``(units, text bytes)`` after it, or ``(-1, -1)`` when out of room.
+
+    The band keys are those of a MinHash of the unit's shingles as the resemblance takes them
+    (ASCII letters lower-cased): word 3-grams (words: runs of ``\\w``), or, for a text at
+    least :data:`_CJK_SHARE` of whose visible characters are Chinese or Japanese, 5-character
+    substrings without white space (in a second pass: only such texts pay for them); one
+    shingle of all when there are fewer."""
+    units, text, keys, scratch = out
     if n_units >= units.shape[0] or text_size + (finish - start) > len(text):
         return -1, -1
+    sketch = keys.shape[1] > 0
+    word_mins, char_mins, dense = scratch[0], scratch[1], scratch[2]
+    if sketch:
+        for k in range(len(word_mins)):
+            word_mins[k] = _EMPTY
     begin = text_size
-    pending = False
+    words = halves = visible = tokens = 0
+    counted = in_word = pending = False  # in a word counted for the length; in a word of the shingles
+    t1 = t2 = word = np.uint64(0)
     i = start
-    while i < finish:
-        code, size = _char(data, i, finish)
-        if _flags(table, code) & SPACE:
-            pending = text_size > begin
+    while i <= finish:
+        real = i < finish
+        if real:
+            v = _char(data, i)
+            code, size = v >> 3, v & 7
+            flags = np.int64(table[code])
         else:
+            code, size, flags = 0, 1, SPACE  # the end: a last word ends
+        lowered = np.uint64(code + 32 if 0x41 <= code <= 0x5A else code)
+        if real and not flags & SPACE:
+            visible += 1
             if pending:
                 text[text_size] = 0x20
                 text_size += 1
@@ -375,7 +479,39 @@ def _emit(
             for b in range(size):
                 text[text_size + b] = data[i + b]
             text_size += size
+        elif real:
+            pending = text_size > begin
+        if flags & CJK:
+            halves += 1
+            counted = False
+        elif real and flags & WORD:
+            if not counted:
+                words += 1
+            counted = True
+        else:
+            counted = False
+        if real and flags & WORD:
+            word = word * _PRIME + lowered if in_word else lowered + _PRIME
+            in_word = True
+        elif in_word:
+            in_word = False
+            if sketch:
+                token = _mix(word)
+                tokens += 1
+                if tokens >= 3:
+                    _take(_mix((t1 * GOLDEN + t2) * GOLDEN + token), word_mins)
+                t1, t2 = t2, token
         i += size
+    if 2 * words + halves < min_halves:
+        return n_units, begin
+    if sketch:
+        if halves > 0 and halves >= _CJK_SHARE * visible:
+            _character_shingles(data, table, start, finish, char_mins)
+            _band_keys(char_mins, dense, keys, n_units)
+        else:
+            if 0 < tokens < 3:
+                _take(_mix((t1 * GOLDEN + t2) * GOLDEN), word_mins)
+            _band_keys(word_mins, dense, keys, n_units)
     units[n_units, U_DOC] = doc
     units[n_units, U_BYTE_START] = start
     units[n_units, U_BYTE_END] = finish
@@ -388,7 +524,7 @@ def _emit(
 
 @numba.njit
 def _paragraph(
-    data, table, abbreviations, unit, lines, m, doc, base, end, min_halves, units, n_units, text, text_size, codes
+    data, table, abbreviations, unit, lines, m, doc, base, end, min_halves, out, n_units, text_size, codes
 ):  # pragma: no cover - compiled
     """The units of a paragraph of ``m`` lines (``lines``). Returns ``(units, text bytes)``
     after them, or ``(-1, -1)`` when out of room."""
@@ -402,9 +538,8 @@ def _paragraph(
             lines[0, L_CHAR_START],
             lines[m - 1, L_CHAR_END],
             min_halves,
-            units,
+            out,
             n_units,
-            text,
             text_size,
         )
     width = 0
@@ -419,7 +554,7 @@ def _paragraph(
         first = k + 1
         if unit == LINE:
             n_units, text_size = _emit(
-                data, table, doc, start, finish, cstart, cfinish, min_halves, units, n_units, text, text_size
+                data, table, doc, start, finish, cstart, cfinish, min_halves, out, n_units, text_size
             )
             if n_units < 0:
                 return -1, -1
@@ -434,7 +569,7 @@ def _paragraph(
             position, cposition = cut, ccut
             if begin < stop:
                 n_units, text_size = _emit(
-                    data, table, doc, begin, stop, cbegin, cstop, min_halves, units, n_units, text, text_size
+                    data, table, doc, begin, stop, cbegin, cstop, min_halves, out, n_units, text_size
                 )
                 if n_units < 0:
                     return -1, -1
@@ -459,6 +594,10 @@ def cut_units(
     text_room,
     text_address,
     hashes_p,
+    scratch_p,
+    nbins,
+    keys_p,
+    nbands,
     state_p,
 ):  # pragma: no cover - compiled
     """The units of documents ``offsets[d]:offsets[d + 1]`` of ``data`` (UTF-8), from document
@@ -480,6 +619,9 @@ def cut_units(
     units = carray(units_p, (unit_room, U_FIELDS))
     text = carray(text_p, max(text_room, 1))[:text_room]
     hashes = carray(hashes_p, (max(unit_room, 1), 2))
+    scratch = carray(scratch_p, (3, max(nbins, 1)))[:, :nbins]  # minima of word and character shingles, densified
+    keys = carray(keys_p, (max(unit_room, 1), max(nbands, 1)))[:, :nbands]
+    out = (units, text, keys, scratch)
     n_units, text_size = state[1], state[2]
     for doc in range(state[0], ndocs):
         base, end = offsets[doc], offsets[doc + 1]
@@ -499,38 +641,46 @@ def cut_units(
         i, ci = base, 0
         status = DONE
         while True:
-            # a physical line: data[i:j], ended by a break of b bytes
+            # a physical line: data[i:j], ended by a break of b bytes; its content (white space
+            # trimmed: begin == stop when there is none) and width, in one pass
             j, cj = i, ci
             separator = False
             b = 0
+            begin = stop = before_at = before_code = -1
+            cbegin = cstop = indent = columns = width = first_flags = 0
             while j < end:
-                code, size = _char(data, j, end)
-                if _flags(table, code) & BREAK:
+                v = _char(data, j)
+                code, size = v >> 3, v & 7
+                flags = np.int64(table[code])
+                if flags & BREAK:
                     separator = code == 0x2029
                     b = size
                     if code == 0x0D and j + 1 < end and data[j + 1] == 0x0A:
                         b = 2
                     break
+                if begin < 0 and flags & SPACE:
+                    indent += 8 if code == 0x09 else 1
+                    before_at, before_code = j, code
+                else:
+                    if begin < 0:
+                        begin, cbegin, first_flags = j, cj, flags
+                    columns += 2 if flags & WIDE else 1
+                    if not flags & SPACE:
+                        stop, cstop, width = j + size, cj + 1, columns
                 j, cj = j + size, cj + 1
-            begin, stop, cbegin, cstop = _trimmed(data, table, i, j, ci, base)
+            if begin < 0:
+                begin = stop = j
+            elif before_at >= 0 and first_flags & EXTEND:  # a mark after white space: the two start it
+                begin, cbegin = before_at, cbegin - 1
+                indent -= 8 if before_code == 0x09 else 1
+                width += 2 if np.int64(table[before_code]) & WIDE else 1
             if begin < stop:
                 if m >= line_room:
                     status = NEED_LINES
                     break
-                indent = 0
-                k = i
-                while k < begin:
-                    code, size = _char(data, k, end)
-                    indent += 8 if code == 0x09 else 1
-                    k += size
-                columns = 0
-                while k < stop:
-                    code, size = _char(data, k, end)
-                    columns += _columns(table, code)
-                    k += size
                 lines[m, L_BYTE_START], lines[m, L_BYTE_END] = begin, stop
                 lines[m, L_CHAR_START], lines[m, L_CHAR_END] = cbegin, cstop
-                lines[m, L_WIDTH] = indent + columns
+                lines[m, L_WIDTH] = indent + width
                 m += 1
             if (begin == stop or separator or j >= end) and m:
                 n_units, text_size = _paragraph(
@@ -544,9 +694,8 @@ def cut_units(
                     base,
                     end,
                     min_halves,
-                    units,
+                    out,
                     n_units,
-                    text,
                     text_size,
                     codes,
                 )
