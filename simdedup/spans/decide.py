@@ -20,6 +20,7 @@ from typing import Callable, Iterable
 
 import numpy as np
 
+from ..errors import SimdedupError
 from .candidates import candidate_pairs
 from .collect import UnitBatch
 from .options import SpanOptions
@@ -92,13 +93,13 @@ def document_ranks(ids: list[str]) -> np.ndarray:
     """Each document's place among the ids in sorted order.
 
     Raises:
-        ValueError: an id given twice (the order, and which copy is kept, would depend on the
-            input's order).
+        SimdedupError: an id given twice (the order, and which copy is kept, would depend on
+            the input's order).
     """
     order = sorted(range(len(ids)), key=ids.__getitem__)
     for a, b in zip(order, order[1:]):
         if ids[a] == ids[b]:
-            raise ValueError(f"{ids[a]}: more than one document has this id; spans needs one document per id")
+            raise SimdedupError(f"{ids[a]}: more than one document has this id; spans needs one document per id")
     ranks = np.empty(len(ids), dtype=np.int64)
     ranks[np.array(order, dtype=np.int64)] = np.arange(len(ids))
     return ranks
