@@ -20,7 +20,7 @@ from ..cli_options import (
     take_inputs,
 )
 from ..errors import UsageError
-from ..limits import MAX_JOBS, FiniteFloatRange
+from ..limits import MAX_BYTES, MAX_JOBS, FiniteFloatRange
 from .options import DEFAULT_MAX_REMOVED, KEEP, SpanOptions
 from .units import DEFAULT_MIN_WORDS, DEFAULT_UNIT, UNITS
 
@@ -257,3 +257,40 @@ def strip(spans_files: tuple[str, ...], output: str, force: bool, verbose: bool,
             message(f"simdedup: warning: {len(ids):,} documents {what} (the first: {ids[0]})")
     if done.skipped or problems:
         sys.exit(EXIT_SKIPPED)
+
+
+@spans.command()
+@storage_option
+@_SPANS
+@_input_options
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="The page to write (FILE.html).")
+@click.option("--force", is_flag=True, help="Replace the -o file if it exists.")
+@click.option(
+    "--max-bytes",
+    type=click.IntRange(1 << 16, MAX_BYTES),
+    default=64 << 20,
+    show_default=True,
+    help="Bound of the page's size: documents (in the order of ids) are left out past it.",
+)
+def report(spans_files: tuple[str, ...], output: str, force: bool, max_bytes: int, **kwargs: Any) -> None:
+    """Write a self-contained HTML page to review the spans: each document of PATHS with its
+    removed spans marked, and beside each span the copy it repeats, their similarity and how
+    many documents hold it (no server, nothing loaded from elsewhere).
+
+    \b
+    simdedup spans report --spans spans.jsonl corpus/ -o review.html
+    """
+    from ..read import named_streams
+    from ..write import write_all
+    from .output import spans_by_id
+    from .report import spans_page
+
+    paths = kwargs.pop("paths")
+    inputs = take_inputs(kwargs)
+    out = _output(output, force, paths + spans_files)
+    found = spans_by_id(named_streams(spans_files))
+    page, shown = spans_page(found, paths, inputs, max_bytes, message)
+    with out.open() as fd:
+        write_all(fd, page)
+    if shown < len(found):
+        message(f"simdedup: {shown:,} of {len(found):,} documents shown (--max-bytes {max_bytes:,})")
