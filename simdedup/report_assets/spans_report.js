@@ -123,4 +123,5 @@
   $("previous-page").addEventListener("click", () => { if (page > 0) { page--; list(); } });
   $("next-page").addEventListener("click", () => { page++; list(); });
   if (order.length) show(order[0], document.querySelector("#document-rows tr"));
+  document.body.dataset.ready = "true";
 })();
