@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""What ``spans find`` removes from the real corpora, checked by rules of its own (not the
+units'): spans that are a heading (no lower-case letter, at most 6 words), a list bullet
+(a bullet and at most 6 words) or a wrapped-line fragment (starting at a line whose line
+before goes on into it, or ending at a line that the next one continues: a letter, digit or
+comma before a lower-case letter; Chinese or Japanese on both sides of the break).
+
+    python benchmarks/spans_fragments.py             # counts and samples, each unit kind
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT / "benchmarks" / ".corpus"
+SIMDEDUP = ROOT / ".venv" / "bin" / "simdedup"
+CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+GOES_ON = re.compile(r"[\w,，、]$")
+WORD = re.compile(r"\w+")
+
+
+def _line_before(text: str, at: int) -> str | None:
+    """The line before the one ``at`` starts (None when ``at`` does not start a line, or a
+    blank line or nothing comes before)."""
+    start = text.rfind("\n", 0, at)
+    if text[start + 1 : at].strip():
+        return None
+    previous = text[text.rfind("\n", 0, max(start, 0)) + 1 : max(start, 0)].rstrip()
+    return previous or None
+
+
+def _line_after(text: str, at: int) -> str | None:
+    end = text.find("\n", at)
+    if end < 0 or text[at:end].strip():
+        return None
+    following = text[end + 1 : (text.find("\n", end + 1) + 1 or len(text) + 1) - 1].strip()
+    return following or None
+
+
+def _continues(last: str, first: str) -> bool:
+    return bool(GOES_ON.search(last)) and (first.islower() or bool(CJK.match(first) and CJK.match(last[-1])))
+
+
+def kind(text: str, start: int, end: int) -> str | None:
+    piece = text[start:end]
+    words = len(WORD.findall(piece))
+    if words <= 6 and not any(c.islower() for c in piece) and any(c.isupper() for c in piece):
+        return "heading"
+    if re.match(r"[•·*\-–—]\s", piece) and words <= 6:
+        return "bullet"
+    before, after = _line_before(text, start), _line_after(text, end)
+    if before is not None and _continues(before, piece[0]):
+        return "fragment"
+    if after is not None and _continues(piece, after[0]):
+        return "fragment"
+    return None
+
+
+def main() -> None:
+    random.seed(46)
+    for corpus in ("real-en", "real-zh"):
+        for unit in ("paragraph", "line", "sentence"):
+            out = subprocess.run(
+                [SIMDEDUP, "spans", "find", "--silent", "-j", "2", "--unit", unit, CORPUS / corpus],
+                capture_output=True,
+                text=True,
+            ).stdout
+            counts = {"heading": 0, "bullet": 0, "fragment": 0}
+            samples: dict[str, list[str]] = {k: [] for k in counts}
+            total = 0
+            for record in map(json.loads, out.splitlines()):
+                text = Path(record["id"]).read_text("utf-8")
+                for span in record["spans"]:
+                    total += 1
+                    found = kind(text, span["start_char"], span["end_char"])
+                    if found:
+                        counts[found] += 1
+                        if len(samples[found]) < 3:
+                            samples[found].append(repr(text[span["start_char"] : span["end_char"]][:80]))
+            print(f"{corpus} {unit}: {total} spans; " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+            for k, v in samples.items():
+                for sample in v:
+                    print(f"    {k}: {sample}")
+            sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
