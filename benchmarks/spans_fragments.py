@@ -18,6 +18,11 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from simdedup.read import open_document  # noqa: E402
+from simdedup.spans.collect import WHOLE_BYTES, text_of  # noqa: E402
+
 CORPUS = ROOT / "benchmarks" / ".corpus"
 SIMDEDUP = ROOT / ".venv" / "bin" / "simdedup"
 CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
@@ -75,7 +80,7 @@ def main() -> None:
             samples: dict[str, list[str]] = {k: [] for k in counts}
             total = 0
             for record in map(json.loads, out.splitlines()):
-                text = Path(record["id"]).read_text("utf-8")
+                text = text_of(open_document(record["id"], "utf-8", WHOLE_BYTES))  # as spans read it
                 for span in record["spans"]:
                     total += 1
                     found = kind(text, span["start_char"], span["end_char"])
