@@ -287,12 +287,13 @@ def corpus_jsonl(corpus: str, out: Path, limit_bytes: int | None = None) -> Path
 
 
 def timed(command: list) -> tuple[float, int]:
-    """Seconds and peak resident memory (KiB, all processes) of ``command``."""
+    """Seconds and peak resident memory (KiB, of the largest process) of ``command``, which may
+    exit 3 (some documents skipped: files that are not UTF-8)."""
     with tempfile.NamedTemporaryFile("r") as log:
         start = time.perf_counter()
-        subprocess.run(
-            ["/usr/bin/time", "-o", log.name, "-f", "%M", *map(str, command)], check=True, capture_output=True
-        )
+        done = subprocess.run(["/usr/bin/time", "-o", log.name, "-f", "%M", *map(str, command)], capture_output=True)
+        if done.returncode not in (0, 3):
+            raise subprocess.CalledProcessError(done.returncode, command, done.stdout, done.stderr)
         return time.perf_counter() - start, int(log.read().split()[-1])
 
 

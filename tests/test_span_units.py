@@ -166,3 +166,47 @@ def test_lines_join_what_a_formatter_wrapped():
 def test_unit_lengths():
     text = "one two-three\n\n中文字符八个中文字符八个"  # twelve characters: six words
     assert weights(text, units(text)) == [3, 6]
+
+
+def _wrapped(words: list[str], indent: int, width: int) -> list[str]:
+    """``words`` filled greedily into lines of at most ``width`` columns after ``indent`` spaces."""
+    lines, line = [], ""
+    for word in words:
+        if line and indent + len(line) + 1 + len(word) > width:
+            lines.append(" " * indent + line)
+            line = word
+        else:
+            line = f"{line} {word}" if line else word
+    return [*lines, " " * indent + line]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.from_regex(r"[A-Z][A-Z_]{2,20}", fullmatch=True),
+            st.lists(
+                st.sampled_from("if the stream is not a valid compressed file it returns an error code".split()),
+                min_size=3,
+                max_size=40,
+            ),
+        ),
+        min_size=2,
+        max_size=6,
+    ),
+    st.integers(2, 8),
+    st.integers(40, 80),
+)
+def test_definition_lists_are_lines(items, indent, width):
+    """A definition list as formatters write it (terms, then their definitions indented and
+    wrapped): each term is a line of its own and each definition one line, however it wraps;
+    a sentence ends at each as well."""
+    lines, terms, definitions = [], [], []
+    for term, words in items:
+        terms.append(term)
+        definitions.append(" ".join(words))
+        lines += [term, *_wrapped(words, indent, width)]
+    text = "\n".join(lines) + "\n"
+    for unit in ("line", "sentence"):
+        found = [" ".join(text[a:b].split()) for a, b in units(text, unit)]
+        assert found == [piece for pair in zip(terms, definitions) for piece in pair]

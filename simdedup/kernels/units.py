@@ -29,7 +29,7 @@ GOES_ON, ROMAN, CJK_NUMERAL, DIGIT = 65536, 131072, 262144, 524288
 UNIT_CODES = {"paragraph": 0, "line": 1, "sentence": 2}
 DONE, NEED_UNITS, NEED_LINES, INVALID = 0, 1, 2, 3
 U_FIELDS = 7  # doc, byte start, byte end, char start, char end, end of its text, half-words
-L_FIELDS = 5
+L_FIELDS = 6
 #: lines of a paragraph the first call has room for (a paragraph of more takes a second call)
 LINE_ROOM = 1 << 14
 #: the candidates' MinHash (simdedup.spans.candidates): BANDS * ROWS bins, ROWS of them to a band

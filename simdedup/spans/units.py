@@ -5,7 +5,9 @@
 - **line**: a line as it reads. A line that a formatter wrapped (man pages, mail, changelogs)
   goes on in the next, so the break between two lines of a paragraph ends a line only when
   the first ends a sentence or the second starts a list item, either is a rule (no letter or
-  digit), or the next line's first word would have fitted on the first (a formatter that
+  digit), the second is less indented than the first (not the paragraph's first line: that
+  may be indented alone), the first is a heading (capitals only) and the second more
+  indented, or the next line's first word would have fitted on the first (a formatter that
   fills lines breaks one only where the next word does not fit; the paragraph's longest line
   is its width) and the text does not visibly go on (a lower-case letter after a letter,
   digit or comma; Chinese or Japanese on both sides), or the first line is a heading
@@ -190,12 +192,16 @@ def _width(text: str, start: int, end: int) -> int:
 
 def _lines_of(text: str, lines: list[tuple[int, int]]) -> UnitSpans:
     """The lines, as they read, of a paragraph whose physical lines are ``lines``."""
-    widths = [_indent(text, start) + _width(text, start, end) for start, end in lines]
+    indents = [_indent(text, start) for start, _ in lines]
+    widths = [indent + _width(text, start, end) for indent, (start, end) in zip(indents, lines)]
     width = max(widths)
     found = []
     first = lines[0][0]
     for k in range(len(lines) - 1):
-        if _hard_break(text, lines[k], lines[k + 1], widths[k], width):
+        # a line less indented than one that is not its paragraph's first starts another item
+        # (a term after its definition, a hanging indent's next entry, code that dedents)
+        dedent = k > 0 and indents[k + 1] < indents[k]
+        if dedent or _hard_break(text, lines[k], lines[k + 1], widths[k], width, indents[k + 1] > indents[k]):
             found.append((first, lines[k][1]))
             first = lines[k + 1][0]
     found.append((first, lines[-1][1]))
@@ -249,12 +255,18 @@ def list_item(piece: str) -> bool:
     return False
 
 
-def _hard_break(text: str, line: tuple[int, int], following: tuple[int, int], line_width: int, width: int) -> bool:
+def _hard_break(
+    text: str, line: tuple[int, int], following: tuple[int, int], line_width: int, width: int, deeper: bool
+) -> bool:
     """Whether a line (as it reads) ends at the end of the physical line ``line``, followed
-    in its paragraph by ``following``, in a paragraph ``width`` columns wide."""
+    in its paragraph by ``following`` (``deeper``: more indented), in a paragraph ``width``
+    columns wide."""
     piece, after = text[line[0] : line[1]], text[following[0] : following[1]]
     if _rule(piece) or _rule(after) or list_item(after):
         return True
+    heading = any(c.isupper() for c in piece) and not any(c.islower() for c in piece)  # NAME, SEE ALSO
+    if heading and deeper:
+        return True  # a term, its definition indented below it
     if line[1] in sentence_cuts(text, line[0], line[1], after[0]):
         return True
     first = after[0]
@@ -265,7 +277,6 @@ def _hard_break(text: str, line: tuple[int, int], following: tuple[int, int], li
         fits = line_width + 1 + _width(after, 0, word) <= width
     if not fits:
         return False
-    heading = any(c.isupper() for c in piece) and not any(c.islower() for c in piece)  # NAME, SEE ALSO
     return heading or not _goes_on(piece[-1], first)
 
 

@@ -27,8 +27,8 @@ DONE, NEED_UNITS, NEED_LINES, INVALID = 0, 1, 2, 3
 U_DOC, U_BYTE_START, U_BYTE_END, U_CHAR_START, U_CHAR_END, U_TEXT_END, U_WORDS = 0, 1, 2, 3, 4, 5, 6
 U_FIELDS = 7
 # the lines of a paragraph: fields of lines per line
-L_BYTE_START, L_BYTE_END, L_CHAR_START, L_CHAR_END, L_WIDTH = 0, 1, 2, 3, 4
-L_FIELDS = 5
+L_BYTE_START, L_BYTE_END, L_CHAR_START, L_CHAR_END, L_WIDTH, L_INDENT = 0, 1, 2, 3, 4, 5
+L_FIELDS = 6
 
 
 @numba.njit(inline="always")
@@ -331,12 +331,16 @@ def _list_item(data, table, start, end, codes):  # pragma: no cover - compiled
 @numba.njit
 def _hard_break(data, table, abbreviations, lines, k, width, base, end, codes):  # pragma: no cover - compiled
     """Whether a line (as it reads) ends at the end of line ``k`` of the paragraph (``_hard_break``)."""
+    if k > 0 and lines[k + 1, L_INDENT] < lines[k, L_INDENT]:
+        return True  # less indented than a line that is not the paragraph's first: another item
     start, finish = lines[k, L_BYTE_START], lines[k, L_BYTE_END]
     after_start, after_end = lines[k + 1, L_BYTE_START], lines[k + 1, L_BYTE_END]
     alnum, upper, lower = _scan(data, table, start, finish)
     after_alnum, _, _ = _scan(data, table, after_start, after_end)
     if not alnum or not after_alnum or _list_item(data, table, after_start, after_end, codes):
         return True
+    if upper and not lower and lines[k + 1, L_INDENT] > lines[k, L_INDENT]:
+        return True  # a heading (a term), its definition indented below it
     v = _char(data, after_start)
     first, _ = v >> 3, v & 7
     i, ci = start, lines[k, L_CHAR_START]
@@ -681,6 +685,7 @@ def cut_units(
                 lines[m, L_BYTE_START], lines[m, L_BYTE_END] = begin, stop
                 lines[m, L_CHAR_START], lines[m, L_CHAR_END] = cbegin, cstop
                 lines[m, L_WIDTH] = indent + width
+                lines[m, L_INDENT] = indent
                 m += 1
             if (begin == stop or separator or j >= end) and m:
                 n_units, text_size = _paragraph(
