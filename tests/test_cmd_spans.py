@@ -211,3 +211,23 @@ def test_strip_writes_documents_changed_since_whole(run, tmp_path, monkeypatch):
     assert result.exit_code == 3
     assert "changed since the spans were found" in result.stderr
     assert (tmp_path / "out" / "c" / "b.txt").read_text() == "B changed.\n\n" + text
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    texts=st.lists(st.sampled_from(["", "x", "Short.", "word " * 12, "\x00bin", "caf\xe9", SENTENCES[1]]), max_size=4),
+    min_words=st.integers(0, 20),
+    unit=st.sampled_from(["paragraph", "line", "sentence"]),
+)
+def test_few_units_or_none(texts, min_words, unit, run, tmp_path_factory):
+    """Corpora of no document, of documents without a unit long enough, of one unit, of files
+    that are skipped: a usual exit (0, or 3 when a file was skipped), never a bug."""
+    root = tmp_path_factory.mktemp("few")
+    (root / "c").mkdir()
+    for k, text in enumerate(texts):
+        (root / "c" / f"{k}.txt").write_bytes(text.encode("latin-1") if "\xe9" in text else text.encode())
+    result = run(["spans", "find", "--silent", "--unit", unit, "--min-words", min_words, root / "c"])
+    assert result.exit_code in (0, 3), result.stderr
+    write(root / "spans.jsonl", result.stdout)
+    stripped = run(["spans", "strip", "--spans", root / "spans.jsonl", root / "c", "-o", root / "out"])
+    assert stripped.exit_code in (0, 3), stripped.stderr

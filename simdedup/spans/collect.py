@@ -101,24 +101,27 @@ def text_of(document: Document) -> str:
     return utf8_of(document).decode("utf-8", "surrogatepass")
 
 
-def _as_read(document: Document) -> bytes | None:
+def _as_read(document: Document, encoding: str) -> bytes | None:
     """The bytes of a file read whole, when they may be its text as they are (UTF-8 after a
     byte-order mark, checked by the kernel); None when it takes the reader."""
     from ..methods.simhash import _python_path_takes
 
     data = document.data
+    if encoding not in ("utf-8", "auto"):
+        return None
     if data is None or document.reason is not None or _python_path_takes(data, 0, len(data)):
         return None
     return data[3:] if data.startswith(codecs.BOM_UTF8) else data
 
 
-def unit_batch(sources: list[Source], options: SpanOptions) -> UnitBatch:
-    """One batch of sources read and cut into units: the work of a worker process."""
+def unit_batch(sources: list[Source], options: SpanOptions, encoding: str = "utf-8") -> UnitBatch:
+    """One batch of sources read (files in ``encoding``; ``auto`` as ``fingerprint`` says) and
+    cut into units: the work of a worker process."""
     texts: list[bytes] = []
     read: list[Document] = []
     skipped: list[Source] = []
-    for document in open_documents(sources, "utf-8", WHOLE_BYTES):
-        data = _as_read(document)
+    for document in open_documents(sources, encoding, WHOLE_BYTES):
+        data = _as_read(document, encoding)
         try:
             texts.append(data if data is not None else utf8_of(document))
         except SkipDocument as exc:
@@ -233,17 +236,17 @@ def _characters(data: bytes) -> int:
 
 # --- the run, on worker processes --------------------------------------------------------------
 
-_options: SpanOptions | None = None
+_options: tuple[SpanOptions, str] | None = None
 
 
-def _init_worker(options: SpanOptions) -> None:
+def _init_worker(options: SpanOptions, encoding: str) -> None:
     global _options
-    _options = options
+    _options = (options, encoding)
 
 
 def _work(task: list[Source]) -> UnitBatch:
     assert _options is not None
-    return unit_batch(task, _options)
+    return unit_batch(task, *_options)
 
 
 def _batches(sources: Iterable[Source], size: int) -> Iterator[list[Source]]:
@@ -287,9 +290,9 @@ class UnitRun:
         warnings = Warnings(self.note, self.verbose, " (-v shows them all)")
         batches = _batches(sources, BATCH_SOURCES)
         if jobs <= 1:
-            done: Iterable[UnitBatch] = (unit_batch(batch, self.options) for batch in batches)
+            done: Iterable[UnitBatch] = (unit_batch(batch, self.options, self.inputs.encoding) for batch in batches)
         else:
-            done = workers.in_order(batches, jobs, _work, _init_worker, (self.options,))
+            done = workers.in_order(batches, jobs, _work, _init_worker, (self.options, self.inputs.encoding))
         for batch in done:
             for source in batch.skipped:
                 self.skipped.append(source.path)
@@ -300,20 +303,20 @@ class UnitRun:
 
 # --- the texts of units, read again (to verify near-duplicates) --------------------------------
 
-_wanted: dict[str, tuple[int, list[tuple[int, int, int]]]] = {}
+_wanted: tuple[dict[str, tuple[int, list[tuple[int, int, int]]]], str] = ({}, "utf-8")
 
 
-def _init_texts(wanted: dict[str, tuple[int, list[tuple[int, int, int]]]]) -> None:
+def _init_texts(wanted: dict[str, tuple[int, list[tuple[int, int, int]]]], encoding: str) -> None:
     global _wanted
-    _wanted = wanted
+    _wanted = (wanted, encoding)
 
 
 def _texts_work(task: list[Source]) -> list[tuple[int, bytes]]:
-    return texts_of_units(task, _wanted)
+    return texts_of_units(task, *_wanted)
 
 
 def texts_of_units(
-    sources: list[Source], wanted: dict[str, tuple[int, list[tuple[int, int, int]]]]
+    sources: list[Source], wanted: dict[str, tuple[int, list[tuple[int, int, int]]]], encoding: str = "utf-8"
 ) -> list[tuple[int, bytes]]:
     """``(k, text)`` of each unit ``k`` that ``wanted`` asks of the documents of ``sources``:
     ``wanted[id]`` is the document's XXH3-64 (read as the first stage read it) and its units
@@ -321,12 +324,12 @@ def texts_of_units(
     import xxhash
 
     found = []
-    for document in open_documents(sources, "utf-8", WHOLE_BYTES):
+    for document in open_documents(sources, encoding, WHOLE_BYTES):
         if document.id not in wanted:
             continue
         digest, units = wanted[document.id]
         try:
-            data = _as_read(document)
+            data = _as_read(document, encoding)
             if data is None or xxhash.xxh3_64_intdigest(data) != digest:
                 data = utf8_of(document)
         except SkipDocument:
@@ -352,9 +355,9 @@ def read_unit_texts(
     )
     batches = _batches(sources, BATCH_SOURCES)
     if jobs <= 1:
-        done: Iterable[list[tuple[int, bytes]]] = (texts_of_units(batch, wanted) for batch in batches)
+        done: Iterable[list[tuple[int, bytes]]] = (texts_of_units(batch, wanted, inputs.encoding) for batch in batches)
     else:
-        done = workers.in_order(batches, jobs, _texts_work, _init_texts, (wanted,))
+        done = workers.in_order(batches, jobs, _texts_work, _init_texts, (wanted, inputs.encoding))
     texts: list[bytes | None] = [None] * len(rows)
     for found in done:
         for k, text in found:

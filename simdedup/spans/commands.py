@@ -35,7 +35,32 @@ _SPANS = click.option(
 
 
 def _input_options(func: Any) -> Any:
-    return apply_options(INPUT_OPTIONS, func)
+    encoding = click.option(
+        "--encoding",
+        default="utf-8",
+        show_default=True,
+        help="Encoding of the files; auto: a byte-order mark, else UTF-8 if it fits, else detected. "
+        "Offsets count the text's UTF-8 bytes and its characters, whatever the file's encoding.",
+    )
+    return apply_options([*INPUT_OPTIONS, encoding], func)
+
+
+def _inputs(kwargs: dict[str, Any]) -> Any:
+    """The input options (:func:`take_inputs`), the encoding of files among them."""
+    inputs = take_inputs(kwargs)
+    inputs.encoding = kwargs.pop("encoding")
+    _check_encoding(inputs.encoding)
+    return inputs
+
+
+def _check_encoding(encoding: str) -> None:
+    import codecs
+
+    if encoding != "auto":
+        try:
+            codecs.lookup(encoding)
+        except LookupError:
+            raise click.BadParameter(f"unknown encoding {encoding!r}", param_hint="--encoding") from None
 
 
 def _min_resemblance(func: Any) -> Any:
@@ -147,7 +172,7 @@ def find(
     from . import find as find_spans
 
     paths = kwargs.pop("paths")
-    inputs = take_inputs(kwargs)
+    inputs = _inputs(kwargs)
     if "-" in paths:  # read twice (to verify near-duplicates): the list is kept
         listed = list(read_path_list(sys.stdin.buffer, inputs.null))
         paths = tuple(p for path in paths for p in (listed if path == "-" else [path]))
@@ -238,7 +263,7 @@ def strip(spans_files: tuple[str, ...], output: str, force: bool, verbose: bool,
     from .strip import strip as strip_documents
 
     paths = kwargs.pop("paths")
-    inputs = take_inputs(kwargs)
+    inputs = _inputs(kwargs)
     if "-" in spans_files and "-" in paths:
         raise click.UsageError("standard input can give the spans or the document paths, not both")
     found = spans_by_id(named_streams(spans_files))
@@ -286,7 +311,7 @@ def report(spans_files: tuple[str, ...], output: str, force: bool, max_bytes: in
     from .report import spans_page
 
     paths = kwargs.pop("paths")
-    inputs = take_inputs(kwargs)
+    inputs = _inputs(kwargs)
     out = _output(output, force, paths + spans_files)
     found = spans_by_id(named_streams(spans_files))
     page, shown = spans_page(found, paths, inputs, max_bytes, message)

@@ -111,6 +111,9 @@ def decide_removals(collected: Collected, options: SpanOptions, unit_texts: Unit
     ranks = document_ranks(collected.ids)
     units = collected.units
     n = len(units)
+    if n == 0:
+        none = np.zeros(0, dtype=np.int64)
+        return Removals(none, none, np.zeros(0), none, ranks)
     position_order = np.lexsort((units[:, 3], ranks[units[:, 0]]))  # units in order
     position = np.empty(n, dtype=np.int64)
     position[position_order] = np.arange(n)

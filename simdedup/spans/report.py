@@ -37,7 +37,8 @@ def spans_page(
     for document in spans.values():
         wanted.update(span["repeats"]["id"] for span in document.record["spans"])
     texts: dict[str, str] = {}
-    for document in open_documents(read_sources(paths, inputs or Inputs(), note=note).sources, "utf-8", WHOLE_BYTES):
+    inputs = inputs or Inputs()
+    for document in open_documents(read_sources(paths, inputs, note=note).sources, inputs.encoding, WHOLE_BYTES):
         if document.id in wanted and document.id not in texts:
             try:
                 texts[document.id] = text_of(document)

@@ -159,7 +159,7 @@ def _documents(
         if kind is not None and kind != "jsonl":
             raise UsageError(f"{source.path}: strip reads files and JSON lines, not {kind.upper()}")
         if kind is None or source.reason is not None:
-            for document in open_documents([source], "utf-8", WHOLE_BYTES):
+            for document in open_documents([source], inputs.encoding, WHOLE_BYTES):
                 try:
                     yield document.id, utf8_of(document), None, None
                 except SkipDocument as exc:
