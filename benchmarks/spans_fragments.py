@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """What ``spans find`` removes from the real corpora, checked by rules of its own (not the
-units'): spans that are a heading (no lower-case letter, at most 6 words), a list bullet
-(a bullet and at most 6 words) or a wrapped-line fragment (starting at a line whose line
-before goes on into it, or ending at a line that the next one continues: a letter, digit or
-comma before a lower-case letter; Chinese or Japanese on both sides of the break).
+units'): spans that are a heading (no lower-case letter, at most 6 words; a Chinese or Japanese
+character is half a word), a list bullet (a bullet and at most 6 words) or a wrapped-line
+fragment (starting at a line whose line before, as indented or more, goes on into it, or
+ending at a line that the next one, as indented, continues: a letter, digit or comma before a
+lower-case letter; Chinese or Japanese on both sides of the break).
 
     python benchmarks/spans_fragments.py             # counts and samples, each unit kind
 """
@@ -30,22 +31,34 @@ GOES_ON = re.compile(r"[\w,，、]$")
 WORD = re.compile(r"\w+")
 
 
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
 def _line_before(text: str, at: int) -> str | None:
-    """The line before the one ``at`` starts (None when ``at`` does not start a line, or a
-    blank line or nothing comes before)."""
+    """The line before the one ``at`` starts, when that line goes on at ``at``'s indentation
+    (None when ``at`` does not start a line, a blank line or nothing comes before, or the line
+    before is less indented: ``at`` starts an item below it)."""
     start = text.rfind("\n", 0, at)
-    if text[start + 1 : at].strip():
+    if text[start + 1 : at].strip() or start < 0:
         return None
-    previous = text[text.rfind("\n", 0, max(start, 0)) + 1 : max(start, 0)].rstrip()
-    return previous or None
+    previous = text[text.rfind("\n", 0, start) + 1 : start]
+    if not previous.strip() or _indent(previous) < at - start - 1:
+        return None
+    return previous.rstrip()
 
 
 def _line_after(text: str, at: int) -> str | None:
+    """The line after the one ``at`` ends, when it goes on at the same indentation as the line
+    ``at`` is on (a deeper one is an item's definition, a shallower one the next item)."""
     end = text.find("\n", at)
     if end < 0 or text[at:end].strip():
         return None
-    following = text[end + 1 : (text.find("\n", end + 1) + 1 or len(text) + 1) - 1].strip()
-    return following or None
+    line = text[text.rfind("\n", 0, at) + 1 : end]
+    following = text[end + 1 : (text.find("\n", end + 1) + 1 or len(text) + 1) - 1]
+    if not following.strip() or _indent(following) != _indent(line):
+        return None
+    return following.strip()
 
 
 def _continues(last: str, first: str) -> bool:
@@ -54,7 +67,8 @@ def _continues(last: str, first: str) -> bool:
 
 def kind(text: str, start: int, end: int) -> str | None:
     piece = text[start:end]
-    words = len(WORD.findall(piece))
+    cjk = len(CJK.findall(piece))
+    words = len(WORD.findall(CJK.sub(" ", piece))) + cjk / 2  # a Chinese or Japanese character: half a word
     if words <= 6 and not any(c.islower() for c in piece) and any(c.isupper() for c in piece):
         return "heading"
     if re.match(r"[•·*\-–—]\s", piece) and words <= 6:
