@@ -36,14 +36,14 @@ def _indent(line: str) -> int:
 
 
 def _line_before(text: str, at: int) -> str | None:
-    """The line before the one ``at`` starts, when that line goes on at ``at``'s indentation
-    (None when ``at`` does not start a line, a blank line or nothing comes before, or the line
-    before is less indented: ``at`` starts an item below it)."""
+    """The line before the one ``at`` starts, when that line may go on into it (None when
+    ``at`` does not start a line, a blank line or nothing comes before, or the line before is
+    more indented: ``at`` starts the next item of a list whose last item ends there)."""
     start = text.rfind("\n", 0, at)
     if text[start + 1 : at].strip() or start < 0:
         return None
     previous = text[text.rfind("\n", 0, start) + 1 : start]
-    if not previous.strip() or _indent(previous) < at - start - 1:
+    if not previous.strip() or _indent(previous) > at - start - 1:
         return None
     return previous.rstrip()
 
