@@ -43,6 +43,9 @@ PIECES = [
     "ﾊﾟ",  # half-width katakana and its sound mark
     "Ὀδυσσεύς",
     "NAME",
+    "ASCII",
+    "\u24b6",  # circled A: upper case, no letter
+    "\u01c5",  # a title-case letter
     "word",
     "\ud800",  # a lone surrogate, as a JSON string may hold
 ]
@@ -210,3 +213,26 @@ def test_definition_lists_are_lines(items, indent, width):
     for unit in ("line", "sentence"):
         found = [" ".join(text[a:b].split()) for a, b in units(text, unit)]
         assert found == [piece for pair in zip(terms, definitions) for piece in pair]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["中文", "句子", "编码", "ASCII", "UTF-8", "URL", "7", "的", "，"]), min_size=20, max_size=80
+    ),
+    st.integers(2, 6),
+    st.integers(20, 40),
+)
+def test_wrapped_chinese_is_one_line(pieces, indent, width):
+    """A Chinese sentence wrapped at any width is one line and one sentence, whatever
+    capitals (ASCII, URL) a line holds: a heading is capitals only."""
+    sentence = "".join(pieces) + "。"
+    rows, row = [], ""
+    for c in sentence:  # wrapped at `width` columns, a wide character taking two
+        if len(row) + sum(1 for ch in row if ord(ch) > 0x2E80) + 2 > width:
+            rows.append(" " * indent + row)
+            row = ""
+        row += c
+    text = "\n".join([*rows, " " * indent + row]) + "\n"
+    for unit in ("line", "sentence"):
+        assert ["".join(text[a:b].split()) for a, b in units(text, unit)] == ["".join(sentence.split())]

@@ -4,9 +4,9 @@
   U+2029, the paragraph separator, ends its paragraph too).
 - **line**: a line as it reads. A line that a formatter wrapped (man pages, mail, changelogs)
   goes on in the next, so the break between two lines of a paragraph ends a line only when
-  the first ends a sentence or the second starts a list item, either is a rule (no letter or
-  digit), the second is less indented than the first (not the paragraph's first line: that
-  may be indented alone), the first is a heading (capitals only) and the second more
+  the first ends a sentence or the second starts a list item, either is a rule (three
+  characters or more, no letter or digit), the second is less indented than the first (not the paragraph's first line: that
+  may be indented alone), the first is a heading (its letters all capitals) and the second more
   indented, or the next line's first word would have fitted on the first (a formatter that
   fills lines breaks one only where the next word does not fit; the paragraph's longest line
   is its width) and the text does not visibly go on (a lower-case letter after a letter,
@@ -209,8 +209,8 @@ def _lines_of(text: str, lines: list[tuple[int, int]]) -> UnitSpans:
 
 
 def _rule(piece: str) -> bool:
-    """A line of no letter or digit: ----, ====, ***, a closing brace."""
-    return not any(c.isalnum() for c in piece)
+    """A line of three characters or more and no letter or digit: ----, ====, ***."""
+    return len(piece) >= 3 and not any(c.isalnum() for c in piece)
 
 
 def _run(piece: str, at: int, allowed: str | None, test: object = None, end: int | None = None) -> int:
@@ -264,7 +264,7 @@ def _hard_break(
     piece, after = text[line[0] : line[1]], text[following[0] : following[1]]
     if _rule(piece) or _rule(after) or list_item(after):
         return True
-    heading = any(c.isupper() for c in piece) and not any(c.islower() for c in piece)  # NAME, SEE ALSO
+    heading = _heading(piece)
     if heading and deeper:
         return True  # a term, its definition indented below it
     if line[1] in sentence_cuts(text, line[0], line[1], after[0]):
@@ -278,6 +278,13 @@ def _hard_break(
     if not fits:
         return False
     return heading or not _goes_on(piece[-1], first)
+
+
+def _heading(piece: str) -> bool:
+    """Capitals only (NAME, SEE ALSO, BZ_DATA_ERROR): a letter in upper case, none in lower
+    case and none without case (``ASCII`` in a Chinese sentence does not make it a heading)."""
+    letters = [c for c in piece if c.isalpha()]
+    return any(c.isupper() for c in letters) and all(c.isupper() for c in letters)
 
 
 def _goes_on(last: str, first: str) -> bool:

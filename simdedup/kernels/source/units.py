@@ -256,18 +256,23 @@ def _next_cut(data, table, abbreviations, i, ci, end, after, base):  # pragma: n
 
 @numba.njit
 def _scan(data, table, start, end):  # pragma: no cover - compiled
-    """``(any letter or digit, any upper case, any lower case)`` in ``data[start:end]``."""
-    alnum = upper = lower = False
+    """``(a rule, a heading)`` of ``data[start:end]``: a rule has three characters or more and no
+    letter or digit; a heading's letters are all capitals, and there is one."""
+    alnum = upper = False
+    heading = True
+    chars = 0
     i = start
     while i < end:
         v = _char(data, i)
         code, size = v >> 3, v & 7
-        flags = _flags(table, code)
+        flags = np.int64(table[code])
         alnum |= (flags & ALNUM) != 0
-        upper |= (flags & UPPER) != 0
-        lower |= (flags & LOWER) != 0
+        if flags & ALPHA:  # letters only: a circled capital is upper case and no letter
+            upper |= (flags & UPPER) != 0
+            heading &= (flags & UPPER) != 0
+        chars += 1
         i += size
-    return alnum, upper, lower
+    return chars >= 3 and not alnum, heading and upper
 
 
 @numba.njit(inline="always")
@@ -335,11 +340,11 @@ def _hard_break(data, table, abbreviations, lines, k, width, base, end, codes): 
         return True  # less indented than a line that is not the paragraph's first: another item
     start, finish = lines[k, L_BYTE_START], lines[k, L_BYTE_END]
     after_start, after_end = lines[k + 1, L_BYTE_START], lines[k + 1, L_BYTE_END]
-    alnum, upper, lower = _scan(data, table, start, finish)
-    after_alnum, _, _ = _scan(data, table, after_start, after_end)
-    if not alnum or not after_alnum or _list_item(data, table, after_start, after_end, codes):
+    rule, heading = _scan(data, table, start, finish)
+    after_rule, _ = _scan(data, table, after_start, after_end)
+    if rule or after_rule or _list_item(data, table, after_start, after_end, codes):
         return True
-    if upper and not lower and lines[k + 1, L_INDENT] > lines[k, L_INDENT]:
+    if heading and lines[k + 1, L_INDENT] > lines[k, L_INDENT]:
         return True  # a heading (a term), its definition indented below it
     v = _char(data, after_start)
     first, _ = v >> 3, v & 7
@@ -364,8 +369,8 @@ def _hard_break(data, table, abbreviations, lines, k, width, base, end, codes): 
         fits = line_width + 1 + word <= width
     if not fits:
         return False
-    if upper and not lower:
-        return True  # a heading
+    if heading:
+        return True
     v = _char(data, _back(data, finish, base))
     last, _ = v >> 3, v & 7
     last_flags, first_flags = _flags(table, last), _flags(table, first)
