@@ -231,3 +231,26 @@ def test_few_units_or_none(texts, min_words, unit, run, tmp_path_factory):
     write(root / "spans.jsonl", result.stdout)
     stripped = run(["spans", "strip", "--spans", root / "spans.jsonl", root / "c", "-o", root / "out"])
     assert stripped.exit_code in (0, 3), stripped.stderr
+
+
+def test_a_pipe_is_read_once(run, tmp_path, alarm):
+    """JSON lines from a FIFO: found, and the near-duplicate candidates among them, which
+    cannot be read again, are left unverified (nothing waits for a writer that is gone)."""
+    import os
+    import threading
+
+    base = " ".join(f"word{i}" for i in range(30))
+    lines = [{"id": "a", "text": base}, {"id": "b", "text": base.replace("word9", "other")}, {"id": "c", "text": base}]
+    fifo = tmp_path / "docs.jsonl"
+    os.mkfifo(fifo)
+
+    def feed():
+        with open(fifo, "w") as handle:
+            handle.write("".join(json.dumps(line) + "\n" for line in lines))
+
+    writer = threading.Thread(target=feed)
+    writer.start()
+    result = run(["spans", "find", "--silent", "-j", "1", "--id-field", "id", fifo])
+    writer.join()
+    assert result.exit_code == 0, result.stderr
+    assert [(r["id"], [s["repeats"]["id"] for s in r["spans"]]) for r in result.records] == [("c", ["a"])]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import codecs
 import itertools
+import os
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator
 
@@ -339,6 +340,19 @@ def texts_of_units(
     return found
 
 
+def _readable_again(path: str) -> bool:
+    """Whether the input ``path`` names can be read a second time: not a pipe, a FIFO or a
+    device, which would wait for a writer that is gone."""
+    import stat
+
+    from ..read.remote import is_url
+
+    try:
+        return is_url(path) or not stat.S_ISCHR(mode := os.stat(path).st_mode) and not stat.S_ISFIFO(mode)
+    except OSError:
+        return True  # as the first reading: it says what is wrong
+
+
 def read_unit_texts(
     paths: tuple[str, ...], inputs: Inputs, ids: list[str], digests: np.ndarray, rows: np.ndarray, jobs: int = 1
 ) -> list[bytes | None]:
@@ -348,9 +362,12 @@ def read_unit_texts(
     wanted: dict[str, tuple[int, list[tuple[int, int, int]]]] = {}
     for k, (doc, start, end) in enumerate(rows.tolist()):
         wanted.setdefault(ids[doc], (int(digests[doc]), []))[1].append((k, start, end))
+    again = tuple(path for path in paths if _readable_again(path))
+    if not again:
+        return [None] * len(rows)
     sources = (
         s
-        for s in read_sources(paths, inputs).sources
+        for s in read_sources(again, inputs).sources
         if s.line is not None or s.span is not None or s.origin is not None or s.path in wanted
     )
     batches = _batches(sources, BATCH_SOURCES)
