@@ -38,7 +38,7 @@ CODE_POINTS = 0x110000
 
 
 def _made_table() -> np.ndarray:
-    from ..spans import units as reference
+    import simdedup.spans.units as reference
 
     table = np.zeros(CODE_POINTS, dtype=np.uint32)
     sets = (
@@ -89,7 +89,7 @@ def unit_table() -> np.ndarray:
     database and the reference's character sets; kept in the cache (:mod:`simdedup.cache`)
     for this module, the reference, Python and the Unicode version (made, it takes about a
     second)."""
-    from ..spans import units as reference
+    import simdedup.spans.units as reference
 
     try:
         source = Path(__file__).read_bytes() + Path(reference.__file__).read_bytes()

@@ -5,7 +5,7 @@
 - **line**: a line as it reads. A line that a formatter wrapped (man pages, mail, changelogs)
   goes on in the next, so the break between two lines of a paragraph ends a line only when
   the first ends a sentence or the second starts a list item, either is a rule (three
-  characters or more, no letter or digit), the second is less indented than the first (not the paragraph's first line: that
+  characters or more of ASCII punctuation, dashes or box drawing), the second is less indented than the first (not the paragraph's first line: that
   may be indented alone), the first is a heading (its letters all capitals) and the second more
   indented, or the next line's first word would have fitted on the first (a formatter that
   fills lines breaks one only where the next word does not fit; the paragraph's longest line
@@ -209,8 +209,13 @@ def _lines_of(text: str, lines: list[tuple[int, int]]) -> UnitSpans:
 
 
 def _rule(piece: str) -> bool:
-    """A line of three characters or more and no letter or digit: ----, ====, ***."""
-    return len(piece) >= 3 and not any(c.isalnum() for c in piece)
+    """A line of three characters or more, each white space, ASCII punctuation, a dash or a
+    box-drawing character: ----, ====, ***, ───."""
+    return len(piece) >= 3 and all(_rule_character(c) for c in piece)
+
+
+def _rule_character(c: str) -> bool:
+    return c.isspace() or (c.isascii() and not c.isalnum()) or "\u2010" <= c <= "\u2015" or "\u2500" <= c <= "\u259f"
 
 
 def _run(piece: str, at: int, allowed: str | None, test: object = None, end: int | None = None) -> int:

@@ -256,23 +256,29 @@ def _next_cut(data, table, abbreviations, i, ci, end, after, base):  # pragma: n
 
 @numba.njit
 def _scan(data, table, start, end):  # pragma: no cover - compiled
-    """``(a rule, a heading)`` of ``data[start:end]``: a rule has three characters or more and no
-    letter or digit; a heading's letters are all capitals, and there is one."""
-    alnum = upper = False
-    heading = True
+    """``(a rule, a heading)`` of ``data[start:end]``: a rule has three characters or more, each
+    white space, ASCII punctuation, a dash or box drawing; a heading's letters are all
+    capitals, and there is one."""
+    ruled = heading = True
+    upper = False
     chars = 0
     i = start
     while i < end:
         v = _char(data, i)
         code, size = v >> 3, v & 7
         flags = np.int64(table[code])
-        alnum |= (flags & ALNUM) != 0
+        ruled &= (
+            (flags & SPACE) != 0
+            or (code < 0x80 and not flags & ALNUM)
+            or 0x2010 <= code <= 0x2015
+            or 0x2500 <= code <= 0x259F
+        )
         if flags & ALPHA:  # letters only: a circled capital is upper case and no letter
             upper |= (flags & UPPER) != 0
             heading &= (flags & UPPER) != 0
         chars += 1
         i += size
-    return chars >= 3 and not alnum, heading and upper
+    return chars >= 3 and ruled, heading and upper
 
 
 @numba.njit(inline="always")
