@@ -57,7 +57,7 @@ class SimdedupGroup(click.Group):
 
     #: commands imported when asked for: ``index`` brings the persistent store, which no other
     #: command needs (a seventh of the imports of a start-up)
-    LAZY = {"index": ("simdedup.store.commands", "index")}
+    LAZY = {"index": ("simdedup.store.commands", "index"), "spans": ("simdedup.spans.commands", "spans")}
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *self.LAZY})

@@ -479,15 +479,16 @@ def _csp_hash(text: str) -> str:
     return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
 
 
-def _page(data: dict) -> bytes:
+def _page(data: dict, template: str = "report.html", script_name: str = "report.js") -> bytes:
     """The HTML page: the template with its style, script and data filled in, and a policy
-    that lets run only that style and that script (by their hashes) and load nothing."""
-    style, script = _asset("report.css"), _asset("report.js")
+    that lets run only that style and that script (by their hashes) and load nothing (another
+    view, such as the spans', names its own template and script)."""
+    style, script = _asset("report.css"), _asset(script_name)
     policy = (
         f"default-src 'none'; script-src {_csp_hash(script)}; style-src {_csp_hash(style)}; "
         "img-src 'none'; base-uri 'none'; form-action 'none'"
     )
-    page = _asset("report.html")
+    page = _asset(template)
     for key, value in (("{{POLICY}}", policy), ("{{STYLE}}", style), ("{{SCRIPT}}", script)):
         page = page.replace(key, value)
     head, tail = page.split("{{DATA}}")  # the data last: nothing in it is ever replaced

@@ -24,6 +24,7 @@ COMMANDS = [
     "convert",
     "index",
     "report",
+    "spans",
 ]
 
 

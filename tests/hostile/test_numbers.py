@@ -43,6 +43,9 @@ BASE_ARGS = {
     "index cluster": ["idx"],
     "index compact": ["idx"],
     "index stats": ["idx"],
+    "spans find": ["corpus"],
+    "spans strip": ["--spans", "spans.jsonl", "corpus", "-o", "stripped.jsonl", "--force"],
+    "spans report": ["--spans", "spans.jsonl", "corpus", "-o", "spans.html", "--force"],
 }
 
 # Runs the invocations read from stdin (one JSON list of arguments a line) in this process and
@@ -127,6 +130,7 @@ def workspace(tmp_path):
         + "\n",
     )
     write(tmp_path / "gold.tsv", "corpus/a.txt\tcorpus/b.txt\n")
+    write(tmp_path / "spans.jsonl", "")
     from click.testing import CliRunner
 
     made = CliRunner().invoke(
