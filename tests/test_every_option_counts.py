@@ -98,6 +98,13 @@ CHANGED: dict[str, object] = {
     "document_paths": "ELSEWHERE",
     "gold": "GOLD",
     "match": "stem",
+    "unit": "sentence",
+    "min_words": "400",
+    "exact_only": True,
+    "min_documents": "3",
+    "keep": "none",
+    "max_removed": "1",
+    "spans_files": "SPANS_OTHER",
 }
 
 
@@ -169,6 +176,13 @@ def place(tmp_path_factory) -> dict[str, Path]:
         made = root / f"clusters-{name}.jsonl"
         made.write_bytes(run("dedup", "--silent", "--min-resemblance", "0.6", *inputs).stdout_bytes)
         clusters_of[f"CLUSTERS_{name}"] = made
+    spans_of = {}  # what `spans strip` and `spans report` read: spans of each input, every one cut
+    for name, inputs in (("", [corpus]), ("_GIVEN", [given]), ("_GIVEN_TXT", ["--jsonl", given_txt]), ("_BIG", [big])):
+        made = root / f"spans{name}.jsonl"
+        made.write_bytes(run("spans find", "--silent", "--max-removed", "1", *inputs).stdout_bytes)
+        spans_of[f"SPANS{name}"] = made
+    spans_of["SPANS_OTHER"] = root / "spans-other.jsonl"
+    spans_of["SPANS_OTHER"].write_bytes(run("spans find", "--silent", "--unit", "line", "--keep", "none", corpus).stdout_bytes)
     elsewhere = shutil.copytree(corpus, root / "elsewhere")
     gold, gold2 = root / "gold.jsonl", root / "gold2.jsonl"
     gold.write_text(json.dumps({"a": str(corpus / "chain0.txt"), "b": str(corpus / "chain1.txt")}) + "\n")
@@ -181,6 +195,7 @@ def place(tmp_path_factory) -> dict[str, Path]:
         "BIG": big,
         "ELSEWHERE": elsewhere,
         **clusters_of,
+        **spans_of,
         "RECORDS": records,
         "OTHERS": others,
         "AGAINST": against,
@@ -259,6 +274,13 @@ def result(command: str, option: str, extra: list[str], place: dict[str, Path], 
             done = run(command, read[option], "-o", made[0], "--documents", *inputs, *extra)
         else:
             done = run(command, place["CLUSTERS"], "-o", made[0], *extra)
+    elif command == "spans find":
+        done = run(command, "--silent", *extra, *inputs)
+    elif command in ("spans strip", "spans report"):
+        made = [tmp / ("stripped.jsonl" if command == "spans strip" else "spans.html")]
+        spans = {"text_field": "GIVEN", "id_field": "GIVEN", "jsonl": "GIVEN_TXT", "max_line_bytes": "BIG"}
+        spans_file = place["SPANS" + (f"_{spans[option]}" if option in spans else "")]
+        done = run(command, "--spans", spans_file, "-o", made[0], *extra, *inputs)
     elif command == "index create":
         idx = place["ROOT"] / "indexes" / tmp.name
         shutil.rmtree(idx, ignore_errors=True)
