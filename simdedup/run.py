@@ -532,10 +532,18 @@ def prepare_dedup(
     """
     from .errors import UsageError
     from .fingerprints.record import sketch_kind
+    from .methods.simhash import GivenFeaturesMethod, SimhashMethod
     from .similarity import ExactUnavailable, exact_kernel
 
     if verify not in ("exact", "sketch"):
         raise UsageError("verify must be exact or sketch")
+    simhash_of_texts = isinstance(method, SimhashMethod) and not isinstance(method, GivenFeaturesMethod)
+    if simhash_of_texts and sketch_kind(method.settings) is None:
+        # without a sketch no pair is measured: the distance alone would decide, another measure
+        raise UsageError(
+            "dedup measures each pair by the resemblance of its texts, which needs their sketches: "
+            "--sketch 0 is for records that cluster decides by the distance alone (fingerprint --sketch 0 | cluster)"
+        )
     if verify == "exact" and hasattr(method, "verify_exactly"):
         method.verify_exactly()
         if getattr(method, "exact", False):  # the texts will be measured: the kernels must load

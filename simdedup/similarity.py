@@ -83,8 +83,8 @@ _CJK = (*_CJK_CHARACTERS, (0xAC00, 0xD7AF))  # and Hangul: a word token each
 _S_SPACE, _S_WORD, _S_CJK = 1, 2, 4
 
 
-#: how texts are folded before their words and shingles are cut (flags): to lower case (the
-#: tokenizer's ``lowercase`` option, on by default), and Chinese as readers see it (opt-in,
+#: how texts are folded before their words and shingles are cut (flags): to lower case (always:
+#: the measure is the same whatever the tokenizer folds), and Chinese as readers see it (opt-in,
 #: ``--fold chinese``: traditional characters as simplified ones, by OpenCC's tables, and
 #: CJK punctuation as ASCII)
 FOLD_CASE, FOLD_CHINESE = 1, 2
@@ -92,9 +92,9 @@ DEFAULT_FOLDING = FOLD_CASE
 FOLDS = ("chinese",)
 
 
-def folding_of(lowercase: bool = True, fold: str | None = None) -> int:
-    """The folding flags of the tokenizer's ``lowercase`` option and of ``--fold``."""
-    return (FOLD_CASE if lowercase else 0) | (FOLD_CHINESE if fold == "chinese" else 0)
+def folding_of(fold: str | None = None) -> int:
+    """The folding flags of the measure with ``--fold``."""
+    return FOLD_CASE | (FOLD_CHINESE if fold == "chinese" else 0)
 
 
 @lru_cache(maxsize=4)

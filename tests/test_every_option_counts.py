@@ -182,7 +182,9 @@ def place(tmp_path_factory) -> dict[str, Path]:
         made.write_bytes(run("spans find", "--silent", "--max-removed", "1", *inputs).stdout_bytes)
         spans_of[f"SPANS{name}"] = made
     spans_of["SPANS_OTHER"] = root / "spans-other.jsonl"
-    spans_of["SPANS_OTHER"].write_bytes(run("spans find", "--silent", "--unit", "line", "--keep", "none", corpus).stdout_bytes)
+    spans_of["SPANS_OTHER"].write_bytes(
+        run("spans find", "--silent", "--unit", "line", "--keep", "none", corpus).stdout_bytes
+    )
     elsewhere = shutil.copytree(corpus, root / "elsewhere")
     gold, gold2 = root / "gold.jsonl", root / "gold2.jsonl"
     gold.write_text(json.dumps({"a": str(corpus / "chain0.txt"), "b": str(corpus / "chain1.txt")}) + "\n")

@@ -106,7 +106,7 @@ class SimhashMethod(Method):
         if self.fold is not None:
             check_fold(self.fold)  # before any input
         #: how texts are folded for their resemblance (simdedup.similarity)
-        self.folding = folding_of(bool(self.tokenizer.options.get("lowercase", True)), self.fold)
+        self.folding = folding_of(self.fold)  # the measure's, whatever the tokenizer folds
         self.simhasher = Simhasher(
             self.bits, self.hash_name, sketch_bins=self.feature_bins, weighting=self.weighting, ties=self.ties
         )
@@ -570,11 +570,11 @@ class SimhashMethod(Method):
             self.tokenizer, [documents[position].id for position, _, _ in pending], [chunks for _, chunks, _ in pending]
         )
         kept = []
-        for (position, _, reader), f in zip(pending, features):
+        for (position, chunks, reader), f in zip(pending, features):
             if isinstance(f, SkipDocument):
                 results[position] = Source(documents[position].id, f.reason)
             elif f:
-                kept.append((position, f, reader))
+                kept.append((position, f, reader, chunks))
             else:  # the reasons of the one-document path
                 results[position] = Source(
                     documents[position].id, NO_FEATURES if reader is not None else NO_TEXT_FEATURES
@@ -584,14 +584,17 @@ class SimhashMethod(Method):
             texts = ["".join(chunks).encode("utf-8", "surrogatepass") for _, chunks, _ in pending]
             rows = {position: row for row, (position, _, _) in enumerate(pending)}
             made = self._shingle_sketches(b"".join(texts), np.cumsum([0, *map(len, texts)]))
-            shingles = {position: made[rows[position]].tobytes() for position, _, _ in kept}
-        for (position, f, reader), (value, sketch) in zip(kept, self.simhasher.many([f for _, f, _ in kept])):
+            shingles = {position: made[rows[position]].tobytes() for position, _, _, _ in kept}
+        for (position, f, reader, chunks), (value, sketch) in zip(
+            kept, self.simhasher.many([f for _, f, _, _ in kept])
+        ):
             document = documents[position]
             if shingles is not None:
                 sketch = shingles[position]
             size = utf8_size(document.text) if reader is None else reader.bytes_read  # type: ignore[arg-type]
             record = FingerprintRecord(document.id, value, self.bits, len(f), self.settings, size, sketch)
             record.encoding = reader.detected if reader is not None else None
+            self._add_exact(record, chunks)
             results[position] = record
 
 
