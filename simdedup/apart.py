@@ -8,7 +8,9 @@ other that do not pass. ``explain A B --clusters FILE`` names it for one pair, t
 such pairs among all its clusters (:func:`kept_apart`).
 
 Pairs are measured on the texts, by the test ``dedup`` runs (:class:`simdedup.verify.PairTest`
-over :class:`simdedup.similarity.ExactIndex`); the report's pairs are those whose sketches of
+over :class:`simdedup.similarity.ExactIndex`), or, for clusters that ``cluster`` made from
+records, by the same test on the texts' sketches (``estimated``): the measure that made them. The
+report's pairs are those whose sketches of
 shingles share a band (the candidates of a default run: at resemblance 0.8 with probability
 0.999).
 """
@@ -59,9 +61,12 @@ class KeptApart:
 
 
 class _Measured:
-    """The texts of some documents, measured pair by pair as ``dedup`` measures them."""
+    """The texts of some documents, measured pair by pair as ``dedup`` measures them (with
+    ``estimated``, as ``cluster`` estimates them from their records' sketches)."""
 
-    def __init__(self, ids: list[str], texts: Mapping[str, str], options: ClusterOptions, folding: int):
+    def __init__(
+        self, ids: list[str], texts: Mapping[str, str], options: ClusterOptions, folding: int, estimated: bool = False
+    ):
         from . import shingle_sketch
         from .similarity import ExactIndex, KeptText
         from .verify import PairTest
@@ -69,8 +74,8 @@ class _Measured:
         self.row = {doc_id: row for row, doc_id in enumerate(ids)}
         utf8 = [texts[doc_id].encode("utf-8", "surrogatepass") for doc_id in ids]
         self.sketches, _ = shingle_sketch.sketch_texts(utf8, shingle_sketch.DEFAULT_BYTES, folding)
-        self.index = ExactIndex(KeptText(texts[doc_id], folding) for doc_id in ids)
-        resolved = options.resolve(64, "shingles", texts=True)
+        self.index = None if estimated else ExactIndex(KeptText(texts[doc_id], folding) for doc_id in ids)
+        resolved = options.resolve(64, "shingles", texts=not estimated)
         fingerprints = np.zeros((len(ids), 1), dtype=np.uint64)  # unused: every pair has sketches
         self.test = PairTest(fingerprints, self.sketches, resolved, self.index)
 
@@ -116,14 +121,16 @@ def why_apart(
     texts: Mapping[str, str],
     options: ClusterOptions = ClusterOptions(),
     folding: int = DEFAULT_FOLDING,
+    estimated: bool = False,
 ) -> tuple[float, tuple[str, str, float] | None] | None:
     """Whether ``a`` and ``b``, in the clusters of members ``cluster_a`` and ``cluster_b``
     (``[a]`` for a document alone), are near-duplicates, measured on ``texts``: None if not,
-    else their score and :func:`failing_pair`'s answer. Members without texts are not measured."""
+    else their score and :func:`failing_pair`'s answer. Members without texts are not measured;
+    ``estimated``: by the sketches' estimate, as ``cluster`` decides."""
     if a not in texts or b not in texts:
         return None
     ids = sorted({doc_id for doc_id in (a, b, *cluster_a, *cluster_b) if doc_id in texts})
-    measured = _Measured(ids, texts, options, folding)
+    measured = _Measured(ids, texts, options, folding, estimated)
     if not measured.passes([a], [b])[0]:
         return None
     return round(float(measured.scores([a], [b])[0]), 3), failing_pair(a, b, cluster_a, cluster_b, measured)
@@ -135,6 +142,7 @@ def kept_apart(
     options: ClusterOptions = ClusterOptions(),
     folding: int = DEFAULT_FOLDING,
     most: int = MOST_LISTED,
+    estimated: bool = False,
 ) -> list[KeptApart]:
     """The near-duplicate pairs across ``clusters`` whose sketches of shingles share a band, at
     most ``most`` of them (one per pair of clusters: the most resembling), with their failing
@@ -145,7 +153,7 @@ def kept_apart(
     ids = sorted(cluster_of)
     if len(ids) < 2:
         return []
-    measured = _Measured(ids, texts, options, folding)
+    measured = _Measured(ids, texts, options, folding, estimated)
     empty = np.zeros(0, dtype=np.int64)
     left, right = with_band_pairs(empty, empty, measured.sketches, np.arange(len(ids)), "shingles")
     across = np.array([cluster_of[ids[i]] != cluster_of[ids[j]] for i, j in zip(left.tolist(), right.tolist())])

@@ -540,18 +540,21 @@ def explain(
             raise click.UsageError("--clusters places simhash explanations; nilsimsa digests have no texts kept")
         _explain_nilsimsa(method, document_a, document_b, as_json)
         return
-    clusters = None
+    clusters, estimated = None, False
     if cluster_files:
+        from .cluster_lines import made_from_estimates
         from .jsonline import text_lines
         from .select import read_clusters
 
-        clusters = [
-            [member["id"] for member in members]
+        lines = [
+            members
             for name, stream in named_streams(cluster_files)
             for members, _ in read_clusters(text_lines(stream, name), name)
         ]
+        clusters = [[member["id"] for member in members] for members in lines]
+        estimated = made_from_estimates(lines)
     try:
-        result = explain_documents(method, document_a, document_b, options, top, clusters)
+        result = explain_documents(method, document_a, document_b, options, top, clusters, estimated)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     if as_json:
@@ -577,20 +580,51 @@ def explanation_lines(result: Any) -> list[str]:
         + ("a candidate pair" if result.candidate else "not a candidate pair"),
     ]
     what = f"the {result.shingles}" if result.shingles else "the texts"
-    name = "resemblance: Jaccard of" if result.measure == "resemblance" else "bag: weighted Jaccard of the features of"
+    name = (
+        f"resemblance: Jaccard of {what}"
+        if result.measure == "resemblance"
+        else "bag: weighted Jaccard of the features"
+    )
     if result.measured is not None:
-        lines.append(f"{name} {what}, exactly (dedup): {result.measured:.3f}")
+        lines.append(f"{name}, exactly (dedup): {result.measured:.3f}")
+    else:
+        lines.append(f"{result.measure}: the texts are too long to measure; dedup takes the sketches' estimate")
     if result.estimated is not None:
-        lines.append(f"{result.measure} as the records' sketches estimate it (cluster): {result.estimated:.3f}")
+        lines.append(
+            f"{result.estimate_measure} as the records' sketches estimate it (cluster): {result.estimated:.3f}"
+        )
     flag = "--min-similarity" if result.measure == "bag" else "--min-resemblance"
-    lines.append(f"the rule: {result.measure} at least {result.threshold} ({flag})")
+    if result.rule == "combined":
+        lines.append(
+            f"the rule (dedup): resemblance at least {result.threshold}, or the bag at least "
+            f"{result.bag_threshold} with enough of the order kept (--similarity combined)"
+        )
+    else:
+        lines.append(f"the rule (dedup): {result.measure} at least {result.threshold} ({flag})")
+    if result.estimate_measure is not None and result.estimate_measure != result.measure:
+        lines.append(
+            f"the rule (cluster): {result.estimate_measure} at least {result.estimate_threshold}: these records "
+            "carry sketches of their features (fingerprint --sketch-of features)"
+        )
     if result.raised is not None:
         lines.append(
             f"a pair of {result.fewer_shingles} shingles gives less evidence: the threshold is raised to {result.raised}"
         )
-    lines.append(f"verdict (dedup): {verdict(result.near)}")
-    if result.near_estimated is not None:
+    if result.near is None:
+        lines.append("verdict (dedup): none: dedup refuses --sketch 0, without which no pair is measured")
+    else:
+        lines.append(f"verdict (dedup): {verdict(result.near)}")
+    if result.near_estimated is not None and result.estimated is None:
+        lines.append(
+            f"verdict (cluster, from the records): {verdict(result.near_estimated)} (no sketch: the distance "
+            f"alone decides, within k = {result.k})"
+        )
+    elif result.near_estimated is not None:
         lines.append(f"verdict (cluster, from the records): {verdict(result.near_estimated)}")
+    elif result.cluster_refuses is not None:
+        lines.append(
+            f"verdict (cluster, from the records): none: cluster refuses these options ({result.cluster_refuses})"
+        )
     if result.measure != "bag":
         lines.append(f"bag: exact weighted Jaccard of the features (not what decides): {result.bag:.3f}")
     if result.placement is not None:
@@ -619,15 +653,16 @@ def placement_lines(result: Any) -> list[str]:
         def named(member: str, side: str) -> str:
             return side if member == (result.a if side == "A" else result.b) else f"{member} (with {side})"
 
+        how = "as the sketches estimate it (as cluster decided)" if place.estimated else "measured"
         lines.append(
             f"kept apart: {named(place.failing_a, 'A')} and {named(place.failing_b, 'B')} have "
-            f"{result.measure} {place.failing_score:.3f}, below {result.threshold}, and linkage joins two "
-            "clusters only when every pair across them passes"
+            f"{result.measure} {place.failing_score:.3f} {how}, below {result.threshold}; complete linkage (the "
+            "default) joins two clusters only when every pair across them passes"
         )
     elif place.kept_apart:
         lines.append(
             "kept apart, though every pair across their clusters passes: the clusters were made with other "
-            "options or estimates"
+            "options (another --linkage or threshold) or of other texts"
         )
     if place.unread:
         lines.append(f"members not read, so not measured: {len(place.unread)}, such as {place.unread[0]}")

@@ -4,7 +4,7 @@ member (README, "Output formats"), the same from every engine."""
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, BinaryIO, Sequence
+from typing import TYPE_CHECKING, Any, BinaryIO, Iterable, Sequence
 
 import xxhash
 
@@ -123,3 +123,18 @@ def write_clusters(
         for record in cluster_records(cluster, fingerprints.ids, fingerprints.sizes, options, new):
             writer.write_line(record_line(record))
     writer.flush()
+
+
+def made_from_estimates(clusters: Iterable[Sequence[dict]]) -> bool:
+    """Whether cluster lines' members (``clusters``: each line's members) were mostly decided by
+    the sketches' estimate (lines of ``cluster``), not measured exactly (lines of ``dedup``, where
+    only texts too long to measure are estimated)."""
+    estimated = exact = 0
+    for members in clusters:
+        for member in members:
+            score = member_score(member)
+            if score is not None and not score[2]:
+                estimated += 1
+            elif score is not None and score[0] < 1.0:
+                exact += 1
+    return estimated > exact

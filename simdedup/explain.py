@@ -5,7 +5,7 @@ Simhash fingerprints are explained by their features; nilsimsa digests by their 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
@@ -14,7 +14,6 @@ from .apart import why_apart
 from .methods import NilsimsaMethod, SimhashMethod
 from .options import ClusterOptions
 from .read import open_document
-from .similarity import KeptText
 from .tokenizers import guard
 
 
@@ -37,9 +36,15 @@ class Explanation:
     threshold: float  # the measure's smallest value of a near-duplicate
     measured: float | None  # the measure, exactly (None: the texts have no sets)
     estimated: float | None  # the measure as the records' sketches estimate it (None: no sketches)
-    near: bool  # as dedup decides: a candidate whose measure passes
+    near: (
+        bool | None
+    )  # as dedup decides: a candidate whose measure passes (None: dedup refuses records without sketches)
     near_estimated: bool | None  # as cluster decides from the records (None: no sketches)
     bag: float  # the exact weighted Jaccard of the features (what the pulls below add up to)
+    rule: str  # --similarity: resemblance, bag, or combined (either passes, the bag with enough order)
+    estimate_measure: str | None  # what cluster's estimate is of (old records: the bag), None: no estimate
+    cluster_refuses: str | None  # why cluster would refuse these records with these options
+    bag_threshold: float  # --min-similarity: the bag's threshold (--similarity bag or combined)
     shingles: str | None = None  # what the resemblance compares: "word 3-grams" or "5-character shingles"
     fewer_shingles: int | None = None  # of the document with fewer
     #: the resemblance this pair needs, when fewer shingles raise it (simdedup.similarity.needed)
@@ -48,6 +53,11 @@ class Explanation:
     apart_a: list[tuple[str, float]] = field(default_factory=list)  # weight in a beyond b
     apart_b: list[tuple[str, float]] = field(default_factory=list)
     placement: Placement | None = None  # where the clusters given put them
+
+    @property
+    def estimate_threshold(self) -> float:
+        """The threshold of what cluster's estimate is of."""
+        return self.bag_threshold if self.estimate_measure == "bag" else self.threshold
 
     def as_dict(self) -> dict:
         return {
@@ -62,7 +72,9 @@ class Explanation:
             "measure": self.measure,
             "threshold": self.threshold,
             self.measure: self.measured,
-            f"{self.measure}_estimate": self.estimated,
+            "rule": self.rule,
+            f"{self.estimate_measure or self.measure}_estimate": self.estimated,
+            "cluster_refuses": self.cluster_refuses,
             "shingles": self.shingles,
             "fewer_shingles": self.fewer_shingles,
             "raised_threshold": self.raised,
@@ -93,6 +105,7 @@ class Placement:
     failing_b: str | None = None
     failing_score: float | None = None
     unread: list[str] = field(default_factory=list)
+    estimated: bool = False  # pairs judged by their sketches' estimate: the clusters are cluster's
 
     def as_dict(self) -> dict:
         return {
@@ -105,6 +118,7 @@ class Placement:
             "failing_b": self.failing_b,
             "failing_score": self.failing_score,
             "unread": self.unread,
+            "estimated": self.estimated,
         }
 
 
@@ -115,6 +129,7 @@ def explain(
     options: ClusterOptions = ClusterOptions(),
     top: int = 10,
     clusters: Sequence[Sequence[str]] | None = None,
+    clusters_estimated: bool = False,
 ) -> Explanation:
     """Fingerprint two files and say what ``dedup`` and ``cluster`` decide of them with
     ``options``, by the same test they run (:class:`simdedup.verify.PairTest`), and compare
@@ -131,40 +146,51 @@ def explain(
     from .errors import SkipDocument
     from .fingerprints import collect_records
     from .fingerprints.record import sketch_kind
+    from .methods.simhash import visible_text
     from .read import Document
+    from .read.document import text_chunks
     from .similarity import ExactIndex, ExactUnavailable, needed
     from .verify import PairTest, shared_bands
 
+    # the records as dedup makes them: the visible text (--html) measured, unless too long
+    method.verify_exactly()
     records, features = [], []
     for side, path in (("A", path_a), ("B", path_b)):
-        chunks = _chunks(method, path)
-        found = guard.features(method.tokenizer, path, chunks)
+        raw = "".join(_chunks(method, path))
+        found = guard.features(method.tokenizer, path, list(visible_text(text_chunks(raw), method.html)))
         if not found:
             raise SkipDocument(path, "no text to fingerprint")
         features.append(found)
-        record = method.record(Document(side, text="".join(chunks)))  # one path given twice: two records
-        record.exact = KeptText("".join(chunks), method.folding)
-        records.append(record)
+        records.append(method.record(Document(side, text=raw)))  # one path given twice: two records
     fingerprints = collect_records(records)
-    resolved = options.resolve(method.bits, sketch_kind(method.settings), texts=True)
-    estimating = replace(resolved, texts=False)
+    sketch_of = sketch_kind(method.settings)
+    resolved = options.resolve(method.bits, sketch_of, texts=True)  # as dedup: its refusals are explain's
+    try:  # as cluster decides from the records, or why it would not
+        estimating: ClusterOptions | None = options.resolve(method.bits, sketch_of, texts=False)
+        refused = None
+    except ValueError as exc:
+        estimating, refused = None, str(exc)
     try:
-        index: ExactIndex | None = ExactIndex(fingerprints.exact or [])
+        index: ExactIndex | None = ExactIndex([record.exact for record in records])
     except ExactUnavailable:
         index = None
     pair = np.array([0]), np.array([1])
     exact_test = PairTest(fingerprints.fps, fingerprints.sketches, resolved, index)
     measured: float | None = None
     if index is not None and index.has.all():
-        measured = round(float(exact_test.scores(*pair)[0][0]), 3)
+        measured = round(float(index.jaccard("bag" if exact_test.quantity == "bag" else "grams", *pair)[0]), 3)
     estimated = near_estimated = bands = None
-    if fingerprints.sketches is not None:
+    estimate_measure = None
+    if fingerprints.sketches is None and estimating is not None:  # no sketch: the distance alone decides
+        near_estimated = bool(PairTest(fingerprints.fps, None, estimating).passes(*pair)[0])
+    if fingerprints.sketches is not None and estimating is not None:
         estimate_test = PairTest(fingerprints.fps, fingerprints.sketches, estimating)
+        estimate_measure = estimate_test.quantity
         estimated = round(float(estimate_test.scores(*pair)[0][0]), 3)
         near_estimated = bool(estimate_test.passes(*pair)[0])
-        if resolved.bands:
-            a, b = (fingerprints.sketches[i].tobytes() for i in (0, 1))
-            bands = shared_bands(a, b, resolved.sketch_of)
+    if fingerprints.sketches is not None and resolved.bands:
+        a, b = (fingerprints.sketches[i].tobytes() for i in (0, 1))
+        bands = shared_bands(a, b, resolved.sketch_of)
     distance = int(np.bitwise_count(fingerprints.fps[0] ^ fingerprints.fps[1]).sum())
     fa, fb = features
     pairable = bool(resolved.may_pair(fingerprints.features, np.array([True, True])).all())
@@ -179,7 +205,7 @@ def explain(
     pulls = feature_pulls(fa, fb, top)
     placement = None
     if clusters is not None:
-        placement = place(method, path_a, path_b, clusters, options)
+        placement = place(method, path_a, path_b, clusters, options, clusters_estimated)
     return Explanation(
         path_a,
         path_b,
@@ -193,9 +219,13 @@ def explain(
         resolved.min_similarity if exact_test.quantity == "bag" else resolved.min_resemblance,
         measured,
         estimated,
-        candidate and bool(exact_test.passes(*pair)[0]),
+        None if sketch_of is None else candidate and bool(exact_test.passes(*pair)[0]),
         None if near_estimated is None else candidate and near_estimated,
         pulls.similarity,
+        resolved.similarity,
+        estimate_measure,
+        refused,
+        resolved.min_similarity,
         shingles,
         fewer,
         raised,
@@ -211,7 +241,12 @@ def _chunks(method: SimhashMethod, path: str) -> list[str]:
 
 
 def place(
-    method: SimhashMethod, path_a: str, path_b: str, clusters: Sequence[Sequence[str]], options: ClusterOptions
+    method: SimhashMethod,
+    path_a: str,
+    path_b: str,
+    clusters: Sequence[Sequence[str]],
+    options: ClusterOptions,
+    estimated: bool = False,
 ) -> Placement:
     """Where ``clusters`` put two files, and who kept them apart (see :class:`Placement`)."""
     from .errors import SimdedupError
@@ -220,7 +255,12 @@ def place(
     a, b = where.get(path_a), where.get(path_b)
     members_a = [path_a] if a is None else list(clusters[a])
     members_b = [path_b] if b is None else list(clusters[b])
-    placement = Placement(None if a is None else a + 1, None if b is None else b + 1, (len(members_a), len(members_b)))
+    placement = Placement(
+        None if a is None else a + 1,
+        None if b is None else b + 1,
+        (len(members_a), len(members_b)),
+        estimated=estimated,
+    )
     if a is not None and a == b:
         return placement
     texts = {}
@@ -229,7 +269,7 @@ def place(
             texts[doc_id] = "".join(_chunks(method, doc_id))
         except (OSError, UnicodeError, SimdedupError):
             placement.unread.append(doc_id)
-    found = why_apart(path_a, path_b, members_a, members_b, texts, options, method.folding)
+    found = why_apart(path_a, path_b, members_a, members_b, texts, options, method.folding, estimated)
     if found is not None:
         placement.kept_apart, placement.score = True, found[0]
         if found[1] is not None:

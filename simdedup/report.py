@@ -284,6 +284,7 @@ def _kept_apart(clusters: list[_Cluster], texts: dict[str, str], options: Report
     """The near-duplicates in different clusters (:func:`simdedup.apart.kept_apart`), by the
     resemblance at the report's threshold; none for clusters decided by the bag."""
     from .apart import kept_apart
+    from .cluster_lines import made_from_estimates
     from .options import ClusterOptions
     from .similarity import ExactUnavailable
 
@@ -297,6 +298,7 @@ def _kept_apart(clusters: list[_Cluster], texts: dict[str, str], options: Report
             texts,
             ClusterOptions(min_resemblance=threshold),
             options.folding,
+            estimated=made_from_estimates(c.members for c in clusters),
         )
     except ExactUnavailable:  # texts beyond what the exact sets hold: no list rather than a guess
         return []

@@ -138,3 +138,38 @@ def test_the_report_lists_the_pairs_kept_apart(three, tmp_path, monkeypatch):
     assert (data["ids"][a], data["ids"][b]) == ("docs/b.txt", "docs/c.txt") and cluster_a != cluster_b
     assert (data["ids"][failing_a], data["ids"][failing_b]) == ("docs/a.txt", "docs/c.txt")
     assert score >= THRESHOLD > failing_score
+
+
+def test_clusters_that_cluster_made_are_explained_by_the_estimates_that_made_them(tmp_path, monkeypatch):
+    """On cluster lines of fingerprint | cluster, the pair named as keeping two near-duplicates
+    apart fails by its sketches' estimate (what cluster decided by), and that is its number."""
+    rng = random.Random(8)
+    vocabulary = [f"w{i}" for i in range(5000)]
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for family in range(12):
+        base = [rng.choice(vocabulary) for _ in range(300)]
+        for member in range(4):
+            words = list(base)
+            for _ in range(rng.randint(0, 12)):
+                words[rng.randrange(len(words))] = rng.choice(vocabulary)
+            (docs / f"{family:02d}-{member}.txt").write_text(" ".join(words))
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    records = runner.invoke(cli, ["fingerprint", "--silent", "docs"]).stdout
+    (tmp_path / "clusters.jsonl").write_text(runner.invoke(cli, ["cluster", "--singletons"], input=records).stdout)
+    named = 0
+    for family in range(12):
+        files = sorted(str(p.relative_to(tmp_path)) for p in docs.glob(f"{family:02d}-*.txt"))
+        for a, b in zip(files, files[1:]):
+            out = runner.invoke(cli, ["explain", "--json", a, b, "--clusters", "clusters.jsonl"])
+            placed = json.loads(out.stdout)["clusters"]
+            if not placed["kept_apart"]:
+                continue
+            assert placed["estimated"] and placed["failing_a"] is not None
+            pair = json.loads(
+                runner.invoke(cli, ["explain", "--json", placed["failing_a"], placed["failing_b"]]).stdout
+            )
+            assert pair["resemblance_estimate"] == placed["failing_score"] < 0.8
+            named += 1
+    assert named  # the seed makes some

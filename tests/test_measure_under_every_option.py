@@ -113,3 +113,50 @@ def test_dedup_without_a_sketch_is_refused_in_one_line(corpus):
     assert done.exit_code == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("Error: ") and "--sketch 0" in lines[0]
+
+
+def _html_pair(folder: Path, name: str, a: str, b: str) -> tuple[Path, Path]:
+    """The pair as HTML pages whose markup differs much more than their text."""
+    rng = random.Random(name)
+    pa, pb = folder / f"{name}a.html", folder / f"{name}b.html"
+    noise = " ".join(f'<span class="c{rng.randrange(10**6)}">x{i}</span>' for i in range(60))
+    pa.write_text(f"<html><head><style>{noise}</style></head><body><p>{a}</p></body></html>\n")
+    pb.write_text(f"<html><head><script>var s = {rng.random()};</script></head><body><div>{b}</div></body></html>\n")
+    return pa, pb
+
+
+@pytest.mark.parametrize(
+    "options",
+    [[], ["--html"], ["--similarity", "bag"], ["--sketch-of", "features"], ["--similarity", "combined"]],
+    ids=lambda o: " ".join(o) or "defaults",
+)
+def test_explain_says_what_dedup_and_cluster_decide(corpus, tmp_path, options):
+    """explain's two verdicts are what dedup and fingerprint | cluster do with the same two
+    documents and options (or cluster's refusal), and the number it shows for dedup is the one
+    on dedup's cluster line."""
+    folder, families = corpus
+    runner = CliRunner()
+    for name in sorted(families)[::4]:
+        a, b = folder / f"{name}a.txt", folder / f"{name}b.txt"
+        if "--html" in options:
+            a, b = _html_pair(tmp_path, name, *families[name])
+        told = runner.invoke(cli, ["explain", "--json", *options, str(a), str(b)])
+        assert told.exit_code == 0, told.stderr
+        said = json.loads(told.stdout)
+        dedup = runner.invoke(cli, ["dedup", "--silent", *options, str(a), str(b)])
+        assert dedup.exit_code == 0, dedup.stderr
+        assert said["near_duplicates"] == bool(dedup.stdout.strip()), (name, options, said)
+        if dedup.stdout.strip():
+            member = next(m for m in json.loads(dedup.stdout)["members"] if m["distance"] > 0 or m["id"] == str(b))
+            measure = said["measure"]
+            if member["id"] != json.loads(dedup.stdout)["representative"]:
+                assert member[measure] == said[measure], (name, options)
+        feature_options = [o for o in options if o not in ("--similarity", "bag", "combined")]
+        records = runner.invoke(cli, ["fingerprint", "--silent", *feature_options, str(a), str(b)]).stdout
+        decision = [o for o in options if o in ("--similarity", "bag", "combined")]
+        clustered = runner.invoke(cli, ["cluster", *decision], input=records)
+        if clustered.exit_code == 2:
+            assert said["cluster_refuses"] and said["near_duplicates_estimated"] is None, (name, options)
+        else:
+            assert clustered.exit_code == 0, clustered.stderr
+            assert said["near_duplicates_estimated"] == bool(clustered.stdout.strip()), (name, options, said)
