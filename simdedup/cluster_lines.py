@@ -75,6 +75,10 @@ def cluster_record(
         record["min_" + score_field(cluster.quantity, cluster.measured[least])] = cluster.scores[least]
         for member, score, measured in zip(members, cluster.scores, cluster.measured):
             member[score_field(cluster.quantity, measured)] = score
+    if cluster.bags is not None:  # --similarity combined: a pair passes by its bag too
+        for member, bag in zip(members, cluster.bags):
+            if bag is not None:
+                member["bag"] = bag
     record["members"] = members
     return record
 

@@ -58,6 +58,8 @@ class Cluster:
     scores: tuple[float, ...] | None = None
     measured: tuple[bool, ...] | None = None
     quantity: str | None = None
+    #: under --similarity combined, which a bag passes too: each member's exact bag (None: not measured)
+    bags: tuple[float | None, ...] | None = None
 
     @property
     def max_distance(self) -> int:
@@ -426,13 +428,22 @@ def _describe(
         # fingerprint and sketch, which tell only an estimate.
         exact |= np.array(itself) | ((members_at == representatives_at) & (test.exact is not None))
         raw, measured = values.tolist(), exact.tolist()
+        bags = None
+        if test.measure == "combined" and test.exact is not None:  # the number that may have decided too
+            bag_values = test.exact.jaccard("bag", members_at, representatives_at)
+            bag_values[np.array(itself)] = 1.0
+            bags = [None if np.isnan(b) else round(float(b), 3) for b in bag_values.tolist()]
         position = 0
         for i, cluster in enumerate(clusters):
             if cluster.scores is None:
                 size = len(cluster.members)
                 scores = tuple(round(s, 3) for s in raw[position : position + size])
                 clusters[i] = replace(
-                    cluster, scores=scores, measured=tuple(measured[position : position + size]), quantity=test.quantity
+                    cluster,
+                    scores=scores,
+                    measured=tuple(measured[position : position + size]),
+                    quantity=test.quantity,
+                    bags=None if bags is None else tuple(bags[position : position + size]),
                 )
                 position += size
     clusters.sort(key=lambda c: ids[c.members[0]])
