@@ -24,6 +24,7 @@ import click
 
 from ..cli_options import EXIT_SKIPPED, message, take_inputs
 from ..errors import SimdedupError, UsageError, first_line
+from ..help import ENGINES, in_section
 from ..limits import MAX_JOBS, ensure_open_files, limit_reached
 from ..method_registry import DEFAULT_METHOD
 
@@ -39,35 +40,37 @@ K_NEEDED = (
     "on the number of documents, which a staged run does not fix in advance"
 )
 
-ENGINE_OPTIONS = [
-    click.option(
-        "--engine",
-        type=click.Choice(["local", "stages", "dask"]),
-        default="local",
-        show_default=True,
-        help="local: this machine (-j); stages: the stages of a Dask run on -j worker processes of this "
-        "machine, resumable through --work-dir; dask: those stages over a Dask cluster.",
-    ),
-    click.option(
-        "--scheduler",
-        metavar="ADDRESS",
-        envvar="DASK_SCHEDULER_ADDRESS",
-        help="--engine dask: the scheduler of a running cluster [env: DASK_SCHEDULER_ADDRESS].",
-    ),
-    click.option(
-        "--local",
-        "local_workers",
-        type=click.IntRange(1, MAX_JOBS),
-        metavar="N",
-        help="--engine dask: start a local cluster of N worker processes [default: one per core].",
-    ),
-    click.option(
-        "--work-dir",
-        metavar="DIR|URL",
-        help="--engine dask or stages: where the stages keep their files (any fsspec URL); a rerun with "
-        "the same directory skips finished tasks [default: a temporary directory].",
-    ),
-]
+ENGINE_OPTIONS = in_section(
+    ENGINES,
+    [
+        click.option(
+            "--engine",
+            type=click.Choice(["local", "stages", "dask"]),
+            default="local",
+            show_default=True,
+            metavar="NAME",
+            help="local; stages (resumable); dask (a cluster).",
+        ),
+        click.option(
+            "--scheduler",
+            metavar="ADDRESS",
+            envvar="DASK_SCHEDULER_ADDRESS",
+            help="dask: a running cluster's.",
+        ),
+        click.option(
+            "--local",
+            "local_workers",
+            type=click.IntRange(1, MAX_JOBS),
+            metavar="N",
+            help="dask: start one of N processes.",
+        ),
+        click.option(
+            "--work-dir",
+            metavar="DIR|URL",
+            help="The stages' files; a rerun skips tasks done.",
+        ),
+    ],
+)
 
 
 def engine_options(command: str) -> Callable[[Callable], Callable]:
@@ -101,10 +104,7 @@ def engine_options(command: str) -> Callable[[Callable], Callable]:
             if param.name == "output":  # a URL, or a directory for the part files (DIR/)
                 param.type = click.STRING
                 param.metavar = "FILE|DIR/"
-                param.help = (
-                    "Write to this file instead of stdout; with --engine stages or dask, DIR/ (a trailing "
-                    "slash) receives the part files, whose concatenation is that output."
-                )
+                param.help = "Write to this file, not stdout (engines: DIR/ for parts)."
         for option in reversed(ENGINE_OPTIONS):
             wrapper = option(wrapper)
         return wrapper
