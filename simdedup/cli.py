@@ -994,7 +994,7 @@ def report(
     simdedup report clusters.jsonl -o report.html
     simdedup report c.jsonl --documents docs.jsonl --id-field url -o report.html
     """
-    from .report import ReportOptions, report_to
+    from .report import ReportOptions, fingerprints_in_words, report_to
     from .similarity import DEFAULT_FOLDING
 
     if "-" in document_paths and (not clusters or "-" in clusters):
@@ -1010,7 +1010,7 @@ def report(
         policy,
         threshold,
         max_bytes,
-        {"features for the pulls (explain)": method.settings},
+        [("features for the pulls (explain)", fingerprints_in_words(method.settings))],
         folding=getattr(method, "folding", DEFAULT_FOLDING),
     )
     if _warn_missing(report_to(out, named_streams(clusters), method, options, document_paths, inputs)):
