@@ -23,6 +23,8 @@ RUNNING = "Running"
 ENGINES = "Engines and object stores"
 #: the shared sections, in the order shown after a command's own
 ORDER = [FINDING, OUTPUT, READING, FEATURES, RUNNING, ENGINES]
+#: where -h goes, after every other section
+HELP = "Help"
 
 #: the widest column of option names (a wider name has its help on the next line)
 NAMES_WIDTH = 26
@@ -63,8 +65,8 @@ def summary(command: click.Command) -> str:
 
 
 def help_record(param: click.Parameter, ctx: click.Context) -> tuple[str, str] | None:
-    """Click's line for an option, without the range of an integer (the error names it) and
-    with short metavars."""
+    """Click's line for an option, without the range of a number (an error names it) and with
+    short metavars."""
     record = param.get_help_record(ctx)
     if record is None:
         return None
@@ -81,7 +83,7 @@ def help_record(param: click.Parameter, ctx: click.Context) -> tuple[str, str] |
 class SectionedCommand(click.Command):
     """A command whose help shows its options in sections: its own first (``sections``: title
     -> the names of its options there, which leave the shared sections they were declared in),
-    then :data:`ORDER`; ``-h`` ends the last one."""
+    then :data:`ORDER`, and ``-h`` last, under :data:`HELP`."""
 
     def __init__(self, *args: Any, sections: dict[str, list[str]] | None = None, **kwargs: Any):
         super().__init__(*args, **kwargs)
@@ -95,23 +97,11 @@ class SectionedCommand(click.Command):
 
     def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         sections: dict[str, list[tuple[str, str]]] = {}
-        trailing = []
         for param in self.get_params(ctx):
-            if not isinstance(param, click.Option):
-                continue
-            record = help_record(param, ctx)
-            if record is None:
-                continue
-            title = getattr(param, "section", None)
-            if title is None:  # -h, --help
-                trailing.append(record)
-                continue
-            sections.setdefault(title, []).append(record)
+            record = help_record(param, ctx) if isinstance(param, click.Option) else None
+            if record is not None:  # only -h has no section
+                sections.setdefault(getattr(param, "section", None) or HELP, []).append(record)
         titles = self.sections_in_order(sections)
-        if trailing:
-            if not titles:
-                titles = ["Options"]
-            sections.setdefault(titles[-1], []).extend(trailing)
         # one column for the option names of every section, as wide as the widest that fits
         width = min(max((len(spec) for rows in sections.values() for spec, _ in rows), default=0), NAMES_WIDTH)
         for title in titles:
@@ -121,8 +111,9 @@ class SectionedCommand(click.Command):
     def sections_in_order(self, sections: dict[str, Any]) -> list[str]:
         """The command's own sections, any others not shared, then the shared ones."""
         titles = [title for title in self.own if title in sections]
-        titles += [title for title in sections if title not in ORDER and title not in titles]
-        return titles + [title for title in ORDER if title in sections and title not in titles]
+        titles += [title for title in sections if title not in (*ORDER, HELP) and title not in titles]
+        titles += [title for title in ORDER if title in sections and title not in titles]
+        return titles + [HELP] * (HELP in sections)
 
 
 class SectionedGroup(click.Group):
