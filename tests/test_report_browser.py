@@ -313,6 +313,7 @@ def test_the_pairs_kept_apart_are_listed_and_open_their_clusters(browser, tmp_pa
         assert str(docs / "a.txt") in failing and str(docs / "c.txt") in failing
         page.page.click("#apart-rows tr:nth-child(1) td:nth-child(4) button")
         assert page.page.inner_text("#cluster-detail h3").startswith(f"Cluster {cluster_b.lstrip('#')}:")
+        assert _in_view(page.page, "#cluster-detail h3")  # brought up from the list below
         assert not page.errors, page.errors
     finally:
         page.close()
