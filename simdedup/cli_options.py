@@ -70,18 +70,16 @@ def _storage_options(ctx: click.Context, param: click.Parameter, items: tuple[st
 
 
 #: how to reach the store of inputs and outputs named by URL (s3://, gs://, az://, ...)
-storage_option = section(
-    ENGINES,
-    click.option(
-        "--storage-option",
-        multiple=True,
-        metavar="K=V",
-        expose_value=False,
-        is_eager=True,
-        callback=_storage_options,
-        help="An option of the store of URLs, e.g. endpoint_url=URL (repeatable).",
-    ),
+storage_option = click.option(
+    "--storage-option",
+    multiple=True,
+    metavar="K=V",
+    expose_value=False,
+    is_eager=True,
+    callback=_storage_options,
+    help="An option of the store of URLs, e.g. endpoint_url=URL (repeatable).",
 )
+storage_option = section(ENGINES, storage_option)
 
 
 def apply_options(options: list[Callable], func: Callable) -> Callable:
@@ -155,113 +153,109 @@ class FingerprintingCommand(SectionedCommand):
 
 # How features and fingerprints are made: shared by fingerprint, dedup, explain and index create
 # (commands of class FingerprintingCommand, which adds the options of methods from plugins).
-FEATURE_OPTIONS = in_section(
-    FEATURES,
-    [
-        click.option(
-            "--method",
-            type=MethodChoice(),
-            default=DEFAULT_METHOD,
-            show_default=True,
-            metavar="NAME",
-            help=f"{', '.join(list(METHODS)[:-1])} or {list(METHODS)[-1]} (README).",
-        ),
-        *(_method_option(spec.name, option) for spec in METHODS.values() for option in spec.options),
-        click.option(
-            "--hash",
-            "hash_name",
-            type=click.Choice(HASHES),
-            default=FEATURE_DEFAULTS["hash_name"],
-            show_default=True,
-            metavar="NAME",
-            help="Feature hash (md5 and the others: other tools').",
-        ),
-        click.option(
-            "--tokenizer",
-            "tokenizer_name",
-            default=FEATURE_DEFAULTS["tokenizer"],
-            show_default=True,
-            metavar="NAME",
-            help="Tokenizer (`simdedup tokenizers` lists them).",
-        ),
-        click.option("--shingle", type=click.IntRange(1, MAX_SHINGLE), help="Features are N-grams of tokens."),
-        click.option("--topk", type=click.IntRange(1, MAX_COUNT), help="Keywords jieba keeps [default: 20]."),
-        click.option(
-            "-O",
-            "--tokenizer-option",
-            "tokenizer_options",
-            multiple=True,
-            metavar="K=V",
-            help="A tokenizer option (repeatable).",
-        ),
-        click.option(
-            "--bits",
-            type=click.Choice(["64", "128"]),
-            default=str(FEATURE_DEFAULTS["bits"]),
-            show_default=True,
-            help="Fingerprint width.",
-        ),
-        click.option(
-            "--weighting",
-            type=click.Choice(["binary", "feature"]),
-            metavar="HOW",
-            help="binary: a vote a feature; feature: by its weight [default: binary for words].",
-        ),
-        click.option(
-            "--ties",
-            type=click.Choice(["zero", "one"]),
-            help="What a bit whose votes tie is [default: zero].",
-        ),
-        click.option(
-            "--fold",
-            type=click.Choice(["chinese"]),
-            help="chinese: traditional as simplified (the zh-fold extra).",
-        ),
-        click.option(
-            "--compat",
-            type=click.Choice(list(PRESETS)),
-            metavar="TOOL",
-            help="Another tool's fingerprints (README).",
-        ),
-    ],
-)
+FEATURE_OPTIONS = [
+    click.option(
+        "--method",
+        type=MethodChoice(),
+        default=DEFAULT_METHOD,
+        show_default=True,
+        metavar="NAME",
+        help=f"{', '.join(list(METHODS)[:-1])} or {list(METHODS)[-1]} (README).",
+    ),
+    *(_method_option(spec.name, option) for spec in METHODS.values() for option in spec.options),
+    click.option(
+        "--hash",
+        "hash_name",
+        type=click.Choice(HASHES),
+        default=FEATURE_DEFAULTS["hash_name"],
+        show_default=True,
+        metavar="NAME",
+        help="Feature hash (md5 and the others: other tools').",
+    ),
+    click.option(
+        "--tokenizer",
+        "tokenizer_name",
+        default=FEATURE_DEFAULTS["tokenizer"],
+        show_default=True,
+        metavar="NAME",
+        help="Tokenizer (`simdedup tokenizers` lists them).",
+    ),
+    click.option("--shingle", type=click.IntRange(1, MAX_SHINGLE), help="Features are N-grams of tokens."),
+    click.option("--topk", type=click.IntRange(1, MAX_COUNT), help="Keywords jieba keeps [default: 20]."),
+    click.option(
+        "-O",
+        "--tokenizer-option",
+        "tokenizer_options",
+        multiple=True,
+        metavar="K=V",
+        help="A tokenizer option (repeatable).",
+    ),
+    click.option(
+        "--bits",
+        type=click.Choice(["64", "128"]),
+        default=str(FEATURE_DEFAULTS["bits"]),
+        show_default=True,
+        help="Fingerprint width.",
+    ),
+    click.option(
+        "--weighting",
+        type=click.Choice(["binary", "feature"]),
+        metavar="HOW",
+        help="binary: a vote a feature; feature: by its weight [default: binary for words].",
+    ),
+    click.option(
+        "--ties",
+        type=click.Choice(["zero", "one"]),
+        help="What a bit whose votes tie is [default: zero].",
+    ),
+    click.option(
+        "--fold",
+        type=click.Choice(["chinese"]),
+        help="chinese: traditional as simplified (the zh-fold extra).",
+    ),
+    click.option(
+        "--compat",
+        type=click.Choice(list(PRESETS)),
+        metavar="TOOL",
+        help="Another tool's fingerprints (README).",
+    ),
+]
+FEATURE_OPTIONS = in_section(FEATURES, FEATURE_OPTIONS)
 # The record's sketch: what fingerprints carry to verify with, where the texts are not at hand
-SKETCH_OPTIONS = in_section(
-    FEATURES,
-    [
-        click.option(
-            "--sketch",
-            "sketch_bins",
-            type=click.IntRange(0, MAX_SKETCH_BYTES),
-            default=FEATURE_DEFAULTS["sketch_bins"],
-            show_default=True,
-            help="Bytes of sketch a record (to verify).",
-        ),
-        click.option(
-            "--sketch-of",
-            type=click.Choice(["shingles", "features"]),
-            metavar="WHAT",
-            help="shingles, or features (for the bag).",
-        ),
-    ],
-)
+SKETCH_OPTIONS = [
+    click.option(
+        "--sketch",
+        "sketch_bins",
+        type=click.IntRange(0, MAX_SKETCH_BYTES),
+        default=FEATURE_DEFAULTS["sketch_bins"],
+        show_default=True,
+        help="Bytes of sketch a record (to verify).",
+    ),
+    click.option(
+        "--sketch-of",
+        type=click.Choice(["shingles", "features"]),
+        metavar="WHAT",
+        help="shingles, or features (for the bag).",
+    ),
+]
+SKETCH_OPTIONS = in_section(FEATURES, SKETCH_OPTIONS)
 # How documents are read into text: with the feature options wherever documents are read
-READING_OPTIONS = in_section(
-    READING,
-    [
-        click.option(
-            "--encoding",
-            default=FEATURE_DEFAULTS["encoding"],
-            show_default=True,
-            help="Of the documents (auto: detect it).",
-        ),
-        click.option(
-            "--html",
-            is_flag=True,
-            help="Documents are HTML: use their visible text.",
-        ),
-    ],
-)
+READING_OPTIONS = [
+    click.option(
+        "--encoding",
+        default=FEATURE_DEFAULTS["encoding"],
+        show_default=True,
+        help="Of the documents (auto: detect it).",
+    ),
+    click.option(
+        "--html",
+        is_flag=True,
+        help="Documents are HTML: use their visible text.",
+    ),
+]
+
+
+READING_OPTIONS = in_section(READING, READING_OPTIONS)
 
 
 def feature_options(func: Callable) -> Callable:
@@ -280,44 +274,42 @@ def feature_options_without_sketch(func: Callable) -> Callable:
     return apply_options(FEATURE_OPTIONS + READING_OPTIONS, func)
 
 
-INPUT_OPTIONS = in_section(
-    READING,
-    [
-        click.argument("paths", nargs=-1, type=click.Path(dir_okay=True, allow_dash=True, readable=False)),
-        click.option("-0", "--null", is_flag=True, help="Paths on stdin (-) are NUL-separated."),
-        click.option(
-            "--jsonl/--no-jsonl",
-            default=None,
-            help="Files are JSON lines [default: *.jsonl].",
-        ),
-        click.option(
-            "--text-field", default="text", show_default=True, metavar="FIELD", help="The text's field (a.b: nested)."
-        ),
-        click.option("--id-field", metavar="FIELD", help="The id's field [default: FILE:LINE]."),
-        click.option(
-            "--glob",
-            "globs",
-            multiple=True,
-            metavar="PATTERN",
-            help="Walks take only what matches.",
-        ),
-        click.option(
-            "--exclude",
-            "excludes",
-            multiple=True,
-            metavar="PATTERN",
-            help="Walks leave out what matches.",
-        ),
-        click.option(
-            "--min-bytes", type=click.IntRange(0, MAX_BYTES), default=0, help="Walks leave out smaller files."
-        ),
-        click.option(
-            "--max-line-bytes",
-            type=click.IntRange(1 << 20, MAX_BYTES),
-            help="Longer lines are skipped [default: 128 MiB].",
-        ),
-    ],
-)
+INPUT_OPTIONS = [
+    click.argument("paths", nargs=-1, type=click.Path(dir_okay=True, allow_dash=True, readable=False)),
+    click.option("-0", "--null", is_flag=True, help="Paths on stdin (-) are NUL-separated."),
+    click.option(
+        "--jsonl/--no-jsonl",
+        default=None,
+        help="Files are JSON lines [default: *.jsonl].",
+    ),
+    click.option(
+        "--text-field", default="text", show_default=True, metavar="FIELD", help="The text's field (a.b: nested)."
+    ),
+    click.option("--id-field", metavar="FIELD", help="The id's field [default: FILE:LINE]."),
+    click.option(
+        "--glob",
+        "globs",
+        multiple=True,
+        metavar="PATTERN",
+        help="Walks take only what matches.",
+    ),
+    click.option(
+        "--exclude",
+        "excludes",
+        multiple=True,
+        metavar="PATTERN",
+        help="Walks leave out what matches.",
+    ),
+    click.option("--min-bytes", type=click.IntRange(0, MAX_BYTES), default=0, help="Walks leave out smaller files."),
+    click.option(
+        "--max-line-bytes",
+        type=click.IntRange(1 << 20, MAX_BYTES),
+        help="Longer lines are skipped [default: 128 MiB].",
+    ),
+]
+
+
+INPUT_OPTIONS = in_section(READING, INPUT_OPTIONS)
 
 
 def take_inputs(kwargs: dict[str, Any]) -> Any:
@@ -342,6 +334,14 @@ def take_inputs(kwargs: dict[str, Any]) -> Any:
     return inputs
 
 
+# How a run goes (what it says, on how many processes): no option of these changes the output
+RUNNING_OPTIONS = [
+    click.option("-j", "--jobs", type=click.IntRange(1, MAX_JOBS), help="Processes to use [default: all cores]."),
+    click.option("--silent", is_flag=True, help="No progress bar."),
+    click.option("-v", "--verbose", is_flag=True, help="Every warning, and the encodings auto chose."),
+]
+
+
 def fingerprint_options(func: Callable) -> Callable:
     return apply_options(
         [
@@ -349,35 +349,20 @@ def fingerprint_options(func: Callable) -> Callable:
             section(
                 READING,
                 click.option(
-                    "--features-field",
-                    metavar="FIELD",
-                    help="The field of the features instead of the text.",
+                    "--features-field", metavar="FIELD", help="The field of the features instead of the text."
                 ),
             ),
             *FEATURE_OPTIONS,
             *SKETCH_OPTIONS,
             *READING_OPTIONS,
-            *in_section(
-                RUNNING,
-                [
-                    click.option(
-                        "-j", "--jobs", type=click.IntRange(1, MAX_JOBS), help="Processes to use [default: all cores]."
-                    ),
-                    click.option("--silent", is_flag=True, help="No progress bar."),
-                    click.option(
-                        "-v",
-                        "--verbose",
-                        is_flag=True,
-                        help="Every warning, and the encodings auto chose.",
-                    ),
-                ],
-            ),
+            *in_section(RUNNING, RUNNING_OPTIONS),
         ],
         func,
     )
 
 
 def output_options(func: Callable) -> Callable:
+    func = section(OUTPUT, click.option("--force", is_flag=True, help="Replace the -o file if it exists."))(func)
     return section(
         OUTPUT,
         click.option(
@@ -386,7 +371,6 @@ def output_options(func: Callable) -> Callable:
             type=click.Path(dir_okay=False, allow_dash=True),
             help="Write to this file instead of stdout.",
         ),
-        click.option("--force", is_flag=True, help="Replace the -o file if it exists."),
     )(func)
 
 
@@ -454,16 +438,13 @@ def cluster_options(func: Callable) -> Callable:
 
     return apply_options(
         [
-            section(
-                FINDING,
-                click.option(
-                    "-k",
-                    "--k",
-                    "k",
-                    type=click.IntRange(0, 63),
-                    help="Largest Hamming distance of a candidate pair "
-                    f"[default: {DEFAULTS.DEFAULT_K_SHINGLES}, and the sketches' bands].",
-                ),
+            click.option(
+                "-k",
+                "--k",
+                "k",
+                type=click.IntRange(0, 63),
+                help="Largest Hamming distance of a candidate pair "
+                f"[default: {DEFAULTS.DEFAULT_K_SHINGLES}, and the sketches' bands].",
             ),
             *decision_options(["similarity", "min-similarity", "min-resemblance", "linkage", "min-features", "bands"]),
             *in_section(FINDING, [option for spec in METHODS.values() for option in spec.cluster_options]),
