@@ -40,37 +40,26 @@ K_NEEDED = (
     "on the number of documents, which a staged run does not fix in advance"
 )
 
-ENGINE_OPTIONS = in_section(
-    ENGINES,
-    [
-        click.option(
-            "--engine",
-            type=click.Choice(["local", "stages", "dask"]),
-            default="local",
-            show_default=True,
-            metavar="NAME",
-            help="local; stages (resumable); dask (a cluster).",
-        ),
-        click.option(
-            "--scheduler",
-            metavar="ADDRESS",
-            envvar="DASK_SCHEDULER_ADDRESS",
-            help="dask: a running cluster's.",
-        ),
-        click.option(
-            "--local",
-            "local_workers",
-            type=click.IntRange(1, MAX_JOBS),
-            metavar="N",
-            help="dask: start one of N processes.",
-        ),
-        click.option(
-            "--work-dir",
-            metavar="DIR|URL",
-            help="The stages' files; a rerun skips tasks done.",
-        ),
-    ],
-)
+ENGINE_OPTIONS = [
+    click.option(
+        "--engine",
+        type=click.Choice(["local", "stages", "dask"]),
+        default="local",
+        show_default=True,
+        metavar="NAME",
+        help="local; stages (resumable); dask (a cluster).",
+    ),
+    click.option("--scheduler", metavar="ADDRESS", envvar="DASK_SCHEDULER_ADDRESS", help="dask: a running cluster's."),
+    click.option(
+        "--local",
+        "local_workers",
+        type=click.IntRange(1, MAX_JOBS),
+        metavar="N",
+        help="dask: start one of N processes.",
+    ),
+    click.option("--work-dir", metavar="DIR|URL", help="The stages' files; a rerun skips tasks done."),
+]
+ENGINE_OPTIONS = in_section(ENGINES, ENGINE_OPTIONS)
 
 
 def engine_options(command: str) -> Callable[[Callable], Callable]:
