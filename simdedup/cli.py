@@ -43,6 +43,7 @@ from .cli_options import (
 )
 from .engines.commands import engine_options
 from .errors import SimdedupError, UsageError, Warnings
+from .help import FINDING, OUTPUT, READING, RUNNING, SectionedGroup
 from .limits import MAX_BLOOM, MAX_BYTES, MAX_COUNT, FiniteFloatRange, limit_reached
 from .options import DEFAULTS
 from .read import named_streams
@@ -52,7 +53,7 @@ from .write import stdout_target, write_all
 EXIT_BUG = 70  # EX_SOFTWARE
 
 
-class SimdedupGroup(click.Group):
+class SimdedupGroup(SectionedGroup):
     """Turns library errors into one-line messages in one place, and ends quietly on a closed pipe."""
 
     #: commands imported when asked for: ``index`` brings the persistent store, which no other
@@ -166,7 +167,7 @@ _INDEX_OPTION = click.option(
     "index_directory",
     type=click.Path(file_okay=False),
     metavar="IDX",
-    help="Also add the records to the persistent index IDX (simdedup index create), in one transaction at the end.",
+    help="Also add the records to the index IDX.",
 )
 
 
@@ -181,7 +182,11 @@ _RECORD_FORMAT = click.option(
 )
 
 
-@cli.command(cls=FingerprintingCommand)
+@cli.command(
+    short_help="Write a fingerprint record for each document.",
+    cls=FingerprintingCommand,
+    sections={OUTPUT: ["output", "force", "record_format", "index_directory"]},
+)
 @storage_option
 @engine_options("fingerprint")
 @fingerprint_options
@@ -208,7 +213,7 @@ def fingerprint(
 
     \b
     simdedup fingerprint corpus/ > fingerprints.jsonl
-    find corpus -name '*.txt' -print0 | simdedup fingerprint -0 - > fingerprints.jsonl
+    find corpus -name '*.txt' -print0 | simdedup fingerprint -0 - > fp.jsonl
     simdedup fingerprint --tokenizer jieba --topk 20 news-zh/ > zh.jsonl
     simdedup fingerprint --format binary -o fingerprints.sdfp corpus/
     """
@@ -280,7 +285,10 @@ def _record_writer(fd: Any, binary: bool) -> Any:
     return LineWriter(fd)
 
 
-@cli.command()
+@cli.command(
+    short_help="Rewrite fingerprint records as JSON lines or in binary.",
+    sections={OUTPUT: ["output", "force", "record_format"]},
+)
 @storage_option
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True, readable=False))
 @output_options
@@ -316,7 +324,10 @@ def convert(files: tuple[str, ...], output: str | None, force: bool, record_form
         writer.flush()
 
 
-@cli.command()
+@cli.command(
+    short_help="Group near-duplicates from their fingerprint records.",
+    sections={FINDING: ["k", "against"], RUNNING: ["verbose"]},
+)
 @storage_option
 @engine_options("cluster")
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True, readable=False))
@@ -369,7 +380,11 @@ def cluster(
         message(f"simdedup: time: {times.line()}")
 
 
-@cli.command(cls=FingerprintingCommand)
+@cli.command(
+    short_help="Fingerprint documents and cluster them in one process.",
+    cls=FingerprintingCommand,
+    sections={FINDING: ["k", "verify", "exact_first"], OUTPUT: ["unique_out", "index_directory", "report_path"]},
+)
 @storage_option
 @engine_options("dedup")
 @fingerprint_options
@@ -379,20 +394,18 @@ def cluster(
     type=click.Choice(["exact", "sketch"]),
     default="exact",
     show_default=True,
-    help='exact: keep the texts and measure candidate pairs exactly (README, "How it decides"); '
-    "sketch: verify with the records' sketches' estimate, as cluster does (faster, less memory).",
+    help="exact: measure the texts; sketch: estimate, as cluster.",
 )
 @click.option(
     "--exact-first",
     is_flag=True,
-    help="Group text-identical documents by a content hash first and fingerprint one of each.",
+    help="Fingerprint one of each identical text.",
 )
 @click.option(
     "--unique-out",
     type=click.Path(),
-    metavar="DIR|FILE.jsonl",
-    help="Also write the corpus without its duplicates: files copied into DIR, or the kept "
-    "JSON lines into FILE.jsonl. The inputs are never changed.",
+    metavar="DIR|FILE",
+    help="Also write the corpus without its duplicates.",
 )
 @output_options
 @_INDEX_OPTION
@@ -401,7 +414,7 @@ def cluster(
     "report_path",
     type=click.Path(dir_okay=False),
     metavar="FILE.html",
-    help="Also write the review report of the clusters (simdedup report) to FILE.html.",
+    help="Also write the review page (report).",
 )
 def dedup(
     paths: tuple[str, ...],
@@ -487,7 +500,11 @@ def dedup(
         sys.exit(EXIT_SKIPPED)
 
 
-@cli.command(cls=FingerprintingCommand)
+@cli.command(
+    short_help="Show why two documents are or are not near-duplicates.",
+    cls=FingerprintingCommand,
+    sections={"What is shown": ["top", "cluster_files", "as_json"], FINDING: ["k"]},
+)
 @storage_option
 @click.argument("document_a", type=click.Path(dir_okay=False, allow_dash=False, readable=False))
 @click.argument("document_b", type=click.Path(dir_okay=False, allow_dash=False, readable=False))
@@ -692,7 +709,10 @@ def _explain_nilsimsa(method: Any, document_a: str, document_b: str, as_json: bo
     )
 
 
-@cli.command()
+@cli.command(
+    short_help="Nearest-neighbour distances, cluster sizes, a suggested k.",
+    sections={FINDING: ["max_k"], OUTPUT: ["plot", "force", "as_json"]},
+)
 @storage_option
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True, readable=False))
 @click.option(
@@ -750,7 +770,11 @@ def stats(files: tuple[str, ...], max_k: int, plot: str | None, force: bool, as_
     echo("\n".join(lines))
 
 
-@cli.command(name="eval")
+@cli.command(
+    short_help="Score clusters against labelled pairs: precision, recall, F1.",
+    name="eval",
+    sections={"Scoring": ["gold", "match"]},
+)
 @click.option(
     "--gold",
     type=click.Path(exists=True, dir_okay=False),
@@ -783,7 +807,10 @@ def evaluate(gold: str, match: str, clusters: str) -> None:
     echo(json.dumps(score_pairs(members, pairs).as_dict()))
 
 
-@cli.command()
+@cli.command(
+    short_help="List documents whose text appeared earlier (exact copies).",
+    sections={"Finding repeats": ["bloom_capacity", "error_rate"], READING: ["encoding"], RUNNING: ["silent"]},
+)
 @storage_option
 @lambda func: apply_options(INPUT_OPTIONS, func)
 @click.option("--encoding", default="utf-8", show_default=True, help="Encoding of the documents.")
@@ -868,7 +895,10 @@ def exact(
         sys.exit(EXIT_SKIPPED)
 
 
-@cli.command()
+@cli.command(
+    short_help="Print the members to drop from each cluster (all but one).",
+    sections={"Choosing the survivors": ["policy", "kept", "null"]},
+)
 @storage_option
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True, readable=False))
 @click.option(
@@ -929,7 +959,11 @@ def _warn_missing(missing: dict[str, str]) -> dict[str, str]:
     return missing
 
 
-@cli.command(cls=FingerprintingCommand)
+@cli.command(
+    short_help="Write an HTML page to review clusters before acting on them.",
+    cls=FingerprintingCommand,
+    sections={"The page": ["output", "force", "policy", "threshold", "max_bytes"], READING: ["document_paths"]},
+)
 @storage_option
 @click.argument("clusters", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True, readable=False))
 @click.option(
@@ -993,9 +1027,9 @@ def report(
 
     \b
     simdedup report clusters.jsonl -o report.html
-    simdedup report clusters.jsonl --documents corpus.jsonl --id-field url -o report.html
+    simdedup report c.jsonl --documents docs.jsonl --id-field url -o report.html
     """
-    from .report import ReportOptions, report_to
+    from .report import ReportOptions, fingerprints_in_words, report_to
     from .similarity import DEFAULT_FOLDING
 
     if "-" in document_paths and (not clusters or "-" in clusters):
@@ -1011,14 +1045,14 @@ def report(
         policy,
         threshold,
         max_bytes,
-        {"features for the pulls (explain)": method.settings},
+        [("features for the pulls (explain)", fingerprints_in_words(method.settings))],
         folding=getattr(method, "folding", DEFAULT_FOLDING),
     )
     if _warn_missing(report_to(out, named_streams(clusters), method, options, document_paths, inputs)):
         sys.exit(EXIT_SKIPPED)
 
 
-@cli.command()
+@cli.command(short_help="List the available tokenizers (built-in and plugins).")
 def tokenizers() -> None:
     """List the available tokenizers as JSON lines (built-in and plugins)."""
     from .tokenizers import available_tokenizers

@@ -12,6 +12,7 @@ import click
 from .compat import PRESETS
 from .errors import MissingPackage, PluginError, SimdedupError
 from .hashing import HASHES
+from .help import ENGINES, FEATURES, FINDING, OUTPUT, READING, RUNNING, SectionedCommand, in_section, section
 from .limits import (
     MAX_BYTES,
     MAX_COMPARED,
@@ -72,14 +73,13 @@ def _storage_options(ctx: click.Context, param: click.Parameter, items: tuple[st
 storage_option = click.option(
     "--storage-option",
     multiple=True,
-    metavar="KEY=VALUE",
+    metavar="K=V",
     expose_value=False,
     is_eager=True,
     callback=_storage_options,
-    help="An option of the filesystem of URL inputs and outputs (repeatable): endpoint_url=http://host:9000, "
-    'anon=true, profile=NAME, client_kwargs={"region_name": "eu-west-1"}; credentials also come from '
-    "the environment (AWS_*) and the filesystem's own configuration. Values are never shown.",
+    help="An option of the store of URLs, e.g. endpoint_url=URL (repeatable).",
 )
+storage_option = section(ENGINES, storage_option)
 
 
 def apply_options(options: list[Callable], func: Callable) -> Callable:
@@ -108,13 +108,15 @@ def _method_option(method: str, option: Any) -> Callable:
     """The decorator adding a method's own option (:class:`MethodOption`) to a command."""
 
     def add(func: Callable) -> Callable:
-        func.__dict__.setdefault("__click_params__", []).append(option.click_option(method))
+        param = option.click_option(method)
+        param.section = FEATURES  # type: ignore[attr-defined]
+        func.__dict__.setdefault("__click_params__", []).append(param)
         return func
 
     return add
 
 
-class FingerprintingCommand(click.Command):
+class FingerprintingCommand(SectionedCommand):
     """A command with the feature options. The options of methods that plugins register join
     them (after the built-in methods' own) when it parses or shows its help: only the commands
     that fingerprint scan the installed packages' entry points, and only when run."""
@@ -144,6 +146,7 @@ class FingerprintingCommand(click.Command):
                     message(f"simdedup: warning: method plugin {name!r}: option {option.flag} is taken; left out")
                     continue
                 taken |= {param.name, *param.opts}
+                param.section = FEATURES  # type: ignore[attr-defined]
                 found.append(param)
         return found
 
@@ -156,7 +159,8 @@ FEATURE_OPTIONS = [
         type=MethodChoice(),
         default=DEFAULT_METHOD,
         show_default=True,
-        help=f"Fingerprint kind: {'; '.join(spec.help for spec in METHODS.values())}.",
+        metavar="NAME",
+        help=f"{', '.join(list(METHODS)[:-1])} or {list(METHODS)[-1]} (README).",
     ),
     *(_method_option(spec.name, option) for spec in METHODS.values() for option in spec.options),
     click.option(
@@ -165,26 +169,26 @@ FEATURE_OPTIONS = [
         type=click.Choice(HASHES),
         default=FEATURE_DEFAULTS["hash_name"],
         show_default=True,
-        help="Feature hash; md5, python-hashes and jenkins (64 bits) reproduce other tools' fingerprints.",
+        metavar="NAME",
+        help="Feature hash (md5 and the others: other tools').",
     ),
     click.option(
         "--tokenizer",
         "tokenizer_name",
         default=FEATURE_DEFAULTS["tokenizer"],
         show_default=True,
-        help="Tokenizer name (see `simdedup tokenizers`).",
+        metavar="NAME",
+        help="Tokenizer (`simdedup tokenizers` lists them).",
     ),
-    click.option("--shingle", type=click.IntRange(1, MAX_SHINGLE), help="Use N-grams of N tokens as features."),
-    click.option(
-        "--topk", type=click.IntRange(1, MAX_COUNT), help="Keywords kept by the jieba tokenizer (default 20)."
-    ),
+    click.option("--shingle", type=click.IntRange(1, MAX_SHINGLE), help="Features are N-grams of tokens."),
+    click.option("--topk", type=click.IntRange(1, MAX_COUNT), help="Keywords jieba keeps [default: 20]."),
     click.option(
         "-O",
         "--tokenizer-option",
         "tokenizer_options",
         multiple=True,
-        metavar="KEY=VALUE",
-        help="Any tokenizer option (repeatable).",
+        metavar="K=V",
+        help="A tokenizer option (repeatable).",
     ),
     click.option(
         "--bits",
@@ -196,28 +200,27 @@ FEATURE_OPTIONS = [
     click.option(
         "--weighting",
         type=click.Choice(["binary", "feature"]),
-        help="Simhash votes: once per distinct feature, or by the tokenizer's weights "
-        "[default: binary for words, feature for the others].",
+        metavar="HOW",
+        help="binary: a vote a feature; feature: by its weight [default: binary for words].",
     ),
     click.option(
         "--ties",
         type=click.Choice(["zero", "one"]),
-        help="What a bit whose votes tie becomes (one: as python-hashes) [default: zero].",
+        help="What a bit whose votes tie is [default: zero].",
     ),
     click.option(
         "--fold",
         type=click.Choice(["chinese"]),
-        help="Also fold the texts' words and shingles: chinese reads traditional characters as simplified "
-        "ones (OpenCC's tables: the zh-fold extra) and CJK punctuation as ASCII, so that a zh_TW copy of a "
-        "zh_CN text, or one punctuated otherwise, resembles it [default: case only].",
+        help="chinese: traditional as simplified (the zh-fold extra).",
     ),
     click.option(
         "--compat",
         type=click.Choice(list(PRESETS)),
-        help="Reproduce another tool's fingerprints: sets the options listed in the README "
-        "(Other methods); options given beside it must agree.",
+        metavar="TOOL",
+        help="Another tool's fingerprints (README).",
     ),
 ]
+FEATURE_OPTIONS = in_section(FEATURES, FEATURE_OPTIONS)
 # The record's sketch: what fingerprints carry to verify with, where the texts are not at hand
 SKETCH_OPTIONS = [
     click.option(
@@ -226,30 +229,33 @@ SKETCH_OPTIONS = [
         type=click.IntRange(0, MAX_SKETCH_BYTES),
         default=FEATURE_DEFAULTS["sketch_bins"],
         show_default=True,
-        help="Bytes of sketch per record, used to find and verify candidates (0: none).",
+        help="Bytes of sketch a record (to verify).",
     ),
     click.option(
         "--sketch-of",
         type=click.Choice(["shingles", "features"]),
-        help="What the sketch is of: the text's shingles, to estimate the resemblance (what dedup measures "
-        "exactly), or the features' counts, to estimate the bag similarity (--similarity bag) "
-        "[default: shingles; features with --features-field].",
+        metavar="WHAT",
+        help="shingles, or features (for the bag).",
     ),
 ]
+SKETCH_OPTIONS = in_section(FEATURES, SKETCH_OPTIONS)
 # How documents are read into text: with the feature options wherever documents are read
 READING_OPTIONS = [
     click.option(
         "--encoding",
         default=FEATURE_DEFAULTS["encoding"],
         show_default=True,
-        help="Encoding of the documents; auto: a byte-order mark, else UTF-8 if it fits, else detected.",
+        help="Of the documents (auto: detect it).",
     ),
     click.option(
         "--html",
         is_flag=True,
-        help="Documents are HTML: use their visible text (HTTP responses that say text/html are handled so anyway).",
+        help="Documents are HTML: use their visible text.",
     ),
 ]
+
+
+READING_OPTIONS = in_section(READING, READING_OPTIONS)
 
 
 def feature_options(func: Callable) -> Callable:
@@ -270,41 +276,40 @@ def feature_options_without_sketch(func: Callable) -> Callable:
 
 INPUT_OPTIONS = [
     click.argument("paths", nargs=-1, type=click.Path(dir_okay=True, allow_dash=True, readable=False)),
-    click.option("-0", "--null", is_flag=True, help="Paths read from stdin (-) are NUL-separated."),
+    click.option("-0", "--null", is_flag=True, help="Paths on stdin (-) are NUL-separated."),
     click.option(
         "--jsonl/--no-jsonl",
         default=None,
-        help="Read files as JSON lines, one document per line [default: files named "
-        ".jsonl or .ndjson, compressed or not].",
+        help="Files are JSON lines [default: *.jsonl].",
     ),
     click.option(
-        "--text-field", default="text", show_default=True, help="JSON lines: field with the text (a.b for nested)."
+        "--text-field", default="text", show_default=True, metavar="FIELD", help="The text's field (a.b: nested)."
     ),
-    click.option("--id-field", help="JSON lines: field with the document id [default: FILE:LINE]."),
+    click.option("--id-field", metavar="FIELD", help="The id's field [default: FILE:LINE]."),
     click.option(
         "--glob",
         "globs",
         multiple=True,
         metavar="PATTERN",
-        help="Directory walks take only files whose name or relative path matches (repeatable).",
+        help="Walks take only what matches.",
     ),
     click.option(
         "--exclude",
         "excludes",
         multiple=True,
         metavar="PATTERN",
-        help="Directory walks leave out files and directories that match (repeatable).",
+        help="Walks leave out what matches.",
     ),
-    click.option(
-        "--min-bytes", type=click.IntRange(0, MAX_BYTES), default=0, help="Directory walks leave out smaller files."
-    ),
+    click.option("--min-bytes", type=click.IntRange(0, MAX_BYTES), default=0, help="Walks leave out smaller files."),
     click.option(
         "--max-line-bytes",
         type=click.IntRange(1 << 20, MAX_BYTES),
-        help="Skip longer JSON lines, CSV rows, Parquet texts and WARC record bodies, which are "
-        "read into memory whole [default: 128 MiB].",
+        help="Longer lines are skipped [default: 128 MiB].",
     ),
 ]
+
+
+INPUT_OPTIONS = in_section(READING, INPUT_OPTIONS)
 
 
 def take_inputs(kwargs: dict[str, Any]) -> Any:
@@ -329,38 +334,43 @@ def take_inputs(kwargs: dict[str, Any]) -> Any:
     return inputs
 
 
+# How a run goes (what it says, on how many processes): no option of these changes the output
+RUNNING_OPTIONS = [
+    click.option("-j", "--jobs", type=click.IntRange(1, MAX_JOBS), help="Processes to use [default: all cores]."),
+    click.option("--silent", is_flag=True, help="No progress bar."),
+    click.option("-v", "--verbose", is_flag=True, help="Every warning, and the encodings auto chose."),
+]
+
+
 def fingerprint_options(func: Callable) -> Callable:
     return apply_options(
         [
             *INPUT_OPTIONS,
-            click.option(
-                "--features-field",
-                metavar="FIELD",
-                help="JSON lines: the field holds the document's features instead of its text: a list "
-                "of tokens, of [token, weight] pairs, or an object token -> weight (dotted for nested).",
+            section(
+                READING,
+                click.option(
+                    "--features-field", metavar="FIELD", help="The field of the features instead of the text."
+                ),
             ),
             *FEATURE_OPTIONS,
             *SKETCH_OPTIONS,
             *READING_OPTIONS,
-            click.option(
-                "-j", "--jobs", type=click.IntRange(1, MAX_JOBS), help="Processes to use [default: all cores]."
-            ),
-            click.option("--silent", is_flag=True, help="No progress bar."),
-            click.option(
-                "-v",
-                "--verbose",
-                is_flag=True,
-                help="Every warning (not the first few of each file), and which encoding --encoding auto chose for each file.",
-            ),
+            *in_section(RUNNING, RUNNING_OPTIONS),
         ],
         func,
     )
 
 
 def output_options(func: Callable) -> Callable:
-    func = click.option("--force", is_flag=True, help="Replace the -o file if it exists.")(func)
-    return click.option(
-        "-o", "--output", type=click.Path(dir_okay=False, allow_dash=True), help="Write to this file instead of stdout."
+    func = section(OUTPUT, click.option("--force", is_flag=True, help="Replace the -o file if it exists."))(func)
+    return section(
+        OUTPUT,
+        click.option(
+            "-o",
+            "--output",
+            type=click.Path(dir_okay=False, allow_dash=True),
+            help="Write to this file instead of stdout.",
+        ),
     )(func)
 
 
@@ -376,45 +386,39 @@ def decision_options(names: Iterable[str], as_in: str | None = None, **helps: st
     declared = {
         "similarity": (
             ("--similarity",),
-            {"type": click.Choice(MEASURES), "default": DEFAULTS.similarity},
-            "resemblance: Jaccard of shingles (word 3-grams; 5-character shingles for Chinese and "
-            "Japanese text, punctuation kept; order counts); bag: weighted Jaccard of word counts "
-            "(order and punctuation do not count); combined: resemblance at least --min-resemblance, "
-            "or bag at least --min-similarity with the shingles that scattered edits would leave. "
-            "Measured exactly in dedup and explain; elsewhere estimated from the records' sketches "
-            "(bag and combined need sketches of features: fingerprint --sketch-of features).",
+            {"type": click.Choice(MEASURES), "default": DEFAULTS.similarity, "metavar": "MEASURE"},
+            "resemblance (of shingles), bag (of words) or combined.",
         ),
         "min-similarity": (
             ("--min-similarity",),
             {"type": FiniteFloatRange(0, 1), "default": DEFAULTS.min_similarity},
-            "Smallest bag similarity (weighted Jaccard of word counts) of a duplicate.",
+            "Least bag similarity of a duplicate.",
         ),
         "min-resemblance": (
             ("--min-resemblance",),
             {"type": FiniteFloatRange(0, 1), "default": DEFAULTS.min_resemblance},
-            "Smallest resemblance (Jaccard of shingles) of a duplicate.",
+            "Least resemblance of a duplicate.",
         ),
         "linkage": (
             ("--linkage",),
-            {"type": click.Choice(LINKAGES), "default": DEFAULTS.linkage},
-            "complete: every pair in a cluster is verified; star: every member against the centre; "
-            "single: plain union-find.",
+            {"type": click.Choice(LINKAGES), "default": DEFAULTS.linkage, "metavar": "KIND"},
+            "complete: every pair passes; star: each with the centre; single: chains.",
         ),
         "min-features": (
             ("--min-features",),
             {"type": click.IntRange(0, MAX_COMPARED), "default": DEFAULTS.min_features},
-            "Documents with fewer features only group with exact copies.",
+            "Documents with fewer group with exact copies only.",
         ),
         "bands": (
             ("--bands/--no-bands", "bands"),
             {"default": None},
-            "Also take as candidates the pairs whose sketches share a band, beyond k [default: when -k is not given].",
+            "Pairs whose sketches share a band too [default: without -k].",
         ),
         "singletons": (("--singletons",), {"is_flag": True}, "Also print documents with no duplicate."),
         "format": (
             ("--format", "output_format"),
-            {"type": click.Choice(OUTPUT_FORMATS), "default": DEFAULTS.output_format},
-            "One line per cluster, or one per document (id, cluster, kept, distance) for joining back.",
+            {"type": click.Choice(OUTPUT_FORMATS), "default": DEFAULTS.output_format, "metavar": "FORM"},
+            "clusters: a line per cluster; members: per document.",
         ),
     }
     options = []
@@ -424,7 +428,8 @@ def decision_options(names: Iterable[str], as_in: str | None = None, **helps: st
             text = f"As {as_in}'s {declarations[0]}."
         text = helps.get(name.replace("-", "_"), text)
         shown = {} if settings.get("is_flag") or settings.get("default", 0) is None else {"show_default": True}
-        options.append(click.option(*declarations, **settings, **shown, help=text))
+        title = OUTPUT if name in ("singletons", "format") else FINDING
+        options.append(section(title, click.option(*declarations, **settings, **shown, help=text)))
     return options
 
 
@@ -439,11 +444,10 @@ def cluster_options(func: Callable) -> Callable:
                 "k",
                 type=click.IntRange(0, 63),
                 help="Largest Hamming distance of a candidate pair "
-                f"[default: {DEFAULTS.DEFAULT_K_VERIFIED} with sketches, {DEFAULTS.DEFAULT_K_PLAIN} "
-                "without; doubled for 128 bits].",
+                f"[default: {DEFAULTS.DEFAULT_K_SHINGLES}, and the sketches' bands].",
             ),
             *decision_options(["similarity", "min-similarity", "min-resemblance", "linkage", "min-features", "bands"]),
-            *(option for spec in METHODS.values() for option in spec.cluster_options),
+            *in_section(FINDING, [option for spec in METHODS.values() for option in spec.cluster_options]),
             *decision_options(["singletons", "format"]),
         ],
         func,

@@ -165,8 +165,7 @@ BUILTIN = {
                 click.option(
                     "--min-score",
                     type=click.IntRange(-128, 128),
-                    help="nilsimsa fingerprints: smallest nilsimsa score of a duplicate "
-                    f"[default: {NILSIMSA_MIN_SCORE}].",
+                    help=f"nilsimsa: least score of a duplicate [default: {NILSIMSA_MIN_SCORE}].",
                 ),
             ),
         ),

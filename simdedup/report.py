@@ -50,6 +50,8 @@ ALL_PAIRS_UP_TO = 30
 PULLS_TOP = 8
 #: the default bound of the page's size
 DEFAULT_MAX_BYTES = 64 << 20
+#: clusters of this many members or more are shown compactly: members grouped by identical text
+COMPACT_FROM = 100
 
 DECISION_KEEP, DECISION_DROP, DECISION_HELD = 0, 1, 2
 
@@ -68,7 +70,7 @@ class ReportOptions:
     #: the threshold marked on the histogram, and "near" to it (None: that of the lines' measure)
     threshold: float | None = None
     max_bytes: int = DEFAULT_MAX_BYTES
-    settings: dict[str, Any] = field(default_factory=dict)  # shown as they are
+    settings: list[tuple[str, str]] = field(default_factory=list)  # shown as they are: label, words
     folding: int = DEFAULT_FOLDING  # how the texts are folded for their resemblance (simdedup.similarity)
     documents: int | None = None  # documents read by the run, when known (dedup)
 
@@ -187,7 +189,10 @@ def diff_spans(a: str, b: str) -> tuple[list[int], list[int]]:
     lines_a, lines_b = _token_lines(a, tokens_a), _token_lines(b, tokens_b)
     spans_a: list[int] = []
     spans_b: list[int] = []
-    by_line = difflib.SequenceMatcher(None, [key for key, _ in lines_a], [key for key, _ in lines_b], autojunk=False)
+    # a blank line anchors nothing: re-wrapped paragraphs between blank lines are one block
+    by_line = difflib.SequenceMatcher(
+        lambda key: not key, [key for key, _ in lines_a], [key for key, _ in lines_b], autojunk=False
+    )
     for tag, i1, i2, j1, j2 in by_line.get_opcodes():
         if tag == "equal":
             continue
@@ -404,12 +409,16 @@ def _data(
             a, b = shown_texts[index[rep]], shown_texts[index[doc_id]]
             diffs.append(diff_spans(a, b) if doc_id != rep and a is not None and b is not None else None)
         similarities = [m[3] for m in members if m[0] != index[rep] and m[3] is not None]
+        same = _same_text(cluster, texts.texts)
         record = {
             "rep": index[rep],
             "members": members,
             "diffs": diffs,
             "lowest": min(similarities) if similarities else None,
+            "compare": _first_compared(members, diffs, same, index[rep]),
         }
+        if len(members) >= COMPACT_FROM:
+            record["same"] = same
         if pair is not None:
             record["pair"] = {**pair, "a": index[pair["a"]], "b": index[pair["b"]]}
         records.append(record)
@@ -425,10 +434,7 @@ def _data(
         "threshold": threshold,
         "threshold_option": "--min-similarity" if quantity == "bag" else "--min-resemblance",
         "policy": options.policy,
-        "settings": [
-            [str(k), json.dumps(v, ensure_ascii=False) if not isinstance(v, str) else v]
-            for k, v in options.settings.items()
-        ],
+        "settings": [[label, words] for label, words in options.settings],
         "overview": {
             "documents": options.documents,
             "clusters": len(clusters),
@@ -462,6 +468,93 @@ def _data(
             for p in apart
         ],
     }
+
+
+def _same_text(cluster: _Cluster, texts: dict[str, str]) -> list[int]:
+    """For each member, the position of the first member whose text is the same (itself when
+    none is, or when its text was not read)."""
+    first: dict[str, int] = {}
+    return [first.setdefault(texts[m["id"]], k) if m["id"] in texts else k for k, m in enumerate(cluster.members)]
+
+
+def _first_compared(members: list[list], diffs: list[Any], same: list[int], rep: int) -> int | None:
+    """The member shown first beside the representative: the one that most needs a person's eye.
+    Not a copy of the representative's text while another member differs; then the least similar
+    to it by the score that decided (the cluster line's); then the most text marked as differing."""
+    rep_at = next(k for k, m in enumerate(members) if m[0] == rep)
+
+    def need(k: int) -> tuple:
+        score = members[k][3]
+        marked = sum(end - start for side in diffs[k] or () for start, end in zip(side[::2], side[1::2]))
+        return (same[k] == same[rep_at], 2.0 if score is None else score, -marked, k)
+
+    others = [k for k, m in enumerate(members) if m[0] != rep]
+    return min(others, key=need) if others else None
+
+
+_LINKAGES = {
+    "complete": "complete: every pair in a cluster passes",
+    "star": "star: every member passes with the representative",
+    "single": "single: passing pairs chain into clusters",
+}
+_MEASURES = {"resemblance": "resemblance (Jaccard of shingles)", "bag": "bag (weighted Jaccard of word counts)"}
+
+
+def decision_in_words(options: Any, verify: str, k_given: bool) -> list[tuple[str, str]]:
+    """The settings of a run's decision (resolved :class:`ClusterOptions`), as a person reads
+    them: what is not used says so, and why."""
+    if options.min_score is not None:
+        candidates = f"nilsimsa score at least {options.min_score}"
+    else:
+        within = f"fingerprints within k = {options.k} bits ({'-k' if k_given else 'the default'})"
+        bands = "and pairs whose sketches share a band" if options.bands else "no sketch bands"
+        candidates = f"{within}, {bands}"
+    if options.similarity == "combined":
+        rule = (
+            f"{_MEASURES['resemblance']} at least {options.min_resemblance}, or "
+            f"{_MEASURES['bag']} at least {options.min_similarity}"
+        )
+    elif options.sketch_of is None and not options.texts:
+        rule = "none: every pair of candidates is a duplicate (the records carry no sketch)"
+    else:
+        threshold = options.min_similarity if options.similarity == "bag" else options.min_resemblance
+        rule = f"{_MEASURES[options.similarity]} at least {threshold}"
+    how = "measured exactly on the texts" if verify == "exact" else "estimated from the records' sketches"
+    if options.sketch_of == "shingles":
+        features = "not used (sketches of shingles measure short texts too)"
+    else:
+        features = f"documents with fewer than {options.min_features} features group with exact copies only"
+    return [
+        ("candidates", candidates),
+        ("duplicates", f"{rule}; {how} (--verify {verify})"),
+        ("linkage", _LINKAGES.get(options.linkage, options.linkage)),
+        ("--min-features", features),
+        ("documents without a duplicate", "listed (--singletons)" if options.singletons else "not listed"),
+    ]
+
+
+def fingerprints_in_words(settings: dict[str, Any]) -> str:
+    """A method's settings (``FingerprintMethod.settings``) in one line of words."""
+    method = settings.get("method", "simhash")
+    parts = [f"{method}, {settings.get('bits', 64)} bits"]
+    if "tokenizer" in settings:
+        options = ", ".join(f"{k} {v}" for k, v in sorted((settings.get("options") or {}).items()))
+        parts.append(f"tokenizer {settings['tokenizer']}" + (f" ({options})" if options else ""))
+    elif settings.get("options"):
+        parts.append(", ".join(f"{k} {v}" for k, v in sorted(settings["options"].items())))
+    if "hash" in settings:
+        parts.append(f"{settings['hash']} hash")
+    if "weighting" in settings:
+        parts.append("a vote a feature" if settings["weighting"] == "binary" else "votes by weight")
+    if settings.get("ties") == "one":
+        parts.append("tied bits set")
+    if settings.get("fold"):
+        parts.append(f"folded: {settings['fold']}")
+    if settings.get("sketch"):
+        parts.append(f"a {settings['sketch']}-byte sketch of the {settings.get('sketch_of') or 'features'}")
+    elif method == "simhash":
+        parts.append("no sketch")
+    return "; ".join(parts)
 
 
 def _script_json(data: dict) -> str:
@@ -543,7 +636,6 @@ def dedup_report(
     """``dedup --report``: the page for the clusters of a dedup run, the texts read again
     from ``paths`` when they held tables (files are opened by their ids; a path list on stdin
     cannot be read twice). Returns the members without a text, as :func:`report_to`."""
-    import dataclasses
     from dataclasses import replace
 
     from .cluster_lines import write_clusters
@@ -553,15 +645,10 @@ def dedup_report(
         lines, clustered.clusters, clustered.fingerprints, replace(clustered.options, output_format="clusters")
     )
     lines.seek(0)
-    settings = {
-        **{
-            f.name: getattr(cluster_options, f.name)
-            for f in dataclasses.fields(cluster_options)
-            if f.name != "resolved"
-        },
-        "verify": verify,
-        "fingerprints": method.settings,
-    }
+    settings = [
+        *decision_in_words(clustered.options, verify, cluster_options.k is not None),
+        ("fingerprints", fingerprints_in_words(method.settings)),
+    ]
     from .verify import decided_by
 
     bag = decided_by(clustered.options, clustered.fingerprints.exact is not None) == "bag"

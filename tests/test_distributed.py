@@ -388,11 +388,24 @@ def test_dedup_examples_byte_identical(client, tmp_path, linkage, bits, k):
 
 def test_dedup_generated_corpus_byte_identical_in_part_files(client, corpus, corpus_clusters, tmp_path):
     args = ["-k", 10, "--id-field", "id", corpus]
-    status, _, stderr = on_dask(client, tmp_path / "work", "dedup", "-o", tmp_path / "out", *args)
+    status, _, stderr = on_dask(client, tmp_path / "work", "dedup", "-o", f"{tmp_path / 'out'}/", *args)
     assert status == 0, stderr
     parts = sorted((tmp_path / "out").iterdir())
     assert [p.name for p in parts] == ["part-00000.jsonl"]
     assert b"".join(p.read_bytes() for p in parts) == corpus_clusters
+
+
+def test_dedup_o_file_is_the_local_engines_file(client, corpus, corpus_clusters, tmp_path):
+    """-o FILE is a regular file holding the one-process output, nothing beside it (issue 43:
+    it became a directory of part files)."""
+    out = tmp_path / "out" / "clusters.jsonl"
+    out.parent.mkdir()
+    status, printed, stderr = on_dask(
+        client, tmp_path / "work", "dedup", "-k", 10, "--id-field", "id", "-o", out, corpus
+    )
+    assert status == 0, stderr
+    assert printed == b"" and out.is_file() and out.read_bytes() == corpus_clusters
+    assert [p.name for p in out.parent.iterdir()] == ["clusters.jsonl"]
 
 
 @pytest.mark.parametrize("linkage", ["complete", "star", "single"])
@@ -617,9 +630,10 @@ def test_a_run_interrupted_and_resumed_gives_the_same_output(client, corpus, cor
         "--id-field",
         "id",
         "-o",
-        str(tmp_path / "out"),
+        str(tmp_path / "out" / "clusters.jsonl"),
         str(corpus),
     ]
+    (tmp_path / "out").mkdir()
     first = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60
     while not (work / "done" / "fingerprint").exists() and time.monotonic() < deadline:
@@ -629,10 +643,11 @@ def test_a_run_interrupted_and_resumed_gives_the_same_output(client, corpus, cor
     gate.touch()
     assert first.returncode == -signal.SIGTERM
     assert not (work / "done" / "output").exists()  # it stopped before the end
-    second = subprocess.run(command[:-3] + ["--force", "-o", str(tmp_path / "out"), str(corpus)], capture_output=True)
+    assert list((tmp_path / "out").iterdir()) == []  # no part of the output, no temporary file
+    second = subprocess.run(command, capture_output=True)
     assert second.returncode == 0, second.stderr
     assert b"simdedup: fingerprint: 1/1 tasks (1 done before)" in second.stderr
-    assert b"".join(p.read_bytes() for p in sorted((tmp_path / "out").iterdir())) == corpus_clusters
+    assert (tmp_path / "out" / "clusters.jsonl").read_bytes() == corpus_clusters
 
 
 def test_a_worker_killed_mid_run_changes_nothing(client, corpus, corpus_clusters, tmp_path, hold_tasks):
@@ -701,7 +716,7 @@ def test_without_dask_one_line_says_how_to_install(tmp_path):
 
 @pytest.mark.parametrize("where", ["-o", "--work-dir"])
 def test_outputs_never_go_where_the_inputs_are(tmp_path, where):
-    """-o DIR (even with --force, which empties it of part files) and --work-dir must neither
+    """-o DIR/ (even with --force, which empties it of part files) and --work-dir must neither
     hold an input nor lie inside an input directory: a part file could replace an input."""
     corpus = tmp_path / "corpus"
     corpus.mkdir()
@@ -721,7 +736,7 @@ def test_outputs_never_go_where_the_inputs_are(tmp_path, where):
             "--id-field",
             "id",
             where,
-            target,
+            f"{target}/" if where == "-o" else target,  # -o DIR/: the part files
             corpus,
         ] + (["--force"] if where == "-o" else [])
         status, _, error = simdedup(*args)

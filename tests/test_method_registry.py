@@ -163,7 +163,7 @@ def test_a_method_plugins_own_option_is_on_the_command_line_and_reaches_it(tmp_p
     for command in ("fingerprint", "dedup", "explain"):
         shown = simdedup(command, "--help")
         assert shown.returncode == 0, shown.stderr
-        assert re.search(r"--salt INTEGER RANGE\s+--method salted: seed of the hash\.\s+\[default: 11;", shown.stdout)
+        assert re.search(r"--salt N\s+--method salted: seed of the hash\.\s+\[default:\s+11\]", shown.stdout)
     for salting, salt in (((), 11), (("--salt", "5"), 5)):
         done = simdedup("fingerprint", "--method", "salted", *salting, document)
         assert done.returncode == 0, done.stderr

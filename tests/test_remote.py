@@ -174,8 +174,26 @@ def test_bucket_equals_disk_on_the_engines(s3, store, disk_outputs, engine, tmp_
     # the shards the workers read name the objects: nothing of the corpus went through the work dir
     work_files = [p for p in (tmp_path / "work").rglob("*") if p.is_file() and "fingerprints" not in p.parts]
     assert not any(b"Lorem" in p.read_bytes() for p in work_files)
-    inside = s3("dedup", "--engine", engine, *workers, "-k", "10", "-o", f"{TREE}/docs/parts", TREE)
+    inside = s3("dedup", "--engine", engine, *workers, "-k", "10", "-o", f"{TREE}/docs/parts/", TREE)
     assert inside.exit_code == 2 and "holds the input" in inside.stderr
+    # -o URL is one object, the bytes of stdout (the work dir's output is reused: a concatenation)
+    key = f"runs/clusters-{engine}.jsonl"
+    named = s3(
+        "dedup",
+        "--silent",
+        "--engine",
+        engine,
+        *workers,
+        "-k",
+        "10",
+        "--work-dir",
+        tmp_path / "work",
+        "-o",
+        f"s3://{BUCKET}/{key}",
+        TREE,
+    )
+    assert named.exit_code == 0 and named.stdout == "", named.stderr
+    assert store.client().get_object(Bucket=BUCKET, Key=key)["Body"].read().decode() == result.stdout
     if engine == "stages":
         records = s3("fingerprint", "--silent", "--engine", engine, *workers, "--work-dir", tmp_path / "fp", TREE)
         assert records.exit_code == 0 and on_disk(store, records.stdout) == disk_outputs[0]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import re
 from pathlib import Path
 from urllib.parse import unquote_to_bytes
@@ -165,3 +166,114 @@ def test_the_unmarked_words_of_both_sides_are_one_sequence(words, edits):
     spans_a, spans_b = report.diff_spans(a, b)
     assert unmarked(a, spans_a) == unmarked(b, spans_b)
     assert report.diff_spans(a, a) == ([], [])
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(5, 60), min_size=3, max_size=40), st.integers(0, 2**32))
+def test_a_rewrapped_text_marks_only_the_words_changed(line_widths, seed):
+    """The same words wrapped at other widths (blank lines between paragraphs) mark nothing but
+    the words that differ: a blank line anchors no alignment (issue 43: a re-wrapped copy was
+    marked whole)."""
+    rng = random.Random(seed)
+    vocabulary = [f"w{i}" for i in range(3000)]
+    text = [rng.choice(vocabulary) for _ in range(sum(line_widths))]
+    changed = list(text)
+    edited = set()
+    for _ in range(rng.randrange(0, 4)):
+        at = rng.randrange(len(changed))
+        changed[at] = "EDITED"
+        edited.add(at)
+
+    def wrapped(tokens, widths):
+        lines, at = [], 0
+        for n, width in enumerate(widths):
+            lines.append(" ".join(tokens[at : at + width]))
+            at += width
+            if n % 4 == 3:
+                lines.append("")  # a paragraph ends
+        return "\n".join(lines)
+
+    a = wrapped(text, line_widths)
+    b = wrapped(changed, [sum(line_widths[i : i + 3]) for i in range(0, len(line_widths), 3)])
+    spans_a, spans_b = diff_spans(a, b)
+    marked_b = " ".join(b[s:e] for s, e in zip(spans_b[::2], spans_b[1::2])).split()
+    assert marked_b == ["EDITED"] * len(edited)
+    marked_a = " ".join(a[s:e] for s, e in zip(spans_a[::2], spans_a[1::2])).split()
+    assert sorted(marked_a) == sorted(text[at] for at in edited)
+
+
+def test_the_rewrapped_example_is_marked_at_its_edits_only():
+    a = (Path(__file__).parent.parent / "examples/en/sourdough-loaf-recipe-rewrapped.txt").read_text()
+    b = (Path(__file__).parent.parent / "examples/en/sourdough-loaf-recipe.txt").read_text()
+    spans_a, _ = diff_spans(a, b)
+    marked = [a[s:e] for s, e in zip(spans_a[::2], spans_a[1::2])]
+    assert "crackly" in marked and sum(map(len, marked)) < len(a) // 10
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.one_of(st.none(), st.floats(0.5, 1.0)), st.integers(0, 3), st.booleans()), min_size=2, max_size=12
+    ),
+    st.data(),
+)
+def test_the_member_compared_first_is_the_one_that_most_needs_a_look(members, data):
+    """Never the representative, never a copy of its text while another member differs; among
+    the others the least similar by the score of the cluster line."""
+    rep = data.draw(st.integers(0, len(members) - 1))
+    rows = [[k, 100, 0, score, True] for k, (score, _, _) in enumerate(members)]
+    same = [rep if identical and k != rep else k for k, (_, _, identical) in enumerate(members)]
+    same = [min(k, s) for k, s in enumerate(same)]  # the first of the identical texts
+    diffs = [None if k == rep else ([0, marks], [0, marks]) for k, (_, marks, _) in enumerate(members)]
+    chosen = report._first_compared(rows, diffs, same, rep)
+    others = [k for k in range(len(members)) if k != rep]
+    assert chosen in others
+    differing = [k for k in others if same[k] != same[rep]]
+    if differing:
+        assert chosen in differing
+        scores = [rows[k][3] for k in differing if rows[k][3] is not None]
+        if scores:
+            assert rows[chosen][3] == min(scores)
+
+
+def test_the_examples_compare_an_edited_member_not_a_copy(run, tmp_path):
+    """A cluster of the representative, a byte-identical copy and an edited copy shows the
+    edited one beside the representative."""
+    base = words(7, 300)
+    write(tmp_path / "c" / "a.txt", base)
+    write(tmp_path / "c" / "a-copy.txt", base)
+    write(tmp_path / "c" / "b.txt", near_copy(base))
+    assert run(["dedup", "--silent", tmp_path / "c", "--report", tmp_path / "r.html"]).exit_code == 0
+    data = json.loads(DATA_BLOCK.search((tmp_path / "r.html").read_bytes()).group(1))
+    (cluster,) = data["clusters"]
+    shown = data["ids"][cluster["members"][cluster["compare"]][0]]
+    assert shown.endswith("b.txt"), shown
+
+
+SETTING_OPTIONS = [
+    (),
+    ("-k", "5"),
+    ("-k", "4", "--bands"),
+    ("--linkage", "single", "--singletons"),
+    ("--linkage", "star", "--verify", "sketch"),
+    ("--similarity", "combined"),
+    ("--sketch-of", "features", "-k", "8", "--similarity", "bag"),
+    ("--sketch", "0", "-k", "3"),
+]
+
+
+def test_the_settings_are_shown_in_words(run, tmp_path):
+    """Every setting of dedup --report reads as words: nothing left as JSON (null, true, {...})."""
+    examples = Path(__file__).parent.parent / "examples"
+    for n, options in enumerate(SETTING_OPTIONS):
+        page = tmp_path / f"r{n}.html"
+        done = run(["dedup", "--silent", *options, examples / "en", "--report", page])
+        assert done.exit_code == 0, (options, done.stderr)
+        settings = dict(json.loads(DATA_BLOCK.search(page.read_bytes()).group(1))["settings"])
+        assert {"candidates", "duplicates", "linkage", "fingerprints"} <= set(settings)
+        for label, value in settings.items():
+            assert value and not re.search(r"\b(null|None|true|false)\b|[{}\[\]]", value), (options, label, value)
+        if "-k" in options:
+            assert f"k = {options[options.index('-k') + 1]} bits (-k)" in settings["candidates"]
+        else:
+            assert "(the default), and pairs whose sketches share a band" in settings["candidates"]

@@ -313,6 +313,100 @@ def test_the_pairs_kept_apart_are_listed_and_open_their_clusters(browser, tmp_pa
         assert str(docs / "a.txt") in failing and str(docs / "c.txt") in failing
         page.page.click("#apart-rows tr:nth-child(1) td:nth-child(4) button")
         assert page.page.inner_text("#cluster-detail h3").startswith(f"Cluster {cluster_b.lstrip('#')}:")
+        assert _in_view(page.page, "#cluster-detail h3")  # brought up from the list below
         assert not page.errors, page.errors
+    finally:
+        page.close()
+
+
+def _in_view(page, selector: str) -> bool:
+    return page.evaluate(
+        """s => { const r = document.querySelector(s).getBoundingClientRect();
+                  return r.top >= 0 && r.bottom <= window.innerHeight && r.height > 0; }""",
+        selector,
+    )
+
+
+@pytest.mark.parametrize("viewport", [(1300, 1000), (900, 800)], ids=["beside", "below"])
+def test_a_cluster_clicked_anywhere_in_the_list_shows_its_detail_in_view(browser, tmp_path, viewport):
+    """Beside the list on a wide window (it stays in view as the list scrolls), below it on a
+    narrow one (scrolled to): the opened cluster is seen without looking for it (issue 43)."""
+    rng = random.Random(len(viewport))
+    rows = []
+    for n in range(60):
+        text = words(4000 + n, 150)
+        rows += [{"id": f"doc-{n:02d}", "text": text}, {"id": f"doc-{n:02d}-copy", "text": text + " more"}]
+    write(tmp_path / "rows.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
+    clusters = tmp_path / "clusters.jsonl"
+    assert simdedup("dedup", "--silent", "--id-field", "id", tmp_path / "rows.jsonl", "-o", clusters)[0] == 0
+    out = report_of(tmp_path, clusters, "--documents", tmp_path / "rows.jsonl", "--id-field", "id")
+    page = Page(browser, out, tmp_path)
+    try:
+        page.page.set_viewport_size({"width": viewport[0], "height": viewport[1]})
+        assert len(page.rows()) == 60
+        for n in [rng.randrange(30, 60), rng.randrange(0, 10), 59]:
+            page.page.click(f"#cluster-rows tr:nth-child({n + 1})")
+            heading = page.page.inner_text("#cluster-detail h3")
+            assert heading.startswith(f"Cluster {n + 1}:"), heading
+            assert _in_view(page.page, "#cluster-detail h3"), (viewport, n)
+            assert _in_view(page.page, "#cluster-detail .side-by-side h4") or viewport[0] < 1000
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        for folder in (tmp_path, SHOTS):
+            page.page.screenshot(path=str(folder / f"clicked-{viewport[0]}.png"))
+        assert page.errors == []
+    finally:
+        page.close()
+
+
+def test_a_large_cluster_is_shown_compactly_and_compares_the_member_most_in_need(browser, tmp_path):
+    """A cluster of 160 members: one row per distinct text, the least resemblant first, 25 a
+    page; a row of copies opens to its members; the member beside the representative is the
+    least resemblant, never one of the copies."""
+    rng = random.Random(8)
+    base = words(77, 300).split()
+    docs = tmp_path / "docs"
+    for n in range(110):
+        write(docs / f"copy-{n:03d}.txt", " ".join(base))
+    for n in range(45):
+        edited = list(base)
+        for _ in range(1 + n % 3):
+            edited[rng.randrange(len(edited))] = f"edit{rng.randrange(10**6)}"
+        write(docs / f"edit-{n:03d}.txt", " ".join(edited))
+        if n % 9 == 0:
+            write(docs / f"edit-{n:03d}-again.txt", " ".join(edited))
+    clusters = tmp_path / "clusters.jsonl"
+    assert simdedup("dedup", "--silent", docs, "-o", clusters)[0] == 0
+    (record,) = [json.loads(line) for line in clusters.read_text().splitlines()]
+    assert record["size"] == 160
+    scores = {m["id"]: m["resemblance"] for m in record["members"]}
+    least = min(scores.values())
+    page = Page(browser, report_of(tmp_path, clusters), tmp_path)
+    try:
+        page.page.click("#cluster-rows tr:nth-child(1)")
+        detail = page.page.locator("#cluster-detail")
+        assert "160 members, 46 distinct texts" in detail.inner_text()
+        member_rows = page.page.locator("#cluster-detail table.members tr:not(:first-child)")
+        assert member_rows.count() == 25  # a page of distinct texts, not 160 rows
+        first_score = float(member_rows.nth(0).locator("td").nth(4).inner_text())
+        assert first_score == least
+        compared = page.page.inner_text(".side-by-side > div:nth-child(2) h4")
+        assert scores[compared.split(": ", 1)[1]] == least and "copy-" not in compared
+        page.page.click("#cluster-detail .group-next")
+        assert "texts 26\u201346 of 46" in detail.inner_text()
+        copies = page.page.locator("#cluster-detail tr.group", has_text="the representative's")
+        assert "\u00d7110" in copies.inner_text()
+        copies.locator("button").click()
+        assert page.page.locator("#cluster-detail tr.in-group").count() == 101  # 100 shown, and a line
+        assert page.page.locator("#cluster-detail tr.in-group input[type=checkbox]").count() == 100
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        for folder in (tmp_path, SHOTS):
+            page.page.screenshot(path=str(folder / "large-cluster.png"))
+        # a decision in the open group is a decision: the drop list follows it
+        dropped = page.page.locator("#cluster-detail tr.in-group input[type=checkbox]:checked")
+        before = dropped.count()
+        dropped.first.click()  # the row is drawn again: count, not follow the box
+        assert dropped.count() == before - 1
+        assert "changed by you" in page.page.inner_text("#decision-summary")
+        assert page.errors == []
     finally:
         page.close()

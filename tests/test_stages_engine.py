@@ -46,11 +46,81 @@ def test_dedup_on_two_processes_is_the_one_process_output(corpus, one_process, t
         "--linkage",
         "complete",
         "-o",
-        tmp_path / "out",
+        f"{tmp_path / 'out'}/",  # DIR/: the part files themselves
         corpus,
     )
     assert done.returncode == 0, done.stderr
     assert b"".join(p.read_bytes() for p in sorted((tmp_path / "out").iterdir())) == one_process
+
+
+@pytest.fixture(scope="module")
+def small_corpus(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("small")
+    write_corpus(folder, 600, seed=5, files=3)
+    return folder
+
+
+# every command an engine runs, in each output form: -o FILE is that file on every engine
+OUTPUTS = {
+    "fingerprint": ["fingerprint", "--id-field", "id"],
+    "fingerprint binary": ["fingerprint", "--id-field", "id", "--format", "binary"],
+    "dedup": ["dedup", "--id-field", "id", "-k", 10],
+    "dedup members": ["dedup", "--id-field", "id", "--format", "members", "--singletons", "--linkage", "single"],
+    "cluster": ["cluster", "-k", 8, "--singletons"],
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", OUTPUTS)
+def test_o_file_is_the_file_the_local_engine_writes(small_corpus, tmp_path, name):
+    """-o FILE is a regular file, byte for byte the local engine's, replaced only with --force,
+    with no temporary file left beside it (it was issue 43: a directory of part files)."""
+    command, *options = OUTPUTS[name]
+    inputs = [small_corpus]
+    if command == "cluster":
+        inputs = [tmp_path / "fp.sdfp"]
+        assert (
+            simdedup("fingerprint", "--id-field", "id", "--format", "binary", "-o", inputs[0], small_corpus).returncode
+            == 0
+        )
+    local = tmp_path / "local" / "out"
+    staged = tmp_path / "staged" / "out"
+    for folder in (local.parent, staged.parent):
+        folder.mkdir()
+    assert simdedup(command, *options, "-o", local, *inputs).returncode == 0
+    engine = ["--engine", "stages", "--work-dir", tmp_path / "work"] + (["-j", 2] if command != "cluster" else [])
+    done = simdedup(command, *engine, *options, "-o", staged, *inputs)
+    assert done.returncode == 0, done.stderr
+    assert staged.is_file() and staged.read_bytes() == local.read_bytes() and local.stat().st_size > 0
+    assert done.stdout == b""
+    again = simdedup(command, *engine, *options, "-o", staged, *inputs)
+    assert again.returncode == 2 and b"exists; use --force" in again.stderr
+    forced = simdedup(command, *engine, *options, "--force", "-o", staged, *inputs)
+    assert forced.returncode == 0, forced.stderr
+    assert staged.read_bytes() == local.read_bytes()
+    assert [p.name for p in staged.parent.iterdir()] == ["out"]
+
+
+def test_o_file_of_the_examples_is_a_file(tmp_path):
+    """The quick case of the test above (issue 43: -o clusters.jsonl became a directory)."""
+    local, staged = tmp_path / "local.jsonl", tmp_path / "clusters.jsonl"
+    assert simdedup("dedup", "--silent", "-o", local, "examples").returncode == 0
+    done = simdedup("dedup", "--silent", "--engine", "stages", "-j", 1, "-o", staged, "examples")
+    assert done.returncode == 0, done.stderr
+    assert staged.is_file() and staged.read_bytes() == local.read_bytes() and local.read_bytes().count(b"\n") >= 3
+
+
+def test_o_file_never_replaces_an_input_the_walk_finds(small_corpus, tmp_path):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for path in small_corpus.iterdir():
+        (corpus / path.name).write_bytes(path.read_bytes())
+    before = {p.name: p.read_bytes() for p in corpus.iterdir()}
+    victim = corpus / sorted(before)[1]
+    for engine in (["--engine", "stages", "-j", 2], []):
+        done = simdedup("dedup", *engine, "--id-field", "id", "--force", "-o", victim, corpus)
+        assert done.returncode == 2 and b"is an input" in done.stderr, done.stderr
+    assert {p.name: p.read_bytes() for p in corpus.iterdir()} == before
 
 
 def test_a_rerun_does_only_the_tasks_left_undone(corpus, one_process, tmp_path):

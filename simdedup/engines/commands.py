@@ -2,9 +2,11 @@
 options, and the commands run as stages (:mod:`simdedup.engines.run`) on a Dask cluster or on
 ``-j N`` worker processes of this machine.
 
-``-o`` names a directory (or fsspec URL) that receives ``part-00000.jsonl`` ... whose
-concatenation is the one-process output; without ``-o`` the parts go to stdout one after the
-other. k must be given: a corpus that grows cannot follow the size-dependent default.
+``-o FILE`` (or URL) is a file, as on the local engine: the parts, made in the work directory,
+are concatenated into a temporary file beside it, renamed into place when complete; without
+``-o`` they go to stdout one after the other. ``-o DIR/`` (a trailing slash) names a directory
+(or fsspec prefix) that receives the part files themselves, ``part-00000.jsonl`` ..., whose
+concatenation is that output.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import click
 
 from ..cli_options import EXIT_SKIPPED, message, take_inputs
 from ..errors import SimdedupError, UsageError, first_line
+from ..help import ENGINES, in_section
 from ..limits import MAX_JOBS, ensure_open_files, limit_reached
 from ..method_registry import DEFAULT_METHOD
 
@@ -43,29 +46,20 @@ ENGINE_OPTIONS = [
         type=click.Choice(["local", "stages", "dask"]),
         default="local",
         show_default=True,
-        help="local: this machine (-j); stages: the stages of a Dask run on -j worker processes of this "
-        "machine, resumable through --work-dir; dask: those stages over a Dask cluster.",
+        metavar="NAME",
+        help="local; stages (resumable); dask (a cluster).",
     ),
-    click.option(
-        "--scheduler",
-        metavar="ADDRESS",
-        envvar="DASK_SCHEDULER_ADDRESS",
-        help="--engine dask: the scheduler of a running cluster [env: DASK_SCHEDULER_ADDRESS].",
-    ),
+    click.option("--scheduler", metavar="ADDRESS", envvar="DASK_SCHEDULER_ADDRESS", help="dask: a running cluster's."),
     click.option(
         "--local",
         "local_workers",
         type=click.IntRange(1, MAX_JOBS),
         metavar="N",
-        help="--engine dask: start a local cluster of N worker processes [default: one per core].",
+        help="dask: start one of N processes.",
     ),
-    click.option(
-        "--work-dir",
-        metavar="DIR|URL",
-        help="--engine dask or stages: where the stages keep their files (any fsspec URL); a rerun with "
-        "the same directory skips finished tasks [default: a temporary directory].",
-    ),
+    click.option("--work-dir", metavar="DIR|URL", help="The stages' files; a rerun skips tasks done."),
 ]
+ENGINE_OPTIONS = in_section(ENGINES, ENGINE_OPTIONS)
 
 
 def engine_options(command: str) -> Callable[[Callable], Callable]:
@@ -80,9 +74,10 @@ def engine_options(command: str) -> Callable[[Callable], Callable]:
             if engine == "local":
                 if connection.local is not None or connection.work_dir is not None:
                     raise click.UsageError("--local and --work-dir go with --engine dask or stages")
-                if kwargs.get("output") and os.path.isdir(kwargs["output"]):
-                    raise click.BadParameter(
-                        f"File {kwargs['output']!r} is a directory.", param_hint="'-o' / '--output'"
+                if (kwargs.get("output") or "").endswith("/"):
+                    raise click.UsageError(
+                        f"-o {kwargs['output']}: a directory of part files goes with --engine stages or dask; "
+                        "name a file"
                     )
                 return func(**kwargs)
             if engine == "stages" and connection.local is not None:
@@ -95,8 +90,10 @@ def engine_options(command: str) -> Callable[[Callable], Callable]:
             return RUNNERS[command](connection, **kwargs)
 
         for param in getattr(wrapper, "__click_params__", []):
-            if param.name == "output":  # part files go to a directory (or URL)
+            if param.name == "output":  # a URL, or a directory for the part files (DIR/)
                 param.type = click.STRING
+                param.metavar = "FILE|DIR/"
+                param.help = "Write to this file, not stdout (engines: DIR/ for parts)."
         for option in reversed(ENGINE_OPTIONS):
             wrapper = option(wrapper)
         return wrapper
@@ -195,12 +192,33 @@ def refuse_overlap(directory: str | None, inputs: Iterable[str], option: str) ->
 PART_NAME = re.compile(r"part-[0-9]{5}\.(jsonl|sdfp)")
 
 
-def output_directory(output: str | None, force: bool, work: WorkDir, engine: str = "dask") -> WorkDir:
-    """Where the part files go: ``-o`` (empty or new, or emptied of part files with ``--force``),
-    else a folder of the work directory whose parts are then written to stdout."""
+def names_part_directory(output: str) -> bool:
+    """Whether ``-o`` names a directory: spelled with a trailing slash, or an existing one."""
+    from ..read.remote import is_url, local_path
+
+    return output.endswith("/") or (not is_url(output) and os.path.isdir(local_path(output)))
+
+
+def final_output(output: str | None, force: bool, inputs: tuple[str, ...], engine: str, binary: bool = False) -> Any:
+    """The file (or stdout) an engine's run ends in, checked before any work, as the local
+    engine checks its ``-o``; None when ``-o DIR/`` receives the part files themselves."""
+    from ..cli_options import output_file
+
+    if output is not None and names_part_directory(output):
+        if not output.endswith("/"):
+            raise UsageError(f"-o {output} is a directory; write -o {output}/ to receive the part files in it")
+        refuse_overlap(output, inputs, "-o")
+        return None
+    return output_file(output, force, inputs, "-" in inputs, binary)
+
+
+def part_directory(output: str | None, force: bool, work: WorkDir, final: Any, engine: str = "dask") -> WorkDir:
+    """Where the part files go: the directory ``-o DIR/`` names (empty or new, or emptied of
+    part files with ``--force``) when there is no ``final`` file, else a folder of the work
+    directory, whose parts :func:`deliver` then writes to that file."""
     from .workdir import WorkDir
 
-    if output is None:
+    if final is not None or output is None:
         return WorkDir(f"{work.url}/output")
     target = WorkDir(output)
     try:
@@ -208,9 +226,9 @@ def output_directory(output: str | None, force: bool, work: WorkDir, engine: str
     except FileNotFoundError:
         present = []
     except NotADirectoryError:
-        raise UsageError(f"-o {output}: with --engine {engine}, -o names a directory for the part files") from None
+        raise UsageError(f"-o {output}: with --engine {engine}, DIR/ names a directory for the part files") from None
     if present and target.fs.isfile(target.path("")):
-        raise UsageError(f"-o {output}: with --engine {engine}, -o names a directory for the part files")
+        raise UsageError(f"-o {output}: with --engine {engine}, DIR/ names a directory for the part files")
     if present and not force:
         raise SimdedupError(f"-o {output} is not empty; --force replaces the part files in it")
     for name in present:
@@ -219,11 +237,15 @@ def output_directory(output: str | None, force: bool, work: WorkDir, engine: str
     return target
 
 
-def _write_stdout(data: bytes) -> None:
-    from ..write import stdout_target, write_all
+def deliver(final: Any, target: WorkDir, parts: list[str]) -> None:
+    """The parts one after the other into the ``final`` output (a file: whole or not at all)."""
+    from ..write import write_all
+    from . import run
 
-    if data:
-        write_all(stdout_target(), data)
+    if final is None:
+        return
+    with final.open() as fd:
+        run.stream(target, parts, functools.partial(write_all, fd))
 
 
 def _recipe(features: dict[str, Any], given: bool, exact: bool, decision: Any = None) -> tuple[Any, Any]:
@@ -237,9 +259,11 @@ def _recipe(features: dict[str, Any], given: bool, exact: bool, decision: Any = 
     return recipe, build_method(recipe.features)
 
 
-def _shards(paths: tuple[str, ...], inputs: Any, output: str | None, engine: str) -> list:
+def _shards(paths: tuple[str, ...], inputs: Any, final: Any, engine: str) -> list:
+    """The shards of the documents ``paths`` hold; a file the ``final`` output replaces is
+    refused, and the file stdout writes into left out, as the local engine does."""
     from ..read import WalkFilter, iter_sources, without_links
-    from ..write import own_file, stdout_target
+    from ..write import overwritten_files, own_file, refuse_overwritten_inputs, stdout_target
     from .fingerprints import plan_shards
 
     if not paths:
@@ -247,9 +271,10 @@ def _shards(paths: tuple[str, ...], inputs: Any, output: str | None, engine: str
     if "-" in paths:
         raise click.UsageError(f"--engine {engine} reads the paths named, not a list on stdin")
     walk = WalkFilter(inputs.globs, inputs.excludes, inputs.min_bytes)
-    exclude = () if output else own_file(stdout_target())
+    exclude = own_file(stdout_target()) if final is not None and final.path is None else ()
     sources = without_links(iter_sources(paths, walk, exclude), message, False)
-    return plan_shards(sources, inputs)
+    overwritten = overwritten_files([final]) if final is not None else {}
+    return plan_shards(refuse_overwritten_inputs(sources, overwritten), inputs)
 
 
 def _report(skipped: list[str], done: int, verb: str = "fingerprinted") -> None:
@@ -273,9 +298,9 @@ def run_fingerprint(
 
     inputs = take_inputs(features)
     recipe, _ = _recipe(features, inputs.given_features, False)
-    refuse_overlap(output, paths, "-o")
+    final = final_output(output, force, paths, connection.engine, record_format == "binary")
     refuse_overlap(connection.work_dir, paths, "--work-dir")
-    shards = _shards(paths, inputs, output, connection.engine)
+    shards = _shards(paths, inputs, final, connection.engine)
     with work_directory(connection) as work:
         work.claim(
             run.settings_of(
@@ -286,13 +311,12 @@ def run_fingerprint(
                 shards=run.shard_identity(shards),
             )
         )
-        target = output_directory(output, force, work, connection.engine)
+        target = part_directory(output, force, work, final, connection.engine)
         with stage_engine(connection, silent, jobs) as engine:
             outcome = run.fingerprint_stages(
                 engine, work, shards, recipe, inputs, record_format, target, message, verbose
             )
-        if output is None:
-            run.stream(target, outcome.parts, _write_stdout)
+        deliver(final, target, outcome.parts)
     _report(outcome.skipped, outcome.documents)
 
 
@@ -350,9 +374,9 @@ def run_dedup(
         connection.engine,
         verify == "exact" and hasattr(method, "verify_exactly"),
     )
-    refuse_overlap(output, paths, "-o")
+    final = final_output(output, force, paths, connection.engine)
     refuse_overlap(connection.work_dir, paths, "--work-dir")
-    shards = _shards(paths, inputs, output, connection.engine)
+    shards = _shards(paths, inputs, final, connection.engine)
     with work_directory(connection) as work:
         work.claim(
             run.settings_of(
@@ -365,13 +389,12 @@ def run_dedup(
                 shards=run.shard_identity(shards),
             )
         )
-        target = output_directory(output, force, work, connection.engine)
+        target = part_directory(output, force, work, final, connection.engine)
         with stage_engine(connection, silent, jobs) as engine:
             outcome = run.dedup_stages(
                 engine, work, shards, recipe, inputs, decision, target, run.Plan(), message, verbose
             )
-        if output is None:
-            run.stream(target, outcome.parts, _write_stdout)
+        deliver(final, target, outcome.parts)
     _report(outcome.skipped, outcome.documents)
 
 
@@ -399,17 +422,16 @@ def run_cluster(
             options, bits, _sketch_kind(settings), settings.get("method") or DEFAULT_METHOD, connection.engine
         )
 
-    refuse_overlap(output, files, "-o")
+    final = final_output(output, force, files, connection.engine)
     refuse_overlap(connection.work_dir, files, "--work-dir")
     with work_directory(connection) as work:
         work.claim(
             run.settings_of(command="cluster", files=list(files), options=options, identity=_file_identity(files))
         )
-        target = output_directory(output, force, work, connection.engine)
+        target = part_directory(output, force, work, final, connection.engine)
         with stage_engine(connection, False) as engine:
             outcome = run.cluster_stages(engine, work, list(files), resolve, target, run.Plan(), message)
-        if output is None:
-            run.stream(target, outcome.parts, _write_stdout)
+        deliver(final, target, outcome.parts)
 
 
 def _file_identity(files: tuple[str, ...]) -> list:

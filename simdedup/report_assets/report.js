@@ -78,7 +78,7 @@
     for (const [key, value] of settings) {
       const row = el("tr");
       row.appendChild(el("th", null, key));
-      row.appendChild(el("td", "id", value));
+      row.appendChild(el("td", null, value));
       $("settings-table").appendChild(row);
     }
     const sizes = new Map();
@@ -286,61 +286,150 @@
     return decisions[i] === original[i] ? word : word + " (changed)";
   }
 
-  function openCluster(c, compared) {
+  // A cluster of COMPACT members or more lists its members grouped by identical text, the
+  // groups least similar to the representative first, GROUP_PAGE groups a page.
+  const COMPACT = 100, GROUP_PAGE = 25, GROUP_SHOWN = 100;
+  let groupPage = 0;
+  let openGroups = new Set();
+
+  // keepView: a change inside the open cluster (a decision, another member compared), which
+  // leaves the page where it is; else the cluster's detail is brought into view
+  function openCluster(c, compared, keepView) {
+    if (c !== selected) { groupPage = 0; openGroups = new Set(); }
     selected = c;
     for (const row of $("cluster-rows").children) row.className = row.dataset.cluster === String(c) ? "selected" : "";
     const cluster = clusters[c];
     const detail = $("cluster-detail");
     detail.replaceChildren();
     detail.appendChild(el("h3", null, `Cluster ${c + 1}: ${cluster.members.length} members, lowest ${data.quantity} to the representative ${sim(cluster.lowest)}`));
+    if (compared === undefined || compared === null) compared = cluster.compare === null || cluster.compare === undefined ? 0 : cluster.compare;
     const table = el("table", "members");
     const head = el("tr");
     for (const h of ["drop", "id", "bytes", "distance", data.quantity, "decision", ""]) head.appendChild(el("th", null, h));
     table.appendChild(head);
-    const others = cluster.members.map((m, k) => k).filter((k) => cluster.members[k][0] !== cluster.rep);
-    if (compared === undefined) compared = others.length ? others[0] : 0;
-    cluster.members.forEach((m, k) => {
-      const i = m[0];
-      const row = el("tr");
-      const box = el("input");
-      box.type = "checkbox";
-      box.checked = decisions[i] === DROP;
-      box.disabled = decisions[i] === HELD;
-      box.title = "in the drop list";
-      box.addEventListener("change", () => {
-        const refused = setDecision(i, box.checked);
-        $("decision-message").textContent = refused || "";
-        openCluster(c, compared);
-        summarize();
-        renderPage();
-      });
-      const cell = el("td");
-      cell.appendChild(box);
-      row.appendChild(cell);
-      const idCell = el("td");
-      idCell.appendChild(idNode(i));
-      if (i === cluster.rep) idCell.appendChild(el("span", "note", " (representative)"));
-      row.appendChild(idCell);
-      row.appendChild(el("td", null, fmt(m[1])));
-      row.appendChild(el("td", null, m[2] === null ? "\u2013" : m[2]));
-      row.appendChild(el("td", null, m[4] === false ? sim(m[3]) + " (estimate)" : sim(m[3])));
-      const decision = el("td", "decision-" + ["keep", "drop", "held"][decisions[i]], decisionText(i));
-      if (decisions[i] !== original[i]) decision.classList.add("changed");
-      row.appendChild(decision);
-      const compare = el("td");
-      if (i !== cluster.rep) {
-        const button = el("button", null, k === compared ? "compared below" : "compare");
-        button.type = "button";
-        button.disabled = k === compared;
-        button.addEventListener("click", () => openCluster(c, k));
-        compare.appendChild(button);
-      }
-      row.appendChild(compare);
-      table.appendChild(row);
-    });
+    if (cluster.same && cluster.members.length >= COMPACT) {
+      compactMembers(c, table, compared);
+    } else {
+      cluster.members.forEach((m, k) => table.appendChild(memberRow(c, k, compared)));
+    }
     detail.appendChild(table);
-    if (others.length) sideBySide(cluster, compared);
+    if (cluster.members.some((m) => m[0] !== cluster.rep)) sideBySide(cluster, compared);
     if (cluster.pair) pulls(cluster.pair);
+    if (!keepView) {
+      detail.scrollTop = 0;
+      const box = detail.getBoundingClientRect();
+      if (box.top < 0 || box.top > window.innerHeight - 120) detail.scrollIntoView({block: "start"});
+    }
+  }
+
+  function memberRow(c, k, compared) {
+    const cluster = clusters[c];
+    const m = cluster.members[k];
+    const i = m[0];
+    const row = el("tr");
+    const box = el("input");
+    box.type = "checkbox";
+    box.checked = decisions[i] === DROP;
+    box.disabled = decisions[i] === HELD;
+    box.title = "in the drop list";
+    box.addEventListener("change", () => {
+      const refused = setDecision(i, box.checked);
+      $("decision-message").textContent = refused || "";
+      openCluster(c, compared, true);
+      summarize();
+      renderPage();
+    });
+    const cell = el("td");
+    cell.appendChild(box);
+    row.appendChild(cell);
+    const idCell = el("td");
+    idCell.appendChild(idNode(i));
+    if (i === cluster.rep) idCell.appendChild(el("span", "note", " (representative)"));
+    row.appendChild(idCell);
+    row.appendChild(el("td", null, fmt(m[1])));
+    row.appendChild(el("td", null, m[2] === null ? "\u2013" : m[2]));
+    row.appendChild(el("td", null, m[4] === false ? sim(m[3]) + " (estimate)" : sim(m[3])));
+    const decision = el("td", "decision-" + ["keep", "drop", "held"][decisions[i]], decisionText(i));
+    if (decisions[i] !== original[i]) decision.classList.add("changed");
+    row.appendChild(decision);
+    const compare = el("td");
+    if (i !== cluster.rep) {
+      const button = el("button", null, k === compared ? "compared below" : "compare");
+      button.type = "button";
+      button.disabled = k === compared;
+      button.addEventListener("click", () => openCluster(c, k, true));
+      compare.appendChild(button);
+    }
+    row.appendChild(compare);
+    return row;
+  }
+
+  function compactMembers(c, table, compared) {
+    const cluster = clusters[c];
+    const groups = new Map();
+    cluster.same.forEach((first, k) => {
+      if (!groups.has(first)) groups.set(first, []);
+      groups.get(first).push(k);
+    });
+    const need = (ks) => Math.min(...ks.map((k) => cluster.members[k][0] === cluster.rep ? 2 : (cluster.members[k][3] ?? 1.5)));
+    const ordered = [...groups.values()].sort((a, b) => need(a) - need(b) || a[0] - b[0]);
+    const pages = Math.ceil(ordered.length / GROUP_PAGE);
+    groupPage = Math.min(groupPage, pages - 1);
+    const pager = el("div", "members-pager");
+    pager.appendChild(el("span", null, `${fmt(cluster.members.length)} members, ${fmt(ordered.length)} distinct texts: ` +
+      `members with the same text in one row, the least ${data.quantity} first. `));
+    for (const [label, step] of [["previous", -1], ["next", 1]]) {
+      const button = el("button", null, label);
+      button.type = "button";
+      button.className = "group-" + label;
+      button.disabled = groupPage + step < 0 || groupPage + step >= pages;
+      button.addEventListener("click", () => { groupPage += step; openCluster(c, compared, true); });
+      pager.appendChild(button);
+      if (step < 0) pager.appendChild(el("span", "group-page", ` texts ${fmt(groupPage * GROUP_PAGE + 1)}\u2013${fmt(Math.min(ordered.length, (groupPage + 1) * GROUP_PAGE))} of ${fmt(ordered.length)} `));
+    }
+    $("cluster-detail").appendChild(pager);
+    for (const ks of ordered.slice(groupPage * GROUP_PAGE, (groupPage + 1) * GROUP_PAGE)) {
+      if (ks.length === 1) { table.appendChild(memberRow(c, ks[0], compared)); continue; }
+      const first = cluster.members[ks[0]];
+      const row = el("tr", "group");
+      row.appendChild(el("td", null, "\u00d7" + ks.length));
+      const idCell = el("td");
+      idCell.appendChild(idNode(first[0]));
+      idCell.appendChild(el("span", "note", ` and ${fmt(ks.length - 1)} more with the same text` +
+        (ks.some((k) => cluster.members[k][0] === cluster.rep) ? " (the representative's)" : "")));
+      row.appendChild(idCell);
+      row.appendChild(el("td", null, fmt(first[1])));
+      const distances = ks.map((k) => cluster.members[k][2]).filter((d) => d !== null);
+      const [near, far] = [Math.min(...distances), Math.max(...distances)];
+      row.appendChild(el("td", null, !distances.length ? "\u2013" : near === far ? near : `${near}\u2013${far}`));
+      const scores = ks.map((k) => cluster.members[k][3]).filter((s) => s !== null);
+      row.appendChild(el("td", null, scores.length ? sim(Math.min(...scores)) : "\u2013"));
+      const dropped = ks.filter((k) => decisions[cluster.members[k][0]] === DROP).length;
+      row.appendChild(el("td", null, `${fmt(dropped)} drop, ${fmt(ks.length - dropped)} keep`));
+      const toggle = el("td");
+      const button = el("button", null, openGroups.has(ks[0]) ? "hide members" : "show members");
+      button.type = "button";
+      button.addEventListener("click", () => {
+        if (openGroups.has(ks[0])) openGroups.delete(ks[0]); else openGroups.add(ks[0]);
+        openCluster(c, compared, true);
+      });
+      toggle.appendChild(button);
+      row.appendChild(toggle);
+      table.appendChild(row);
+      if (!openGroups.has(ks[0])) continue;
+      for (const k of ks.slice(0, GROUP_SHOWN)) {
+        const member = memberRow(c, k, compared);
+        member.className = "in-group";
+        table.appendChild(member);
+      }
+      if (ks.length > GROUP_SHOWN) {
+        const more = el("tr", "in-group");
+        const cell = el("td", "note", `and ${fmt(ks.length - GROUP_SHOWN)} more with this text (search their ids above)`);
+        cell.colSpan = 7;
+        more.appendChild(cell);
+        table.appendChild(more);
+      }
+    }
   }
 
   function textBlock(i, spans) {
@@ -378,7 +467,11 @@
       column.appendChild(textBlock(j, marks));
       grid.appendChild(column);
     }
-    detail().appendChild(el("h3", null, "Side by side, the differing passages marked"));
+    const score = cluster.members[k][3];
+    const why = k === cluster.compare && score !== null
+      ? `: the member least like the representative by the ${data.quantity} that decided (${sim(score)})`
+      : "";
+    detail().appendChild(el("h3", "side-title", "Side by side, the differing passages marked" + why));
     detail().appendChild(grid);
   }
 
@@ -468,9 +561,9 @@
     original.forEach((d, i) => { decisions[i] = d; });
     summarize();
     renderPage();
-    if (selected >= 0) openCluster(selected);
+    if (selected >= 0) openCluster(selected, undefined, true);
   });
   refreshList();
-  if (clusters.length) openCluster(order.length ? order[0] : 0);
+  if (clusters.length) openCluster(order.length ? order[0] : 0, undefined, true);
   document.body.dataset.ready = "true";
 })();

@@ -20,6 +20,7 @@ from ..cli_options import (
     take_inputs,
 )
 from ..errors import UsageError
+from ..help import OUTPUT, READING, RUNNING, SectionedGroup
 from ..limits import MAX_BYTES, MAX_JOBS, FiniteFloatRange
 from .options import DEFAULT_MAX_REMOVED, KEEP, SpanOptions
 from .units import DEFAULT_MIN_WORDS, DEFAULT_UNIT, UNITS
@@ -74,7 +75,7 @@ def _min_resemblance(func: Any) -> Any:
     )
 
 
-@click.group()
+@click.group(short_help="Repeated paragraphs, lines and sentences: find, cut, review.", cls=SectionedGroup)
 def spans() -> None:
     """Repeated paragraphs, lines and sentences: find them, cut them, review them.
 
@@ -85,7 +86,22 @@ def spans() -> None:
     """
 
 
-@spans.command()
+@spans.command(
+    short_help="Find repeated units; write the spans to remove.",
+    sections={
+        "Finding repeated spans": [
+            "unit",
+            "min_words",
+            "exact_only",
+            "min_resemblance",
+            "min_documents",
+            "keep",
+            "max_removed",
+        ],
+        READING: ["encoding"],
+        RUNNING: ["jobs", "silent", "verbose"],
+    },
+)
 @storage_option
 @_input_options
 @click.option(
@@ -232,7 +248,10 @@ def _output(output: str | None, force: bool, paths: tuple[str, ...]) -> Any:
     return output_file(output, force, paths, False)
 
 
-@spans.command()
+@spans.command(
+    short_help="Write the documents without the spans `spans find` removed.",
+    sections={"Spans": ["spans_files"], OUTPUT: ["output", "force"], READING: ["encoding"], RUNNING: ["verbose"]},
+)
 @storage_option
 @_SPANS
 @_input_options
@@ -284,7 +303,10 @@ def strip(spans_files: tuple[str, ...], output: str, force: bool, verbose: bool,
         sys.exit(EXIT_SKIPPED)
 
 
-@spans.command()
+@spans.command(
+    short_help="Write an HTML page to review the spans.",
+    sections={"Spans": ["spans_files"], OUTPUT: ["output", "force", "max_bytes"], READING: ["encoding"]},
+)
 @storage_option
 @_SPANS
 @_input_options

@@ -24,6 +24,7 @@ from ..cli_options import (
 )
 from ..errors import SimdedupError, UsageError
 from ..fingerprints import warn_repeated
+from ..help import OUTPUT, READING, SectionedGroup
 from ..read import named_streams
 
 _INDEX = click.argument("directory", metavar="IDX", type=click.Path(file_okay=False))
@@ -52,7 +53,7 @@ def waiting(directory: str) -> Any:
     return lambda holder: message(f"simdedup: {directory} is being written by {holder}; waiting")
 
 
-@click.group()
+@click.group(short_help="A persistent index: add fingerprints, query, cluster all.", cls=SectionedGroup)
 def index() -> None:
     """A persistent index: add batches of fingerprints, query one document, cluster all.
 
@@ -64,7 +65,11 @@ def index() -> None:
     """
 
 
-@index.command(cls=FingerprintingCommand)
+@index.command(
+    short_help="Create the index IDX, its k and verification fixed.",
+    cls=FingerprintingCommand,
+    sections={"The index": ["k", "from_files", "blocks"]},
+)
 @storage_option
 @_INDEX
 @click.option(
@@ -124,7 +129,10 @@ def create(directory: str, from_files: tuple[str, ...], blocks: int | None, **fe
         message(f"simdedup: {directory}: created with {result.added:,} documents, {result.pairs:,} verified pairs")
 
 
-@index.command()
+@index.command(
+    short_help="Add fingerprints to IDX; print the clusters with new documents.",
+    sections={"Adding": ["replace", "no_wait"]},
+)
 @storage_option
 @_INDEX
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True, readable=False))
@@ -173,7 +181,10 @@ def add(
     message(f"simdedup: {directory}: added {result.added:,} documents{replaced}, {result.pairs:,} verified pairs")
 
 
-@index.command()
+@index.command(
+    short_help="Print the near-duplicates in IDX of one document.",
+    sections={OUTPUT: ["as_json"], READING: ["encoding", "html"]},
+)
 @storage_option
 @_INDEX
 @click.argument("document", type=click.Path(dir_okay=False, allow_dash=True))
@@ -215,7 +226,7 @@ def query(directory: str, document: str, as_json: bool, encoding: str, html: boo
         echo(json.dumps(match.as_dict(), ensure_ascii=False, separators=(",", ":")))
 
 
-@index.command(name="cluster")
+@index.command(short_help="Print the clusters over every document of IDX.", name="cluster")
 @storage_option
 @_INDEX
 @_cluster_output
@@ -235,7 +246,7 @@ def cluster_command(directory: str, output: str | None, force: bool, **linking: 
         write_clusters(fd, clusters, fingerprints, options)
 
 
-@index.command()
+@index.command(short_help="Merge the segments of IDX into one.", sections={"Writing": ["no_wait"]})
 @_INDEX
 @_WAIT
 def compact(directory: str, no_wait: bool) -> None:
@@ -251,7 +262,10 @@ def compact(directory: str, no_wait: bool) -> None:
     )
 
 
-@index.command()
+@index.command(
+    short_help="Print what IDX holds: documents, pairs, segments, bytes.",
+    sections={"Checking": ["verify"], OUTPUT: ["as_json"]},
+)
 @_INDEX
 @click.option("--json", "as_json", is_flag=True, help="One JSON object instead of text.")
 @click.option("--verify", is_flag=True, help="Check every block of every segment against its checksum.")
