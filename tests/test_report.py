@@ -258,7 +258,7 @@ SETTING_OPTIONS = [
     ("--linkage", "star", "--verify", "sketch"),
     ("--similarity", "combined"),
     ("--sketch-of", "features", "-k", "8", "--similarity", "bag"),
-    ("--sketch", "0", "-k", "3"),
+    ("--verify", "sketch", "-k", "3"),
 ]
 
 
