@@ -211,7 +211,8 @@ FEATURE_OPTIONS = [
     click.option(
         "--fold",
         type=click.Choice(["chinese"]),
-        help="chinese: traditional as simplified (the zh-fold extra).",
+        help="chinese: traditional as simplified in the shingles the measure compares, not in the "
+        "features (the zh-fold extra).",
     ),
     click.option(
         "--compat",

@@ -9,7 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from distributed_corpus import write_corpus
+
+from simdedup.cli import cli
 
 
 @pytest.fixture(scope="module")
@@ -172,3 +175,27 @@ def test_cluster_of_fingerprint_files_is_the_one_process_output(corpus, tmp_path
 def test_stages_take_jobs_not_a_local_cluster(tmp_path):
     done = simdedup("dedup", "--engine", "stages", "--local", 2, "-k", 6, "examples")
     assert done.returncode == 2 and b"--local goes with --engine dask (--engine stages takes -j)" in done.stderr
+
+
+@pytest.mark.parametrize("command", ["fingerprint", "cluster", "dedup"])
+@pytest.mark.parametrize(
+    "engine, option",
+    [
+        ("local", ["--scheduler", "tcp://127.0.0.1:1"]),
+        ("stages", ["--scheduler", "tcp://127.0.0.1:1"]),
+        ("local", ["--local", "2"]),
+        ("stages", ["--local", "2"]),
+        ("local", ["--work-dir", "w"]),
+    ],
+)
+def test_an_engine_option_of_another_engine_is_refused_in_one_line(command, engine, option, tmp_path):
+    """Nothing an engine does not use is taken silently; a scheduler named in the environment
+    (DASK_SCHEDULER_ADDRESS) is not an option given, and is left alone."""
+    runner = CliRunner()
+    done = runner.invoke(cli, [command, "--engine", engine, *option, str(tmp_path)])
+    assert done.exit_code == 2
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("Error: ")
+    quiet = runner.invoke(
+        cli, ["cluster", str(tmp_path / "none.jsonl")], env={"DASK_SCHEDULER_ADDRESS": "tcp://127.0.0.1:1"}
+    )
+    assert "scheduler" not in quiet.stderr

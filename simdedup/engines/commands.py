@@ -71,6 +71,9 @@ def engine_options(command: str) -> Callable[[Callable], Callable]:
         def wrapper(**kwargs: Any) -> Any:
             engine = kwargs.pop("engine")
             connection = Connection(kwargs.pop("scheduler"), kwargs.pop("local_workers"), kwargs.pop("work_dir"))
+            given = click.get_current_context().get_parameter_source("scheduler")
+            if engine != "dask" and given == click.core.ParameterSource.COMMANDLINE:  # not from the environment
+                raise click.UsageError(f"--scheduler goes with --engine dask, not {engine}")
             if engine == "local":
                 if connection.local is not None or connection.work_dir is not None:
                     raise click.UsageError("--local and --work-dir go with --engine dask or stages")
