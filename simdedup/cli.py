@@ -503,11 +503,22 @@ def dedup(
 @cli.command(
     short_help="Show why two documents are or are not near-duplicates.",
     cls=FingerprintingCommand,
-    sections={"What is shown": ["top", "cluster_files", "as_json"], FINDING: ["k"]},
+    sections={"What is shown": ["top", "cluster_files", "as_json"], FINDING: ["k"], READING: ["document_paths"]},
 )
 @storage_option
 @click.argument("document_a", type=click.Path(dir_okay=False, allow_dash=False, readable=False))
 @click.argument("document_b", type=click.Path(dir_okay=False, allow_dash=False, readable=False))
+@click.option(
+    "--documents",
+    "document_paths",
+    multiple=True,
+    type=click.Path(allow_dash=True, readable=False),
+    metavar="PATH",
+    help="A and B (and the members of --clusters) are ids of the documents these files and "
+    "directories hold, read as fingerprint reads them: rows of JSON lines, say (repeatable) "
+    "[default: A and B are files].",
+)
+@lambda func: apply_options(INPUT_OPTIONS[1:], func)
 @feature_options
 @lambda func: apply_options(
     [
@@ -529,7 +540,13 @@ def dedup(
 )
 @click.option("--json", "as_json", is_flag=True, help="One JSON object instead of text.")
 def explain(
-    document_a: str, document_b: str, top: int, cluster_files: tuple[str, ...], as_json: bool, **features: Any
+    document_a: str,
+    document_b: str,
+    document_paths: tuple[str, ...],
+    top: int,
+    cluster_files: tuple[str, ...],
+    as_json: bool,
+    **features: Any,
 ) -> None:
     """Show why two documents are or are not near-duplicates.
 
@@ -542,10 +559,19 @@ def explain(
     \b
     simdedup explain corpus/a.txt corpus/b.txt
     simdedup explain corpus/a.txt corpus/b.txt --clusters clusters.jsonl
+    simdedup explain dump.jsonl:12 dump.jsonl:40 --documents dump.jsonl
     """
+    from .explain import TextsOf
     from .explain import explain as explain_documents
     from .options import ClusterOptions
 
+    if not document_paths:
+        for name in ("null", "jsonl", "text_field", "id_field", "globs", "excludes", "min_bytes", "max_line_bytes"):
+            if given_on_command_line(name):
+                raise click.UsageError(f"{option_flag(name)} says how --documents are read; give --documents")
+    inputs = take_inputs(features)
+    if inputs.given_features:
+        raise click.UsageError("explain measures texts; --features-field gives none")
     options = ClusterOptions.take(features)
     if features["method"] not in ("simhash", "nilsimsa"):
         raise click.UsageError(
@@ -570,8 +596,9 @@ def explain(
         ]
         clusters = [[member["id"] for member in members] for members in lines]
         estimated = made_from_estimates(lines)
+    texts = TextsOf(method, document_paths, inputs)
     try:
-        result = explain_documents(method, document_a, document_b, options, top, clusters, estimated)
+        result = explain_documents(method, document_a, document_b, options, top, clusters, estimated, texts)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     if as_json:

@@ -6,7 +6,7 @@ Simhash fingerprints are explained by their features; nilsimsa digests by their 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
@@ -130,6 +130,7 @@ def explain(
     top: int = 10,
     clusters: Sequence[Sequence[str]] | None = None,
     clusters_estimated: bool = False,
+    texts: TextsOf | None = None,
 ) -> Explanation:
     """Fingerprint two files and say what ``dedup`` and ``cluster`` decide of them with
     ``options``, by the same test they run (:class:`simdedup.verify.PairTest`), and compare
@@ -153,10 +154,11 @@ def explain(
     from .verify import PairTest, shared_bands
 
     # the records as dedup makes them: the visible text (--html) measured, unless too long
+    texts = texts or TextsOf(method)
     method.verify_exactly()
     records, features = [], []
     for side, path in (("A", path_a), ("B", path_b)):
-        raw = "".join(_chunks(method, path))
+        raw = texts.text(path)
         found = guard.features(method.tokenizer, path, list(visible_text(text_chunks(raw), method.html)))
         if not found:
             raise SkipDocument(path, "no text to fingerprint")
@@ -205,7 +207,7 @@ def explain(
     pulls = feature_pulls(fa, fb, top)
     placement = None
     if clusters is not None:
-        placement = place(method, path_a, path_b, clusters, options, clusters_estimated)
+        placement = place(method, path_a, path_b, clusters, options, clusters_estimated, texts)
     return Explanation(
         path_a,
         path_b,
@@ -236,8 +238,47 @@ def explain(
     )
 
 
-def _chunks(method: SimhashMethod, path: str) -> list[str]:
-    return list(open_document(path, method.encoding).reader)  # type: ignore[arg-type]
+class TextsOf:
+    """The texts of documents by id, as ``method`` reads them: each id a file, or with ``paths``
+    (``explain --documents``) an id of the documents they hold, read as ``fingerprint`` reads
+    them with ``inputs`` (rows of JSON lines, say), in one pass for all the ids asked for."""
+
+    def __init__(self, method: SimhashMethod, paths: Sequence[str] = (), inputs: Any = None):
+        self.method, self.paths, self.inputs = method, tuple(paths), inputs
+        self.found: dict[str, str] = {}
+
+    def read(self, ids: Iterable[str]) -> None:
+        """Read the texts of ``ids`` not read yet, from ``paths`` (files are read as asked)."""
+        from .read import Inputs, open_documents, read_sources
+
+        wanted = set(ids) - self.found.keys()
+        if not self.paths or not wanted:
+            return
+        sources = read_sources(self.paths, self.inputs or Inputs()).sources
+        for document in open_documents(sources, self.method.encoding):
+            if document.id in wanted and document.reason is None:
+                if document.text is not None:
+                    self.found[document.id] = document.text
+                elif document.reader is not None:
+                    self.found[document.id] = "".join(document.reader)
+                wanted.discard(document.id)
+                if not wanted:
+                    break
+
+    def text(self, doc_id: str) -> str:
+        """The text of ``doc_id``.
+
+        Raises:
+            SkipDocument: it cannot be read, or no document of ``paths`` has this id.
+        """
+        from .errors import SkipDocument
+
+        if not self.paths:
+            return "".join(open_document(doc_id, self.method.encoding).reader)  # type: ignore[arg-type]
+        self.read([doc_id])
+        if doc_id not in self.found:
+            raise SkipDocument(doc_id, "not among the --documents read")
+        return self.found[doc_id]
 
 
 def place(
@@ -247,6 +288,7 @@ def place(
     clusters: Sequence[Sequence[str]],
     options: ClusterOptions,
     estimated: bool = False,
+    texts_of: TextsOf | None = None,
 ) -> Placement:
     """Where ``clusters`` put two files, and who kept them apart (see :class:`Placement`)."""
     from .errors import SimdedupError
@@ -263,10 +305,12 @@ def place(
     )
     if a is not None and a == b:
         return placement
+    texts_of = texts_of or TextsOf(method)
+    texts_of.read({*members_a, *members_b})
     texts = {}
     for doc_id in sorted({*members_a, *members_b}):
         try:
-            texts[doc_id] = "".join(_chunks(method, doc_id))
+            texts[doc_id] = texts_of.text(doc_id)
         except (OSError, UnicodeError, SimdedupError):
             placement.unread.append(doc_id)
     found = why_apart(path_a, path_b, members_a, members_b, texts, options, method.folding, estimated)

@@ -75,3 +75,39 @@ def test_a_raised_threshold_for_short_pairs_is_shown(tmp_path, monkeypatch):
     assert "gives less evidence" in explained
     near = "verdict (dedup): near-duplicates" in explained
     assert near == (invoke("dedup", tmp_path).stdout != "")
+
+
+def test_rows_of_json_lines_are_explained_as_the_same_texts_in_files(tmp_path):
+    """explain --documents finds A and B among the rows it reads (by FILE:LINE or --id-field)
+    and says of them what it says of the same texts as files; an id it does not find is one line."""
+    import json
+    import random
+
+    from click.testing import CliRunner
+
+    from simdedup.cli import cli
+
+    rng = random.Random(3)
+    vocabulary = [f"w{i}" for i in range(2000)]
+    runner = CliRunner()
+    rows = []
+    for n in range(6):
+        words = [rng.choice(vocabulary) for _ in range(rng.randint(20, 200))]
+        edited = [rng.choice(vocabulary) if rng.random() < 0.05 * n else w for w in words]
+        rows += [" ".join(words), " ".join(edited)]
+    dump = tmp_path / "dump.jsonl"
+    dump.write_text("".join(json.dumps({"text": t, "url": f"u{i}"}) + "\n" for i, t in enumerate(rows)))
+    for i, text in enumerate(rows):
+        (tmp_path / f"{i}.txt").write_text(text)
+
+    def said(*args: str) -> dict:
+        done = runner.invoke(cli, ["explain", "--json", *args])
+        assert done.exit_code == 0, done.stderr
+        return {k: v for k, v in json.loads(done.stdout).items() if k not in ("a", "b")}
+
+    for i in range(0, len(rows), 2):
+        files = said(str(tmp_path / f"{i}.txt"), str(tmp_path / f"{i + 1}.txt"))
+        assert said(f"{dump}:{i + 1}", f"{dump}:{i + 2}", "--documents", str(dump)) == files
+        assert said(f"u{i}", f"u{i + 1}", "--documents", str(dump), "--id-field", "url") == files
+    missing = runner.invoke(cli, ["explain", "u0", "u99", "--documents", str(dump), "--id-field", "url"])
+    assert missing.exit_code == 1 and missing.stderr.count("\n") == 1 and "u99" in missing.stderr

@@ -247,7 +247,11 @@ def result(command: str, option: str, extra: list[str], place: dict[str, Path], 
             "ties": ["short0.txt", "short1.txt"],
             "fold": ["zh0.txt", "zhtw.txt"],
         }.get(option, ["chain0.txt", "chain1.txt"])
-        done = run(command, *extra, *(corpus / name for name in pair))
+        if option in ("text_field", "id_field"):  # rows of JSON lines, by their FILE:LINE ids
+            given = place["GIVEN"]
+            done = run(command, *extra, f"{given}:1", f"{given}:2", "--documents", given)
+        else:
+            done = run(command, *extra, *(corpus / name for name in pair))
     elif command == "select":
         done = run(command, *extra, place["CLUSTERS"])
     elif command == "convert":
