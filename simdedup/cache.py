@@ -17,6 +17,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from .write import current_umask
+
 #: the layout of the files (in the folder names, so that files of other layouts are never read)
 LAYOUT = 2
 DIGEST_BYTES = 32
@@ -61,6 +63,9 @@ def write(name: str, data: bytes) -> None:
         try:
             folder.mkdir(parents=True, exist_ok=True)
             fd, temporary = tempfile.mkstemp(dir=folder, prefix=f".{name}-")
+            # readable as Python's bytecode is (mkstemp's 0600 would make every other user of an
+            # installed package compile again); its digest, not its owner, is what is trusted
+            os.fchmod(fd, 0o644 & ~current_umask())
             with os.fdopen(fd, "wb") as handle:
                 handle.write(_digest(name, data) + data)
             os.replace(temporary, folder / name)  # readers never see half a file

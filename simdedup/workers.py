@@ -19,6 +19,7 @@ killed with SIGKILL (the OOM killer's signal) and had no way out.
 from __future__ import annotations
 
 import ctypes
+import itertools
 import mmap
 import multiprocessing
 import os
@@ -53,9 +54,13 @@ def in_order(
     Raises:
         SimdedupError: a worker process died (killed by a signal, e.g. for lack of memory).
     """
-    pool = Pool(jobs, work, setup, state)
+    pending = iter(tasks)
+    first = list(itertools.islice(pending, jobs))  # no more workers than tasks (-j 512, three batches)
+    if not first:
+        return
+    pool = Pool(len(first), work, setup, state)
     try:
-        yield from pool.in_order(tasks)
+        yield from pool.in_order(itertools.chain(first, pending))
     finally:
         pool.close()
 

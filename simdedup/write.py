@@ -361,7 +361,7 @@ def _replacing(path: str) -> Iterator[int]:
     done = False
     try:
         yield fd
-        output_call(os.fchmod, fd, 0o666 & ~_umask())
+        output_call(os.fchmod, fd, 0o666 & ~current_umask())
         closing, fd = fd, -1
         output_call(os.close, closing)  # where a network file system reports a failed write
         output_call(os.replace, tmp, path)
@@ -374,7 +374,8 @@ def _replacing(path: str) -> Iterator[int]:
                 os.unlink(tmp)
 
 
-def _umask() -> int:
+def current_umask() -> int:
+    """The process's umask (read by setting it, and back)."""
     mask = os.umask(0)
     os.umask(mask)
     return mask
