@@ -508,11 +508,27 @@ def dedup(
     multiple=True,
     metavar="FILE",
     help="Cluster lines (of cluster or dedup) to place A and B in: when they are near-duplicates in two "
-    "clusters, the member that kept them apart is named (repeatable; members are read as files).",
+    "clusters, the member that kept them apart is named (repeatable; members are read as files "
+    "inside A, B and --documents).",
+)
+@click.option(
+    "--documents",
+    "document_paths",
+    multiple=True,
+    type=click.Path(readable=False),
+    metavar="PATH",
+    help="Files and directories the members of --clusters may be read from (repeatable); ids are "
+    "data, so no other file is opened [default: A and B only].",
 )
 @click.option("--json", "as_json", is_flag=True, help="One JSON object instead of text.")
 def explain(
-    document_a: str, document_b: str, top: int, cluster_files: tuple[str, ...], as_json: bool, **features: Any
+    document_a: str,
+    document_b: str,
+    top: int,
+    cluster_files: tuple[str, ...],
+    document_paths: tuple[str, ...],
+    as_json: bool,
+    **features: Any,
 ) -> None:
     """Show why two documents are or are not near-duplicates.
 
@@ -524,7 +540,7 @@ def explain(
 
     \b
     simdedup explain corpus/a.txt corpus/b.txt
-    simdedup explain corpus/a.txt corpus/b.txt --clusters clusters.jsonl
+    simdedup explain corpus/a.txt corpus/b.txt --clusters clusters.jsonl --documents corpus
     """
     from .explain import explain as explain_documents
     from .options import ClusterOptions
@@ -534,6 +550,8 @@ def explain(
         raise click.UsageError(
             "explain compares simhash features or nilsimsa digests; use --method simhash or nilsimsa"
         )
+    if document_paths and not cluster_files:
+        raise click.UsageError("--documents says where members of --clusters are read; give --clusters")
     method = method_from_options(**features)
     if features["method"] == "nilsimsa":
         if cluster_files:
@@ -551,7 +569,7 @@ def explain(
             for members, _ in read_clusters(text_lines(stream, name), name)
         ]
     try:
-        result = explain_documents(method, document_a, document_b, options, top, clusters)
+        result = explain_documents(method, document_a, document_b, options, top, clusters, document_paths)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     if as_json:
@@ -630,7 +648,10 @@ def placement_lines(result: Any) -> list[str]:
             "options or estimates"
         )
     if place.unread:
-        lines.append(f"members not read, so not measured: {len(place.unread)}, such as {place.unread[0]}")
+        lines.append(
+            f"members not read, so not measured: {len(place.unread)}, such as {place.unread[0]} "
+            "(members are read only inside A, B and --documents)"
+        )
     return lines
 
 
@@ -913,7 +934,7 @@ def _warn_missing(missing: dict[str, str]) -> dict[str, str]:
     type=click.Path(allow_dash=True, readable=False),
     metavar="PATH",
     help="Read the members' texts from these files and directories, as fingerprint reads "
-    "them (repeatable) [default: each member id opened as a file].",
+    "them (repeatable); nothing else is opened, whatever an id names [default: no texts].",
 )
 @lambda func: apply_options(INPUT_OPTIONS[1:], func)
 @feature_options_without_sketch
@@ -979,7 +1000,10 @@ def report(
         {"features for the pulls (explain)": method.settings},
         folding=getattr(method, "folding", DEFAULT_FOLDING),
     )
-    if _warn_missing(report_to(out, named_streams(clusters), method, options, document_paths, inputs)):
+    missing = report_to(out, named_streams(clusters), method, options, document_paths, inputs)
+    if not document_paths:  # ids are data: none is opened unless the documents are given
+        message("simdedup: the page shows no texts: give the documents with --documents PATH")
+    elif _warn_missing(missing):
         sys.exit(EXIT_SKIPPED)
 
 

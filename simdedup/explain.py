@@ -115,11 +115,13 @@ def explain(
     options: ClusterOptions = ClusterOptions(),
     top: int = 10,
     clusters: Sequence[Sequence[str]] | None = None,
+    documents: Sequence[str] = (),
 ) -> Explanation:
     """Fingerprint two files and say what ``dedup`` and ``cluster`` decide of them with
     ``options``, by the same test they run (:class:`simdedup.verify.PairTest`), and compare
     their features; with ``clusters`` (member ids, each a file), where those put them and, if
-    they are near-duplicates kept apart, by which member.
+    they are near-duplicates kept apart, by which member (members read only inside the two
+    files and ``documents``: ids are data).
 
     Features push two fingerprints together when both documents carry them (heaviest shared
     weight first) and apart when one document carries more of them than the other.
@@ -179,7 +181,7 @@ def explain(
     pulls = feature_pulls(fa, fb, top)
     placement = None
     if clusters is not None:
-        placement = place(method, path_a, path_b, clusters, options)
+        placement = place(method, path_a, path_b, clusters, options, documents)
     return Explanation(
         path_a,
         path_b,
@@ -211,11 +213,20 @@ def _chunks(method: SimhashMethod, path: str) -> list[str]:
 
 
 def place(
-    method: SimhashMethod, path_a: str, path_b: str, clusters: Sequence[Sequence[str]], options: ClusterOptions
+    method: SimhashMethod,
+    path_a: str,
+    path_b: str,
+    clusters: Sequence[Sequence[str]],
+    options: ClusterOptions,
+    documents: Sequence[str] = (),
 ) -> Placement:
-    """Where ``clusters`` put two files, and who kept them apart (see :class:`Placement`)."""
+    """Where ``clusters`` put two files, and who kept them apart (see :class:`Placement`); a
+    member is read only when it lies inside the two files or ``documents``
+    (:class:`simdedup.read.given.GivenDocuments`), else it is unread."""
     from .errors import SimdedupError
+    from .read.given import GivenDocuments
 
+    given = GivenDocuments((path_a, path_b, *documents))
     where = {doc_id: i for i, members in enumerate(clusters) for doc_id in members}
     a, b = where.get(path_a), where.get(path_b)
     members_a = [path_a] if a is None else list(clusters[a])
@@ -225,6 +236,9 @@ def place(
         return placement
     texts = {}
     for doc_id in sorted({*members_a, *members_b}):
+        if given.refusal(doc_id) is not None:
+            placement.unread.append(doc_id)
+            continue
         try:
             texts[doc_id] = "".join(_chunks(method, doc_id))
         except (OSError, UnicodeError, SimdedupError):

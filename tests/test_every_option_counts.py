@@ -182,7 +182,9 @@ def place(tmp_path_factory) -> dict[str, Path]:
         made.write_bytes(run("spans find", "--silent", "--max-removed", "1", *inputs).stdout_bytes)
         spans_of[f"SPANS{name}"] = made
     spans_of["SPANS_OTHER"] = root / "spans-other.jsonl"
-    spans_of["SPANS_OTHER"].write_bytes(run("spans find", "--silent", "--unit", "line", "--keep", "none", corpus).stdout_bytes)
+    spans_of["SPANS_OTHER"].write_bytes(
+        run("spans find", "--silent", "--unit", "line", "--keep", "none", corpus).stdout_bytes
+    )
     elsewhere = shutil.copytree(corpus, root / "elsewhere")
     gold, gold2 = root / "gold.jsonl", root / "gold2.jsonl"
     gold.write_text(json.dumps({"a": str(corpus / "chain0.txt"), "b": str(corpus / "chain1.txt")}) + "\n")
@@ -273,7 +275,8 @@ def result(command: str, option: str, extra: list[str], place: dict[str, Path], 
         if option in read:
             done = run(command, read[option], "-o", made[0], "--documents", *inputs, *extra)
         else:
-            done = run(command, place["CLUSTERS"], "-o", made[0], *extra)
+            documents = [] if option == "document_paths" else ["--documents", corpus]
+            done = run(command, place["CLUSTERS"], "-o", made[0], *documents, *extra)
     elif command == "spans find":
         done = run(command, "--silent", *extra, *inputs)
     elif command in ("spans strip", "spans report"):
