@@ -44,8 +44,10 @@ def s3(server, monkeypatch):
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
 
     def run(*args: object) -> tuple[int, str, str]:
-        command, *rest = [str(a) for a in args]
-        result = CliRunner().invoke(cli, [command, "--storage-option", f"endpoint_url={server.endpoint}", *rest])
+        words = [str(a) for a in args]
+        cut = 2 if words[0] in ("index", "spans") else 1
+        option = ["--storage-option", f"endpoint_url={server.endpoint}"]
+        result = CliRunner().invoke(cli, [*words[:cut], *option, *words[cut:]])
         assert "Traceback" not in result.output and result.exit_code != 70, result.output
         return result.exit_code, result.stdout, result.stderr
 
@@ -157,3 +159,66 @@ def test_a_hostile_s3_id_is_never_read_into_the_report(server, s3, tmp_path):
         assert "SECRETVALUE" not in page.read_text()
     s3("report", clusters, "-o", page, "--force", "--documents", f"s3://{BUCKET}/secret")
     assert "SECRETVALUE" in page.read_text()  # given: shown
+
+
+def put_records(server, key: str, seed: int) -> bytes:
+    from helpers import make_records
+
+    from simdedup.fingerprints import json_lines
+
+    data = json_lines(make_records(seed, 6))
+    server.client().put_object(Bucket=BUCKET, Key=key, Body=data)
+    return data
+
+
+def stored(server, key: str) -> bytes:
+    return server.client().get_object(Bucket=BUCKET, Key=key)["Body"].read()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["cluster"],
+        ["stats"],
+        ["select"],
+        ["report", "-o", "{tmp}/r.html"],
+        ["index", "create", "{tmp}/idx", "-k", "3", "--from"],
+    ],
+)
+@pytest.mark.parametrize("spelling", ["s3://{b}/recs", "s3://{b}/recs/"])
+def test_a_prefix_is_refused_as_a_record_file_in_one_line(server, s3, tmp_path, command, spelling):
+    """Item 2: a prefix read as zero records, exit 0; a local directory was refused."""
+    put_records(server, "recs/a.jsonl", 1)
+    prefix = spelling.format(b=BUCKET)
+    args = [part.format(tmp=tmp_path) for part in command]
+    status, out, err = s3(*args, prefix)
+    assert status == 2 and out == "" and err.count("\n") == 1, err
+    assert "is a prefix" in err
+    local_status, _, local_err = s3(*args, tmp_path)  # the same as a local directory
+    assert local_status == 2 and local_err.count("\n") == 1
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_no_output_writes_over_or_into_an_input(server, s3, tmp_path, seed):
+    """Generated pairs of an input (an object, a prefix, a file, its file:// URL) and an -o that
+    is it or lies under it, for each command that reads record or cluster files: refused before
+    anything is written, whatever --force says; the inputs unchanged."""
+    rng = random.Random(seed)
+    data = put_records(server, f"in{seed}/recs/a.jsonl", seed)
+    local = tmp_path / "a.jsonl"
+    local.write_bytes(data)
+    cases = [
+        (f"s3://{BUCKET}/in{seed}/recs/a.jsonl", f"s3://{BUCKET}/in{seed}/recs/a.jsonl"),
+        (f"s3://{BUCKET}/in{seed}/recs", f"s3://{BUCKET}/in{seed}/recs/a.jsonl"),
+        (f"s3://{BUCKET}/in{seed}/recs/", f"s3://{BUCKET}/in{seed}/recs/new.jsonl"),
+        (f"s3://{BUCKET}/in{seed}", f"s3://{BUCKET}/in{seed}/recs/deeper/x.jsonl"),
+        (str(local), f"file://{local}"),
+        (f"file://{local}", str(local)),
+    ]
+    for command, flag in ((["cluster"], "-o"), (["report"], "-o"), (["convert", "--to", "jsonl"], "-o")):
+        given, output = rng.choice(cases)
+        status, out, err = s3(*command, given, flag, output, "--force")
+        assert status == 2 and err.count("\n") == 1 and "is an input" in err, (command, given, output, err)
+        assert stored(server, f"in{seed}/recs/a.jsonl") == data and local.read_bytes() == data
+        listed = server.client().list_objects_v2(Bucket=BUCKET, Prefix=f"in{seed}/")["Contents"]
+        assert [o["Key"] for o in listed] == [f"in{seed}/recs/a.jsonl"]

@@ -359,6 +359,16 @@ def object_status(url: str) -> os.stat_result | None:
     )
 
 
+def is_prefix(url: str) -> bool:
+    """Whether ``url`` names a prefix (a directory of objects) rather than an object; False when
+    the store cannot say (opening it then says why)."""
+    try:
+        fs, path = filesystem(url)
+        return fs.info(path).get("type") == "directory"
+    except Exception:  # the store's client's errors, whatever their class: opening reports them
+        return False
+
+
 def open_stored(path: str, size: int | None = None) -> BinaryIO:
     """The bytes of a file, or of an object named by URL (read in ranges: :func:`open_url`), as
     stored.
