@@ -427,7 +427,7 @@ def _jsonl_document(where: str, raw: bytes, text_field: str, id_field: str | Non
     """The document of one JSON line of the file ``origin``, or a skipped Source named ``where``
     saying why not."""
     try:
-        obj = parse_json_line(raw)
+        obj = parse_json_line(raw, checked_numbers=False)
         text = _field(obj, text_field)
         doc_id = where if id_field is None else _field(obj, id_field)
     except ValueError as exc:
