@@ -158,3 +158,41 @@ def test_read_path_list_undecodable_bytes_round_trip():
     raw = b"caf\xe9.txt"  # Latin-1 name, not UTF-8
     (name,) = read_path_list(io.BytesIO(raw + b"\n"))
     assert os.fsencode(name) == raw
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_every_link_is_named_for_where_it_leads(tmp_path, seed):
+    """Generated graphs of symbolic links (to other links, to files, to nothing, to themselves):
+    each is read as the file it reaches, or said to be a loop or broken, in a walk and named."""
+    import random
+
+    rng = random.Random(seed)
+    top = tmp_path / "links"
+    top.mkdir()
+    names = [f"l{i}" for i in range(rng.randint(2, 7))]
+    targets = {}
+    for name in names:
+        kind = rng.choice(["link", "link", "file", "nothing"])
+        targets[name] = rng.choice(names) if kind == "link" else f"{name}.txt" if kind == "file" else "gone"
+        if kind == "file":
+            (top / f"{name}.txt").write_text("text")
+        os.symlink(targets[name], top / name)
+
+    def expected(name: str) -> str:
+        seen = set()
+        while name in targets:
+            if name in seen:
+                return "symbolic link loop"
+            seen.add(name)
+            name = targets[name]
+        return "file" if name != "gone" else "broken symbolic link"
+
+    walked = {os.path.basename(s.path): s for s in iter_sources([str(top)])}
+    named = {os.path.basename(s.path): s for s in iter_sources([str(top / n) for n in names])}
+    for name in names:
+        want = expected(name)
+        for found in (walked, named):
+            if want == "file":  # read, under its own name or as another name of a file read
+                assert found[name].reason is None or found[name].same_file
+            else:
+                assert found[name].reason.startswith(want), (name, want, found[name].reason)

@@ -11,6 +11,7 @@ reported and skipped, because opening them can block forever. A FIFO named expli
 from __future__ import annotations
 
 import fnmatch
+import errno
 import os
 import stat
 from dataclasses import dataclass
@@ -149,8 +150,8 @@ def _walk(
                 continue
             try:
                 st = entry.stat(follow_symlinks=True)
-            except OSError:
-                yield Source(path, "broken symbolic link" if entry.is_symlink() else "cannot stat")
+            except OSError as exc:
+                yield Source(path, unreachable(exc, entry.is_symlink()))
                 continue
             if stat.S_ISDIR(st.st_mode):
                 key = (st.st_dev, st.st_ino)
@@ -170,6 +171,16 @@ def _walk(
                 yield Source(path, f"{_kind(st.st_mode)}; skipped during the walk")
         else:
             stack.pop()
+
+
+def unreachable(exc: OSError, link: bool) -> str:
+    """Why a name found (``link``: a symbolic link) leads to nothing that can be read, from the
+    error of following it: every walk and every named path says it the same way."""
+    if exc.errno == errno.ELOOP:
+        return "symbolic link loop" if link else "symbolic link loop in its path"
+    if isinstance(exc, FileNotFoundError):
+        return "broken symbolic link (its target does not exist)" if link else "no such file or directory"
+    return f"cannot stat: {exc.strerror or exc}"
 
 
 def _inside(path: str, root: str) -> bool:
@@ -197,11 +208,8 @@ def iter_sources(
             link = stat.S_ISLNK(st.st_mode)
             if link:
                 st = os.stat(path)
-        except FileNotFoundError:
-            yield Source(path, "broken symbolic link" if link else "no such file or directory")
-            continue
         except OSError as exc:
-            yield Source(path, f"cannot stat: {exc.strerror or exc}")
+            yield Source(path, unreachable(exc, link))
             continue
         if stat.S_ISDIR(st.st_mode):
             yield from _walk(path, path, st.st_dev, {(st.st_dev, st.st_ino)}, walk_filter, files)
