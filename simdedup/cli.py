@@ -11,6 +11,7 @@ import importlib
 import json
 import os
 import sys
+import warnings
 from typing import Any
 
 import click
@@ -78,7 +79,9 @@ class SimdedupGroup(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
-            return super().invoke(ctx)
+            with warnings.catch_warnings():  # Python's warnings (ours, a plugin's, a library's): one line each
+                warnings.showwarning = _one_line_warning
+                return super().invoke(ctx)
         except UsageError as exc:
             raise click.UsageError(str(exc)) from None
         except click.exceptions.NoArgsIsHelpError:
@@ -113,6 +116,11 @@ class SimdedupGroup(click.Group):
                 f"SIMDEDUP_DEBUG=1 shows the traceback)"
             )
             ctx.exit(EXIT_BUG)
+
+
+def _one_line_warning(text: Warning | str, category: type[Warning], *where: Any, **file: Any) -> None:
+    """A Python warning as simdedup says its own: one line, without the source line it came from."""
+    message(f"simdedup: warning: {' '.join(str(text).split())}")
 
 
 def one_line(exc: click.UsageError) -> click.UsageError:

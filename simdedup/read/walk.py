@@ -10,8 +10,8 @@ reported and skipped, because opening them can block forever. A FIFO named expli
 
 from __future__ import annotations
 
-import fnmatch
 import errno
+import fnmatch
 import os
 import stat
 from dataclasses import dataclass
