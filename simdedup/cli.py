@@ -844,7 +844,7 @@ def exact(
             progress(sources, silent, total=total, unit="doc", desc="exact"), encoding, seen
         ):
             if reason is not None:
-                warnings.warn(document.path, reason, document.origin)
+                warnings.warn(document.where, reason, document.origin)
                 continue
             done += 1
             if earlier is not None:

@@ -74,11 +74,11 @@ def open_documents(sources: Iterable[Source], encoding: str = "utf-8", whole_byt
     for source in sources:
         for document in documents(source):
             if document.reason is not None:
-                yield Document(document.path, document.reason, origin=document.origin)
+                yield Document(document.path, document.reason, origin=document.origin, place=document.place)
             elif document.text is not None:
-                yield Document(document.path, text=document.text, origin=document.origin)
+                yield Document(document.path, text=document.text, origin=document.origin, place=document.place)
             elif document.features is not None:
-                yield Document(document.path, features=document.features, origin=document.origin)
+                yield Document(document.path, features=document.features, origin=document.origin, place=document.place)
             else:
                 data = None
                 if is_url(document.path):
