@@ -58,6 +58,18 @@ def output_file(
     return output
 
 
+def _checked_globs(ctx: click.Context, param: click.Parameter, patterns: tuple[str, ...]) -> tuple[str, ...]:
+    """The patterns of --glob or --exclude, each a shell glob (an unclosed '[' refused, not taken
+    as a literal that matches nothing)."""
+    from .read.walk import glob_problem
+
+    for pattern in patterns:
+        problem = glob_problem(pattern)
+        if problem is not None:
+            raise click.BadParameter(f"{pattern!r}: {problem}")
+    return patterns
+
+
 def _storage_options(ctx: click.Context, param: click.Parameter, items: tuple[str, ...]) -> None:
     from .read.remote import use_storage_options
 
@@ -287,6 +299,7 @@ INPUT_OPTIONS = [
         multiple=True,
         metavar="PATTERN",
         help="Directory walks take only files whose name or relative path matches (repeatable).",
+        callback=_checked_globs,
     ),
     click.option(
         "--exclude",
@@ -294,6 +307,7 @@ INPUT_OPTIONS = [
         multiple=True,
         metavar="PATTERN",
         help="Directory walks leave out files and directories that match (repeatable).",
+        callback=_checked_globs,
     ),
     click.option(
         "--min-bytes", type=click.IntRange(0, MAX_BYTES), default=0, help="Directory walks leave out smaller files."

@@ -17,6 +17,7 @@ import stat
 from dataclasses import dataclass
 from typing import BinaryIO, Iterable, Iterator
 
+from ..errors import UsageError
 from .remote import is_url, iter_url_sources
 from .source import Source
 
@@ -31,6 +32,27 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
+def glob_problem(pattern: str) -> str | None:
+    """Why ``pattern`` is no shell glob (None: it is one): empty, or a ``[`` that opens a set of
+    characters never closed, which ``fnmatch`` would take as a literal ``[`` and so match
+    almost nothing, without a word. A set is read as ``fnmatch`` reads it: ``[!...]`` negates,
+    and a ``]`` first in the set is one of its characters."""
+    if not pattern:
+        return "an empty pattern matches nothing"
+    i, n = 0, len(pattern)
+    while i < n:
+        i += 1
+        if pattern[i - 1] != "[":
+            continue
+        j = i + (i < n and pattern[i] == "!")
+        j += j < n and pattern[j] == "]"
+        closing = pattern.find("]", j)
+        if closing < 0:
+            return f"the '[' at character {i} opens a set of characters that is never closed (a literal '[' is [[])"
+        i = closing + 1
+    return None
+
+
 @dataclass(frozen=True)
 class WalkFilter:
     """Which files a directory walk takes.
@@ -43,6 +65,12 @@ class WalkFilter:
     globs: tuple[str, ...] = ()
     excludes: tuple[str, ...] = ()
     min_bytes: int = 0
+
+    def __post_init__(self) -> None:
+        for pattern in (*self.globs, *self.excludes):
+            problem = glob_problem(pattern)
+            if problem is not None:
+                raise UsageError(f"pattern {pattern!r}: {problem}")
 
     def _matches(self, patterns: tuple[str, ...], path: str, root: str) -> bool:
         if not patterns:
