@@ -22,7 +22,8 @@ class GivenDocuments:
     prefixes); :meth:`refusal` says whether an id is inside them."""
 
     def __init__(self, roots: Iterable[str]):
-        self.paths: list[str] = []  # real paths of the local roots
+        self.files: set[str] = set()  # real paths of the local roots that are not directories
+        self.paths: list[str] = []  # real paths of the local directories
         self.urls: list[str] = []  # URL roots, without a trailing "/"
         for root in roots:
             if root == "-":
@@ -31,20 +32,23 @@ class GivenDocuments:
                 self.urls.append(root.rstrip("/"))
                 continue
             real = _real_path(local_path(root))
-            if real is not None:
+            if real is not None and os.path.isdir(real):
                 self.paths.append(real)
+            elif real is not None:  # a file given (many, for dedup's own inputs): found by a set
+                self.files.add(real)
 
     def refusal(self, doc_id: str) -> str | None:
         """None when the document ``doc_id`` lies inside a root the user gave, else why not:
         an id is opened only there (a local path by where it really leads, links followed)."""
-        if not self.paths and not self.urls:
+        if not self.paths and not self.files and not self.urls:
             return "no documents given (name them with --documents)"
         if is_url(doc_id) and local_path(doc_id) == doc_id:
             return None if any(_url_inside(doc_id, root) for root in self.urls) else _OUTSIDE
         real = _real_path(local_path(doc_id))
         if real is None:
             return "not a path"
-        return None if any(_inside(real, root) for root in self.paths) else _OUTSIDE
+        inside = real in self.files or any(_inside(real, root) for root in self.paths)
+        return None if inside else _OUTSIDE
 
 
 _OUTSIDE = "outside the documents given (ids are data: only --documents are read)"
