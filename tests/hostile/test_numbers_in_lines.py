@@ -87,7 +87,7 @@ def check(result, *outputs) -> None:
                     json.loads(line, parse_constant=_strict)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     line=st.integers(0, 10),
     field=st.integers(0, 20),
