@@ -9,7 +9,9 @@ for members that are files, as relative paths with every byte but letters, digit
 percent-encoded, so that no id can become a scheme such as ``javascript:``.
 
 The keep/drop decisions are :func:`simdedup.select.select_files`'s; the page's drop list is
-that list, in that order and encoding, until the person changes a decision.
+that list, in that order and encoding, until the person changes a decision. Ids are data: a
+member's text is read only from the documents given, and no store or server is asked about a
+URL outside them (such a member is neither kept nor dropped: :func:`simdedup.select.found_inside`).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from .explain import feature_pulls
 from .jsonline import text_lines
 from .options import DEFAULTS
 from .read import Inputs, Source, open_documents, read_sources
-from .select import Selection, read_clusters, select_files
+from .select import Selection, found_inside, read_clusters, select_files
 from .similarity import DEFAULT_FOLDING
 from .write import json_text_bytes
 
@@ -534,7 +536,10 @@ def report_to(
     from .write import overwritten_files, write_all
 
     cluster_files = [(name, stream.read()) for name, stream in cluster_streams]
-    chosen = select_files([(name, io.BytesIO(data)) for name, data in cluster_files], options.policy)
+    given = GivenDocuments(paths)  # no store or server is asked about a URL it was not given
+    chosen = select_files(
+        [(name, io.BytesIO(data)) for name, data in cluster_files], options.policy, found_inside(given)
+    )
     ids = [*chosen.kept, *chosen.dropped, *(doc_id for doc_id, _ in chosen.held + chosen.changed)]
     out.refuse_inputs(ids)
     texts = read_texts(
@@ -543,7 +548,7 @@ def report_to(
     tokenizer = getattr(method, "tokenizer", None)
     features = None if tokenizer is None else (lambda text: tokenizer.features([text]))
     base = os.path.dirname(os.path.abspath(out.path)) if out.path else os.getcwd()
-    page = build_report(cluster_files, chosen, texts, options, features, base, GivenDocuments(paths))
+    page = build_report(cluster_files, chosen, texts, options, features, base, given)
     with out.open() as fd:
         write_all(fd, page)
     return texts.missing

@@ -33,11 +33,11 @@ import itertools
 import os
 import stat
 from dataclasses import dataclass, field
-from typing import BinaryIO, Callable, Iterable, Iterator
+from typing import Any, BinaryIO, Callable, Iterable, Iterator
 
 from .errors import RecordError, SimdedupError
 from .jsonline import parse_json_line, text_lines
-from .read.remote import is_url
+from .read.remote import is_url, local_path
 from .write import Identity
 
 POLICIES = ("representative", "first", "longest", "shortest", "newest", "oldest")
@@ -65,7 +65,7 @@ def found_on_disk(doc_id: str) -> Found:
     """What ``doc_id`` names now: a local file (a ``file://`` URL is its path), an object of a
     store (by URL: shown and readable), or nothing, for an id no path can spell."""
     from .errors import UsageError
-    from .read.remote import StoreError, local_path, object_status
+    from .read.remote import StoreError, object_status
 
     path = local_path(doc_id)
     if is_url(path):
@@ -84,6 +84,19 @@ def found_on_disk(doc_id: str) -> Found:
         return Found(True, link, None)
     readable = stat.S_ISREG(st.st_mode) and os.access(path, os.R_OK)
     return Found(True, link, st if readable else None)
+
+
+def found_inside(given: Any) -> Look:
+    """:func:`found_on_disk` that asks no store or server about a URL outside the documents
+    ``given`` (:class:`simdedup.read.given.GivenDocuments`): such a member is not looked at, so
+    neither kept nor dropped (the report's view of a cluster file whose ids are data)."""
+
+    def look(doc_id: str) -> Found:
+        if is_url(local_path(doc_id)) and given.refusal(doc_id) is not None:
+            return Found(False, False, None, "a URL outside the documents given (--documents)")
+        return found_on_disk(doc_id)
+
+    return look
 
 
 def _web_page(doc_id: str) -> bool:
@@ -191,14 +204,19 @@ def _real_member(members: list[dict], keep: str, look: Look) -> str:
     return keep
 
 
-def selection(clusters: Iterable[tuple[list[dict], str | None]], policy: str, files: bool | None = None) -> Selection:
+def selection(
+    clusters: Iterable[tuple[list[dict], str | None]],
+    policy: str,
+    files: bool | None = None,
+    look_at: Look = found_on_disk,
+) -> Selection:
     """The members to drop and to keep of every ``(members, representative)`` cluster.
 
     All clusters are read before anything is decided, so that a document kept by one cluster
     line is never dropped by another (cluster files concatenated, or hand-edited). ``files``
     says whether the ids are paths; None: when any of them names something on disk.
     """
-    look = functools.cache(found_on_disk)  # each id looked at once: every decision sees one disk
+    look = functools.cache(look_at)  # each id looked at once: every decision sees one disk
     clusters = list(clusters)
     if files is None:  # web pages' addresses (crawled data) are asked for only beside files or objects
         files = any(look(m["id"]).there for members, _ in clusters for m in members if not _web_page(m["id"]))
@@ -244,15 +262,19 @@ def selection(clusters: Iterable[tuple[list[dict], str | None]], policy: str, fi
     return result
 
 
-def select_files(files: Iterable[tuple[str, BinaryIO]], policy: str = "representative") -> Selection:
+def select_files(
+    files: Iterable[tuple[str, BinaryIO]], policy: str = "representative", look_at: Look = found_on_disk
+) -> Selection:
     """The selection (:func:`selection`) over the cluster lines of named binary streams, all
-    read before anything is decided.
+    read before anything is decided; ``look_at`` looks at what an id names (:func:`found_on_disk`).
 
     Raises:
         RecordError: a line that is not UTF-8 or not a cluster, as ``FILE:LINE``.
     """
     return selection(
-        itertools.chain.from_iterable(read_clusters(text_lines(stream, name), name) for name, stream in files), policy
+        itertools.chain.from_iterable(read_clusters(text_lines(stream, name), name) for name, stream in files),
+        policy,
+        look_at=look_at,
     )
 
 

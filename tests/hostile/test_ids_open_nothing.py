@@ -3,7 +3,7 @@ names), so a command that reads documents by their ids (``report``, ``explain --
 only what the user gave it (``--documents``; A and B for explain), whatever an id spells:
 absolute paths, ``..`` steps, a symbolic link out of the directory given, ``file://``, a local
 web server's URL (``s3://`` in tests/test_store_members.py). Generated hostile ids in generated
-clusters: nothing of the secret reaches the output.
+clusters: nothing of the secret reaches the output, and the web server is never asked.
 """
 
 from __future__ import annotations
@@ -26,7 +26,13 @@ from simdedup.read.given import GivenDocuments
 SECRET = "aws_secret_access_key = SECRETVALUE0123456789"
 
 
-class _Quiet(http.server.SimpleHTTPRequestHandler):
+class _Counting(http.server.SimpleHTTPRequestHandler):
+    requests: list[str] = []
+
+    def send_head(self):
+        _Counting.requests.append(self.path)
+        return super().send_head()
+
     def log_message(self, *args):
         pass
 
@@ -43,7 +49,7 @@ def place(tmp_path_factory):
     write(corpus / "b.txt", near_copy(words(1)))
     os.symlink(secrets / "credentials", corpus / "evil.txt")
     os.symlink(secrets, corpus / "dir-out")
-    handler = lambda *a, **k: _Quiet(*a, directory=str(secrets), **k)  # noqa: E731
+    handler = lambda *a, **k: _Counting(*a, directory=str(secrets), **k)  # noqa: E731
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield root, corpus, secrets, f"http://127.0.0.1:{server.server_address[1]}"
@@ -117,6 +123,7 @@ def test_no_command_opens_what_a_hostile_id_names(place, tmp_path_factory, data)
         clusters = [c for c in clusters if len(set(c)) == len(c)]
     tmp = tmp_path_factory.mktemp("run")
     lines = clusters_file(tmp / "clusters.jsonl", clusters)
+    _Counting.requests.clear()
     for documents in (
         [],
         ["--documents", "corpus"],
@@ -130,6 +137,7 @@ def test_no_command_opens_what_a_hostile_id_names(place, tmp_path_factory, data)
     assert_clean(explained)
     explained = run("explain", "corpus/a.txt", "corpus/b.txt", "--clusters", lines, "--documents", "corpus", cwd=root)
     assert_clean(explained)
+    assert _Counting.requests == []  # not even asked whether it is there
 
 
 def test_the_documents_given_are_read_and_shown(place, tmp_path):
