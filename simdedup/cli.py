@@ -745,9 +745,10 @@ def stats(files: tuple[str, ...], max_k: int, plot: str | None, force: bool, as_
 
 
 @cli.command(name="eval")
+@storage_option
 @click.option(
     "--gold",
-    type=click.Path(exists=True, dir_okay=False),
+    type=click.Path(dir_okay=False),
     required=True,
     help="Labelled duplicate pairs: JSON lines with a and b (dup: false lines are skipped), or two ids per line.",
 )
@@ -769,11 +770,14 @@ def evaluate(gold: str, match: str, clusters: str) -> None:
     from .eval import read_cluster_members, read_gold_pairs, score_pairs
     from .jsonline import text_lines
 
-    with open(gold, "rb") as handle:
-        pairs = read_gold_pairs(text_lines(handle, gold), gold, match)
-    name = "<stdin>" if clusters == "-" else clusters
-    with click.open_file(clusters, "rb") as handle:
-        members = list(read_cluster_members(text_lines(handle, name), name, match))
+    pairs = set().union(
+        *(read_gold_pairs(text_lines(handle, name), name, match) for name, handle in named_streams([gold]))
+    )
+    members = [  # opened where every record and cluster file is (a missing one is one line, exit 1)
+        member
+        for name, handle in named_streams([clusters])
+        for member in read_cluster_members(text_lines(handle, name), name, match)
+    ]
     echo(json.dumps(score_pairs(members, pairs).as_dict()))
 
 

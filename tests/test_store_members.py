@@ -183,12 +183,14 @@ def stored(server, key: str) -> bytes:
         ["select"],
         ["report", "-o", "{tmp}/r.html"],
         ["index", "create", "{tmp}/idx", "-k", "3", "--from"],
+        ["eval", "--gold", "{tmp}/gold.tsv"],
     ],
 )
 @pytest.mark.parametrize("spelling", ["s3://{b}/recs", "s3://{b}/recs/"])
 def test_a_prefix_is_refused_as_a_record_file_in_one_line(server, s3, tmp_path, command, spelling):
     """Item 2: a prefix read as zero records, exit 0; a local directory was refused."""
     put_records(server, "recs/a.jsonl", 1)
+    (tmp_path / "gold.tsv").write_text("a b\n")
     prefix = spelling.format(b=BUCKET)
     args = [part.format(tmp=tmp_path) for part in command]
     status, out, err = s3(*args, prefix)
