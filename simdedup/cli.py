@@ -11,6 +11,7 @@ import importlib
 import json
 import os
 import sys
+import warnings
 from typing import Any
 
 import click
@@ -79,7 +80,9 @@ class SimdedupGroup(SectionedGroup):
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
-            return super().invoke(ctx)
+            with warnings.catch_warnings():  # Python's warnings (ours, a plugin's, a library's): one line each
+                warnings.showwarning = _one_line_warning
+                return super().invoke(ctx)
         except UsageError as exc:
             raise click.UsageError(str(exc)) from None
         except click.exceptions.NoArgsIsHelpError:
@@ -114,6 +117,11 @@ class SimdedupGroup(SectionedGroup):
                 f"SIMDEDUP_DEBUG=1 shows the traceback)"
             )
             ctx.exit(EXIT_BUG)
+
+
+def _one_line_warning(text: Warning | str, category: type[Warning], *where: Any, **file: Any) -> None:
+    """A Python warning as simdedup says its own: one line, without the source line it came from."""
+    message(f"simdedup: warning: {' '.join(str(text).split())}")
 
 
 def one_line(exc: click.UsageError) -> click.UsageError:
@@ -514,9 +522,9 @@ def dedup(
     multiple=True,
     type=click.Path(allow_dash=True, readable=False),
     metavar="PATH",
-    help="A and B (and the members of --clusters) are ids of the documents these files and "
-    "directories hold, read as fingerprint reads them: rows of JSON lines, say (repeatable) "
-    "[default: A and B are files].",
+    help="A, B and the members of --clusters are ids of the documents these files and "
+    "directories hold, read as fingerprint reads them (rows of JSON lines too); ids are data, "
+    "so nothing else is opened (repeatable) [default: A and B are files, and no member is read].",
 )
 @lambda func: apply_options(INPUT_OPTIONS[1:], func)
 @feature_options
@@ -536,7 +544,8 @@ def dedup(
     multiple=True,
     metavar="FILE",
     help="Cluster lines (of cluster or dedup) to place A and B in: when they are near-duplicates in two "
-    "clusters, the member that kept them apart is named (repeatable; members are read as files).",
+    "clusters, the member that kept them apart is named (repeatable; members are read only among "
+    "the documents given).",
 )
 @click.option("--json", "as_json", is_flag=True, help="One JSON object instead of text.")
 def explain(
@@ -558,7 +567,7 @@ def explain(
 
     \b
     simdedup explain corpus/a.txt corpus/b.txt
-    simdedup explain corpus/a.txt corpus/b.txt --clusters clusters.jsonl
+    simdedup explain docs/a.txt docs/b.txt --clusters c.jsonl --documents docs
     simdedup explain dump.jsonl:12 dump.jsonl:40 --documents dump.jsonl
     """
     from .explain import TextsOf
@@ -596,7 +605,7 @@ def explain(
         ]
         clusters = [[member["id"] for member in members] for members in lines]
         estimated = made_from_estimates(lines)
-    texts = TextsOf(method, document_paths, inputs)
+    texts = TextsOf(method, document_paths, inputs, given=(document_a, document_b))
     try:
         result = explain_documents(method, document_a, document_b, options, top, clusters, estimated, texts)
     except ValueError as exc:
@@ -709,7 +718,10 @@ def placement_lines(result: Any) -> list[str]:
             "options (another --linkage or threshold) or of other texts"
         )
     if place.unread:
-        lines.append(f"members not read, so not measured: {len(place.unread)}, such as {place.unread[0]}")
+        lines.append(
+            f"members not read, so not measured: {len(place.unread)}, such as {place.unread[0]} "
+            "(members are read only inside A, B and --documents)"
+        )
     return lines
 
 
@@ -802,9 +814,10 @@ def stats(files: tuple[str, ...], max_k: int, plot: str | None, force: bool, as_
     name="eval",
     sections={"Scoring": ["gold", "match"]},
 )
+@storage_option
 @click.option(
     "--gold",
-    type=click.Path(exists=True, dir_okay=False),
+    type=click.Path(dir_okay=False),
     required=True,
     help="Labelled duplicate pairs: JSON lines with a and b (dup: false lines are skipped), or two ids per line.",
 )
@@ -826,11 +839,14 @@ def evaluate(gold: str, match: str, clusters: str) -> None:
     from .eval import read_cluster_members, read_gold_pairs, score_pairs
     from .jsonline import text_lines
 
-    with open(gold, "rb") as handle:
-        pairs = read_gold_pairs(text_lines(handle, gold), gold, match)
-    name = "<stdin>" if clusters == "-" else clusters
-    with click.open_file(clusters, "rb") as handle:
-        members = list(read_cluster_members(text_lines(handle, name), name, match))
+    pairs = set().union(
+        *(read_gold_pairs(text_lines(handle, name), name, match) for name, handle in named_streams([gold]))
+    )
+    members = [  # opened where every record and cluster file is (a missing one is one line, exit 1)
+        member
+        for name, handle in named_streams([clusters])
+        for member in read_cluster_members(text_lines(handle, name), name, match)
+    ]
     echo(json.dumps(score_pairs(members, pairs).as_dict()))
 
 
@@ -904,7 +920,7 @@ def exact(
             progress(sources, silent, total=total, unit="doc", desc="exact"), encoding, seen
         ):
             if reason is not None:
-                warnings.warn(document.path, reason, document.origin)
+                warnings.warn(document.where, reason, document.origin)
                 continue
             done += 1
             if earlier is not None:
@@ -1009,7 +1025,7 @@ def _warn_missing(missing: dict[str, str]) -> dict[str, str]:
     type=click.Path(allow_dash=True, readable=False),
     metavar="PATH",
     help="Read the members' texts from these files and directories, as fingerprint reads "
-    "them (repeatable) [default: each member id opened as a file].",
+    "them (repeatable); nothing else is opened, whatever an id names [default: no texts].",
 )
 @lambda func: apply_options(INPUT_OPTIONS[1:], func)
 @feature_options_without_sketch
@@ -1075,7 +1091,10 @@ def report(
         [("features for the pulls (explain)", fingerprints_in_words(method.settings))],
         folding=getattr(method, "folding", DEFAULT_FOLDING),
     )
-    if _warn_missing(report_to(out, named_streams(clusters), method, options, document_paths, inputs)):
+    missing = report_to(out, named_streams(clusters), method, options, document_paths, inputs)
+    if not document_paths:  # ids are data: none is opened unless the documents are given
+        message("simdedup: the page shows no texts: give the documents with --documents PATH")
+    elif _warn_missing(missing):
         sys.exit(EXIT_SKIPPED)
 
 

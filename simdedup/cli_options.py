@@ -59,6 +59,18 @@ def output_file(
     return output
 
 
+def _checked_globs(ctx: click.Context, param: click.Parameter, patterns: tuple[str, ...]) -> tuple[str, ...]:
+    """The patterns of --glob or --exclude, each a shell glob (an unclosed '[' refused, not taken
+    as a literal that matches nothing)."""
+    from .read.walk import glob_problem
+
+    for pattern in patterns:
+        problem = glob_problem(pattern)
+        if problem is not None:
+            raise click.BadParameter(f"{pattern!r}: {problem}")
+    return patterns
+
+
 def _storage_options(ctx: click.Context, param: click.Parameter, items: tuple[str, ...]) -> None:
     from .read.remote import use_storage_options
 
@@ -218,7 +230,8 @@ FEATURE_OPTIONS = [
         "--compat",
         type=click.Choice(list(PRESETS)),
         metavar="TOOL",
-        help="Another tool's fingerprints (README).",
+        multiple=True,  # given twice: refused, not the last one winning
+        help="Another tool's fingerprints (README); options beside it must agree.",
     ),
 ]
 FEATURE_OPTIONS = in_section(FEATURES, FEATURE_OPTIONS)
@@ -293,6 +306,7 @@ INPUT_OPTIONS = [
         multiple=True,
         metavar="PATTERN",
         help="Walks take only what matches.",
+        callback=_checked_globs,
     ),
     click.option(
         "--exclude",
@@ -300,6 +314,7 @@ INPUT_OPTIONS = [
         multiple=True,
         metavar="PATTERN",
         help="Walks leave out what matches.",
+        callback=_checked_globs,
     ),
     click.option("--min-bytes", type=click.IntRange(0, MAX_BYTES), default=0, help="Walks leave out smaller files."),
     click.option(
@@ -460,9 +475,11 @@ def final_feature_options(options: dict[str, Any], given: bool = False) -> dict[
     disagree), and of the methods' own options only the chosen method's; ``given``: the input
     gives the features (``--features-field``)."""
     options = without_other_methods_options(options)
-    compat = options.pop("compat")
-    if compat is not None:
-        return _preset_options(compat, options, given)
+    presets = tuple(dict.fromkeys(options.pop("compat") or ()))
+    if len(presets) > 1:
+        raise click.UsageError(f"--compat takes one preset, not {' and '.join(presets)}")
+    if presets:
+        return _preset_options(presets[0], options, given)
     if given:
         _refuse_tokenizer_options(options)
     return options
@@ -556,8 +573,11 @@ def _refuse_tokenizer_options(options: dict[str, Any]) -> None:
 
 
 def _preset_options(compat: str, options: dict[str, Any], given: bool) -> dict[str, Any]:
-    """``options`` with those of the ``--compat`` preset; an option given on the command line
-    that says otherwise is a usage error."""
+    """``options`` with those of the ``--compat`` preset. An option given on the command line
+    must agree with what the preset fixes, compared as the tokenizer reads them (``-O
+    lowercase=no`` agrees with a preset's ``lowercase=false``), the tokenizer's defaults
+    included (``--shingle 3`` or ``-O width=3`` would change the fingerprints the preset
+    reproduces): else a usage error."""
     from .compat import ADJUSTABLE, PRESETS, TOKENIZER_SETTINGS
 
     if options["method"] != "simhash":
@@ -571,13 +591,6 @@ def _preset_options(compat: str, options: dict[str, Any], given: bool) -> dict[s
         if given and name in TOKENIZER_SETTINGS:
             continue
         if name == "tokenizer_options":
-            preset = dict(item.split("=", 1) for item in value)
-            for item in options[name]:
-                key, _, own = (part.strip() for part in item.partition("="))
-                if preset.get(key, own.lower()) != own.lower():
-                    raise click.UsageError(
-                        f"--compat {compat} sets -O {key}={preset[key]}; it cannot be used with -O {item}"
-                    )
             merged[name] = (*value, *options[name])
         elif not given_on_command_line(name):
             merged[name] = value
@@ -585,7 +598,44 @@ def _preset_options(compat: str, options: dict[str, Any], given: bool) -> dict[s
             raise click.UsageError(
                 f"--compat {compat} sets {option_flag(name)} {value}; it cannot be used with {option_flag(name)} {options[name]}"
             )
+    if not given:
+        _refuse_other_tokenizer_options(compat, options)
     return merged
+
+
+def _refuse_other_tokenizer_options(compat: str, options: dict[str, Any]) -> None:
+    """A usage error for a tokenizer option given beside ``--compat`` (``-O KEY=VALUE``,
+    ``--shingle``) whose value, as the preset's tokenizer reads it, is not the one the preset
+    gives it (its own, or the tokenizer's default)."""
+    from .compat import ADJUSTABLE, PRESETS
+    from .errors import SimdedupError
+    from .tokenizers import option_value, tokenizer_class
+
+    preset = PRESETS[compat]
+    try:
+        cls = tokenizer_class(preset["tokenizer_name"])
+        fixed = cls(**dict(item.split("=", 1) for item in preset.get("tokenizer_options", ())))
+    except SimdedupError:  # the preset's tokenizer cannot load here: building the method says why
+        return
+    known = {**cls.defaults, **cls.optional}
+    given: list[tuple[str, str, Any]] = []
+    for item in options["tokenizer_options"]:
+        key, _, raw = (part.strip() for part in item.partition("="))
+        given.append((key, f"-O {item}", raw))
+    if options.get("shingle") is not None and given_on_command_line("shingle"):
+        given.append(("shingle", f"--shingle {options['shingle']}", options["shingle"]))
+    for key, said, raw in given:
+        if key in ADJUSTABLE or key not in known:
+            continue  # adjustable, or an option the tokenizer refuses itself
+        try:
+            value = option_value(key, raw, type(known[key]))
+        except SimdedupError:
+            continue  # the tokenizer says why
+        if value != fixed.option(key):
+            shown = str(fixed.option(key)).lower() if isinstance(fixed.option(key), bool) else fixed.option(key)
+            raise click.UsageError(
+                f"--compat {compat} reproduces its tool with {key}={shown}; it cannot be used with {said}"
+            )
 
 
 @contextmanager

@@ -5,6 +5,7 @@ Simhash fingerprints are explained by their features; nilsimsa digests by their 
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
@@ -135,7 +136,8 @@ def explain(
     """Fingerprint two files and say what ``dedup`` and ``cluster`` decide of them with
     ``options``, by the same test they run (:class:`simdedup.verify.PairTest`), and compare
     their features; with ``clusters`` (member ids, each a file), where those put them and, if
-    they are near-duplicates kept apart, by which member.
+    they are near-duplicates kept apart, by which member (members read only inside the two
+    files and ``documents``: ids are data).
 
     Features push two fingerprints together when both documents carry them (heaviest shared
     weight first) and apart when one document carries more of them than the other.
@@ -154,7 +156,7 @@ def explain(
     from .verify import PairTest, shared_bands
 
     # the records as dedup makes them: the visible text (--html) measured, unless too long
-    texts = texts or TextsOf(method)
+    texts = texts or TextsOf(method, given=(path_a, path_b))
     method.verify_exactly()
     records, features = [], []
     for side, path in (("A", path_a), ("B", path_b)):
@@ -239,45 +241,69 @@ def explain(
 
 
 class TextsOf:
-    """The texts of documents by id, as ``method`` reads them: each id a file, or with ``paths``
-    (``explain --documents``) an id of the documents they hold, read as ``fingerprint`` reads
-    them with ``inputs`` (rows of JSON lines, say), in one pass for all the ids asked for."""
+    """The texts of documents by id, as ``method`` reads them. Ids are data: without ``paths``
+    only the files ``a`` and ``b`` given are opened; with ``paths`` (``explain --documents``), an
+    id is a document they hold, read as ``fingerprint`` reads them with ``inputs`` (rows of JSON
+    lines, say), and nothing outside them is opened (:class:`simdedup.read.given.GivenDocuments`,
+    links followed)."""
 
-    def __init__(self, method: SimhashMethod, paths: Sequence[str] = (), inputs: Any = None):
+    def __init__(self, method: SimhashMethod, paths: Sequence[str] = (), inputs: Any = None, given: Sequence[str] = ()):
+        from .read.given import GivenDocuments
+
         self.method, self.paths, self.inputs = method, tuple(paths), inputs
+        self.gate = GivenDocuments(self.paths or tuple(given))
         self.found: dict[str, str] = {}
+        self.missing: dict[str, str] = {}
 
     def read(self, ids: Iterable[str]) -> None:
-        """Read the texts of ``ids`` not read yet, from ``paths`` (files are read as asked)."""
+        """Read the texts of ``ids`` not read yet: files inside the roots at once, the rest (rows
+        of tables) in one pass over ``paths``."""
         from .read import Inputs, open_documents, read_sources
+        from .read.remote import is_url
 
-        wanted = set(ids) - self.found.keys()
+        wanted = set(ids) - self.found.keys() - self.missing.keys()
+        for doc_id in sorted(wanted):
+            if self.gate.refusal(doc_id) is None and not is_url(doc_id) and os.path.isfile(doc_id):
+                self._take(open_document(doc_id, self.method.encoding))
+                wanted.discard(doc_id)
         if not self.paths or not wanted:
+            for doc_id in wanted:
+                self.missing[doc_id] = self.gate.refusal(doc_id) or "not a file"
             return
         sources = read_sources(self.paths, self.inputs or Inputs()).sources
         for document in open_documents(sources, self.method.encoding):
-            if document.id in wanted and document.reason is None:
-                if document.text is not None:
-                    self.found[document.id] = document.text
-                elif document.reader is not None:
-                    self.found[document.id] = "".join(document.reader)
+            if document.id in wanted:
+                self._take(document)
                 wanted.discard(document.id)
                 if not wanted:
                     break
+        for doc_id in wanted:
+            self.missing[doc_id] = "not among the --documents read"
+
+    def _take(self, document: Any) -> None:
+        from .errors import SkipDocument
+
+        try:
+            if document.reason is not None:
+                self.missing[document.id] = document.reason
+            elif document.text is not None:
+                self.found[document.id] = document.text
+            elif document.reader is not None:
+                self.found[document.id] = "".join(document.reader)
+        except (OSError, UnicodeError, SkipDocument) as exc:
+            self.missing[document.id] = getattr(exc, "reason", None) or str(exc)
 
     def text(self, doc_id: str) -> str:
         """The text of ``doc_id``.
 
         Raises:
-            SkipDocument: it cannot be read, or no document of ``paths`` has this id.
+            SkipDocument: it is outside the documents given, or cannot be read.
         """
         from .errors import SkipDocument
 
-        if not self.paths:
-            return "".join(open_document(doc_id, self.method.encoding).reader)  # type: ignore[arg-type]
         self.read([doc_id])
         if doc_id not in self.found:
-            raise SkipDocument(doc_id, "not among the --documents read")
+            raise SkipDocument(doc_id, self.missing.get(doc_id, "not read"))
         return self.found[doc_id]
 
 
@@ -290,7 +316,9 @@ def place(
     estimated: bool = False,
     texts_of: TextsOf | None = None,
 ) -> Placement:
-    """Where ``clusters`` put two files, and who kept them apart (see :class:`Placement`)."""
+    """Where ``clusters`` put two files, and who kept them apart (see :class:`Placement`); a
+    member is read only through ``texts_of`` (:class:`TextsOf`: inside the documents given),
+    else it is unread."""
     from .errors import SimdedupError
 
     where = {doc_id: i for i, members in enumerate(clusters) for doc_id in members}
@@ -305,7 +333,7 @@ def place(
     )
     if a is not None and a == b:
         return placement
-    texts_of = texts_of or TextsOf(method)
+    texts_of = texts_of or TextsOf(method, given=(path_a, path_b))
     texts_of.read({*members_a, *members_b})
     texts = {}
     for doc_id in sorted({*members_a, *members_b}):

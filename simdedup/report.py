@@ -9,7 +9,9 @@ for members that are files, as relative paths with every byte but letters, digit
 percent-encoded, so that no id can become a scheme such as ``javascript:``.
 
 The keep/drop decisions are :func:`simdedup.select.select_files`'s; the page's drop list is
-that list, in that order and encoding, until the person changes a decision.
+that list, in that order and encoding, until the person changes a decision. Ids are data: a
+member's text is read only from the documents given, and no store or server is asked about a
+URL outside them (such a member is neither kept nor dropped: :func:`simdedup.select.found_inside`).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from .explain import feature_pulls
 from .jsonline import text_lines
 from .options import DEFAULTS
 from .read import Inputs, Source, open_documents, read_sources
-from .select import Selection, read_clusters, select_files
+from .select import Selection, found_inside, read_clusters, select_files
 from .similarity import DEFAULT_FOLDING
 from .write import json_text_bytes
 
@@ -92,47 +94,61 @@ def read_texts(
     encoding: str = "utf-8",
     html: bool = False,
     overwritten: dict | None = None,
+    read_ids: bool = False,
 ) -> Texts:
-    """The texts of the documents ``ids``: found among the documents ``paths`` name (read as
-    ``fingerprint`` reads them; meeting a file in ``overwritten`` is a usage error), or without
-    ``paths`` each id opened as a regular file."""
+    """The texts of the documents ``ids``, found among the documents ``paths`` name (read as
+    ``fingerprint`` reads them; meeting a file in ``overwritten`` is a usage error), or, with
+    ``read_ids``, each id opened as a file when it lies inside ``paths``. Ids are data: no file
+    outside ``paths`` is opened, whatever an id or a link in them names
+    (:class:`simdedup.read.given.GivenDocuments`)."""
     from .read.document import Document
+    from .read.given import GivenDocuments
 
     wanted = set(ids)
     found = Texts()
-    if paths:
+    given = GivenDocuments(paths)
+    if paths and not read_ids:
 
         def wanted_sources(sources: Iterable[Source]) -> Iterator[Source]:
             for source in sources:
                 # a plain file that no cluster names is not opened; rows are known once parsed
-                if source.line is not None or source.span is not None or source.path in wanted:
+                if source.line is not None or source.span is not None:
                     yield source
+                elif source.path in wanted:
+                    refusal = None if source.reason is not None else given.refusal(source.path)
+                    if refusal is None:
+                        yield source
+                    else:  # a link out of the directories given
+                        found.missing[source.path] = refusal
 
         documents: Iterable[Document] = open_documents(
             wanted_sources(read_sources(paths, inputs or Inputs(), overwritten=overwritten).sources), encoding
         )
     else:
-        documents = (_file_document(doc_id, encoding) for doc_id in sorted(wanted))
+        documents = (_file_document(doc_id, encoding, given) for doc_id in sorted(wanted))
     for document in documents:
-        if document.id in wanted and document.id not in found.texts:
+        if document.id in wanted and document.id not in found.texts and document.id not in found.missing:
             _take_text(document, html, found)
     for doc_id in wanted - found.texts.keys() - found.missing.keys():
         found.missing[doc_id] = "not among the documents read" if paths else "not found"
     return found
 
 
-def _file_document(path: str, encoding: str) -> Any:
+def _file_document(path: str, encoding: str, given: Any) -> Any:
     from .read import open_document
     from .read.document import Document
     from .read.remote import is_url
 
+    refusal = given.refusal(path)
+    if refusal is not None:
+        return Document(path, refusal)
     if is_url(path):  # an object of a store: read as fingerprint reads it
         return open_document(path, encoding)
     try:  # a FIFO or a device named in a cluster line would block or never end
         regular = stat.S_ISREG(os.stat(path).st_mode)
     except (OSError, ValueError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        return Document(path, f"not readable as a file ({reason}); name the documents with --documents")
+        return Document(path, f"not readable as a file ({reason})")
     if not regular:
         return Document(path, "not a regular file")
     return open_document(path, encoding)
@@ -253,6 +269,7 @@ def build_report(
     options: ReportOptions,
     features: Callable[[str], dict[str, float]] | None,
     base: str,
+    given: Any = None,
 ) -> bytes:
     """The page for the cluster lines of ``cluster_files`` (name, content, read by
     :func:`simdedup.select.select_files` into ``chosen``), with links relative to the
@@ -274,7 +291,7 @@ def build_report(
     apart = _kept_apart(clusters, texts.texts, options)
     shown = SHOWN_CHARS
     while True:
-        page = _page(_data(clusters, pairs, apart, chosen, texts, options, base, shown))
+        page = _page(_data(clusters, pairs, apart, chosen, texts, options, base, shown, given))
         if len(page) <= options.max_bytes:
             return page
         if shown == 0:
@@ -367,6 +384,7 @@ def _data(
     options: ReportOptions,
     base: str,
     shown: int,
+    given: Any = None,
 ) -> dict:
     """What the page's script renders: ids once each (in the order select meets them), their
     decisions, texts and links, and the clusters as indices into them."""
@@ -448,7 +466,7 @@ def _data(
         "ids": ids,
         "decisions": decisions,
         "held": {str(index[i]): why for i, why in held.items() if i in index},
-        "links": [file_link(i, base) for i in ids],
+        "links": [None if given is None or given.refusal(i) else file_link(i, base) for i in ids],
         "texts": shown_texts,
         "lengths": [n if (n > shown or i in texts.cut) else 0 for n, i in zip(full_lengths, ids)],
         "read_cut": [i in texts.cut for i in ids],
@@ -597,27 +615,35 @@ def report_to(
     options: ReportOptions,
     paths: tuple[str, ...] = (),
     inputs: Inputs | None = None,
+    read_ids: bool = False,
 ) -> dict[str, str]:
     """Write the page for the cluster lines of ``cluster_streams`` (named binary streams) to
     the :class:`simdedup.write.OutputFile` ``out``, the texts read from the documents
-    ``paths`` name (without them, each member id opened as a file) as ``method`` reads them.
-    Returns the members whose text could not be read, with the reason.
+    ``paths`` name (with ``read_ids``, each member id opened as a file when it lies inside
+    ``paths``; without ``paths``, no text) as ``method`` reads them. Returns the members whose
+    text could not be read, with the reason.
 
     Raises:
         UsageError: the output is one of the documents or of the cluster files.
         RecordError, SimdedupError: as :func:`build_report`.
     """
+    from .read.given import GivenDocuments
     from .write import overwritten_files, write_all
 
     cluster_files = [(name, stream.read()) for name, stream in cluster_streams]
-    chosen = select_files([(name, io.BytesIO(data)) for name, data in cluster_files], options.policy)
+    given = GivenDocuments(paths)  # no store or server is asked about a URL it was not given
+    chosen = select_files(
+        [(name, io.BytesIO(data)) for name, data in cluster_files], options.policy, found_inside(given)
+    )
     ids = [*chosen.kept, *chosen.dropped, *(doc_id for doc_id, _ in chosen.held + chosen.changed)]
     out.refuse_inputs(ids)
-    texts = read_texts(ids, paths, inputs, method.encoding, getattr(method, "html", False), overwritten_files([out]))
+    texts = read_texts(
+        ids, paths, inputs, method.encoding, getattr(method, "html", False), overwritten_files([out]), read_ids
+    )
     tokenizer = getattr(method, "tokenizer", None)
     features = None if tokenizer is None else (lambda text: tokenizer.features([text]))
     base = os.path.dirname(os.path.abspath(out.path)) if out.path else os.getcwd()
-    page = build_report(cluster_files, chosen, texts, options, features, base)
+    page = build_report(cluster_files, chosen, texts, options, features, base, given)
     with out.open() as fd:
         write_all(fd, page)
     return texts.missing
@@ -634,8 +660,9 @@ def dedup_report(
     inputs: Inputs,
 ) -> dict[str, str]:
     """``dedup --report``: the page for the clusters of a dedup run, the texts read again
-    from ``paths`` when they held tables (files are opened by their ids; a path list on stdin
-    cannot be read twice). Returns the members without a text, as :func:`report_to`."""
+    from ``paths`` when they held tables, else each file opened by its id inside ``paths`` (a
+    path list on stdin cannot be read twice: inside the files the run read). Returns the
+    members without a text, as :func:`report_to`."""
     from dataclasses import replace
 
     from .cluster_lines import write_clusters
@@ -659,4 +686,5 @@ def dedup_report(
         folding=getattr(method, "folding", True),
     )
     tables = bool(run.tables) and "-" not in paths
-    return report_to(out, [("clusters", lines)], method, options, paths if tables else (), inputs)
+    given = paths if "-" not in paths else (*paths, *clustered.fingerprints.ids)
+    return report_to(out, [("clusters", lines)], method, options, given, inputs, read_ids=not tables)

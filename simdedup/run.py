@@ -77,8 +77,8 @@ def fingerprint_batch(sources: list[Source], method: Method, render: bool = Fals
     results = method.fingerprint_batch(documents)  # one result per document, in order
     return Batch.of(
         [
-            replace(result, origin=document.origin)
-            if isinstance(result, Source) and document.origin and not result.origin
+            replace(result, origin=result.origin or document.origin, place=result.place or document.place)
+            if isinstance(result, Source) and document.origin
             else result
             for result, document in zip(results, documents)
         ],
@@ -382,7 +382,7 @@ class FingerprintRun:
         for batch in fingerprint_batches(sources, self.method, jobs, self.render, self.texts_in_workers):
             for source in batch.skipped:
                 self.skipped.append(source.path)
-                warnings.warn(source.path, source.reason or "", source.origin)
+                warnings.warn(source.where, source.reason or "", source.origin)
             if self.verbose:
                 for note in batch.notes:
                     self.note(f"simdedup: {note}")

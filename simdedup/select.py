@@ -9,9 +9,11 @@ A drop list is read by ``xargs rm``, so it never names the only real copy of a f
 lines are written at one time and acted on later, so every decision is made against the disk
 as it is when :func:`selection` looks (once per id; what changes after that is not seen):
 
-- ids are taken as paths when any of them names something on disk now; otherwise (JSON-lines
-  ``FILE:LINE`` ids, ``--id-field`` values, URLs) nothing on disk can be removed through them,
-  and they are chosen among by the policy alone;
+- ids are taken as paths when any of them names something on disk, or in an object store, now;
+  otherwise (JSON-lines ``FILE:LINE`` ids, ``--id-field`` values) nothing can be removed
+  through them, and they are chosen among by the policy alone. Files and objects are looked at
+  alike (:func:`found_on_disk`): a ``file://`` URL is its path, an object is asked of its store
+  (an ``http(s)://`` page only beside files or objects, not for crawled data alone);
 - as paths, a cluster keeps, by its policy, one of its members that is a readable regular file
   now (``representative``: the representative, else the member nearest it); a cluster with no
   such member drops nothing; a member that is not a readable regular file now (gone, a
@@ -31,11 +33,11 @@ import itertools
 import os
 import stat
 from dataclasses import dataclass, field
-from typing import BinaryIO, Callable, Iterable, Iterator
+from typing import Any, BinaryIO, Callable, Iterable, Iterator
 
 from .errors import RecordError, SimdedupError
 from .jsonline import parse_json_line, text_lines
-from .read.remote import is_url
+from .read.remote import is_url, local_path
 from .write import Identity
 
 POLICIES = ("representative", "first", "longest", "shortest", "newest", "oldest")
@@ -43,29 +45,63 @@ POLICIES = ("representative", "first", "longest", "shortest", "newest", "oldest"
 
 @dataclass(frozen=True)
 class Found:
-    """What an id names on disk now."""
+    """What an id names on disk, or in its object store, now."""
 
     there: bool  # the name leads to something (a link, even a dangling one, counts)
     link: bool  # a symbolic link
-    file: os.stat_result | None  # its status, links followed, when it is a readable regular file
+    #: its status, links followed, when it is a readable regular file or a readable object
+    file: os.stat_result | None
+    #: why it could not be looked at, when the store did not answer (None: it was looked at)
+    unchecked: str | None = None
 
     @property
     def identity(self) -> Identity | None:
-        return None if self.file is None else (self.file.st_dev, self.file.st_ino)
+        if self.file is None or (self.file.st_dev, self.file.st_ino) == (0, 0):  # an object: no inode
+            return None
+        return (self.file.st_dev, self.file.st_ino)
 
 
 def found_on_disk(doc_id: str) -> Found:
-    """What ``doc_id`` names on disk now (nothing, for an id no path can spell)."""
+    """What ``doc_id`` names now: a local file (a ``file://`` URL is its path), an object of a
+    store (by URL: shown and readable), or nothing, for an id no path can spell."""
+    from .errors import UsageError
+    from .read.remote import StoreError, object_status
+
+    path = local_path(doc_id)
+    if is_url(path):
+        try:
+            status = object_status(path)
+        except (StoreError, UsageError) as exc:  # not looked at: neither kept nor dropped
+            return Found(False, False, None, str(exc))
+        return Found(status is not None, False, status)
     try:
-        link = stat.S_ISLNK(os.lstat(doc_id).st_mode)
+        link = stat.S_ISLNK(os.lstat(path).st_mode)
     except (OSError, ValueError):
         return Found(False, False, None)
     try:
-        st = os.stat(doc_id)
+        st = os.stat(path)
     except (OSError, ValueError):
         return Found(True, link, None)
-    readable = stat.S_ISREG(st.st_mode) and os.access(doc_id, os.R_OK)
+    readable = stat.S_ISREG(st.st_mode) and os.access(path, os.R_OK)
     return Found(True, link, st if readable else None)
+
+
+def found_inside(given: Any) -> Look:
+    """:func:`found_on_disk` that asks no store or server about a URL outside the documents
+    ``given`` (:class:`simdedup.read.given.GivenDocuments`): such a member is not looked at, so
+    neither kept nor dropped (the report's view of a cluster file whose ids are data)."""
+
+    def look(doc_id: str) -> Found:
+        if is_url(local_path(doc_id)) and given.refusal(doc_id) is not None:
+            return Found(False, False, None, "a URL outside the documents given (--documents)")
+        return found_on_disk(doc_id)
+
+    return look
+
+
+def _web_page(doc_id: str) -> bool:
+    """An http(s) id: a page's address (``--id-field url``), looked up only beside files or objects."""
+    return doc_id[:7].lower() == "http://" or doc_id[:8].lower() == "https://"
 
 
 Look = Callable[[str], Found]
@@ -168,22 +204,27 @@ def _real_member(members: list[dict], keep: str, look: Look) -> str:
     return keep
 
 
-def selection(clusters: Iterable[tuple[list[dict], str | None]], policy: str, files: bool | None = None) -> Selection:
+def selection(
+    clusters: Iterable[tuple[list[dict], str | None]],
+    policy: str,
+    files: bool | None = None,
+    look_at: Look = found_on_disk,
+) -> Selection:
     """The members to drop and to keep of every ``(members, representative)`` cluster.
 
     All clusters are read before anything is decided, so that a document kept by one cluster
     line is never dropped by another (cluster files concatenated, or hand-edited). ``files``
     says whether the ids are paths; None: when any of them names something on disk.
     """
-    look = functools.cache(found_on_disk)  # each id looked at once: every decision sees one disk
+    look = functools.cache(look_at)  # each id looked at once: every decision sees one disk
     clusters = list(clusters)
-    if files is None:
-        files = any(look(m["id"]).there for members, _ in clusters for m in members)
+    if files is None:  # web pages' addresses (crawled data) are asked for only beside files or objects
+        files = any(look(m["id"]).there for members, _ in clusters for m in members if not _web_page(m["id"]))
     chosen: list[tuple[list[dict], str | None]] = []
     kept_ids: set[str] = set()
     for members, representative in clusters:
-        # an object of a store (a URL id) is no file to check here: it is read again where it is copied
-        keepable = [m for m in members if is_url(m["id"]) or look(m["id"]).file is not None] if files else members
+        # whatever its kind (a file, a file:// URL, an object), a member is kept only when it is there now
+        keepable = [m for m in members if look(m["id"]).file is not None] if files else members
         keep = _real_member(keepable, kept_member(keepable, policy, representative, look), look) if keepable else None
         chosen.append((members, keep))
         if keep is not None:
@@ -212,9 +253,8 @@ def selection(clusters: Iterable[tuple[list[dict], str | None]], policy: str, fi
                         (doc_id, "no member of its cluster is a readable regular file now, so none is dropped")
                     )
                 elif files and found.file is None:
-                    result.changed.append(
-                        (doc_id, "not a readable regular file now" if found.there else "no longer there")
-                    )
+                    why = "not a readable regular file now" if found.there else "no longer there"
+                    result.changed.append((doc_id, f"cannot be checked: {found.unchecked}" if found.unchecked else why))
                 elif found.identity is not None and found.identity in kept_files:
                     result.held.append((doc_id, "the same file as a kept member (a hard or symbolic link)"))
                 else:
@@ -222,15 +262,19 @@ def selection(clusters: Iterable[tuple[list[dict], str | None]], policy: str, fi
     return result
 
 
-def select_files(files: Iterable[tuple[str, BinaryIO]], policy: str = "representative") -> Selection:
+def select_files(
+    files: Iterable[tuple[str, BinaryIO]], policy: str = "representative", look_at: Look = found_on_disk
+) -> Selection:
     """The selection (:func:`selection`) over the cluster lines of named binary streams, all
-    read before anything is decided.
+    read before anything is decided; ``look_at`` looks at what an id names (:func:`found_on_disk`).
 
     Raises:
         RecordError: a line that is not UTF-8 or not a cluster, as ``FILE:LINE``.
     """
     return selection(
-        itertools.chain.from_iterable(read_clusters(text_lines(stream, name), name) for name, stream in files), policy
+        itertools.chain.from_iterable(read_clusters(text_lines(stream, name), name) for name, stream in files),
+        policy,
+        look_at=look_at,
     )
 
 

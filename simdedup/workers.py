@@ -52,7 +52,7 @@ def in_order(
     work goes. An exception raised by ``work`` is raised here, in its task's place.
 
     Raises:
-        SimdedupError: a worker process died (killed by a signal, e.g. for lack of memory).
+        SimdedupError: a worker process died (its exit status, or the signal that killed it).
     """
     pending = iter(tasks)
     first = list(itertools.islice(pending, jobs))  # no more workers than tasks (-j 512, three batches)
@@ -170,7 +170,7 @@ class Pool:
         for key, events in self.selector.select():
             worker = key.data
             if key.fileobj is not worker.sock:  # its sentinel: the process ended
-                raise SimdedupError("a worker process died (killed by a signal: out of memory?)")
+                raise worker.died()
             if events & selectors.EVENT_WRITE:
                 worker.write()
             if events & selectors.EVENT_READ:
@@ -244,6 +244,20 @@ class _RemoteTraceback(Exception):
         return str(self.args[0])
 
 
+def death_cause(exitcode: int | None) -> str:
+    """How a process ended, in words, from its ``exitcode`` (negative: the signal's number)."""
+    if exitcode is None:
+        return "its connection closed while it ran"
+    if exitcode >= 0:
+        return f"exited with status {exitcode}"
+    try:
+        name = signal.Signals(-exitcode).name
+    except ValueError:
+        name = f"signal {-exitcode}"
+    hint = ": the system's out-of-memory killer sends it" if -exitcode == signal.SIGKILL else ""
+    return f"killed by {name}{hint}"
+
+
 class _Worker:
     """One worker process and the parent's end of its socket pair."""
 
@@ -272,6 +286,12 @@ class _Worker:
         self.pickle_size = 0
         self.outstanding = 0
         self.released = False  # told to end
+
+    def died(self) -> SimdedupError:
+        """The one-line error for this worker's end, with its exit status or the signal that
+        ended it (SIGKILL, which the kernel's OOM killer sends, named as such)."""
+        self.process.join(1)  # its socket closes as it exits: the status follows at once
+        return SimdedupError(f"a worker process died ({death_cause(self.process.exitcode)})")
 
     def hand_out(self, number: int, task: Any) -> None:
         data = pickle.dumps((number, task), pickle.HIGHEST_PROTOCOL)
@@ -309,7 +329,7 @@ class _Worker:
             except ConnectionError:
                 received = 0
             if not received:
-                raise SimdedupError("a worker process died (killed by a signal: out of memory?)")
+                raise self.died()
             self.filled += received
 
     def _next_piece(self, results: list[tuple[int, Any, BaseException | None]]) -> None:

@@ -196,8 +196,10 @@ def reserve_standard_descriptors() -> None:
 def identity(path: str | int) -> Identity | None:
     """The identity of the file ``path`` (or the descriptor) names, links followed (None when
     there is none); an object named by URL is its URL."""
-    if isinstance(path, str) and is_url(path):
-        return path
+    if isinstance(path, str):
+        path = local_path(path)  # file:///x is the file /x
+        if is_url(path):
+            return path
     try:
         st = os.stat(path)
     except (OSError, ValueError):
@@ -289,6 +291,11 @@ class OutputFile:
     def refuse_inputs(self, paths: Iterable[str], stdin: bool = False) -> None:
         """Raises UsageError when this output would write over one of the files ``paths``
         (``-`` aside) or, with ``stdin``, the file on stdin."""
+        paths = tuple(paths)
+        if self.remote is not None:  # an object under an input prefix: listed now, read later
+            for path in paths:
+                if is_url(path) and _url_inside(self.path, path):  # type: ignore[arg-type]
+                    raise _is_input(self.name, path)
         if self.overwrites is None:
             return
         for path in paths:
@@ -460,6 +467,11 @@ def refuse_overwritten_inputs(sources: Iterable[Any], overwritten: dict[Identity
             yield source
 
     return checked()
+
+
+def _url_inside(url: str, prefix: str) -> bool:
+    """Whether the object ``url`` is ``prefix`` or lies under it (a listing of it would find it)."""
+    return url == prefix or url.startswith(prefix.rstrip("/") + "/")
 
 
 def _is_input(output: str, path: str) -> UsageError:

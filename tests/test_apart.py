@@ -114,7 +114,15 @@ def test_explain_names_the_member_that_kept_two_near_duplicates_apart(three, tmp
     runner = CliRunner()
     clusters = runner.invoke(cli, ["dedup", "--silent", "docs"]).stdout  # c is alone: not written
     (tmp_path / "clusters.jsonl").write_text(clusters)
-    args = ["explain", "docs/b.txt", "docs/c.txt", "--clusters", str(tmp_path / "clusters.jsonl")]
+    args = [
+        "explain",
+        "docs/b.txt",
+        "docs/c.txt",
+        "--clusters",
+        str(tmp_path / "clusters.jsonl"),
+        "--documents",
+        "docs",
+    ]
     lines = runner.invoke(cli, args).stdout.splitlines()
     assert "clusters: A in cluster 1 (2 members), B in none of them (alone)" in lines
     assert any(line.startswith("kept apart: docs/a.txt (with A) and B have resemblance 0.74") for line in lines)
@@ -130,7 +138,9 @@ def test_the_report_lists_the_pairs_kept_apart(three, tmp_path, monkeypatch):
     monkeypatch.chdir(three.parent)
     runner = CliRunner()
     (tmp_path / "clusters.jsonl").write_text(runner.invoke(cli, ["dedup", "--silent", "--singletons", "docs"]).stdout)
-    done = runner.invoke(cli, ["report", str(tmp_path / "clusters.jsonl"), "-o", str(tmp_path / "r.html")])
+    done = runner.invoke(
+        cli, ["report", str(tmp_path / "clusters.jsonl"), "--documents", "docs", "-o", str(tmp_path / "r.html")]
+    )
     assert done.exit_code == 0, done.output
     page = (tmp_path / "r.html").read_text()
     data = json.loads(page.split('id="report-data">', 1)[1].split("</script>", 1)[0])
@@ -162,7 +172,7 @@ def test_clusters_that_cluster_made_are_explained_by_the_estimates_that_made_the
     for family in range(12):
         files = sorted(str(p.relative_to(tmp_path)) for p in docs.glob(f"{family:02d}-*.txt"))
         for a, b in zip(files, files[1:]):
-            out = runner.invoke(cli, ["explain", "--json", a, b, "--clusters", "clusters.jsonl"])
+            out = runner.invoke(cli, ["explain", "--json", a, b, "--clusters", "clusters.jsonl", "--documents", "docs"])
             placed = json.loads(out.stdout)["clusters"]
             if not placed["kept_apart"]:
                 continue

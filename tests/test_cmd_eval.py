@@ -69,3 +69,21 @@ def test_eval_command(tmp_path):
     gold.write_text("a b c\n")
     bad = invoke("eval", "--gold", gold, clusters)
     assert bad.exit_code == 1 and f"{gold}:1" in bad.stderr
+
+
+def test_a_missing_cluster_or_gold_file_is_one_line(tmp_path):
+    """Opened where every record and cluster file is (``named_streams``): exit 1, one line (it was
+    exit 70 for a missing CLUSTERS file)."""
+    from click.testing import CliRunner
+
+    from simdedup.cli import cli
+
+    gold = tmp_path / "gold.tsv"
+    gold.write_text("a b\n")
+    clusters = tmp_path / "c.jsonl"
+    clusters.write_text('{"members":[{"id":"a"},{"id":"b"}]}\n')
+    for args in (["--gold", gold, tmp_path / "missing.jsonl"], ["--gold", tmp_path / "missing.tsv", clusters]):
+        result = CliRunner().invoke(cli, ["eval", *map(str, args)])
+        assert result.exit_code == 1 and len(result.stderr.strip().splitlines()) == 1, result.output
+        assert "cannot read" in result.stderr
+    assert CliRunner().invoke(cli, ["eval", "--gold", str(gold), str(clusters)]).exit_code == 0

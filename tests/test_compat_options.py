@@ -197,12 +197,12 @@ def test_bad_features_are_skipped_with_file_and_line(tmp_path):
     assert result.exit_code == 3
     assert [r["id"] for r in records_of(result)] == ["ok", "ok2"]
     warnings = [line for line in result.stderr.splitlines() if "warning" in line]
-    expected_lines = [2, 3, 4, 5, 6, 7, 8, 10, 11, 13]
+    expected_lines = [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 13]
     assert [
-        int(re.search(rf"{re.escape(str(path))}:(\d+):", w).group(1)) for w in warnings if str(path) in w
+        int(re.search(rf"{re.escape(str(path))}:(\d+)[: ]", w).group(1)) for w in warnings if str(path) in w
     ] == expected_lines
-    # a line that parses but holds no feature is named by its id, as a text without words is
-    assert "simdedup: warning: empty: no features (an empty list or object)" in warnings
+    # a line that parses but holds no feature is named by its line and its id
+    assert f"simdedup: warning: {path}:9 (id empty): no features (an empty list or object)" in warnings
     assert "the weight of 'x' is not a number: 'many'" in result.stderr
     assert "the weight of 'x' must be a number from 0 to 2**38, not -1" in result.stderr
 
@@ -276,7 +276,7 @@ def test_presets_refuse_options_that_disagree(tmp_path):
         (["--compat", "python-hashes", "--hash", "xxh3"], "sets --hash python-hashes"),
         (["--compat", "python-hashes", "--ties", "zero"], "sets --ties one"),
         (["--compat", "yanyiwu", "--bits", "128"], "sets --bits 64"),
-        (["--compat", "jieba-article", "-O", "scale=10"], "sets -O scale=20"),
+        (["--compat", "jieba-article", "-O", "scale=10"], "reproduces its tool with scale=20"),
         (["--compat", "pypi-simhash", "--method", "nilsimsa"], "takes no --method"),
     ]:
         result = invoke("fingerprint", *args, path)
@@ -291,6 +291,61 @@ def test_presets_refuse_options_that_disagree(tmp_path):
     features = write_jsonl(tmp_path / "f.jsonl", [[["x", 1], ["y", 2]]])
     (record,) = records(invoke("fingerprint", "--silent", "--compat", "yanyiwu", "--features-field", "f", features))
     assert (record["tokenizer"], record["hash"], record["bits"]) == ("given", "jenkins", 64)
+
+
+#: spellings of a value as the tokenizers read them
+_SPELLINGS = {
+    True: ["true", "yes", "on", "1", "TRUE", " Yes "],
+    False: ["false", "no", "off", "0", "False", " NO "],
+}
+
+
+def _spellings(value, draw) -> tuple[str, bool]:
+    """A spelling of ``value`` or of another value, and whether it is ``value``."""
+    if isinstance(value, bool):
+        same = draw(st.booleans())
+        return draw(st.sampled_from(_SPELLINGS[value if same else not value])), same
+    other = draw(st.integers(1, 6))
+    return draw(st.sampled_from([str(other), f" {other}"])), other == value
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data())
+def test_an_option_beside_a_preset_is_taken_when_it_agrees_and_refused_when_not(data):
+    """Issue 42, item 7: each preset's tokenizer options (its own and the tokenizer's defaults,
+    --shingle included), given in any spelling the tokenizer reads: agreeing is the preset's
+    fingerprint, disagreeing is refused in one line (``-O lowercase=no`` was refused beside a
+    preset setting it false; ``--shingle 3`` and ``-O width=3`` were taken silently)."""
+    from simdedup.compat import ADJUSTABLE, PRESETS
+    from simdedup.tokenizers import tokenizer_class
+
+    name = data.draw(st.sampled_from(sorted(n for n in PRESETS if PRESETS[n]["tokenizer_name"] != "jieba")))
+    preset = PRESETS[name]
+    cls = tokenizer_class(preset["tokenizer_name"])
+    fixed = cls(**dict(item.split("=", 1) for item in preset.get("tokenizer_options", ())))
+    key = data.draw(st.sampled_from(sorted(k for k in {**cls.defaults, **cls.optional} if k not in ADJUSTABLE)))
+    spelled, same = _spellings(fixed.option(key), data.draw)
+    option = data.draw(st.sampled_from(["-O", "--shingle"] if key == "shingle" else ["-O"]))
+    given_option = [option, spelled.strip()] if option == "--shingle" else [option, f"{key}={spelled}"]
+    if option == "--shingle" and not spelled.strip().isdigit():
+        return
+    path = EXAMPLES / "en" / "lighthouses.txt"
+    alone = invoke("fingerprint", "--silent", "--compat", name, path)
+    beside = invoke("fingerprint", "--silent", "--compat", name, *given_option, path)
+    if same:
+        assert beside.exit_code == 0, beside.stderr
+        assert json.loads(beside.stdout)["simhash"] == json.loads(alone.stdout)["simhash"]
+    else:
+        assert beside.exit_code == 2 and beside.stdout == "", (given_option, beside.output)
+        assert len(beside.stderr.strip().splitlines()) == 1 and f"--compat {name}" in beside.stderr
+
+
+def test_two_presets_are_refused_and_one_twice_is_one():
+    path = EXAMPLES / "en" / "lighthouses.txt"
+    refused = invoke("fingerprint", "--compat", "python-hashes", "--compat", "pypi-simhash", path)
+    assert refused.exit_code == 2 and "--compat takes one preset" in refused.stderr
+    twice = invoke("fingerprint", "--silent", "--compat", "yanyiwu", "--compat", "yanyiwu", path)
+    assert twice.stdout == invoke("fingerprint", "--silent", "--compat", "yanyiwu", path).stdout
 
 
 def article_code(text: str) -> int:

@@ -279,7 +279,8 @@ def result(command: str, option: str, extra: list[str], place: dict[str, Path], 
         if option in read:
             done = run(command, read[option], "-o", made[0], "--documents", *inputs, *extra)
         else:
-            done = run(command, place["CLUSTERS"], "-o", made[0], *extra)
+            documents = [] if option == "document_paths" else ["--documents", corpus]
+            done = run(command, place["CLUSTERS"], "-o", made[0], *documents, *extra)
     elif command == "spans find":
         done = run(command, "--silent", *extra, *inputs)
     elif command in ("spans strip", "spans report"):

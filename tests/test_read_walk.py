@@ -5,9 +5,12 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 
 import pytest
 from helpers import invoke, write_file
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from simdedup.read import Source, iter_sources, read_path_list
 
@@ -158,3 +161,75 @@ def test_read_path_list_undecodable_bytes_round_trip():
     raw = b"caf\xe9.txt"  # Latin-1 name, not UTF-8
     (name,) = read_path_list(io.BytesIO(raw + b"\n"))
     assert os.fsencode(name) == raw
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_every_link_is_named_for_where_it_leads(tmp_path, seed):
+    """Generated graphs of symbolic links (to other links, to files, to nothing, to themselves):
+    each is read as the file it reaches, or said to be a loop or broken, in a walk and named."""
+    import random
+
+    rng = random.Random(seed)
+    top = tmp_path / "links"
+    top.mkdir()
+    names = [f"l{i}" for i in range(rng.randint(2, 7))]
+    targets = {}
+    for name in names:
+        kind = rng.choice(["link", "link", "file", "nothing"])
+        targets[name] = rng.choice(names) if kind == "link" else f"{name}.txt" if kind == "file" else "gone"
+        if kind == "file":
+            (top / f"{name}.txt").write_text("text")
+        os.symlink(targets[name], top / name)
+
+    def expected(name: str) -> str:
+        seen = set()
+        while name in targets:
+            if name in seen:
+                return "symbolic link loop"
+            seen.add(name)
+            name = targets[name]
+        return "file" if name != "gone" else "broken symbolic link"
+
+    walked = {os.path.basename(s.path): s for s in iter_sources([str(top)])}
+    named = {os.path.basename(s.path): s for s in iter_sources([str(top / n) for n in names])}
+    for name in names:
+        want = expected(name)
+        for found in (walked, named):
+            if want == "file":  # read, under its own name or as another name of a file read
+                assert found[name].reason is None or found[name].same_file
+            else:
+                assert found[name].reason.startswith(want), (name, want, found[name].reason)
+
+
+#: a set of characters as fnmatch reads it: '[', an optional '!', an optional first ']', the rest up to ']'
+#: (possessive: taken once, never given back, as fnmatch's scan)
+_SET = re.compile(r"\[!?+\]?+[^\]]*\]")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="[]!*?a/-", max_size=8))
+@example("[")  # issue 42: matched nothing, without a word
+@example("[]")
+@example("[!]")
+@example("[]]")
+def test_a_pattern_is_refused_exactly_when_a_bracket_never_closes(pattern):
+    from simdedup.errors import UsageError
+    from simdedup.read import WalkFilter
+    from simdedup.read.walk import glob_problem
+
+    unclosed = "[" in _SET.sub("", pattern)
+    assert (glob_problem(pattern) is not None) == (unclosed or pattern == "")
+    if glob_problem(pattern) is None:
+        WalkFilter(globs=(pattern,), excludes=(pattern,))
+    else:
+        with pytest.raises(UsageError):
+            WalkFilter(globs=(pattern,))
+
+
+def test_an_invalid_glob_is_a_usage_error_in_one_line(tmp_path):
+    write_file(tmp_path / "[a.txt", "x")
+    for option in ("--glob", "--exclude"):
+        result = invoke("fingerprint", option, "[", tmp_path)
+        assert result.exit_code == 2 and result.stdout == ""
+        assert len(result.stderr.strip().splitlines()) == 1 and "never closed" in result.stderr
+    assert json.loads(invoke("fingerprint", "--glob", "[[]a.txt", tmp_path).stdout)["id"].endswith("[a.txt")

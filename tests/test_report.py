@@ -88,9 +88,9 @@ def test_report_is_deterministic_and_never_written_over_an_input(run, tmp_path, 
     monkeypatch.chdir(tmp_path)
     report_corpus(tmp_path)
     assert run(["dedup", "--silent", "c", "-o", "clusters.jsonl"]).exit_code == 0
-    assert run(["report", "clusters.jsonl", "-o", "one.html"]).exit_code == 0
+    assert run(["report", "clusters.jsonl", "--documents", "c", "-o", "one.html"]).exit_code == 0
     assert run(["dedup", "--silent", "c", "-o", "again.jsonl", "--report", "two.html"]).exit_code == 0
-    assert run(["report", "again.jsonl", "-o", "three.html"]).exit_code == 0
+    assert run(["report", "again.jsonl", "--documents", "c", "-o", "three.html"]).exit_code == 0
     assert Path("one.html").read_bytes() == Path("three.html").read_bytes()
     assert page_data(Path("two.html"))["overview"]["documents"] == 4
     before = {p: p.read_bytes() for p in Path("c").iterdir()}
@@ -113,10 +113,10 @@ def test_max_bytes_cuts_the_texts_with_a_mark_and_bounds_the_file(run, tmp_path,
     monkeypatch.chdir(tmp_path)
     report_corpus(tmp_path)
     assert run(["dedup", "--silent", "c", "-o", "clusters.jsonl"]).exit_code == 0
-    assert run(["report", "clusters.jsonl", "-o", "whole.html"]).exit_code == 0
+    assert run(["report", "clusters.jsonl", "--documents", "c", "-o", "whole.html"]).exit_code == 0
     whole = Path("whole.html").stat().st_size
     limit = whole - 2000
-    assert run(["report", "clusters.jsonl", "-o", "cut.html", "--max-bytes", limit]).exit_code == 0
+    assert run(["report", "clusters.jsonl", "--documents", "c", "-o", "cut.html", "--max-bytes", limit]).exit_code == 0
     assert Path("cut.html").stat().st_size <= limit
     data = page_data(Path("cut.html"))
     assert all(n > len(t) for n, t in zip(data["lengths"], data["texts"]))  # each cut, and says so
@@ -132,7 +132,7 @@ def test_members_without_a_text_are_reported_and_the_page_is_still_written(run, 
     os.remove("c/b.txt")
     os.remove("c/y.txt")
     os.mkfifo("c/y.txt")  # a FIFO named by a cluster line is never opened (it would block)
-    result = run(["report", "clusters.jsonl", "-o", "r.html"])
+    result = run(["report", "clusters.jsonl", "--documents", "c", "-o", "r.html"])
     assert result.exit_code == 3
     assert sorted(line.split(": ")[2] for line in result.err_lines) == ["c/b.txt", "c/y.txt"]
     data = page_data(Path("r.html"))

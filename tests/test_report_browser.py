@@ -125,7 +125,7 @@ def test_the_examples_report_shows_clusters_marks_edits_and_exports_selects_list
     assert code == 0, err
     records = [json.loads(line) for line in clusters.read_text().split("\n") if line]
     assert len(records) == 5
-    out = report_of(tmp_path, clusters)
+    out = report_of(tmp_path, clusters, "--documents", "examples")
     page = Page(browser, out, tmp_path)
     try:
         rows = page.rows()
@@ -301,7 +301,7 @@ def test_the_pairs_kept_apart_are_listed_and_open_their_clusters(browser, tmp_pa
     clusters = tmp_path / "clusters.jsonl"
     code, _, err = simdedup("dedup", "--silent", "--singletons", docs, "-o", clusters)
     assert code == 0, err
-    page = Page(browser, report_of(tmp_path, clusters), tmp_path)
+    page = Page(browser, report_of(tmp_path, clusters, "--documents", docs), tmp_path)
     try:
         assert page.page.is_visible("#apart")
         rows = page.page.eval_on_selector_all(

@@ -265,3 +265,32 @@ def test_records_and_text_handles_cross_a_pipe_whole(data):
         again = pickle.loads(pickle.dumps(record, protocol))
         assert type(again) is FingerprintRecord and again.__dict__ == record.__dict__
         assert pickle.loads(pickle.dumps(held, protocol)) == held
+
+
+def _end_on_three(task: tuple[int, str]) -> int:
+    number, how = task
+    if number == 3:
+        kind, _, value = how.partition(":")
+        if kind == "exit":
+            os._exit(int(value))
+        os.kill(os.getpid(), getattr(signal, value))
+    return number
+
+
+@pytest.mark.parametrize(
+    "how, said",
+    [
+        ("exit:5", "exited with status 5"),  # issue 42: said "killed by a signal: out of memory?"
+        ("exit:0", "exited with status 0"),
+        ("exit:137", "exited with status 137"),
+        ("signal:SIGKILL", "killed by SIGKILL: the system's out-of-memory killer sends it"),
+        ("signal:SIGUSR1", "killed by SIGUSR1)"),
+        ("signal:SIGTERM", "killed by SIGTERM)"),
+    ],
+)
+def test_a_dead_worker_is_reported_by_how_it_ended(alarm, how, said):
+    with pytest.raises(SimdedupError, match="worker process died") as raised:
+        list(workers.in_order(iter([(i, how) for i in range(8)]), 2, _end_on_three, _setup, (0,)))
+    assert said in str(raised.value) and "\n" not in str(raised.value)
+    if how.startswith("exit"):
+        assert "signal" not in str(raised.value) and "memory" not in str(raised.value)

@@ -182,7 +182,7 @@ def fingerprint_shard(work: WorkDir, index: int, shard: list[Any], recipe: Recip
     for start in range(0, len(sources), _BATCH):
         for result in fingerprint_batch(sources[start : start + _BATCH], method).results:
             if isinstance(result, Source):
-                skipped.append([result.path, result.reason or "", result.origin])
+                skipped.append([result.path, result.reason or "", result.origin, result.place])
                 continue
             writer.write_records([result])
             hashes.append(id_hash(result.id))

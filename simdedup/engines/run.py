@@ -120,9 +120,10 @@ def fingerprint_parts(
     skipped = []
     warnings = Warnings(warn)
     for result in results:
-        for path, reason, *origin in result["skipped"]:  # (a work directory of before has no origin)
+        for path, reason, *where in result["skipped"]:  # (a work directory of before has no origin, no place)
             skipped.append(path)
-            warnings.warn(path, reason, *origin)
+            origin, place = (*where, None, None)[:2]
+            warnings.warn(Source(path, place=place).where, reason, origin)
     warnings.close()
     if verbose:
         for result in results:

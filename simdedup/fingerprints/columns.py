@@ -81,7 +81,9 @@ class FingerprintColumns:
 #: the id: plain characters and backslash escapes, unrolled (``a*(?:\\.a*)*``: the same strings as
 #: ``(?:a|\\.)*``, a quarter faster to match)
 _ID = r'^\{"id":"([^"\\\x00-\x1f]*(?:\\[^\x00-\x1f][^"\\\x00-\x1f]*)*)",'
-_NUMBERS = r'"features":(0|[1-9][0-9]*)(?:,"bytes":(-?(?:0|[1-9][0-9]*)))?'
+#: at most 19 digits: a longer number goes to the line-by-line reader, which checks every number
+#: in one place (:func:`simdedup.jsonline.parse_json_line`)
+_NUMBERS = r'"features":(0|[1-9][0-9]{0,18})(?:,"bytes":(-?(?:0|[1-9][0-9]{0,18})))?'
 #: A line exactly as :meth:`FingerprintRecord.to_json` writes it: groups id, value field, hex,
 #: bits, features, bytes, the settings fields, sketch. Blocks whose every line has this form
 #: are read by regular expression and numpy; any other line goes through ``json.loads``.

@@ -33,7 +33,7 @@ from ..read import (
     utf8_size,
 )
 from ..read.encoding import DECLARATION_BYTES, declares_other_than_utf8, starts_with_markup
-from ..read.web import looks_like_http
+from ..read.web import MAX_HEAD_BYTES, looks_like_http
 from ..shingle_sketch import check_bytes, sketch_joined
 from ..simhash import Simhasher, as_integers
 from ..similarity import MAX_DOCUMENT_CHARS, KeptText, check_fold, folding_of
@@ -721,7 +721,7 @@ def _python_path_takes(data: bytes | bytearray, start: int, end: int) -> bool:
     return (
         start == end
         or data.find(0, start, min(end, start + 8192)) >= 0
-        or (data.startswith(b"HTTP/", start, end) and looks_like_http(bytes(data[start:head])))
+        or (data.startswith(b"HTTP/", start, end) and looks_like_http(bytes(data[start : start + MAX_HEAD_BYTES + 2])))
         or (starts_with_markup(data, start, head) and declares_other_than_utf8(bytes(data[start:head])))
         or _may_be_cut_inside_a_word(data, start, end)
     )

@@ -32,7 +32,7 @@ from .document import (
     utf8_size,
     whole_file,
 )
-from .remote import is_url, open_stored, read_objects
+from .remote import is_prefix, is_url, local_path, open_stored, read_objects
 from .source import Source
 from .tables import MAX_LINE_BYTES, FeaturesField, documents, expand_tables, table_kind
 from .walk import WalkFilter, iter_sources, read_path_list
@@ -74,11 +74,11 @@ def open_documents(sources: Iterable[Source], encoding: str = "utf-8", whole_byt
     for source in sources:
         for document in documents(source):
             if document.reason is not None:
-                yield Document(document.path, document.reason, origin=document.origin)
+                yield Document(document.path, document.reason, origin=document.origin, place=document.place)
             elif document.text is not None:
-                yield Document(document.path, text=document.text, origin=document.origin)
+                yield Document(document.path, text=document.text, origin=document.origin, place=document.place)
             elif document.features is not None:
-                yield Document(document.path, features=document.features, origin=document.origin)
+                yield Document(document.path, features=document.features, origin=document.origin, place=document.place)
             else:
                 data = None
                 if is_url(document.path):
@@ -244,8 +244,10 @@ def named_streams(names: Iterable[str]) -> Iterator[tuple[str, BinaryIO]]:
         if name == "-":
             yield "<stdin>", sys.stdin.buffer
             continue
+        if is_url(name) and local_path(name) == name and is_prefix(name):  # as a local directory is refused
+            raise UsageError(f"{name} is a prefix (a directory of objects), not an object; name its objects")
         try:
-            handle = open_stored(name)
+            handle = open_stored(local_path(name))
         except OSError as exc:
             raise SimdedupError(f"cannot read {name}: {exc.strerror or exc}") from None
         with handle:

@@ -467,11 +467,12 @@ class Document:
     data: bytes | None = None
     reader: DocumentReader | None = None
     origin: str | None = None  # the file of many documents it is a row of
+    place: str | None = None  # FILE:LINE of a row whose id a field gives (Source.place)
 
     @property
     def skipped(self) -> Source:
         """The document as a skipped source, with its reason."""
-        return Source(self.id, self.reason, origin=self.origin)
+        return Source(self.id, self.reason, origin=self.origin, place=self.place)
 
 
 def file_blocks(path: str, size: int = CHUNK_BYTES) -> Iterator[bytes]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import os
 import re
 from contextlib import suppress
@@ -319,6 +320,53 @@ def open_url(url: str, size: int | None = None) -> io.BufferedReader:
     except Exception as exc:
         raise failure(exc, url) from None
     return io.BufferedReader(_StoreReader(handle, url), 1 << 16)
+
+
+def object_status(url: str) -> os.stat_result | None:
+    """The status of the object ``url`` names, as a file's (a regular file of its size and
+    modification time, no device or inode), when the store shows it and its first byte can be
+    read now; None when it is missing, not an object (a prefix) or cannot be read.
+
+    Raises:
+        StoreError: the store cannot be reached (after its client's retries).
+        UsageError: as :func:`filesystem`.
+    """
+    import stat
+
+    fs, path = filesystem(url)
+    try:
+        info = fs.info(path)
+        if info.get("type") != "file":
+            return None
+        size = int(info.get("size") or 0)
+        if size:  # shown is not readable: a policy may deny the read of an object it lists
+            fs.cat_file(path, start=0, end=1)
+    except Exception as exc:  # the store's client's errors, whatever their class
+        error = failure(exc, url)
+        if isinstance(error, OSError):
+            return None
+        raise error from None
+    modified = info.get("LastModified") or info.get("last_modified") or info.get("mtime") or 0
+    try:
+        seconds = modified.timestamp() if hasattr(modified, "timestamp") else float(modified)
+    except (TypeError, ValueError, OverflowError, OSError):
+        seconds = 0.0
+    if not math.isfinite(seconds):
+        seconds = 0.0
+    return os.stat_result(
+        (stat.S_IFREG | 0o444, 0, 0, 1, 0, 0, size, seconds, seconds, seconds),
+        {"st_mtime_ns": int(seconds * 1e9)},
+    )
+
+
+def is_prefix(url: str) -> bool:
+    """Whether ``url`` names a prefix (a directory of objects) rather than an object; False when
+    the store cannot say (opening it then says why)."""
+    try:
+        fs, path = filesystem(url)
+        return fs.info(path).get("type") == "directory"
+    except Exception:  # the store's client's errors, whatever their class: opening reports them
+        return False
 
 
 def open_stored(path: str, size: int | None = None) -> BinaryIO:

@@ -32,6 +32,14 @@ class Source:
     same_file: bool = field(default=False, compare=False)
     #: the file of many documents a row, line or record comes from, said with its warnings
     origin: str | None = field(default=None, compare=False, repr=False)
+    #: ``FILE:LINE`` (or ``FILE:ROW``) of a row whose id a field gives (``--id-field``)
+    place: str | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def where(self) -> str:
+        """What a warning about it names: ``FILE:LINE (id ID)`` for a row whose id a field
+        gives, else its id (which is then its file or ``FILE:LINE``)."""
+        return f"{self.place} (id {self.path})" if self.place and self.place != self.path else self.path
 
     @classmethod
     def file(cls, path: str, size: int | None = None) -> Source:

@@ -148,7 +148,7 @@ def iter_csv(
             elif _SURROGATE.search(text) or _SURROGATE.search(doc_id):
                 yield Source(f"{path}:{number}", "not valid UTF-8")
             else:
-                yield Source(doc_id, text=text, origin=path)
+                yield Source(doc_id, text=text, origin=path, place=f"{path}:{number}" if id_field else None)
 
 
 def _utf8_stream(path: str, encoding: str = "utf-8") -> Utf8Stream | Source:
@@ -263,7 +263,7 @@ def _parquet_rows(
                     elif len(text) > limit:
                         yield Source(where, f"text longer than {limit} characters (--max-line-bytes)")
                     else:
-                        yield Source(str(ids[i]) if ids is not None else where, text=text, origin=path)
+                        yield Source(str(ids[i]) if ids is not None else where, text=text, origin=path, place=where)
         except (OSError, ValueError) as exc:
             yield Source(
                 f"{path}:{number}",
@@ -427,7 +427,7 @@ def _jsonl_document(where: str, raw: bytes, text_field: str, id_field: str | Non
     """The document of one JSON line of the file ``origin``, or a skipped Source named ``where``
     saying why not."""
     try:
-        obj = parse_json_line(raw)
+        obj = parse_json_line(raw, checked_numbers=False)
         text = _field(obj, text_field)
         doc_id = where if id_field is None else _field(obj, id_field)
     except ValueError as exc:
@@ -442,10 +442,10 @@ def _jsonl_document(where: str, raw: bytes, text_field: str, id_field: str | Non
         from ..features import given_features
 
         try:
-            return Source(str(doc_id), features=given_features(text), origin=origin)
+            return Source(str(doc_id), features=given_features(text), origin=origin, place=where)
         except ValueError as exc:
             return Source(where, f"field {text_field!r}: {exc}", origin=origin)
-    return Source(str(doc_id), text=text, origin=origin)
+    return Source(str(doc_id), text=text, origin=origin, place=where)
 
 
 def iter_warc_documents(

@@ -10,12 +10,14 @@ reported and skipped, because opening them can block forever. A FIFO named expli
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import os
 import stat
 from dataclasses import dataclass
 from typing import BinaryIO, Iterable, Iterator
 
+from ..errors import UsageError
 from .remote import is_url, iter_url_sources
 from .source import Source
 
@@ -30,6 +32,27 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
+def glob_problem(pattern: str) -> str | None:
+    """Why ``pattern`` is no shell glob (None: it is one): empty, or a ``[`` that opens a set of
+    characters never closed, which ``fnmatch`` would take as a literal ``[`` and so match
+    almost nothing, without a word. A set is read as ``fnmatch`` reads it: ``[!...]`` negates,
+    and a ``]`` first in the set is one of its characters."""
+    if not pattern:
+        return "an empty pattern matches nothing"
+    i, n = 0, len(pattern)
+    while i < n:
+        i += 1
+        if pattern[i - 1] != "[":
+            continue
+        j = i + (i < n and pattern[i] == "!")
+        j += j < n and pattern[j] == "]"
+        closing = pattern.find("]", j)
+        if closing < 0:
+            return f"the '[' at character {i} opens a set of characters that is never closed (a literal '[' is [[])"
+        i = closing + 1
+    return None
+
+
 @dataclass(frozen=True)
 class WalkFilter:
     """Which files a directory walk takes.
@@ -42,6 +65,12 @@ class WalkFilter:
     globs: tuple[str, ...] = ()
     excludes: tuple[str, ...] = ()
     min_bytes: int = 0
+
+    def __post_init__(self) -> None:
+        for pattern in (*self.globs, *self.excludes):
+            problem = glob_problem(pattern)
+            if problem is not None:
+                raise UsageError(f"pattern {pattern!r}: {problem}")
 
     def _matches(self, patterns: tuple[str, ...], path: str, root: str) -> bool:
         if not patterns:
@@ -149,8 +178,8 @@ def _walk(
                 continue
             try:
                 st = entry.stat(follow_symlinks=True)
-            except OSError:
-                yield Source(path, "broken symbolic link" if entry.is_symlink() else "cannot stat")
+            except OSError as exc:
+                yield Source(path, unreachable(exc, entry.is_symlink()))
                 continue
             if stat.S_ISDIR(st.st_mode):
                 key = (st.st_dev, st.st_ino)
@@ -170,6 +199,16 @@ def _walk(
                 yield Source(path, f"{_kind(st.st_mode)}; skipped during the walk")
         else:
             stack.pop()
+
+
+def unreachable(exc: OSError, link: bool) -> str:
+    """Why a name found (``link``: a symbolic link) leads to nothing that can be read, from the
+    error of following it: every walk and every named path says it the same way."""
+    if exc.errno == errno.ELOOP:
+        return "symbolic link loop" if link else "symbolic link loop in its path"
+    if isinstance(exc, FileNotFoundError):
+        return "broken symbolic link (its target does not exist)" if link else "no such file or directory"
+    return f"cannot stat: {exc.strerror or exc}"
 
 
 def _inside(path: str, root: str) -> bool:
@@ -197,11 +236,8 @@ def iter_sources(
             link = stat.S_ISLNK(st.st_mode)
             if link:
                 st = os.stat(path)
-        except FileNotFoundError:
-            yield Source(path, "broken symbolic link" if link else "no such file or directory")
-            continue
         except OSError as exc:
-            yield Source(path, f"cannot stat: {exc.strerror or exc}")
+            yield Source(path, unreachable(exc, link))
             continue
         if stat.S_ISDIR(st.st_mode):
             yield from _walk(path, path, st.st_dev, {(st.st_dev, st.st_ino)}, walk_filter, files)

@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import io
+import re
 import zlib
 from dataclasses import dataclass
 from html.parser import HTMLParser
@@ -128,9 +129,21 @@ class HttpResponse:
         return "html" in self.headers.get("content-type", "").lower()
 
 
+#: the head of an HTTP response (RFC 9112): a status line (``HTTP/1.1 200 OK``, ``HTTP/2 404``),
+#: at least one header field (a token, a colon, a value; a folded line goes on the one before),
+#: then a blank line
+_RESPONSE_HEAD = re.compile(
+    rb"HTTP/[0-9](?:\.[0-9])? [0-9]{3}(?: [^\r\n]*)?\r?\n"
+    rb"(?:[!#$%&'*+.^_`|~0-9A-Za-z-]+:[^\r\n]*\r?\n(?:[ \t][^\r\n]*\r?\n)*)+"
+    rb"\r?\n"
+)
+
+
 def looks_like_http(data: bytes) -> bool:
-    """Whether bytes start with an HTTP status line."""
-    return data[:5] == b"HTTP/" and data[5:9].split(b" ")[0].replace(b".", b"").isdigit()
+    """Whether bytes start with the whole head of an HTTP response, its blank line within
+    :data:`MAX_HEAD_BYTES`: anything else (``HTTP/1.1 is ...`` in plain text, a status line
+    without headers) is text. Every reader that meets a raw response asks this, and only this."""
+    return data[:5] == b"HTTP/" and _RESPONSE_HEAD.match(data[: MAX_HEAD_BYTES + 2]) is not None
 
 
 def parse_http_response(data: bytes) -> HttpResponse:

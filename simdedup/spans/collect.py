@@ -297,7 +297,7 @@ class UnitRun:
         for batch in done:
             for source in batch.skipped:
                 self.skipped.append(source.path)
-                warnings.warn(source.path, source.reason or "", source.origin)
+                warnings.warn(source.where, source.reason or "", source.origin)
             yield batch
         warnings.close()
 

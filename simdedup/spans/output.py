@@ -22,6 +22,7 @@ from typing import IO, Iterable, Iterator
 import numpy as np
 
 from ..errors import RecordError
+from ..jsonline import parse_json_line
 from ..write import json_text_bytes
 from .decide import Collected, Removals
 from .options import SpanOptions
@@ -99,7 +100,7 @@ def read_spans(lines: Iterable[bytes], name: str) -> Iterator[DocumentSpans]:
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = parse_json_line(line)
             spans = sorted((int(s["start_char"]), int(s["end_char"])) for s in record["spans"])
             doc_id, chars, digest = record["id"], int(record["chars"]), int(record["xxh3"], 16)
             left_whole = bool(record.get("left_whole", False))

@@ -170,7 +170,12 @@ def _documents(
                 yield row.path, None, row.reason, source.path
                 continue
             try:
-                yield row.path, utf8_of(Document(row.path, text=row.text)), parse_json_line(raw), source.path
+                yield (
+                    row.path,
+                    utf8_of(Document(row.path, text=row.text)),
+                    parse_json_line(raw, checked_numbers=False),
+                    source.path,
+                )
             except SkipDocument as exc:
                 yield row.path, None, exc.reason, source.path
 

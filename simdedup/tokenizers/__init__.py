@@ -233,6 +233,15 @@ def _resolve(name: str) -> type[Tokenizer]:
     return cls
 
 
+def tokenizer_class(name: str) -> type[Tokenizer]:
+    """The class of the tokenizer registered as ``name`` (see :func:`get_tokenizer`)."""
+    return _resolve(name)
+
+
+#: how a tokenizer reads an option's value (``-O lowercase=no``): public for those that compare them
+option_value = _option_value
+
+
 def get_tokenizer(name: str, **options: Any) -> Tokenizer:
     """An instance of the tokenizer registered as ``name`` with ``options``.
 
@@ -260,6 +269,8 @@ def available_tokenizers() -> Iterator[dict[str, Any]]:
 
 __all__ = [
     "BUILTIN",
+    "option_value",
+    "tokenizer_class",
     "ENTRY_POINT_GROUP",
     "Tokenizer",
     "available_tokenizers",
