@@ -24,6 +24,7 @@ from ..cli_options import EXIT_SKIPPED, message, take_inputs
 from ..errors import SimdedupError, UsageError, first_line
 from ..limits import MAX_JOBS, ensure_open_files, limit_reached
 from ..method_registry import DEFAULT_METHOD
+from ..owned import refuse_inside
 
 if TYPE_CHECKING:  # numpy comes with it: not on every command's start
     from .workdir import WorkDir
@@ -163,6 +164,7 @@ def work_directory(connection: Connection) -> Iterator[WorkDir]:
     from .workdir import WorkDir
 
     if connection.work_dir is not None:
+        refuse_inside(connection.work_dir, f"--work-dir {connection.work_dir}", itself=False)
         yield WorkDir(connection.work_dir)
         return
     with tempfile.TemporaryDirectory(prefix="simdedup-work-") as directory:
@@ -202,6 +204,7 @@ def output_directory(output: str | None, force: bool, work: WorkDir, engine: str
 
     if output is None:
         return WorkDir(f"{work.url}/output")
+    refuse_inside(output, f"-o {output}")
     target = WorkDir(output)
     try:
         present = target.fs.ls(target.path(""), detail=False)

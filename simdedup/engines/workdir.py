@@ -23,8 +23,9 @@ from typing import Any, Iterator
 import numpy as np
 
 from ..errors import OutputError, SimdedupError
+from ..owned import WORK_DIR_MANIFEST
 
-MANIFEST = "manifest.json"
+MANIFEST = WORK_DIR_MANIFEST
 FORMAT = 3  # 2: pair tasks report the crowds they leave; 3: markers hold their task's files' digests
 
 _recorder = threading.local()  # what the task running in this thread writes (see recording)

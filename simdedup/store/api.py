@@ -39,6 +39,7 @@ from ..fingerprints import FingerprintSet, load_fingerprints
 from ..fingerprints.record import SETTING_KEYS, FingerprintRecord, describe_settings, sketch_kind
 from ..group import Cluster, cluster_fingerprints
 from ..options import DECISION_FIELDS, ClusterOptions
+from ..owned import refuse_inside
 from ..pairs import MAX_TABLES, near_pairs, popcount_distance
 from ..similarity import MEASURES
 from ..verify import PairTest, may_pass
@@ -982,6 +983,7 @@ def create(
         IndexUseError: the directory exists and is not empty; as :meth:`Index.add`.
         OutputError: the index cannot be written.
     """
+    refuse_inside(directory, f"a new index {directory}", itself=False)
     normal = fingerprint_settings(settings)
     if options.k is None and options.min_score is None:
         raise ValueError("an index needs an explicit k")

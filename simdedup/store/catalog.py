@@ -42,13 +42,14 @@ from urllib.parse import quote
 import numpy as np
 
 from ..errors import OutputError, SimdedupError
+from ..owned import INDEX_CATALOG, INDEX_CREATING
 from .segments import DamagedIndexError
 
 FORMAT = 1
-CATALOG = "catalog.sqlite"
+CATALOG = INDEX_CATALOG
 LOCK = "writer.lock"
 SEGMENTS = "segments"
-CREATING = "creating.unfinished"
+CREATING = INDEX_CREATING
 _CHUNK = 10000  # ids bound in one statement (SQLite takes up to 32,766 parameters)
 
 _SCHEMA = """
