@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import re
 import secrets
 import threading
 from contextlib import contextmanager, suppress
@@ -29,6 +30,12 @@ MANIFEST = WORK_DIR_MANIFEST
 FORMAT = 3  # 2: pair tasks report the crowds they leave; 3: markers hold their task's files' digests
 
 _recorder = threading.local()  # what the task running in this thread writes (see recording)
+
+
+#: the schemes of a work or output directory: stores every worker (another process, another
+#: machine) sees alike and can write (not memory://, which is each process's own, nor zip://)
+SHARED_SCHEMES = ("file", "s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl")
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 
 
 class WorkDirError(SimdedupError):
@@ -60,6 +67,12 @@ class WorkDir:
         self.url = url.rstrip("/") or url
         self._fs: Any = None
         self._root = ""
+        scheme = _SCHEME.match(url)
+        if scheme is not None and scheme.group(1).lower() not in SHARED_SCHEMES:
+            raise WorkDirError(
+                f"{url}: a work directory is a local directory or a URL of {', '.join(SHARED_SCHEMES[1:])} "
+                f"(or file://), which every worker reads and writes; not {scheme.group(1)}://"
+            )
 
     def __getstate__(self) -> dict:
         from ..read.remote import storage_options
@@ -187,6 +200,8 @@ class WorkDir:
         wanted = json.loads(json.dumps({"format": FORMAT, "settings": settings}, sort_keys=True))
         if not self.exists(MANIFEST):
             try:
+                if self.fs.exists(self.path("")) and not self.fs.isdir(self.path("")):
+                    raise WorkDirError(f"--work-dir {self.url} is not a directory")
                 if self.fs.exists(self.path("")) and self.fs.ls(self.path(""), detail=False):
                     raise WorkDirError(
                         f"--work-dir {self.url} is not empty and holds no {MANIFEST}: give an empty or new directory"
