@@ -453,18 +453,9 @@ def run_cluster(
 
 def _file_identity(files: tuple[str, ...]) -> list:
     from ..read.remote import is_url, version
+    from .run import file_version
 
-    out = []
-    for name in files:
-        if is_url(name):
-            out.append([name, version(name)])
-            continue
-        try:
-            st = os.stat(name)
-            out.append([name, st.st_size, st.st_mtime_ns])
-        except OSError:
-            out.append([name])
-    return out
+    return [[name, version(name) if is_url(name) else file_version(name)] for name in files]
 
 
 RUNNERS = {"fingerprint": run_fingerprint, "dedup": run_dedup, "cluster": run_cluster}
