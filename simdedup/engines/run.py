@@ -492,7 +492,7 @@ def cluster_rows(
         part_name = f"part-{i:05d}.jsonl"
         out_tasks.append(
             Task(
-                f"{_digest(names, low, high, target.url)}-{part_name}",
+                f"{_digest(names, low, high, work.relative(target.url))}-{part_name}",
                 group_stage.output_task,
                 (work, names, low, high, target, part_name),
             )
@@ -520,7 +520,9 @@ def fingerprint_output(engine: Engine, work: WorkDir, results: list[dict], targe
     suffix = "jsonl" if render == "jsonl" else "sdfp"
     names = [f"part-{i:05d}.{suffix}" for i in range(len(results))]
     tasks = [
-        Task(f"{_digest(target.url, render)}-{name}", _fingerprint_output, (work, i, target, name, render))
+        Task(
+            f"{_digest(work.relative(target.url), render)}-{name}", _fingerprint_output, (work, i, target, name, render)
+        )
         for i, name in enumerate(names)
     ]
     engine.run(work, "output", tasks)

@@ -27,7 +27,9 @@ from ..errors import OutputError, SimdedupError
 from ..owned import WORK_DIR_MANIFEST
 
 MANIFEST = WORK_DIR_MANIFEST
-FORMAT = 3  # 2: pair tasks report the crowds they leave; 3: markers hold their task's files' digests
+#: 2: pair tasks report the crowds they leave; 3: markers hold their task's files' digests;
+#: 4: markers name the files in the work directory relative to it
+FORMAT = 4
 
 _recorder = threading.local()  # what the task running in this thread writes (see recording)
 
@@ -153,9 +155,28 @@ class WorkDir:
 
     def mark_done(self, stage: str, task: str, result: Any, files: list[list]) -> None:
         """Record that a task finished, with its small JSON result and the ``files`` it wrote
-        (as :func:`recording` gives them)."""
+        (as :func:`recording` gives them), each with its size and SHA-256. A file in this
+        directory is named relative to it (``.`` or ``./output``): a copy of the directory
+        (``cp -a``, rsync, another mount) checks and reads its own files, never the first's."""
         marker = f"done/{stage}/{task}"
-        self.write_json(marker, {"marker": marker, "result": result, "files": files})
+        named = [[self.relative(url), name, size, digest] for url, name, size, digest in files]
+        self.write_json(marker, {"marker": marker, "result": result, "files": named})
+
+    def relative(self, url: str) -> str:
+        """``url`` named relative to this directory when it is in it (see :meth:`mark_done`)."""
+        if url == self.url:
+            return "."
+        if url.startswith(self.url + "/"):
+            return "./" + url[len(self.url) + 1 :]
+        return url  # another directory (-o): named as the run names it
+
+    def located(self, where: str) -> "WorkDir":
+        """The directory :meth:`relative` named ``where``."""
+        if where == ".":
+            return self
+        if where.startswith("./"):
+            return WorkDir(f"{self.url}/{where[2:]}")
+        return WorkDir(where)
 
     def result(self, stage: str, task: str) -> Any:
         """The result of a finished task, after checking that its files are as it left them.
@@ -171,13 +192,17 @@ class WorkDir:
                 raise ValueError(marker)
         except (OSError, ValueError, KeyError, TypeError):
             raise DamagedTask(f"{self.url}/{marker}") from None
-        for url, name, size, digest in files:
+        for where, name, size, digest in files:
             try:
-                data = (self if url == self.url else WorkDir(url)).read_bytes(name)
+                folder = self.located(where)
+            except WorkDirError:
+                raise DamagedTask(f"{self.url}/{marker}") from None
+            try:
+                data = folder.read_bytes(name)
             except OSError:
                 data = None
             if data is None or len(data) != size or hashlib.sha256(data).hexdigest() != digest:
-                raise DamagedTask(f"{url}/{name}")
+                raise DamagedTask(f"{folder.url}/{name}")
         return result
 
     def finished(self, stage: str) -> set[str]:
