@@ -201,10 +201,18 @@ def work_directory(connection: Connection) -> Iterator[WorkDir]:
 
     if connection.work_dir is not None:
         refuse_inside(connection.work_dir, f"--work-dir {connection.work_dir}", itself=False)
-        yield WorkDir(connection.work_dir)
+        work = WorkDir(connection.work_dir)
+        try:
+            yield work
+        finally:
+            work.release()
         return
     with tempfile.TemporaryDirectory(prefix="simdedup-work-") as directory:
-        yield WorkDir(directory)
+        work = WorkDir(directory)
+        try:
+            yield work
+        finally:
+            work.release()
 
 
 def refuse_overlap(directory: str | None, inputs: Iterable[str], option: str) -> None:

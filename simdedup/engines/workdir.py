@@ -12,12 +12,16 @@ warning) if anything it left is damaged.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import io
 import json
+import os
 import re
 import secrets
+import socket
 import threading
+import time
 from contextlib import contextmanager, suppress
 from typing import Any, Iterator
 
@@ -38,6 +42,24 @@ _recorder = threading.local()  # what the task running in this thread writes (se
 #: machine) sees alike and can write (not memory://, which is each process's own, nor zip://)
 SHARED_SCHEMES = ("file", "s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl")
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+
+
+#: the file a run holds locked while it works in the directory
+CLAIM = ".simdedup-claim"
+
+
+def _protocols(fs: Any) -> tuple:
+    protocol = fs.protocol
+    return (protocol,) if isinstance(protocol, str) else tuple(protocol)
+
+
+def _holder(fd: int, unknown: str = "another run") -> str:
+    """Who the claim file open at ``fd`` names (``unknown`` when it names nobody)."""
+    try:
+        info = json.loads(os.pread(fd, 4096, 0) or b"null")
+        return f"pid {info['pid']} on {info['host']} (since {info['since']})"
+    except (OSError, ValueError, KeyError, TypeError):
+        return unknown
 
 
 class WorkDirError(SimdedupError):
@@ -69,6 +91,7 @@ class WorkDir:
         self.url = url.rstrip("/") or url
         self._fs: Any = None
         self._root = ""
+        self._claim: int | None = None  # the descriptor holding the claim (:meth:`_hold`)
         scheme = _SCHEME.match(url)
         if scheme is not None and scheme.group(1).lower() not in SHARED_SCHEMES:
             raise WorkDirError(
@@ -213,6 +236,53 @@ class WorkDir:
             return set()
         return {name.rstrip("/").rsplit("/", 1)[1] for name in names if not name.rsplit("/", 1)[1].startswith(".tmp-")}
 
+    # --- the claim ------------------------------------------------------------------------
+
+    def _hold(self) -> None:
+        """Hold the directory for this run: an exclusive ``flock`` on its :data:`CLAIM` file,
+        which names the holder (pid, host, since). The kernel takes the lock in one step (two
+        runs starting together cannot both have it) and releases it when the process ends,
+        however it ends: a claim left by a run that is gone is taken over, with a note. A
+        directory on an object store has no such lock (nor do two machines sharing one over a
+        file system that does not pass ``flock`` on).
+
+        Raises:
+            WorkDirError: another run holds the directory.
+        """
+        if self._claim is not None or "file" not in _protocols(self.fs):
+            return
+        root = self.path("")
+        os.makedirs(root, exist_ok=True)
+        path = os.path.join(root, CLAIM)
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        except OSError as exc:
+            raise WorkDirError(f"--work-dir {self.url}: cannot claim it: {exc.strerror or exc}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = _holder(fd)
+            os.close(fd)
+            raise WorkDirError(
+                f"--work-dir {self.url} is in use by {holder}; wait for it to end, or give another directory"
+            ) from None
+        left = _holder(fd, "")
+        if left:
+            from ..cli_options import message
+
+            message(f"simdedup: note: --work-dir {self.url}: the run of {left} ended without releasing it; taken over")
+        info = {"pid": os.getpid(), "host": socket.gethostname(), "since": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps(info).encode(), 0)
+        self._claim = fd
+
+    def release(self) -> None:
+        """Let the directory go (the end of the process does as much)."""
+        if self._claim is not None:
+            os.ftruncate(self._claim, 0)
+            os.close(self._claim)
+            self._claim = None
+
     # --- the settings ---------------------------------------------------------------------
 
     def claim(self, settings: dict[str, Any]) -> bool:
@@ -223,11 +293,13 @@ class WorkDir:
             WorkDirError: made with other settings, or not a work directory of this format.
         """
         wanted = json.loads(json.dumps({"format": FORMAT, "settings": settings}, sort_keys=True))
+        if self.fs.exists(self.path("")) and not self.fs.isdir(self.path("")):
+            raise WorkDirError(f"--work-dir {self.url} is not a directory")
+        self._hold()
         if not self.exists(MANIFEST):
             try:
-                if self.fs.exists(self.path("")) and not self.fs.isdir(self.path("")):
-                    raise WorkDirError(f"--work-dir {self.url} is not a directory")
-                if self.fs.exists(self.path("")) and self.fs.ls(self.path(""), detail=False):
+                present = self.fs.ls(self.path(""), detail=False) if self.fs.exists(self.path("")) else []
+                if [name for name in present if name.rstrip("/").rsplit("/", 1)[-1] != CLAIM]:
                     raise WorkDirError(
                         f"--work-dir {self.url} is not empty and holds no {MANIFEST}: give an empty or new directory"
                     )
