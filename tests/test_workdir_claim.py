@@ -142,3 +142,12 @@ def test_a_claim_left_by_a_run_that_is_gone_is_taken_over(tmp_path, seed):
     notes = [line for line in result.stderr.splitlines() if "taken over" in line]
     assert len(notes) == 1 and f"pid {pid}" in notes[0]
     assert (work / CLAIM).read_text() == ""  # let go at the end
+
+
+def test_the_library_lets_its_work_dir_go_after_each_run(tmp_path):
+    """Runs one after another in one process (the Python API) each take the work dir."""
+    import simdedup.engines as engines
+
+    first = engines.dedup([str(EXAMPLES / "en")], client=None, work_dir=str(tmp_path / "w"), k=3)
+    again = engines.dedup([str(EXAMPLES / "en")], client=None, work_dir=str(tmp_path / "w"), k=3)
+    assert again.read() == first.read() and (tmp_path / "w" / CLAIM).read_text() == ""
