@@ -233,7 +233,7 @@ def write_segment(path: str, tables: Tables, source: SegmentRows) -> tuple[int, 
         # Every byte of the file is allocated before any is written: a file with holes, mapped,
         # dies of SIGBUS where reading a hole needs a block the file system no longer has (a
         # full tmpfs); and a disk without room for the segment says so here, at once.
-        if checksums_at:
+        if checksums_at and hasattr(os, "posix_fallocate"):  # not on macOS: the zeros below do
             os.posix_fallocate(out.fileno(), 0, checksums_at)
 
         def put(name: str, array: np.ndarray, at: int = 0) -> None:
@@ -297,7 +297,7 @@ def _has_holes(handle: Any) -> bool:
     size = os.fstat(handle.fileno()).st_size
     try:
         return os.lseek(handle.fileno(), 0, os.SEEK_HOLE) < size
-    except OSError:  # no SEEK_HOLE here: such file systems report none
+    except (OSError, AttributeError):  # no SEEK_HOLE here: such file systems report none
         return False
 
 
