@@ -105,6 +105,7 @@ def fill(disk):
             pass
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(2))
 def test_readers_work_on_a_full_disk_and_a_full_add_is_one_line(small_disk, tmp_path, seed):
     rng = random.Random(seed)
@@ -142,6 +143,7 @@ def test_readers_work_on_a_full_disk_and_a_full_add_is_one_line(small_disk, tmp_
     simdedup("index", "stats", "--verify", index)
 
 
+@pytest.mark.slow
 def test_a_segment_with_holes_is_read_not_mapped(small_disk, tmp_path):
     """A segment written with holes (as earlier versions did; here made sparse by cp) is read
     into memory on a full disk instead of dying of SIGBUS."""
