@@ -153,8 +153,16 @@ BAD_SETTINGS = {
 def bad_fingerprints(rng, good):
     changed = dict(good)
     key, value = rng.choice(
-        [("bits", 32), ("bits", "64"), ("bits", None), ("sketch", -1), ("sketch", 10**9), ("sketch", 1.5)]
-        + [("method", 3), ("tokenizer", None), ("options", None)]
+        [
+            ("bits", 32),
+            ("bits", "64"),
+            ("bits", None),
+            ("bits", 100),
+            ("bits", 1 << 20),
+            ("sketch", -1),
+            ("sketch", 10**9),
+        ]
+        + [("sketch", 1.5), ("method", 3), ("method", None), ("options", None)]
     )
     if key == "options":
         del changed["bits"]

@@ -224,6 +224,10 @@ class _Taker:
         return self.merge._take("sketches", np.asarray(at, dtype=np.int64))
 
 
+#: the widest fingerprint a catalog may name (a wider one is damage, not a method's)
+MAX_BITS = 4096
+
+
 def _counter(value: Any, least: int = 0) -> bool:
     return type(value) is int and value >= least
 
@@ -245,16 +249,14 @@ def checked_settings(directory: str, settings: dict[str, Any]) -> tuple[dict[str
     fingerprints = settings.get("fingerprints")
     if not isinstance(fingerprints, dict) or set(fingerprints) != set(fingerprint_settings({})):
         raise bad("fingerprints")
-    if fingerprints["bits"] not in (64, 128) or not _counter(fingerprints["sketch"]):
+    bits = fingerprints["bits"]  # 64 or 128 for simhash, 256 for nilsimsa
+    if not _counter(bits, 64) or bits % 64 or bits > MAX_BITS or not _counter(fingerprints["sketch"]):
         raise bad("fingerprints")
-    if fingerprints["sketch"] > MAX_SKETCH_BYTES or not all(
-        isinstance(fingerprints[key], str) for key in ("method", "tokenizer", "hash")
-    ):
+    if fingerprints["sketch"] > MAX_SKETCH_BYTES or not isinstance(fingerprints["method"], str):
         raise bad("fingerprints")
     verification = settings.get("verification")
     if not isinstance(verification, dict) or not set(verification) <= set(DECISION_FIELDS):
         raise bad("verification")
-    bits = fingerprints["bits"]
     # options stored before a field existed take its default
     options = ClusterOptions(**verification, resolved=True, sketch_of=sketch_kind(fingerprints))
     scores = (options.min_similarity, options.min_resemblance)
