@@ -223,7 +223,7 @@ def test_deleted_rows_are_damage_for_verify_and_every_command(made, seed, table)
         )
 
 
-@pytest.mark.parametrize("seed, kind", enumerate(["bytes", "bytes", "empty", "other"]))
+@pytest.mark.parametrize("seed, kind", list(enumerate(["bytes", "bytes", "empty", "other"])))
 def test_foreign_catalogs_are_one_line(made, seed, kind):
     """Random bytes (seeded), an empty file, another program's database."""
     rng = random.Random(seed)
