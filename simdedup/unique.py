@@ -23,6 +23,7 @@ from contextlib import suppress
 from typing import BinaryIO, Iterable, Iterator
 
 from .errors import OutputError, SimdedupError, UsageError
+from .owned import refuse_inside
 from .read.document import file_blocks, is_compressed
 from .read.remote import is_url, local_path
 from .read.source import Source
@@ -116,6 +117,7 @@ class KeptFiles:
         if not directory:
             raise UsageError("--unique-out needs a name")
         self.directory = self.name = directory
+        refuse_inside(directory, f"--unique-out {directory}")
         try:
             st: os.stat_result | None = os.stat(directory)
         except FileNotFoundError:

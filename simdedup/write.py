@@ -31,6 +31,7 @@ from contextlib import contextmanager, suppress
 from typing import Any, BinaryIO, Callable, Iterable, Iterator
 
 from .errors import OutputError, UsageError
+from .owned import refuse_inside
 from .read.remote import describe, filesystem, is_url, local_path
 
 _FILE_BATCH = 1 << 16
@@ -258,11 +259,14 @@ class OutputFile:
                 st = os.fstat(target)
                 if stat.S_ISREG(st.st_mode):
                     self.overwrites = (st.st_dev, st.st_ino)
+                    with suppress(OSError):  # where /proc tells the file's name
+                        refuse_inside(os.readlink(f"/proc/self/fd/{target}"), "stdout")
                 elif binary and os.isatty(target):
                     raise UsageError("binary output to a terminal; use -o FILE or a pipe")
             return
         if not self.path:
             raise UsageError(f"{option} needs a file name")
+        refuse_inside(self.path, f"{option} {self.path}")
         self.remote = RemoteOutput(self.path, force, option) if is_url(self.path) else None
         if self.remote is not None:
             self.overwrites = self.path if self.remote.exists else None

@@ -92,20 +92,23 @@ def dedup(
     )
     shards = plan_shards(sources, reading, plan.shard_bytes, plan.shard_documents)
     work = WorkDir(work_dir)
-    work.claim(
-        run.settings_of(
-            command="dedup",
-            paths=list(paths),
-            features=features.as_json(),
-            verify=verify,
-            decision=decision,
-            reading=reading,
-            shards=run.shard_identity(shards),
+    try:  # held while the stages run (WorkDir.claim), then let go
+        work.claim(
+            run.settings_of(
+                command="dedup",
+                paths=list(paths),
+                features=features.as_json(),
+                verify=verify,
+                decision=decision,
+                reading=reading,
+                shards=run.shard_identity(shards),
+            )
         )
-    )
-    return run.dedup_stages(
-        _engine(client, silent), work, shards, recipe, reading, decision, _target(output, work), plan, _ignore
-    )
+        return run.dedup_stages(
+            _engine(client, silent), work, shards, recipe, reading, decision, _target(output, work), plan, _ignore
+        )
+    finally:
+        work.release()
 
 
 def cluster(
@@ -133,17 +136,20 @@ def cluster(
         return _decision(options, bits, sketch_kind(settings), settings.get("method") or DEFAULT_METHOD)
 
     work = WorkDir(work_dir)
-    work.claim(
-        run.settings_of(
-            command="cluster",
-            files=list(files),
-            options=options,
-            identity=run.shard_identity([[_File(f)] for f in files]),
+    try:
+        work.claim(
+            run.settings_of(
+                command="cluster",
+                files=list(files),
+                options=options,
+                identity=run.shard_identity([[_File(f)] for f in files]),
+            )
         )
-    )
-    return run.cluster_stages(
-        _engine(client, silent), work, list(files), resolve, _target(output, work), plan or run.Plan(), _ignore
-    )
+        return run.cluster_stages(
+            _engine(client, silent), work, list(files), resolve, _target(output, work), plan or run.Plan(), _ignore
+        )
+    finally:
+        work.release()
 
 
 def _objects(

@@ -27,6 +27,7 @@ from ..errors import SimdedupError, UsageError, first_line
 from ..help import ENGINES, in_section
 from ..limits import MAX_JOBS, ensure_open_files, limit_reached
 from ..method_registry import DEFAULT_METHOD
+from ..owned import refuse_inside
 
 if TYPE_CHECKING:  # numpy comes with it: not on every command's start
     from .workdir import WorkDir
@@ -127,21 +128,44 @@ def stage_engine(connection: Connection, silent: bool, jobs: int | None = None) 
 
     if connection.scheduler and connection.local is None:
         ensure_open_files(DASK_OPEN_FILES, "a Dask client")
-        with Client(connection.scheduler) as client:
+        with _client(connection.scheduler) as client:
             yield DaskEngine(client, silent)
         return
     from ..run import default_jobs
 
     workers = connection.local or default_jobs()
+    cores = os.cpu_count() or 1
+    if workers > cores:
+        message(f"simdedup: note: --local {workers} starts {workers} workers on {cores} cores; they share them")
     # Short of descriptors, a local cluster's workers fail to start, retry and log without end.
     ensure_open_files(DASK_OPEN_FILES * (1 + workers), f"--engine dask --local {workers}")
     with _local_cluster(workers) as cluster, Client(cluster) as client:
         yield DaskEngine(client, silent)
 
 
-def _local_cluster(workers: int) -> Any:
+#: seconds to reach a scheduler: one that does not answer is named at once, not after Dask's 30 s
+SCHEDULER_TIMEOUT = 5
+
+
+def _client(address: str) -> Any:
+    """A client of the scheduler at ``address``; one that cannot be reached is one line."""
+    from distributed import Client
+
+    try:
+        return Client(address, timeout=SCHEDULER_TIMEOUT)
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise SimdedupError(f"--scheduler {address}: cannot connect: {first_line(exc)}") from None
+
+
+@contextmanager
+def _local_cluster(workers: int) -> Iterator[Any]:
     """A local cluster of ``workers`` processes; one that does not start (short of memory or
-    threads) is one line, without the log of each attempt."""
+    threads) is one line, without the log of each attempt.
+
+    The worker processes it starts write their stderr to the null device: Ctrl-C reaches the
+    whole process group, and each worker it cuts short while importing would print its
+    traceback; this process says what happened, and stops them. Dask's logs are silent while it
+    starts and closes (workers it kills on closing are the run's end, not news)."""
     import logging
 
     from distributed import LocalCluster
@@ -149,12 +173,25 @@ def _local_cluster(workers: int) -> Any:
     log = logging.getLogger("distributed")
     level = log.level
     log.setLevel(logging.CRITICAL)
+    cluster = None
     try:
-        return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
-    except Exception as exc:
-        reason = limit_reached(exc) or first_line(exc)
-        raise SimdedupError(f"--engine dask --local {workers}: the local cluster did not start: {reason}") from None
+        stderr, null = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(null, 2)  # what the workers inherit
+            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
+        except Exception as exc:
+            reason = limit_reached(exc) or first_line(exc)
+            raise SimdedupError(f"--engine dask --local {workers}: the local cluster did not start: {reason}") from None
+        finally:
+            os.dup2(stderr, 2)
+            os.close(stderr)
+            os.close(null)
+        log.setLevel(level)
+        yield cluster
     finally:
+        log.setLevel(logging.CRITICAL)
+        if cluster is not None:
+            cluster.close()
         log.setLevel(level)
 
 
@@ -163,10 +200,19 @@ def work_directory(connection: Connection) -> Iterator[WorkDir]:
     from .workdir import WorkDir
 
     if connection.work_dir is not None:
-        yield WorkDir(connection.work_dir)
+        refuse_inside(connection.work_dir, f"--work-dir {connection.work_dir}", itself=False)
+        work = WorkDir(connection.work_dir)
+        try:
+            yield work
+        finally:
+            work.release()
         return
     with tempfile.TemporaryDirectory(prefix="simdedup-work-") as directory:
-        yield WorkDir(directory)
+        work = WorkDir(directory)
+        try:
+            yield work
+        finally:
+            work.release()
 
 
 def refuse_overlap(directory: str | None, inputs: Iterable[str], option: str) -> None:
@@ -223,6 +269,7 @@ def part_directory(output: str | None, force: bool, work: WorkDir, final: Any, e
 
     if final is not None or output is None:
         return WorkDir(f"{work.url}/output")
+    refuse_inside(output, f"-o {output}")
     target = WorkDir(output)
     try:
         present = target.fs.ls(target.path(""), detail=False)
@@ -439,18 +486,9 @@ def run_cluster(
 
 def _file_identity(files: tuple[str, ...]) -> list:
     from ..read.remote import is_url, version
+    from .run import file_version
 
-    out = []
-    for name in files:
-        if is_url(name):
-            out.append([name, version(name)])
-            continue
-        try:
-            st = os.stat(name)
-            out.append([name, st.st_size, st.st_mtime_ns])
-        except OSError:
-            out.append([name])
-    return out
+    return [[name, version(name) if is_url(name) else file_version(name)] for name in files]
 
 
 RUNNERS = {"fingerprint": run_fingerprint, "dedup": run_dedup, "cluster": run_cluster}

@@ -79,10 +79,8 @@ def _digest(*arrays: Any) -> str:
 
 
 def shard_identity(shards: list[list[Any]]) -> str:
-    """A digest of the shards and the sizes and times of their files (of objects: sizes and
-    entity tags): a rerun on changed inputs is refused instead of mixing old parts in."""
-    import os
-
+    """A digest of the shards and the versions of their files (:func:`file_version`; of objects:
+    sizes and entity tags): a rerun on changed inputs is refused instead of mixing old parts in."""
     from ..read.remote import is_url, version
 
     h = xxhash.xxh3_64()
@@ -93,12 +91,22 @@ def shard_identity(shards: list[list[Any]]) -> str:
                 listed = entry.version if isinstance(entry, Source) else None
                 h.update(f"{entry!r}{listed or version(path)}\n".encode("utf-8", "surrogatepass"))
                 continue
-            try:
-                st = os.stat(path)
-                h.update(f"{entry!r}{st.st_size}:{st.st_mtime_ns}\n".encode("utf-8", "surrogatepass"))
-            except OSError:
-                h.update(f"{entry!r}\n".encode("utf-8", "surrogatepass"))
+            h.update(f"{entry!r}{file_version(path)}\n".encode("utf-8", "surrogatepass"))
     return h.hexdigest()
+
+
+def file_version(path: str) -> str:
+    """What changes whenever a local file's content may have: its size, modification time,
+    inode and inode change time. A rewrite that keeps the size and sets the modification time
+    back (``touch -r``, ``os.utime``, ``rsync -t``) cannot set the change time back, nor keep the
+    inode of a file replaced by rename. ("" for a file that cannot be read.)"""
+    import os
+
+    try:
+        st = os.stat(path)
+    except OSError:
+        return ""
+    return f"{st.st_size}:{st.st_mtime_ns}:{st.st_ino}:{st.st_ctime_ns}"
 
 
 def fingerprint_parts(
@@ -485,7 +493,7 @@ def cluster_rows(
         part_name = f"part-{i:05d}.jsonl"
         out_tasks.append(
             Task(
-                f"{_digest(names, low, high, target.url)}-{part_name}",
+                f"{_digest(names, low, high, work.relative(target.url))}-{part_name}",
                 group_stage.output_task,
                 (work, names, low, high, target, part_name),
             )
@@ -513,7 +521,9 @@ def fingerprint_output(engine: Engine, work: WorkDir, results: list[dict], targe
     suffix = "jsonl" if render == "jsonl" else "sdfp"
     names = [f"part-{i:05d}.{suffix}" for i in range(len(results))]
     tasks = [
-        Task(f"{_digest(target.url, render)}-{name}", _fingerprint_output, (work, i, target, name, render))
+        Task(
+            f"{_digest(work.relative(target.url), render)}-{name}", _fingerprint_output, (work, i, target, name, render)
+        )
         for i, name in enumerate(names)
     ]
     engine.run(work, "output", tasks)

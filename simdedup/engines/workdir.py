@@ -12,22 +12,54 @@ warning) if anything it left is damaged.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import io
 import json
+import os
+import re
 import secrets
+import socket
 import threading
+import time
 from contextlib import contextmanager, suppress
 from typing import Any, Iterator
 
 import numpy as np
 
 from ..errors import OutputError, SimdedupError
+from ..owned import WORK_DIR_MANIFEST
 
-MANIFEST = "manifest.json"
-FORMAT = 3  # 2: pair tasks report the crowds they leave; 3: markers hold their task's files' digests
+MANIFEST = WORK_DIR_MANIFEST
+#: 2: pair tasks report the crowds they leave; 3: markers hold their task's files' digests;
+#: 4: markers name the files in the work directory relative to it
+FORMAT = 4
 
 _recorder = threading.local()  # what the task running in this thread writes (see recording)
+
+
+#: the schemes of a work or output directory: stores every worker (another process, another
+#: machine) sees alike and can write (not memory://, which is each process's own, nor zip://)
+SHARED_SCHEMES = ("file", "s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl")
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+
+
+#: the file a run holds locked while it works in the directory
+CLAIM = ".simdedup-claim"
+
+
+def _protocols(fs: Any) -> tuple:
+    protocol = fs.protocol
+    return (protocol,) if isinstance(protocol, str) else tuple(protocol)
+
+
+def _holder(fd: int, unknown: str = "another run") -> str:
+    """Who the claim file open at ``fd`` names (``unknown`` when it names nobody)."""
+    try:
+        info = json.loads(os.pread(fd, 4096, 0) or b"null")
+        return f"pid {info['pid']} on {info['host']} (since {info['since']})"
+    except (OSError, ValueError, KeyError, TypeError):
+        return unknown
 
 
 class WorkDirError(SimdedupError):
@@ -59,6 +91,13 @@ class WorkDir:
         self.url = url.rstrip("/") or url
         self._fs: Any = None
         self._root = ""
+        self._claim: int | None = None  # the descriptor holding the claim (:meth:`_hold`)
+        scheme = _SCHEME.match(url)
+        if scheme is not None and scheme.group(1).lower() not in SHARED_SCHEMES:
+            raise WorkDirError(
+                f"{url}: a work directory is a local directory or a URL of {', '.join(SHARED_SCHEMES[1:])} "
+                f"(or file://), which every worker reads and writes; not {scheme.group(1)}://"
+            )
 
     def __getstate__(self) -> dict:
         from ..read.remote import storage_options
@@ -139,9 +178,28 @@ class WorkDir:
 
     def mark_done(self, stage: str, task: str, result: Any, files: list[list]) -> None:
         """Record that a task finished, with its small JSON result and the ``files`` it wrote
-        (as :func:`recording` gives them)."""
+        (as :func:`recording` gives them), each with its size and SHA-256. A file in this
+        directory is named relative to it (``.`` or ``./output``): a copy of the directory
+        (``cp -a``, rsync, another mount) checks and reads its own files, never the first's."""
         marker = f"done/{stage}/{task}"
-        self.write_json(marker, {"marker": marker, "result": result, "files": files})
+        named = [[self.relative(url), name, size, digest] for url, name, size, digest in files]
+        self.write_json(marker, {"marker": marker, "result": result, "files": named})
+
+    def relative(self, url: str) -> str:
+        """``url`` named relative to this directory when it is in it (see :meth:`mark_done`)."""
+        if url == self.url:
+            return "."
+        if url.startswith(self.url + "/"):
+            return "./" + url[len(self.url) + 1 :]
+        return url  # another directory (-o): named as the run names it
+
+    def located(self, where: str) -> "WorkDir":
+        """The directory :meth:`relative` named ``where``."""
+        if where == ".":
+            return self
+        if where.startswith("./"):
+            return WorkDir(f"{self.url}/{where[2:]}")
+        return WorkDir(where)
 
     def result(self, stage: str, task: str) -> Any:
         """The result of a finished task, after checking that its files are as it left them.
@@ -157,13 +215,17 @@ class WorkDir:
                 raise ValueError(marker)
         except (OSError, ValueError, KeyError, TypeError):
             raise DamagedTask(f"{self.url}/{marker}") from None
-        for url, name, size, digest in files:
+        for where, name, size, digest in files:
             try:
-                data = (self if url == self.url else WorkDir(url)).read_bytes(name)
+                folder = self.located(where)
+            except WorkDirError:
+                raise DamagedTask(f"{self.url}/{marker}") from None
+            try:
+                data = folder.read_bytes(name)
             except OSError:
                 data = None
             if data is None or len(data) != size or hashlib.sha256(data).hexdigest() != digest:
-                raise DamagedTask(f"{url}/{name}")
+                raise DamagedTask(f"{folder.url}/{name}")
         return result
 
     def finished(self, stage: str) -> set[str]:
@@ -173,6 +235,53 @@ class WorkDir:
         except FileNotFoundError:
             return set()
         return {name.rstrip("/").rsplit("/", 1)[1] for name in names if not name.rsplit("/", 1)[1].startswith(".tmp-")}
+
+    # --- the claim ------------------------------------------------------------------------
+
+    def _hold(self) -> None:
+        """Hold the directory for this run: an exclusive ``flock`` on its :data:`CLAIM` file,
+        which names the holder (pid, host, since). The kernel takes the lock in one step (two
+        runs starting together cannot both have it) and releases it when the process ends,
+        however it ends: a claim left by a run that is gone is taken over, with a note. A
+        directory on an object store has no such lock (nor do two machines sharing one over a
+        file system that does not pass ``flock`` on).
+
+        Raises:
+            WorkDirError: another run holds the directory.
+        """
+        if self._claim is not None or "file" not in _protocols(self.fs):
+            return
+        root = self.path("")
+        os.makedirs(root, exist_ok=True)
+        path = os.path.join(root, CLAIM)
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        except OSError as exc:
+            raise WorkDirError(f"--work-dir {self.url}: cannot claim it: {exc.strerror or exc}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = _holder(fd)
+            os.close(fd)
+            raise WorkDirError(
+                f"--work-dir {self.url} is in use by {holder}; wait for it to end, or give another directory"
+            ) from None
+        left = _holder(fd, "")
+        if left:
+            from ..cli_options import message
+
+            message(f"simdedup: note: --work-dir {self.url}: the run of {left} ended without releasing it; taken over")
+        info = {"pid": os.getpid(), "host": socket.gethostname(), "since": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps(info).encode(), 0)
+        self._claim = fd
+
+    def release(self) -> None:
+        """Let the directory go (the end of the process does as much)."""
+        if self._claim is not None:
+            os.ftruncate(self._claim, 0)
+            os.close(self._claim)
+            self._claim = None
 
     # --- the settings ---------------------------------------------------------------------
 
@@ -184,9 +293,13 @@ class WorkDir:
             WorkDirError: made with other settings, or not a work directory of this format.
         """
         wanted = json.loads(json.dumps({"format": FORMAT, "settings": settings}, sort_keys=True))
+        if self.fs.exists(self.path("")) and not self.fs.isdir(self.path("")):
+            raise WorkDirError(f"--work-dir {self.url} is not a directory")
+        self._hold()
         if not self.exists(MANIFEST):
             try:
-                if self.fs.exists(self.path("")) and self.fs.ls(self.path(""), detail=False):
+                present = self.fs.ls(self.path(""), detail=False) if self.fs.exists(self.path("")) else []
+                if [name for name in present if name.rstrip("/").rsplit("/", 1)[-1] != CLAIM]:
                     raise WorkDirError(
                         f"--work-dir {self.url} is not empty and holds no {MANIFEST}: give an empty or new directory"
                     )

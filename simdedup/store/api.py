@@ -25,6 +25,7 @@ larger (:func:`tail_to_merge`): segments stay O(log N) however many adds came be
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from contextlib import contextmanager, suppress
@@ -38,7 +39,9 @@ from ..fingerprints import FingerprintSet, load_fingerprints
 from ..fingerprints.record import SETTING_KEYS, FingerprintRecord, describe_settings, sketch_kind
 from ..group import Cluster, cluster_fingerprints
 from ..options import DECISION_FIELDS, ClusterOptions
+from ..owned import refuse_inside
 from ..pairs import MAX_TABLES, near_pairs, popcount_distance
+from ..similarity import MEASURES
 from ..verify import PairTest, may_pass
 from .catalog import (
     SEGMENTS,
@@ -47,7 +50,9 @@ from .catalog import (
     WriterLock,
     create_catalog,
     creating,
+    damaged,
     now,
+    reading,
     sync_directory,
     writing,
 )
@@ -219,21 +224,74 @@ class _Taker:
         return self.merge._take("sketches", np.asarray(at, dtype=np.int64))
 
 
+#: the widest fingerprint a catalog may name (a wider one is damage, not a method's)
+MAX_BITS = 4096
+
+
+def _counter(value: Any, least: int = 0) -> bool:
+    return type(value) is int and value >= least
+
+
+def checked_settings(directory: str, settings: dict[str, Any]) -> tuple[dict[str, Any], ClusterOptions, int]:
+    """The fingerprint settings, verification options and blocks of a catalog's ``settings``,
+    each checked as :func:`create` makes them: a value out of range (edited, damaged, another
+    program's) is :func:`~simdedup.store.catalog.damaged`, one line, before anything sizes work
+    or memory by it.
+
+    Raises:
+        DamagedIndexError: a setting is missing, of the wrong type or out of range.
+    """
+    from ..limits import MAX_SKETCH_BYTES
+
+    def bad(name: str) -> DamagedIndexError:
+        return damaged(directory, f"setting {name} = {json.dumps(settings.get(name))[:80]}")
+
+    fingerprints = settings.get("fingerprints")
+    if not isinstance(fingerprints, dict) or set(fingerprints) != set(fingerprint_settings({})):
+        raise bad("fingerprints")
+    bits = fingerprints["bits"]  # 64 or 128 for simhash, 256 for nilsimsa
+    if not _counter(bits, 64) or bits % 64 or bits > MAX_BITS or not _counter(fingerprints["sketch"]):
+        raise bad("fingerprints")
+    if fingerprints["sketch"] > MAX_SKETCH_BYTES or not isinstance(fingerprints["method"], str):
+        raise bad("fingerprints")
+    verification = settings.get("verification")
+    if not isinstance(verification, dict) or not set(verification) <= set(DECISION_FIELDS):
+        raise bad("verification")
+    # options stored before a field existed take its default
+    options = ClusterOptions(**verification, resolved=True, sketch_of=sketch_kind(fingerprints))
+    scores = (options.min_similarity, options.min_resemblance)
+    if not _counter(options.k) or options.k >= bits or not _counter(options.min_features) or options.bands:
+        raise bad("verification")
+    if options.similarity not in MEASURES or not all(type(x) in (int, float) and 0 <= x <= 1 for x in scores):
+        raise bad("verification")
+    blocks = settings.get("blocks")
+    if not _counter(blocks, 1) or blocks > bits or (options.k and not options.k < blocks):
+        raise bad("blocks")
+    if math.comb(blocks, options.k) > MAX_TABLES:
+        raise bad("blocks")
+    for name, least in (("next_seq", 0), ("next_unit", 0), ("next_segment", 1)):
+        if not _counter(settings.get(name), least):
+            raise bad(name)
+    return fingerprints, options, blocks
+
+
 class Index:
     """An open index. Use as a context manager, or call :meth:`close`."""
 
     def __init__(self, directory: str):
         self.directory = directory
         self.catalog = Catalog(directory)
-        settings = self.catalog.settings
-        self.settings: dict[str, Any] = settings["fingerprints"]
+        try:
+            with reading(directory):
+                self.settings, self.options, blocks = checked_settings(directory, self.catalog.settings)
+        except BaseException:
+            self.catalog.close()
+            raise
         self.bits: int = self.settings["bits"]
         self.words = self.bits // 64
         self.sketch_bytes: int = self.settings["sketch"]
-        # options stored before a field existed take its default
-        self.options = ClusterOptions(**settings["verification"], resolved=True, sketch_of=sketch_kind(self.settings))
         self.k: int = self.options.k  # type: ignore[assignment]
-        self.tables = Tables(self.bits, self.k, settings["blocks"])
+        self.tables = Tables(self.bits, self.k, blocks)
         self._segments: list[Segment] = []
         self._removed = np.zeros(0, dtype=np.int64)
 
@@ -275,6 +333,9 @@ class Index:
                 if segment not in opened:
                     segment.close()
             self._segments = opened
+            for segment, (_, file, count, _, _) in zip(opened, rows):
+                if segment.rows != count:
+                    raise damaged(self.directory, f"{file} holds {segment.rows:,} rows, the catalog says {count:,}")
             return
 
     def _alive(self, seqs: np.ndarray) -> np.ndarray:
@@ -510,13 +571,67 @@ class Index:
                     labels[int(rows.units[member])] = name
         return labels
 
+    def _check_rows(self) -> None:
+        """The catalog's counts agree with the segments: every row of a segment is a document
+        or a replaced one, never both (a deleted or added catalog row is damage); a writer
+        checks this before it removes segment files the catalog does not name.
+
+        Raises:
+            DamagedIndexError: they disagree.
+        """
+        connection = self.catalog.connection
+        documents = connection.execute("SELECT count(*) FROM documents").fetchone()[0]
+        rows = sum(segment.rows for segment in self._segments)
+        if documents + len(self._removed) != rows:
+            raise damaged(
+                self.directory,
+                f"{documents:,} documents and {len(self._removed):,} replaced, but the segments hold {rows:,} rows",
+            )
+
+    def _check_all(self) -> None:
+        """What ``stats --verify`` checks beyond the segments' blocks: SQLite's integrity check
+        of the catalog, its documents against the segments' live rows (:meth:`_ids_checked`),
+        and its pairs and counters against the units and rows there are."""
+        self.catalog.check()
+        self._check_rows()
+        self._ids_checked(np.zeros(0, np.int64))
+        units = [segment.column("units") for segment in self._segments]
+        seqs = [segment.column("seqs") for segment in self._segments]
+        live_seqs = np.concatenate([np.zeros(0, np.int64)] + seqs)
+        live_units = np.concatenate([np.zeros(0, np.int64)] + units)
+        alive = self._alive(live_seqs)
+        order = np.argsort(live_seqs[alive])
+        documents = self.catalog.connection.execute("SELECT unit FROM documents ORDER BY seq").fetchall()
+        if not np.array_equal(np.array([u for (u,) in documents], dtype=np.int64), live_units[alive][order]):
+            raise damaged(self.directory, "the documents' units are not their rows' in the segments")
+        pair_a, pair_b = self.catalog.pairs()
+        settings = self.catalog.settings
+        # (a compaction drops the rows of replaced documents, not their units' pairs)
+        if not ((0 <= pair_a) & (pair_a < pair_b) & (pair_b < settings["next_unit"])).all():
+            raise damaged(self.directory, "a verified pair names a unit the index never had")
+        if not np.isin(self._removed, np.concatenate([np.zeros(0, np.int64)] + seqs)).all():
+            raise damaged(self.directory, "a replaced row is in no segment")
+        numbers = [number for number, *_ in self.catalog.segments()]
+        for name, used in (
+            ("next_seq", seqs),
+            ("next_unit", units),
+            ("next_segment", [np.array(numbers, dtype=np.int64)]),
+        ):
+            values = np.concatenate([np.zeros(0, np.int64)] + used)
+            if len(values) and int(values.max()) >= settings[name]:
+                raise damaged(self.directory, f"setting {name} = {settings[name]} is not past every one used")
+        for segment in self._segments:
+            segment.release()
+
     def stats(self, verify: bool = False) -> dict[str, Any]:
-        """Counts and sizes; with ``verify``, every block of every segment is checked."""
+        """Counts and sizes; with ``verify``, every block of every segment and the catalog
+        (:meth:`_check_all`) are checked."""
         with self.catalog.snapshot():
             self._open_segments()
             if verify:
                 for segment in self._segments:
                     segment.verify_all()
+                self._check_all()
             connection = self.catalog.connection
             documents = connection.execute("SELECT count(*) FROM documents").fetchone()[0]
             pairs = connection.execute("SELECT count(*) FROM pairs").fetchone()[0]
@@ -554,6 +669,8 @@ class Index:
         """Remove segment files the catalog does not know: left by a writer that was killed
         before its commit, or replaced by a compaction (the writer lock is held)."""
         known = {file for _, file, _, _, _ in self.catalog.segments()}
+        self._open_segments()
+        self._check_rows()  # a catalog that lost a segment's row must not cost its file
         folder = os.path.join(self.directory, SEGMENTS)
         for name in os.listdir(folder):
             if name not in known:
@@ -868,6 +985,7 @@ def create(
         IndexUseError: the directory exists and is not empty; as :meth:`Index.add`.
         OutputError: the index cannot be written.
     """
+    refuse_inside(directory, f"a new index {directory}", itself=False)
     normal = fingerprint_settings(settings)
     if options.k is None and options.min_score is None:
         raise ValueError("an index needs an explicit k")

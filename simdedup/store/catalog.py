@@ -28,6 +28,7 @@ import errno
 import fcntl
 import json
 import os
+import re
 import resource
 import shutil
 import sqlite3
@@ -41,12 +42,14 @@ from urllib.parse import quote
 import numpy as np
 
 from ..errors import OutputError, SimdedupError
+from ..owned import INDEX_CATALOG, INDEX_CREATING
+from .segments import DamagedIndexError
 
 FORMAT = 1
-CATALOG = "catalog.sqlite"
+CATALOG = INDEX_CATALOG
 LOCK = "writer.lock"
 SEGMENTS = "segments"
-CREATING = "creating.unfinished"
+CREATING = INDEX_CREATING
 _CHUNK = 10000  # ids bound in one statement (SQLite takes up to 32,766 parameters)
 
 _SCHEMA = """
@@ -61,6 +64,10 @@ CREATE TABLE removed (seq INTEGER PRIMARY KEY);
 CREATE TABLE pairs (a INTEGER NOT NULL, b INTEGER NOT NULL, PRIMARY KEY (a, b)) WITHOUT ROWID;
 CREATE INDEX pairs_by_b ON pairs (b, a);
 """
+#: the name of every segment file (a catalog naming another file is damaged: never opened, never removed)
+SEGMENT_NAME = re.compile(r"seg-[0-9]{6,}\.sdseg")
+#: SQLite's primary result codes for a file that is not a database and for pages that do not hold together
+_SQLITE_CORRUPT, _SQLITE_NOTADB = 11, 26
 
 
 class IndexUseError(SimdedupError):
@@ -80,6 +87,46 @@ def _connect(database: str, uri: bool = False) -> sqlite3.Connection:
         connection.close()
         raise
     return connection
+
+
+def _table_columns(connection: sqlite3.Connection) -> dict[str, list[str]]:
+    tables = connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
+    return {name: [row[1] for row in connection.execute(f"PRAGMA table_info({name})")] for (name,) in tables}
+
+
+def _schema_columns() -> dict[str, list[str]]:
+    """The tables of the schema and their columns, which every index's catalog has."""
+    connection = sqlite3.connect(":memory:")
+    try:
+        connection.executescript(_SCHEMA)
+        return _table_columns(connection)
+    finally:
+        connection.close()
+
+
+_COLUMNS = _schema_columns()
+
+
+def catalog_damage(exc: BaseException) -> bool:
+    """Whether ``exc`` is SQLite finding the catalog damaged or foreign, not the file system
+    failing: a file that is not a database, pages that do not hold together, a constraint a
+    sound catalog never breaks."""
+    if isinstance(exc, sqlite3.IntegrityError):
+        return True
+    if not isinstance(exc, sqlite3.DatabaseError):
+        return False
+    code = getattr(exc, "sqlite_errorcode", None)  # Python 3.11 on
+    if code is not None:
+        return code & 0xFF in (_SQLITE_CORRUPT, _SQLITE_NOTADB)
+    return any(words in str(exc) for words in ("malformed", "not a database"))
+
+
+def damaged(directory: str, reason: str) -> DamagedIndexError:
+    """The one error of a damaged or foreign catalog (exit 1)."""
+    return DamagedIndexError(
+        f"{directory}: the catalog is damaged or not a simdedup index's ({reason}); "
+        f"rebuild the index from its fingerprint files"
+    )
 
 
 def storage_failure(exc: BaseException) -> bool:
@@ -109,6 +156,8 @@ def writing(directory: str) -> Iterator[None]:
     try:
         yield
     except Exception as exc:
+        if catalog_damage(exc):
+            raise damaged(directory, str(exc)) from None
         if not storage_failure(exc):
             raise
         raise OutputError(failure_reason(exc), directory) from None
@@ -120,6 +169,8 @@ def reading(directory: str) -> Iterator[None]:
     try:
         yield
     except Exception as exc:
+        if catalog_damage(exc):
+            raise damaged(directory, str(exc)) from None
         if not storage_failure(exc):
             raise
         raise IndexUseError(f"cannot read {directory}: {failure_reason(exc)}") from None
@@ -280,28 +331,51 @@ class Catalog:
         #: why the catalog could not be opened for writing (None: it was)
         self.unwritable: str | None = None
         self._copy: str | None = None
-        self.connection = self._open(path)
-        try:
-            rows = dict(self.connection.execute("SELECT name, value FROM settings"))
-        except sqlite3.DatabaseError as exc:
-            self.close()
-            raise IndexUseError(f"{directory}: the catalog cannot be read: {exc}") from None
+        with reading(directory):  # a file of random bytes, say, is one line
+            self.connection = self._open(path)
+            try:
+                self._check_schema()
+                rows = dict(self.connection.execute("SELECT name, value FROM settings"))
+            except BaseException:
+                self.close()
+                raise
         if "format" not in rows:
             self.close()
             raise IndexUseError(
                 f"{directory}: the catalog has no settings (its creation did not finish); "
                 f"remove it and create the index again"
             )
-        if json.loads(rows["format"]) > FORMAT:
+        try:
+            found = json.loads(rows["format"])
+        except ValueError:
+            found = None
+        if type(found) is not int or found < 1:
+            self.close()
+            raise damaged(directory, f"format {rows['format']!r}")
+        if found > FORMAT:
             self.close()
             raise IndexUseError(
-                f"{directory}: index format {json.loads(rows['format'])} is newer than this "
-                f"simdedup reads (format {FORMAT}); upgrade simdedup"
+                f"{directory}: index format {found} is newer than this simdedup reads (format {FORMAT}); upgrade simdedup"
             )
+
+    def _check_schema(self) -> None:
+        """The catalog has the tables and columns of an index's (a foreign database is damage)."""
+        found = _table_columns(self.connection)
+        for table, columns in _COLUMNS.items():
+            if table not in found:
+                raise damaged(self.directory, f"no table {table}")
+            if found[table] != columns:
+                raise damaged(self.directory, f"table {table} has columns {', '.join(found[table])}")
 
     @property
     def settings(self) -> dict[str, Any]:
-        return {name: json.loads(value) for name, value in self.connection.execute("SELECT name, value FROM settings")}
+        """The settings, each a JSON value (checked by :func:`simdedup.store.api.checked_settings`)."""
+        rows = self.connection.execute("SELECT name, value FROM settings").fetchall()
+        try:
+            return {name: json.loads(value) for name, value in rows}
+        except (TypeError, ValueError):
+            bad = next(name for name, value in rows if not _is_json(value))
+            raise damaged(self.directory, f"setting {bad} is not JSON") from None
 
     def _open(self, path: str) -> sqlite3.Connection:
         """The catalog open for writing; where it cannot be (a read-only mount, a full disk, a
@@ -356,9 +430,20 @@ class Catalog:
         self.connection.execute("COMMIT")
 
     def segments(self) -> list[tuple[int, str, int, int, str]]:
-        return list(
-            self.connection.execute("SELECT segment, file, rows, bytes, checksum FROM segments ORDER BY segment")
-        )
+        """The segments' rows, checked: a file name of a segment's own (never a path: a writer
+        removes the files of the segments it merges), counts that are counts."""
+        rows = self.connection.execute("SELECT segment, file, rows, bytes, checksum FROM segments ORDER BY segment")
+        found = list(rows)
+        for segment, file, rows_held, size, checksum in found:
+            sound = isinstance(file, str) and SEGMENT_NAME.fullmatch(file) is not None
+            sound = (
+                sound
+                and all(type(x) is int and x >= 0 for x in (segment, rows_held, size))
+                and isinstance(checksum, str)
+            )
+            if not sound:
+                raise damaged(self.directory, f"segment row {segment!r} names {file!r}")
+        return found
 
     def removed(self) -> np.ndarray:
         return np.array(
@@ -388,7 +473,20 @@ class Catalog:
                 (json.dumps(np.unique(wanted).tolist()),),
             ).fetchall()
         )
-        return [found[s] for s in wanted.tolist()]
+        try:
+            return [found[s] for s in wanted.tolist()]
+        except KeyError as missing:  # a row of a segment whose document the catalog lost
+            raise damaged(self.directory, f"no document {missing}") from None
+
+    def check(self) -> None:
+        """SQLite's own check of every page and index of the catalog.
+
+        Raises:
+            DamagedIndexError: it finds a problem (its first).
+        """
+        problems = [row[0] for row in self.connection.execute("PRAGMA integrity_check(1)")]
+        if problems != ["ok"]:
+            raise damaged(self.directory, str(problems[0]))
 
     def insert_documents(self, first_seq: int, ids: Iterable[str], units: Iterable[int], add_number: int) -> None:
         """Add documents numbered from ``first_seq`` on (inside a transaction; ids bound as
@@ -432,6 +530,14 @@ class Catalog:
                         seen.add(unit)
                         frontier.append(unit)
         return seen, sorted(pairs)
+
+
+def _is_json(value: Any) -> bool:
+    try:
+        json.loads(value)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def now() -> str:

@@ -201,17 +201,7 @@ def query(directory: str, document: str, as_json: bool, encoding: str, html: boo
     from . import api
 
     with api.Index(directory) as opened:
-        fingerprinter = api.fingerprinter_for(opened.settings, encoding, html)
-        if document == "-":
-            text = sys.stdin.buffer.read().decode(encoding, "replace")
-            record = fingerprinter.fingerprint_text("<stdin>", text)
-        else:
-            from ..read import Source
-            from ..run import fingerprint_batch
-
-            (record,) = fingerprint_batch([Source(document)], fingerprinter).results
-            if isinstance(record, Source):
-                raise SimdedupError(f"{document}: {record.reason}")
+        record = _query_record(document, api.fingerprinter_for(opened.settings, encoding, html))
         matches = opened.query_record(record)
     if as_json:
         echo(
@@ -224,6 +214,68 @@ def query(directory: str, document: str, as_json: bool, encoding: str, html: boo
         return
     for match in matches:
         echo(json.dumps(match.as_dict(), ensure_ascii=False, separators=(",", ":")))
+
+
+#: a query this small is looked at as a fingerprint record before it is read as a document
+_RECORD_BYTES = 1 << 20
+
+
+def _query_record(document: str, fingerprinter: Any) -> Any:
+    """The record a query looks up: the document's (a file, or stdin's bytes: read, decoded and
+    refused by one reader, :func:`simdedup.read.file_document`), or the fingerprint record
+    the document is (a line of ``simdedup fingerprint``), said in one line.
+
+    Raises:
+        SimdedupError: the document cannot be read or decoded; it holds several records.
+    """
+    from ..errors import RecordError
+    from ..fingerprints import FingerprintRecord
+    from ..read import Source, file_document
+    from ..run import fingerprint_batch
+
+    name = "<stdin>" if document == "-" else document
+    if document == "-":
+        data: bytes | None = sys.stdin.buffer.read()
+    else:
+        try:
+            with open(document, "rb") as handle:
+                data = handle.read(_RECORD_BYTES + 1)
+        except OSError:
+            data = None  # the reader below names the problem
+    if data is not None and len(data) <= _RECORD_BYTES and data.lstrip()[:1] == b"{":
+        import io
+
+        from ..fingerprints import load_fingerprints
+
+        try:
+            records = load_fingerprints([(name, io.BytesIO(data))])
+        except RecordError:
+            records = None  # JSON, but not a record: a document like any other
+        if records is not None and len(records.ids) + len(records.repeated) > 1:
+            raise SimdedupError(
+                f"{name} holds {len(records.ids) + len(records.repeated)} fingerprint records; a query is "
+                f"one document or one record (index add, or cluster --against, takes many)"
+            )
+        if records is not None and len(records.ids) == 1:
+            message(f"simdedup: {name}: a fingerprint record: the index is queried with its fingerprint")
+            words = records.fps[0].tolist()
+            return FingerprintRecord(
+                records.ids[0],
+                sum(int(word) << (64 * w) for w, word in enumerate(words)),
+                records.bits,
+                int(records.features[0]),
+                records.settings or {},
+                None,
+                None if records.sketches is None else records.sketches[0].tobytes(),
+            )
+    if document == "-":
+        sources = [file_document(Source(name), fingerprinter.encoding, data)]
+        (record,) = fingerprinter.fingerprint_batch(sources)
+    else:
+        (record,) = fingerprint_batch([Source(document)], fingerprinter).results
+    if isinstance(record, Source):
+        raise SimdedupError(f"{name}: {record.reason}")
+    return record
 
 
 @index.command(short_help="Print the clusters over every document of IDX.", name="cluster")

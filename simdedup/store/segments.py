@@ -30,7 +30,7 @@ import mmap
 import os
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Iterable, Protocol
+from typing import Any, Iterable, Protocol
 
 import numpy as np
 import xxhash
@@ -230,6 +230,11 @@ def write_segment(path: str, tables: Tables, source: SegmentRows) -> tuple[int, 
     header = MAGIC + len(header).to_bytes(4, "little") + header
     assert len(header) <= header_room
     with open(path, "x+b") as out:
+        # Every byte of the file is allocated before any is written: a file with holes, mapped,
+        # dies of SIGBUS where reading a hole needs a block the file system no longer has (a
+        # full tmpfs); and a disk without room for the segment says so here, at once.
+        if checksums_at and hasattr(os, "posix_fallocate"):  # not on macOS: the zeros below do
+            os.posix_fallocate(out.fileno(), 0, checksums_at)
 
         def put(name: str, array: np.ndarray, at: int = 0) -> None:
             """``array`` as the rows of ``name`` from row ``at`` on (the fence too, when whole)."""
@@ -258,7 +263,7 @@ def write_segment(path: str, tables: Tables, source: SegmentRows) -> tuple[int, 
             put(f"t{t}_keys", keys)
             put(f"t{t}_rows", table_rows[order].astype(np.uint32))
             del keys, order
-        out.truncate(checksums_at)
+        _write_gaps(out, len(header), layout, checksums_at)
         out.flush()
         out.seek(0)
         sums = []  # read back, not mapped: the file's pages then stay out of this process
@@ -273,6 +278,39 @@ def write_segment(path: str, tables: Tables, source: SegmentRows) -> tuple[int, 
     return checksums_at + len(tail), xxhash.xxh3_128_hexdigest(tail)
 
 
+def _write_gaps(out: Any, header_bytes: int, layout: dict[str, list], end: int) -> None:
+    """Write zeros where no array lies (the header's room, alignment), up to ``end``: every
+    byte of a segment is written, so the file has no holes (see :func:`_mapped`)."""
+    position = header_bytes
+    for offset, dtype, shape in sorted(layout.values()):
+        if offset > position:
+            out.seek(position)
+            out.write(bytes(offset - position))
+        position = max(position, offset + int(np.prod(shape)) * np.dtype(dtype).itemsize)
+    if end > position:
+        out.seek(position)
+        out.write(bytes(end - position))
+
+
+def _has_holes(handle: Any) -> bool:
+    """Whether the file has holes (blocks never written), as the file system tells."""
+    size = os.fstat(handle.fileno()).st_size
+    try:
+        return os.lseek(handle.fileno(), 0, os.SEEK_HOLE) < size
+    except (OSError, AttributeError):  # no SEEK_HOLE here: such file systems report none
+        return False
+
+
+def _mapped(handle: Any) -> Any:
+    """The file's bytes to read: mapped, or, for a file with holes (written by an earlier
+    version), read into memory, as a mapped hole may cost a block the disk no longer has
+    (SIGBUS)."""
+    if _has_holes(handle):
+        handle.seek(0)
+        return handle.read()
+    return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+
+
 class Segment:
     """An open segment file, memory-mapped; reads are verified block by block (see the module)."""
 
@@ -285,7 +323,7 @@ class Segment:
                     raise DamagedIndexError(
                         f"{name}: segment file is truncated or extended: {actual} bytes, the catalog says {size}"
                     )
-                self._map = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) if size else None
+                self._map = _mapped(handle) if size else None
         except FileNotFoundError:
             raise DamagedIndexError(f"{name}: segment file is missing") from None
         data = self._map
@@ -381,7 +419,7 @@ class Segment:
         """Let the pages of the file read so far (of ``length`` bytes from ``start``; 0: to the
         end) go from this process's memory: they stay in the page cache, and a whole file read
         once then costs no memory. Arrays handed out stay valid (read again when used)."""
-        if self._map is not None and hasattr(mmap, "MADV_DONTNEED"):
+        if isinstance(self._map, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED"):
             length = min(length or len(self._map), len(self._map) - start)
             if length > 0:
                 self._map.madvise(mmap.MADV_DONTNEED, start, length)
