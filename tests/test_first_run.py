@@ -1,0 +1,63 @@
+"""The first run on a machine (issue 43): a kernel that must be compiled is announced on stderr
+at once, and its compilation is left out of the progress bar's rate. (``pip install .`` compiles
+them beforehand: setup.py, :mod:`simdedup.kernels.prepare`.)"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from simdedup.kernels import load
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+pytestmark = pytest.mark.slow  # each compiles, or starts simdedup three times: 5-10 s on a busy machine
+
+
+def _seconds(command: list[str], environment: dict[str, str]) -> float:
+    started = time.monotonic()
+    subprocess.run(command, capture_output=True, env=environment, check=True)
+    return time.monotonic() - started
+
+
+def test_a_run_that_compiles_says_so_within_a_second(tmp_path):
+    environment = {**os.environ, "SIMDEDUP_CACHE_DIR": str(tmp_path / "cache")}  # empty: all to compile
+    simdedup = [sys.executable, "-m", "simdedup"]
+    # what a command that compiles nothing takes to start here (the machine may be busy)
+    start_up = min(_seconds([*simdedup, "tokenizers"], environment) for _ in range(2))
+    started = time.monotonic()
+    run = subprocess.Popen(
+        [*simdedup, "fingerprint", str(EXAMPLES / "en"), str(EXAMPLES / "zh")],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=environment,
+        text=True,
+    )
+    try:
+        first = run.stderr.readline().rstrip("\n")
+        said_after = time.monotonic() - started
+        made = [path.name for path in (tmp_path / "cache").rglob("*.o")]
+    finally:
+        run.terminate()
+        run.wait()
+    assert first == load.COMPILING
+    assert not made  # said before the first kernel was ready
+    assert said_after - start_up < 1.0, (said_after, start_up)
+
+
+def test_a_compilation_is_said_once_and_told_to_the_listeners(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("SIMDEDUP_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(load, "_said", False)
+    monkeypatch.setattr(load, "_code", {})  # the process's loaded kernels: none, so both are compiled
+    told = []
+    monkeypatch.setattr(load, "compile_listeners", [lambda: told.append(len(list(tmp_path.rglob("*.o"))))])
+    load._load_code("cross")
+    load._load_code("pairs")
+    assert capsys.readouterr().err.splitlines() == [load.COMPILING]
+    assert told == [0, 1]  # after each compilation, before its machine code is kept
+    assert len(list(tmp_path.rglob("*.o"))) == 2
