@@ -61,3 +61,31 @@ def test_a_compilation_is_said_once_and_told_to_the_listeners(tmp_path, monkeypa
     assert capsys.readouterr().err.splitlines() == [load.COMPILING]
     assert told == [0, 1]  # after each compilation, before its machine code is kept
     assert len(list(tmp_path.rglob("*.o"))) == 2
+
+
+def test_prepare_makes_the_files_a_run_then_loads_without_compiling(tmp_path, monkeypatch):
+    """What ``pip install .`` runs (setup.py): a run afterwards compiles nothing and says nothing."""
+    from simdedup.kernels.prepare import _TABLES, prepare
+
+    monkeypatch.setenv("SIMDEDUP_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(load, "KERNELS", {name: load.KERNELS[name] for name in ("cross", "pairs")})
+    lines: list[str] = []
+    assert prepare(lines.append, processes=2) == 0
+    assert [line.split(":")[1] for line in lines] == [" kernel cross", " kernel pairs"] + [
+        f" table {t}" for t in _TABLES
+    ]
+    made = {path.name for path in (tmp_path / "cache").rglob("*") if path.is_file()}
+    assert {load.cache_name("cross"), load.cache_name("pairs")} <= made and len(made) == 2 + len(_TABLES)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from simdedup.kernels.pairs import CrossKernel, PairKernel\n"
+            "assert CrossKernel.loaded() and PairKernel.loaded()\n"
+            "import sys; assert 'numba' not in sys.modules",
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "SIMDEDUP_CACHE_DIR": str(tmp_path / "cache")},
+    )
+    assert run.returncode == 0 and run.stderr == "", run.stderr

@@ -10,50 +10,70 @@ whose machine code this CPU cannot use). Only numpy, numba, llvmlite, xxhash and
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from typing import Callable
 
 
-def prepare(say=print) -> int:  # noqa: ANN001 - print or a logger's method
-    """Compile each kernel not in the cache and make the tables; the number of failures (each
-    said in one line: the first run then makes what is missing)."""
-    from . import load
-    from .load import KERNELS, _load_code
+def prepare(say: Callable[[str], None] = print, processes: int | None = None) -> int:
+    """Compile each kernel not in the cache and make the tables, in ``processes`` processes (one
+    per core, at most 4: each compilation is one thread); the number of failures, each said in one
+    line (the first run then makes what is missing)."""
+    from .load import KERNELS
 
-    load._said = True  # the COMPILING line is for a command's user, who did not ask for this
+    steps = [("kernel", name) for name in KERNELS] + [("table", name) for name in _TABLES]
+    processes = processes or min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
+    context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
     failures = 0
-    steps = [(f"kernel {name}", _load_code, name) for name in KERNELS]
-    steps += [("table unicode", _unicode_tables, None), ("table exact", _exact_table, None)]
-    steps += [("table units", _unit_table, None)]
-    for what, make, argument in steps:
-        started = time.monotonic()
-        try:
-            make(argument)
-        except Exception as exc:  # a kernel this numba cannot compile is compiled (or not) at run time
-            failures += 1
-            say(f"simdedup: {what}: not prepared ({type(exc).__name__}: {exc})")
-            continue
-        say(f"simdedup: {what}: {time.monotonic() - started:.1f} s")
+    # an executor, not a Pool: a compiler that crashes its process fails its step, never hangs the build
+    with ProcessPoolExecutor(processes, mp_context=context) as executor:
+        for (kind, name), done in zip(steps, [executor.submit(_step, step) for step in steps]):
+            try:
+                line, ok = done.result()
+            except BrokenProcessPool:
+                line, ok = f"simdedup: {kind} {name}: not prepared (its process ended)", False
+            failures += not ok
+            say(line)
     return failures
 
 
-def _unicode_tables(_: None) -> None:
+def _step(step: tuple[str, str]) -> tuple[str, bool]:
+    """Make one kernel's machine code or one table: the line that says so, and whether it was made."""
+    from . import load
+
+    load._said = True  # the COMPILING line is for a command's user, who did not ask for this
+    kind, name = step
+    started = time.monotonic()
+    try:
+        load._load_code(name) if kind == "kernel" else _TABLES[name]()
+    except Exception as exc:  # a kernel this numba cannot compile is compiled (or not) at run time
+        return f"simdedup: {kind} {name}: not prepared ({type(exc).__name__}: {exc})", False
+    return f"simdedup: {kind} {name}: {time.monotonic() - started:.1f} s", True
+
+
+def _unicode_tables() -> None:
     from .fastpath import unicode_tables
 
     unicode_tables()
 
 
-def _exact_table(_: None) -> None:
+def _exact_table() -> None:
     from ..similarity import DEFAULT_FOLDING, _tables
 
     _tables(DEFAULT_FOLDING)
 
 
-def _unit_table(_: None) -> None:
+def _unit_table() -> None:
     from .units import unit_table
 
     unit_table()
 
+
+_TABLES = {"unicode": _unicode_tables, "exact": _exact_table, "units": _unit_table}
 
 if __name__ == "__main__":
     sys.exit(1 if prepare() else 0)
