@@ -16,8 +16,6 @@ from simdedup.kernels import load
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
-pytestmark = pytest.mark.slow  # each compiles, or starts simdedup three times: 5-10 s on a busy machine
-
 
 def _seconds(command: list[str], environment: dict[str, str]) -> float:
     started = time.monotonic()
@@ -25,6 +23,7 @@ def _seconds(command: list[str], environment: dict[str, str]) -> float:
     return time.monotonic() - started
 
 
+@pytest.mark.slow  # compiles, or starts simdedup three times: 5-15 s on a busy machine
 def test_a_run_that_compiles_says_so_within_a_second(tmp_path):
     environment = {**os.environ, "SIMDEDUP_CACHE_DIR": str(tmp_path / "cache")}  # empty: all to compile
     simdedup = [sys.executable, "-m", "simdedup"]
@@ -50,6 +49,7 @@ def test_a_run_that_compiles_says_so_within_a_second(tmp_path):
     assert said_after - start_up < 1.0, (said_after, start_up)
 
 
+@pytest.mark.slow  # compiles, or starts simdedup three times: 5-15 s on a busy machine
 def test_a_compilation_is_said_once_and_told_to_the_listeners(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("SIMDEDUP_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(load, "_said", False)
@@ -63,6 +63,7 @@ def test_a_compilation_is_said_once_and_told_to_the_listeners(tmp_path, monkeypa
     assert len(list(tmp_path.rglob("*.o"))) == 2
 
 
+@pytest.mark.slow  # compiles, or starts simdedup three times: 5-15 s on a busy machine
 def test_prepare_makes_the_files_a_run_then_loads_without_compiling(tmp_path, monkeypatch):
     """What ``pip install .`` runs (setup.py): a run afterwards compiles nothing and says nothing."""
     from simdedup.kernels.prepare import _TABLES, prepare
@@ -89,3 +90,23 @@ def test_prepare_makes_the_files_a_run_then_loads_without_compiling(tmp_path, mo
         env={**os.environ, "SIMDEDUP_CACHE_DIR": str(tmp_path / "cache")},
     )
     assert run.returncode == 0 and run.stderr == "", run.stderr
+
+
+def test_the_progress_bar_leaves_a_compilation_out_of_its_rate(monkeypatch):
+    """30 s compiling the first batch's kernel, then 10 documents in 1 s: 10 a second, not 10 in 31 s."""
+    from simdedup.cli_options import progress_bar
+
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    clock = [0.0]
+    with progress_bar(False, 1000, "doc") as bar:
+        assert bar.unpause in load.compile_listeners
+        bar._time = lambda: clock[0]
+        bar.start_t = bar.last_print_t = 0.0
+        clock[0] = 30.0  # the compilation ends
+        for listener in load.compile_listeners:
+            listener()
+        clock[0] = 31.0
+        bar.update(10)
+        assert bar.format_dict["elapsed"] == 1.0
+        assert bar.format_dict["rate"] == pytest.approx(10.0)
+    assert bar.unpause not in load.compile_listeners
