@@ -1,7 +1,9 @@
 """Files simdedup computes once and keeps: the fast path's machine code, jieba's IDF table.
 
 They live in ``simdedup/__pycache__/simdedup-2`` beside the package, as Python's own bytecode does, or in
-``$XDG_CACHE_HOME/simdedup/2`` (``~/.cache/simdedup/2``) where the package folder is read-only.
+``$XDG_CACHE_HOME/simdedup/2`` (``~/.cache/simdedup/2``) where the package folder is read-only,
+or only in ``$SIMDEDUP_CACHE_DIR/2`` when that is set. ``pip install .`` fills the first while it
+builds the wheel (``setup.py``, :mod:`simdedup.kernels.prepare`).
 A name should say what the contents depend on (a hash of the inputs); a file that cannot be
 read or written is computed again, never an error. Deleting them is always safe.
 
@@ -25,6 +27,11 @@ DIGEST_BYTES = 32
 
 
 def cache_dirs() -> list[Path]:
+    """Where cache files are looked for, and written to the first that takes them:
+    ``$SIMDEDUP_CACHE_DIR`` alone when it is set, else beside the package, then the user's."""
+    chosen = os.environ.get("SIMDEDUP_CACHE_DIR")
+    if chosen:
+        return [Path(chosen) / str(LAYOUT)]
     xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return [Path(__file__).parent / "__pycache__" / f"simdedup-{LAYOUT}", Path(xdg) / "simdedup" / str(LAYOUT)]
 

@@ -46,6 +46,7 @@ from .engines.commands import engine_options
 from .errors import SimdedupError, UsageError, Warnings
 from .help import FINDING, OUTPUT, READING, RUNNING, SectionedGroup
 from .limits import MAX_BLOOM, MAX_BYTES, MAX_COUNT, FiniteFloatRange, limit_reached
+from .optional import missing, need, optional_module
 from .options import DEFAULTS
 from .read import named_streams
 from .select import POLICIES
@@ -106,6 +107,8 @@ class SimdedupGroup(SectionedGroup):
         except Exception as exc:  # a bug, here or in a plugin: one line, unless asked for more
             if os.environ.get("SIMDEDUP_DEBUG"):
                 raise
+            if optional_module(exc):  # an extra's package imported past simdedup.optional.need
+                raise click.ClickException(printable(str(missing(exc, ctx.invoked_subcommand or "this")))) from None
             # Numbers that size memory are checked before they are used (simdedup.limits); this is
             # for what no number foretold, such as a corpus larger than the machine.
             reason = limit_reached(exc)
@@ -779,10 +782,7 @@ def stats(files: tuple[str, ...], max_k: int, plot: str | None, force: bool, as_
     from .stats import fingerprint_stats, histogram
 
     if plot:
-        try:
-            import matplotlib  # noqa: F401
-        except ImportError:
-            raise click.ClickException("--plot needs matplotlib: pip install 'simdedup[plot]'") from None
+        need("matplotlib", "--plot")
     drawing = output_file(plot, force, files, not files or "-" in files) if plot else None
     fingerprints = load_fingerprints(named_streams(files))
     try:

@@ -646,10 +646,16 @@ def progress_bar(silent: bool, total: int | None, unit: str) -> Iterator[Any]:
         return
     from tqdm import tqdm
 
+    from .kernels.load import compile_listeners
+
     with tqdm(
         total=total, unit=unit, unit_scale=unit == "B", file=sys.stderr, dynamic_ncols=True, desc="fingerprint"
     ) as bar:
-        yield bar
+        compile_listeners.append(bar.unpause)  # a kernel's compilation is no part of the rate
+        try:
+            yield bar
+        finally:
+            compile_listeners.remove(bar.unpause)
 
 
 def fingerprint_run(

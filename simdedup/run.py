@@ -291,10 +291,8 @@ def fingerprint_batches(
     (:class:`TextsInWorkers`, which the caller closes).
     """
     method.prepare()  # loaded once here, inherited by forked workers
-    if jobs > 1 and getattr(method, "fast", False):
-        from .kernels import fastpath
-
-        fastpath.preload()  # once, before the fork, instead of once in every worker
+    if jobs > 1:
+        _preload_kernels(method, texts_in_workers is not None)
     batches = _batches(sources, BATCH_SOURCES)
     if jobs <= 1:
         for batch in batches:
@@ -305,6 +303,23 @@ def fingerprint_batches(
         yield from texts_in_workers.batches(map(_task, batches), jobs, method, render)
         return
     yield from workers.in_order(map(_task, batches), jobs, _work, _init_worker, (method, render))
+
+
+def _preload_kernels(method: Method, exact_sets: bool) -> None:
+    """Load the kernels the workers will run once, before the fork, instead of once in every
+    worker: where they must be compiled, that is done (and said) once, in this process, where
+    the progress bar leaves it out of its rate. A kernel that cannot be loaded is left to the
+    workers, which say so as one process does."""
+    from .kernels import fastpath
+    from .kernels.exact import ExactKernel
+    from .kernels.shingles import ShingleKernel
+
+    if getattr(method, "fast", False):
+        fastpath.preload()
+    if getattr(method, "shingle_bytes", 0):
+        ShingleKernel.loaded()  # every record's sketch
+    if exact_sets:
+        ExactKernel.loaded()  # the texts' exact sets, made where the texts are
 
 
 def _batches(sources: Iterable[Source], size: int) -> Iterator[list[Source]]:

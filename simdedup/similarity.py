@@ -145,10 +145,12 @@ CHINESE_PUNCTUATION = {
 def _opencc_version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
+    from .optional import install_hint
+
     try:
         return version("opencc")
     except PackageNotFoundError:
-        raise MissingPackage("--fold chinese needs OpenCC's tables: pip install 'simdedup[zh-fold]'") from None
+        raise MissingPackage(f"--fold chinese needs OpenCC's tables: {install_hint('opencc')}") from None
 
 
 def check_fold(fold: str) -> None:

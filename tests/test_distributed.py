@@ -711,7 +711,9 @@ def test_without_dask_one_line_says_how_to_install(tmp_path):
         env=env,
     )
     assert result.returncode == 1
-    assert result.stderr.decode().splitlines() == ["Error: --engine dask needs Dask: pip install 'simdedup[dask]'"]
+    assert result.stderr.decode().splitlines() == [
+        "Error: --engine dask needs distributed: pip install 'simdedup[dask]'"
+    ]
 
 
 @pytest.mark.parametrize("where", ["-o", "--work-dir"])

@@ -26,7 +26,7 @@ def test_zstandard(tmp_path, monkeypatch):
 
     monkeypatch.setitem(sys.modules, "zstandard", None)
     without = invoke("fingerprint", "--silent", path)
-    assert without.exit_code == 3 and "pip install zstandard" in without.stderr
+    assert without.exit_code == 3 and "pip install 'simdedup[zstd]'" in without.stderr
 
 
 def test_iter_jsonl_fields_ids_and_bad_lines(tmp_path):

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import simdedup.tokenizers as registry
-from simdedup.errors import PluginError, TokenizerOptionError, UnknownTokenizerError
+from simdedup.errors import MissingPackage, PluginError, TokenizerOptionError, UnknownTokenizerError
 from simdedup.tokenizers import Tokenizer, available_tokenizers, get_tokenizer, register, unregister
 
 ZH = (
@@ -163,7 +163,7 @@ def test_jieba_fast_without_rjieba(monkeypatch):
     import sys
 
     monkeypatch.setitem(sys.modules, "rjieba", None)
-    with pytest.raises(TokenizerOptionError, match="pip install"):
+    with pytest.raises(MissingPackage, match=r"pip install 'simdedup\[zh-fast\]'"):
         get_tokenizer("jieba-fast").text_features(ZH)
 
 

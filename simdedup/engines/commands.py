@@ -27,12 +27,12 @@ from ..errors import SimdedupError, UsageError, first_line
 from ..help import ENGINES, in_section
 from ..limits import MAX_JOBS, ensure_open_files, limit_reached
 from ..method_registry import DEFAULT_METHOD
+from ..optional import need
 from ..owned import refuse_inside
 
 if TYPE_CHECKING:  # numpy comes with it: not on every command's start
     from .workdir import WorkDir
 
-INSTALL = "--engine dask needs Dask: pip install 'simdedup[dask]'"
 #: descriptors of a Dask client, and of each process of a local cluster (its comms, its nanny);
 #: two workers were seen to start with 48 in all
 DASK_OPEN_FILES = 64
@@ -120,10 +120,7 @@ def stage_engine(connection: Connection, silent: bool, jobs: int | None = None) 
 
         yield ProcessEngine(jobs or default_jobs(), silent)
         return
-    try:
-        from distributed import Client
-    except ImportError:
-        raise SimdedupError(INSTALL) from None
+    Client = need("distributed", "--engine dask").Client
     from .engine import DaskEngine
 
     if connection.scheduler and connection.local is None:

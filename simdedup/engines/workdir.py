@@ -1,6 +1,7 @@
 """The work directory of a distributed run: the only hand-off between its stages.
 
-Any fsspec URL whose filesystem package is installed (a local path, ``s3://``, ``gs://``). It
+A local path (:class:`LocalFiles`: no fsspec needed), or any fsspec URL whose filesystem package
+is installed (``s3://``, ``gs://``). It
 holds ``manifest.json`` (the settings the directory was made with: a rerun with other settings
 is refused, so a stale stage output is never mixed in), each task's outputs, and one marker per
 finished task (``done/STAGE/TASK``), written after the outputs: a rerun skips the tasks that
@@ -82,6 +83,49 @@ def recording() -> Iterator[list[list]]:
         _recorder.files = previous
 
 
+class LocalFiles:
+    """The calls :class:`WorkDir` and the engine's outputs make of an fsspec filesystem, on the
+    local one, so that ``--engine stages`` with a local work directory needs no fsspec. Paths are
+    absolute, a trailing ``/`` ignored; :meth:`ls` names entries by their whole path, and a file
+    by itself, as fsspec does."""
+
+    def exists(self, path: str) -> bool:
+        return os.path.exists(_bare(path))
+
+    def isfile(self, path: str) -> bool:
+        return os.path.isfile(_bare(path))
+
+    def makedirs(self, path: str, exist_ok: bool = False) -> None:
+        os.makedirs(_bare(path), exist_ok=exist_ok)
+
+    def open(self, path: str, mode: str = "rb") -> Any:
+        return open(_bare(path), mode)
+
+    def mv(self, source: str, target: str) -> None:
+        os.replace(_bare(source), _bare(target))
+
+    def rm(self, path: str) -> None:
+        os.remove(_bare(path))
+
+    def cat_file(self, path: str, start: int = 0, end: int | None = None) -> bytes:
+        with open(_bare(path), "rb") as handle:
+            handle.seek(start)
+            return handle.read(-1 if end is None else max(0, end - start))
+
+    def ls(self, path: str, detail: bool = False) -> list[str]:
+        path = _bare(path)
+        if os.path.isfile(path):
+            return [path]
+        return sorted(os.path.join(path, name) for name in os.listdir(path))
+
+
+def _bare(path: str) -> str:
+    return path.rstrip("/") or "/"
+
+
+LOCAL_FILES = LocalFiles()
+
+
 class WorkDir:
     """Files under one fsspec URL. Picklable: tasks on other machines open it by its URL, with
     the run's storage options (:mod:`simdedup.read.remote`), which reach them in memory only:
@@ -113,12 +157,13 @@ class WorkDir:
     @property
     def fs(self) -> Any:
         if self._fs is None:
-            import fsspec
-
             from ..read.remote import filesystem, is_url
 
+            if not is_url(self.url):
+                self._fs, self._root = LOCAL_FILES, os.path.abspath(self.url)
+                return self._fs
             try:
-                self._fs, self._root = filesystem(self.url) if is_url(self.url) else fsspec.core.url_to_fs(self.url)
+                self._fs, self._root = filesystem(self.url)
             except (ImportError, ValueError, SimdedupError) as exc:
                 raise WorkDirError(f"--work-dir {self.url}: {exc}") from None
         return self._fs

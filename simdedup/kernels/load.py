@@ -607,6 +607,26 @@ def _compile_object(llvm: Any, machine: Any, kernel: Compiled) -> tuple[list[str
     return names, machine.emit_object(llvm.parse_assembly(text))
 
 
+#: called after each compilation (whether it worked or not): a progress bar leaves the time out of
+#: its rate (``tqdm.unpause``), so that the first batch's compilation makes no estimate
+compile_listeners: list[Any] = []
+#: what the first compilation in a process says on stderr, before it starts
+COMPILING = (
+    "simdedup: compiling its kernels for this machine, once (about a minute, longer on a busy machine); "
+    "later runs start at once"
+)
+_said = False
+
+
+def _say_compiling() -> None:
+    global _said
+    if not _said:
+        _said = True  # prepare() sets it: it says each kernel itself, and has no click to say it with
+        from ..messages import message
+
+        message(COMPILING)
+
+
 #: the machine code loaded so far, by kernel name: its address and the engine that owns it (kept
 #: alive as long as the process)
 _code: dict[str, tuple[int, Any]] = {}
@@ -624,7 +644,12 @@ def _load_code(name: str) -> int:
         header, code = cached.split(b"\n", 1)
         names = header.decode().split()
     else:
-        names, code = _compile_object(llvm, machine, KERNELS[name])
+        _say_compiling()
+        try:
+            names, code = _compile_object(llvm, machine, KERNELS[name])
+        finally:
+            for listener in compile_listeners:
+                listener()
         cache.write(kept, " ".join(names).encode() + b"\n" + code)
     _bind_symbols(llvm, names[1:])
     engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), machine)

@@ -15,7 +15,8 @@ import stat
 from dataclasses import dataclass
 from typing import Any, BinaryIO, Iterable, Iterator
 
-from ..errors import DamagedInput, SkipDocument
+from ..errors import DamagedInput, MissingPackage, SkipDocument
+from ..optional import need
 from .encoding import Encoding, bom_encoding, is_wide, settle_encoding, text_codec
 from .remote import open_stored
 from .source import Source
@@ -47,9 +48,9 @@ def open_binary(path: str, size: int | None = None) -> BinaryIO:
     try:
         if lower.endswith(".zst"):
             try:
-                import zstandard
-            except ImportError:
-                raise SkipDocument(path, "reading .zst needs the zstandard package: pip install zstandard") from None
+                zstandard = need("zstandard", "reading .zst")
+            except MissingPackage as exc:
+                raise SkipDocument(path, str(exc)) from None
             return io.BufferedReader(_ZstdFrames(open_stored(path, size), zstandard))
         stored = open_stored(path, size)
         if lower.endswith(".gz"):

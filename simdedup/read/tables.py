@@ -16,8 +16,9 @@ import stat
 from dataclasses import replace
 from typing import Any, BinaryIO, Iterable, Iterator
 
-from ..errors import DamagedInput, SkipDocument, first_line
+from ..errors import DamagedInput, MissingPackage, SkipDocument, first_line
 from ..jsonline import parse_json_line
+from ..optional import missing, need
 from .document import CHUNK_BYTES, COMPRESSED, is_compressed, open_binary
 from .encoding import Utf8Stream, decode_whole
 from .remote import is_url, open_stored
@@ -211,9 +212,9 @@ def iter_parquet(
     row groups, their rows numbered as in the whole file."""
     limit = max_line or MAX_LINE_BYTES
     try:
-        import pyarrow.parquet as pq
-    except ImportError:
-        yield Source(path, "reading .parquet needs pyarrow: pip install 'simdedup[parquet]'")
+        pq = need("pyarrow.parquet", "reading .parquet")
+    except MissingPackage as exc:
+        yield Source(path, str(exc))
         return
     try:
         stored = open_stored(path)
@@ -467,8 +468,8 @@ def iter_warc_documents(
                 yield Source(record.where, f"{record.id}: body is {exc}")
                 continue
             yield Source(record.id, text="".join(html_text([text])) if record.is_html else text)
-    except ImportError:
-        yield Source(path, "reading WARC files needs warcio: pip install 'simdedup[warc]'")
+    except ImportError as exc:
+        yield Source(path, str(missing(exc, "reading WARC files", "warcio")))
     except OSError as exc:
         yield Source(path, f"cannot read: {exc.strerror or exc}")
 

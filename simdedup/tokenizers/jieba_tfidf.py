@@ -388,15 +388,9 @@ class JiebaFastTokenizer(_JiebaKeywords):
     def prepare(self) -> None:
         if getattr(self, "_rjieba_cut", None) is not None:
             return
-        try:
-            import rjieba
-        except ImportError:
-            from ..errors import TokenizerOptionError
+        from ..optional import need
 
-            raise TokenizerOptionError(
-                "the jieba-fast tokenizer needs rjieba: pip install 'simdedup[zh-fast]'"
-            ) from None
-        self._rjieba_cut = rjieba.cut
+        self._rjieba_cut = need("rjieba", "the jieba-fast tokenizer").cut
         from ..kernels.keywords import KeywordKernel
 
         self._kernel = KeywordKernel.loaded()
