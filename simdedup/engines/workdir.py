@@ -89,11 +89,16 @@ class LocalFiles:
     absolute, a trailing ``/`` ignored; :meth:`ls` names entries by their whole path, and a file
     by itself, as fsspec does."""
 
+    protocol = ("file", "local")  # as fsspec's local filesystem names itself
+
     def exists(self, path: str) -> bool:
         return os.path.exists(_bare(path))
 
     def isfile(self, path: str) -> bool:
         return os.path.isfile(_bare(path))
+
+    def isdir(self, path: str) -> bool:
+        return os.path.isdir(_bare(path))
 
     def makedirs(self, path: str, exist_ok: bool = False) -> None:
         os.makedirs(_bare(path), exist_ok=exist_ok)
