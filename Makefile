@@ -26,6 +26,8 @@ lint: $(STAMP)  ## ruff's checks and layout (pyproject.toml, [tool.ruff]); `ruff
 	$(BIN)/ruff format --check .
 
 test: $(STAMP)  ## run the test suite (the slow cases run in make large)
+	@# the kernels compiled once, before the tests (and their other users' processes) need them
+	$(BIN)/python -m simdedup.kernels.prepare > /dev/null
 	$(BIN)/python -m pytest -q -m "not slow"
 
 FUZZ_SECONDS ?= 900

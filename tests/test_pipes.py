@@ -24,8 +24,9 @@ pytestmark = [
 ]
 
 
-def sh(command: str, cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess:
-    """Run ``command`` with bash; output is bytes."""
+def sh(command: str, cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess:
+    """Run ``command`` with bash; output is bytes. The timeout finds a hang, not a slow machine
+    (a loaded one took over a minute for 40 processes)."""
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     return subprocess.run(command, shell=True, executable=BASH, cwd=cwd, capture_output=True, timeout=timeout, env=env)
 
