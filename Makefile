@@ -28,7 +28,7 @@ lint: $(STAMP)  ## ruff's checks and layout (pyproject.toml, [tool.ruff]); `ruff
 test: $(STAMP)  ## run the test suite (the slow cases run in make large)
 	@# the kernels compiled once, before the tests (and their other users' processes) need them
 	$(BIN)/python -m simdedup.kernels.prepare > /dev/null
-	$(BIN)/python -m pytest -q -m "not slow"
+	$(BIN)/python -m pytest -q -m "not slow" -n auto
 
 FUZZ_SECONDS ?= 900
 fuzz: $(STAMP)  ## fuzz every input and record reader for FUZZ_SECONDS (900) more, from SIMDEDUP_FUZZ_SEED (1000); damage every cache file; stop runs inside finalizers; run under other locales and limits

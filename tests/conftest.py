@@ -85,3 +85,23 @@ def good_pair(tmp_path, monkeypatch):
     write(tmp_path / "corpus/good-1.txt", "the first good document")
     write(tmp_path / "corpus/good-2.txt", "the second good document")
     return tmp_path / "corpus"
+
+
+#: cases that take over 15 s on a loaded 2-core machine: they run in make large (-m slow), so
+#: that make test stays within its five minutes; each is one case of a class make test keeps
+SLOW_CASES = {
+    "tests/test_distributed.py::test_dedup_of_100000_documents_is_the_one_process_output[complete-64-8]",
+    "tests/test_remote.py::test_thousands_of_objects",
+    "tests/test_remote.py::test_server_stopped_mid_read",
+    "tests/hostile/test_locales.py::test_every_locale_gives_the_same_output[1]",
+    "tests/test_pipes.py::test_xargs_parallel_output_lines_are_whole[file]",
+    "tests/test_cmd_spans.py::test_strip_removes_whole_units_only",
+    "tests/test_fastpath.py::test_numba_functions_compiled_after_a_kernel_still_run",
+    "tests/hostile/test_caches.py::test_a_damaged_kernel_cache_file_is_made_again[0-fastpath-truncate]",
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.nodeid in SLOW_CASES:
+            item.add_marker(pytest.mark.slow)

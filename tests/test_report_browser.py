@@ -380,7 +380,7 @@ def test_a_large_cluster_is_shown_compactly_and_compares_the_member_most_in_need
     assert record["size"] == 160
     scores = {m["id"]: m["resemblance"] for m in record["members"]}
     least = min(scores.values())
-    page = Page(browser, report_of(tmp_path, clusters), tmp_path)
+    page = Page(browser, report_of(tmp_path, clusters, "--documents", docs), tmp_path)
     try:
         page.page.click("#cluster-rows tr:nth-child(1)")
         detail = page.page.locator("#cluster-detail")

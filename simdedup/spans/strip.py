@@ -28,7 +28,7 @@ from typing import Any, Callable, Iterator
 from ..errors import OutputError, SimdedupError, SkipDocument, UsageError, Warnings
 from ..read import Document, Inputs, open_documents, read_sources
 from ..read.tables import is_jsonl
-from ..write import LineWriter, OutputFile, _umask, json_text_bytes
+from ..write import LineWriter, OutputFile, current_umask, json_text_bytes
 from .collect import WHOLE_BYTES, utf8_of
 from .output import DocumentSpans
 from .units import BREAKS
@@ -263,7 +263,7 @@ class _Files(_Target):
         parent = os.path.dirname(os.path.abspath(self.directory))
         try:
             self.temporary = tempfile.mkdtemp(prefix=".simdedup-", dir=parent)
-            os.chmod(self.temporary, 0o777 & ~_umask())  # as a directory made by mkdir would be
+            os.chmod(self.temporary, 0o777 & ~current_umask())  # as a directory made by mkdir would be
         except OSError as exc:
             raise OutputError(exc.strerror or str(exc), self.directory) from None
         return self

@@ -271,7 +271,8 @@ def test_readers_work_on_a_read_only_mount_and_writers_fail_cleanly(tmp_path, re
     ):
         assert_failed_cleanly(run(*argv))
         assert state(read_only_view) == expected
-    assert_failed_cleanly(run("index", "create", read_only_view / "inner", "-k", 3, "--from", batch))
+    inside = run("index", "create", read_only_view / "inner", "-k", 3, "--from", batch)
+    assert inside.exit_code == 2 and "inside the index" in inside.stderr  # refused before it is tried
     assert not (tmp_path / "new-clusters.jsonl").exists()
 
 

@@ -25,8 +25,22 @@ WRITERS = {
     "report": (["dedup", "--silent", "{en}", "{zh}", "-o", "c.jsonl", "--report", "{out}"], "{out}"),
     "unique-out DIR": (["dedup", "--silent", "{en}", "-o", "c.jsonl", "--unique-out", "{out}"], "c.jsonl"),
     "stages work dir": (
-        ["dedup", "--silent", "--engine", "stages", "-j", "2", "-k", "8", "--work-dir", "{out}", "{en}", "-o", "parts"],
-        "parts/part-00000.jsonl",
+        [
+            "dedup",
+            "--silent",
+            "--engine",
+            "stages",
+            "-j",
+            "2",
+            "-k",
+            "8",
+            "--work-dir",
+            "{out}",
+            "{en}",
+            "-o",
+            "c.jsonl",
+        ],
+        "c.jsonl",
     ),
 }
 
