@@ -44,6 +44,7 @@ from ..pairs import MAX_TABLES, near_pairs, popcount_distance
 from ..similarity import MEASURES
 from ..verify import PairTest, may_pass
 from .catalog import (
+    OWN_SEGMENT,
     SEGMENTS,
     Catalog,
     IndexUseError,
@@ -673,7 +674,7 @@ class Index:
         self._check_rows()  # a catalog that lost a segment's row must not cost its file
         folder = os.path.join(self.directory, SEGMENTS)
         for name in os.listdir(folder):
-            if name not in known:
+            if name not in known and OWN_SEGMENT.match(name):  # a file of the user's stays
                 os.unlink(os.path.join(folder, name))
 
     def _write(

@@ -267,13 +267,30 @@ def _inode(path: str) -> int | None:
 _CREATING: set[str] = set()
 
 
+#: the names an index's own files have: the catalog and SQLite's files beside it, the writer's
+#: lock, the creation marker, and in segments/ the segments and their temporary files. Nothing
+#: else in an index directory is removed, whatever a user put there.
+_OWN_FILE = re.compile(r"(catalog\.sqlite(-wal|-shm|-journal)?|writer\.lock|creating\.unfinished)\Z")
+OWN_SEGMENT = re.compile(r"\.?seg-\d{6,}\.sdseg(\.tmp)?\Z")
+
+
 def _empty(directory: str, keep: str | None = None) -> None:
+    """Remove the index's own files from ``directory`` (but ``keep``), and segments/ when that
+    leaves it empty."""
     for name in os.listdir(directory):
-        if name == keep:
-            continue
         path = os.path.join(directory, name)
-        with suppress(OSError):
-            shutil.rmtree(path) if os.path.isdir(path) and not os.path.islink(path) else os.unlink(path)
+        if name == keep or os.path.islink(path):
+            continue
+        if name == SEGMENTS and os.path.isdir(path):
+            for segment in os.listdir(path):
+                if OWN_SEGMENT.match(segment):
+                    with suppress(OSError):
+                        os.unlink(os.path.join(path, segment))
+            with suppress(OSError):
+                os.rmdir(path)  # only when empty
+        elif _OWN_FILE.match(name):
+            with suppress(OSError):
+                os.unlink(path)
 
 
 def sync_directory(path: str) -> None:
