@@ -125,3 +125,8 @@ class FiniteFloatRange(click.FloatRange):
         if math.isnan(number):
             self.fail(f"{value!r} is not a number", param, ctx)
         return number
+
+
+#: the longest line of a record, cluster or gold file: far beyond any real one (a cluster of a
+#: million members), far below what an endless line (/dev/zero, a file of no newline) would take
+MAX_RECORD_LINE = 1 << 28

@@ -630,7 +630,7 @@ def report_to(
     from .read.given import GivenDocuments
     from .write import overwritten_files, write_all
 
-    cluster_files = [(name, stream.read()) for name, stream in cluster_streams]
+    cluster_files = [(name, b"".join(stream)) for name, stream in cluster_streams]  # by bounded lines
     given = GivenDocuments(paths)  # no store or server is asked about a URL it was not given
     chosen = select_files(
         [(name, io.BytesIO(data)) for name, data in cluster_files], options.policy, found_inside(given)

@@ -17,6 +17,7 @@ import numpy as np
 from ..errors import IncompatibleSettingsError, RecordError
 from ..jsonline import parse_json_line
 from ..kernels.scan import FIELD_BYTES, FIELD_FEATURES, FIELD_HEX, FIELD_ID, FIELD_SKETCH, RecordScanner
+from ..limits import MAX_RECORD_LINE
 from ..method_registry import BUILTIN, method_spec
 from ..sketch import decode as decode_sketch
 from .binary import MAGIC, read_blocks
@@ -241,6 +242,11 @@ class _ColumnReader:
         held = len(pending)  # bytes at the start of the buffer, not yet read as lines
         while True:
             if held == len(buffer):  # a line longer than the buffer
+                if held > MAX_RECORD_LINE:  # an endless line (/dev/zero) must not take all memory
+                    raise RecordError(
+                        f"{name}:{line}: a line of more than {MAX_RECORD_LINE >> 20} MiB: not a file of "
+                        "fingerprint records"
+                    )
                 buffer.extend(bytes(len(buffer)))
             with memoryview(buffer) as view:
                 got = _fill(stream, view[held:])

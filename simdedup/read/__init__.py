@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import BinaryIO, Callable, Iterable, Iterator
 
 from ..errors import SimdedupError, UsageError
+from ..limits import MAX_RECORD_LINE
 from .document import (
     CHUNK_BYTES,
     MAX_CARRY,
@@ -242,7 +243,7 @@ def named_streams(names: Iterable[str]) -> Iterator[tuple[str, BinaryIO]]:
     """
     for name in tuple(names) or ("-",):
         if name == "-":
-            yield "<stdin>", sys.stdin.buffer
+            yield "<stdin>", LineBounded(sys.stdin.buffer, "<stdin>")  # type: ignore[misc]
             continue
         if is_url(name) and local_path(name) == name and is_prefix(name):  # as a local directory is refused
             raise UsageError(f"{name} is a prefix (a directory of objects), not an object; name its objects")
@@ -251,4 +252,37 @@ def named_streams(names: Iterable[str]) -> Iterator[tuple[str, BinaryIO]]:
         except OSError as exc:
             raise SimdedupError(f"cannot read {name}: {exc.strerror or exc}") from None
         with handle:
-            yield name, handle
+            yield name, LineBounded(handle, name)  # type: ignore[misc]
+
+
+class LineBounded:
+    """A binary stream whose lines (iterated, or by readline) are at most ``limit`` bytes: a
+    longer one is one error naming the file, where reading it whole could take all memory."""
+
+    def __init__(self, handle: BinaryIO, name: str, limit: int = MAX_RECORD_LINE):
+        self.handle, self.name, self.limit, self.number = handle, name, limit, 0
+
+    def readline(self, size: int = -1) -> bytes:
+        bound = self.limit + 1 if size < 0 else min(size, self.limit + 1)
+        line = self.handle.readline(bound)
+        self.number += 1
+        if len(line) > self.limit:
+            from ..errors import RecordError
+
+            raise RecordError(
+                f"{self.name}:{self.number}: a line of more than {self.limit >> 20} MiB: not a file of records "
+                "or cluster lines"
+            )
+        return line
+
+    def __iter__(self) -> "LineBounded":
+        return self
+
+    def __next__(self) -> bytes:
+        line = self.readline()
+        if not line:
+            raise StopIteration
+        return line
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.handle, name)
