@@ -17,6 +17,7 @@ from __future__ import annotations
 import errno
 import os
 import secrets
+import shutil
 import stat
 import tempfile
 from contextlib import suppress
@@ -29,7 +30,7 @@ from .read.remote import is_url, local_path
 from .read.source import Source
 from .read.tables import documents, is_jsonl, iter_jsonl_lines
 from .select import Selection, selection
-from .write import TEMP_PREFIX, Identity, LineWriter, OutputFile, check_writable, output_call, write_all
+from .write import TEMP_PREFIX, Identity, LineWriter, OutputFile, check_writable, current_umask, output_call, write_all
 
 
 def kept_ids(clusters: Iterable, ids: list[str], files: bool) -> Selection:
@@ -160,9 +161,22 @@ class KeptFiles:
                 raise SimdedupError(
                     f"{doc_id} is not a regular file: it was read once and cannot be copied into --unique-out"
                 )
-        output_call(os.makedirs, self.directory, exist_ok=True, name=self.directory)
-        root = output_call(os.open, self.directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, name=self.directory)
+        # A new directory is made whole beside its name and renamed into place, so that a run
+        # stopped halfway leaves none (into an existing one, with --force, each file is whole).
+        made = None
+        if not os.path.lexists(self.directory):
+            parent = os.path.dirname(os.path.abspath(self.directory))
+            made = output_call(
+                tempfile.mkdtemp,
+                prefix=TEMP_PREFIX,
+                dir=parent,
+                name=self.directory,
+            )
+            os.chmod(made, 0o777 & ~current_umask())  # as mkdir would make it
+        target = made or self.directory
+        root = output_call(os.open, target, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, name=self.directory)
         order = sorted(names, key=lambda name: name.split("/"))  # each directory entered once
+        done = False
         try:
             longest = os.fpathconf(root, "PC_NAME_MAX")
             with _Directories(root, self.directory) as directories:
@@ -181,8 +195,13 @@ class KeptFiles:
                     _copy_file(
                         names[name], directories.enter(parents, create=True), base, os.path.join(self.directory, name)
                     )
+            if made is not None:
+                output_call(os.rename, made, self.directory, name=self.directory)
+            done = True
         finally:
             os.close(root)
+            if made is not None and not done:
+                shutil.rmtree(made, ignore_errors=True)
         return len(names)
 
 

@@ -119,3 +119,31 @@ def test_dedup_verbose_says_where_the_time_goes(run, dup_corpus):
     clusters = len(result.records)
     assert f"({clusters:,} clusters)" in line and "candidate pairs" in line and "verified" in line
     assert "time:" not in run(["dedup", "dups"]).stderr
+
+
+@pytest.mark.parametrize("stop_after", [0, 1, 5, 17])
+@pytest.mark.parametrize("stop", [KeyboardInterrupt, OSError])
+def test_a_unique_out_directory_stopped_halfway_is_not_there(tmp_path, monkeypatch, stop_after, stop):
+    """--unique-out DIR (new) is made beside its name and renamed whole: a run stopped at any
+    copy (Ctrl-C, a failed write) leaves no DIR and no temporary directory."""
+    import simdedup.unique as unique
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for i in range(24):
+        (corpus / f"d{i:02d}.txt").write_text(f"document {i} " + " ".join(f"w{i}-{j}" for j in range(40)))
+    copy = unique._copy_file
+    copied = []
+
+    def failing_copy(*args):
+        if len(copied) == stop_after:
+            raise stop("stopped here")
+        copied.append(args)
+        return copy(*args)
+
+    monkeypatch.setattr(unique, "_copy_file", failing_copy)
+    out = tmp_path / "kept"
+    done = invoke("dedup", "--silent", str(corpus), "--unique-out", str(out))
+    assert done.exit_code != 0
+    assert not out.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus"]
