@@ -114,3 +114,21 @@ def test_more_local_workers_than_cores_is_a_note(tmp_path):
     assert notes == [
         f"simdedup: note: --local {workers} starts {workers} workers on {os.cpu_count()} cores; they share them"
     ]
+
+
+@pytest.mark.parametrize("command", ["fingerprint", "dedup", "cluster"])
+@pytest.mark.parametrize("output", ["IDX/out/", "IDX/out.jsonl", "W/", "W/out.jsonl", "W", "in/"])
+def test_a_refused_output_leaves_no_work_dir(tmp_path, monkeypatch, command, output):
+    """Every check of -o comes before the work dir is made: a refused run writes nothing, and
+    the corrected run is not then refused for a work dir of other settings."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "a.txt").write_text((EXAMPLES / "en" / "lighthouses.txt").read_text())
+    records = tmp_path / "records.jsonl"
+    records.write_bytes(invoke("fingerprint", "--silent", "in").stdout_bytes)
+    assert invoke("index", "create", "IDX", "-k", 3, "--from", records).exit_code == 0
+    source = records if command == "cluster" else "in"
+    done = invoke(command, "--engine", "stages", "--work-dir", "W", source, "-o", output)
+    assert done.exit_code in (1, 2) and done.stderr.count("\n") == 1, done.output
+    assert not (tmp_path / "W").exists()
+    assert invoke(command, "--engine", "stages", "--work-dir", "W", source, "-o", "fine.jsonl").exit_code == 0

@@ -212,10 +212,10 @@ def work_directory(connection: Connection) -> Iterator[WorkDir]:
             work.release()
 
 
-def refuse_overlap(directory: str | None, inputs: Iterable[str], option: str) -> None:
+def refuse_overlap(directory: str | None, inputs: Iterable[str], option: str, what: str = "the input") -> None:
     """Raises UsageError when a directory the run writes into (``-o``, ``--work-dir``) holds one
-    of the ``inputs`` or lies inside one: its part files could replace an input, and a walk of
-    the input would read them."""
+    of the ``inputs`` (or ``what`` they are) or lies inside one: its part files could replace an
+    input, and a walk of the input would read them."""
     if directory is None:
         return
     from ..read.remote import is_url
@@ -231,7 +231,7 @@ def refuse_overlap(directory: str | None, inputs: Iterable[str], option: str) ->
             continue
         named = path.rstrip("/") + "/" if store else os.path.realpath(path).rstrip(os.sep) + os.sep
         if named.startswith(root) or root.startswith(named):
-            raise UsageError(f"{option} {directory} holds the input {path} or lies inside it; write elsewhere")
+            raise UsageError(f"{option} {directory} holds {what} {path} or lies inside it; write elsewhere")
 
 
 #: the names of the part files the engine writes (``--force`` removes only these)
@@ -254,6 +254,7 @@ def final_output(output: str | None, force: bool, inputs: tuple[str, ...], engin
         if not output.endswith("/"):
             raise UsageError(f"-o {output} is a directory; write -o {output}/ to receive the part files in it")
         refuse_overlap(output, inputs, "-o")
+        _part_directory_checked(output, force, engine)  # before the work dir is made: a refused run writes nothing
         return None
     return output_file(output, force, inputs, "-" in inputs, binary)
 
@@ -266,6 +267,18 @@ def part_directory(output: str | None, force: bool, work: WorkDir, final: Any, e
 
     if final is not None or output is None:
         return WorkDir(f"{work.url}/output")
+    target, present = _part_directory_checked(output, force, engine)
+    for name in present:
+        if PART_NAME.fullmatch(name.rstrip("/").rsplit("/", 1)[-1]):
+            target.fs.rm(name)
+    return target
+
+
+def _part_directory_checked(output: str, force: bool, engine: str) -> tuple[WorkDir, list[str]]:
+    """The directory ``-o DIR/`` names and what it holds, refused where the run could not write
+    its parts there (checked before the work dir is made, and again when the parts go there)."""
+    from .workdir import WorkDir
+
     refuse_inside(output, f"-o {output}")
     target = WorkDir(output)
     try:
@@ -278,10 +291,7 @@ def part_directory(output: str | None, force: bool, work: WorkDir, final: Any, e
         raise UsageError(f"-o {output}: with --engine {engine}, DIR/ names a directory for the part files")
     if present and not force:
         raise SimdedupError(f"-o {output} is not empty; --force replaces the part files in it")
-    for name in present:
-        if PART_NAME.fullmatch(name.rstrip("/").rsplit("/", 1)[-1]):
-            target.fs.rm(name)
-    return target
+    return target, present
 
 
 def deliver(final: Any, target: WorkDir, parts: list[str]) -> None:
@@ -347,6 +357,7 @@ def run_fingerprint(
     recipe, _ = _recipe(features, inputs.given_features, False)
     final = final_output(output, force, paths, connection.engine, record_format == "binary")
     refuse_overlap(connection.work_dir, paths, "--work-dir")
+    refuse_overlap(connection.work_dir, () if output in (None, "-") else (output,), "--work-dir", "the output")
     shards = _shards(paths, inputs, final, connection.engine)
     with work_directory(connection) as work:
         work.claim(
@@ -423,6 +434,7 @@ def run_dedup(
     )
     final = final_output(output, force, paths, connection.engine)
     refuse_overlap(connection.work_dir, paths, "--work-dir")
+    refuse_overlap(connection.work_dir, () if output in (None, "-") else (output,), "--work-dir", "the output")
     shards = _shards(paths, inputs, final, connection.engine)
     with work_directory(connection) as work:
         work.claim(
@@ -471,6 +483,7 @@ def run_cluster(
 
     final = final_output(output, force, files, connection.engine)
     refuse_overlap(connection.work_dir, files, "--work-dir")
+    refuse_overlap(connection.work_dir, () if output in (None, "-") else (output,), "--work-dir", "the output")
     with work_directory(connection) as work:
         work.claim(
             run.settings_of(command="cluster", files=list(files), options=options, identity=_file_identity(files))
