@@ -175,7 +175,44 @@ def read_clusters(lines: Iterable[str], name: str) -> Iterator[tuple[list[dict],
             not isinstance(representative, str) or representative not in {m["id"] for m in members}
         ):
             raise RecordError(f"{name}:{number}: the representative {representative!r} is not a member")
+        wrong = _wrong_number(cluster, members)
+        if wrong is not None:
+            raise RecordError(f"{name}:{number}: {wrong}")
         yield members, representative
+
+
+#: the numbers of a cluster line and what each may be: a count (an integer, 0 or more), or a
+#: similarity (a number from 0 to 1); a field absent is fine
+_COUNTS = ("bytes", "distance")
+_LINE_COUNTS = ("size", "max_distance")
+
+
+def _wrong_number(cluster: dict, members: list[dict]) -> str | None:
+    """What is wrong with a number of the cluster line (``cluster``, its ``members``), or None.
+    Every number a command acts on or shows is checked here once: a size of -1 or a
+    resemblance of 5 is damage, not data."""
+    from .cluster_lines import SCORE_FIELDS
+
+    def count(value: object) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+    def similarity(value: object) -> bool:
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and 0.0 <= value <= 1.0
+
+    for field_name in _LINE_COUNTS:
+        if field_name in cluster and not count(cluster[field_name]):
+            return f"{field_name} {cluster[field_name]!r} is not a count"
+    if "size" in cluster and cluster["size"] != len(members):
+        return f"size {cluster['size']} is not the number of members ({len(members)})"
+    scores = (*SCORE_FIELDS, *(f"min_{name}" for name in SCORE_FIELDS))
+    for where in (cluster, *members):
+        for field_name in _COUNTS:
+            if where is not cluster and field_name in where and not count(where[field_name]):
+                return f"{field_name} {where[field_name]!r} of {where.get('id')!r} is not a count"
+        for field_name in scores:
+            if field_name in where and not similarity(where[field_name]):
+                return f"{field_name} {where[field_name]!r} is not a similarity from 0 to 1"
+    return None
 
 
 @dataclass

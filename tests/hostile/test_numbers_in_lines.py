@@ -133,3 +133,48 @@ def test_the_one_parse_refuses_every_number_no_line_holds(number, shape):
     else:
         with pytest.raises(ValueError, match="JSON number"):
             parse_json_line(line)
+
+
+_LINE = {
+    "cluster": "c1",
+    "size": 2,
+    "representative": "a.txt",
+    "max_distance": 3,
+    "min_resemblance": 0.9,
+    "members": [
+        {"id": "a.txt", "distance": 0, "bytes": 10, "resemblance": 1.0},
+        {"id": "b.txt", "distance": 3, "bytes": 12, "resemblance": 0.9},
+    ],
+}
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    where=st.sampled_from(
+        [("size",), ("max_distance",), ("min_resemblance",), (1, "distance"), (1, "bytes"), (1, "resemblance")]
+    ),
+    value=st.one_of(
+        st.integers(max_value=-1),
+        st.booleans(),
+        st.floats(min_value=1.0001, max_value=1e300),
+        st.floats(max_value=-0.0001, min_value=-1e300),
+        st.text(max_size=3),
+    ),
+)
+def test_a_number_out_of_its_range_in_a_cluster_line_is_one_error(tmp_path_factory, where, value):
+    """Counts are integers of 0 or more and similarities numbers from 0 to 1, whatever the field:
+    a size of -1 or a resemblance of 5 is refused in one line naming it (select acts on them,
+    the report shows them)."""
+    import copy
+
+    line = copy.deepcopy(_LINE)
+    target = line if len(where) == 1 else line["members"][where[0]]
+    field = where[-1]
+    if field in ("distance", "bytes", "size", "max_distance") and isinstance(value, float) and value.is_integer():
+        value = -1  # a float that is a whole number: still wrong, as a negative count
+    target[field] = value
+    path = tmp_path_factory.mktemp("lines") / "c.jsonl"
+    path.write_text(json.dumps(line) + "\n")
+    done = CliRunner().invoke(cli, ["select", str(path)])
+    assert done.exit_code == 1, (field, value, done.output)
+    assert done.stderr.count("\n") == 1 and field in done.stderr, done.stderr
