@@ -243,6 +243,10 @@ def named_streams(names: Iterable[str]) -> Iterator[tuple[str, BinaryIO]]:
     """
     for name in tuple(names) or ("-",):
         if name == "-":
+            if sys.stdin.isatty():  # a command given no file waits for input: say so
+                from ..messages import message
+
+                message("simdedup: reading from the terminal (no file named); Ctrl-D ends, Ctrl-C stops")
             yield "<stdin>", LineBounded(sys.stdin.buffer, "<stdin>")  # type: ignore[misc]
             continue
         if is_url(name) and local_path(name) == name and is_prefix(name):  # as a local directory is refused
