@@ -143,13 +143,21 @@ def _corpus(root: Path, seed: int) -> Path:
     return docs
 
 
+def _interruptible() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _case(root: Path, signum: int, chain: list[str], swamp: float, command: str) -> None:
     env = install_plugin(root, PLUGIN)
     env.update(STOP_SIGNAL=str(int(signum)), STOP_CHAIN=",".join(chain), STOP_SWAMP=str(swamp))
     docs = _corpus(root, len(chain))
     out = root / "out.jsonl"
     argv = [sys.executable, "-m", "simdedup", command, "-j", "1", "--tokenizer", "hostile", "-o", str(out), str(docs)]
-    result = subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True, timeout=120)
+    # as from a terminal: a process started with SIGINT ignored (a pytest-xdist worker's child, a
+    # background job) keeps ignoring it, as Python and shells mean it to
+    result = subprocess.run(
+        argv, cwd=root, env=env, capture_output=True, text=True, timeout=120, preexec_fn=_interruptible
+    )
     context = f"{signum!r} inside {' > '.join(chain) or 'the tokenizer'}, then {swamp} s in finalizers\n{result.stderr[-3000:]}"
     assert "the plugin sent no stop" not in result.stderr, context
     assert "Traceback" not in result.stderr and "Exception ignored" not in result.stderr, context
