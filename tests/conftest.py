@@ -87,8 +87,8 @@ def good_pair(tmp_path, monkeypatch):
     return tmp_path / "corpus"
 
 
-#: cases that take over 15 s on a loaded 2-core machine: they run in make large (-m slow), so
-#: that make test stays within its five minutes; each is one case of a class make test keeps
+#: cases that take over 15 s on a loaded 2-core machine: they run in make large (-m slow), to
+#: keep make test near its five minutes; each is one case of a class make test keeps
 SLOW_CASES = {
     "tests/test_distributed.py::test_dedup_of_100000_documents_is_the_one_process_output[complete-64-8]",
     "tests/test_remote.py::test_thousands_of_objects",
