@@ -24,21 +24,21 @@ from .cli_options import (
     apply_options,
     cluster_options,
     decision_options,
+    documents_option,
     echo,
     end_run,
     feature_options,
     feature_options_without_sketch,
     fingerprint_options,
     fingerprint_run,
-    given_on_command_line,
     message,
     method_from_options,
-    option_flag,
     output_file,
     output_options,
     printable,
     progress,
     storage_option,  # URL inputs and outputs: simdedup.read.remote
+    take_document_inputs,
     take_inputs,
     with_progress,
 )
@@ -519,17 +519,11 @@ def dedup(
 @storage_option
 @click.argument("document_a", type=click.Path(dir_okay=False, allow_dash=False, readable=False))
 @click.argument("document_b", type=click.Path(dir_okay=False, allow_dash=False, readable=False))
-@click.option(
-    "--documents",
-    "document_paths",
-    multiple=True,
-    type=click.Path(allow_dash=True, readable=False),
-    metavar="PATH",
-    help="A, B and the members of --clusters are ids of the documents these files and "
+@documents_option(
+    "A, B and the members of --clusters are ids of the documents these files and "
     "directories hold, read as fingerprint reads them (rows of JSON lines too); ids are data, "
-    "so nothing else is opened (repeatable) [default: A and B are files, and no member is read].",
+    "so nothing else is opened (repeatable) [default: A and B are files, and no member is read]."
 )
-@lambda func: apply_options(INPUT_OPTIONS[1:], func)
 @feature_options
 @lambda func: apply_options(
     [
@@ -577,11 +571,7 @@ def explain(
     from .explain import explain as explain_documents
     from .options import ClusterOptions
 
-    if not document_paths:
-        for name in ("null", "jsonl", "text_field", "id_field", "globs", "excludes", "min_bytes", "max_line_bytes"):
-            if given_on_command_line(name):
-                raise click.UsageError(f"{option_flag(name)} says how --documents are read; give --documents")
-    inputs = take_inputs(features)
+    inputs = take_document_inputs(document_paths, features)
     if inputs.given_features:
         raise click.UsageError("explain measures texts; --features-field gives none")
     options = ClusterOptions.take(features)
@@ -1018,16 +1008,10 @@ def _warn_missing(missing: dict[str, str]) -> dict[str, str]:
     help="The HTML file to write.",
 )
 @click.option("--force", is_flag=True, help="Replace the -o file if it exists.")
-@click.option(
-    "--documents",
-    "document_paths",
-    multiple=True,
-    type=click.Path(allow_dash=True, readable=False),
-    metavar="PATH",
-    help="Read the members' texts from these files and directories, as fingerprint reads "
-    "them (repeatable); nothing else is opened, whatever an id names [default: no texts].",
+@documents_option(
+    "Read the members' texts from these files and directories, as fingerprint reads "
+    "them (repeatable); nothing else is opened, whatever an id names [default: no texts]."
 )
-@lambda func: apply_options(INPUT_OPTIONS[1:], func)
 @feature_options_without_sketch
 @click.option(
     "--keep",
@@ -1077,11 +1061,7 @@ def report(
 
     if "-" in document_paths and (not clusters or "-" in clusters):
         raise click.UsageError("standard input can give the clusters or the document paths, not both")
-    if not document_paths:
-        for name in ("null", "jsonl", "text_field", "id_field", "globs", "excludes", "min_bytes", "max_line_bytes"):
-            if given_on_command_line(name):
-                raise click.UsageError(f"{option_flag(name)} says how --documents are read; give --documents")
-    inputs = take_inputs(features)
+    inputs = take_document_inputs(document_paths, features)
     method = method_from_options(inputs.given_features, **features)
     out = output_file(output, force, clusters + document_paths, not clusters or "-" in clusters)
     options = ReportOptions(

@@ -328,17 +328,44 @@ INPUT_OPTIONS = [
 INPUT_OPTIONS = in_section(READING, INPUT_OPTIONS)
 
 
+#: the reading options, by parameter name, in the order of :class:`simdedup.read.Inputs`' fields
+INPUT_NAMES = ("null", "jsonl", "text_field", "id_field", "globs", "excludes", "min_bytes", "max_line_bytes")
+
+
+def documents_option(help: str) -> Callable[[Callable], Callable]:
+    """``--documents PATH`` (repeatable) with the options that say how they are read: the texts
+    a command reads by id (report, explain)."""
+
+    def decorate(func: Callable) -> Callable:
+        func = apply_options(INPUT_OPTIONS[1:], func)
+        return click.option(
+            "--documents",
+            "document_paths",
+            multiple=True,
+            type=click.Path(allow_dash=True, readable=False),
+            metavar="PATH",
+            help=help,
+        )(func)
+
+    return decorate
+
+
+def take_document_inputs(document_paths: tuple[str, ...], kwargs: dict[str, Any]) -> Any:
+    """:func:`take_inputs` of a command with :func:`documents_option`: a reading option given
+    without --documents reads nothing, so it is refused."""
+    if not document_paths:
+        for name in INPUT_NAMES:
+            if given_on_command_line(name):
+                raise click.UsageError(f"{option_flag(name)} says how --documents are read; give --documents")
+    return take_inputs(kwargs)
+
+
 def take_inputs(kwargs: dict[str, Any]) -> Any:
     """Take the input options out of a command's keyword arguments (:class:`simdedup.read.Inputs`);
     with ``--features-field``, the field read is that one, as a :class:`simdedup.read.FeaturesField`."""
     from .read import FeaturesField, Inputs
 
-    inputs = Inputs(
-        *(
-            kwargs.pop(name)
-            for name in ("null", "jsonl", "text_field", "id_field", "globs", "excludes", "min_bytes", "max_line_bytes")
-        )
-    )
+    inputs = Inputs(*(kwargs.pop(name) for name in INPUT_NAMES))
     inputs.encoding = kwargs.get("encoding") or inputs.encoding  # a feature option too: left for the method
     if inputs.max_line_bytes is not None:  # a line up to this long is read into memory whole
         check_memory(inputs.max_line_bytes, f"--max-line-bytes {inputs.max_line_bytes}")

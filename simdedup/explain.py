@@ -157,6 +157,7 @@ def explain(
 
     # the records as dedup makes them: the visible text (--html) measured, unless too long
     texts = texts or TextsOf(method, given=(path_a, path_b))
+    texts.read([path_a, path_b])  # one pass over --documents for both
     method.verify_exactly()
     records, features = [], []
     for side, path in (("A", path_a), ("B", path_b)):
