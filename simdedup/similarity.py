@@ -177,6 +177,14 @@ def chinese_folds() -> dict[str, str]:
                 if simple != c and len(simple) == 1:
                     folds[c] = simple
                     break
+    # Folded once, a text must read as its folded copy does: a fold's target that folds again
+    # (麼 as 么, 么 as 幺 by the Hong Kong table) is followed to its end.
+    for c, folded in folds.items():
+        seen = {c}
+        while folded in folds and folded not in seen:
+            seen.add(folded)
+            folded = folds[folded]
+        folds[c] = folded
     return {**folds, **CHINESE_PUNCTUATION}
 
 
